@@ -1,0 +1,28 @@
+"""Forms of the accounts app."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
+
+
+class SignUpForm(UserCreationForm):
+    """Django's user creation form plus a required, unique e-mail address.
+
+    The address is what password reset writes to, so two accounts may not share it.
+    """
+
+    email = forms.EmailField(
+        label="E-mail",
+        help_text="Used only to reset your password.",
+    )
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+    def clean_email(self) -> str:
+        """Refuse an address another account already uses (ignoring case)."""
+        email = self.cleaned_data["email"].strip()
+        if get_user_model()._default_manager.filter(email__iexact=email).exists():
+            raise forms.ValidationError("An account with this e-mail address already exists.")
+        return email

@@ -1,0 +1,31 @@
+"""Views of the accounts app; log in, log out and passwords use Django's auth views."""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse_lazy
+from django.views.generic import CreateView
+
+from accounts.forms import SignUpForm
+
+
+class SignUpView(CreateView):
+    """Create an account, log its owner in and send them to the home page."""
+
+    form_class = SignUpForm
+    template_name = "registration/signup.html"
+    success_url = reverse_lazy("home")
+
+    def dispatch(self, request, *args, **kwargs):
+        """Send someone already logged in to the home page instead."""
+        if request.user.is_authenticated:
+            return redirect(self.success_url)
+        return super().dispatch(request, *args, **kwargs)
+
+    def form_valid(self, form: SignUpForm) -> HttpResponse:
+        """Save the user, log them in and say so."""
+        response = super().form_valid(form)
+        login(self.request, self.object, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(self.request, f"Welcome, {self.object.username}. Your account is ready.")
+        return response

@@ -1,0 +1,211 @@
+"""The catalog of real models and GPUs the calculators and problems draw from.
+
+Data lives in ``fixtures/catalog/models.json`` and ``gpus.json`` (copied from
+``shared/reference/``; every entry keeps its ``source`` list and its ``id``).
+The directory is passed in, so the engine reads no Django settings;
+:func:`default_catalog` uses the repository's ``fixtures/catalog``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from .errors import CatalogError, ConfigError
+from .hf_config import ModelConfig, parse_config
+
+DEFAULT_CATALOG_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
+
+MIB = 2**20
+GIB = 2**30
+GB = 10**9
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One accelerator's datasheet facts.
+
+    ``memory_bytes`` is the device total the driver reports (``nvidia-smi`` or
+    ``rocm-smi``), or, where no trustworthy capture exists, the marketed
+    capacity read as decimal GB; ``memory_from_driver`` says which, so the
+    output can say so. Bandwidth in GB/s (10^9 bytes/s); throughput in dense
+    TFLOP/s per precision (never the 2:4-sparsity figure, which is kept apart in
+    ``sparse_tflops`` only so the "sparsity trap" can be taught).
+    """
+
+    id: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_from_driver: bool
+    memory_marketed: str
+    bandwidth_gb_s: float
+    dense_tflops: dict = field(hash=False)
+    sparse_tflops: dict = field(hash=False)
+    nvlink_gb_s: float | None
+    tdp_w: float | None
+    source: tuple = field(hash=False, default=())
+
+    @property
+    def memory_gib(self) -> float:
+        """Device memory in GiB (2^30 bytes)."""
+        return self.memory_bytes / GIB
+
+    @property
+    def memory_mib(self) -> float:
+        """Device memory in MiB (2^20 bytes), as ``nvidia-smi`` prints it."""
+        return self.memory_bytes / MIB
+
+    @property
+    def memory_note(self) -> str:
+        """One sentence saying which memory figure is used and why."""
+        if self.memory_from_driver:
+            return (f"{self.name}: {self.memory_mib:,.0f} MiB as the driver reports it "
+                    f"(marketed as {self.memory_marketed}).")
+        return (f"{self.name}: no driver-reported total is on record, so the marketed "
+                f"{self.memory_marketed} is read as decimal GB.")
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    """A model of the catalog: its id, where its config came from, and the parsed config."""
+
+    id: str
+    name: str
+    family: str
+    attention: str
+    config: ModelConfig
+    raw_config: dict = field(hash=False)
+    published_params: dict = field(hash=False)
+    notes: str = ""
+    source: tuple = field(hash=False, default=())
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Models and GPUs by id. Lookups raise :class:`CatalogError` listing the known ids."""
+
+    models: dict
+    gpus: dict
+
+    def model(self, model_id: str) -> CatalogModel:
+        """Return the model with this id; raise :class:`CatalogError` if unknown."""
+        try:
+            return self.models[model_id]
+        except KeyError:
+            raise CatalogError(
+                f"Unknown model '{model_id}'; known models: {', '.join(self.models)}."
+            ) from None
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """Return the GPU with this id; raise :class:`CatalogError` if unknown."""
+        try:
+            return self.gpus[gpu_id]
+        except KeyError:
+            raise CatalogError(
+                f"Unknown GPU '{gpu_id}'; known GPUs: {', '.join(self.gpus)}."
+            ) from None
+
+    @cached_property
+    def model_choices(self) -> list[tuple[str, str]]:
+        """(id, label) pairs for a select box."""
+        return [(m.id, f"{m.id} · {m.attention.split(' ')[0]}") for m in self.models.values()]
+
+    @cached_property
+    def gpu_choices(self) -> list[tuple[str, str]]:
+        """(id, label) pairs for a select box."""
+        return [(g.id, g.name) for g in self.gpus.values()]
+
+
+def _marketed_gb(text: str) -> float:
+    match = re.search(r"(\d+(?:\.\d+)?)\s*GB", text)
+    if not match:
+        raise CatalogError(f"Cannot read a capacity in GB from the marketed figure '{text}'.")
+    return float(match.group(1))
+
+
+def gpu_from_entry(entry: dict) -> Gpu:
+    """Build a :class:`Gpu` from one object of ``gpus.json``."""
+    memory = entry["memory"]
+    reported = (memory.get("nvidia_smi_total_bytes") or memory.get("rocm_smi_vram_total_bytes"))
+    reported_mib = memory.get("nvidia_smi_total_MiB") or memory.get("rocm_smi_vram_total_MiB")
+    if reported_mib:
+        memory_bytes, from_driver = int(reported_mib) * MIB, True
+    elif reported:
+        memory_bytes, from_driver = int(reported), True
+    else:
+        memory_bytes, from_driver = int(_marketed_gb(memory["marketed"]) * GB), False
+    tflops = entry.get("tflops", {})
+    dense = {k.removesuffix("_dense"): v for k, v in tflops.items() if k.endswith("_dense")}
+    sparse = {k.removesuffix("_sparse_2to4"): v for k, v in tflops.items() if k.endswith("_sparse_2to4")}
+    if "int8_tops" in entry:
+        dense["int8"] = entry["int8_tops"].get("dense")
+        sparse["int8"] = entry["int8_tops"].get("sparse_2to4")
+    nvlink = (entry.get("interconnect") or {}).get("nvlink_GBps_total_bidirectional")
+    return Gpu(
+        id=entry["id"],
+        name=entry["name"],
+        vendor=entry.get("vendor", ""),
+        memory_bytes=memory_bytes,
+        memory_from_driver=from_driver,
+        memory_marketed=memory["marketed"].split(" (")[0].split(";")[0],
+        bandwidth_gb_s=float(entry["memory_bandwidth_GBps"]),
+        dense_tflops=dense,
+        sparse_tflops=sparse,
+        nvlink_gb_s=float(nvlink) if isinstance(nvlink, (int, float)) else None,
+        tdp_w=entry.get("tdp_w"),
+        source=tuple(entry.get("source", ())),
+    )
+
+
+def model_from_entry(entry: dict) -> CatalogModel:
+    """Build a :class:`CatalogModel` from one object of ``models.json``.
+
+    An entry with no Hugging Face ``config`` but DeepSeek's own inference
+    naming (``config_inference_format``) is read from that.
+    """
+    raw = entry.get("config") or entry.get("config_inference_format")
+    if raw is None:
+        raise CatalogError(f"Model '{entry.get('id')}' has no config.")
+    try:
+        config = parse_config(raw, family=entry.get("family"))
+    except ConfigError as exc:
+        raise CatalogError(f"Model '{entry.get('id')}': {exc}") from exc
+    notes = entry.get("notes", "")
+    return CatalogModel(
+        id=entry["id"],
+        name=entry.get("hf_repo", entry["id"]),
+        family=entry.get("family", config.model_type),
+        attention=entry.get("attention", config.attention_kind),
+        config=config,
+        raw_config=raw,
+        published_params=entry.get("published_params", {}),
+        notes=notes if isinstance(notes, str) else " ".join(notes),
+        source=tuple(entry.get("source", ())),
+    )
+
+
+def load_catalog(directory: Path | str) -> Catalog:
+    """Read ``models.json`` and ``gpus.json`` from ``directory``.
+
+    Raises :class:`CatalogError` when a file is missing or an entry is unusable.
+    """
+    directory = Path(directory)
+    try:
+        models = json.loads((directory / "models.json").read_text())
+        gpus = json.loads((directory / "gpus.json").read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"Cannot read the catalog in {directory}: {exc}") from exc
+    return Catalog(
+        models={entry["id"]: model_from_entry(entry) for entry in models},
+        gpus={entry["id"]: gpu_from_entry(entry) for entry in gpus},
+    )
+
+
+@lru_cache(maxsize=1)
+def default_catalog() -> Catalog:
+    """The repository's catalog (``fixtures/catalog``), read once per process."""
+    return load_catalog(DEFAULT_CATALOG_DIR)

@@ -1,0 +1,268 @@
+"""A formula written once, as a sympy expression with a unit on every variable.
+
+From one :class:`Formula` come:
+
+* the numeric evaluator (``sympy.lambdify`` on the ``math`` module, built once
+  per formula and cached) that procedures and the grader call;
+* the exact evaluation (``expr.subs`` with rationals) that tests compare it to;
+* the presentation MathML shown on the pages (no fonts or scripts needed) and
+  the LaTeX source;
+* the worked substitution ("2 × 32 × 8 × 128 × 2 = 131,072 B") shown after a
+  problem is graded;
+* a dimension check: every variable carries a unit, the numeric expression is
+  derived from the physical one by substituting each unit's size, and a
+  relation whose units do not reduce to the declared result unit cannot be
+  defined (:class:`FormulaUnitError`).
+
+Expressions are built with ``evaluate=False`` where the order of factors is
+part of the teaching (the KV formula reads 2 × layers × KV heads × head dim ×
+bytes, in that order); printers are asked to keep that order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Callable, Mapping
+
+import sympy
+from sympy.printing.mathml import MathMLPresentationPrinter
+from sympy.printing.str import StrPrinter
+
+from .errors import InputError
+
+# Base dimensions for the unit check. Plain symbols (not sympy.physics
+# quantities) keep construction fast; FLOPs, tokens and counts are dimensionless.
+BYTE = sympy.Symbol("unit_byte", positive=True)
+SECOND = sympy.Symbol("unit_second", positive=True)
+USD = sympy.Symbol("unit_usd", positive=True)
+_BASE_UNITS = (BYTE, SECOND, USD)
+
+# Our unit vocabulary (DESIGN.md §10, plus a few input units) in base dimensions.
+UNIT_IN_BASE: dict[str, sympy.Expr] = {
+    "B": BYTE,
+    "bit": BYTE / 8,
+    "KiB": 2**10 * BYTE,
+    "MiB": 2**20 * BYTE,
+    "GiB": 2**30 * BYTE,
+    "GB": 10**9 * BYTE,
+    "GB/s": 10**9 * BYTE / SECOND,
+    "FLOP": sympy.Integer(1),
+    "FLOP/s": 1 / SECOND,
+    "TFLOP/s": 10**12 / SECOND,
+    "FLOP/byte": 1 / BYTE,
+    "tok": sympy.Integer(1),
+    "tok/s": 1 / SECOND,
+    "s": SECOND,
+    "ms": SECOND / 1000,
+    "h": 3600 * SECOND,
+    "users": sympy.Integer(1),
+    "GPUs": sympy.Integer(1),
+    "nodes": sympy.Integer(1),
+    "replicas": sympy.Integer(1),
+    "USD": USD,
+    "USD/h": USD / (3600 * SECOND),
+    "USD/Mtok": USD / 10**6,
+    "1": sympy.Integer(1),
+}
+
+
+@dataclass(frozen=True)
+class Var:
+    """One input of a formula: its symbol name, its unit (a key of ``UNIT_IN_BASE``) and a label."""
+
+    name: str
+    unit: str
+    label: str
+
+
+class FormulaUnitError(ValueError):
+    """A formula whose result does not have the dimension of its declared unit."""
+
+
+class Formula:
+    """A named physical relation between :class:`Var` inputs, giving a value in ``unit``.
+
+    ``build`` receives a dict of sympy symbols by variable name and returns the
+    *physical* expression, each symbol standing for a quantity in its own unit
+    (``s["params"] * s["weight_bits"]`` with ``weight_bits`` in bits gives
+    bits). The numeric expression, which takes numbers in each variable's unit
+    and returns a number in ``unit``, is derived from it by substituting each
+    unit's size in bytes and seconds: conversion constants (÷ 8, ÷ 2^30) are
+    never typed by hand, and a relation whose units do not reduce to ``unit``
+    raises :class:`FormulaUnitError` when it is defined.
+    """
+
+    def __init__(self, key: str, label: str, unit: str, variables: tuple[Var, ...],
+                 build: Callable[[dict[str, sympy.Symbol]], sympy.Expr]):
+        for name in (unit, *(v.unit for v in variables)):
+            if name not in UNIT_IN_BASE:
+                raise FormulaUnitError(f"Unknown unit '{name}' in formula {key}.")
+        self.key = key
+        self.label = label
+        self.unit = unit
+        self.variables = variables
+        self.units = {v.name: v.unit for v in variables}
+        self.symbols = {v.name: sympy.Symbol(v.name, real=True) for v in variables}
+        self.expr = build(self.symbols)
+        self.numeric_expr = self._numeric(self.expr)
+        self._arg_names = tuple(v.name for v in variables)
+        self._argument_symbols = [self.symbols[name] for name in self._arg_names]
+
+    def __repr__(self) -> str:
+        return f"Formula({self.key!r}: {self.text} [{self.unit}])"
+
+    def _numeric(self, expr: sympy.Expr) -> sympy.Expr:
+        in_base = {self.symbols[n]: self.symbols[n] * UNIT_IN_BASE[unit] for n, unit in self.units.items()}
+        numeric = sympy.expand(sympy.powsimp(expr.subs(in_base) / UNIT_IN_BASE[self.unit]))
+        leftover = numeric.free_symbols & set(_BASE_UNITS)
+        if leftover:
+            names = ", ".join(sorted(s.name.removeprefix("unit_") for s in leftover))
+            raise FormulaUnitError(
+                f"Formula {self.key} does not reduce to {self.unit}: {names} left over in {numeric}."
+            )
+        return numeric
+
+    @cached_property
+    def _evaluator(self) -> Callable[..., float]:
+        return sympy.lambdify(self._argument_symbols, self.numeric_expr, modules="math")
+
+    def __call__(self, values: Mapping[str, float]) -> float:
+        """Evaluate numerically with the cached evaluator.
+
+        ``values`` maps every variable name to a number in that variable's unit;
+        the result is in :attr:`unit`. Raises :class:`InputError` if one is missing.
+        """
+        try:
+            args = [values[name] for name in self._arg_names]
+        except KeyError as exc:
+            raise InputError(f"Formula {self.key} needs a value for {exc.args[0]}.") from None
+        return float(self._evaluator(*args))
+
+    def exact(self, values: Mapping[str, float]) -> sympy.Expr:
+        """Evaluate by exact sympy substitution, each value made rational (slow; for
+        tests and the benchmark that the cached evaluator is measured against)."""
+        subs = {self.symbols[n]: sympy.nsimplify(values[n], rational=True) for n in self._arg_names}
+        return self.numeric_expr.subs(subs)
+
+    @cached_property
+    def latex(self) -> str:
+        """The relation as LaTeX, variables spelled out."""
+        names = {sym: r"\mathrm{" + name.replace("_", r"\_") + "}" for name, sym in self.symbols.items()}
+        return sympy.latex(self.expr, symbol_names=names, order="none", mul_symbol="times")
+
+    @cached_property
+    def mathml(self) -> str:
+        """Presentation MathML of ``key = relation`` for the pages (needs no fonts or scripts)."""
+        printer = _OrderedMathML({"order": "none", "mul_symbol": "times"})
+        body = printer._print(self.expr).toxml()
+        lhs = f"<mi>{self.key.replace('_', ' ')}</mi><mo>=</mo>"
+        return f'<math display="block"><mrow>{lhs}{body}</mrow></math>'
+
+    @cached_property
+    def text(self) -> str:
+        """The relation in plain text, × for multiplication, factors in written order."""
+        return _TextPrinter(None).doprint(self.expr)
+
+    def substituted(self, values: Mapping[str, float], formatter: Callable[[float, str], str]) -> str:
+        """The relation with each variable replaced by ``formatter(value, unit)``."""
+        shown = {name: formatter(values[name], self.units[name]) for name in self._arg_names}
+        return _TextPrinter(shown).doprint(self.expr)
+
+
+def _split_fraction(expr: sympy.Mul) -> tuple[list, list]:
+    """Split a product into numerator and denominator factors, keeping written order."""
+    numer, denom = [], []
+    for factor in expr.args:
+        if factor.is_Pow and factor.exp.is_number and factor.exp.is_negative:
+            denom.append(factor.base if factor.exp == -1
+                         else sympy.Pow(factor.base, -factor.exp, evaluate=False))
+        elif factor.is_Rational and factor.p == 1 and factor.q != 1:
+            denom.append(sympy.Integer(factor.q))
+        else:
+            numer.append(factor)
+    return numer, denom
+
+
+class _OrderedMathML(MathMLPresentationPrinter):
+    """Presentation MathML that spells variables out and keeps factors in written order."""
+
+    def _print_Symbol(self, sym, style="plain"):
+        mi = self.dom.createElement("mi")
+        mi.appendChild(self.dom.createTextNode(sym.name.replace("_", " ")))
+        return mi
+
+    def _print_Mul(self, expr):
+        numer, denom = _split_fraction(expr)
+        top = self._join_product(numer or [sympy.Integer(1)])
+        if not denom:
+            return top
+        frac = self.dom.createElement("mfrac")
+        frac.appendChild(top)
+        frac.appendChild(self._join_product(denom))
+        return frac
+
+    def _join_product(self, factors):
+        row = self.dom.createElement("mrow")
+        for i, factor in enumerate(factors):
+            if i:
+                times = self.dom.createElement("mo")
+                times.appendChild(self.dom.createTextNode("×"))
+                row.appendChild(times)
+            if factor.is_Add:
+                row.appendChild(self._paren(factor))
+            else:
+                row.appendChild(self._print(factor))
+        return row
+
+    def _paren(self, expr):
+        row = self.dom.createElement("mrow")
+        for text, node in (("(", None), (None, expr), (")", None)):
+            if node is None:
+                mo = self.dom.createElement("mo")
+                mo.appendChild(self.dom.createTextNode(text))
+                row.appendChild(mo)
+            else:
+                row.appendChild(self._print(node))
+        return row
+
+
+class _TextPrinter(StrPrinter):
+    """Plain-text printer: × and ÷, ⌊ ⌋ and ⌈ ⌉, factors in written order; prints
+    given text in place of each symbol when ``shown`` maps names to text."""
+
+    def __init__(self, shown: Mapping[str, str] | None):
+        super().__init__({"order": "none"})
+        self._shown = shown
+
+    def _print_Symbol(self, expr):
+        return self._shown[expr.name] if self._shown is not None else expr.name
+
+    def _print_floor(self, expr):
+        return "⌊" + self._print(expr.args[0]) + "⌋"
+
+    def _print_ceiling(self, expr):
+        return "⌈" + self._print(expr.args[0]) + "⌉"
+
+    def _print_Mul(self, expr):
+        numer, denom = _split_fraction(expr)
+        text = " × ".join(self.parenthesize(f, 40) for f in numer) or "1"
+        for d in denom:
+            text += " ÷ " + self.parenthesize(d, 51)
+        return text
+
+    def _print_Max(self, expr):
+        return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr):
+        return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Add(self, expr, order=None):
+        terms = list(expr.args)
+        text = self._print(terms[0])
+        for term in terms[1:]:
+            if term.could_extract_minus_sign():
+                text += " − " + self.parenthesize(-term, 40)
+            else:
+                text += " + " + self._print(term)
+        return text

@@ -1,0 +1,200 @@
+"""Every formula of the foundation families, written once.
+
+The six formulas of DESIGN.md §9 in the form the capacity ladder and the
+``params``, ``weights`` and ``kv`` families use them. Each is a
+:class:`~.formula.Formula`: a physical relation whose variables carry units, so
+its conversions (÷ 8 bits per byte, ÷ 2^30 bytes per GiB) are derived rather
+than typed. Sources of the relations: the KV cache holds one key and one value
+vector per K/V head per layer per token (formula 1); weight bytes are
+parameters × bits ÷ 8 (formula 2); the ladder's user count is formula 3.
+"""
+
+from __future__ import annotations
+
+import sympy
+from sympy import Add, Max, Min, Mul, Pow, ceiling, floor
+
+from .formula import Formula, Var
+
+
+def product(*factors):
+    """A product that keeps its factors in the order written (for display)."""
+    return Mul(*factors, evaluate=False)
+
+
+def ratio(numerator, denominator):
+    """``numerator ÷ denominator`` kept as written (the denominator is not split up)."""
+    return Mul(numerator, Pow(denominator, -1, evaluate=False), evaluate=False)
+
+
+def total(*terms):
+    """A sum that keeps its terms in the order written."""
+    return Add(*terms, evaluate=False)
+
+# --- KV cache (formula 1) -------------------------------------------------
+
+KV_BYTES_PER_TOKEN = Formula(
+    "kv_bytes_per_token", "KV cache per token", "B",
+    (Var("layers", "1", "layers (num_hidden_layers)"),
+     Var("kv_heads", "1", "K/V heads per layer (num_key_value_heads)"),
+     Var("head_dim", "1", "values per head (head_dim)"),
+     Var("kv_bytes", "B", "bytes per cached value")),
+    lambda s: product(2, s["layers"], s["kv_heads"], s["head_dim"], s["kv_bytes"]),
+)
+
+KV_BYTES_PER_TOKEN_MLA = Formula(
+    "kv_bytes_per_token", "KV cache per token (latent)", "B",
+    (Var("layers", "1", "layers (num_hidden_layers)"),
+     Var("kv_lora_rank", "1", "width of the cached K/V latent (kv_lora_rank)"),
+     Var("qk_rope_head_dim", "1", "width of the shared rotary key (qk_rope_head_dim)"),
+     Var("kv_bytes", "B", "bytes per cached value")),
+    lambda s: product(s["layers"], s["kv_lora_rank"] + s["qk_rope_head_dim"], s["kv_bytes"]),
+)
+
+PER_USER_GIB = Formula(
+    "per_user_gib", "KV cache per user", "GiB",
+    (Var("kv_bytes_per_token", "B", "KV cache per token"),
+     Var("context", "tok", "tokens per user")),
+    lambda s: product(s["kv_bytes_per_token"], s["context"]),
+)
+
+# A windowed layer keeps at most ``window`` tokens; full layers keep them all.
+PER_USER_GIB_WINDOWED = Formula(
+    "per_user_gib", "KV cache per user (sliding windows applied)", "GiB",
+    (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
+     Var("full_layers", "1", "layers attending over the whole context"),
+     Var("window_layers", "1", "layers with a sliding window"),
+     Var("context", "tok", "tokens per user"),
+     Var("window", "tok", "sliding window (sliding_window)"),
+     Var("layers", "1", "layers (num_hidden_layers)")),
+    lambda s: ratio(product(
+        s["kv_bytes_per_token"],
+        total(product(s["full_layers"], s["context"]), product(s["window_layers"], Min(s["context"], s["window"])))),
+        s["layers"]),
+)
+
+# --- Parameters and weights (formula 2) -------------------------------------
+
+TOTAL_PARAMS = Formula(
+    "total_params", "Parameters", "1",
+    (Var("embedding_copies", "1", "embedding matrices (1 if tied, 2 if not)"),
+     Var("vocab_size", "1", "vocabulary (vocab_size)"),
+     Var("hidden_size", "1", "model width (hidden_size)"),
+     Var("layers", "1", "layers (num_hidden_layers)"),
+     Var("attention_per_layer", "1", "attention parameters per layer"),
+     Var("mlp_layers", "1", "layers with this MLP"),
+     Var("mlp_per_layer", "1", "MLP parameters per layer (every expert and the router)"),
+     Var("other_params", "1", "norms, and dense leading layers of a mixture of experts")),
+    lambda s: total(product(s["embedding_copies"], s["vocab_size"], s["hidden_size"]),
+                    product(s["layers"], s["attention_per_layer"]),
+                    product(s["mlp_layers"], s["mlp_per_layer"]),
+                    s["other_params"]),
+)
+
+ACTIVE_PARAMS = Formula(
+    "active_params", "Parameters used per token", "1",
+    (Var("total_params", "1", "parameters"),
+     Var("mlp_layers", "1", "mixture-of-experts layers"),
+     Var("idle_experts", "1", "routed experts a token skips (experts − experts per token)"),
+     Var("expert_params", "1", "parameters of one expert")),
+    lambda s: total(s["total_params"], -product(s["mlp_layers"], s["idle_experts"], s["expert_params"])),
+)
+
+WEIGHT_BYTES = Formula(
+    "weight_bytes", "Weight memory in bytes", "B",
+    (Var("total_params", "1", "parameters"), Var("weight_bits", "bit", "bits per parameter")),
+    lambda s: product(s["total_params"], s["weight_bits"]),
+)
+
+WEIGHT_GIB = Formula(
+    "weight_gib", "Weight memory in GiB", "GiB",
+    (Var("weight_bytes", "B", "weight memory in bytes"),),
+    lambda s: s["weight_bytes"],
+)
+
+# --- The capacity ladder (formula 3) -----------------------------------------
+
+CARD_GIB = Formula(
+    "card_gib", "Card memory", "GiB",
+    (Var("gpus", "GPUs", "cards in the replica"), Var("card_mib", "MiB", "memory per card")),
+    lambda s: product(s["gpus"], s["card_mib"]),
+)
+
+USABLE_GIB = Formula(
+    "usable_gib", "Usable memory", "GiB",
+    (Var("card_gib", "GiB", "card memory"), Var("utilization", "1", "utilisation fraction")),
+    lambda s: product(s["card_gib"], s["utilization"]),
+)
+
+WEIGHTS_GIB = Formula(
+    "weights_gib", "Weights", "GiB",
+    (Var("total_params", "1", "parameters"), Var("weight_bits", "bit", "bits per parameter")),
+    lambda s: product(s["total_params"], s["weight_bits"]),
+)
+
+KV_BUDGET_GIB = Formula(
+    "kv_budget_gib", "KV cache budget", "GiB",
+    (Var("usable_gib", "GiB", "usable memory"),
+     Var("weights_gib", "GiB", "weights"),
+     Var("gpus", "GPUs", "cards in the replica"),
+     Var("reserve_gib", "GiB", "activation reserve per card")),
+    lambda s: total(s["usable_gib"], -s["weights_gib"], -product(s["gpus"], s["reserve_gib"])),
+)
+
+USERS_WORST_CASE = Formula(
+    "users_worst_case", "Users, worst case", "users",
+    (Var("kv_budget_gib", "GiB", "KV cache budget"), Var("per_user_gib", "GiB", "KV cache per user")),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], s["per_user_gib"]))),
+)
+
+
+def _paged_tokens(s):
+    """Tokens a paged user occupies: the conversation rounded up to whole blocks."""
+    return product(ceiling(ratio(s["avg_tokens"], s["block_size"])), s["block_size"])
+
+
+USERS_PAGED = Formula(
+    "users_paged", "Users, paged", "users",
+    (Var("kv_budget_gib", "GiB", "KV cache budget"),
+     Var("kv_bytes_per_token", "B", "KV cache per token"),
+     Var("avg_tokens", "tok", "average conversation"),
+     Var("block_size", "tok", "tokens per KV block")),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], product(s["kv_bytes_per_token"], _paged_tokens(s))))),
+)
+
+USERS_PAGED_WINDOWED = Formula(
+    "users_paged", "Users, paged (sliding windows applied)", "users",
+    (Var("kv_budget_gib", "GiB", "KV cache budget"),
+     Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
+     Var("full_layers", "1", "layers attending over the whole context"),
+     Var("window_layers", "1", "layers with a sliding window"),
+     Var("avg_tokens", "tok", "average conversation"),
+     Var("block_size", "tok", "tokens per KV block"),
+     Var("window", "tok", "sliding window"),
+     Var("layers", "1", "layers")),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], ratio(product(
+        s["kv_bytes_per_token"],
+        total(product(s["full_layers"], _paged_tokens(s)),
+              product(s["window_layers"], Min(_paged_tokens(s), s["window"])))),
+        s["layers"])))),
+)
+
+# Paged memory of one average user, quoted beside the paged count (0.281 GiB for
+# the reference stack).
+PAGED_USER_GIB = Formula(
+    "paged_user_gib", "KV cache per average user, paged", "GiB",
+    (Var("kv_bytes_per_token", "B", "KV cache per token"),
+     Var("avg_tokens", "tok", "average conversation"),
+     Var("block_size", "tok", "tokens per KV block")),
+    lambda s: product(s["kv_bytes_per_token"], _paged_tokens(s)),
+)
+
+ALL_FORMULAS = (
+    KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA, PER_USER_GIB, PER_USER_GIB_WINDOWED,
+    TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_GIB,
+    CARD_GIB, USABLE_GIB, WEIGHTS_GIB, KV_BUDGET_GIB, USERS_WORST_CASE, USERS_PAGED,
+    USERS_PAGED_WINDOWED, PAGED_USER_GIB,
+)
+
+__all__ = [f"{name}" for name in dir() if name.isupper()]
+del sympy

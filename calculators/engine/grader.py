@@ -1,0 +1,230 @@
+"""Grade a worked answer step by step, the way an interviewer reads a whiteboard.
+
+For each step, in order (DESIGN.md §10), the typed text is read by
+:func:`~.answers.parse_answer` in the step's unit and then judged:
+
+1. ``correct`` (credit 1) — within the step's relative tolerance (0.5 % by
+   default) of the right value; integer steps (users) want the whole number;
+2. ``carried_forward`` (1) — equal to the step's formula evaluated on the
+   candidate's *own* earlier values, so one slip does not zero the ladder;
+3. ``misconception`` (0) — equal to a named wrong variant of the step
+   (:mod:`.misconceptions`), skipping any variant whose value is the right
+   answer for this problem (query heads on an MHA model);
+4. ``impossible`` (0) — beyond a hard physical bound (more users than the card
+   could hold with no weights at all, usable memory above the card …);
+5. ``close`` (0.5) — within 10 %: rounded working an interviewer accepts, with
+   by how much it is off;
+6. ``wrong`` (0); and ``unreadable`` (0) when the text cannot be read.
+
+The score is the mean credit over the steps, 0 to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from .answers import parse_answer
+from .errors import AnswerError
+from .misconceptions import MISCONCEPTIONS, variants_for
+from .procedures.base import Result, StepSpec, format_number
+
+CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
+          "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
+VERDICTS = tuple(CREDIT)
+CLOSE_TOLERANCE = 0.10
+
+
+@dataclass
+class StepGrade:
+    """The verdict on one step.
+
+    ``expected`` is the right value and ``carried_expected`` the value the
+    step's formula gives on the candidate's own earlier values (``None`` when
+    that equals ``expected``); ``value`` is what was read from ``given`` (the raw
+    text), in ``unit``; ``misconception`` is an id of :data:`MISCONCEPTIONS`.
+    """
+
+    key: str
+    label: str
+    unit: str
+    verdict: str
+    credit: float
+    expected: float
+    given: str
+    value: float | None
+    message: str
+    misconception: str | None = None
+    carried_expected: float | None = None
+    conversion: str | None = None
+    substituted: str = ""
+
+    @property
+    def misconception_info(self):
+        """The :class:`~.misconceptions.MisconceptionInfo`, or ``None``."""
+        return MISCONCEPTIONS.get(self.misconception) if self.misconception else None
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN.md §10's step shape (plus credit and the worked substitution)."""
+        data = asdict(self)
+        data.pop("label")
+        return data
+
+
+@dataclass
+class Grade:
+    """All step verdicts of one submission and its score (mean credit, 0 to 1)."""
+
+    family: str
+    inputs: dict[str, Any]
+    steps: list[StepGrade]
+
+    @property
+    def score(self) -> float:
+        """Mean credit over the steps."""
+        return sum(step.credit for step in self.steps) / len(self.steps) if self.steps else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"family", "inputs", "steps": [...], "score"}`` as ``manage.py grade --json`` prints it."""
+        return {"family": self.family, "inputs": self.inputs,
+                "steps": [step.to_json() for step in self.steps], "score": self.score}
+
+
+def _matches(value: float, target: float | None, spec: StepSpec) -> bool:
+    if target is None or math.isnan(target):
+        return False
+    if spec.rounding:
+        return abs(value - target) < 1e-9
+    if target == 0:
+        return abs(value) < 1e-9
+    return abs(value - target) <= spec.tolerance * abs(target)
+
+
+def _relative_error(value: float, target: float) -> float:
+    if target == 0:
+        return math.inf if value else 0.0
+    return abs(value - target) / abs(target)
+
+
+def _bound_violation(key: str, value: float, right: Mapping[str, float], given: Mapping[str, float]) -> str | None:
+    """The hard bound a value breaks, as a sentence, or ``None``."""
+    gib = lambda v: format_number(v, "GiB")  # noqa: E731 - a local shorthand
+    if key in ("card_gib", "weights_gib", "weight_bytes", "weight_gib", "kv_bytes_per_token",
+               "per_user_gib", "total_params", "active_params") and value <= 0:
+        return "this quantity is always positive"
+    if key == "usable_gib" and (value <= 0 or value > right["card_gib"] * 1.0001):
+        return f"usable memory lies between 0 and the card's {gib(right['card_gib'])} (a utilisation of 0 to 1)"
+    if key == "kv_budget_gib" and value > right["usable_gib"] * 1.0001:
+        return f"the KV budget cannot exceed the {gib(right['usable_gib'])} usable"
+    if key in ("users_worst_case", "users_paged"):
+        if value < 0:
+            return "a user count cannot be negative"
+        if key == "users_worst_case":
+            per_user = right["per_user_gib"]
+        else:
+            tokens = math.ceil(given["avg_tokens"] / given["block_size"]) * given["block_size"]
+            per_user = right["kv_bytes_per_token"] * tokens / 2**30
+            if given.get("window_layers"):
+                per_user = min(per_user, right["kv_bytes_per_token"] * given["window"] / 2**30)
+        ceiling_users = math.floor(right["card_gib"] / per_user) if per_user > 0 else math.inf
+        if value > ceiling_users:
+            return (f"even with no weights at all, {gib(right['card_gib'])} holds at most "
+                    f"{ceiling_users:,} such users")
+    if key == "active_params" and "total_params" in right and value > right["total_params"] * 1.0001:
+        return "a token cannot use more parameters than the model has"
+    return None
+
+
+def _variant_values(spec: StepSpec, given, earlier) -> list[tuple[str, float]]:
+    found = []
+    for misconception_id, variant in variants_for(spec.key):
+        try:
+            produced = variant(given, earlier)
+        except (KeyError, ZeroDivisionError, ValueError):
+            continue  # a variant that needs a value this family lacks does not apply
+        for value in produced if isinstance(produced, list) else [produced]:
+            if value is not None:
+                found.append((misconception_id, float(value)))
+    return found
+
+
+def grade_step(spec: StepSpec, text: str | None, result: Result,
+               own: Mapping[str, float]) -> StepGrade:
+    """Judge one step's typed ``text`` against ``result`` (the problem's right answers).
+
+    ``own`` holds the candidate's readable values of the earlier steps (for
+    carried-forward credit and for misconceptions made after a slip).
+    """
+    given, right = result.given, result.values
+    expected = right[spec.key]
+    correct_step = result.step(spec.key)
+    base = dict(key=spec.key, label=spec.label, unit=spec.unit, expected=expected,
+                given=text or "", substituted=correct_step.substituted)
+    shown_expected = format_number(expected, spec.unit)
+    if text is None or not str(text).strip():
+        return StepGrade(verdict="unreadable", credit=0.0, value=None,
+                         message=f"No answer given; expected {shown_expected}.", **base)
+    try:
+        parsed = parse_answer(str(text), spec.unit)
+    except AnswerError as exc:
+        return StepGrade(verdict="unreadable", credit=0.0, value=None, message=str(exc), **base)
+    value = parsed.value
+    conversion = parsed.conversion
+    prefix = f"{conversion} " if conversion else ""
+
+    if _matches(value, expected, spec):
+        return StepGrade(verdict="correct", credit=1.0, value=value, conversion=conversion,
+                         message=f"{prefix}Correct.", **base)
+
+    mixed = {**right, **{k: v for k, v in own.items() if k != spec.key}}
+    carried = spec.evaluate(given, mixed)
+    if _matches(value, carried, spec):
+        return StepGrade(verdict="carried_forward", credit=1.0, value=value, conversion=conversion,
+                         carried_expected=carried,
+                         message=(f"{prefix}Follows from your earlier values "
+                                  f"({format_number(carried, spec.unit)}); with the right inputs this step is "
+                                  f"{shown_expected}."), **base)
+
+    candidates = _variant_values(spec, given, right)
+    if own:
+        candidates += _variant_values(spec, given, mixed)
+    for misconception_id, wrong_value in candidates:
+        if _matches(wrong_value, expected, spec):
+            continue  # this variant gives the right answer here (query heads on an MHA model)
+        if _matches(value, wrong_value, spec):
+            info = MISCONCEPTIONS[misconception_id]
+            return StepGrade(verdict="misconception", credit=0.0, value=value, conversion=conversion,
+                             misconception=misconception_id,
+                             message=f"{prefix}{info.title}: {info.explanation} Expected {shown_expected}.",
+                             **base)
+
+    violation = _bound_violation(spec.key, value, right, given)
+    if violation:
+        return StepGrade(verdict="impossible", credit=0.0, value=value, conversion=conversion,
+                         message=f"{prefix}Impossible: {violation}. Expected {shown_expected}.", **base)
+
+    off = min(_relative_error(value, expected), _relative_error(value, carried))
+    if off <= CLOSE_TOLERANCE:
+        rounding = " (users are whole: round down)" if spec.rounding == "floor" else ""
+        return StepGrade(verdict="close", credit=0.5, value=value, conversion=conversion,
+                         message=(f"{prefix}Close: {off:.1%} off {shown_expected}{rounding}; half credit for "
+                                  f"rounded working."), **base)
+    return StepGrade(verdict="wrong", credit=0.0, value=value, conversion=conversion,
+                     message=f"{prefix}Expected {shown_expected}.", **base)
+
+
+def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
+    """Grade every step of ``result`` (a procedure's right answers) against ``answers``.
+
+    ``answers`` maps step keys to the typed text; a missing key is an empty
+    answer (``unreadable``). Keys that are not steps of the family are ignored.
+    """
+    own: dict[str, float] = {}
+    grades = []
+    for spec in result.specs:
+        step_grade = grade_step(spec, answers.get(spec.key), result, own)
+        if step_grade.value is not None:
+            own[spec.key] = step_grade.value
+        grades.append(step_grade)
+    return Grade(result.family, result.inputs, grades)

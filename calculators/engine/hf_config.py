@@ -1,0 +1,380 @@
+"""Read a Hugging Face ``config.json`` into the few numbers serving arithmetic needs.
+
+The engine never trusts a marketing parameter count: every figure is derived from
+the architecture fields of the model's own ``config.json``. This module turns
+that file (as a dict or as pasted JSON text) into a :class:`ModelConfig`.
+
+Rules (DESIGN.md §10):
+
+* extra keys are ignored;
+* a missing ``head_dim`` is ``hidden_size / num_attention_heads``;
+* Falcon's RW names (``n_layer``, ``n_head``, ``multi_query``) and DeepSeek's
+  MLA fields (``kv_lora_rank``, ``qk_rope_head_dim`` …) are understood, as is
+  DeepSeek's own inference naming (``dim``, ``n_layers``, ``inter_dim`` …);
+* a required field that is missing or contradictory raises :class:`ConfigError`
+  naming it;
+* an absent ``tie_word_embeddings`` takes the model type's usual default
+  (llama, mistral, mixtral, qwen2, deepseek: untied; gemma, gemma2, falcon:
+  tied) and the config records that it was defaulted so outputs can say so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+
+# Transformers' own defaults for ``tie_word_embeddings`` per ``model_type``
+# (LlamaConfig, MistralConfig, Qwen2Config … default False; GemmaConfig,
+# Gemma2Config and FalconConfig default True).
+TIED_BY_DEFAULT = {
+    "llama": False,
+    "mistral": False,
+    "mixtral": False,
+    "qwen2": False,
+    "qwen2_moe": False,
+    "qwen3": False,
+    "qwen3_moe": False,
+    "deepseek_v2": False,
+    "deepseek_v3": False,
+    "gemma": True,
+    "gemma2": True,
+    "gemma3_text": True,
+    "falcon": True,
+    "RefinedWeb": True,
+    "RefinedWebModel": True,
+    "phi3": False,
+}
+
+# ``architectures[0]`` → ``model_type`` for configs whose copy dropped ``model_type``.
+ARCHITECTURE_MODEL_TYPES = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GemmaForCausalLM": "gemma",
+    "Gemma2ForCausalLM": "gemma2",
+    "FalconForCausalLM": "falcon",
+    "RWForCausalLM": "falcon",
+    "Phi3ForCausalLM": "phi3",
+}
+
+# Model types whose q/k/v projections carry a bias even though the config does
+# not say so (Qwen2's attention is hard-wired with ``bias=True`` on q, k and v).
+QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
+
+# Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm).
+QK_NORM_TYPES = {"qwen3", "qwen3_moe"}
+
+# Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
+# post-norm (four RMSNorms); the Llama family has two.
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
+
+# Alternative spellings, tried in order after the Hugging Face name.
+ALIASES = {
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "num_heads", "n_heads"),
+    "hidden_size": ("d_model", "n_embd", "dim"),
+    "intermediate_size": ("ffn_hidden_size", "inter_dim"),
+    "moe_intermediate_size": ("moe_inter_dim",),
+    "num_key_value_heads": ("num_kv_heads", "n_head_kv"),
+    "first_k_dense_replace": ("n_dense_layers",),
+    "num_experts_per_tok": ("n_activated_experts",),
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The architecture of one decoder-only transformer, in plain names.
+
+    All counts are integers; widths are in values (not bytes). ``kv_heads`` is
+    the number of K/V heads per layer (MHA: equal to ``heads``; MQA: 1; GQA: in
+    between; MLA: nominal only, the cache holds ``kv_lora_rank +
+    qk_rope_head_dim`` values per token per layer instead).
+    """
+
+    model_type: str
+    layers: int
+    heads: int
+    kv_heads: int
+    hidden_size: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    tie_defaulted: bool = False
+    gated_mlp: bool = True
+    qkv_bias: bool = False
+    attention_out_bias: bool = False
+    mlp_bias: bool = False
+    norm_has_bias: bool = False
+    norms_per_layer: int = 2
+    qk_norm: bool = False
+    # Mixture of experts (0 experts = dense).
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    shared_experts: int = 0
+    dense_layers: int = 0
+    router_bias: bool = False
+    # Multi-head latent attention (DeepSeek).
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # Sliding-window attention: window length in tokens and how many layers use it.
+    sliding_window: int = 0
+    window_layers: int = 0
+    max_position_embeddings: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def attention_kind(self) -> str:
+        """``MLA``, ``MQA``, ``MHA`` or ``GQA`` (sliding windows are reported separately)."""
+        if self.kv_lora_rank:
+            return "MLA"
+        if self.kv_heads == 1:
+            return "MQA"
+        if self.kv_heads == self.heads:
+            return "MHA"
+        return "GQA"
+
+    @property
+    def is_moe(self) -> bool:
+        """True when the MLP of some layers is a mixture of experts."""
+        return self.num_experts > 0
+
+    @property
+    def full_layers(self) -> int:
+        """Layers that attend over the whole context (not windowed)."""
+        return self.layers - self.window_layers
+
+
+def _lookup(config: dict, name: str):
+    """Return the first present, non-null value among ``name`` and its aliases."""
+    for key in (name, *ALIASES.get(name, ())):
+        value = config.get(key)
+        if value is not None:
+            return key, value
+    return name, None
+
+
+def _positive_int(config: dict, name: str, *, required: bool = True, default: int = 0) -> int:
+    """Read an integer field that must be positive; raise :class:`ConfigError` naming it."""
+    key, value = _lookup(config, name)
+    if value is None:
+        if required:
+            raise ConfigError(f"The config has no '{name}' field, which is required.", field=name)
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
+    if int(value) <= 0:
+        raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
+    return int(value)
+
+
+def _model_type(config: dict, family: str | None) -> str:
+    model_type = config.get("model_type")
+    if model_type:
+        return str(model_type)
+    for architecture in config.get("architectures") or ():
+        if architecture in ARCHITECTURE_MODEL_TYPES:
+            return ARCHITECTURE_MODEL_TYPES[architecture]
+    if family:
+        return family
+    if "dim" in config and "n_layers" in config and "kv_lora_rank" in config:
+        return "deepseek_v2"  # DeepSeek's own inference naming
+    if "n_layer" in config and "multi_query" in config:
+        return "falcon"
+    return "llama"  # the family whose defaults most pasted configs follow
+
+
+def parse_config_text(text: str, family: str | None = None) -> ModelConfig:
+    """Parse pasted ``config.json`` text.
+
+    Raises :class:`ConfigError` when the text is not a JSON object or when
+    :func:`parse_config` rejects it.
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"The config is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError("The config must be a JSON object such as a model's config.json.")
+    return parse_config(data, family=family)
+
+
+def parse_config(config: dict, family: str | None = None) -> ModelConfig:
+    """Turn a ``config.json`` dict into a :class:`ModelConfig`.
+
+    ``family`` is a fallback ``model_type`` for copies of a config that dropped
+    both ``model_type`` and ``architectures`` (the catalog passes its ``family``).
+    Raises :class:`ConfigError` naming the field when a required field is
+    missing, not a positive whole number, or contradicts another.
+    """
+    if not isinstance(config, dict):
+        raise ConfigError("The config must be a JSON object such as a model's config.json.")
+    model_type = _model_type(config, family)
+    notes: list[str] = []
+
+    layers = _positive_int(config, "num_hidden_layers")
+    heads = _positive_int(config, "num_attention_heads")
+    hidden = _positive_int(config, "hidden_size")
+    vocab = _positive_int(config, "vocab_size")
+
+    head_dim = _positive_int(config, "head_dim", required=False)
+    if not head_dim:
+        if hidden % heads:
+            raise ConfigError(
+                f"'head_dim' is absent and hidden_size {hidden} is not divisible by "
+                f"num_attention_heads {heads}.",
+                field="head_dim",
+            )
+        head_dim = hidden // heads
+
+    is_falcon = model_type in ("falcon", "RefinedWeb", "RefinedWebModel")
+    new_falcon = bool(config.get("new_decoder_architecture"))
+    if is_falcon and config.get("multi_query") and not new_falcon:
+        # Falcon's multi_query mode has exactly one K/V head whatever num_kv_heads says.
+        kv_heads = 1
+    else:
+        kv_heads = _positive_int(config, "num_key_value_heads", required=False, default=heads)
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(
+            f"num_key_value_heads {kv_heads} must divide num_attention_heads {heads}.",
+            field="num_key_value_heads",
+        )
+
+    if is_falcon:
+        intermediate = _positive_int(config, "intermediate_size", required=False, default=4 * hidden)
+        gated = False
+    else:
+        intermediate = _positive_int(config, "intermediate_size")
+        gated = True
+
+    tie = config.get("tie_word_embeddings")
+    tie_defaulted = tie is None
+    if tie_defaulted:
+        tie = TIED_BY_DEFAULT.get(model_type, False)
+        notes.append(
+            f"tie_word_embeddings is absent; a {model_type} model defaults to "
+            f"{'tied' if tie else 'untied'} embeddings."
+        )
+
+    # Mixture of experts: Mixtral's num_local_experts or DeepSeek's n_routed_experts.
+    num_experts = _positive_int(config, "num_local_experts", required=False) or _positive_int(
+        config, "n_routed_experts", required=False
+    ) or _positive_int(config, "num_experts", required=False)
+    experts_per_token = moe_inter = shared = dense_layers = 0
+    if num_experts:
+        experts_per_token = _positive_int(config, "num_experts_per_tok")
+        if experts_per_token > num_experts:
+            raise ConfigError(
+                f"num_experts_per_tok {experts_per_token} exceeds the {num_experts} experts.",
+                field="num_experts_per_tok",
+            )
+        moe_inter = _positive_int(config, "moe_intermediate_size", required=False, default=intermediate)
+        shared = int(config.get("n_shared_experts") or 0)
+        _, dense_layers = _lookup(config, "first_k_dense_replace")
+        dense_layers = int(dense_layers or 0)
+        if dense_layers > layers:
+            raise ConfigError(
+                f"first_k_dense_replace {dense_layers} exceeds num_hidden_layers {layers}.",
+                field="first_k_dense_replace",
+            )
+
+    kv_lora_rank = _positive_int(config, "kv_lora_rank", required=False)
+    mla = {}
+    if kv_lora_rank:
+        for name in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+            mla[name] = _positive_int(config, name)
+        mla["q_lora_rank"] = _positive_int(config, "q_lora_rank", required=False)
+
+    window, window_layers = _sliding_window(config, model_type, layers)
+
+    attention_bias = bool(config.get("attention_bias") or config.get("bias"))
+    return ModelConfig(
+        model_type=model_type,
+        layers=layers,
+        heads=heads,
+        kv_heads=kv_heads,
+        hidden_size=hidden,
+        head_dim=head_dim,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        tie_word_embeddings=bool(tie),
+        tie_defaulted=tie_defaulted,
+        gated_mlp=gated,
+        qkv_bias=attention_bias or model_type in QKV_BIAS_BY_DEFAULT,
+        attention_out_bias=attention_bias,
+        mlp_bias=bool(config.get("mlp_bias") or (is_falcon and config.get("bias"))),
+        norm_has_bias=is_falcon,
+        norms_per_layer=_falcon_norms(config) if is_falcon else NORMS_PER_LAYER.get(model_type, 2),
+        qk_norm=model_type in QK_NORM_TYPES,
+        num_experts=num_experts,
+        experts_per_token=experts_per_token,
+        moe_intermediate_size=moe_inter,
+        shared_experts=shared,
+        dense_layers=dense_layers,
+        router_bias=config.get("topk_method") == "noaux_tc",
+        kv_lora_rank=kv_lora_rank,
+        q_lora_rank=mla.get("q_lora_rank", 0),
+        qk_rope_head_dim=mla.get("qk_rope_head_dim", 0),
+        qk_nope_head_dim=mla.get("qk_nope_head_dim", 0),
+        v_head_dim=mla.get("v_head_dim", 0),
+        sliding_window=window,
+        window_layers=window_layers,
+        max_position_embeddings=int(config.get("max_position_embeddings") or 0),
+        notes=tuple(notes),
+    )
+
+
+def _falcon_norms(config: dict) -> int:
+    """LayerNorms per Falcon block: one shared by the parallel attention and MLP
+    branches in the original 7B layout, two otherwise (serial blocks, or the new
+    decoder architecture's ln_attn and ln_mlp)."""
+    if config.get("parallel_attn", True) and not config.get("new_decoder_architecture"):
+        return 1
+    return 2
+
+
+def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int]:
+    """Return (window in tokens, number of windowed layers); (0, 0) when none.
+
+    Understands ``layer_types`` lists, Gemma-2's alternation (even layers local),
+    Qwen2's ``use_sliding_window``/``max_window_layers`` and Mistral's window on
+    every layer.
+    """
+    window = config.get("sliding_window") or config.get("sliding_window_size")
+    if not window:
+        return 0, 0
+    if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
+        raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
+                          field="sliding_window")
+    window = int(window)
+    layer_types = config.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != layers:
+            raise ConfigError(
+                f"'layer_types' lists {len(layer_types)} layers but num_hidden_layers is {layers}.",
+                field="layer_types",
+            )
+        return window, sum(1 for kind in layer_types if "sliding" in str(kind))
+    if "use_sliding_window" in config:
+        if not config["use_sliding_window"]:
+            return 0, 0
+        # Qwen2 windows the layers from max_window_layers upwards.
+        first = int(config.get("max_window_layers") or 0)
+        return window, max(0, layers - first)
+    if model_type in ("gemma2", "gemma3_text"):
+        return window, (layers + 1) // 2  # layers 0, 2, 4 … are local
+    return window, layers

@@ -1,0 +1,307 @@
+"""Named misconceptions: the classic wrong variants of each step, evaluated like the step.
+
+Each :class:`MisconceptionInfo` has an id, a one-line explanation and a link to
+the runbook chapter or errata entry that teaches it. :data:`VARIANTS` attaches
+wrong-variant functions to step keys, so every family that has a step of that
+key (``kv_bytes_per_token`` in ``kv`` and ``ladder``, ``weights_gib`` …) and
+every generated problem gets them. A variant takes the problem's ``given``
+values and the values of earlier steps (the right ones, or the candidate's own)
+and returns the value a candidate holding that misconception would type, or
+``None`` when it does not apply to this problem (no windows, not int4, …).
+
+Sources: the errata register of the runbook map (``shared/seeds/000``) — GB/GiB
+mixing (52 GB ÷ 1 GiB), utilisation and reserve skipped (60 users), nominal
+4-bit widths (6.5 GB vs 7.9 GB for a 13B), ladders stopped at the weights line,
+worst case and paged counts quoted for each other — and the cache formula's
+factors (K and V, K/V heads not query heads, bytes not bits).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from . import formulas as F
+
+GIB = 2**30
+GB = 10**9
+GIB_PER_GB = GIB / GB  # 1.073741824
+
+
+@dataclass(frozen=True)
+class MisconceptionInfo:
+    """A named classic mistake: id, short title, one-line explanation, link (site path)."""
+
+    id: str
+    title: str
+    explanation: str
+    link: str
+
+
+MISCONCEPTIONS: dict[str, MisconceptionInfo] = {m.id: m for m in (
+    MisconceptionInfo(
+        "query-heads-for-kv-heads", "Query heads used for K/V heads",
+        "The cache stores one K and one V per K/V head (num_key_value_heads); under GQA or MQA that is "
+        "fewer than the query heads.", "/runbook/06-kv-cache/#formula"),
+    MisconceptionInfo(
+        "missing-kv-factor-2", "K and V counted once",
+        "Each layer caches a key and a value vector per K/V head: the formula starts with 2.",
+        "/runbook/06-kv-cache/#formula"),
+    MisconceptionInfo(
+        "bits-for-bytes", "Bits used where bytes belong",
+        "bf16 is 16 bits but 2 bytes per value; divide bits by 8 before multiplying into bytes.",
+        "/runbook/06-kv-cache/#formula"),
+    MisconceptionInfo(
+        "gb-gib-mix", "GB and GiB mixed",
+        "A decimal GB is 10^9 bytes and a GiB is 2^30; mixing them is a 7 % error. Run the ladder in GiB.",
+        "/errata/#gb-gib-mix"),
+    MisconceptionInfo(
+        "skipped-utilization", "Utilisation fraction skipped",
+        "No engine uses the whole card (vLLM defaults to 0.90); skipping it over-promises by about a tenth.",
+        "/errata/#two-user-counts"),
+    MisconceptionInfo(
+        "skipped-activation-reserve", "Activation reserve skipped",
+        "Attention workspace, CUDA graphs and the logits buffer need gigabytes before any cache; "
+        "without the reserve the server dies on its first busy batch.", "/errata/#two-user-counts"),
+    MisconceptionInfo(
+        "nominal-4bit", "Nominal 4-bit width",
+        "4-bit formats store block scales and keep some tensors wider: size them at the effective width "
+        "(about 4.5–4.8 bits), not 4.0.", "/errata/#nominal-4bit"),
+    MisconceptionInfo(
+        "stopped-at-weights", "Ladder stopped at the weights line",
+        "Subtracting the weights from the raw card and stopping skips the utilisation and the reserve; "
+        "'fits' is not 'serves'. Finish all eight steps.", "/errata/#stopped-at-weights"),
+    MisconceptionInfo(
+        "worst-case-vs-paged", "Worst-case and paged counts swapped",
+        "Worst case charges every user the full context limit; paged charges the average conversation "
+        "in whole blocks. Say which one you quote.", "/runbook/06-kv-cache/#worst-case-and-paged"),
+    MisconceptionInfo(
+        "forgot-tied-embeddings", "Tied embeddings miscounted",
+        "With tie_word_embeddings the output head reuses the embedding matrix (count it once); without it "
+        "the head is a second vocab × hidden matrix.", "/runbook/02-forward-pass/#parameter-count"),
+    MisconceptionInfo(
+        "window-ignored", "Sliding window ignored",
+        "A sliding-window layer keeps at most its window of tokens, however long the context.",
+        "/runbook/07-attention-variants/#sliding-window"),
+    MisconceptionInfo(
+        "latent-as-heads", "Latent cache sized as heads",
+        "MLA caches one compressed latent (kv_lora_rank) plus a shared rotary key per layer, not K and V "
+        "for every head.", "/runbook/07-attention-variants/#mla"),
+)}
+
+Variant = Callable[[Mapping[str, float], Mapping[str, float]], "float | list[float] | None"]
+
+
+def _kv_query_heads(g, s):
+    if g["kv_lora_rank"] or g["kv_heads"] == g["heads"]:
+        return None
+    return F.KV_BYTES_PER_TOKEN({**g, "kv_heads": g["heads"]})
+
+
+def _kv_missing_2(g, s):
+    if g["kv_lora_rank"]:
+        return None
+    return F.KV_BYTES_PER_TOKEN(g) / 2
+
+
+def _kv_bits(g, s):
+    return _kv_per_token(g) * 8
+
+
+def _kv_per_token(g):
+    return F.KV_BYTES_PER_TOKEN_MLA(g) if g["kv_lora_rank"] else F.KV_BYTES_PER_TOKEN(g)
+
+
+def _kv_latent_as_heads(g, s):
+    if not g["kv_lora_rank"]:
+        return None
+    per_head_k_and_v = g["qk_nope_head_dim"] + g["qk_rope_head_dim"] + g["v_head_dim"]
+    return [g["layers"] * g["heads"] * per_head_k_and_v * g["kv_bytes"],
+            F.KV_BYTES_PER_TOKEN({**g, "kv_heads": g["heads"], "head_dim": g["hidden_size"] / g["heads"]})]
+
+
+def _per_user_window_ignored(g, s):
+    if not g["window_layers"] or g["context"] <= g["window"]:
+        return None
+    return F.PER_USER_GIB({"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"]})
+
+
+def _per_user_gb(g, s):
+    return s["per_user_gib"] * GIB_PER_GB if "per_user_gib" in s else None
+
+
+def _card_gb(g, s):
+    return g["gpus"] * g["card_mib"] * 2**20 / GB
+
+
+def _usable_skipped(g, s):
+    return s["card_gib"]
+
+
+def _weights_gb(g, s):
+    return F.WEIGHTS_GIB(g) * GIB_PER_GB
+
+
+def _weights_nominal_4bit(g, s):
+    if g.get("weights_dtype_bits_nominal") != 4 or g["weight_bits"] == 4:
+        return None
+    return F.WEIGHTS_GIB({**g, "weight_bits": 4})
+
+
+def _weights_bits_for_bytes(g, s):
+    return F.WEIGHTS_GIB(g) * 8
+
+
+def _tied_delta(g) -> float:
+    """Parameters a candidate adds (tied model) or drops (untied) by miscounting the output head."""
+    embedding = g["vocab_size"] * g["hidden_size"]
+    return embedding if g["embedding_copies"] == 1 else -embedding
+
+
+def _weights_tied(g, s):
+    return F.WEIGHTS_GIB({**g, "total_params": g["total_params"] + _tied_delta(g)})
+
+
+def _budget(g, s, *, utilization=True, reserve=True):
+    usable = s["card_gib"] * (g["utilization"] if utilization else 1)
+    return usable - s["weights_gib"] - (g["gpus"] * g["reserve_gib"] if reserve else 0)
+
+
+def _users(budget_gib: float, per_user_gib: float) -> float | None:
+    if per_user_gib <= 0:
+        return None
+    return max(0, math.floor(budget_gib / per_user_gib))
+
+
+def _paged_gib(g, s):
+    tokens = math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
+    if g["window_layers"]:
+        tokens = (g["full_layers"] * tokens + g["window_layers"] * min(tokens, g["window"])) / g["layers"]
+    return s["kv_bytes_per_token"] * tokens / GIB
+
+
+def _short_ladder(which: str, *, utilization: bool, reserve: bool) -> Variant:
+    """A ladder that skipped the utilisation and/or the reserve, read at ``which`` step:
+    ``budget`` (the KV budget), ``worst`` or ``paged`` (the user counts that follow)."""
+    def variant(g, s):
+        budget = _budget(g, s, utilization=utilization, reserve=reserve)
+        if which == "budget":
+            return budget
+        return _users(budget, s["per_user_gib"] if which == "worst" else _paged_gib(g, s))
+    return variant
+
+
+def _skipped_reserve(which):
+    return _short_ladder(which, utilization=True, reserve=False)
+
+
+def _skipped_utilization(which):
+    return _short_ladder(which, utilization=False, reserve=True)
+
+
+def _stopped_at_weights(which):
+    return _short_ladder(which, utilization=False, reserve=False)
+
+
+def _users_gb_mix(g, s):
+    budget, per_user = s["kv_budget_gib"], s["per_user_gib"]
+    return [_users(budget * GIB_PER_GB, per_user), _users(budget, per_user * GIB_PER_GB)]
+
+
+def _worst_as_paged(g, s):
+    return _users(s["kv_budget_gib"], _paged_gib(g, s))
+
+
+def _paged_as_worst(g, s):
+    return _users(s["kv_budget_gib"], s["per_user_gib"])
+
+
+def _users_window_ignored(which):
+    def variant(g, s):
+        if not g["window_layers"]:
+            return None
+        tokens = g["context"] if which == "worst" else math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
+        if tokens <= g["window"]:
+            return None
+        return _users(s["kv_budget_gib"], s["kv_bytes_per_token"] * tokens / GIB)
+    return variant
+
+
+def _total_params_tied(g, s):
+    return F.TOTAL_PARAMS(g) + _tied_delta(g)
+
+
+def _weight_bytes_nominal(g, s):
+    if g.get("weights_dtype_bits_nominal") != 4 or g["weight_bits"] == 4:
+        return None
+    return F.WEIGHT_BYTES({"total_params": s["total_params"], "weight_bits": 4})
+
+
+def _weight_bytes_bits(g, s):
+    return s["total_params"] * g["weight_bits"]
+
+
+def _weight_bytes_tied(g, s):
+    return F.WEIGHT_BYTES({"total_params": s["total_params"] + _tied_delta(g),
+                           "weight_bits": g["weight_bits"]})
+
+
+def _weight_gib_gb(g, s):
+    return s["weight_bytes"] / GB
+
+
+VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
+    "kv_bytes_per_token": (
+        ("query-heads-for-kv-heads", _kv_query_heads),
+        ("missing-kv-factor-2", _kv_missing_2),
+        ("bits-for-bytes", _kv_bits),
+        ("latent-as-heads", _kv_latent_as_heads),
+    ),
+    "per_user_gib": (
+        ("window-ignored", _per_user_window_ignored),
+        ("gb-gib-mix", lambda g, s: F.PER_USER_GIB(
+            {"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"]}) * GIB_PER_GB
+            if not g["window_layers"] else None),
+    ),
+    "card_gib": (("gb-gib-mix", _card_gb),),
+    "usable_gib": (("skipped-utilization", _usable_skipped),),
+    "weights_gib": (
+        ("gb-gib-mix", _weights_gb),
+        ("nominal-4bit", _weights_nominal_4bit),
+        ("bits-for-bytes", _weights_bits_for_bytes),
+        ("forgot-tied-embeddings", _weights_tied),
+    ),
+    "kv_budget_gib": (
+        ("stopped-at-weights", _stopped_at_weights("budget")),
+        ("skipped-activation-reserve", _skipped_reserve("budget")),
+        ("skipped-utilization", _skipped_utilization("budget")),
+    ),
+    "users_worst_case": (
+        ("worst-case-vs-paged", _worst_as_paged),
+        ("stopped-at-weights", _stopped_at_weights("worst")),
+        ("skipped-activation-reserve", _skipped_reserve("worst")),
+        ("skipped-utilization", _skipped_utilization("worst")),
+        ("window-ignored", _users_window_ignored("worst")),
+        ("gb-gib-mix", _users_gb_mix),
+    ),
+    "users_paged": (
+        ("worst-case-vs-paged", _paged_as_worst),
+        ("stopped-at-weights", _stopped_at_weights("paged")),
+        ("skipped-activation-reserve", _skipped_reserve("paged")),
+        ("skipped-utilization", _skipped_utilization("paged")),
+        ("window-ignored", _users_window_ignored("paged")),
+    ),
+    "total_params": (("forgot-tied-embeddings", _total_params_tied),),
+    "weight_bytes": (
+        ("nominal-4bit", _weight_bytes_nominal),
+        ("bits-for-bytes", _weight_bytes_bits),
+        ("forgot-tied-embeddings", _weight_bytes_tied),
+    ),
+    "weight_gib": (("gb-gib-mix", _weight_gib_gb),),
+}
+
+
+def variants_for(step_key: str) -> tuple[tuple[str, Variant], ...]:
+    """The (misconception id, variant) pairs that apply to a step key."""
+    return VARIANTS.get(step_key, ())

@@ -1,0 +1,165 @@
+"""What every calculator family shares: named steps, their evaluation and their JSON.
+
+A family's procedure resolves its inputs (a model config, a GPU, precisions …)
+into ``given``: plain numbers keyed by formula variable name. It then lists its
+:class:`StepSpec` s in order. A step's formula takes some variables from
+``given`` and the rest from earlier steps (``from_steps``); that is what lets
+the grader re-evaluate a step on a candidate's own earlier values (error carried
+forward) with exactly the code that computed the right answer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..formula import Formula
+
+# Units whose integral values print as JSON integers (131072, not 131072.0).
+WHOLE_UNITS = {"B", "FLOP", "tok", "users", "GPUs", "nodes", "replicas", "1"}
+
+# Integer steps: how a fractional count is rounded (users floor, GPUs and nodes ceil).
+FLOOR = "floor"
+CEIL = "ceil"
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One named step of a procedure.
+
+    ``from_steps`` maps formula variables to the keys of earlier steps whose
+    values feed them; the others come from ``given``. ``rounding`` marks an
+    integer step (its formula already floors or ceils; the grader then wants
+    the whole number exactly). ``tolerance`` is the relative tolerance for a
+    correct answer. Named misconceptions attach by step key
+    (:mod:`..misconceptions`).
+    """
+
+    key: str
+    label: str
+    formula: Formula
+    from_steps: Mapping[str, str] = field(default_factory=dict)
+    rounding: str | None = None
+    tolerance: float = 0.005
+
+    @property
+    def unit(self) -> str:
+        """The step's unit (the formula's result unit)."""
+        return self.formula.unit
+
+    def values(self, given: Mapping[str, float], steps: Mapping[str, float]) -> dict[str, float]:
+        """The formula's variables bound from ``given`` and earlier ``steps``."""
+        bound = {}
+        for var in self.formula.variables:
+            source = self.from_steps.get(var.name)
+            bound[var.name] = steps[source] if source else given[var.name]
+        return bound
+
+    def evaluate(self, given: Mapping[str, float], steps: Mapping[str, float]) -> float:
+        """The step's value from ``given`` and the (possibly candidate's) earlier ``steps``."""
+        return self.formula(self.values(given, steps))
+
+
+@dataclass
+class Step:
+    """A computed step: value in ``unit`` (full precision) and its worked substitution."""
+
+    key: str
+    label: str
+    value: float
+    unit: str
+    formula: Formula
+    substituted: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The step in the ``calc --json`` shape of DESIGN.md §10."""
+        value = self.value
+        if self.unit in WHOLE_UNITS and float(value).is_integer():
+            value = int(value)
+        return {
+            "key": self.key,
+            "label": self.label,
+            "value": value,
+            "unit": self.unit,
+            "formula": f"{self.key} = {self.formula.text}",
+            "substituted": self.substituted,
+        }
+
+
+@dataclass
+class Result:
+    """The outcome of a procedure: its inputs as given, its steps in order, and notes."""
+
+    family: str
+    inputs: dict[str, Any]
+    steps: list[Step]
+    notes: list[str]
+    specs: list[StepSpec]
+    given: dict[str, float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def step(self, key: str) -> Step:
+        """The step with this key; ``KeyError`` if the family has none."""
+        for step in self.steps:
+            if step.key == key:
+                return step
+        raise KeyError(key)
+
+    @property
+    def values(self) -> dict[str, float]:
+        """Step values by key."""
+        return {step.key: step.value for step in self.steps}
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"family", "inputs", "steps", "notes"}`` as DESIGN.md §10 specifies."""
+        return {
+            "family": self.family,
+            "inputs": self.inputs,
+            "steps": [step.to_json() for step in self.steps],
+            "notes": list(self.notes),
+        }
+
+
+def format_number(value: float, unit: str) -> str:
+    """A value with its unit for worked substitutions (display rounding of DESIGN.md §10)."""
+    from ..units import format_quantity  # imported late: units is a sibling module
+
+    if unit in ("1", "tok", "GPUs"):
+        if float(value).is_integer():
+            return f"{int(value):,}"
+        return f"{value:,.4g}"
+    if unit == "bit":
+        return f"{value:g} bit"
+    if unit == "MiB":
+        return f"{value:,.0f} MiB" if float(value).is_integer() else f"{value:,.1f} MiB"
+    return format_quantity(value, unit)
+
+
+def evaluate_steps(specs: list[StepSpec], given: Mapping[str, float],
+                   overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+    """Evaluate ``specs`` in order; ``overrides`` replaces a step's value for the
+    steps after it (the grader passes a candidate's own values here)."""
+    values: dict[str, float] = {}
+    for spec in specs:
+        values[spec.key] = spec.evaluate(given, values)
+        if overrides and spec.key in overrides and overrides[spec.key] is not None:
+            values[spec.key] = overrides[spec.key]
+    return values
+
+
+def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[str, float],
+        notes: list[str], extra: dict[str, Any] | None = None) -> Result:
+    """Evaluate every step and build the :class:`Result` with worked substitutions."""
+    values: dict[str, float] = {}
+    steps = []
+    for spec in specs:
+        bound = spec.values(given, values)
+        value = spec.formula(bound)
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError(f"Step {spec.key} evaluated to {value}.")
+        values[spec.key] = value
+        substituted = (f"{spec.formula.substituted(bound, format_number)} = "
+                       f"{format_number(value, spec.unit)}")
+        steps.append(Step(spec.key, spec.label, value, spec.unit, spec.formula, substituted))
+    return Result(family, inputs, steps, notes, specs, dict(given), extra or {})

@@ -1,0 +1,132 @@
+"""The capacity ladder: how many users one replica serves (formula 3).
+
+Eight steps, in this order (DESIGN.md §10): ``card_gib``, ``usable_gib`` (×
+utilisation), ``weights_gib``, ``kv_budget_gib`` (after the activation reserve),
+``kv_bytes_per_token``, ``per_user_gib`` (at the context limit),
+``users_worst_case`` and ``users_paged`` (the average conversation rounded up to
+whole KV blocks). A replica of N cards (tensor parallel) pools N × utilisation
+× card, pays N reserves, and holds one copy of the weights; its KV cache per
+token is the whole model's. When nothing fits, the result says by how much and
+which tensor-parallel degree (1, 2, 4 or 8) would serve at least one user.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import formulas as F
+from ..catalog import Catalog
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..param_count import param_breakdown
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB,
+                     UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
+                     resolve_model)
+from .params import params_given
+from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec
+
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
+          AVG_TOKENS, BLOCK_SIZE)
+
+STEP_KEYS = ("card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token",
+             "per_user_gib", "users_worst_case", "users_paged")
+
+# Tensor-parallel degrees engines support on one node.
+TP_DEGREES = (1, 2, 4, 8)
+
+
+def ladder_specs(cfg) -> list[StepSpec]:
+    """The eight steps for a model (the KV and paged formulas depend on its attention)."""
+    paged = F.USERS_PAGED_WINDOWED if cfg.window_layers else F.USERS_PAGED
+    return [
+        StepSpec("card_gib", "Card memory", F.CARD_GIB),
+        StepSpec("usable_gib", "Usable memory (× utilisation)", F.USABLE_GIB, {"card_gib": "card_gib"}),
+        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        StepSpec("kv_budget_gib", "KV cache budget (after the activation reserve)", F.KV_BUDGET_GIB,
+                 {"usable_gib": "usable_gib", "weights_gib": "weights_gib"}),
+        kv_per_token_spec(cfg),
+        per_user_spec(cfg, "KV cache per user at the context limit"),
+        StepSpec("users_worst_case", "Users, worst case (every user at the limit)", F.USERS_WORST_CASE,
+                 {"kv_budget_gib": "kv_budget_gib", "per_user_gib": "per_user_gib"}, rounding="floor"),
+        StepSpec("users_paged", "Users, paged (average conversation in whole blocks)", paged,
+                 {"kv_budget_gib": "kv_budget_gib", "kv_bytes_per_token": "kv_bytes_per_token"},
+                 rounding="floor"),
+    ]
+
+
+def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float]) -> int | None:
+    """The smallest degree in :data:`TP_DEGREES` whose replica serves at least one user
+    at the context limit, or ``None`` if even eight cards do not."""
+    for degree in TP_DEGREES:
+        if evaluate_steps(specs, {**given, "gpus": degree})["users_worst_case"] >= 1:
+            return degree
+    return None
+
+
+def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Run the capacity ladder on ``raw`` inputs (snake-case names of :data:`INPUTS`).
+
+    Missing inputs take the reference stack's values (Llama-3.1-8B, bf16, one
+    H100 SXM, 8,192 tokens, 0.90, 3 GiB, 2,300 tokens, 16-token blocks), which
+    give 53 users worst case and 191 paged. Card memory is the driver-reported
+    total from ``gpus.json`` (81,559 MiB for the H100 SXM). ``result.extra``
+    holds ``fits``, ``shortfall_gib`` and ``min_tp_degree``. Raises
+    :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    given = {
+        **params_given(cfg),
+        **kv_given(cfg, inputs["kv_dtype"]),
+        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        "gpus": inputs["gpus"],
+        "card_mib": gpu.memory_mib,
+        "utilization": inputs["utilization"],
+        "total_params": param_breakdown(cfg).total,
+        "weight_bits": bits,
+        "reserve_gib": inputs["reserve_gib"],
+        "context": inputs["context"],
+        "avg_tokens": inputs["avg_tokens"],
+        "block_size": inputs["block_size"],
+    }
+    specs = ladder_specs(cfg)
+    values = evaluate_steps(specs, given)
+
+    notes = [gpu.memory_note]
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
+                     f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
+    notes += kv_notes(cfg) + list(cfg.notes)
+    paged_gib = F.PAGED_USER_GIB(given | {"kv_bytes_per_token": values["kv_bytes_per_token"]})
+    blocks = -(-inputs["avg_tokens"] // inputs["block_size"])
+    notes.append(
+        f"Paged: an average conversation of {inputs['avg_tokens']:,} tokens takes {blocks:,} blocks of "
+        f"{inputs['block_size']} ({blocks * inputs['block_size']:,} tokens), "
+        f"{format_number(paged_gib, 'GiB')} before any window. Quote the worst case for what you can "
+        f"guarantee and the paged count for what you will observe."
+    )
+
+    budget = values["kv_budget_gib"]
+    fits = values["users_worst_case"] >= 1
+    extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
+             "paged_user_gib": paged_gib}
+    if not fits:
+        degree = smallest_tp_degree(specs, given)
+        extra["min_tp_degree"] = degree
+        if budget < 0:
+            extra["shortfall_gib"] = -budget
+            what = (f"The weights and reserve do not fit: {format_number(-budget, 'GiB')} short of "
+                    f"{format_number(values['usable_gib'], 'GiB')} usable.")
+        else:
+            extra["shortfall_gib"] = values["per_user_gib"] - budget
+            what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
+                    f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
+        if degree is None:
+            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user: this needs more than a node."
+        else:
+            where = f"The smallest tensor-parallel degree that serves at least one user is {degree} × {gpu.name}."
+        notes.insert(0, f"{what} {where}")
+    return run("ladder", {**inputs, "model_name": model_name}, specs, given, notes, extra)

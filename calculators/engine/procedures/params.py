@@ -1,0 +1,118 @@
+"""The ``params`` and ``weights`` families: parameter count and weight memory (formula 2).
+
+``params`` steps: ``total_params`` (embeddings, attention, MLP or experts,
+norms and output head, each read from the config) and ``active_params`` (what a
+token touches: for a mixture of experts, the total less the routed experts it
+skips). ``weights`` steps: ``total_params``, ``weight_bytes`` (parameters × bits
+÷ 8) and ``weight_gib``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import formulas as F
+from ..catalog import Catalog
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..hf_config import ModelConfig
+from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
+from .base import Result, StepSpec, run
+from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
+
+PARAMS_INPUTS = (MODEL,)
+WEIGHTS_INPUTS = (MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS)
+
+TOTAL_PARAMS_STEP = StepSpec("total_params", "Parameters", F.TOTAL_PARAMS, tolerance=0.001)
+
+
+def params_given(cfg: ModelConfig) -> dict[str, float]:
+    """The component counts that ``total_params`` and ``active_params`` add up.
+
+    ``mlp_per_layer`` is one dense MLP, or for a mixture of experts one layer's
+    routed and shared experts plus its router; ``other_params`` holds the norms
+    and any dense leading layers (DeepSeek's ``first_k_dense_replace``).
+    """
+    breakdown = param_breakdown(cfg)
+    if cfg.is_moe:
+        mlp_layers = cfg.layers - cfg.dense_layers
+        per_layer = (breakdown.mlp_experts_total + breakdown.routers) // mlp_layers
+        other = breakdown.norms + breakdown.mlp_dense
+        expert = mlp_params(cfg, cfg.moe_intermediate_size)
+        idle = cfg.num_experts - cfg.experts_per_token
+    else:
+        mlp_layers, per_layer = cfg.layers, mlp_params(cfg, cfg.intermediate_size)
+        other, expert, idle = breakdown.norms, 0, 0
+    return {
+        "embedding_copies": 1 if cfg.tie_word_embeddings else 2,
+        "vocab_size": cfg.vocab_size,
+        "hidden_size": cfg.hidden_size,
+        "layers": cfg.layers,
+        "attention_per_layer": attention_params_per_layer(cfg),
+        "mlp_layers": mlp_layers,
+        "mlp_per_layer": per_layer,
+        "other_params": other,
+        "idle_experts": idle,
+        "expert_params": expert,
+    }
+
+
+def params_notes(cfg: ModelConfig) -> list[str]:
+    """What the count includes, in sentences."""
+    notes = [
+        f"Embeddings {'tied to' if cfg.tie_word_embeddings else 'separate from'} the output head"
+        f"{' (defaulted for this model type)' if cfg.tie_defaulted else ''}; "
+        f"{'gated (three-matrix)' if cfg.gated_mlp else 'plain (two-matrix)'} MLP; "
+        f"{cfg.norms_per_layer} norms per layer."
+    ]
+    if cfg.is_moe:
+        notes.append(
+            f"Mixture of experts: {cfg.num_experts} routed experts per MoE layer, {cfg.experts_per_token} used "
+            f"per token, {cfg.shared_experts} shared; {cfg.dense_layers} dense leading layers. Active "
+            f"parameters count the whole embedding table; DeepSeek quotes them without it."
+        )
+    if cfg.qkv_bias:
+        notes.append("The q, k and v projections carry biases.")
+    return notes
+
+
+def run_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Total and active parameter counts of a model (``model`` id or ``config``).
+
+    Raises :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(PARAMS_INPUTS, raw, catalog)
+    cfg, _ = resolve_model(inputs, catalog)
+    specs = [
+        TOTAL_PARAMS_STEP,
+        StepSpec("active_params", "Parameters used per token", F.ACTIVE_PARAMS,
+                 from_steps={"total_params": "total_params"}, tolerance=0.001),
+    ]
+    return run("params", inputs, specs, params_given(cfg), params_notes(cfg) + list(cfg.notes))
+
+
+def run_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Weight memory of a model at a precision, in bytes and GiB.
+
+    ``raw`` holds ``model`` or ``config``, ``weights_dtype`` and optionally
+    ``weights_bits`` (an effective width overriding the precision's default).
+    Raises :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(WEIGHTS_INPUTS, raw, catalog)
+    cfg, _ = resolve_model(inputs, catalog)
+    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    given = {**params_given(cfg), "weight_bits": bits,
+             "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
+    specs = [
+        TOTAL_PARAMS_STEP,
+        StepSpec("weight_bytes", "Weight memory in bytes", F.WEIGHT_BYTES,
+                 from_steps={"total_params": "total_params"}),
+        StepSpec("weight_gib", "Weight memory in GiB", F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}),
+    ]
+    notes = params_notes(cfg)
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} is charged {bits:g} bits per weight, not the nominal "
+                     f"{NOMINAL_BITS[inputs['weights_dtype']]}: block scales and higher-precision tensors "
+                     f"add to the file.")
+    return run("weights", inputs, specs, given, notes + list(cfg.notes))

@@ -1,0 +1,363 @@
+"""Unit vocabulary for typed answers: dimensions, conversions and display.
+
+Every unit is a product of integer powers of nine base quantities, in this
+order: byte ``B``, operation ``FLOP``, token ``tok``, second ``s``, dollar
+``USD``, ``user``, ``GPU``, ``node``, ``replica``.  A dimension is that vector
+of exponents, so bandwidth is B·s⁻¹ and a token price is USD·tok⁻¹.  Named
+dimensions (``"memory"``, ``"bandwidth"``, ...) are labels on common vectors.
+
+``Unit.factor`` converts a value in the unit into the *coherent* base unit
+of its dimension: bytes, B/s, FLOP, FLOP/s, FLOP/B, tokens, tok/s, seconds,
+USD, USD per **second** (so ``USD/h`` has factor 1/3600 and ``$/h × h``
+gives dollars), USD per token (``USD/Mtok`` has factor 1e-6), and the counts.
+
+Spellings :func:`get_unit` accepts (whitespace anywhere is ignored):
+
+* Memory: ``B``, ``byte``/``bytes``; decimal ``kB KB MB GB TB PB EB``; binary
+  ``KiB MiB GiB TiB PiB EiB``; ``bit``/``bits`` (1/8 byte).  Prefixed symbols
+  are case-sensitive and a lowercase ``b`` never means bits: ``Mb`` and
+  ``gb`` are rejected (with a hint), not guessed.
+* Operations: ``FLOP``, ``FLOPs`` (lowercase s is a plural count) and the
+  ``k K M G T P E`` prefixed forms (``TFLOP``, ``TFLOPs``).  Throughput:
+  ``FLOPS`` (capital S means per second), ``GFLOPS TFLOPS PFLOPS``...,
+  or any operation unit over time such as ``TFLOP/s``.
+* Tokens: ``tok toks token tokens`` and multiples ``Ktok``/``ktok``,
+  ``Mtok``, ``1M tokens``, ``M tok`` (any of the four words).
+* Time: ``ns``; ``µs`` ``μs`` ``us`` (micro sign or Greek mu); ``ms``; ``s``
+  ``sec`` ``secs`` ``second(s)``; ``min`` ``mins`` ``minute(s)``; ``h``
+  ``hr`` ``hrs`` ``hour(s)``; ``day(s)``.
+* Money: ``$`` and ``USD``.  Counts: ``user(s)``, ``GPU(s)``, ``card(s)``
+  (a GPU), ``node(s)``, ``replica(s)``.  ``%`` is 1/100; ``1`` is the
+  dimensionless unit.
+* Whole words (bytes, bits, tokens, seconds, minutes, hours, days, USD and
+  the counts) are also accepted in any case; short symbols are not.
+* A compound unit joins simple units with ``/``: ``TB/s``, ``FLOP/byte``,
+  ``$/M tok``, ``USD/h``; ``a/b/c`` means a/(b·c), as in ``tok/s/user``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+from calculators.engine.errors import AnswerError
+
+BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica")
+Exponents = tuple[int, ...]
+DIMENSIONLESS: Exponents = (0,) * len(BASE_SYMBOLS)
+
+
+def _dims(**powers: int) -> Exponents:
+    return tuple(powers.get(name, 0) for name in BASE_SYMBOLS)
+
+
+# name -> (exponent vector, phrase used in messages, coherent base unit symbol)
+_DIMENSIONS: dict[str, tuple[Exponents, str, str]] = {
+    "memory": (_dims(B=1), "a memory size", "B"),
+    "bandwidth": (_dims(B=1, s=-1), "a bandwidth", "B/s"),
+    "compute": (_dims(FLOP=1, s=-1), "a compute throughput", "FLOP/s"),
+    "operations": (_dims(FLOP=1), "an operation count", "FLOP"),
+    "intensity": (_dims(FLOP=1, B=-1), "an arithmetic intensity", "FLOP/B"),
+    "tokens": (_dims(tok=1), "a token count", "tok"),
+    "token_rate": (_dims(tok=1, s=-1), "a token rate", "tok/s"),
+    "time": (_dims(s=1), "a duration", "s"),
+    "money": (_dims(USD=1), "an amount of money", "USD"),
+    "money_rate": (_dims(USD=1, s=-1), "a cost per hour", "USD/s"),
+    "token_price": (_dims(USD=1, tok=-1), "a price per token", "USD/tok"),
+    "users": (_dims(user=1), "a user count", "users"),
+    "gpus": (_dims(GPU=1), "a GPU count", "GPUs"),
+    "nodes": (_dims(node=1), "a node count", "nodes"),
+    "replicas": (_dims(replica=1), "a replica count", "replicas"),
+    "dimensionless": (DIMENSIONLESS, "a plain number", "1"),
+}
+_NAME_OF_EXPONENTS = {dims: name for name, (dims, _, _) in _DIMENSIONS.items()}
+
+#: Dimensions whose messages need no "in <unit>" (a count is a count).
+COUNT_DIMENSIONS = frozenset({"tokens", "users", "gpus", "nodes", "replicas", "dimensionless"})
+
+#: The exact unit strings that worked steps use.
+CANONICAL_UNITS = (
+    "B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s",
+    "s", "ms", "users", "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1",
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One unit: ``symbol`` as spelled (whitespace removed), ``dimension`` name
+    (see :func:`dimension_phrase`; an unnamed combination is described by its
+    base units, e.g. ``"B·s"``), ``factor`` to the coherent base unit as a
+    float, ``exponents`` over :data:`BASE_SYMBOLS`, and ``exact_factor``, the
+    same factor as a Fraction so conversions between decimal units stay exact.
+    """
+
+    symbol: str
+    dimension: str
+    factor: float
+    exponents: Exponents = field(default=DIMENSIONLESS, compare=False)
+    exact_factor: Fraction = field(default=Fraction(1), compare=False, repr=False)
+
+    @property
+    def phrase(self) -> str:
+        """The human phrase for this unit's dimension, e.g. ``"a bandwidth"``."""
+        return dimension_phrase(self.dimension)
+
+
+# Simple (slash-free) spellings: exact-case table and a lowercase table for words.
+_SIMPLE: dict[str, tuple[Exponents, Fraction]] = {}
+_ANY_CASE: dict[str, str] = {}
+
+
+def _add(names: str, dims: Exponents, factor: Fraction | int, any_case: bool = False) -> None:
+    for name in names.split():
+        _SIMPLE[name] = (dims, Fraction(factor))
+        if any_case:
+            _ANY_CASE[name.lower()] = name
+
+
+def _build_vocabulary() -> None:
+    mem, ops, flops = _dims(B=1), _dims(FLOP=1), _dims(FLOP=1, s=-1)
+    _add("B", mem, 1)
+    _add("byte bytes", mem, 1, any_case=True)
+    _add("bit bits", mem, Fraction(1, 8), any_case=True)
+    for prefix, power in (("k", 1), ("K", 1), ("M", 2), ("G", 3), ("T", 4), ("P", 5), ("E", 6)):
+        _add(prefix + "B", mem, 10 ** (3 * power))
+        _add(f"{prefix}FLOP {prefix}FLOPs", ops, 10 ** (3 * power))
+        _add(prefix + "FLOPS", flops, 10 ** (3 * power))
+    for prefix, power in (("Ki", 1), ("Mi", 2), ("Gi", 3), ("Ti", 4), ("Pi", 5), ("Ei", 6)):
+        _add(prefix + "B", mem, 2 ** (10 * power))
+    _add("FLOP FLOPs", ops, 1)
+    _add("FLOPS", flops, 1)
+    tok = _dims(tok=1)
+    _add("tok toks token tokens", tok, 1, any_case=True)
+    for prefix, factor in (("K", 10**3), ("k", 10**3), ("M", 10**6)):
+        for word in ("tok", "toks", "token", "tokens"):
+            _add(f"{prefix}{word} 1{prefix}{word}", tok, factor)
+    sec = _dims(s=1)
+    _add("ns", sec, Fraction(1, 10**9))
+    _add("µs μs us", sec, Fraction(1, 10**6))
+    _add("ms", sec, Fraction(1, 1000))
+    _add("s", sec, 1)
+    _add("sec secs second seconds", sec, 1, any_case=True)
+    _add("min mins minute minutes", sec, 60, any_case=True)
+    _add("h hr hrs hour hours", sec, 3600, any_case=True)
+    _add("day days", sec, 86400, any_case=True)
+    _add("$", _dims(USD=1), 1)
+    _add("USD", _dims(USD=1), 1, any_case=True)
+    _add("user users", _dims(user=1), 1, any_case=True)
+    _add("GPU GPUs card cards", _dims(GPU=1), 1, any_case=True)
+    _add("node nodes", _dims(node=1), 1, any_case=True)
+    _add("replica replicas", _dims(replica=1), 1, any_case=True)
+    _add("%", DIMENSIONLESS, Fraction(1, 100))
+
+
+_build_vocabulary()
+
+
+def _lookup_simple(name: str) -> tuple[Exponents, Fraction] | None:
+    if name in _SIMPLE:
+        return _SIMPLE[name]
+    canonical = _ANY_CASE.get(name.lower())
+    return _SIMPLE[canonical] if canonical else None
+
+
+def describe_exponents(exponents: Exponents) -> str:
+    """Spell an exponent vector in base units, e.g. ``"B/s"`` or ``"tok/(s·user)"``."""
+    top = [_power_text(sym, p) for sym, p in zip(BASE_SYMBOLS, exponents) if p > 0]
+    bottom = [_power_text(sym, -p) for sym, p in zip(BASE_SYMBOLS, exponents) if p < 0]
+    text = "·".join(top) or "1"
+    if bottom:
+        text += "/" + (bottom[0] if len(bottom) == 1 else "(" + "·".join(bottom) + ")")
+    return text
+
+
+def _power_text(symbol: str, power: int) -> str:
+    return symbol if power == 1 else f"{symbol}^{power}"
+
+
+def dimension_name(exponents: Exponents) -> str:
+    """The dimension name for an exponent vector, or its base-unit description."""
+    return _NAME_OF_EXPONENTS.get(exponents) or describe_exponents(exponents)
+
+
+def dimension_phrase(dimension: str) -> str:
+    """Phrase for messages: ``"memory"`` -> ``"a memory size"``; an unnamed
+    dimension such as ``"B·s"`` -> ``"a quantity in B·s"``."""
+    if dimension in _DIMENSIONS:
+        return _DIMENSIONS[dimension][1]
+    return f"a quantity in {dimension}"
+
+
+def base_unit_symbol(exponents: Exponents) -> str:
+    """Symbol of the coherent base unit for an exponent vector (``"B/s"``, ``"USD/s"``)."""
+    name = _NAME_OF_EXPONENTS.get(exponents)
+    return _DIMENSIONS[name][2] if name else describe_exponents(exponents)
+
+
+@lru_cache(maxsize=1024)
+def resolve_unit(spelling: str) -> Unit | None:
+    """The Unit for a spelling, or None when it is not one; never raises.
+
+    ``spelling`` is any text; whitespace is ignored and ``/`` separates a
+    numerator from one or more denominators (``"GB / s"``, ``"$/1M tokens"``).
+    """
+    symbol = "".join(spelling.split())
+    if symbol == "1":  # only whole: "GB/1" must not swallow the "1" of "GB/1 s"
+        return Unit("1", "dimensionless", 1.0, DIMENSIONLESS, Fraction(1))
+    parts = symbol.split("/")
+    if not symbol or len(parts) > 4:
+        return None
+    found = [_lookup_simple(part) for part in parts]
+    if any(item is None for item in found):
+        return None
+    exponents, factor = found[0]
+    for part_exponents, part_factor in found[1:]:
+        exponents = tuple(a - b for a, b in zip(exponents, part_exponents))
+        factor /= part_factor
+    return Unit(symbol, dimension_name(exponents), float(factor), exponents, factor)
+
+
+def get_unit(symbol: str) -> Unit:
+    """Return the Unit for ``symbol`` (any spelling in the module docstring).
+
+    Raises AnswerError naming the unit when it is not known, with a hint when
+    only the letter case is wrong (``gb``) or a lowercase ``b`` suggests bits.
+    """
+    unit = resolve_unit(symbol) if isinstance(symbol, str) else None
+    if unit is None:
+        raise AnswerError(f"{quote(str(symbol))} is not a unit I know{unit_hint(str(symbol))}.")
+    return unit
+
+
+def unit_hint(word: str) -> str:
+    """A short parenthetical suggestion for an unknown unit spelling, or ``""``."""
+    word = "".join(word.split())
+    if word in ("x", "X"):
+        return " (to multiply, write * or ×)"
+    matches = sorted(name for name in _SIMPLE if name.lower() == word.lower() and name != word)
+    bits = " and bits are written 'bit'" if len(word) > 1 and word.endswith("b") else ""
+    if matches:
+        return f" (did you mean '{matches[0]}'? Units are case-sensitive{bits})"
+    return f" (bits are written 'bit')" if bits else ""
+
+
+def rescale(value: float, ratio: Fraction) -> float:
+    """``value * ratio`` with one rounding where possible (so 52 GB -> GiB and
+    0.9 = 90 % are exact-rounded); raises AnswerError if the result is not finite."""
+    if ratio == 1:
+        result = value
+    elif abs(ratio.numerator) < 2**53 and ratio.denominator < 2**53:
+        result = value * ratio.numerator / ratio.denominator
+        if not math.isfinite(result) and math.isfinite(value):
+            result = value * (ratio.numerator / ratio.denominator)
+    else:
+        try:
+            result = value * float(ratio)
+        except OverflowError:
+            result = math.inf
+    if not math.isfinite(result):
+        raise AnswerError("The value is too large to convert between units.")
+    return result
+
+
+def convert(value: float, from_symbol: str, to_symbol: str) -> float:
+    """Convert ``value`` in ``from_symbol`` into ``to_symbol`` (e.g. 52, "GB", "GiB").
+
+    Raises AnswerError for an unknown unit, or when the two units measure
+    different dimensions (a bandwidth cannot become a memory size).
+    """
+    source, target = get_unit(from_symbol), get_unit(to_symbol)
+    if source.exponents != target.exponents:
+        raise AnswerError(
+            f"Cannot convert {source.symbol} ({source.phrase}) to {target.symbol} ({target.phrase})."
+        )
+    return rescale(value, source.exact_factor / target.exact_factor)
+
+
+# --- display -------------------------------------------------------------
+
+_INTEGER_SYMBOLS = frozenset(
+    "B byte bytes bit bits tok toks token tokens user users GPU GPUs card cards "
+    "node nodes replica replicas FLOP FLOPs".split()
+)
+_MONEY_DIMENSIONS = frozenset({"money", "money_rate", "token_price"})
+_FIXED_LIMIT = 1e15  # beyond this, fixed decimals get long: switch to 1.5e15
+_SIGNIFICANT_LIMIT = 1e9  # 9.89e14 FLOP/s reads better than 989,000,000,000,000
+
+
+def format_quantity(value: float, unit: str) -> str:
+    """Display ``value`` (a finite float, already in ``unit``) with its unit.
+
+    Money to the cent with a leading ``$`` (``$2.50``, ``$2.50/h``,
+    ``$0.12/Mtok``); bytes, tokens, FLOP and counts as integers with thousands
+    separators (``131,072 B``); memory multiples (GiB, GB, ...) to two decimals;
+    token rates and arithmetic intensity to one decimal; everything else to four
+    significant figures (``3.35 TB/s``, ``15.52 ms``, ``9.89e14 FLOP/s``);
+    ``1`` shows the bare number and ``%`` is appended without a space.  Fixed
+    formats switch to e-notation from 1e15 (``1.4e15 FLOP``), significant
+    figures from 1e9 and below 1e-3.  The text always parses back to ``value``
+    within the displayed precision.  Raises AnswerError for an unknown unit or
+    a value that is not finite.
+    """
+    spec = get_unit(unit)
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise AnswerError(f"Cannot display {value!r} {spec.symbol}: it is not a finite number.")
+    value = float(value)
+    symbol = spec.symbol
+    if spec.dimension in _MONEY_DIMENSIONS and symbol.startswith(("$", "USD")):
+        rest = symbol[1:] if symbol.startswith("$") else symbol[3:]
+        number = _fixed(abs(value), 2)
+        sign = "-" if value < 0 and number.strip("0.,") else ""
+        return f"{sign}${number}{rest}"
+    if symbol == "1":
+        return _significant(value)
+    if symbol == "%":
+        return _significant(value) + "%"
+    if symbol in _INTEGER_SYMBOLS:
+        number = _fixed(value, 0)
+    elif spec.dimension == "memory":
+        number = _fixed(value, 2)
+    elif spec.dimension in ("token_rate", "intensity"):
+        number = _fixed(value, 1)
+    else:
+        number = _significant(value)
+    return f"{number} {symbol}"
+
+
+def _fixed(value: float, decimals: int) -> str:
+    if abs(value) >= _FIXED_LIMIT:
+        return _scientific(value)
+    text = f"{value:,.{decimals}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
+
+
+def _significant(value: float, digits: int = 4) -> str:
+    magnitude = abs(value)
+    if magnitude == 0:
+        return "0"
+    if magnitude >= _SIGNIFICANT_LIMIT or magnitude < 1e-3:
+        return _scientific(value, digits)
+    decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _scientific(value: float, digits: int = 4) -> str:
+    mantissa, _, exponent = f"{value:.{digits - 1}e}".partition("e")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def quote(text: str, limit: int = 40) -> str:
+    """``text`` in single quotes for a message: whitespace runs collapsed,
+    unprintable characters replaced by ``?``, and cut to ``limit`` characters
+    (ending in ``…``) so a message never echoes a long input."""
+    clipped = text[: limit * 4]
+    cleaned = " ".join(clipped.split())
+    cleaned = "".join(ch if ch.isprintable() else "?" for ch in cleaned)
+    if len(cleaned) > limit or len(text) > len(clipped):
+        cleaned = cleaned[: limit - 1].rstrip() + "…"
+    return f"'{cleaned}'"

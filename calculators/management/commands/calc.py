@@ -1,0 +1,64 @@
+"""``manage.py calc FAMILY [flags] [--json]``: run a calculator family from the shell.
+
+Flags are the family's inputs in kebab case (``--reserve-gib 3``); ``--config
+FILE`` reads a model's ``config.json`` instead of ``--model``. Without
+``--json`` it prints a table; with it, DESIGN.md §10's JSON. Exit 2 and one
+sentence on stderr for bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.base import format_number
+from django.core.management.base import CommandError
+
+from calculators.management.engine_command import BAD_INPUT, EngineCommand
+
+
+class Command(EngineCommand):
+    help = "Run a calculator family (ladder, kv, params, weights) and print its steps."
+
+    def add_arguments(self, parser):
+        families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
+        for family in FAMILIES.values():
+            sub = families.add_parser(family.slug, help=family.summary)
+            for spec in family.inputs:
+                choices = f" ({', '.join(spec.choices)})" if spec.choices else ""
+                default = "" if spec.default is None else f"; default {spec.default}"
+                sub.add_argument(spec.flag, dest=spec.name, help=f"{spec.help}{choices}{default}")
+                if spec.kind == "model":
+                    sub.add_argument("--config", dest="config_file", metavar="FILE",
+                                     help="a model's config.json instead of --model")
+            sub.add_argument("--json", action="store_true", help="print JSON")
+        self.add_extra_subcommands(families)
+
+    def add_extra_subcommands(self, families):
+        """Hook for subcommands that are not calculator families."""
+
+    def handle(self, *args, **options):
+        family = FAMILIES[options["family"]]
+        raw = {spec.name: options.get(spec.name) for spec in family.inputs}
+        if options.get("config_file"):
+            if raw.get("model"):
+                raise CommandError("Give --model or --config, not both.", returncode=BAD_INPUT)
+            raw.pop("model")
+            raw["config"] = self.read_json_file(options["config_file"], "config")
+        raw = {name: value for name, value in raw.items() if value is not None}
+        result = family.run(raw)
+        if options["json"]:
+            self.stdout.write(json.dumps(result.to_json(), indent=2))
+            return
+        self.stdout.write(self.table(result))
+
+    def table(self, result) -> str:
+        """A readable table of the steps, then the notes."""
+        rows = [(s.key, s.label, format_number(s.value, s.unit), s.substituted) for s in result.steps]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        lines = [f"{result.family}: " + ", ".join(f"{k}={v}" for k, v in result.inputs.items()
+                                                  if v is not None and k != "config")]
+        for row in rows:
+            lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+        lines += [f"note: {note}" for note in result.notes]
+        return "\n".join(lines)

@@ -1,0 +1,73 @@
+"""A management-command base for engine commands: bad input exits 2 with one sentence.
+
+DESIGN.md §10: ``calc`` and ``grade`` exit 0 on success and 2 with one sentence
+on stderr for bad input (an unknown model, a value out of range, an unreadable
+file, a malformed flag), never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, handle_default_options
+from django.db import connections
+
+from calculators.engine.errors import EngineError
+
+BAD_INPUT = 2
+
+
+class EngineCommand(BaseCommand):
+    """Base class: argparse errors and :class:`EngineError` become exit 2 and one sentence."""
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        _route_errors(parser)
+        return parser
+
+    def execute(self, *args, **options):
+        try:
+            return super().execute(*args, **options)
+        except EngineError as exc:
+            raise CommandError(str(exc), returncode=BAD_INPUT) from exc
+
+    def run_from_argv(self, argv):
+        """Like Django's, but a :class:`CommandError` prints its sentence alone (no class name)."""
+        self._called_from_command_line = True
+        try:
+            parser = self.create_parser(argv[0], argv[1])
+            options = parser.parse_args(argv[2:])
+            cmd_options = vars(options)
+            args = cmd_options.pop("args", ())
+            handle_default_options(options)
+            self.execute(*args, **cmd_options)
+        except CommandError as exc:
+            self.stderr.write(str(exc))
+            sys.exit(exc.returncode)
+        finally:
+            connections.close_all()
+
+    def read_json_file(self, path: str, what: str):
+        """Load a JSON file or raise a one-sentence :class:`CommandError` (exit 2)."""
+        try:
+            return json.loads(Path(path).read_text())
+        except OSError as exc:
+            raise CommandError(f"Cannot read the {what} file {path}: {exc.strerror}.", returncode=BAD_INPUT)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"The {what} file {path} is not valid JSON (line {exc.lineno}: {exc.msg}).",
+                               returncode=BAD_INPUT)
+
+
+def _route_errors(parser) -> None:
+    """Make a parser (and its sub-parsers) raise a one-sentence CommandError on bad flags."""
+
+    def error(message):
+        raise CommandError(f"{message[0].upper()}{message[1:]}.", returncode=BAD_INPUT)
+
+    parser.error = error
+    for action in parser._actions:
+        for sub in getattr(action, "choices", None) or {}:
+            if hasattr(action.choices[sub], "error"):
+                _route_errors(action.choices[sub])

@@ -1,0 +1,5 @@
+"""URLs of the ``calculators`` app."""
+
+app_name = "calculators"
+
+urlpatterns = []

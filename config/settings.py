@@ -1,0 +1,283 @@
+"""Django settings, read from environment variables.
+
+One rule decides the mode: ``DEBUG`` (default ``true``) is the local, embedded
+mode -- SQLite, Celery tasks run eagerly, local-memory cache, console e-mail,
+an insecure development ``SECRET_KEY``. Production sets ``DEBUG=false``; then
+``SECRET_KEY`` is required and every HTTPS hardening setting defaults to on
+(each can still be overridden by its own variable). README.md lists every
+variable and its default.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import dj_database_url
+from django.contrib.messages import constants as message_constants
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_TRUE_WORDS = {"1", "true", "yes", "on"}
+_FALSE_WORDS = {"0", "false", "no", "off", ""}
+
+
+def envstr(name: str, default: str = "") -> str:
+    """Return the environment variable ``name`` as a string, or ``default``."""
+    return os.environ.get(name, default)
+
+
+def envbool(name: str, default: bool) -> bool:
+    """Return the environment variable ``name`` as a boolean.
+
+    Accepts 1/0, true/false, yes/no, on/off (any case); anything else is a
+    configuration error rather than a silent ``False``.
+    """
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false, not {raw!r}.")
+
+
+def envint(name: str, default: int) -> int:
+    """Return the environment variable ``name`` as an integer, or ``default``."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}.") from None
+
+
+def envlist(name: str, default: str = "") -> list[str]:
+    """Return the environment variable ``name`` split on commas, blanks dropped."""
+    return [item.strip() for item in envstr(name, default).split(",") if item.strip()]
+
+
+def cache_from_url(url: str) -> dict:
+    """Build a Django ``CACHES["default"]`` entry from a cache URL.
+
+    ``redis://`` / ``rediss://`` give Django's Redis cache, ``locmem://`` the
+    per-process memory cache and ``dummy://`` no cache at all.
+    """
+    scheme = url.split("://", 1)[0].lower()
+    if scheme in ("redis", "rediss"):
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    if scheme == "dummy":
+        return {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}
+    raise ImproperlyConfigured(
+        f"CACHE_URL must start with redis://, rediss://, locmem:// or dummy://, not {url!r}."
+    )
+
+
+# Under pytest or `manage.py test` static files are served without a manifest,
+# so tests never need `collectstatic`.
+TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
+
+# --- Core -------------------------------------------------------------------
+
+DEBUG = envbool("DEBUG", True)
+
+SECRET_KEY = envstr("SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
+    SECRET_KEY = "django-insecure-local-development-key-never-use-in-production"
+
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
+CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    # Partials loader configured explicitly in TEMPLATES below.
+    "template_partials.apps.SimpleAppConfig",
+    "crispy_forms",
+    "crispy_bootstrap5",
+    "accounts",
+    "calculators",
+    "drills",
+    "runbook",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Templates: django-template-partials wraps the (cached) filesystem and app
+# loaders, so "page.html#fragment" names a {% partialdef fragment %} inside
+# page.html. The partials tags are builtins: no {% load partials %} needed.
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+            "loaders": [
+                (
+                    "template_partials.loader.Loader",
+                    [
+                        (
+                            "django.template.loaders.cached.Loader",
+                            [
+                                "django.template.loaders.filesystem.Loader",
+                                "django.template.loaders.app_directories.Loader",
+                            ],
+                        )
+                    ],
+                )
+            ],
+            "builtins": ["template_partials.templatetags.partials"],
+        },
+    }
+]
+
+# --- Database ---------------------------------------------------------------
+
+_DEFAULT_SQLITE = BASE_DIR / "var" / "db.sqlite3"
+_DATABASE_URL = envstr("DATABASE_URL")
+if not _DATABASE_URL:
+    _DEFAULT_SQLITE.parent.mkdir(parents=True, exist_ok=True)
+    _DATABASE_URL = f"sqlite:///{_DEFAULT_SQLITE}"
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        _DATABASE_URL,
+        conn_max_age=envint("DATABASE_CONN_MAX_AGE", 0),
+        conn_health_checks=True,
+    )
+}
+
+# --- Cache ------------------------------------------------------------------
+
+CACHES = {"default": cache_from_url(envstr("CACHE_URL") or envstr("REDIS_URL") or "locmem://")}
+
+# --- Celery -----------------------------------------------------------------
+# No broker configured: tasks run eagerly, in-process, and raise their errors.
+
+CELERY_BROKER_URL = envstr("CELERY_BROKER_URL")
+if CELERY_BROKER_URL:
+    CELERY_TASK_ALWAYS_EAGER = False
+    CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+else:
+    CELERY_BROKER_URL = "memory://"
+    CELERY_TASK_ALWAYS_EAGER = True
+    CELERY_TASK_EAGER_PROPAGATES = True
+    CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+# --- Auth -------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+
+# --- E-mail -----------------------------------------------------------------
+
+EMAIL_BACKEND = envstr("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = envstr("EMAIL_HOST", "localhost")
+EMAIL_PORT = envint("EMAIL_PORT", 25)
+EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "LLM Serving Prep <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+
+# --- Internationalisation -----------------------------------------------------
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static files -------------------------------------------------------------
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+_STATIC_BACKEND = (
+    "django.contrib.staticfiles.storage.StaticFilesStorage"
+    if DEBUG or TESTING
+    else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": _STATIC_BACKEND},
+}
+
+# --- Forms and messages -------------------------------------------------------
+
+CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
+CRISPY_TEMPLATE_PACK = "bootstrap5"
+MESSAGE_TAGS = {message_constants.ERROR: "danger"}
+
+# --- Security (hardened by default whenever DEBUG is false) -------------------
+
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
+X_FRAME_OPTIONS = "DENY"
+
+# "HTTP_X_FORWARDED_PROTO=https" when a trusted proxy terminates TLS.
+_PROXY_SSL_HEADER = envstr("SECURE_PROXY_SSL_HEADER")
+if _PROXY_SSL_HEADER:
+    _header, _sep, _value = _PROXY_SSL_HEADER.partition("=")
+    if not _sep or not _header.strip() or not _value.strip():
+        raise ImproperlyConfigured(
+            "SECURE_PROXY_SSL_HEADER must look like HTTP_X_FORWARDED_PROTO=https, "
+            f"not {_PROXY_SSL_HEADER!r}."
+        )
+    SECURE_PROXY_SSL_HEADER = (_header.strip(), _value.strip())
+
+# --- Logging ------------------------------------------------------------------
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
+    # Django's own records go to the root handler only (no duplicate lines, also in production).
+    "loggers": {"django": {"handlers": [], "level": envstr("LOG_LEVEL", "INFO"), "propagate": True}},
+}

@@ -1,0 +1,20 @@
+"""Root URL configuration.
+
+The runbook is mounted at the root (its pages live beside ``/``), so its
+``urls.py`` must not claim the empty path.
+"""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from config import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("accounts/", include("accounts.urls")),
+    path("admin/", admin.site.urls),
+    path("calculators/", include("calculators.urls")),
+    path("drills/", include("drills.urls")),
+    path("", include("runbook.urls")),
+]

@@ -1,0 +1,5 @@
+"""URLs of the ``drills`` app."""
+
+app_name = "drills"
+
+urlpatterns = []

@@ -1,0 +1,5 @@
+"""URLs of the ``runbook`` app."""
+
+app_name = "runbook"
+
+urlpatterns = []

@@ -1,0 +1,269 @@
+"""Reading typed answers (calculators.engine.answers): values, units, messages."""
+
+import ast
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+
+from calculators.engine import answers
+from calculators.engine.answers import ParsedAnswer, parse_answer, parse_quantity
+from calculators.engine.errors import AnswerError
+
+
+def value(text, unit):
+    return parse_answer(text, unit).value
+
+
+@pytest.mark.parametrize(
+    ("text", "unit", "expected"),
+    [
+        ("131072", "B", 131072),
+        ("2*32*8*128*2", "B", 131072),
+        ("2*32*8*128*2 B", "B", 131072),
+        ("128 KiB", "B", 131072),
+        ("131072 bits", "B", 16384),
+        ("1,024", "1", 1024),
+        ("8,030,261,248", "1", 8030261248),
+        ("2,300", "1", 2300),
+        ("1,024.5", "1", 1024.5),
+        ("1_024", "B", 1024),
+        ("1.5e9", "FLOP", 1.5e9),
+        ("1.5E-3", "1", 0.0015),
+        (".5", "1", 0.5),
+        ("3.35", "GB/s", 3.35),
+        ("2^10", "1", 1024),
+        ("2**10", "1", 1024),
+        ("2^3^2", "1", 512),
+        ("2^-1", "1", 0.5),
+        ("-2^2", "1", -4),
+        ("(-2)^3", "1", -8),
+        ("4^0.5", "1", 2),
+        ("2^10 B", "B", 1024),
+        ("80 × 0.9", "GiB", 72),
+        ("71.68 - 14.96 - 3", "GiB", 71.68 - 14.96 - 3),
+        ("(2+3)·4", "1", 20),
+        ("(2+3)⋅4", "1", 20),
+        ("10 ÷ 4", "1", 2.5),
+        ("−5", "1", -5),
+        ("--5", "1", 5),
+        ("+5", "1", 5),
+        ("1 - -5", "1", 6),
+        ("90%", "1", 0.9),
+        ("1 - 90%", "1", 0.1),
+        ("3.35 TB/s", "GB/s", 3350),
+        ("3.35 TB / s", "GB/s", 3350),
+        ("1 GiB/s", "GB/s", 1.073741824),
+        ("295 FLOP/byte", "FLOP/byte", 295),
+        ("295 FLOPs/byte", "FLOP/byte", 295),
+        ("989 TFLOPS", "FLOP/s", 989e12),
+        ("989 TFLOP/s", "FLOP/s", 989e12),
+        ("208 tok/s", "tok/s", 208),
+        ("208 tokens/s", "tok/s", 208),
+        ("$2.50/h", "USD/h", 2.5),
+        ("2.50 USD/h", "USD/h", 2.5),
+        ("$2.50", "USD", 2.5),
+        ("2.50 $", "USD", 2.5),
+        ("-$2.50", "USD", -2.5),
+        ("0.12 $/M tok", "USD/Mtok", 0.12),
+        ("$0.12/M tok", "USD/Mtok", 0.12),
+        ("$0.12/1M tokens", "USD/Mtok", 0.12),
+        ("1 h", "s", 3600),
+        ("500 µs", "ms", 0.5),
+        ("500 μs", "ms", 0.5),
+        ("53 users", "users", 53),
+        ("16 GPUs", "GPUs", 16),
+        ("2 nodes", "nodes", 2),
+        ("4 replicas", "replicas", 4),
+        ("48.4GiB", "GiB", 48.4),
+        ("81559 MiB", "GiB", 81559 / 1024),
+        ("(80*0.9) GiB", "GiB", 72),
+        ("79.65 GiB - 14.96 GiB", "GiB", 79.65 - 14.96),
+        ("80 GB * 0.9", "GB", 72),
+        ("80 GB * 90%", "GB", 72),
+        ("1 GiB / 131072 B", "1", 8192),
+        ("52 GB / 3.35 TB/s", "ms", 52 / 3.35),
+        ("$2.50/h * 4 h", "USD", 10),
+        ("1.5 Mtok", "tok", 1.5e6),
+    ],
+)
+def test_values(text, unit, expected):
+    assert value(text, unit) == pytest.approx(expected, rel=1e-12)
+
+
+def test_exact_results_for_common_conversions():
+    assert value("3.35 TB/s", "GB/s") == 3350.0
+    assert value("90%", "1") == 0.9
+    assert value("128 KiB", "B") == 131072.0
+
+
+def test_conversion_sentence_and_typed_fields():
+    parsed = parse_answer("52 GB", "GiB")
+    assert parsed == ParsedAnswer(
+        value=52e9 / 2**30, unit="GiB", typed_unit="GB", typed_value=52.0,
+        conversion="Read 52 GB and converted it to 48.43 GiB.", text="52 GB",
+    )
+    assert parsed.value == pytest.approx(48.428773880, rel=1e-9)
+    assert parse_answer("128 KiB", "B").conversion == "Read 128 KiB and converted it to 131,072 B."
+    assert parse_answer("90%", "1").conversion == "Read 90% as 0.9."
+
+
+def test_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parse_answer("1", "B").value = 2
+
+
+def test_bare_number_is_in_the_step_unit():
+    parsed = parse_answer("  14.96 ", "GiB")
+    assert (parsed.value, parsed.typed_unit, parsed.typed_value, parsed.conversion) == (14.96, None, 14.96, None)
+    assert parsed.text == "  14.96 "
+
+
+def test_same_unit_or_alias_needs_no_conversion():
+    assert parse_answer("14.96 GiB", "GiB").conversion is None
+    parsed = parse_answer("$2.50/h", "USD/h")
+    assert (parsed.typed_unit, parsed.conversion) == ("$/h", None)
+    assert parse_answer("5 tokens", "tok").conversion is None
+
+
+def test_one_unit_on_every_term_is_the_typed_unit():
+    parsed = parse_answer("80 GB * 0.9", "GiB")
+    assert (parsed.typed_unit, parsed.typed_value) == ("GB", 72.0)
+    assert parsed.conversion == "Read 72 GB and converted it to 67.06 GiB."
+
+
+def test_mixed_units_are_worked_out():
+    parsed = parse_answer("52 GB / 3.35 TB/s", "ms")
+    assert parsed.typed_unit == "ms"
+    assert parsed.conversion == "Worked out '52 GB / 3.35 TB/s' as 15.52 ms."
+
+
+def test_parse_quantity():
+    number, unit = parse_quantity("52 GB")
+    assert (number, unit.symbol) == (52.0, "GB")
+    assert parse_quantity("2^10") == (1024.0, None)
+    number, unit = parse_quantity("52 GB / 3.35 TB/s")
+    assert (number, unit.symbol) == (pytest.approx(0.0155223880597), "s")
+    number, unit = parse_quantity("90%")
+    assert (number, unit.symbol) == (90.0, "%")
+    number, unit = parse_quantity("5 GB * 2 s")
+    assert (number, unit.symbol, unit.dimension) == (1e10, "B·s", "B·s")
+    with pytest.raises(AnswerError, match="a number, optionally with a unit"):
+        parse_quantity("abc")
+
+
+# (input, step unit, fragments the message must contain: what was read, what was expected)
+MALFORMED = [
+    ("52 GiB/s", "GiB", ["'52 GiB/s' is a bandwidth", "a memory size in GiB"]),
+    ("1,5", "1", ["'1,5'", "groups of three digits", "write 1.5"]),
+    ("0,5", "1", ["'0,5'", "write 0.5"]),
+    ("1,0000", "1", ["'1,0000'", "groups of three digits"]),
+    ("1,", "1", ["'1,'", "groups of three digits"]),
+    ("12..5", "GiB", ["Could not read '12..5': a number cannot have two decimal points."]),
+    ("1.2.3", "1", ["'1.2.3'", "two decimal points"]),
+    ("1__024", "B", ["'1__024'", "underscore"]),
+    ("1_", "B", ["'1_'", "underscore"]),
+    ("1,024_000", "B", ["commas or underscores"]),
+    ("1e1.5", "1", ["'1e1.5'", "whole number"]),
+    (".", "1", ["'.'", "decimal point needs digits"]),
+    ("abc", "GiB", ["'abc' is not a number; this step expects a memory size in GiB, such as 14.96 or 15 GiB."]),
+    ("", "users", ["Empty answer; this step expects a user count, such as 53."]),
+    ("   ", "1", ["Empty answer; this step expects a plain number"]),
+    ("GiB", "GiB", ["'GiB'", "needs a number before it"]),
+    ("12 parsecs", "s", ["'12 parsecs'", "'parsecs' is not a unit", "a duration in s"]),
+    ("5 Gb", "GB", ["'Gb' is not a unit", "did you mean 'GB'", "bit"]),
+    ("80 x 0.9", "GiB", ["'x' is not a unit", "write * or ×"]),
+    ("2(3)", "1", ["'2(3)'", "implicit multiplication is not supported"]),
+    ("(2)(3)", "1", ["implicit multiplication"]),
+    ("1 024", "B", ["'1 024'", "no operator between them"]),
+    ("2 GB GB", "GB", ["'2 GB GB'", "already has a unit"]),
+    ("(2 GB) GB", "GB", ["already has a unit"]),
+    ("2*", "1", ["'2*'", "ends where a number was expected"]),
+    ("*2", "1", ["'*' comes where a number was expected"]),
+    ("2 * * 3", "1", ["'*' comes where a number was expected"]),
+    ("(2+3", "1", ["'(2+3'", "never closed"]),
+    ("2+3)", "1", ["'2+3)'", "no matching '('"]),
+    ("()", "1", ["')' comes where a number was expected"]),
+    ("2 # 3", "1", ["'2 # 3'", "'#' is not allowed"]),
+    ("1/0", "1", ["'1/0'", "divides by zero"]),
+    ("0^-1", "1", ["divides by zero"]),
+    ("1e999", "1", ["'1e999'", "too large"]),
+    ("1e300*1e300", "1", ["too large"]),
+    ("9^9^9^9", "1", ["'9^9^9^9'", "larger than the limit"]),
+    ("10**999999", "1", ["'10**999999'", "larger than the limit"]),
+    ("10^301", "1", ["larger than 1e300"]),
+    ("(-8)^(1/3)", "1", ["fractional power"]),
+    ("(2 GB)^2", "GB", ["only plain numbers can be raised to a power, not a memory size"]),
+    ("2 GB^2", "GB", ["only plain numbers can be raised to a power"]),
+    ("2^(3 s)", "1", ["a power must be a plain number, not a duration"]),
+    ("80 GiB - 14.96", "GiB", ["'80 GiB - 14.96'", "a memory size and a number without a unit", "(80 - 14.96) GiB"]),
+    ("80 GiB - 3 s", "GiB", ["adds a memory size and a duration"]),
+    ("90%", "GiB", ["'90%' is a percentage", "a memory size in GiB"]),
+    ("1 GiB / 131072 B", "GiB", ["is a plain ratio", "a memory size in GiB"]),
+    ("312 TFLOPs", "FLOP/s", ["an operation count", "TFLOP/s or TFLOPS", "a compute throughput in FLOP/s"]),
+    ("53 users", "GPUs", ["'53 users' is a user count", "a GPU count"]),
+    ("8 GB / 2 GPUs", "GB", ["a quantity in B/GPU", "a memory size in GB"]),
+    ("$abc", "USD", ["'$' must come right before a number"]),
+    ("------5", "1", ["more than three signs"]),
+    ("(" * 25 + "1" + ")" * 25, "1", ["more than 20 deep"]),
+    ("2^" * 25 + "1", "1", ["more than 20 deep"]),
+    ("1+" * 70 + "1", "1", ["more than 120", "simplify"]),
+    ("9" * 300, "1", ["300 characters long", "limited to 200"]),
+    ("inf", "1", ["'inf' is not a number"]),
+    ("nan", "1", ["'nan' is not a number"]),
+]
+
+
+@pytest.mark.parametrize(("text", "unit", "fragments"), MALFORMED)
+def test_malformed_inputs_explain_what_was_read_and_expected(text, unit, fragments):
+    with pytest.raises(AnswerError) as caught:
+        parse_answer(text, unit)
+    message = str(caught.value)
+    for fragment in fragments:
+        assert fragment in message
+    assert message.endswith(".") and "\n" not in message
+
+
+def test_messages_never_echo_a_long_input():
+    text = "1+" * 40 + "abcdefghijklmnopqrstuvwxyz" * 3
+    with pytest.raises(AnswerError) as caught:
+        parse_answer(text, "1")
+    message = str(caught.value)
+    assert all(text[i:i + 45] not in message for i in range(len(text) - 45))
+    with pytest.raises(AnswerError) as caught:
+        parse_answer("x" * 100_000, "1")
+    assert len(str(caught.value)) < 200
+
+
+def test_non_text_is_rejected_with_answer_error():
+    with pytest.raises(AnswerError, match="Empty answer"):
+        parse_answer(None, "1")
+    with pytest.raises(AnswerError, match="must be text"):
+        parse_answer(5, "1")
+
+
+def test_unknown_step_unit_is_an_answer_error():
+    with pytest.raises(AnswerError, match="'parsec' is not a unit I know"):
+        parse_answer("1", "parsec")
+
+
+def test_results_are_finite_floats():
+    parsed = parse_answer("1e-300/1e300", "1")
+    assert parsed.value == 0.0 and isinstance(parsed.value, float)
+    assert math.isfinite(value("10^300", "1"))
+
+
+def test_no_dynamic_evaluation_in_the_parser():
+    banned = {"eval", "exec", "compile", "literal_eval", "sympify", "parse_expr", "__import__"}
+    for module in ("answers.py", "units.py"):
+        source = (Path(answers.__file__).parent / module).read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                    if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                     if isinstance(node, ast.ImportFrom)}
+        assert not names & banned, module
+        assert "sympy" not in imported and "ast" not in imported, module

@@ -1,0 +1,267 @@
+"""Settings read from the environment, the deployment checklist, and Celery wiring."""
+
+import os
+import runpy
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SETTINGS_FILE = BASE_DIR / "config" / "settings.py"
+
+# Every variable config/settings.py reads; cleared so each test states its own.
+SETTINGS_VARIABLES = [
+    "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "DATABASE_URL",
+    "DATABASE_CONN_MAX_AGE", "CACHE_URL", "REDIS_URL", "CELERY_BROKER_URL",
+    "CELERY_RESULT_BACKEND", "EMAIL_BACKEND", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER",
+    "EMAIL_HOST_PASSWORD", "EMAIL_USE_TLS", "DEFAULT_FROM_EMAIL", "SECURE_SSL_REDIRECT",
+    "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
+    "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", "LOG_LEVEL",
+]
+
+PRODUCTION_SECRET_KEY = "k3P$9vQ2!xR7@mW4#tY8^zL1&bN6*cV5(fG0)hJ-uI_oE+aS=dF" + "x" * 10
+
+
+def clean_environment(**env):
+    """The current environment minus every settings variable, plus ``env``."""
+    result = {k: v for k, v in os.environ.items() if k not in SETTINGS_VARIABLES}
+    result.update(env)
+    return result
+
+
+def load_settings(monkeypatch, **env):
+    """Execute config/settings.py afresh under ``env`` and return its names."""
+    for name in SETTINGS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(SETTINGS_FILE))
+
+
+def check_deploy(**env):
+    """Run ``manage.py check --deploy --fail-level WARNING`` under ``env``."""
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=BASE_DIR,
+        env=clean_environment(DJANGO_SETTINGS_MODULE="config.settings", **env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+class TestDeploymentChecklist:
+    def test_explicit_production_values_pass_check_deploy_with_no_issues(self):
+        result = check_deploy(
+            DEBUG="false",
+            SECRET_KEY=PRODUCTION_SECRET_KEY,
+            ALLOWED_HOSTS="prep.example.com",
+            SECURE_SSL_REDIRECT="true",
+            SECURE_HSTS_SECONDS="31536000",
+            SECURE_HSTS_INCLUDE_SUBDOMAINS="true",
+            SECURE_HSTS_PRELOAD="true",
+            SESSION_COOKIE_SECURE="true",
+            CSRF_COOKIE_SECURE="true",
+            SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO=https",
+        )
+
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "System check identified no issues (0 silenced)." in result.stdout
+        assert "WARNING" not in result.stderr
+
+    def test_debug_false_alone_hardens_every_security_default(self):
+        result = check_deploy(
+            DEBUG="false", SECRET_KEY=PRODUCTION_SECRET_KEY, ALLOWED_HOSTS="prep.example.com"
+        )
+
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "System check identified no issues (0 silenced)." in result.stdout
+
+    def test_the_checklist_still_catches_a_weakened_setting(self):
+        result = check_deploy(
+            DEBUG="false",
+            SECRET_KEY=PRODUCTION_SECRET_KEY,
+            ALLOWED_HOSTS="prep.example.com",
+            SECURE_HSTS_SECONDS="0",
+        )
+
+        assert result.returncode != 0
+        assert "security.W004" in result.stderr
+
+    def test_debug_false_without_a_secret_key_refuses_to_start(self, monkeypatch):
+        with pytest.raises(ImproperlyConfigured, match="SECRET_KEY must be set"):
+            load_settings(monkeypatch, DEBUG="false")
+
+
+class TestEnvironmentParsing:
+    def test_local_defaults(self, monkeypatch):
+        names = load_settings(monkeypatch)
+
+        assert names["DEBUG"] is True
+        assert names["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "testserver"]
+        assert names["SECURE_SSL_REDIRECT"] is False
+        assert names["SECURE_HSTS_SECONDS"] == 0
+        assert names["CACHES"]["default"]["BACKEND"].endswith("LocMemCache")
+        assert names["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend"
+        assert names["TIME_ZONE"] == "UTC"
+        assert names["USE_TZ"] is True
+
+    def test_without_database_url_it_uses_sqlite_under_var(self, monkeypatch):
+        database = load_settings(monkeypatch)["DATABASES"]["default"]
+
+        assert database["ENGINE"] == "django.db.backends.sqlite3"
+        assert Path(database["NAME"]) == BASE_DIR / "var" / "db.sqlite3"
+        assert (BASE_DIR / "var").is_dir()
+
+    def test_database_url_names_a_postgresql_server(self, monkeypatch):
+        database = load_settings(
+            monkeypatch,
+            DATABASE_URL="postgres://prep:s3cret@db.example.com:5433/prep",
+            DATABASE_CONN_MAX_AGE="60",
+        )["DATABASES"]["default"]
+
+        assert database["ENGINE"] == "django.db.backends.postgresql"
+        assert (database["NAME"], database["USER"], database["PASSWORD"]) == (
+            "prep", "prep", "s3cret",
+        )
+        assert (database["HOST"], database["PORT"]) == ("db.example.com", 5433)
+        assert database["CONN_MAX_AGE"] == 60
+
+    def test_allowed_hosts_is_a_comma_list(self, monkeypatch):
+        names = load_settings(monkeypatch, ALLOWED_HOSTS=" a.example.com, b.example.com ,")
+
+        assert names["ALLOWED_HOSTS"] == ["a.example.com", "b.example.com"]
+
+    def test_a_redis_url_gives_the_redis_cache(self, monkeypatch):
+        cache = load_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:6379/1")["CACHES"]["default"]
+
+        assert cache == {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:6379/1",
+        }
+
+    def test_cache_url_wins_over_redis_url(self, monkeypatch):
+        names = load_settings(monkeypatch, REDIS_URL="redis://x:6379/1", CACHE_URL="dummy://")
+
+        assert names["CACHES"]["default"]["BACKEND"].endswith("DummyCache")
+
+    def test_an_unknown_cache_scheme_is_a_clear_error(self, monkeypatch):
+        with pytest.raises(ImproperlyConfigured, match="CACHE_URL must start with"):
+            load_settings(monkeypatch, CACHE_URL="memcached://x")
+
+    def test_a_boolean_that_is_not_one_is_a_clear_error(self, monkeypatch):
+        with pytest.raises(ImproperlyConfigured, match="DEBUG must be true or false"):
+            load_settings(monkeypatch, DEBUG="maybe")
+
+    def test_the_proxy_ssl_header_is_name_equals_value(self, monkeypatch):
+        names = load_settings(monkeypatch, SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO=https")
+
+        assert names["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
+        with pytest.raises(ImproperlyConfigured, match="SECURE_PROXY_SSL_HEADER"):
+            load_settings(monkeypatch, SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO")
+
+    def test_tests_never_need_collectstatic(self, settings):
+        assert settings.STORAGES["staticfiles"]["BACKEND"] == (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+        )
+
+    def test_production_serves_compressed_hashed_static_files(self, tmp_path):
+        script = "from django.conf import settings; print(settings.STORAGES['staticfiles']['BACKEND'])"
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=BASE_DIR,
+            env=clean_environment(
+                DJANGO_SETTINGS_MODULE="config.settings",
+                DEBUG="false",
+                SECRET_KEY=PRODUCTION_SECRET_KEY,
+            ),
+            capture_output=True, text=True, timeout=60,
+        )
+
+        assert result.stdout.strip() == "whitenoise.storage.CompressedManifestStaticFilesStorage", (
+            result.stderr
+        )
+
+
+class TestCelery:
+    def test_without_a_broker_tasks_run_eagerly_and_propagate_errors(self, monkeypatch):
+        names = load_settings(monkeypatch)
+
+        assert names["CELERY_TASK_ALWAYS_EAGER"] is True
+        assert names["CELERY_TASK_EAGER_PROPAGATES"] is True
+        assert names["CELERY_BROKER_URL"] == "memory://"
+
+    def test_with_a_broker_tasks_go_to_it_and_results_come_back_through_it(self, monkeypatch):
+        names = load_settings(monkeypatch, CELERY_BROKER_URL="redis://127.0.0.1:6379/3")
+
+        assert names["CELERY_TASK_ALWAYS_EAGER"] is False
+        assert names["CELERY_RESULT_BACKEND"] == "redis://127.0.0.1:6379/3"
+
+    def test_an_explicit_result_backend_wins(self, monkeypatch):
+        names = load_settings(
+            monkeypatch,
+            CELERY_BROKER_URL="redis://127.0.0.1:6379/3",
+            CELERY_RESULT_BACKEND="redis://127.0.0.1:6379/4",
+        )
+
+        assert names["CELERY_RESULT_BACKEND"] == "redis://127.0.0.1:6379/4"
+
+    def test_the_app_reads_django_settings_and_runs_a_task_in_process(self):
+        from config import celery_app
+        from config.celery import ping
+
+        assert celery_app.conf.task_always_eager is True
+        assert ping.delay().get(timeout=5) == "pong"
+
+
+def redis_answers(host: str, port: int) -> bool:
+    """Whether something accepts TCP connections at host:port."""
+    try:
+        socket.create_connection((host, port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.integration
+def test_a_real_worker_runs_a_task_sent_through_redis():
+    from celery import Celery
+
+    broker = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+    if not redis_answers("127.0.0.1", 6379):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("Redis is not answering on 127.0.0.1:6379")
+        pytest.skip("Redis is not answering on 127.0.0.1:6379")
+
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    worker = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "config", "worker",
+            "--pool=solo", "--queues", queue, "--hostname", f"{queue}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO",
+        ],
+        cwd=BASE_DIR,
+        env=clean_environment(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    client = Celery(broker=broker, backend=broker)
+    try:
+        result = client.send_task("config.ping", queue=queue)
+        assert result.get(timeout=60) == "pong"
+    finally:
+        worker.terminate()
+        try:
+            output, _ = worker.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            output, _ = worker.communicate()
+        client.close()
+    assert "config.ping" in output
