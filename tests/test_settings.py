@@ -5,7 +5,6 @@ import runpy
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 

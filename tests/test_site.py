@@ -68,6 +68,13 @@ class TestHomePage:
         assert 'name="viewport"' in html
         assert "navbar-toggler" in html
 
+    def test_htmx_requests_are_recognised(self, htmx_client):
+        response = htmx_client.get("/")
+
+        assert response.status_code == 200
+        assert response.wsgi_request.htmx
+        assert not response.wsgi_request.htmx.boosted
+
     def test_it_refuses_post(self, client):
         assert client.post("/").status_code == 405
 

@@ -169,7 +169,9 @@ class _Reader:
             elif ch == "$" and previous not in ("num", ")", "unit"):
                 i = self._read_money(i)
             elif ch.isalpha() or ch in "$%":
-                if previous in ("num", ")", "unit"):
+                if previous == "unit":  # fail now rather than scan a run of units
+                    self.fail(f"'{self._word_at(i)}' follows a value that already has a unit")
+                if previous in ("num", ")"):
                     i = self._read_unit(i)
                 else:
                     self._word_without_number(i)

@@ -48,6 +48,7 @@ class Gpu:
     nvlink_gb_s: float | None
     tdp_w: float | None
     source: tuple = field(hash=False, default=())
+    entry: dict = field(hash=False, default_factory=dict, repr=False)
 
     @property
     def memory_gib(self) -> float:
@@ -82,6 +83,7 @@ class CatalogModel:
     published_params: dict = field(hash=False)
     notes: str = ""
     source: tuple = field(hash=False, default=())
+    entry: dict = field(hash=False, default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -158,6 +160,7 @@ def gpu_from_entry(entry: dict) -> Gpu:
         nvlink_gb_s=float(nvlink) if isinstance(nvlink, (int, float)) else None,
         tdp_w=entry.get("tdp_w"),
         source=tuple(entry.get("source", ())),
+        entry=entry,
     )
 
 
@@ -185,6 +188,19 @@ def model_from_entry(entry: dict) -> CatalogModel:
         published_params=entry.get("published_params", {}),
         notes=notes if isinstance(notes, str) else " ".join(notes),
         source=tuple(entry.get("source", ())),
+        entry=entry,
+    )
+
+
+def catalog_from_entries(models: list[dict], gpus: list[dict]) -> Catalog:
+    """Build a :class:`Catalog` from raw ``models.json``/``gpus.json`` objects.
+
+    A problem instance stores the entries it was drawn from and rebuilds its
+    catalog with this, so it shows the same numbers after the catalog changes.
+    """
+    return Catalog(
+        models={entry["id"]: model_from_entry(entry) for entry in models},
+        gpus={entry["id"]: gpu_from_entry(entry) for entry in gpus},
     )
 
 
@@ -199,10 +215,7 @@ def load_catalog(directory: Path | str) -> Catalog:
         gpus = json.loads((directory / "gpus.json").read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise CatalogError(f"Cannot read the catalog in {directory}: {exc}") from exc
-    return Catalog(
-        models={entry["id"]: model_from_entry(entry) for entry in models},
-        gpus={entry["id"]: gpu_from_entry(entry) for entry in gpus},
-    )
+    return catalog_from_entries(models, gpus)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,78 @@
+"""What a problem page says: the statement and the facts the candidate works from."""
+
+from __future__ import annotations
+
+from calculators.engine.catalog import catalog_from_entries
+from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+from calculators.engine.procedures import Result
+
+from .models import ProblemInstance
+
+# config.json keys worth showing, in reading order (Hugging Face, Falcon RW and
+# DeepSeek inference spellings).
+CONFIG_KEYS = (
+    "architectures", "model_type", "num_hidden_layers", "n_layer", "n_layers", "num_attention_heads",
+    "n_head", "n_heads", "num_key_value_heads", "multi_query", "new_decoder_architecture", "parallel_attn",
+    "hidden_size", "dim", "head_dim", "intermediate_size", "inter_dim", "vocab_size", "tie_word_embeddings",
+    "attention_bias", "bias", "sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
+    "num_local_experts", "n_routed_experts", "num_experts_per_tok", "n_activated_experts", "n_shared_experts",
+    "moe_intermediate_size", "moe_inter_dim", "first_k_dense_replace", "n_dense_layers", "q_lora_rank",
+    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "max_position_embeddings",
+)
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:g} %"
+
+
+def _weights_phrase(inputs: dict) -> str:
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits") or DEFAULT_WEIGHT_BITS[dtype]
+    if bits != NOMINAL_BITS[dtype]:
+        return f"{dtype} weights (charged {bits:g} bits each: scales and higher-precision tensors included)"
+    return f"{dtype} weights"
+
+
+def statement(problem: ProblemInstance, solution: Result) -> str:
+    """The problem in one paragraph, in the words an interviewer would use."""
+    i = problem.inputs
+    model = i.get("model", "the model")
+    if problem.family == "ladder":
+        gpu = catalog_from_entries([], problem.snapshot["gpus"]).gpu(i["gpu"]).name
+        cards = f"one {gpu}" if i["gpus"] == 1 else f"a replica of {i['gpus']} × {gpu} (tensor parallel)"
+        return (
+            f"Serve {model} with {_weights_phrase(i)} and a {i['kv_dtype']} KV cache on {cards}. The engine may "
+            f"use {_percent(i['utilization'])} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for "
+            f"activations. Each user may hold up to {i['context']:,} tokens; a typical conversation is "
+            f"{i['avg_tokens']:,} tokens, stored in blocks of {i['block_size']} tokens. Work the whole ladder: "
+            f"how many users does the replica serve, worst case and paged? If nothing fits, the user counts are 0."
+        )
+    if problem.family == "kv":
+        return (f"How many bytes of KV cache does {model} keep per token with a {i['kv_dtype']} cache (every layer "
+                f"counted as full attention), and how many GiB per user at a context of {i['context']:,} tokens "
+                f"(sliding windows applied)?")
+    if problem.family == "params":
+        return (f"From its config, how many parameters does {model} have, and how many does one token use? "
+                f"Count embeddings, attention, MLP or experts, norms and the output head.")
+    return (f"How much memory do {model}'s {_weights_phrase(i)} take? Give the parameter count, then bytes, "
+            f"then GiB.")
+
+
+def problem_facts(problem: ProblemInstance) -> dict:
+    """The config fields and card figures shown beside a problem.
+
+    Returns ``{"config": [(key, value)], "raw_config": dict, "gpu": {...} | None,
+    "widths": [(precision, bytes per value)]}``.
+    """
+    entry = problem.snapshot["models"][0] if problem.snapshot.get("models") else {}
+    raw = entry.get("config") or entry.get("config_inference_format") or {}
+    config = [(key, raw[key]) for key in CONFIG_KEYS if key in raw and raw[key] is not None]
+    gpu = None
+    if problem.snapshot.get("gpus"):
+        card = catalog_from_entries([], problem.snapshot["gpus"]).gpu(problem.inputs["gpu"])
+        gpu = {"name": card.name, "memory_note": card.memory_note, "memory_mib": card.memory_mib,
+               "from_driver": card.memory_from_driver, "bandwidth_gb_s": card.bandwidth_gb_s}
+    widths = sorted({(k, NOMINAL_BITS[k] / 8) for k in ("fp32", "bf16", "fp16", "fp8", "int8")},
+                    key=lambda kv: -kv[1])
+    return {"config": config, "raw_config": raw, "gpu": gpu, "widths": widths,
+            "family_note": entry.get("attention", "")}
