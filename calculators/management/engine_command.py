@@ -68,6 +68,7 @@ def _route_errors(parser) -> None:
 
     parser.error = error
     for action in parser._actions:
-        for sub in getattr(action, "choices", None) or {}:
-            if hasattr(action.choices[sub], "error"):
-                _route_errors(action.choices[sub])
+        choices = getattr(action, "choices", None)
+        if isinstance(choices, dict):  # a sub-parser action: name → parser
+            for subparser in choices.values():
+                _route_errors(subparser)

@@ -13,7 +13,7 @@ from calculators.engine.answers import MAX_LENGTH, parse_answer, parse_quantity
 from calculators.engine.errors import AnswerError
 from calculators.engine.units import CANONICAL_UNITS, format_quantity
 
-FAST = settings(max_examples=int(__import__("os").environ.get("HAMMER", 300)), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Characters the parser gives meaning to, plus look-alikes and troublemakers.
 SOUP = list("0123456789.,_eE+-*/^()% $×·⋅÷−–µμ \t\n") + [

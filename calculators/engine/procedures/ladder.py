@@ -70,7 +70,8 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     H100 SXM, 8,192 tokens, 0.90, 3 GiB, 2,300 tokens, 16-token blocks), which
     give 53 users worst case and 191 paged. Card memory is the driver-reported
     total from ``gpus.json`` (81,559 MiB for the H100 SXM). ``result.extra``
-    holds ``fits``, ``shortfall_gib`` and ``min_tp_degree``. Raises
+    holds ``fits``, ``shortfall_gib``, ``min_tp_degree``, ``paged_user_gib`` and
+    ``model_name``. Raises
     :class:`~..errors.EngineError` subclasses on bad input.
     """
     catalog = catalog_or_default(catalog)
@@ -112,7 +113,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     budget = values["kv_budget_gib"]
     fits = values["users_worst_case"] >= 1
     extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
-             "paged_user_gib": paged_gib}
+             "paged_user_gib": paged_gib, "model_name": model_name}
     if not fits:
         degree = smallest_tp_degree(specs, given)
         extra["min_tp_degree"] = degree
@@ -129,4 +130,4 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         else:
             where = f"The smallest tensor-parallel degree that serves at least one user is {degree} × {gpu.name}."
         notes.insert(0, f"{what} {where}")
-    return run("ladder", {**inputs, "model_name": model_name}, specs, given, notes, extra)
+    return run("ladder", inputs, specs, given, notes, extra)

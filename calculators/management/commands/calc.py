@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 
+from calculators.engine.answers import parse_answer
+from calculators.engine.errors import AnswerError
 from calculators.engine.procedures import FAMILIES
+from calculators.engine.units import get_unit
 from calculators.engine.procedures.base import format_number
 from django.core.management.base import CommandError
 
@@ -18,7 +21,7 @@ from calculators.management.engine_command import BAD_INPUT, EngineCommand
 
 
 class Command(EngineCommand):
-    help = "Run a calculator family (ladder, kv, params, weights) and print its steps."
+    help = "Run a calculator family (ladder, kv, params, weights) and print its steps; or parse an answer."
 
     def add_arguments(self, parser):
         families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
@@ -35,9 +38,31 @@ class Command(EngineCommand):
         self.add_extra_subcommands(families)
 
     def add_extra_subcommands(self, families):
-        """Hook for subcommands that are not calculator families."""
+        """``calc parse TEXT --unit UNIT [--json]``: read a typed answer as the grader does."""
+        sub = families.add_parser("parse", help="read a typed answer in a unit, as the grader does")
+        sub.add_argument("text", help="the typed answer, e.g. '52 GB' or '2*32*8*128*2'")
+        sub.add_argument("--unit", required=True, help="the unit to convert to (GiB, B, GB/s, TB/s, users, …)")
+        sub.add_argument("--json", action="store_true", help='print {"value", "unit", "error"}')
+
+    def handle_parse(self, options):
+        """Print the parsed value; an unreadable answer is an error sentence (exit 2 without --json)."""
+        get_unit(options["unit"])  # an unknown target unit is bad input: AnswerError → exit 2
+        try:
+            parsed = parse_answer(options["text"], options["unit"])
+        except AnswerError as exc:
+            if not options["json"]:
+                raise
+            self.stdout.write(json.dumps({"value": None, "unit": options["unit"], "error": str(exc)}))
+            return
+        if options["json"]:
+            self.stdout.write(json.dumps({"value": parsed.value, "unit": parsed.unit, "error": None}))
+        else:
+            self.stdout.write(format_number(parsed.value, parsed.unit)
+                              + (f"  ({parsed.conversion})" if parsed.conversion else ""))
 
     def handle(self, *args, **options):
+        if options["family"] == "parse":
+            return self.handle_parse(options)
         family = FAMILIES[options["family"]]
         raw = {spec.name: options.get(spec.name) for spec in family.inputs}
         if options.get("config_file"):
@@ -56,8 +81,10 @@ class Command(EngineCommand):
         """A readable table of the steps, then the notes."""
         rows = [(s.key, s.label, format_number(s.value, s.unit), s.substituted) for s in result.steps]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
-        lines = [f"{result.family}: " + ", ".join(f"{k}={v}" for k, v in result.inputs.items()
-                                                  if v is not None and k != "config")]
+        shown = {k: v for k, v in result.inputs.items() if v is not None and k != "config"}
+        if "config" in result.inputs:
+            shown = {"model": "(config file)", **shown}
+        lines = [f"{result.family}: " + ", ".join(f"{k}={v}" for k, v in shown.items())]
         for row in rows:
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
         lines += [f"note: {note}" for note in result.notes]

@@ -1,0 +1,136 @@
+"""Benchmark the grader: cached evaluators against naive sympy substitution.
+
+Run from the repository root::
+
+    python bench/bench_grader.py [--submissions N]
+
+It draws N ladder problems from the generator's seeds (real catalog models and
+cards), makes one plausible submission for each (right values, slips, named
+misconceptions, unit conversions, expressions), and grades them all twice,
+interleaved in batches so both see the same machine noise:
+
+* with the cached evaluators the product uses (``sympy.lambdify`` once per
+  formula), and
+* with every formula evaluated by naive exact sympy substitution
+  (``expr.subs`` on rationals), as a grader without the cache would.
+
+It prints both totals and their ratio (the target is at least 50×), checks
+that both gradings gave the same verdicts, and reports the parser's worst case
+on hostile input from ``bench_parser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from calculators.engine.catalog import default_catalog  # noqa: E402
+from calculators.engine.formula import Formula  # noqa: E402
+from calculators.engine.grader import grade  # noqa: E402
+from calculators.engine.procedures import FAMILIES  # noqa: E402
+
+TARGET_RATIO = 50
+
+
+def _draw_inputs(rng: random.Random, catalog) -> dict:
+    """Ladder inputs like the generator's, without importing Django (drills.generation needs it)."""
+    model = rng.choice(list(catalog.models))
+    gpu = rng.choice(list(catalog.gpus))
+    return {"model": model, "gpu": gpu, "gpus": rng.choice((1, 2, 4, 8)),
+            "weights_dtype": rng.choice(("bf16", "fp8", "int8", "int4")), "kv_dtype": rng.choice(("bf16", "fp8")),
+            "context": rng.choice((2048, 4096, 8192, 16384)), "utilization": rng.choice((0.85, 0.9, 0.95)),
+            "reserve_gib": rng.choice((1.0, 2.0, 3.0)), "avg_tokens": rng.randrange(300, 2000, 50),
+            "block_size": rng.choice((16, 32))}
+
+
+def _submission(rng: random.Random, result) -> dict:
+    """Typed answers: mostly right, with slips, GB for GiB, and plain wrong numbers."""
+    answers = {}
+    for step in result.steps:
+        value = step.value
+        roll = rng.random()
+        if roll < 0.6:
+            answers[step.key] = f"{value:.6g}"
+        elif roll < 0.7 and step.unit == "GiB":
+            answers[step.key] = f"{value * 1.073741824:.4f} GB"
+        elif roll < 0.8:
+            answers[step.key] = f"{value * 2:.6g}"
+        elif roll < 0.9:
+            answers[step.key] = f"({value:.6g}) * 1"
+        else:
+            answers[step.key] = str(rng.randint(1, 500))
+    return answers
+
+
+@contextmanager
+def naive_sympy_evaluation():
+    """Make every Formula evaluate by exact sympy substitution instead of its cached evaluator."""
+    cached_call = Formula.__call__
+
+    def naive_call(self, values):
+        return float(self.exact(values))
+
+    Formula.__call__ = naive_call
+    try:
+        yield
+    finally:
+        Formula.__call__ = cached_call
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--submissions", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=50)
+    args = parser.parse_args()
+
+    catalog = default_catalog()
+    rng = random.Random(2026)
+    ladder = FAMILIES["ladder"]
+    cases = []
+    while len(cases) < args.submissions:
+        result = ladder.run(_draw_inputs(rng, catalog), catalog)
+        cases.append((result, _submission(rng, result)))
+
+    # Warm both paths (lambdify compiles once per formula; sympy caches too).
+    grade(*cases[0])
+    with naive_sympy_evaluation():
+        grade(*cases[0])
+
+    cached_s = naive_s = 0.0
+    mismatches = 0
+    for start in range(0, len(cases), args.batch):
+        batch = cases[start:start + args.batch]
+        t0 = time.perf_counter()
+        fast = [grade(result, answers) for result, answers in batch]
+        t1 = time.perf_counter()
+        with naive_sympy_evaluation():
+            slow = [grade(result, answers) for result, answers in batch]
+        t2 = time.perf_counter()
+        cached_s += t1 - t0
+        naive_s += t2 - t1
+        for a, b in zip(fast, slow):
+            mismatches += [s.verdict for s in a.steps] != [s.verdict for s in b.steps]
+
+    ratio = naive_s / cached_s
+    print(f"ladder submissions graded: {len(cases)} (8 steps each)")
+    print(f"cached evaluators : {cached_s * 1000:9.1f} ms  ({cached_s / len(cases) * 1e6:7.1f} µs per submission)")
+    print(f"naive sympy subs  : {naive_s * 1000:9.1f} ms  ({naive_s / len(cases) * 1e6:7.1f} µs per submission)")
+    print(f"ratio naive/cached: {ratio:9.1f}×  (target ≥ {TARGET_RATIO}×) {'OK' if ratio >= TARGET_RATIO else 'MISSED'}")
+    print(f"verdicts differing between the two: {mismatches}")
+
+    import bench_parser  # noqa: E402  (sibling script)
+
+    print("\nparser on hostile input:")
+    sys.argv = ["bench_parser.py", "--repeat", "10"]  # bench_parser reads its own flags
+    parser_status = bench_parser.main()
+    return 0 if ratio >= TARGET_RATIO and not mismatches and not parser_status else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,375 @@
+"""The calculator form, built from a family's declared inputs, and the report it renders.
+
+:class:`CalculatorForm` turns each :class:`~calculators.engine.procedures.inputs.InputSpec`
+of a :class:`~calculators.engine.procedures.Family` into a field (selects for the
+catalog and the precisions, number inputs with the spec's bounds), adds the
+optional pasted ``config`` where the family takes a model, and in ``clean()`` runs
+the family: an :class:`~calculators.engine.errors.EngineError` lands beside the
+input it names, or above the results when it names none.
+
+:class:`Report` is what the results show: the steps in order with their formatted
+values, which of them changed since the previous request (whose step values
+come back in the hidden ``previous`` input), the headline numbers and notes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.safestring import SafeString, mark_safe
+
+from calculators.engine.catalog import default_catalog
+from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+from calculators.engine.errors import ConfigError, EngineError
+from calculators.engine.procedures import Family, Result, Step
+from calculators.engine.procedures.base import format_number
+from calculators.engine.procedures.inputs import InputSpec
+
+# Field labels by input name; any other input is labelled from its name.
+LABELS = {
+    "model": "Model",
+    "config": "config.json",
+    "gpu": "GPU",
+    "gpus": "GPUs per replica",
+    "weights_dtype": "Weight precision",
+    "weights_bits": "Bits per weight",
+    "kv_dtype": "KV cache precision",
+    "context": "Context limit",
+    "utilization": "Memory utilisation",
+    "reserve_gib": "Activation reserve",
+    "avg_tokens": "Average conversation",
+    "block_size": "KV block size",
+}
+
+# How a spec's unit reads beside its input.
+UNIT_LABELS = {"tok": "tokens", "bit": "bits", "GPUs": "GPUs", "GiB": "GiB"}
+
+# The steps shown large above the worked steps, per family (the last step otherwise).
+HEADLINES = {
+    "ladder": ("users_worst_case", "users_paged"),
+    "kv": ("kv_bytes_per_token", "per_user_gib"),
+    "params": ("total_params", "active_params"),
+    "weights": ("weight_gib", "total_params"),
+}
+
+CONFIG_MAX_CHARS = 100_000
+PREVIOUS_MAX_CHARS = 4_000
+
+CONFIG_HELP = ("Paste a model's config.json (Hugging Face format); when filled it replaces the model "
+               "chosen above. Clear it to go back to the catalog.")
+CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 32,\n  "hidden_size": 4096,\n  …\n}'
+
+
+def _limit(value: float) -> str:
+    """A bound as people write it: 10,000,000 and 0.5, not 1e+07."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+def _bound_validators(spec: InputSpec) -> list:
+    """Validators for the spec's minimum (inclusive or not) and maximum."""
+    checks = []
+    if spec.minimum is not None:
+        low = spec.minimum
+        if spec.exclusive_minimum:
+            def above(value, low=low):
+                if value <= low:
+                    raise ValidationError(f"Must be above {_limit(low)}.", code="min_value")
+            checks.append(above)
+        else:
+            def at_least(value, low=low):
+                if value < low:
+                    raise ValidationError(f"Must be at least {_limit(low)}.", code="min_value")
+            checks.append(at_least)
+    if spec.maximum is not None:
+        def at_most(value, high=spec.maximum):
+            if value > high:
+                raise ValidationError(f"Must be at most {_limit(high)}.", code="max_value")
+        checks.append(at_most)
+    return checks
+
+
+def _choice_label(spec: InputSpec, choice: str) -> str:
+    """``bf16 · 16 bits``; int4 weights show their effective width."""
+    if spec.name == "weights_dtype" and choice in DEFAULT_WEIGHT_BITS:
+        bits = DEFAULT_WEIGHT_BITS[choice]
+        suffix = " effective" if bits != NOMINAL_BITS[choice] else ""
+        return f"{choice} · {bits:g} bits{suffix}"
+    if choice in NOMINAL_BITS:
+        return f"{choice} · {NOMINAL_BITS[choice]} bits"
+    return choice
+
+
+def _initial(spec: InputSpec) -> str:
+    """The spec's default as the text an input shows ('' for none)."""
+    if spec.default is None:
+        return ""
+    if isinstance(spec.default, float):
+        return f"{spec.default:g}"
+    return str(spec.default)
+
+
+def field_for(spec: InputSpec) -> forms.Field:
+    """The form field for one input: its widget, bounds, help text and label."""
+    label = LABELS.get(spec.name, spec.name.replace("_", " ").capitalize())
+    help_text = spec.help[:1].upper() + spec.help[1:] + "."
+    catalog = default_catalog()
+    if spec.kind in ("model", "gpu", "choice"):
+        if spec.kind == "model":
+            choices = catalog.model_choices
+            help_text = "From the catalog; a pasted config.json below replaces it."
+        elif spec.kind == "gpu":
+            choices = catalog.gpu_choices
+        else:
+            choices = [(choice, _choice_label(spec, choice)) for choice in spec.choices]
+        return forms.ChoiceField(label=label, choices=choices, required=spec.kind != "model",
+                                 help_text=help_text, widget=forms.Select(attrs={"class": "form-select"}))
+    attrs = {"class": "form-control text-end tabular-nums"}
+    if spec.minimum is not None:
+        attrs["min"] = _limit(spec.minimum).replace(",", "")
+    if spec.maximum is not None:
+        attrs["max"] = _limit(spec.maximum).replace(",", "")
+    messages = {"required": "Enter a value (the reference stack uses "
+                            f"{_initial(spec) or 'the default'}).",
+                "invalid": "Enter a whole number." if spec.kind == "int" else "Enter a number."}
+    if spec.kind == "int":
+        attrs.update(step="1", inputmode="numeric")
+        field_class = forms.IntegerField
+    else:
+        attrs.update(step="any", inputmode="decimal")
+        field_class = forms.FloatField
+    if spec.default is None:
+        attrs["placeholder"] = "default"
+    field = field_class(label=label, required=spec.default is not None, help_text=help_text,
+                        validators=_bound_validators(spec), error_messages=messages,
+                        widget=forms.NumberInput(attrs=attrs))
+    return field
+
+
+@dataclass
+class InputRow:
+    """One input as the template lays it out: the bound field, its kind and unit."""
+
+    field: forms.BoundField
+    kind: str
+    unit: str
+
+
+@dataclass
+class StepRow:
+    """One computed step with its display value and whether it changed."""
+
+    number: int
+    step: Step
+    display: str
+    changed: bool
+    was: str
+
+    @property
+    def key(self) -> str:
+        return self.step.key
+
+    @property
+    def mathml(self) -> SafeString:
+        """The formula as presentation MathML (generated by the engine, never from input)."""
+        return mark_safe(self.step.formula.mathml)  # noqa: S308 - engine output, no user text
+
+
+@dataclass
+class Headline:
+    """A step shown large: title, number and unit apart, and a line of detail."""
+
+    key: str
+    title: str
+    number: str
+    unit: str
+    detail: str
+    changed: bool
+
+
+@dataclass
+class Report:
+    """What the results section shows for one successful run."""
+
+    result: Result
+    rows: list[StepRow]
+    headlines: list[Headline]
+    alert: str
+    notes: list[str]
+
+    @property
+    def values_json(self) -> str:
+        """Step values at full precision, for the hidden ``previous`` input."""
+        return json.dumps(self.result.values, separators=(",", ":"))
+
+    @property
+    def subject(self) -> str:
+        """What was computed for: the catalog model's id or the pasted config."""
+        inputs = self.result.inputs
+        if "config" in inputs:
+            return "the pasted config"
+        return str(inputs.get("model_name") or inputs.get("model") or "")
+
+
+def parse_previous(text: str | None) -> dict[str, float]:
+    """Step values sent back in the hidden ``previous`` input; ``{}`` for anything unreadable."""
+    if not text or len(text) > PREVIOUS_MAX_CHARS:
+        return {}
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(key): float(value) for key, value in data.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)}
+
+
+def _changed(previous: Mapping[str, float], step: Step) -> bool:
+    if step.key not in previous:
+        return False
+    return not math.isclose(previous[step.key], step.value, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _split_display(text: str, unit: str) -> tuple[str, str]:
+    """``("53", "users")`` from ``"53 users"``; the unit is '' when none is shown."""
+    number, _, suffix = text.rpartition(" ")
+    if number and suffix == unit:
+        return number, suffix
+    return text, ""
+
+
+def build_report(result: Result, previous: Mapping[str, float]) -> Report:
+    """The :class:`Report` of ``result``, marking steps whose value differs from ``previous``."""
+    rows = []
+    for number, step in enumerate(result.steps, start=1):
+        changed = _changed(previous, step)
+        rows.append(StepRow(number, step, format_number(step.value, step.unit), changed,
+                            format_number(previous[step.key], step.unit) if changed else ""))
+    by_key = {row.key: row for row in rows}
+    keys = HEADLINES.get(result.family, (result.steps[-1].key,))
+    headlines = []
+    for key in keys:
+        row = by_key.get(key)
+        if row is None:
+            continue
+        title, _, detail = row.step.label.partition(" (")
+        number, unit = _split_display(row.display, row.step.unit)
+        headlines.append(Headline(key, title, number, unit, detail.rstrip(")"), row.changed))
+    notes = list(result.notes)
+    alert = ""
+    if result.family == "ladder":
+        _ladder_details(result, headlines)
+        if not result.extra.get("fits", True) and notes:
+            alert = notes.pop(0)
+    return Report(result, rows, headlines, alert, notes)
+
+
+def _ladder_details(result: Result, headlines: list[Headline]) -> None:
+    """Say what each user count assumes, in the ladder's own numbers."""
+    inputs = result.inputs
+    for headline in headlines:
+        if headline.key == "users_worst_case":
+            headline.detail = (f"every user at the {inputs['context']:,}-token limit, "
+                               f"{format_number(result.step('per_user_gib').value, 'GiB')} each")
+        elif headline.key == "users_paged":
+            paged = result.extra.get("paged_user_gib")
+            headline.detail = (f"{inputs['avg_tokens']:,}-token average conversation in "
+                               f"{inputs['block_size']}-token blocks"
+                               + (f", {format_number(paged, 'GiB')} each" if paged is not None else ""))
+
+
+class CalculatorForm(forms.Form):
+    """The inputs of one calculator family; ``clean()`` runs the family.
+
+    Bind it to the query string: inputs missing from ``data`` take the family's
+    defaults (the reference stack), so ``?model=llama-3.1-70b`` alone is a valid
+    link; an input sent blank is an error unless it is optional. After
+    ``is_valid()``, :attr:`result` holds the engine's result and :meth:`report`
+    what the page shows.
+    """
+
+    def __init__(self, family: Family, data: Mapping[str, Any] | None = None, **kwargs):
+        self.family = family
+        self.specs = {spec.name: spec for spec in family.inputs}
+        defaults = {spec.name: _initial(spec) for spec in family.inputs}
+        if "model" in self.specs:
+            defaults["config"] = ""
+        data = data if data is not None else {}
+        merged = {name: data.get(name, default) for name, default in defaults.items()}
+        super().__init__(merged, **kwargs)
+        self.previous = parse_previous(data.get("previous"))
+        self.result: Result | None = None
+        for spec in family.inputs:
+            self.fields[spec.name] = field_for(spec)
+            if spec.kind == "model":
+                self.fields["config"] = forms.CharField(
+                    label=LABELS["config"], required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
+                    widget=forms.Textarea(attrs={"class": "form-control font-monospace calc-config-text",
+                                                 "rows": 8, "spellcheck": "false",
+                                                 "placeholder": CONFIG_PLACEHOLDER}))
+        for name, field in self.fields.items():
+            field.widget.attrs["aria-describedby"] = f"error-{name} help-{name}"
+
+    @property
+    def input_rows(self) -> list[InputRow]:
+        """The inputs in the family's order, the pasted config right after the model."""
+        rows = []
+        for name in self.fields:
+            spec = self.specs.get(name)
+            kind = spec.kind if spec else "config"
+            unit = UNIT_LABELS.get(spec.unit, spec.unit) if spec else ""
+            rows.append(InputRow(self[name], kind, unit))
+        return rows
+
+    def full_clean(self) -> None:
+        """Validate, then show a rejected number as typed (a number input cannot hold 'abc')."""
+        super().full_clean()
+        for name in self.errors:
+            field = self.fields.get(name)
+            if field is not None and isinstance(field.widget, forms.NumberInput):
+                field.widget.input_type = "text"
+
+    def clean(self) -> dict[str, Any]:
+        """Run the family on the typed inputs; attach any engine error to the input it names."""
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        config = cleaned.get("config") or ""
+        if "model" in self.specs and not config.strip() and not cleaned.get("model"):
+            self.add_error("model", "Choose a model, or paste a config.json below.")
+            return cleaned
+        raw = {name: value for name, value in cleaned.items()
+               if name in self.specs and value not in (None, "")}
+        if config.strip():
+            raw["config"] = config
+        try:
+            self.result = self.family.run(raw)
+        except ConfigError as exc:
+            self._attach(str(exc), "config")
+        except EngineError as exc:
+            self._attach(str(exc), getattr(exc, "field", None))
+        except (ArithmeticError, ValueError, TypeError, RecursionError):
+            # The engine's checks let something through that its arithmetic cannot
+            # take (a config nested too deep, a count too large for a float).
+            self._attach("These inputs give no finite result; check the config's sizes and counts.",
+                         "config" if config.strip() else None)
+        return cleaned
+
+    def _attach(self, message: str, name: str | None) -> None:
+        self.add_error(name if name in self.fields else None, message)
+
+    @property
+    def previous_json(self) -> str:
+        """The previous step values, carried on unchanged while the inputs are wrong."""
+        return json.dumps(self.previous, separators=(",", ":")) if self.previous else ""
+
+    def report(self) -> Report | None:
+        """What the results show, or ``None`` if the inputs did not compute."""
+        if self.result is None:
+            return None
+        return build_report(self.result, self.previous)
