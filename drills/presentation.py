@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from calculators.engine.catalog import catalog_from_entries
 from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
 from calculators.engine.procedures import Result
@@ -66,7 +68,7 @@ def problem_facts(problem: ProblemInstance) -> dict:
     """
     entry = problem.snapshot["models"][0] if problem.snapshot.get("models") else {}
     raw = entry.get("config") or entry.get("config_inference_format") or {}
-    config = [(key, raw[key]) for key in CONFIG_KEYS if key in raw and raw[key] is not None]
+    config = [(key, json.dumps(raw[key])) for key in CONFIG_KEYS if key in raw and raw[key] is not None]
     gpu = None
     if problem.snapshot.get("gpus"):
         card = catalog_from_entries([], problem.snapshot["gpus"]).gpu(problem.inputs["gpu"])

@@ -21,6 +21,7 @@ Rules (DESIGN.md §10):
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
@@ -173,11 +174,20 @@ def _positive_int(config: dict, name: str, *, required: bool = True, default: in
         if required:
             raise ConfigError(f"The config has no '{name}' field, which is required.", field=name)
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or value != int(value)):
         raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
     if int(value) <= 0:
         raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
     return int(value)
+
+
+def _count(config: dict, name: str) -> int:
+    """Read an optional whole number that may be zero (shared experts, dense layers …)."""
+    key, value = _lookup(config, name)
+    if value is None or value == 0:
+        return 0
+    return _positive_int(config, name)
 
 
 def _model_type(config: dict, family: str | None) -> str:
@@ -262,6 +272,9 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         gated = True
 
     tie = config.get("tie_word_embeddings")
+    if tie is not None and not isinstance(tie, bool):
+        raise ConfigError(f"'tie_word_embeddings' must be true or false, not {tie!r}.",
+                          field="tie_word_embeddings")
     tie_defaulted = tie is None
     if tie_defaulted:
         tie = TIED_BY_DEFAULT.get(model_type, False)
@@ -283,9 +296,8 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
                 field="num_experts_per_tok",
             )
         moe_inter = _positive_int(config, "moe_intermediate_size", required=False, default=intermediate)
-        shared = int(config.get("n_shared_experts") or 0)
-        _, dense_layers = _lookup(config, "first_k_dense_replace")
-        dense_layers = int(dense_layers or 0)
+        shared = _count(config, "n_shared_experts")
+        dense_layers = _count(config, "first_k_dense_replace")
         if dense_layers > layers:
             raise ConfigError(
                 f"first_k_dense_replace {dense_layers} exceeds num_hidden_layers {layers}.",
@@ -333,7 +345,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         v_head_dim=mla.get("v_head_dim", 0),
         sliding_window=window,
         window_layers=window_layers,
-        max_position_embeddings=int(config.get("max_position_embeddings") or 0),
+        max_position_embeddings=_count(config, "max_position_embeddings"),
         notes=tuple(notes),
     )
 
@@ -357,7 +369,8 @@ def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, in
     window = config.get("sliding_window") or config.get("sliding_window_size")
     if not window:
         return 0, 0
-    if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
+    if (isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window)
+            or window <= 0):
         raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
                           field="sliding_window")
     window = int(window)
@@ -373,7 +386,7 @@ def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, in
         if not config["use_sliding_window"]:
             return 0, 0
         # Qwen2 windows the layers from max_window_layers upwards.
-        first = int(config.get("max_window_layers") or 0)
+        first = _count(config, "max_window_layers")
         return window, max(0, layers - first)
     if model_type in ("gemma2", "gemma3_text"):
         return window, (layers + 1) // 2  # layers 0, 2, 4 … are local

@@ -1,0 +1,35 @@
+"""Calculator pages: the index of families and one page per family.
+
+The views only bind the form to the query string, let it run the engine, and
+render; an htmx request gets the results partial (with the field errors out of
+band) instead of the whole page.
+"""
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from calculators.engine.procedures import FAMILIES
+from calculators.forms import CalculatorForm
+
+
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    """List the calculator families with their summaries."""
+    return render(request, "calculators/index.html", {"families": list(FAMILIES.values())})
+
+
+@require_safe
+def calculator(request: HttpRequest, family: str) -> HttpResponse:
+    """Show one family's form and its worked result for the inputs in the query string."""
+    try:
+        chosen = FAMILIES[family]
+    except KeyError:
+        raise Http404(f"No calculator family {family!r}.") from None
+    form = CalculatorForm(chosen, request.GET)
+    form.is_valid()
+    template = "calculators/calculator.html"
+    if request.htmx:
+        template += "#results"
+    context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
+    return render(request, template, context)
