@@ -46,6 +46,14 @@ LABELS = {
     "block_size": "KV block size",
 }
 
+# Help where the spec's own would only repeat the label.
+HELP = {
+    "model": "From the catalog; a pasted config.json below replaces it.",
+    "gpu": "Memory is the total the driver reports, not the marketed figure.",
+    "weights_dtype": "The format the weights are stored in.",
+    "kv_dtype": "The format of each cached K and V value.",
+}
+
 # How a spec's unit reads beside its input.
 UNIT_LABELS = {"tok": "tokens", "bit": "bits", "GPUs": "GPUs", "GiB": "GiB"}
 
@@ -116,12 +124,11 @@ def _initial(spec: InputSpec) -> str:
 def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
     label = LABELS.get(spec.name, spec.name.replace("_", " ").capitalize())
-    help_text = spec.help[:1].upper() + spec.help[1:] + "."
+    help_text = HELP.get(spec.name) or spec.help[:1].upper() + spec.help[1:] + "."
     catalog = default_catalog()
     if spec.kind in ("model", "gpu", "choice"):
         if spec.kind == "model":
             choices = catalog.model_choices
-            help_text = "From the catalog; a pasted config.json below replaces it."
         elif spec.kind == "gpu":
             choices = catalog.gpu_choices
         else:
@@ -157,6 +164,11 @@ class InputRow:
     field: forms.BoundField
     kind: str
     unit: str
+
+    @property
+    def wide(self) -> bool:
+        """Whether the input takes the whole row (selects of long names, the config)."""
+        return self.kind in ("model", "gpu", "config")
 
 
 @dataclass

@@ -36,7 +36,7 @@ class AnswerForm(forms.Form):
         self.specs = specs
         for spec in specs:
             self.fields[spec.key] = forms.CharField(
-                label=spec.label, required=False, max_length=500,
+                label=spec.label, required=False, max_length=10_000,
                 widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false",
                                               "inputmode": "text", "class": "form-control answer-input"}),
             )

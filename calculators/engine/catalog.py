@@ -56,6 +56,11 @@ class Gpu:
         return self.memory_bytes / GIB
 
     @property
+    def marketed_gb(self) -> float:
+        """The marketed capacity as a number of GB ("80 GB HBM3" → 80)."""
+        return _marketed_gb(self.memory_marketed)
+
+    @property
     def memory_mib(self) -> float:
         """Device memory in MiB (2^20 bytes), as ``nvidia-smi`` prints it."""
         return self.memory_bytes / MIB
@@ -99,7 +104,7 @@ class Catalog:
             return self.models[model_id]
         except KeyError:
             raise CatalogError(
-                f"Unknown model '{model_id}'; known models: {', '.join(self.models)}."
+                f"Unknown model '{model_id}'; known models: {', '.join(self.models)}.", field="model"
             ) from None
 
     def gpu(self, gpu_id: str) -> Gpu:
@@ -108,13 +113,17 @@ class Catalog:
             return self.gpus[gpu_id]
         except KeyError:
             raise CatalogError(
-                f"Unknown GPU '{gpu_id}'; known GPUs: {', '.join(self.gpus)}."
+                f"Unknown GPU '{gpu_id}'; known GPUs: {', '.join(self.gpus)}.", field="gpu"
             ) from None
 
     @cached_property
     def model_choices(self) -> list[tuple[str, str]]:
         """(id, label) pairs for a select box."""
-        return [(m.id, f"{m.id} · {m.attention.split(' ')[0]}") for m in self.models.values()]
+        def kind(model: CatalogModel) -> str:
+            window = " + sliding window" if model.config.window_layers else ""
+            return f"{model.config.attention_kind}{window}{' · MoE' if model.config.is_moe else ''}"
+
+        return [(m.id, f"{m.id} · {kind(m)}") for m in self.models.values()]
 
     @cached_property
     def gpu_choices(self) -> list[tuple[str, str]]:

@@ -23,7 +23,14 @@ class ConfigError(EngineError):
 
 
 class CatalogError(EngineError):
-    """An unknown model or GPU id, or an unreadable catalog file."""
+    """An unknown model or GPU id, or an unreadable catalog file.
+
+    ``field`` names the input (``model`` or ``gpu``) when the error is about one.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class InputError(EngineError):

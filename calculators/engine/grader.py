@@ -136,13 +136,23 @@ def _bound_violation(key: str, value: float, right: Mapping[str, float], given: 
     return None
 
 
+def _safe_evaluate(spec: StepSpec, given, values) -> float:
+    """The step on the candidate's own earlier values; NaN when those make it undefined
+    (a typed 0 divides, a typed 1e308 overflows), so no verdict matches it."""
+    try:
+        result = spec.evaluate(given, values)
+    except (ZeroDivisionError, OverflowError, ValueError):
+        return math.nan
+    return result if math.isfinite(result) else math.nan
+
+
 def _variant_values(spec: StepSpec, given, earlier) -> list[tuple[str, float]]:
     found = []
     for misconception_id, variant in variants_for(spec.key):
         try:
             produced = variant(given, earlier)
-        except (KeyError, ZeroDivisionError, ValueError):
-            continue  # a variant that needs a value this family lacks does not apply
+        except (KeyError, ZeroDivisionError, ValueError, OverflowError):
+            continue  # a variant that needs a value this family lacks (or a degenerate own value)
         for value in produced if isinstance(produced, list) else [produced]:
             if value is not None:
                 found.append((misconception_id, float(value)))
@@ -178,7 +188,7 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                          message=f"{prefix}Correct.", **base)
 
     mixed = {**right, **{k: v for k, v in own.items() if k != spec.key}}
-    carried = spec.evaluate(given, mixed)
+    carried = _safe_evaluate(spec, given, mixed)
     if _matches(value, carried, spec):
         return StepGrade(verdict="carried_forward", credit=1.0, value=value, conversion=conversion,
                          carried_expected=carried,
@@ -204,9 +214,11 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
         return StepGrade(verdict="impossible", credit=0.0, value=value, conversion=conversion,
                          message=f"{prefix}Impossible: {violation}. Expected {shown_expected}.", **base)
 
-    off = min(_relative_error(value, expected), _relative_error(value, carried))
+    off = min(_relative_error(value, expected),
+              _relative_error(value, carried) if math.isfinite(carried) else math.inf)
     if off <= CLOSE_TOLERANCE:
-        rounding = " (users are whole: round down)" if spec.rounding == "floor" else ""
+        whole = float(value).is_integer()
+        rounding = " (users are whole: round down)" if spec.rounding == "floor" and not whole else ""
         return StepGrade(verdict="close", credit=0.5, value=value, conversion=conversion,
                          message=(f"{prefix}Close: {off:.1%} off {shown_expected}{rounding}; half credit for "
                                   f"rounded working."), **base)
@@ -224,7 +236,8 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
     grades = []
     for spec in result.specs:
         step_grade = grade_step(spec, answers.get(spec.key), result, own)
-        if step_grade.value is not None:
+        if step_grade.value is not None and step_grade.verdict != "impossible":
+            # An impossible value earns nothing downstream either.
             own[spec.key] = step_grade.value
         grades.append(step_grade)
     return Grade(result.family, result.inputs, grades)

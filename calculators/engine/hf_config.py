@@ -71,11 +71,15 @@ ARCHITECTURE_MODEL_TYPES = {
 QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
 
 # Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm).
-QK_NORM_TYPES = {"qwen3", "qwen3_moe"}
+QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma3"}
 
 # Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
 # post-norm (four RMSNorms); the Llama family has two.
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
+
+# Larger than any real layer count, width or vocabulary: a bound that keeps the
+# arithmetic finite on a hostile pasted config.
+MAX_DIMENSION = 10**9
 
 # Alternative spellings, tried in order after the Hugging Face name.
 ALIASES = {
@@ -124,6 +128,8 @@ class ModelConfig:
     shared_experts: int = 0
     dense_layers: int = 0
     router_bias: bool = False
+    # Qwen2-MoE's single shared expert has its own width and a one-output gate.
+    shared_expert_intermediate_size: int = 0
     # Multi-head latent attention (DeepSeek).
     kv_lora_rank: int = 0
     q_lora_rank: int = 0
@@ -179,6 +185,8 @@ def _positive_int(config: dict, name: str, *, required: bool = True, default: in
         raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
     if int(value) <= 0:
         raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
+    if value > MAX_DIMENSION:
+        raise ConfigError(f"'{key}' is {value:,.0f}; no real model has more than {MAX_DIMENSION:,}.", field=key)
     return int(value)
 
 
@@ -214,6 +222,8 @@ def parse_config_text(text: str, family: str | None = None) -> ModelConfig:
     """
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ConfigError("The config is nested too deeply to be a model's config.json.") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"The config is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
@@ -338,6 +348,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         shared_experts=shared,
         dense_layers=dense_layers,
         router_bias=config.get("topk_method") == "noaux_tc",
+        shared_expert_intermediate_size=_count(config, "shared_expert_intermediate_size") if num_experts else 0,
         kv_lora_rank=kv_lora_rank,
         q_lora_rank=mla.get("q_lora_rank", 0),
         qk_rope_head_dim=mla.get("qk_rope_head_dim", 0),
@@ -370,7 +381,7 @@ def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, in
     if not window:
         return 0, 0
     if (isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window)
-            or window <= 0):
+            or window <= 0 or window != int(window)):
         raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
                           field="sliding_window")
     window = int(window)
@@ -388,6 +399,10 @@ def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, in
         # Qwen2 windows the layers from max_window_layers upwards.
         first = _count(config, "max_window_layers")
         return window, max(0, layers - first)
+    pattern = config.get("sliding_window_pattern")
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
+        # Gemma-3: every pattern-th layer (5, 11, 17 … for a pattern of 6) is global.
+        return window, layers - layers // pattern
     if model_type in ("gemma2", "gemma3_text"):
         return window, (layers + 1) // 2  # layers 0, 2, 4 … are local
     return window, layers

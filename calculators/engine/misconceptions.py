@@ -132,7 +132,8 @@ def _per_user_gb(g, s):
 
 
 def _card_gb(g, s):
-    return g["gpus"] * g["card_mib"] * 2**20 / GB
+    """The card in decimal GB (85.52 for the H100), or its marketed GB figure taken as GiB (80)."""
+    return [g["gpus"] * g["card_mib"] * 2**20 / GB, g["gpus"] * g["card_marketed_gb"]]
 
 
 def _usable_skipped(g, s):
@@ -140,7 +141,8 @@ def _usable_skipped(g, s):
 
 
 def _weights_gb(g, s):
-    return F.WEIGHTS_GIB(g) * GIB_PER_GB
+    """Weights in decimal GB typed as GiB, or the GiB figure read as GB and converted."""
+    return [F.WEIGHTS_GIB(g) * GIB_PER_GB, F.WEIGHTS_GIB(g) / GIB_PER_GB]
 
 
 def _weights_nominal_4bit(g, s):

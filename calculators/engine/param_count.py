@@ -100,6 +100,9 @@ def param_breakdown(cfg: ModelConfig) -> ParamBreakdown:
         mlp_dense = cfg.dense_layers * mlp_params(cfg, cfg.intermediate_size)
         expert = mlp_params(cfg, cfg.moe_intermediate_size)
         shared = cfg.shared_experts * expert
+        if cfg.shared_expert_intermediate_size:
+            # Qwen2-MoE: one shared expert of its own width, scaled by a hidden → 1 gate.
+            shared += mlp_params(cfg, cfg.shared_expert_intermediate_size) + cfg.hidden_size
         experts_total = moe_layers * (cfg.num_experts * expert + shared)
         experts_active = moe_layers * (cfg.experts_per_token * expert + shared)
         router_per_layer = cfg.num_experts * cfg.hidden_size + (cfg.num_experts if cfg.router_bias else 0)

@@ -20,7 +20,12 @@ BAD_INPUT = 2
 
 
 class EngineCommand(BaseCommand):
-    """Base class: argparse errors and :class:`EngineError` become exit 2 and one sentence."""
+    """Base class: argparse errors and :class:`EngineError` become exit 2 and one sentence.
+
+    System checks are skipped: the engine commands need no web app to be importable.
+    """
+
+    requires_system_checks = []
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         parser = super().create_parser(prog_name, subcommand, **kwargs)
@@ -58,6 +63,8 @@ class EngineCommand(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"The {what} file {path} is not valid JSON (line {exc.lineno}: {exc.msg}).",
                                returncode=BAD_INPUT)
+        except RecursionError:
+            raise CommandError(f"The {what} file {path} is nested too deeply.", returncode=BAD_INPUT)
 
 
 def _route_errors(parser) -> None:

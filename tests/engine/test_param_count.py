@@ -272,3 +272,36 @@ def test_qwen3_per_head_q_and_k_norms_are_counted():
     # Per layer 24,640 + MLP 3 × 64 × 128 = 24,576 + norms 128 = 49,344; × 2 = 98,688
     # + embedding 6,400 (tied) + final norm 64 = 105,152.
     assert param_breakdown(cfg).total == 105_152
+
+
+def test_gemma_3_1b_counts_its_q_and_k_norms():
+    cfg = parse_config({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1152,
+                        "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4,
+                        "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "sliding_window": 512,
+                        "sliding_window_pattern": 6})
+    # q 1,152 × 1,024 = 1,179,648; k, v 1,152 × 256 = 294,912 each; o 1,024 × 1,152 = 1,179,648;
+    # q_norm + k_norm 2 × 256 = 512 → 2,949,632.
+    assert attention_params_per_layer(cfg) == 2_949_632
+    # Per layer 2,949,632 + MLP 3 × 1,152 × 6,912 = 23,887,872 + 4 norms × 1,152 = 4,608 → 26,842,112;
+    # × 26 = 697,894,912 + tied embedding 262,144 × 1,152 = 301,989,888 + final norm 1,152 = 999,885,952.
+    assert param_breakdown(cfg).total == 999_885_952
+
+
+def test_qwen1_5_moe_a2_7b_counts_its_shared_expert():
+    # Qwen1.5-MoE-A2.7B's config.json (published as 14.3B total, 2.7B activated).
+    cfg = parse_config({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 2048,
+                        "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
+                        "num_key_value_heads": 16, "vocab_size": 151936, "num_experts": 60,
+                        "num_experts_per_tok": 4, "moe_intermediate_size": 1408,
+                        "shared_expert_intermediate_size": 5632, "decoder_sparse_step": 1,
+                        "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 32768,
+                        "max_window_layers": 21})
+    b = param_breakdown(cfg)
+    # Per layer: attention 4 × 2,048² + q/k/v biases 3 × 2,048 = 16,783,360; 60 experts × 3 × 2,048 × 1,408
+    # = 519,045,120; shared expert 3 × 2,048 × 5,632 = 34,603,008 + its gate 2,048; router 60 × 2,048
+    # = 122,880; norms 4,096 → 570,560,512 × 24 = 13,693,452,288; + embeddings 2 × 151,936 × 2,048
+    # = 622,329,856 + final norm 2,048 = 14,315,784,192.
+    assert b.total == 14_315_784_192
+    # Active: 4 experts 34,603,008 + shared 34,603,008 + gate 2,048 + router 122,880 + attention 16,783,360
+    # + norms 4,096 = 86,118,400 × 24 = 2,066,841,600 + 622,329,856 + 2,048 = 2,689,173,504.
+    assert b.active == 2_689_173_504

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from ..errors import InputError
 from ..formula import Formula
 
 # Units whose integral values print as JSON integers (131072, not 131072.0).
@@ -131,6 +132,10 @@ def format_number(value: float, unit: str) -> str:
         return f"{value:,.4g}"
     if unit == "bit":
         return f"{value:g} bit"
+    if unit in ("GiB", "GB") and 0 < abs(value) < 1 and abs(round(value, 2) - value) > 0.001 * abs(value):
+        # Below one, two decimals can hide the value (0.28125 → 0.28, 0.015625 →
+        # 0.02): show three significant figures so it can be typed back.
+        return f"{value:.3g} {unit}"
     if unit == "MiB":
         return f"{value:,.0f} MiB" if float(value).is_integer() else f"{value:,.1f} MiB"
     return format_quantity(value, unit)
@@ -157,7 +162,7 @@ def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[
         bound = spec.values(given, values)
         value = spec.formula(bound)
         if math.isnan(value) or math.isinf(value):
-            raise ValueError(f"Step {spec.key} evaluated to {value}.")
+            raise InputError(f"These inputs make {spec.label.lower()} overflow; use realistic sizes.")
         values[spec.key] = value
         substituted = (f"{spec.formula.substituted(bound, format_number)} = "
                        f"{format_number(value, spec.unit)}")

@@ -66,11 +66,18 @@ BLOCK_SIZE = InputSpec("block_size", "int", 16, "tokens per KV block (paged atte
                        maximum=4096, unit="tok")
 
 
+def _plain(bound: float) -> str:
+    """A bound as people write it: 10,000,000 rather than 1e+07."""
+    return f"{bound:,.0f}" if float(bound).is_integer() else f"{bound:g}"
+
+
 def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
     if isinstance(raw, bool):
         raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name)
     try:
         number = float(raw)
+    except OverflowError:
+        raise InputError(f"{spec.name} is far too large.", field=spec.name) from None
     except (TypeError, ValueError):
         raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name) from None
     if number != number or number in (float("inf"), float("-inf")):
@@ -81,10 +88,10 @@ def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
         number = int(number)
     low, high = spec.minimum, spec.maximum
     if low is not None and (number < low or (spec.exclusive_minimum and number == low)):
-        bound = f"above {low:g}" if spec.exclusive_minimum else f"at least {low:g}"
+        bound = f"above {_plain(low)}" if spec.exclusive_minimum else f"at least {_plain(low)}"
         raise InputError(f"{spec.name} must be {bound}, not {raw!r}.", field=spec.name)
     if high is not None and number > high:
-        raise InputError(f"{spec.name} must be at most {high:g}, not {raw!r}.", field=spec.name)
+        raise InputError(f"{spec.name} must be at most {_plain(high)}, not {raw!r}.", field=spec.name)
     return number
 
 
@@ -125,13 +132,19 @@ def clean_inputs(specs: tuple[InputSpec, ...], raw: dict[str, Any], catalog: Cat
         if isinstance(config, str):
             try:
                 config = json.loads(config)
+            except RecursionError:
+                raise ConfigError("The config is nested too deeply to be a model's config.json.",
+                                  field="config") from None
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"The config is not valid JSON (line {exc.lineno}, column "
                                   f"{exc.colno}: {exc.msg}).", field="config") from exc
         if not isinstance(config, dict):
             raise ConfigError("The config must be a JSON object such as a model's config.json.",
                               field="config")
-        parse_config(config)  # raises ConfigError naming the field
+        try:
+            parse_config(config)
+        except ConfigError as exc:  # reported against the pasted config; the message names the key
+            raise ConfigError(str(exc), field="config") from exc
         cleaned["config"] = config
         cleaned.pop("model", None)
     return cleaned

@@ -39,7 +39,8 @@ def ladder_specs(cfg) -> list[StepSpec]:
     """The eight steps for a model (the KV and paged formulas depend on its attention)."""
     paged = F.USERS_PAGED_WINDOWED if cfg.window_layers else F.USERS_PAGED
     return [
-        StepSpec("card_gib", "Card memory", F.CARD_GIB),
+        # Tight: the marketed 80 (0.44 % off an H100's 79.65 GiB) is a misconception, not rounding.
+        StepSpec("card_gib", "Card memory", F.CARD_GIB, tolerance=0.001),
         StepSpec("usable_gib", "Usable memory (× utilisation)", F.USABLE_GIB, {"card_gib": "card_gib"}),
         StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
         StepSpec("kv_budget_gib", "KV cache budget (after the activation reserve)", F.KV_BUDGET_GIB,
@@ -85,6 +86,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         "gpus": inputs["gpus"],
         "card_mib": gpu.memory_mib,
+        "card_marketed_gb": gpu.marketed_gb,
         "utilization": inputs["utilization"],
         "total_params": param_breakdown(cfg).total,
         "weight_bits": bits,
@@ -106,7 +108,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     notes.append(
         f"Paged: an average conversation of {inputs['avg_tokens']:,} tokens takes {blocks:,} blocks of "
         f"{inputs['block_size']} ({blocks * inputs['block_size']:,} tokens), "
-        f"{format_number(paged_gib, 'GiB')} before any window. Quote the worst case for what you can "
+        f"{paged_gib:.3f} GiB before any window. Quote the worst case for what you can "
         f"guarantee and the paged count for what you will observe."
     )
 
@@ -126,7 +128,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
                     f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
         if degree is None:
-            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user: this needs more than a node."
+            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user."
         else:
             where = f"The smallest tensor-parallel degree that serves at least one user is {degree} × {gpu.name}."
         notes.insert(0, f"{what} {where}")

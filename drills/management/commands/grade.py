@@ -36,6 +36,9 @@ class Command(EngineCommand):
     def handle(self, *args, **options):
         family = FAMILIES[options["family"]]
         if options["seed"] is not None:
+            if not 0 <= options["seed"] < 2**63:
+                raise CommandError("--seed must be a whole number from 0 to 2^63 − 1, as on the problem pages.",
+                                   returncode=BAD_INPUT)
             inputs = generate_inputs(family.slug, options["seed"])
         else:
             inputs = self._inputs(options["inputs"])
