@@ -4,7 +4,7 @@ Run from the repository root::
 
     python bench/bench_grader.py [--submissions N]
 
-It draws N ladder problems from the generator's seeds (real catalog models and
+It draws N ladder problems with the problem generator (seeds 0 … N−1) (real catalog models and
 cards), makes one plausible submission for each (right values, slips, named
 misconceptions, unit conversions, expressions), and grades them all twice,
 interleaved in batches so both see the same machine noise:
@@ -36,17 +36,6 @@ from calculators.engine.grader import grade  # noqa: E402
 from calculators.engine.procedures import FAMILIES  # noqa: E402
 
 TARGET_RATIO = 50
-
-
-def _draw_inputs(rng: random.Random, catalog) -> dict:
-    """Ladder inputs like the generator's, without importing Django (drills.generation needs it)."""
-    model = rng.choice(list(catalog.models))
-    gpu = rng.choice(list(catalog.gpus))
-    return {"model": model, "gpu": gpu, "gpus": rng.choice((1, 2, 4, 8)),
-            "weights_dtype": rng.choice(("bf16", "fp8", "int8", "int4")), "kv_dtype": rng.choice(("bf16", "fp8")),
-            "context": rng.choice((2048, 4096, 8192, 16384)), "utilization": rng.choice((0.85, 0.9, 0.95)),
-            "reserve_gib": rng.choice((1.0, 2.0, 3.0)), "avg_tokens": rng.randrange(300, 2000, 50),
-            "block_size": rng.choice((16, 32))}
 
 
 def _submission(rng: random.Random, result) -> dict:
@@ -94,7 +83,9 @@ def main() -> int:
     ladder = FAMILIES["ladder"]
     cases = []
     while len(cases) < args.submissions:
-        result = ladder.run(_draw_inputs(rng, catalog), catalog)
+        # The problem generator's own draws: real models and cards, mostly fitting.
+        inputs = ladder.generate(random.Random(f"ladder:{len(cases)}"), catalog)
+        result = ladder.run(inputs, catalog)
         cases.append((result, _submission(rng, result)))
 
     # Warm both paths (lambdify compiles once per formula; sympy caches too).

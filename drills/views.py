@@ -10,21 +10,21 @@ from django.views.decorators.http import require_http_methods
 from calculators.engine.procedures import FAMILIES
 
 from .forms import AnswerForm, read_start, sign_start
-from .generation import GENERATORS, create_problem
+from .generation import MAX_SEED, create_problem, drill_families
 from .grading import grade_problem, save_attempt
 from .models import Attempt, ProblemInstance
 from .presentation import problem_facts, statement
 
 
 def _family_or_404(family: str):
-    if family not in GENERATORS:
+    if family not in FAMILIES or FAMILIES[family].generate is None:
         raise Http404(f"No drill family '{family}'.")
     return FAMILIES[family]
 
 
 def index(request: HttpRequest) -> HttpResponse:
     """The problem templates, and the candidate's recent attempts."""
-    families = [FAMILIES[slug] for slug in GENERATORS]
+    families = drill_families()
     recent = []
     if request.user.is_authenticated:
         recent = Attempt.objects.filter(user=request.user).select_related("problem")[:10]
@@ -40,7 +40,7 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
         seed = int(seed) if seed not in (None, "") else None
     except ValueError:
         seed = None
-    if seed is not None and not 0 <= seed < 2**63:
+    if seed is not None and not 0 <= seed < MAX_SEED:
         seed = None
     problem = create_problem(family, seed=seed, user=request.user)
     return redirect(problem)

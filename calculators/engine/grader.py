@@ -27,7 +27,8 @@ from typing import Any, Mapping
 
 from .answers import parse_answer
 from .errors import AnswerError
-from .misconceptions import MISCONCEPTIONS, variants_for
+from .misconceptions import MISCONCEPTIONS
+from .procedures import variants_for
 from .procedures.base import Result, StepSpec, format_number
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
@@ -146,9 +147,9 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
     return result if math.isfinite(result) else math.nan
 
 
-def _variant_values(spec: StepSpec, given, earlier) -> list[tuple[str, float]]:
+def _variant_values(family: str, spec: StepSpec, given, earlier) -> list[tuple[str, float]]:
     found = []
-    for misconception_id, variant in variants_for(spec.key):
+    for misconception_id, variant in variants_for(family, spec.key):
         try:
             produced = variant(given, earlier)
         except (KeyError, ZeroDivisionError, ValueError, OverflowError):
@@ -196,9 +197,9 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                                   f"({format_number(carried, spec.unit)}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
 
-    candidates = _variant_values(spec, given, right)
+    candidates = _variant_values(result.family, spec, given, right)
     if own:
-        candidates += _variant_values(spec, given, mixed)
+        candidates += _variant_values(result.family, spec, given, mixed)
     for misconception_id, wrong_value in candidates:
         if _matches(wrong_value, expected, spec):
             continue  # this variant gives the right answer here (query heads on an MHA model)

@@ -1,49 +1,45 @@
 """The calculator families: each a procedure with named steps (DESIGN.md §10).
 
 :data:`FAMILIES` maps a family's slug to its :class:`Family` (title, inputs,
-procedure). The ``calc`` command, the pages, the grader and the API all go
-through it.
+procedure, problem generator, misconception variants). Every module of this
+package that defines ``FAMILIES`` is discovered here, so a new family is one new
+module. The ``calc`` command, the pages, the grader and the API all go through
+this mapping.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+import importlib
+import pkgutil
 
-from ..catalog import Catalog
-from . import kv, ladder, params
+from ..misconceptions import MISCONCEPTIONS, VARIANTS
 from .base import Result, Step, StepSpec, evaluate_steps
+from .family import Family
 from .inputs import InputSpec
 
 
-@dataclass(frozen=True)
-class Family:
-    """A calculator family: slug, title, one-line summary, inputs and procedure."""
+def _discover() -> dict[str, Family]:
+    found: list[Family] = []
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        found.extend(getattr(module, "FAMILIES", ()))
+    families = {}
+    for family in sorted(found, key=lambda f: (f.order, f.slug)):
+        if family.slug in families:
+            raise ValueError(f"Two calculator families are called '{family.slug}'.")
+        families[family.slug] = family
+        for info in family.misconceptions:
+            MISCONCEPTIONS.setdefault(info.id, info)
+    return families
 
-    slug: str
-    title: str
-    summary: str
-    inputs: tuple[InputSpec, ...]
-    procedure: Callable[[dict[str, Any], Catalog | None], Result]
 
-    def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
-        """Run the procedure on snake-case ``raw`` inputs."""
-        return self.procedure(raw, catalog)
+FAMILIES: dict[str, Family] = _discover()
 
 
-FAMILIES: dict[str, Family] = {
-    "ladder": Family("ladder", "Capacity ladder",
-                     "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
-                     ladder.INPUTS, ladder.run_ladder),
-    "kv": Family("kv", "KV cache",
-                 "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
-                 kv.INPUTS, kv.run_kv),
-    "params": Family("params", "Parameter count",
-                     "Total and active parameters derived from a config.json.",
-                     params.PARAMS_INPUTS, params.run_params),
-    "weights": Family("weights", "Weight memory",
-                      "Weight memory at bf16, fp16, fp8, int8 or int4 (at an effective width).",
-                      params.WEIGHTS_INPUTS, params.run_weights),
-}
+def variants_for(family: str, step_key: str):
+    """The (misconception id, variant) pairs of a family's step: its own, then the shared ones."""
+    own = FAMILIES[family].variants.get(step_key, ()) if family in FAMILIES else ()
+    return tuple(own) + tuple(VARIANTS.get(step_key, ()))
 
-__all__ = ["FAMILIES", "Family", "Result", "Step", "StepSpec", "evaluate_steps"]
+
+__all__ = ["FAMILIES", "Family", "InputSpec", "Result", "Step", "StepSpec", "evaluate_steps", "variants_for"]

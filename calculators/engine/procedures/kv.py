@@ -15,6 +15,8 @@ from ..catalog import Catalog
 from ..dtypes import kv_bytes_per_value
 from ..hf_config import ModelConfig
 from .base import Result, StepSpec, run
+from .drawing import KV_DTYPES_DRAWN, draw_context
+from .family import Family
 from .inputs import CONTEXT, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
 
 INPUTS = (MODEL, KV_DTYPE, CONTEXT)
@@ -88,3 +90,21 @@ def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     given = {**kv_given(cfg, inputs["kv_dtype"]), "context": inputs["context"]}
     specs = [kv_per_token_spec(cfg), per_user_spec(cfg)]
     return run("kv", inputs, specs, given, kv_notes(cfg) + list(cfg.notes))
+
+
+def generate_kv(rng, catalog: Catalog) -> dict:
+    """A KV problem: every attention kind (MHA, GQA, MQA, MLA, windows) comes up."""
+    kinds: dict[str, list[str]] = {}
+    for model in catalog.models.values():
+        kind = "window" if model.config.window_layers else model.config.attention_kind
+        kinds.setdefault(kind, []).append(model.id)
+    kind = rng.choice(sorted(kinds))
+    model = rng.choice(kinds[kind])
+    return {"model": model, "kv_dtype": rng.choice(KV_DTYPES_DRAWN), "context": draw_context(rng, catalog, model)}
+
+
+FAMILIES = (
+    Family("kv", "KV cache",
+           "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
+           INPUTS, run_kv, generate=generate_kv, order=20),
+)

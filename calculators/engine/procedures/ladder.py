@@ -19,6 +19,8 @@ from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports
+from .family import Family
 from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB,
                      UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
                      resolve_model)
@@ -133,3 +135,54 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             where = f"The smallest tensor-parallel degree that serves at least one user is {degree} × {gpu.name}."
         notes.insert(0, f"{what} {where}")
     return run("ladder", inputs, specs, given, notes, extra)
+
+
+# Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
+NON_FITTING_SHARE = 0.1
+MAX_DRAWS = 200
+
+
+def _draw_candidate(rng, catalog: Catalog) -> dict:
+    model, gpu = draw_model(rng, catalog), draw_gpu(rng, catalog)
+    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
+    if not gpu_supports(catalog, gpu, weights):
+        weights = "int8"
+    context = draw_context(rng, catalog, model)
+    return {
+        "model": model,
+        "gpu": gpu,
+        "gpus": 1,
+        "weights_dtype": weights,
+        "kv_dtype": rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, gpu, "fp8") else "bf16",
+        "context": context,
+        "utilization": rng.choice((0.85, 0.88, 0.9, 0.9, 0.92, 0.95)),
+        "reserve_gib": rng.choice((1.0, 1.5, 2.0, 2.5, 3.0, 4.0)),
+        "avg_tokens": rng.randrange(300, max(301, context * 2 // 3), 50),
+        "block_size": rng.choice((16, 16, 32)),
+    }
+
+
+def generate_ladder(rng, catalog: Catalog) -> dict:
+    """A ladder problem: fitting (at the smallest TP degree that serves a user) 9 times
+    in 10, deliberately not fitting the tenth time."""
+    want_fit = rng.random() >= NON_FITTING_SHARE
+    for _ in range(MAX_DRAWS):
+        inputs = _draw_candidate(rng, catalog)
+        result = run_ladder(inputs, catalog)
+        if want_fit:
+            degree = result.extra["min_tp_degree"]
+            if degree is None:
+                continue
+            inputs["gpus"] = degree
+            return inputs
+        if not result.extra["fits"]:
+            return inputs
+    raise RuntimeError("No ladder problem could be drawn from the catalog.")
+
+
+FAMILIES = (
+    Family("ladder", "Capacity ladder",
+           "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
+           INPUTS, run_ladder, generate=generate_ladder, order=10),
+)

@@ -17,6 +17,8 @@ from ..dtypes import NOMINAL_BITS, weight_bits
 from ..hf_config import ModelConfig
 from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
 from .base import Result, StepSpec, run
+from .drawing import draw_model
+from .family import Family
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
 
 PARAMS_INPUTS = (MODEL,)
@@ -116,3 +118,26 @@ def run_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}: block scales and higher-precision tensors "
                      f"add to the file.")
     return run("weights", inputs, specs, given, notes + list(cfg.notes))
+
+
+def generate_params(rng, catalog: Catalog) -> dict:
+    """A parameter-count problem on a random catalog model."""
+    return {"model": draw_model(rng, catalog)}
+
+
+def generate_weights(rng, catalog: Catalog) -> dict:
+    """A weight-memory problem; int4 sometimes at a stated effective width."""
+    dtype = rng.choice(("bf16", "fp16", "fp8", "int8", "int4"))
+    inputs = {"model": draw_model(rng, catalog), "weights_dtype": dtype}
+    if dtype == "int4":
+        inputs["weights_bits"] = rng.choice((4.5, 4.5, 4.8))
+    return inputs
+
+
+FAMILIES = (
+    Family("params", "Parameter count", "Total and active parameters derived from a config.json.",
+           PARAMS_INPUTS, run_params, generate=generate_params, order=30),
+    Family("weights", "Weight memory",
+           "Weight memory at bf16, fp16, fp8, int8 or int4 (at an effective width).",
+           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40),
+)

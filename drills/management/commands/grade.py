@@ -17,15 +17,15 @@ from django.core.management.base import CommandError
 from calculators.engine.grader import grade
 from calculators.engine.procedures import FAMILIES
 from calculators.management.engine_command import BAD_INPUT, EngineCommand
-from drills.generation import GENERATORS, generate_inputs
+from drills.generation import MAX_SEED, drill_families, generate_inputs
 
 
 class Command(EngineCommand):
     help = "Grade typed answers to a problem of a calculator family, step by step."
 
     def add_arguments(self, parser):
-        parser.add_argument("family", choices=sorted(GENERATORS), metavar="FAMILY",
-                            help=f"one of {', '.join(sorted(GENERATORS))}")
+        slugs = [family.slug for family in drill_families()]
+        parser.add_argument("family", choices=slugs, metavar="FAMILY", help=f"one of {', '.join(slugs)}")
         source = parser.add_mutually_exclusive_group(required=True)
         source.add_argument("--seed", type=int, help="the seed of a generated problem")
         source.add_argument("--inputs", help="the family's inputs as JSON (or a path to a JSON file)")
@@ -36,7 +36,7 @@ class Command(EngineCommand):
     def handle(self, *args, **options):
         family = FAMILIES[options["family"]]
         if options["seed"] is not None:
-            if not 0 <= options["seed"] < 2**63:
+            if not 0 <= options["seed"] < MAX_SEED:
                 raise CommandError("--seed must be a whole number from 0 to 2^63 − 1, as on the problem pages.",
                                    returncode=BAD_INPUT)
             inputs = generate_inputs(family.slug, options["seed"])

@@ -1,0 +1,31 @@
+"""Helpers shared by the families' problem generators (seeded ``random.Random``)."""
+
+from __future__ import annotations
+
+import random
+
+from ..catalog import Catalog
+
+CONTEXTS = (2048, 4096, 8192, 16384, 32768)
+KV_DTYPES_DRAWN = ("bf16", "bf16", "fp8")
+
+
+def gpu_supports(catalog: Catalog, gpu_id: str, dtype: str) -> bool:
+    """True unless ``dtype`` needs tensor cores the card lacks (fp8 on the A100s)."""
+    return bool(catalog.gpu(gpu_id).dense_tflops.get(dtype)) if dtype in ("fp8", "fp4") else True
+
+
+def draw_context(rng: random.Random, catalog: Catalog, model_id: str) -> int:
+    """A context limit from :data:`CONTEXTS` that the model supports."""
+    limit = catalog.model(model_id).config.max_position_embeddings or 8192
+    return rng.choice([c for c in CONTEXTS if c <= limit] or [min(CONTEXTS)])
+
+
+def draw_model(rng: random.Random, catalog: Catalog) -> str:
+    """Any catalog model id."""
+    return rng.choice(list(catalog.models))
+
+
+def draw_gpu(rng: random.Random, catalog: Catalog) -> str:
+    """Any catalog GPU id."""
+    return rng.choice(list(catalog.gpus))

@@ -1,0 +1,46 @@
+"""The :class:`Family` record every calculator family module declares.
+
+A family module (``procedures/<name>.py``) defines ``FAMILIES``, a tuple of
+:class:`Family`; :mod:`calculators.engine.procedures` discovers them, so adding
+a family touches no shared file.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from ..catalog import Catalog
+from ..misconceptions import MisconceptionInfo
+from .base import Result
+from .inputs import InputSpec
+
+# (misconception id, variant(given, earlier_steps) → value | [values] | None)
+VariantList = tuple[tuple[str, Callable[..., Any]], ...]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A calculator family.
+
+    ``procedure(raw_inputs, catalog)`` runs it; ``generate(rng, catalog)``
+    draws the inputs of a seeded problem (``None``: no drill for it);
+    ``variants`` maps its step keys to named wrong variants (added to the
+    shared ones of :mod:`..misconceptions`); ``misconceptions`` declares any new
+    misconception ids it uses; ``order`` sorts the families on the pages.
+    """
+
+    slug: str
+    title: str
+    summary: str
+    inputs: tuple[InputSpec, ...]
+    procedure: Callable[[dict[str, Any], Catalog | None], Result]
+    generate: Callable[[random.Random, Catalog], dict] | None = None
+    variants: Mapping[str, VariantList] = field(default_factory=dict)
+    misconceptions: tuple[MisconceptionInfo, ...] = ()
+    order: int = 100
+
+    def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+        """Run the procedure on snake-case ``raw`` inputs."""
+        return self.procedure(raw, catalog)
