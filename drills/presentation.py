@@ -49,6 +49,10 @@ def statement(problem: ProblemInstance, solution: Result) -> str:
             f"{i['avg_tokens']:,} tokens, stored in blocks of {i['block_size']} tokens. Work the whole ladder: "
             f"how many users does the replica serve, worst case and paged? If nothing fits, the user counts are 0."
         )
+    family = problem.family_info
+    if family.describe is not None:
+        catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+        return family.describe(dict(i), catalog)
     if problem.family == "kv":
         return (f"How many bytes of KV cache does {model} keep per token with a {i['kv_dtype']} cache (every layer "
                 f"counted as full attention), and how many GiB per user at a context of {i['context']:,} tokens "

@@ -28,7 +28,9 @@ class Family:
     draws the inputs of a seeded problem (``None``: no drill for it);
     ``variants`` maps its step keys to named wrong variants (added to the
     shared ones of :mod:`..misconceptions`); ``misconceptions`` declares any new
-    misconception ids it uses; ``order`` sorts the families on the pages.
+    misconception ids it uses; ``order`` sorts the families on the pages;
+    ``describe(inputs, catalog)`` states a drawn problem in one paragraph, in
+    the words an interviewer would use (the drill page shows it).
     """
 
     slug: str
@@ -40,6 +42,7 @@ class Family:
     variants: Mapping[str, VariantList] = field(default_factory=dict)
     misconceptions: tuple[MisconceptionInfo, ...] = ()
     order: int = 100
+    describe: Callable[[dict[str, Any], Catalog], str] | None = None
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         """Run the procedure on snake-case ``raw`` inputs."""
