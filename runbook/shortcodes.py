@@ -1,0 +1,205 @@
+"""Live numbers in the runbook's Markdown: shortcodes resolved by the formula engine.
+
+A derived number is never typed into prose. The Markdown names it instead and
+the engine fills it in when the page renders::
+
+    {{value ladder.users_worst_case}}                               → 53 users
+    {{value ladder.users_worst_case model=llama-3.1-70b weights_dtype=fp8}}  → 1 user
+    {{value kv.kv_bytes_per_token model=llama-3.1-70b as=number}}  → 327,680
+    {{worked kv.kv_bytes_per_token}}           → 2 × 32 × 8 × 128 × 2 B = 131,072 B
+    {{formula kv.kv_bytes_per_token}}          → the formula as MathML
+    {{note ladder.0}}                          → the first of the family's notes
+    {{convert 52 GB GiB}}                      → 48.43 GiB
+    {{gpu h100-sxm5-80gb.bandwidth_gb_s}}      → 3,350 GB/s (datasheet fields)
+    {{config llama-3.1-8b.num_hidden_layers}}  → 32 (a config.json field)
+    {{calculator ladder model=llama-3.1-70b}}  → an embedded calculator (own line)
+
+``FAMILY.STEP`` names a step of a calculator family (``calc FAMILY --json``
+lists them); ``key=value`` pairs are the family's inputs in snake case, the
+rest defaulting to the reference stack. ``as=number`` drops the unit,
+``as=raw`` prints full precision. Every shortcode is checked by
+``load_content``: an unknown one fails with the file and line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from calculators.engine.answers import parse_quantity
+from calculators.engine.catalog import default_catalog
+from calculators.engine.errors import EngineError
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.base import Step, format_number
+from calculators.engine.units import convert, format_quantity
+
+SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z]+)\s+(?P<body>[^{}]*?)\s*\}\}")
+KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator")
+
+# Datasheet fields a ``gpu`` shortcode may read, with their unit.
+GPU_FIELDS = {
+    "memory_mib": "MiB", "memory_gib": "GiB", "bandwidth_gb_s": "GB/s", "marketed_gb": "GB",
+    "name": None, "memory_marketed": None,
+}
+
+
+# Extra quantities (``result.extra``) a value shortcode may quote, by name suffix.
+EXTRA_UNITS_BY_SUFFIX = {"_gib": "GiB", "_tok_s": "tok/s", "_ms": "ms", "_tokens": "tok"}
+EXTRA_UNITS = tuple(EXTRA_UNITS_BY_SUFFIX)
+
+# A count of one reads in the singular.
+SINGULAR = {"users": "user", "GPUs": "GPU", "nodes": "node", "replicas": "replica"}
+
+
+class ShortcodeError(ValueError):
+    """A shortcode that names an unknown kind, family, step, input or field."""
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A resolved shortcode: ``text`` for inline numbers, or ``html`` (MathML,
+    an embedded calculator) to insert after sanitising; ``calculator`` holds
+    (family, inputs) for the page to render the widget."""
+
+    text: str = ""
+    html: str = ""
+    calculator: tuple[str, dict] | None = None
+
+
+def _parse_pairs(tokens: list[str]) -> dict[str, str]:
+    pairs = {}
+    for token in tokens:
+        if "=" not in token:
+            raise ShortcodeError(f"'{token}' should be key=value.")
+        key, value = token.split("=", 1)
+        pairs[key.strip()] = value.strip()
+    return pairs
+
+
+@lru_cache(maxsize=1024)
+def _run(family: str, frozen_inputs: tuple):
+    if family not in FAMILIES:
+        raise ShortcodeError(f"Unknown calculator family '{family}'; known: {', '.join(FAMILIES)}.")
+    try:
+        return FAMILIES[family].run(dict(frozen_inputs))
+    except EngineError as exc:
+        raise ShortcodeError(f"{family}: {exc}") from exc
+
+
+def _step(target: str, pairs: dict[str, str]):
+    if "." not in target:
+        raise ShortcodeError(f"'{target}' should be FAMILY.STEP, e.g. ladder.users_worst_case.")
+    family, key = target.split(".", 1)
+    result = _run(family, tuple(sorted(pairs.items())))
+    if key.isdigit():
+        return result, int(key)
+    try:
+        return result, result.step(key)
+    except KeyError:
+        extra = result.extra.get(key)
+        if isinstance(extra, (int, float)) and not isinstance(extra, bool) and key.endswith(EXTRA_UNITS):
+            # A quantity the procedure reports beside its steps (the ladder's paged_user_gib).
+            unit = next(u for suffix, u in EXTRA_UNITS_BY_SUFFIX.items() if key.endswith(suffix))
+            return result, Step(key, key, float(extra), unit, None, "")
+        keys = ", ".join(step.key for step in result.steps)
+        raise ShortcodeError(f"The {family} family has no step '{key}'; its steps: {keys}.") from None
+
+
+def _shown(value: float, unit: str, style: str) -> str:
+    if style == "raw":
+        return repr(value)
+    text = format_number(value, unit)
+    if value == 1 and unit in SINGULAR:
+        text = f"1 {SINGULAR[unit]}"
+    if style == "number":
+        return text.replace("$", "").rsplit(" ", 1)[0] if " " in text else text
+    return text
+
+
+def resolve(kind: str, body: str) -> Resolved:
+    """Resolve one shortcode (``kind`` and the text after it). Raises :class:`ShortcodeError`."""
+    tokens = body.split()
+    if kind not in KINDS:
+        raise ShortcodeError(f"Unknown shortcode '{kind}'; known: {', '.join(KINDS)}.")
+    if not tokens:
+        raise ShortcodeError(f"The '{kind}' shortcode needs an argument.")
+    if kind == "convert":
+        if len(tokens) != 3:
+            raise ShortcodeError("convert takes VALUE FROM TO, e.g. {{convert 52 GB GiB}}.")
+        try:
+            value, _ = parse_quantity(tokens[0])
+            return Resolved(text=format_quantity(convert(value, tokens[1], tokens[2]), tokens[2]))
+        except EngineError as exc:
+            raise ShortcodeError(str(exc)) from exc
+    if kind in ("gpu", "config"):
+        return _catalog_field(kind, tokens[0])
+    if kind == "calculator":
+        family = tokens[0]
+        pairs = _parse_pairs(tokens[1:])
+        _run(family, tuple(sorted(pairs.items())))  # validates the preset
+        return Resolved(calculator=(family, pairs))
+    pairs = _parse_pairs(tokens[1:])
+    style = pairs.pop("as", "unit")
+    if style not in ("unit", "number", "raw"):
+        raise ShortcodeError(f"as= takes unit, number or raw, not '{style}'.")
+    result, step = _step(tokens[0], pairs)
+    if kind == "note":
+        if not isinstance(step, int) or step >= len(result.notes):
+            raise ShortcodeError(f"note takes FAMILY.N with N below {len(result.notes)}.")
+        return Resolved(text=result.notes[step])
+    if isinstance(step, int):
+        raise ShortcodeError(f"'{tokens[0]}' names a note; use {{{{note {tokens[0]}}}}}.")
+    if kind == "value":
+        return Resolved(text=_shown(step.value, step.unit, style))
+    if step.formula is None:
+        raise ShortcodeError(f"'{tokens[0]}' is reported beside the steps and has no formula of its own.")
+    if kind == "worked":
+        return Resolved(text=step.substituted)
+    return Resolved(html=step.formula.mathml)
+
+
+def _catalog_field(kind: str, target: str) -> Resolved:
+    if "." not in target:
+        raise ShortcodeError(f"'{target}' should be ID.FIELD.")
+    # Model ids contain dots (llama-3.1-8b) and config fields do not; GPU fields may (dense_tflops.bf16).
+    item_id, field = target.rsplit(".", 1) if kind == "config" else target.split(".", 1)
+    catalog = default_catalog()
+    try:
+        item = catalog.gpu(item_id) if kind == "gpu" else catalog.model(item_id)
+    except EngineError as exc:
+        raise ShortcodeError(str(exc)) from exc
+    if kind == "config":
+        if field not in item.raw_config:
+            raise ShortcodeError(f"{item_id}'s config has no field '{field}'.")
+        value = item.raw_config[field]
+        return Resolved(text=f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value))
+    if field.startswith("dense_tflops.") or field.startswith("sparse_tflops."):
+        table, precision = field.split(".", 1)
+        value = getattr(item, table).get(precision)
+        if value is None:
+            raise ShortcodeError(f"{item_id} has no {table} figure for {precision}.")
+        return Resolved(text=f"{value:,g} TFLOP/s")
+    if field not in GPU_FIELDS:
+        raise ShortcodeError(f"Unknown GPU field '{field}'; known: {', '.join(GPU_FIELDS)}, "
+                             f"dense_tflops.<precision>, sparse_tflops.<precision>.")
+    value, unit = getattr(item, field), GPU_FIELDS[field]
+    if unit is None:
+        return Resolved(text=str(value))
+    if unit == "MiB":
+        return Resolved(text=f"{value:,.0f} MiB")
+    return Resolved(text=format_number(value, unit) if unit != "GB/s" else f"{value:,.0f} GB/s")
+
+
+def find_errors(markdown: str) -> list[tuple[int, str, str]]:
+    """Every unresolvable shortcode as (line number, shortcode text, reason)."""
+    errors = []
+    for number, line in enumerate(markdown.splitlines(), start=1):
+        for match in SHORTCODE.finditer(line):
+            try:
+                resolve(match["kind"], match["body"])
+            except ShortcodeError as exc:
+                errors.append((number, match.group(0), str(exc)))
+        if "{{" in SHORTCODE.sub("", line):
+            errors.append((number, line.strip()[:60], "An unclosed or malformed {{ shortcode."))
+    return errors
