@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from calculators.engine.catalog import catalog_from_entries
-from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+from calculators.engine.dtypes import NOMINAL_BITS
 from calculators.engine.procedures import Result
 
 from .models import ProblemInstance
@@ -23,45 +23,13 @@ CONFIG_KEYS = (
 )
 
 
-def _percent(fraction: float) -> str:
-    return f"{fraction * 100:g} %"
-
-
-def _weights_phrase(inputs: dict) -> str:
-    dtype = inputs.get("weights_dtype", "bf16")
-    bits = inputs.get("weights_bits") or DEFAULT_WEIGHT_BITS[dtype]
-    if bits != NOMINAL_BITS[dtype]:
-        return f"{dtype} weights (charged {bits:g} bits each: scales and higher-precision tensors included)"
-    return f"{dtype} weights"
-
-
 def statement(problem: ProblemInstance, solution: Result) -> str:
-    """The problem in one paragraph, in the words an interviewer would use."""
-    i = problem.inputs
-    model = i.get("model", "the model")
-    if problem.family == "ladder":
-        gpu = catalog_from_entries([], problem.snapshot["gpus"]).gpu(i["gpu"]).name
-        cards = f"one {gpu}" if i["gpus"] == 1 else f"a replica of {i['gpus']} × {gpu} (tensor parallel)"
-        return (
-            f"Serve {model} with {_weights_phrase(i)} and a {i['kv_dtype']} KV cache on {cards}. The engine may "
-            f"use {_percent(i['utilization'])} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for "
-            f"activations. Each user may hold up to {i['context']:,} tokens; a typical conversation is "
-            f"{i['avg_tokens']:,} tokens, stored in blocks of {i['block_size']} tokens. Work the whole ladder: "
-            f"how many users does the replica serve, worst case and paged? If nothing fits, the user counts are 0."
-        )
+    """The problem in one paragraph, in the words an interviewer would use (``Family.describe``)."""
     family = problem.family_info
-    if family.describe is not None:
-        catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
-        return family.describe(dict(i), catalog)
-    if problem.family == "kv":
-        return (f"How many bytes of KV cache does {model} keep per token with a {i['kv_dtype']} cache (every layer "
-                f"counted as full attention), and how many GiB per user at a context of {i['context']:,} tokens "
-                f"(sliding windows applied)?")
-    if problem.family == "params":
-        return (f"From its config, how many parameters does {model} have, and how many does one token use? "
-                f"Count embeddings, attention, MLP or experts, norms and the output head.")
-    return (f"How much memory do {model}'s {_weights_phrase(i)} take? Give the parameter count, then bytes, "
-            f"then GiB.")
+    catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+    if family.describe is None:
+        return f"Work the steps of the {family.title.lower()} for these inputs: {solution.inputs}."
+    return family.describe(dict(problem.inputs), catalog)
 
 
 def problem_facts(problem: ProblemInstance) -> dict:

@@ -29,3 +29,14 @@ def draw_model(rng: random.Random, catalog: Catalog) -> str:
 def draw_gpu(rng: random.Random, catalog: Catalog) -> str:
     """Any catalog GPU id."""
     return rng.choice(list(catalog.gpus))
+
+
+def weights_phrase(inputs: dict) -> str:
+    """"bf16 weights", or for a widened format "int4 weights (charged 4.5 bits each …)"."""
+    from ..dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits") or DEFAULT_WEIGHT_BITS[dtype]
+    if bits != NOMINAL_BITS[dtype]:
+        return f"{dtype} weights (charged {bits:g} bits each: scales and higher-precision tensors included)"
+    return f"{dtype} weights"

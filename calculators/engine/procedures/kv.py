@@ -103,8 +103,15 @@ def generate_kv(rng, catalog: Catalog) -> dict:
     return {"model": model, "kv_dtype": rng.choice(KV_DTYPES_DRAWN), "context": draw_context(rng, catalog, model)}
 
 
+def describe_kv(inputs: dict, catalog: Catalog) -> str:
+    """A KV problem in the words an interviewer would use."""
+    return (f"How many bytes of KV cache does {inputs['model']} keep per token with a {inputs['kv_dtype']} cache "
+            f"(every layer counted as full attention), and how many GiB per user at a context of "
+            f"{inputs['context']:,} tokens (sliding windows applied)?")
+
+
 FAMILIES = (
     Family("kv", "KV cache",
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
-           INPUTS, run_kv, generate=generate_kv, order=20),
+           INPUTS, run_kv, generate=generate_kv, order=20, describe=describe_kv),
 )

@@ -19,7 +19,7 @@ from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports
+from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports, weights_phrase
 from .family import Family
 from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB,
                      UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
@@ -181,8 +181,22 @@ def generate_ladder(rng, catalog: Catalog) -> dict:
     raise RuntimeError("No ladder problem could be drawn from the catalog.")
 
 
+def describe_ladder(inputs: dict, catalog: Catalog) -> str:
+    """A ladder problem in the words an interviewer would use."""
+    gpu = catalog.gpu(inputs["gpu"]).name
+    cards = f"one {gpu}" if inputs["gpus"] == 1 else f"a replica of {inputs['gpus']} × {gpu} (tensor parallel)"
+    return (
+        f"Serve {inputs['model']} with {weights_phrase(inputs)} and a {inputs['kv_dtype']} KV cache on {cards}. "
+        f"The engine may use {inputs['utilization'] * 100:g} % of each card's memory and keeps "
+        f"{inputs['reserve_gib']:g} GiB per card for activations. Each user may hold up to {inputs['context']:,} "
+        f"tokens; a typical conversation is {inputs['avg_tokens']:,} tokens, stored in blocks of "
+        f"{inputs['block_size']} tokens. Work the whole ladder: how many users does the replica serve, worst case "
+        f"and paged? If nothing fits, the user counts are 0."
+    )
+
+
 FAMILIES = (
     Family("ladder", "Capacity ladder",
            "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
-           INPUTS, run_ladder, generate=generate_ladder, order=10),
+           INPUTS, run_ladder, generate=generate_ladder, order=10, describe=describe_ladder),
 )

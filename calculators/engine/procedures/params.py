@@ -17,7 +17,7 @@ from ..dtypes import NOMINAL_BITS, weight_bits
 from ..hf_config import ModelConfig
 from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
 from .base import Result, StepSpec, run
-from .drawing import draw_model
+from .drawing import draw_model, weights_phrase
 from .family import Family
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
 
@@ -134,10 +134,22 @@ def generate_weights(rng, catalog: Catalog) -> dict:
     return inputs
 
 
+def describe_params(inputs: dict, catalog: Catalog) -> str:
+    """A parameter-count problem in the words an interviewer would use."""
+    return (f"From its config, how many parameters does {inputs['model']} have, and how many does one token use? "
+            f"Count embeddings, attention, MLP or experts, norms and the output head.")
+
+
+def describe_weights(inputs: dict, catalog: Catalog) -> str:
+    """A weight-memory problem in the words an interviewer would use."""
+    return (f"How much memory do {inputs['model']}'s {weights_phrase(inputs)} take? Give the parameter count, "
+            f"then bytes, then GiB.")
+
+
 FAMILIES = (
     Family("params", "Parameter count", "Total and active parameters derived from a config.json.",
-           PARAMS_INPUTS, run_params, generate=generate_params, order=30),
+           PARAMS_INPUTS, run_params, generate=generate_params, order=30, describe=describe_params),
     Family("weights", "Weight memory",
            "Weight memory at bf16, fp16, fp8, int8 or int4 (at an effective width).",
-           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40),
+           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40, describe=describe_weights),
 )
