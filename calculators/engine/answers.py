@@ -43,6 +43,7 @@ with ``log10`` before computing).  Arithmetic is in floats only.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import NoReturn
@@ -166,6 +167,8 @@ class _Reader:
                 self.tokens.append(_Token("op", ch)); i += 1
             elif ch in "()":
                 self.tokens.append(_Token(ch, ch)); i += 1
+            elif ch in "xX" and previous in ("num", ")", "unit") and self._operand_follows(i + 1):
+                self.tokens.append(_Token("op", "*")); i += 1  # "2 x 32": a typed times sign
             elif ch == "$" and previous not in ("num", ")", "unit"):
                 i = self._read_money(i)
             elif ch.isalpha() or ch in "$%":
@@ -179,6 +182,12 @@ class _Reader:
                 shown = ch if ch.isprintable() else f"U+{ord(ch):04X}"
                 self.fail(f"'{shown}' is not allowed; use digits, + - * / ^ ( ) and an optional unit")
         self.tokens.append(_Token("end", ""))
+
+    def _operand_follows(self, index: int) -> bool:
+        """True when the next non-space character starts a number or a bracket."""
+        while index < len(self.text) and self.text[index].isspace():
+            index += 1
+        return index < len(self.text) and (self.text[index] in _DIGITS or self.text[index] in ".(")
 
     def _read_number(self, start: int) -> int:
         text, n, end = self.text, len(self.text), start
@@ -474,6 +483,19 @@ def _check_length(text: object, step: Unit | None) -> str:
     return stripped
 
 
+# Words a candidate writes around a value that change nothing about it: a leading
+# "≈ 53" or "about 53", a trailing "per user" or "/token" (the step already says per what).
+_LEADING_QUALIFIER = r"^(?:[≈~≃=]|about\b|approx(?:\.|imately\b)|roughly\b|around\b)\s*"
+_TRAILING_QUALIFIER = r"\s*(?:(?:/|\bper\s+)(?:user|token|tok|request|GPU|card|replica|node)s?|\beach)\s*$"
+
+
+def _without_qualifiers(text: str) -> str:
+    """Drop approximation marks and per-item qualifiers that do not change the value."""
+    cleaned = re.sub(_LEADING_QUALIFIER, "", text, count=1, flags=re.IGNORECASE)
+    cleaned = re.sub(_TRAILING_QUALIFIER, "", cleaned, count=1, flags=re.IGNORECASE).strip()
+    return cleaned or text
+
+
 def _as_typed(value: float, unit: Unit) -> str:
     number = f"{value:,.6g}"
     if "e" in number:
@@ -497,7 +519,7 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
     wrong-dimension input.
     """
     step = get_unit(unit)
-    stripped = _check_length(text, step)
+    stripped = _without_qualifiers(_check_length(text, step))
     reader = _Reader(stripped, step)
     result = reader.evaluate()
     if not result.has_unit:

@@ -127,7 +127,8 @@ def _build_vocabulary() -> None:
         _add(f"{prefix}FLOP {prefix}FLOPs", ops, 10 ** (3 * power))
         _add(prefix + "FLOPS", flops, 10 ** (3 * power))
     for prefix, power in (("Ki", 1), ("Mi", 2), ("Gi", 3), ("Ti", 4), ("Pi", 5), ("Ei", 6)):
-        _add(prefix + "B", mem, 2 ** (10 * power))
+        # Binary sizes are unambiguous in any case ("gib" can only mean GiB), unlike "gb"/"Gb".
+        _add(prefix + "B", mem, 2 ** (10 * power), any_case=True)
     _add("FLOP FLOPs", ops, 1)
     _add("FLOPS", flops, 1)
     tok = _dims(tok=1)

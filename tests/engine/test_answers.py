@@ -173,7 +173,7 @@ MALFORMED = [
     ("GiB", "GiB", ["'GiB'", "needs a number before it"]),
     ("12 parsecs", "s", ["'12 parsecs'", "'parsecs' is not a unit", "a duration in s"]),
     ("5 Gb", "GB", ["'Gb' is not a unit", "did you mean 'GB'", "bit"]),
-    ("80 x 0.9", "GiB", ["'x' is not a unit", "write * or ×"]),
+    ("80 x", "GiB", ["'x' is not a unit", "write * or ×"]),
     ("2(3)", "1", ["'2(3)'", "implicit multiplication is not supported"]),
     ("(2)(3)", "1", ["implicit multiplication"]),
     ("1 024", "B", ["'1 024'", "no operator between them"]),
@@ -267,3 +267,19 @@ def test_no_dynamic_evaluation_in_the_parser():
                      if isinstance(node, ast.ImportFrom)}
         assert not names & banned, module
         assert "sympy" not in imported and "ast" not in imported, module
+
+
+@pytest.mark.parametrize("text, unit, expected", [
+    ("2 x 32 x 8 x 128 x 2", "B", 131072),   # a typed x between operands multiplies
+    ("80 x 0.9", "GiB", 72),
+    ("(2)x(3)", "1", 6),
+    ("~53", "users", 53),                     # approximation marks change nothing
+    ("≈ 53", "users", 53),
+    ("about 53 users", "users", 53),
+    ("1 GiB/user", "GiB", 1),                 # the step already says per what
+    ("131072 B per token", "B", 131072),
+    ("0.28 GiB each", "GiB", 0.28),
+    ("14.96 gib", "GiB", 14.96),              # binary units are unambiguous in any case
+])
+def test_common_handwriting_is_read(text, unit, expected):
+    assert parse_answer(text, unit).value == pytest.approx(expected)

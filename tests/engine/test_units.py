@@ -115,7 +115,7 @@ def test_whitespace_is_ignored_inside_a_unit():
     assert get_unit(" $ / M tok ").symbol == "$/Mtok"
 
 
-@pytest.mark.parametrize("symbol", ["Mb", "Gb", "gb", "mb", "GIB", "Ms", "b", "flops", "x", "parsec", "", "GB/", "/s"])
+@pytest.mark.parametrize("symbol", ["Mb", "Gb", "gb", "mb", "Ms", "b", "flops", "x", "parsec", "", "GB/", "/s"])
 def test_unknown_or_ambiguous_units_are_rejected(symbol):
     with pytest.raises(AnswerError, match="is not a unit I know"):
         get_unit(symbol)
