@@ -27,7 +27,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
 from calculators.engine.errors import ConfigError, EngineError
 from calculators.engine.procedures import Family, Result, Step
-from calculators.engine.procedures.base import format_number
+from calculators.engine.procedures.base import SINGULAR, format_number
 from calculators.engine.procedures.inputs import InputSpec
 
 # Field labels by input name; any other input is labelled from its name.
@@ -250,7 +250,7 @@ def _changed(previous: Mapping[str, float], step: Step) -> bool:
 def _split_display(text: str, unit: str) -> tuple[str, str]:
     """``("53", "users")`` from ``"53 users"``; the unit is '' when none is shown."""
     number, _, suffix = text.rpartition(" ")
-    if number and suffix == unit:
+    if number and suffix in (unit, SINGULAR.get(unit)):
         return number, suffix
     return text, ""
 

@@ -48,9 +48,6 @@ GPU_FIELDS = {
 EXTRA_UNITS_BY_SUFFIX = {"_gib": "GiB", "_tok_s": "tok/s", "_ms": "ms", "_tokens": "tok"}
 EXTRA_UNITS = tuple(EXTRA_UNITS_BY_SUFFIX)
 
-# A count of one reads in the singular.
-SINGULAR = {"users": "user", "GPUs": "GPU", "nodes": "node", "replicas": "replica"}
-
 
 class ShortcodeError(ValueError):
     """A shortcode that names an unknown kind, family, step, input or field."""
@@ -110,8 +107,6 @@ def _shown(value: float, unit: str, style: str) -> str:
     if style == "raw":
         return repr(value)
     text = format_number(value, unit)
-    if value == 1 and unit in SINGULAR:
-        text = f"1 {SINGULAR[unit]}"
     if style == "number":
         return text.replace("$", "").rsplit(" ", 1)[0] if " " in text else text
     return text

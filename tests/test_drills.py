@@ -241,7 +241,7 @@ class TestGeneration:
 
     def test_an_unknown_family_has_no_generator(self):
         with pytest.raises(KeyError):
-            generate_inputs("roofline", 1)
+            generate_inputs("no-such-family", 1)
 
     def test_about_nine_ladder_problems_in_ten_fit_and_the_others_serve_no_one(self):
         ladder = FAMILIES["ladder"]
@@ -598,7 +598,7 @@ class TestHostileAnswers:
 @pytest.mark.django_db
 class TestNotFound:
     @pytest.mark.parametrize("url", ["/drills/nope/", "/drills/nope/new/", "/drills/nope/1/",
-                                     "/drills/roofline/new/"])
+                                     "/drills/no-such-family/new/"])
     def test_an_unknown_family_is_404(self, client, url):
         assert client.get(url).status_code == 404
 

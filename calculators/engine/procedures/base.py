@@ -122,14 +122,38 @@ class Result:
         }
 
 
+# A count of one reads in the singular ("1 user", not "1 users").
+SINGULAR = {"users": "user", "GPUs": "GPU", "nodes": "node", "replicas": "replica"}
+
+# Operands printed bare inside a worked substitution ("1 × 3.00 GiB", not "1 GPUs × …").
+BARE_OPERAND_UNITS = {"1", "tok", "GPUs", "users", "nodes", "replicas", "req/s"}
+
+
+def _plain_number(value: float) -> str:
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def format_operand(value: float, unit: str) -> str:
+    """A formula operand in a worked substitution: counts bare, quantities with their unit."""
+    if unit in BARE_OPERAND_UNITS:
+        return _plain_number(value)
+    return format_number(value, unit)
+
+
 def format_number(value: float, unit: str) -> str:
-    """A value with its unit for worked substitutions (display rounding of DESIGN.md §10)."""
+    """A value with its unit, rounded for display (DESIGN.md §10); full precision stays in JSON."""
     from ..units import format_quantity  # imported late: units is a sibling module
 
-    if unit in ("1", "tok", "GPUs"):
-        if float(value).is_integer():
-            return f"{int(value):,}"
-        return f"{value:,.4g}"
+    if unit == "1":
+        return _plain_number(value)
+    if unit in SINGULAR and value == 1:
+        return f"1 {SINGULAR[unit]}"
+    if unit == "tok":
+        return f"{_plain_number(value)} tok"
     if unit == "bit":
         return f"{value:g} bit"
     if unit in ("GiB", "GB") and 0 < abs(value) < 1 and abs(round(value, 2) - value) > 0.001 * abs(value):
@@ -164,7 +188,7 @@ def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[
         if math.isnan(value) or math.isinf(value):
             raise InputError(f"These inputs make {spec.label.lower()} overflow; use realistic sizes.")
         values[spec.key] = value
-        substituted = (f"{spec.formula.substituted(bound, format_number)} = "
+        substituted = (f"{spec.formula.substituted(bound, format_operand)} = "
                        f"{format_number(value, spec.unit)}")
         steps.append(Step(spec.key, spec.label, value, spec.unit, spec.formula, substituted))
     return Result(family, inputs, steps, notes, specs, dict(given), extra or {})
