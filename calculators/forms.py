@@ -44,6 +44,43 @@ LABELS = {
     "reserve_gib": "Activation reserve",
     "avg_tokens": "Average conversation",
     "block_size": "KV block size",
+    "precision": "Compute precision",
+    "batch": "Decode batch",
+    "prompt_tokens": "Prompt length",
+    "efficiency_low": "Bandwidth efficiency, low",
+    "efficiency_high": "Bandwidth efficiency, high",
+    "measured_tok_s": "Measured decode rate",
+    "mfu": "MFU",
+    "queue_ms": "Queue wait",
+    "prefix_tokens": "Shared prefix",
+    "hit_rate": "Prefix hit rate",
+    "distinct_prefixes": "Distinct prefixes",
+    "tpot_target_ms": "TPOT target",
+    "bandwidth_efficiency": "Bandwidth efficiency",
+    "request_rate": "Request rate",
+    "output_tokens": "Mean output length",
+    "gpus_per_node": "GPUs per node",
+    "rate": "Request rate",
+    "latency_s": "Mean latency",
+    "users_per_replica": "Users per replica",
+    "gpus_per_replica": "GPUs per replica",
+    "occupancy": "Target occupancy",
+    "spares": "Spare replicas",
+    "alpha": "Acceptance rate α",
+    "gamma": "Draft tokens γ",
+    "draft_cost": "Draft cost c",
+    "usd_per_gpu_hour": "Price per GPU-hour",
+    "tokens_per_s": "Fleet tokens per second",
+    "format": "Number format",
+    "params_b": "Parameters (billions)",
+    "proposed_gpus": "Proposed GPUs",
+    "original_context": "Original context",
+    "scaling_factor": "Scaling factor s",
+    "rank": "Adapter rank",
+    "targets": "Target projections",
+    "adapter_dtype": "Adapter precision",
+    "budget_gib": "Adapter budget",
+    "budget_share": "Share of the KV budget",
 }
 
 # Help where the spec's own would only repeat the label.
@@ -63,6 +100,19 @@ HEADLINES = {
     "kv": ("kv_bytes_per_token", "per_user_gib"),
     "params": ("total_params", "active_params"),
     "weights": ("weight_gib", "total_params"),
+    "roofline": ("ridge_flop_per_byte", "batch_at_ridge"),
+    "decode": ("ceiling_tok_s", "realistic_low_tok_s"),
+    "prefill": ("ttft_ms", "crossover_tokens"),
+    "prefix": ("ttft_saved_ms", "pinned_gib"),
+    "slo": ("max_batch", "tpot_ms", "nodes"),
+    "fleet": ("replicas", "nodes"),
+    "cost": ("usd_per_million_tokens", "usd_per_hour"),
+    "tp": ("tp_degree", "nodes"),
+    "moe": ("weights_gib", "saving_ratio"),
+    "lora": ("adapter_gib", "adapters_fit"),
+    "spec": ("speedup", "expected_tokens"),
+    "formats": ("max_normal", "epsilon"),
+    "rope": ("longest_wavelength_tok", "bands_longer_than_context"),
 }
 
 CONFIG_MAX_CHARS = 100_000
@@ -123,7 +173,7 @@ def _initial(spec: InputSpec) -> str:
 
 def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
-    label = LABELS.get(spec.name, spec.name.replace("_", " ").capitalize())
+    label = spec.label or LABELS.get(spec.name, spec.name.replace("_", " ").capitalize())
     help_text = HELP.get(spec.name) or spec.help[:1].upper() + spec.help[1:] + "."
     catalog = default_catalog()
     if spec.kind in ("model", "gpu", "choice"):

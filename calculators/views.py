@@ -30,6 +30,7 @@ def calculator(request: HttpRequest, family: str) -> HttpResponse:
     form.is_valid()
     template = "calculators/calculator.html"
     if request.htmx:
-        template += "#results"
+        # A calculator embedded in a chapter (calculators/embed.py) swaps its own, smaller results.
+        template = "calculators/_embed.html#results" if request.GET.get("embed") else template + "#results"
     context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
     return render(request, template, context)

@@ -20,6 +20,7 @@ CONFIG_KEYS = (
     "num_local_experts", "n_routed_experts", "num_experts_per_tok", "n_activated_experts", "n_shared_experts",
     "moe_intermediate_size", "moe_inter_dim", "first_k_dense_replace", "n_dense_layers", "q_lora_rank",
     "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "max_position_embeddings",
+    "rope_theta", "rope_scaling", "partial_rotary_factor",
 )
 
 
@@ -45,7 +46,9 @@ def problem_facts(problem: ProblemInstance) -> dict:
     if problem.snapshot.get("gpus"):
         card = catalog_from_entries([], problem.snapshot["gpus"]).gpu(problem.inputs["gpu"])
         gpu = {"name": card.name, "memory_note": card.memory_note, "memory_mib": card.memory_mib,
-               "from_driver": card.memory_from_driver, "bandwidth_gb_s": card.bandwidth_gb_s}
+               "from_driver": card.memory_from_driver, "bandwidth_gb_s": card.bandwidth_gb_s,
+               "dense_tflops": [(p, v) for p, v in card.dense_tflops.items() if v],
+               "sparse_bf16": card.sparse_tflops.get("bf16")}
     widths = sorted({(k, NOMINAL_BITS[k] / 8) for k in ("fp32", "bf16", "fp16", "fp8", "int8")},
                     key=lambda kv: -kv[1])
     return {"config": config, "raw_config": raw, "gpu": gpu, "widths": widths,

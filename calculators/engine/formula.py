@@ -21,6 +21,7 @@ bytes, in that order); printers are asked to keep that order.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Callable, Mapping
@@ -75,6 +76,30 @@ UNIT_IN_BASE: dict[str, sympy.Expr] = {
     "USD/Mtok": USD / 10**6,
     "1": sympy.Integer(1),
 }
+
+
+# A ratio this close (relative) to a whole number is that number: float round-off
+# (0.6 is stored as 0.59999…) must not turn an exact 125 replicas into 126, or
+# 53 users into 52. Exact sympy evaluation needs no such care.
+WHOLE_TOLERANCE = 1e-9
+
+
+def near_whole(value: float) -> int | None:
+    """The whole number ``value`` is within round-off of, or ``None``."""
+    nearest = round(value)
+    return nearest if abs(value - nearest) <= WHOLE_TOLERANCE * max(1.0, abs(value)) else None
+
+
+def whole_ceil(value: float) -> int:
+    """⌈value⌉, except that a value within round-off of a whole number is that number."""
+    nearest = near_whole(value)
+    return nearest if nearest is not None else math.ceil(value)
+
+
+def whole_floor(value: float) -> int:
+    """⌊value⌋, except that a value within round-off of a whole number is that number."""
+    nearest = near_whole(value)
+    return nearest if nearest is not None else math.floor(value)
 
 
 @dataclass(frozen=True)
@@ -135,7 +160,9 @@ class Formula:
 
     @cached_property
     def _evaluator(self) -> Callable[..., float]:
-        return sympy.lambdify(self._argument_symbols, self.numeric_expr, modules="math")
+        # Ceilings and floors round like exact arithmetic (see WHOLE_TOLERANCE).
+        return sympy.lambdify(self._argument_symbols, self.numeric_expr,
+                              modules=[{"ceiling": whole_ceil, "floor": whole_floor}, "math"])
 
     def __call__(self, values: Mapping[str, float]) -> float:
         """Evaluate numerically with the cached evaluator.
@@ -180,6 +207,12 @@ class Formula:
         return _TextPrinter(shown).doprint(self.expr)
 
 
+def _without_minus_one(expr: sympy.Mul) -> sympy.Expr:
+    """``-1 × a × b`` → ``a × b`` (kept unevaluated, in written order)."""
+    rest = expr.args[1:]
+    return rest[0] if len(rest) == 1 else sympy.Mul(*rest, evaluate=False)
+
+
 def _split_fraction(expr: sympy.Mul) -> tuple[list, list]:
     """Split a product into numerator and denominator factors, keeping written order."""
     numer, denom = [], []
@@ -203,6 +236,14 @@ class _OrderedMathML(MathMLPresentationPrinter):
         return mi
 
     def _print_Mul(self, expr):
+        if expr.args and expr.args[0] == -1:  # −m, not −1 × m
+            inner = _without_minus_one(expr)
+            row = self.dom.createElement("mrow")
+            minus = self.dom.createElement("mo")
+            minus.appendChild(self.dom.createTextNode("−"))
+            row.appendChild(minus)
+            row.appendChild(self._paren(inner) if inner.is_Add else self._print(inner))
+            return row
         numer, denom = _split_fraction(expr)
         top = self._join_product(numer or [sympy.Integer(1)])
         if not denom:
@@ -211,6 +252,14 @@ class _OrderedMathML(MathMLPresentationPrinter):
         frac.appendChild(top)
         frac.appendChild(self._join_product(denom))
         return frac
+
+    def _print_log(self, expr):
+        row = self.dom.createElement("mrow")
+        name = self.dom.createElement("mi")
+        name.appendChild(self.dom.createTextNode("ln"))
+        row.appendChild(name)
+        row.appendChild(self._paren(expr.args[0]))
+        return row
 
     def _join_product(self, factors):
         row = self.dom.createElement("mrow")
@@ -255,11 +304,35 @@ class _TextPrinter(StrPrinter):
         return "⌈" + self._print(expr.args[0]) + "⌉"
 
     def _print_Mul(self, expr):
+        if expr.args and expr.args[0] == -1:  # −x, not −1 × x
+            inner = _without_minus_one(expr)
+            text = self._print(inner)
+            return "−" + (f"({text})" if inner.is_Add else text)
         numer, denom = _split_fraction(expr)
         text = " × ".join(self.parenthesize(f, 40) for f in numer) or "1"
         for d in denom:
             text += " ÷ " + self.parenthesize(d, 51)
         return text
+
+    def _print_Pow(self, expr, rational=False):
+        base, exponent = expr.args
+        if exponent.is_number and exponent.is_negative and not base.is_Integer:
+            return "1 ÷ " + self.parenthesize(sympy.Pow(base, -exponent, evaluate=False), 50)
+        shown_base = self._print(base)
+        if not (base.is_Symbol or (base.is_Integer and base >= 0) or base is sympy.pi):
+            shown_base = f"({shown_base})"
+        shown_exponent = self._print(exponent)
+        if not (exponent.is_Symbol or (exponent.is_Integer and exponent >= 0)):
+            shown_exponent = f"({shown_exponent})"
+        elif self._shown is not None and exponent.is_Symbol and not shown_exponent.isdigit():
+            shown_exponent = f"({shown_exponent})"  # a substituted 0.5 or −3 reads better bracketed
+        return f"{shown_base}^{shown_exponent}"
+
+    def _print_Pi(self, expr):
+        return "π"
+
+    def _print_log(self, expr):
+        return "ln(" + self._print(expr.args[0]) + ")"
 
     def _print_Max(self, expr):
         return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"

@@ -114,11 +114,11 @@ def _bound_violation(key: str, value: float, right: Mapping[str, float], given: 
     if key in ("card_gib", "weights_gib", "weight_bytes", "weight_gib", "kv_bytes_per_token",
                "per_user_gib", "total_params", "active_params") and value <= 0:
         return "this quantity is always positive"
-    if key == "usable_gib" and (value <= 0 or value > right["card_gib"] * 1.0001):
+    if key == "usable_gib" and "card_gib" in right and (value <= 0 or value > right["card_gib"] * 1.0001):
         return f"usable memory lies between 0 and the card's {gib(right['card_gib'])} (a utilisation of 0 to 1)"
-    if key == "kv_budget_gib" and value > right["usable_gib"] * 1.0001:
+    if key == "kv_budget_gib" and "usable_gib" in right and value > right["usable_gib"] * 1.0001:
         return f"the KV budget cannot exceed the {gib(right['usable_gib'])} usable"
-    if key in ("users_worst_case", "users_paged"):
+    if key in ("users_worst_case", "users_paged") and "card_gib" in right:
         if value < 0:
             return "a user count cannot be negative"
         if key == "users_worst_case":

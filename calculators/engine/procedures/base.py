@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ..errors import InputError
 from ..formula import Formula
@@ -130,6 +130,8 @@ BARE_OPERAND_UNITS = {"1", "tok", "GPUs", "users", "nodes", "replicas", "req/s"}
 
 
 def _plain_number(value: float) -> str:
+    if abs(value) >= 1e15:
+        return f"{value:.4g}".replace("e+", "e")  # fp32's 3.403e38, not 39 digits
     if float(value).is_integer():
         return f"{int(value):,}"
     if abs(value) >= 1000:
@@ -160,6 +162,8 @@ def format_number(value: float, unit: str) -> str:
         # Below one, two decimals can hide the value (0.28125 → 0.28, 0.015625 →
         # 0.02): show three significant figures so it can be typed back.
         return f"{value:.3g} {unit}"
+    if unit in ("tok/s", "FLOP/byte") and 0 < abs(value) < 10:
+        return f"{value:.3g} {unit}"  # one decimal would turn an intensity of 0.276 into 0.3
     if unit == "MiB":
         return f"{value:,.0f} MiB" if float(value).is_integer() else f"{value:,.1f} MiB"
     return format_quantity(value, unit)

@@ -39,6 +39,7 @@ class InputSpec:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] = ()
     unit: str = ""
+    label: str = ""  # the form's label when the shared one would mislead (decode's context)
 
     @property
     def flag(self) -> str:

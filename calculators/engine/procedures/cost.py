@@ -1,0 +1,205 @@
+"""The ``cost`` family: dollars per million tokens from a GPU price and a throughput.
+
+Steps, in order: ``usd_per_hour`` (price per GPU-hour × GPUs: the whole fleet
+is billed every hour, busy or not), ``tokens_per_hour`` (the fleet's tokens
+per second while busy × the fraction of the hour it is busy × 3,600 s) and
+``usd_per_million_tokens`` (an hour's bill ÷ an hour's tokens, per 10^6
+tokens). A half-idle fleet pays the same bill for half the tokens, so the
+utilisation divides straight into the cost per token.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import Catalog
+from ..formula import Formula, Var
+from ..formulas import product, ratio
+from ..misconceptions import MisconceptionInfo
+from .base import Result, StepSpec, format_number, run
+from .family import Family
+from .inputs import InputSpec, catalog_or_default, clean_inputs
+
+SECONDS_PER_HOUR = 3600
+
+# --- formulas ------------------------------------------------------------------------------------
+
+USD_PER_HOUR = Formula(
+    "usd_per_hour", "Fleet cost per hour", "USD/h",
+    (Var("usd_per_gpu_hour", "USD/h", "price of one GPU for an hour"),
+     Var("gpus", "GPUs", "GPUs billed")),
+    lambda s: product(s["usd_per_gpu_hour"], s["gpus"]),
+)
+
+TOKENS_PER_HOUR = Formula(
+    "tokens_per_hour", "Tokens per hour", "tok",
+    (Var("tokens_per_s", "tok/s", "the fleet's tokens per second while busy"),
+     Var("utilization", "1", "fraction of the hour the fleet is busy"),
+     Var("hour", "h", "one hour")),
+    lambda s: product(s["tokens_per_s"], s["utilization"], s["hour"]),
+)
+
+USD_PER_MILLION_TOKENS = Formula(
+    "usd_per_million_tokens", "Cost per million tokens", "USD/Mtok",
+    (Var("usd_per_hour", "USD/h", "fleet cost per hour"),
+     Var("hour", "h", "one hour"),
+     Var("tokens_per_hour", "tok", "tokens produced in that hour")),
+    lambda s: ratio(product(s["usd_per_hour"], s["hour"]), s["tokens_per_hour"]),
+)
+
+FORMULAS = (USD_PER_HOUR, TOKENS_PER_HOUR, USD_PER_MILLION_TOKENS)
+
+SPECS = [
+    StepSpec("usd_per_hour", "Fleet cost per hour (price × GPUs)", USD_PER_HOUR),
+    StepSpec("tokens_per_hour", "Tokens per hour (busy rate × utilisation × 3,600 s)", TOKENS_PER_HOUR),
+    StepSpec("usd_per_million_tokens", "Cost per million tokens", USD_PER_MILLION_TOKENS,
+             {"usd_per_hour": "usd_per_hour", "tokens_per_hour": "tokens_per_hour"}),
+]
+STEP_KEYS = tuple(spec.key for spec in SPECS)
+
+# --- inputs --------------------------------------------------------------------------------------
+
+USD_PER_GPU_HOUR = InputSpec("usd_per_gpu_hour", "float", 3.0, "price of one GPU for one hour, USD", minimum=0,
+                             exclusive_minimum=True, maximum=1000, unit="USD/h")
+FLEET_GPUS = InputSpec("gpus", "int", 8, "GPUs in the fleet, every one billed every hour", minimum=1,
+                       maximum=1_000_000, unit="GPUs", label="GPUs in the fleet")
+TOKENS_PER_S = InputSpec("tokens_per_s", "float", 10_000.0, "tokens per second the whole fleet produces while "
+                         "busy", minimum=0, exclusive_minimum=True, maximum=1e10, unit="tok/s")
+BUSY_FRACTION = InputSpec("utilization", "float", 1.0, "fraction of each hour the fleet does useful work (idle "
+                          "time is billed too); not a memory fraction", minimum=0, maximum=1,
+                          exclusive_minimum=True, label="Busy fraction of each hour")
+
+INPUTS = (USD_PER_GPU_HOUR, FLEET_GPUS, TOKENS_PER_S, BUSY_FRACTION)
+
+
+def _notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
+    utilization = inputs["utilization"]
+    busy_cost = values["usd_per_million_tokens"] * utilization
+    notes = [
+        f"tokens_per_s is the whole fleet's rate while busy ({format_number(inputs['tokens_per_s'], 'tok/s')} "
+        f"across {inputs['gpus']:,} GPUs, {format_number(inputs['tokens_per_s'] / inputs['gpus'], 'tok/s')} "
+        f"each); the price is per GPU-hour, so the bill is price × GPUs.",
+    ]
+    if utilization < 1:
+        notes.append(
+            f"Utilisation {utilization:g}: the fleet is busy {utilization:.0%} of each hour and billed for all of "
+            f"it, so a token costs {1 / utilization:.3g} × the fully busy "
+            f"{format_number(busy_cost, 'USD/Mtok')}. Idle capacity is usually a bigger line than any kernel "
+            f"speed-up.")
+    else:
+        notes.append("Utilisation 1: quoted as if the fleet were busy every second it is billed, the cheapest "
+                     "the cost per token can get; a half-idle fleet pays double per token.")
+    notes.append("Tokens here are the ones you bill for (usually output tokens); say which you count, since "
+                 "prompt tokens are cheaper to produce than generated ones.")
+    return notes
+
+
+def run_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Fleet cost per hour (USD/h), tokens per hour and cost per million tokens (USD/Mtok).
+
+    ``raw`` holds ``usd_per_gpu_hour``, ``gpus`` (the fleet), ``tokens_per_s``
+    (the fleet's rate while busy) and ``utilization`` (fraction of the hour
+    busy, default 1.0); missing ones take the defaults ($3.00/GPU-hour, 8 GPUs,
+    10,000 tok/s). Raises :class:`~..errors.InputError` for a value out of bounds.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    given = {name: float(inputs[name]) for name in ("usd_per_gpu_hour", "gpus", "tokens_per_s", "utilization")}
+    given["hour"] = 1.0
+    result = run("cost", inputs, SPECS, given, [])
+    result.notes.extend(_notes(inputs, result.values))
+    return result
+
+
+# --- misconceptions ------------------------------------------------------------------------------
+
+UTILIZATION_IGNORED = MisconceptionInfo(
+    "utilization-ignored", "Cost quoted at 100 % busy",
+    "The fleet is billed every hour but works only part of it: divide the hour's bill by the tokens it "
+    "really produced, or the cost per token comes out too low by the idle share.",
+    "/errata/#checked-cost-per-million")
+PER_GPU_NOT_FLEET = MisconceptionInfo(
+    "per-gpu-not-fleet", "One GPU's price against the fleet's tokens",
+    "The price is per GPU-hour and the throughput is the whole fleet's: multiply the price by the GPUs "
+    "(or divide the tokens by them) before dividing one by the other.",
+    "/errata/#checked-cost-per-million")
+HOUR_SECOND_MIX = MisconceptionInfo(
+    "hour-second-mix", "Hours and seconds mixed",
+    "A price per hour divided by tokens per second is off by 3,600: turn the rate into tokens per hour "
+    "first.", "/errata/#checked-cost-per-million")
+
+
+def _tokens_busy(g, s):
+    return g["tokens_per_s"] * SECONDS_PER_HOUR
+
+
+def _tokens_per_gpu_rate(g, s):
+    """The fleet's rate taken as one GPU's and multiplied by the GPUs."""
+    return g["tokens_per_s"] * g["utilization"] * SECONDS_PER_HOUR * g["gpus"]
+
+
+def _tokens_per_second(g, s):
+    return g["tokens_per_s"] * g["utilization"]
+
+
+def _cost_busy(g, s):
+    return s["usd_per_hour"] / _tokens_busy(g, s) * 1e6
+
+
+def _cost_one_gpu(g, s):
+    return g["usd_per_gpu_hour"] / s["tokens_per_hour"] * 1e6
+
+
+def _cost_per_second(g, s):
+    per_hour = s["usd_per_hour"] / s["tokens_per_hour"] * 1e6
+    return [per_hour * SECONDS_PER_HOUR, per_hour / SECONDS_PER_HOUR]
+
+
+VARIANTS = {
+    "usd_per_hour": (("per-gpu-not-fleet", lambda g, s: g["usd_per_gpu_hour"]),),
+    "tokens_per_hour": (("utilization-ignored", _tokens_busy),
+                        ("per-gpu-not-fleet", _tokens_per_gpu_rate),
+                        ("hour-second-mix", _tokens_per_second)),
+    "usd_per_million_tokens": (("utilization-ignored", _cost_busy),
+                               ("per-gpu-not-fleet", _cost_one_gpu),
+                               ("hour-second-mix", _cost_per_second)),
+}
+
+# --- problems ------------------------------------------------------------------------------------
+
+GPUS_DRAWN = (1, 2, 4, 8, 8, 16, 32, 64)
+UTILIZATION_DRAWN = (0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8, 0.9, 1.0)
+
+
+def generate_cost(rng, catalog: Catalog) -> dict:
+    """A cost problem: $1.50–12.00 per GPU-hour (to the cent), 1–64 GPUs, 300–5,000 tok/s per GPU
+    while busy (in hundreds), busy 30–100 % of the hour."""
+    gpus = rng.choice(GPUS_DRAWN)
+    return {
+        "usd_per_gpu_hour": rng.randint(150, 1200) / 100,
+        "gpus": gpus,
+        "tokens_per_s": float(rng.randint(3, 50) * 100 * gpus),
+        "utilization": rng.choice(UTILIZATION_DRAWN),
+    }
+
+
+def describe_cost(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem as an interviewer would put it."""
+    i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
+    busy = (f"It is busy {i['utilization']:.0%} of each hour and idle the rest, billed all the same."
+            if i["utilization"] < 1 else "Assume it is busy every hour it is billed.")
+    return (
+        f"A fleet of {i['gpus']:,} GPU{'s' if i['gpus'] != 1 else ''} rents at "
+        f"{format_number(i['usd_per_gpu_hour'], 'USD/h')} per GPU. While busy, the whole fleet produces "
+        f"{i['tokens_per_s']:,.0f} tokens per second. {busy} What does the fleet cost per hour, how many "
+        f"tokens does it produce in an hour, and what does a million tokens cost?"
+    )
+
+
+FAMILIES = (
+    Family("cost", "Cost per million tokens",
+           "Dollars per million tokens from the price per GPU-hour, the fleet's throughput and its utilisation.",
+           INPUTS, run_cost, generate=generate_cost, variants=VARIANTS,
+           misconceptions=(UTILIZATION_IGNORED, PER_GPU_NOT_FLEET, HOUR_SECOND_MIX), order=90,
+           describe=describe_cost),
+)

@@ -1,0 +1,264 @@
+"""The ``fleet`` family: from a traffic forecast to whole nodes, by Little's law (formula 6).
+
+Steps, in order: ``concurrency`` (arrival rate × mean time in system: the
+requests in flight on average), ``replicas`` (concurrency ÷ (slots per replica
+× target occupancy), rounded up, then whole spare replicas added), ``gpus``
+(replicas × cards per replica) and ``nodes`` (GPUs ÷ cards per node, rounded
+up: nodes are bought whole).
+
+The module also holds what the planning families share: the
+``rounded-nodes-down`` misconception, :class:`~..formula.Formula` (ceilings and
+floors that agree with exact arithmetic) and :func:`check_packing`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sympy import ceiling
+
+from ..catalog import Catalog
+from ..errors import InputError
+from ..formula import Formula, Var, near_whole, whole_ceil, whole_floor
+from ..formulas import product, ratio, total
+from ..misconceptions import MisconceptionInfo
+from .base import Result, StepSpec, format_number, run
+from .family import Family
+from .inputs import InputSpec, catalog_or_default, clean_inputs
+
+# --- what the planning families share ------------------------------------------------------------
+
+ROUNDED_NODES_DOWN = MisconceptionInfo(
+    "rounded-nodes-down", "Rounded down instead of up",
+    "Replicas, GPUs and nodes are bought whole: a fraction of a replica serves no one and 9 GPUs is "
+    "two nodes of 8, so every count rounds up.", "/errata/#moe-nine-gpus")
+
+
+def check_packing(gpus_per_replica: int, gpus_per_node: int, field: str) -> None:
+    """Raise :class:`InputError` (on ``field``) unless replicas pack whole into nodes: the
+    replica's cards divide a node's (1, 2, 4 or 8 on an 8-GPU node) or fill whole nodes (16, 24 …).
+    Only then is ⌈GPUs ÷ GPUs per node⌉ the number of nodes the replicas occupy."""
+    if gpus_per_node % gpus_per_replica and gpus_per_replica % gpus_per_node:
+        raise InputError(
+            f"A replica of {gpus_per_replica} GPUs does not pack into nodes of {gpus_per_node}: use a size that "
+            f"divides the node or fills whole nodes.", field=field)
+
+
+# --- formulas ------------------------------------------------------------------------------------
+
+CONCURRENCY = Formula(
+    "concurrency", "Requests in flight (Little's law)", "users",
+    (Var("rate", "req/s", "mean arrival rate"),
+     Var("latency_s", "s", "mean time a request spends in the system")),
+    lambda s: product(s["rate"], s["latency_s"]),
+)
+
+REPLICAS = Formula(
+    "replicas", "Replicas (rounded up, then spares)", "replicas",
+    (Var("concurrency", "users", "requests in flight"),
+     Var("users_per_replica", "users", "requests one replica holds at once"),
+     Var("occupancy", "1", "target occupancy"),
+     Var("spares", "replicas", "spare replicas")),
+    lambda s: total(ceiling(ratio(s["concurrency"], product(s["users_per_replica"], s["occupancy"]))),
+                    s["spares"]),
+)
+
+GPUS = Formula(
+    "gpus", "GPUs", "GPUs",
+    (Var("replicas", "replicas", "replicas"), Var("gpus_per_replica", "GPUs", "cards per replica")),
+    lambda s: product(s["replicas"], s["gpus_per_replica"]),
+)
+
+NODES = Formula(
+    "nodes", "Nodes (rounded up)", "nodes",
+    (Var("gpus", "GPUs", "GPUs"), Var("gpus_per_node", "GPUs", "cards per node")),
+    lambda s: ceiling(ratio(s["gpus"], s["gpus_per_node"])),
+)
+
+FORMULAS = (CONCURRENCY, REPLICAS, GPUS, NODES)
+
+SPECS = [
+    StepSpec("concurrency", "Requests in flight (rate × time in system)", CONCURRENCY),
+    StepSpec("replicas", "Replicas (at the target occupancy, rounded up, plus spares)", REPLICAS,
+             {"concurrency": "concurrency"}, rounding="ceil"),
+    StepSpec("gpus", "GPUs (replicas × cards per replica)", GPUS, {"replicas": "replicas"}, rounding="ceil"),
+    StepSpec("nodes", "Nodes (whole nodes, rounded up)", NODES, {"gpus": "gpus"}, rounding="ceil"),
+]
+
+# --- inputs --------------------------------------------------------------------------------------
+
+RATE = InputSpec("rate", "float", 20.0, "mean arrival rate, requests per second", minimum=0,
+                 exclusive_minimum=True, maximum=1_000_000, unit="req/s")
+LATENCY_S = InputSpec("latency_s", "float", 20.0, "mean time a request spends in the system (queue, "
+                      "prefill and decode), seconds", minimum=0, exclusive_minimum=True, maximum=86_400, unit="s")
+USERS_PER_REPLICA = InputSpec("users_per_replica", "int", 53, "requests one replica holds at once (the "
+                              "capacity ladder's count: 53 for the reference stack)", minimum=1,
+                              maximum=1_000_000, unit="users")
+GPUS_PER_REPLICA = InputSpec("gpus_per_replica", "int", 1, "cards per replica (tensor-parallel degree)",
+                             minimum=1, maximum=1024, unit="GPUs")
+OCCUPANCY = InputSpec("occupancy", "float", 0.8, "target fraction of each replica's slots busy on average",
+                      minimum=0, maximum=1, exclusive_minimum=True)
+GPUS_PER_NODE = InputSpec("gpus_per_node", "int", 8, "cards per node (nodes are bought whole)", minimum=1,
+                          maximum=1024, unit="GPUs")
+SPARES = InputSpec("spares", "int", 0, "whole spare replicas added after rounding (N+K)", minimum=0,
+                   maximum=10_000, unit="replicas")
+
+INPUTS = (RATE, LATENCY_S, USERS_PER_REPLICA, GPUS_PER_REPLICA, OCCUPANCY, GPUS_PER_NODE, SPARES)
+STEP_KEYS = tuple(spec.key for spec in SPECS)
+
+
+def _plain(value: float) -> str:
+    return format_number(value, "1")
+
+
+def _count(number: float, word: str) -> str:
+    """``1 node``, ``2 nodes``: a whole count with its noun."""
+    return f"{number:,.0f} {word}{'' if number == 1 else 's'}"
+
+
+def _notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
+    rate, latency, users = inputs["rate"], inputs["latency_s"], inputs["users_per_replica"]
+    occupancy, per_node, spares = inputs["occupancy"], inputs["gpus_per_node"], inputs["spares"]
+    planned = users * occupancy
+    raw_replicas = values["concurrency"] / planned
+    rounded = whole_ceil(raw_replicas)
+    if near_whole(raw_replicas) is not None:
+        replicas = f"{_plain(values['concurrency'])} ÷ {_plain(planned)} is exactly {_count(rounded, 'replica')}"
+    else:
+        replicas = (f"{_plain(values['concurrency'])} ÷ {_plain(planned)} = {_plain(raw_replicas)} replicas round "
+                    f"up to {_count(rounded, 'replica')}")
+    notes = [
+        f"Little's law: {_plain(rate)} req/s × {_plain(latency)} s = {_plain(values['concurrency'])} requests in "
+        f"flight on average. It is a mean: bursts run above it, which is what the occupancy headroom absorbs.",
+        f"Each replica holds {users:,} requests; planned at {occupancy:.0%} occupancy it carries "
+        f"{_plain(planned)}. Queues grow without bound as occupancy nears 1, so sizing at full capacity "
+        f"promises latency you will not see.",
+        f"Rounding: {replicas}; {_count(values['gpus'], 'GPU')} take {_count(values['nodes'], 'whole node')} of "
+        f"{per_node}. Counts are ceilings, never floors: a fraction of a replica serves no one and nodes are "
+        f"bought whole.",
+    ]
+    idle = values["nodes"] * per_node - values["gpus"]
+    if idle:
+        notes.append(f"The last node has {_count(idle, 'idle GPU')}: room for a spare or a canary replica.")
+    if spares:
+        notes.append(f"{_count(spares, 'spare replica')} added after rounding (whole replicas, N+{spares}), so a "
+                     f"failed replica or a rolling deploy does not cut capacity below the plan.")
+    else:
+        notes.append("No spare replicas: losing one (a failure or a rolling deploy) drops capacity below the "
+                     "plan; N+1 is the usual minimum.")
+    if inputs["gpus_per_replica"] > per_node:
+        notes.append(f"A replica of {inputs['gpus_per_replica']} GPUs spans "
+                     f"{_count(inputs['gpus_per_replica'] // per_node, 'node')}.")
+    return notes
+
+
+def run_fleet(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Requests in flight, replicas, GPUs and nodes for a traffic forecast.
+
+    ``raw`` holds ``rate`` (req/s), ``latency_s`` (s), ``users_per_replica``,
+    ``gpus_per_replica``, ``occupancy`` (0–1], ``gpus_per_node`` and ``spares``
+    (whole replicas added after rounding); missing ones take the defaults (20
+    req/s, 20 s, the reference stack's 53 users on one GPU, 0.8, 8, 0). Raises
+    :class:`~..errors.InputError` for a value out of bounds or a replica that
+    does not pack into whole nodes.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    check_packing(inputs["gpus_per_replica"], inputs["gpus_per_node"], "gpus_per_replica")
+    given = {name: float(inputs[name]) for name in
+             ("rate", "latency_s", "users_per_replica", "gpus_per_replica", "occupancy", "gpus_per_node", "spares")}
+    result = run("fleet", inputs, SPECS, given, [])
+    result.notes.extend(_notes(inputs, result.values))
+    return result
+
+
+# --- misconceptions ------------------------------------------------------------------------------
+
+OCCUPANCY_IGNORED = MisconceptionInfo(
+    "occupancy-ignored", "Sized at full occupancy",
+    "Dividing by a replica's whole capacity leaves no headroom: queues and tail latency blow up long "
+    "before every slot is busy, so divide by capacity × the target occupancy.",
+    "/runbook/14-capacity-planning/#littles-law")
+
+
+def _raw_replicas(g, s, occupancy=True) -> float:
+    return s["concurrency"] / (g["users_per_replica"] * (g["occupancy"] if occupancy else 1))
+
+
+def _replicas_floor(g, s):
+    return whole_floor(_raw_replicas(g, s)) + g["spares"]
+
+
+def _replicas_full(g, s):
+    return whole_ceil(_raw_replicas(g, s, occupancy=False)) + g["spares"]
+
+
+def _gpus_floor(g, s):
+    """Replicas floored, or the fractional GPU count floored (4.7 replicas × 2 → 9 GPUs)."""
+    spare_gpus = g["spares"] * g["gpus_per_replica"]
+    raw = _raw_replicas(g, s)
+    return [whole_floor(raw) * g["gpus_per_replica"] + spare_gpus,
+            whole_floor(raw * g["gpus_per_replica"]) + spare_gpus]
+
+
+def _gpus_full(g, s):
+    return _replicas_full(g, s) * g["gpus_per_replica"]
+
+
+def _nodes_floor(g, s):
+    return whole_floor(s["gpus"] / g["gpus_per_node"])
+
+
+def _nodes_full(g, s):
+    return whole_ceil(_gpus_full(g, s) / g["gpus_per_node"])
+
+
+VARIANTS = {
+    "replicas": (("rounded-nodes-down", _replicas_floor), ("occupancy-ignored", _replicas_full)),
+    "gpus": (("rounded-nodes-down", _gpus_floor), ("occupancy-ignored", _gpus_full)),
+    "nodes": (("rounded-nodes-down", _nodes_floor), ("occupancy-ignored", _nodes_full)),
+}
+
+# --- problems ------------------------------------------------------------------------------------
+
+USERS_DRAWN = (8, 12, 16, 24, 32, 48, 53, 64, 96, 128, 191, 256)
+GPUS_PER_REPLICA_DRAWN = (1, 1, 2, 4, 8)
+OCCUPANCY_DRAWN = (0.6, 0.7, 0.75, 0.8, 0.8, 0.85, 0.9)
+SPARES_DRAWN = (0, 0, 1, 1, 2)
+
+
+def generate_fleet(rng, catalog: Catalog) -> dict:
+    """A fleet problem: 1–200 req/s, 2–60 s in the system (whole numbers, so the concurrency is
+    whole), a replica of 1–8 GPUs holding 8–256 requests, occupancy 0.6–0.9, 8-GPU nodes, 0–2 spares."""
+    return {
+        "rate": float(rng.randint(1, 200)),
+        "latency_s": float(rng.randint(2, 60)),
+        "users_per_replica": rng.choice(USERS_DRAWN),
+        "gpus_per_replica": rng.choice(GPUS_PER_REPLICA_DRAWN),
+        "occupancy": rng.choice(OCCUPANCY_DRAWN),
+        "gpus_per_node": 8,
+        "spares": rng.choice(SPARES_DRAWN),
+    }
+
+
+def describe_fleet(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem as an interviewer would put it."""
+    i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
+    cards = "one GPU" if i["gpus_per_replica"] == 1 else f"{i['gpus_per_replica']} GPUs (tensor parallel)"
+    spares = (f" Keep {i['spares']} spare replica{'s' if i['spares'] != 1 else ''} on top of the plan."
+              if i["spares"] else " Plan no spare replicas.")
+    return (
+        f"Traffic averages {_plain(i['rate'])} requests per second, and a request spends {_plain(i['latency_s'])} s "
+        f"in the system on average (queueing, prefill and decode). A replica runs on {cards} and holds "
+        f"{i['users_per_replica']:,} requests at once; you plan to keep replicas {i['occupancy']:.0%} occupied. "
+        f"Nodes have {i['gpus_per_node']} GPUs.{spares} How many requests are in flight, and how many "
+        f"replicas, GPUs and whole nodes do you buy?"
+    )
+
+
+FAMILIES = (
+    Family("fleet", "Fleet sizing",
+           "Little's law from a traffic forecast to replicas, GPUs and whole nodes, with headroom and spares.",
+           INPUTS, run_fleet, generate=generate_fleet, variants=VARIANTS,
+           misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet),
+)

@@ -1,0 +1,215 @@
+"""The ``moe`` family: a mixture of experts stores every expert and runs a few per token.
+
+The three-way check (bytes stored, bytes moved, operations performed) applied
+to a mixture of experts: memory holds *all* experts, because any token may be
+routed to any of them; a token at batch 1 reads and multiplies only the
+experts it is routed to, plus the attention, the shared experts, the router
+and the embeddings every token uses. So MoE saves operations and, at small
+batch, bytes moved; it saves no memory.
+
+Steps: ``total_params`` and ``active_params`` (the ``params`` family's counts,
+read from the config), ``weights_gib`` (all parameters × bits: everything is
+resident), ``active_bytes_per_token`` (active parameters × bits: the weights
+one token reads at batch 1), ``flops_per_token`` (2 × active parameters: a
+multiply and an add per weight) and ``saving_ratio`` (total ÷ active: how many
+times fewer operations per token than a dense model of the same size).
+
+Convention (the project's, DESIGN.md §2): every parameter a token touches
+counts, the whole embedding table included, as the reference decode ceiling
+and prefill FLOPs count all 8,030,261,248 of Llama-3.1-8B. DeepSeek quotes its
+active counts without the input embedding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import formulas as F
+from ..catalog import Catalog
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..formula import Formula, Var
+from ..formulas import product, ratio
+from ..misconceptions import MisconceptionInfo
+from ..param_count import param_breakdown
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .family import Family
+from .inputs import WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .params import TOTAL_PARAMS_STEP, params_given, params_notes
+
+MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "
+                      "is allowed: it has no experts)")
+
+INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS)
+
+STEP_KEYS = ("total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
+             "saving_ratio")
+
+# --- formulas ----------------------------------------------------------------------------------
+
+ACTIVE_BYTES_PER_TOKEN = Formula(
+    "active_bytes_per_token", "Weight bytes read per token at batch 1", "B",
+    (Var("active_params", "1", "parameters used per token"), Var("weight_bits", "bit", "bits per parameter")),
+    lambda s: product(s["active_params"], s["weight_bits"]),
+)
+
+FLOPS_PER_TOKEN = Formula(
+    "flops_per_token", "Operations per token", "FLOP",
+    (Var("active_params", "1", "parameters used per token"),),
+    lambda s: product(2, s["active_params"]),
+)
+
+SAVING_RATIO = Formula(
+    "saving_ratio", "Operations saved per token", "1",
+    (Var("total_params", "1", "parameters"), Var("active_params", "1", "parameters used per token")),
+    lambda s: ratio(s["total_params"], s["active_params"]),
+)
+
+ALL_FORMULAS = (ACTIVE_BYTES_PER_TOKEN, FLOPS_PER_TOKEN, SAVING_RATIO)
+
+SPECS = [
+    TOTAL_PARAMS_STEP,
+    StepSpec("active_params", "Parameters used per token", F.ACTIVE_PARAMS,
+             from_steps={"total_params": "total_params"}, tolerance=0.001),
+    StepSpec("weights_gib", "Weights resident (every expert)", F.WEIGHTS_GIB,
+             from_steps={"total_params": "total_params"}),
+    StepSpec("active_bytes_per_token", "Weight bytes read per token (batch 1)", ACTIVE_BYTES_PER_TOKEN,
+             from_steps={"active_params": "active_params"}),
+    StepSpec("flops_per_token", "Operations per token (2 × active)", FLOPS_PER_TOKEN,
+             from_steps={"active_params": "active_params"}),
+    StepSpec("saving_ratio", "Operations saved per token (total ÷ active)", SAVING_RATIO,
+             from_steps={"total_params": "total_params", "active_params": "active_params"}),
+]
+
+# --- misconceptions ----------------------------------------------------------------------------
+
+MISCONCEPTION_INFO = (
+    MisconceptionInfo(
+        "moe-saves-memory", "Memory sized from the active parameters",
+        "Any token may be routed to any expert, so every expert stays resident: size memory from the total "
+        "parameters. MoE saves operations, not memory.", "/runbook/11-multi-gpu/#mixture-of-experts"),
+    MisconceptionInfo(
+        "moe-all-experts-per-token", "Every expert charged to every token",
+        "A token runs only the experts its router picks (plus any shared ones): its operations, and at "
+        "batch 1 its weight reads, come from the active parameters.",
+        "/runbook/11-multi-gpu/#mixture-of-experts"),
+)
+
+
+def _weights_from_active(g, s):
+    return F.WEIGHTS_GIB({"total_params": s["active_params"], "weight_bits": g["weight_bits"]})
+
+
+def _active_is_total(g, s):
+    return s["total_params"]
+
+
+def _bytes_all_experts(g, s):
+    return ACTIVE_BYTES_PER_TOKEN({"active_params": s["total_params"], "weight_bits": g["weight_bits"]})
+
+
+def _bytes_in_bits(g, s):
+    return s["active_params"] * g["weight_bits"]
+
+
+def _flops_all_experts(g, s):
+    return FLOPS_PER_TOKEN({"active_params": s["total_params"]})
+
+
+VARIANTS = {
+    "active_params": (("moe-all-experts-per-token", _active_is_total),),
+    "weights_gib": (("moe-saves-memory", _weights_from_active),),
+    "active_bytes_per_token": (
+        ("moe-all-experts-per-token", _bytes_all_experts),
+        ("bits-for-bytes", _bytes_in_bits),
+    ),
+    "flops_per_token": (("moe-all-experts-per-token", _flops_all_experts),),
+}
+
+
+# --- the procedure -----------------------------------------------------------------------------
+
+def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Memory for all experts versus bytes and operations for the active ones, per token.
+
+    ``raw`` holds ``model`` (catalog id) or ``config``, ``weights_dtype`` and
+    optionally ``weights_bits`` (an effective width). Parameter counts come
+    from the config (:func:`~..param_count.param_breakdown`). Raises
+    :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    breakdown = param_breakdown(cfg)
+    given = {**params_given(cfg), "total_params": breakdown.total, "weight_bits": bits,
+             "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
+    values = evaluate_steps(SPECS, given)
+    total_gb = values["weights_gib"] * 2**30 / 1e9
+    active_gb = values["active_bytes_per_token"] / 1e9
+
+    if cfg.is_moe:
+        notes = [
+            f"Bytes stored: all {values['total_params']:,.0f} parameters stay resident "
+            f"({format_number(values['weights_gib'], 'GiB')}), because the router may send any token to any "
+            f"expert. Operations: a token uses {values['active_params']:,.0f}, "
+            f"{values['saving_ratio']:.2f} times fewer than a dense model of the same size. MoE saves "
+            f"operations, not memory.",
+            f"Bytes moved: at batch 1 a decode step reads {active_gb:,.2f} GB of weights instead of "
+            f"{total_gb:,.2f} GB. In a large batch the tokens are routed to different experts, so one step "
+            f"reads most of the experts and the bandwidth saving fades; the saving in operations per token "
+            f"stays.",
+            f"Each of the {cfg.layers - cfg.dense_layers} MoE layers routes a token to {cfg.experts_per_token} "
+            f"of {cfg.num_experts} experts"
+            + (f" plus {cfg.shared_experts} shared" if cfg.shared_experts else "")
+            + (" plus a shared expert" if cfg.shared_expert_intermediate_size else "") + ".",
+        ]
+    else:
+        notes = [f"{model_name} is dense: it has no experts, every parameter is used by every token, and the "
+                 f"ratio is 1."]
+    notes.append("Active parameters count the whole embedding table, as the reference stack's decode ceiling "
+                 "and prefill FLOPs do; a lookup reads one row of it, and DeepSeek's published active counts "
+                 "leave it out.")
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
+                     f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
+    notes += params_notes(cfg)[:1] + list(cfg.notes)
+    return run("moe", inputs, SPECS, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
+
+
+# --- problems ----------------------------------------------------------------------------------
+
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
+DENSE_SHARE = 0.15
+
+
+def generate_moe(rng, catalog: Catalog) -> dict:
+    """A mixture-of-experts problem: a catalog MoE model most of the time, a dense one
+    (the 'no experts' case) about one time in seven."""
+    moe = sorted(m.id for m in catalog.models.values() if m.config.is_moe)
+    dense = sorted(m.id for m in catalog.models.values() if not m.config.is_moe)
+    pool = dense if (rng.random() < DENSE_SHARE or not moe) else moe
+    inputs = {"model": rng.choice(pool), "weights_dtype": rng.choice(WEIGHT_DTYPES_DRAWN)}
+    if inputs["weights_dtype"] == "int4":
+        inputs["weights_bits"] = rng.choice((4.5, 4.5, 4.8))
+    return inputs
+
+
+def describe_moe(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    model = inputs.get("model", "the pasted model")
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits")
+    weights = f"{dtype}" + (f" (charged {bits:g} bits per weight)" if bits else "")
+    return (f"Someone claims {model} is cheap to serve because each token only touches a few experts. Check "
+            f"the claim with its config at {weights}: how many parameters does it hold and how many does one "
+            f"token use? How many GiB must be resident, how many bytes of weights does one token read at "
+            f"batch 1, how many operations does it cost, and by what factor does routing cut the operations?")
+
+
+FAMILIES = (
+    Family("moe", "Mixture of experts",
+           "Memory for every expert against bytes and operations for the active ones: MoE saves operations, "
+           "not memory.",
+           INPUTS, run_moe, generate=generate_moe, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
+           order=120, describe=describe_moe),
+)

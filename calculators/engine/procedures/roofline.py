@@ -1,0 +1,418 @@
+"""The ``roofline`` family: ridge point, arithmetic intensity and the verdict (formula 4).
+
+Steps, in order: ``ridge_flop_per_byte`` (dense peak FLOP/s ÷ memory
+bandwidth), ``decode_flop_per_byte`` (a decode step at batch B: 2 × N_active ×
+B FLOPs over the N_total × bits ÷ 8 weight bytes it reads), ``prefill_flop_per_byte``
+(a prompt of L tokens, same convention), the two verdicts ``decode_bound`` and
+``prefill_bound`` (1 = compute-bound, 0 = memory-bound) and ``batch_at_ridge``
+(the largest decode batch still under the ridge: ⌊ridge × N_total × bits ÷ 8
+÷ (2 × N_active)⌋, 295 at bf16 for the reference stack).
+
+Convention (said in the notes): bytes are the weights only — every weight read
+once per forward pass; the KV cache read and activations are left out, which
+makes the decode intensity an upper bound that falls as the context grows.
+FLOPs are the linear term 2 × N per token; prefill's attention term is left
+out here (the ``prefill`` family has it).
+
+This module also holds what the compute families (``decode``, ``prefill``,
+``prefix``) share: the compute-precision input, the dense/sparse peak lookup,
+the parameters a token uses, and the generators' helpers.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sympy import Min, floor
+
+from ..catalog import Catalog, Gpu
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..param_count import param_breakdown
+from .base import Result, StepSpec, format_number, run
+from .family import Family
+from .inputs import (GPU, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs,
+                     resolve_model)
+
+# --- what the compute families share ---------------------------------------------------------
+
+# Precisions a card's dense throughput is quoted at (keys of Gpu.dense_tflops).
+COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "tf32", "fp4")
+
+PRECISION = InputSpec("precision", "choice", "bf16", "compute precision whose dense TFLOP/s is the peak",
+                      choices=COMPUTE_PRECISIONS)
+PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 2048, "prompt length, tokens", minimum=1,
+                          maximum=10_000_000, unit="tok")
+# 0.4: inside the 35–50 % MFU the runbook map's glossary calls realistic for prefill (seed 000).
+MFU = InputSpec("mfu", "float", 0.4, "model FLOPs utilisation (fraction of the dense peak reached)",
+                minimum=0, maximum=1, exclusive_minimum=True)
+
+# Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
+FIT_FRACTION = 0.8
+TP_DEGREES = (1, 2, 4, 8)
+MAX_DRAWS = 200
+
+
+def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, float]:
+    """(dense, 2:4-sparse) TFLOP/s of ``gpu`` at ``precision``, from ``gpus.json``'s
+    ``tflops.<precision>_dense`` and ``_sparse_2to4`` (``int8_tops`` for int8).
+
+    The sparse figure is 0.0 when none is on record. Raises :class:`InputError`
+    (field ``precision``) when the card has no dense figure at that precision
+    (fp8 on an A100, fp4 before Blackwell).
+    """
+    dense = gpu.dense_tflops.get(precision)
+    if not dense:
+        supported = ", ".join(p for p in COMPUTE_PRECISIONS if gpu.dense_tflops.get(p))
+        raise InputError(f"The {gpu.name} has no dense {precision} throughput on record; choose one of "
+                         f"{supported}.", field="precision")
+    return float(dense), float(gpu.sparse_tflops.get(precision) or 0.0)
+
+
+def params_used(cfg: ModelConfig) -> tuple[int, int]:
+    """(total, active) parameters: every stored weight, and those one token multiplies
+    through (equal for a dense model; a mixture of experts uses its routed few)."""
+    breakdown = param_breakdown(cfg)
+    return breakdown.total, breakdown.active
+
+
+def moe_note(cfg: ModelConfig, total: int, active: int, what: str) -> list[str]:
+    """A sentence on which parameter count a mixture of experts is charged, or none."""
+    if not cfg.is_moe:
+        return []
+    return [f"Mixture of experts: a token uses {active:,} of the {total:,} parameters "
+            f"({cfg.experts_per_token} of {cfg.num_experts} routed experts per layer); {what}"]
+
+
+def compute_peak_note(gpu: Gpu, precision: str, dense: float, sparse: float, gpus: int = 1) -> str:
+    """One sentence naming the dense peak used and the sparse figure not used."""
+    cards = f"{gpus} × " if gpus > 1 else ""
+    text = f"Peak compute: {cards}{gpu.name} at {dense:,g} TFLOP/s dense in {precision}"
+    if sparse:
+        text += (f"; the datasheet's {sparse:,g} is the 2:4-sparsity figure, which dense inference "
+                 f"never reaches")
+    return text + "."
+
+
+def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: float) -> int | None:
+    """The smallest tensor-parallel degree of :data:`TP_DEGREES` whose cards hold the
+    model's weights in :data:`FIT_FRACTION` of their memory, or ``None``."""
+    total, _ = params_used(catalog.model(model_id).config)
+    card = catalog.gpu(gpu_id).memory_bytes
+    for degree in TP_DEGREES:
+        if total * bits / 8 <= FIT_FRACTION * degree * card:
+            return degree
+    return None
+
+
+def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf16", "fp8", "int8", "int4"),
+                      precision: bool = False) -> dict:
+    """A (model, gpu, gpus, weights_dtype[, precision]) that a real deployment would use:
+    the weights fit the replica at the smallest TP degree that holds them.
+
+    With ``precision`` a compute precision is drawn too (the weights' own format
+    when the card computes in it, bf16 for int4 weights). Deterministic for a
+    given ``rng``; raises ``RuntimeError`` if the catalog offers nothing that fits.
+    """
+    for _ in range(MAX_DRAWS):
+        model = rng.choice(sorted(catalog.models))
+        gpu = rng.choice(sorted(catalog.gpus))
+        dtype = rng.choice(dtypes)
+        card = catalog.gpu(gpu)
+        if dtype in ("fp8", "int8") and not card.dense_tflops.get(dtype):
+            dtype = "bf16"
+        degree = smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype))
+        if degree is None:
+            continue
+        drawn = {"model": model, "gpu": gpu, "gpus": degree, "weights_dtype": dtype}
+        if precision:
+            drawn["precision"] = dtype if dtype in ("bf16", "fp8", "int8") else "bf16"
+        return drawn
+    raise RuntimeError("No model in the catalog fits any card at up to 8-way tensor parallelism.")
+
+
+def datasheet_phrase(gpu: Gpu, precision: str | None = None) -> str:
+    """The card's datasheet figures a drawn problem quotes: bandwidth, and at ``precision``
+    both the 2:4-sparse and the dense TFLOP/s (so the candidate has to pick one)."""
+    text = f"The {gpu.name} datasheet lists {gpu.bandwidth_gb_s:,g} GB/s of memory bandwidth"
+    dense = gpu.dense_tflops.get(precision) if precision else None
+    if dense:
+        sparse = gpu.sparse_tflops.get(precision)
+        text += f" and, in {precision}, "
+        text += (f"{sparse:,g} TFLOP/s with 2:4 sparsity or {dense:,g} TFLOP/s dense" if sparse
+                 else f"{dense:,g} TFLOP/s dense")
+    return text + "."
+
+
+def model_phrase(inputs: dict[str, Any]) -> str:
+    """How a drawn problem names its model."""
+    return inputs.get("model") or "the pasted model"
+
+
+def gpu_phrase(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """``one H100 SXM5 80GB`` or ``4 × H100 SXM5 80GB in tensor parallel``."""
+    name = catalog.gpu(inputs["gpu"]).name
+    gpus = inputs.get("gpus", 1)
+    return f"one {name}" if gpus == 1 else f"{gpus} × {name} in tensor parallel"
+
+
+# --- the roofline's formulas -----------------------------------------------------------------
+
+RIDGE = Formula(
+    "ridge_flop_per_byte", "Ridge point", "FLOP/byte",
+    (Var("peak_tflops", "TFLOP/s", "dense peak throughput at the compute precision"),
+     Var("bandwidth", "GB/s", "memory bandwidth")),
+    lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
+)
+
+DECODE_INTENSITY = Formula(
+    "decode_flop_per_byte", "Arithmetic intensity of decode", "FLOP/byte",
+    (Var("active_params", "1", "parameters a token multiplies through"),
+     Var("batch", "1", "sequences decoding together"),
+     Var("total_params", "1", "parameters read from memory"),
+     Var("weight_bits", "bit", "bits per weight")),
+    lambda s: ratio(product(2, s["active_params"], s["batch"]), product(s["total_params"], s["weight_bits"])),
+)
+
+PREFILL_INTENSITY = Formula(
+    "prefill_flop_per_byte", "Arithmetic intensity of prefill", "FLOP/byte",
+    (Var("active_params", "1", "parameters a token multiplies through"),
+     Var("prompt_tokens", "tok", "prompt length"),
+     Var("total_params", "1", "parameters read from memory"),
+     Var("weight_bits", "bit", "bits per weight")),
+    lambda s: ratio(product(2, s["active_params"], s["prompt_tokens"]),
+                    product(s["total_params"], s["weight_bits"])),
+)
+
+
+def _verdict(key: str, label: str, intensity: str) -> Formula:
+    """1 when ``intensity`` reaches the ridge (compute-bound), else 0."""
+    return Formula(
+        key, label, "1",
+        (Var(intensity, "FLOP/byte", "arithmetic intensity"), Var("ridge_flop_per_byte", "FLOP/byte", "ridge point")),
+        lambda s: Min(1, floor(ratio(s[intensity], s["ridge_flop_per_byte"]))),
+    )
+
+
+DECODE_BOUND = _verdict("decode_bound", "Decode compute-bound (1) or memory-bound (0)", "decode_flop_per_byte")
+PREFILL_BOUND = _verdict("prefill_bound", "Prefill compute-bound (1) or memory-bound (0)", "prefill_flop_per_byte")
+
+BATCH_AT_RIDGE = Formula(
+    "batch_at_ridge", "Batch at the ridge", "users",
+    (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"),
+     Var("total_params", "1", "parameters read from memory"),
+     Var("weight_bits", "bit", "bits per weight"),
+     Var("active_params", "1", "parameters a token multiplies through")),
+    lambda s: floor(ratio(product(s["ridge_flop_per_byte"], s["total_params"], s["weight_bits"]),
+                          product(2, s["active_params"]))),
+)
+
+ROOFLINE_FORMULAS = (RIDGE, DECODE_INTENSITY, PREFILL_INTENSITY, DECODE_BOUND, PREFILL_BOUND, BATCH_AT_RIDGE)
+
+STEP_KEYS = ("ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
+             "prefill_bound", "batch_at_ridge")
+
+SPECS = [
+    StepSpec("ridge_flop_per_byte", "Ridge point (dense peak ÷ bandwidth)", RIDGE),
+    StepSpec("decode_flop_per_byte", "Arithmetic intensity of one decode step at the batch", DECODE_INTENSITY),
+    StepSpec("prefill_flop_per_byte", "Arithmetic intensity of prefill at the prompt length", PREFILL_INTENSITY),
+    StepSpec("decode_bound", "Decode verdict (1 = compute-bound, 0 = memory-bound)", DECODE_BOUND,
+             {"decode_flop_per_byte": "decode_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
+             rounding="floor"),
+    StepSpec("prefill_bound", "Prefill verdict (1 = compute-bound, 0 = memory-bound)", PREFILL_BOUND,
+             {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
+             rounding="floor"),
+    StepSpec("batch_at_ridge", "Batch at the ridge (largest batch still memory-bound, rounded down)",
+             BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
+]
+
+BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,
+                  unit="users")
+INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS)
+
+# --- misconceptions --------------------------------------------------------------------------
+
+SPARSE_TFLOPS = MisconceptionInfo(
+    "sparse-tflops", "2:4-sparsity TFLOP/s used",
+    "Datasheets headline the 2:4 structured-sparsity figure, twice the dense one; dense inference never "
+    "reaches it, so it doubles the ridge point and every batch size derived from it.",
+    "/errata/#sparse-tflops")
+PREFILL_DECODE_SWAP = MisconceptionInfo(
+    "prefill-decode-swap", "Prefill and decode swapped",
+    "Decode reads every weight to make one token per sequence, so it is memory-bound until the batch is "
+    "large; prefill pushes the whole prompt through each weight it reads, so it is compute-bound.",
+    "/runbook/04-gpu-roofline/#arithmetic-intensity")
+ROOFLINE_AS_EXPECTATION = MisconceptionInfo(
+    "roofline-as-expectation", "Roofline quoted as an expectation",
+    "Peak bandwidth and peak FLOP/s are bounds: kernels reach about 65–85 % of peak bandwidth in decode and "
+    "35–50 % of peak FLOP/s (MFU) in prefill. Quote the derated range, not the ceiling.",
+    "/errata/#roofline-as-expectation")
+
+
+def _sparse_ridge(g) -> float | None:
+    return RIDGE({"peak_tflops": g["sparse_tflops"], "bandwidth": g["bandwidth"]}) if g["sparse_tflops"] else None
+
+
+def _sparse_verdict(intensity_key):
+    def variant(g, s):
+        ridge = _sparse_ridge(g)
+        return None if ridge is None else min(1, s[intensity_key] // ridge)
+    return variant
+
+
+def _sparse_batch(g, s):
+    ridge = _sparse_ridge(g)
+    return None if ridge is None else BATCH_AT_RIDGE({**g, "ridge_flop_per_byte": ridge})
+
+
+def _decode_called_compute_bound(g, s):
+    """The one wrong verdict on a memory-bound decode: 'compute-bound'."""
+    return 1 if s["decode_flop_per_byte"] < s["ridge_flop_per_byte"] else None
+
+
+def _prefill_called_memory_bound(g, s):
+    """The one wrong verdict on a compute-bound prefill: 'memory-bound'."""
+    return 0 if s["prefill_flop_per_byte"] >= s["ridge_flop_per_byte"] else None
+
+
+VARIANTS = {
+    "ridge_flop_per_byte": (("sparse-tflops", lambda g, s: _sparse_ridge(g)),),
+    "decode_flop_per_byte": (
+        ("prefill-decode-swap", lambda g, s: PREFILL_INTENSITY(g)),
+        ("bits-for-bytes", lambda g, s: DECODE_INTENSITY(g) / 8),
+    ),
+    "prefill_flop_per_byte": (
+        ("prefill-decode-swap", lambda g, s: DECODE_INTENSITY(g)),
+        ("bits-for-bytes", lambda g, s: PREFILL_INTENSITY(g) / 8),
+    ),
+    "decode_bound": (
+        ("prefill-decode-swap", _decode_called_compute_bound),
+        ("sparse-tflops", _sparse_verdict("decode_flop_per_byte")),
+    ),
+    "prefill_bound": (
+        ("prefill-decode-swap", _prefill_called_memory_bound),
+        ("sparse-tflops", _sparse_verdict("prefill_flop_per_byte")),
+    ),
+    "batch_at_ridge": (("sparse-tflops", _sparse_batch),),
+}
+
+# --- the procedure ---------------------------------------------------------------------------
+
+
+def _bound_words(value: float) -> str:
+    return "compute-bound" if value >= 1 else "memory-bound"
+
+
+def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Ridge point, intensities of decode and prefill, verdicts and the batch at the ridge.
+
+    ``raw`` holds ``gpu`` and ``precision`` (the card's dense TFLOP/s at that
+    precision, ``gpus.json``'s ``tflops.<precision>_dense``, over its
+    ``memory_bandwidth_GBps``), ``model`` or ``config``, ``weights_dtype`` and
+    ``weights_bits`` (bytes read per parameter), ``batch`` (sequences) and
+    ``prompt_tokens``; missing ones take the reference stack's values (H100 SXM,
+    bf16, Llama-3.1-8B, batch 1, 2,048 tokens): a ridge of 989.4 ÷ 3,350 × 1,000 =
+    295.3 FLOP/byte and a batch at the ridge of 295. Raises
+    :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    dense, sparse = peak_tflops(gpu, inputs["precision"])
+    total, active = params_used(cfg)
+    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    given = {
+        "peak_tflops": dense,
+        "sparse_tflops": sparse,
+        "bandwidth": gpu.bandwidth_gb_s,
+        "active_params": active,
+        "total_params": total,
+        "weight_bits": bits,
+        "batch": inputs["batch"],
+        "prompt_tokens": inputs["prompt_tokens"],
+        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+    }
+    result = run("roofline", inputs, SPECS, given, [], {"model_name": model_name})
+    v = result.values
+    ridge = v["ridge_flop_per_byte"]
+    fmt = lambda value: format_number(value, "FLOP/byte")  # noqa: E731 - a local shorthand
+    notes = [compute_peak_note(gpu, inputs["precision"], dense, sparse)
+             + (f" With it the ridge would sit at {fmt(_sparse_ridge(given))}, twice the true one."
+                if sparse else "")]
+    notes.append(
+        f"Bytes are the weights only ({bits:g} bits per parameter, every weight read once per forward pass); "
+        f"the KV cache read and the activations are left out, so the decode intensity is an upper bound that "
+        f"drops as the context grows. FLOPs are 2 per parameter per token; prefill's attention term is left out "
+        f"(the prefill calculator adds it), which only pushes prefill further right."
+    )
+    notes.append(
+        f"Decode at a batch of {inputs['batch']:,}: {fmt(v['decode_flop_per_byte'])} against a ridge of "
+        f"{fmt(ridge)}, so it is {_bound_words(v['decode_bound'])} (decode_bound = {v['decode_bound']:g}). "
+        f"Prefill of {inputs['prompt_tokens']:,} tokens: {fmt(v['prefill_flop_per_byte'])}, so it is "
+        f"{_bound_words(v['prefill_bound'])} (prefill_bound = {v['prefill_bound']:g})."
+    )
+    batch = int(v["batch_at_ridge"])
+    notes.append(
+        f"One weight read serves every sequence in the batch: up to {batch:,} sequences decode stays "
+        f"memory-bound (more of them cost almost nothing extra), and from {batch + 1:,} it turns compute-bound. "
+        f"The KV cache has to hold that many users first; the capacity ladder says whether it can."
+    )
+    notes += moe_note(cfg, total, active,
+                      "FLOPs count the used ones and bytes all of them, as a large batch touches every expert. "
+                      "At small batches only the routed experts are read, so the true intensity there is higher.")
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each (block scales included), "
+                     f"not the nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
+    result.notes = notes + list(cfg.notes)
+    return result
+
+
+# --- problems --------------------------------------------------------------------------------
+
+BATCHES = (1, 1, 8, 16, 32, 64, 128, 256, 512, 1024)
+PROMPTS = (128, 256, 512, 1024, 2048, 4096, 8192)
+# (compute precision, weight format): W16A16, W8A8, W8A16 and W4A16 deployments.
+PAIRS = (("bf16", "bf16"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("int8", "int8"),
+         ("bf16", "int8"), ("bf16", "int4"))
+
+
+def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
+    """A roofline problem: any card at a precision it computes in, any model, a decode
+    batch and a prompt length; int4 weights at an effective 4.5 bits."""
+    gpu = rng.choice(sorted(catalog.gpus))
+    precision, dtype = rng.choice(PAIRS)
+    if not catalog.gpu(gpu).dense_tflops.get(precision):
+        precision, dtype = "bf16", "bf16"
+    return {"gpu": gpu, "precision": precision, "model": rng.choice(sorted(catalog.models)),
+            "weights_dtype": dtype, "batch": rng.choice(BATCHES), "prompt_tokens": rng.choice(PROMPTS)}
+
+
+def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem as an interviewer would put it."""
+    gpu = catalog.gpu(inputs["gpu"]).name
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = weight_bits(dtype, inputs.get("weights_bits"))
+    weights = f"{dtype} weights" + (f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[dtype] else "")
+    return (
+        f"You serve {model_phrase(inputs)} with {weights} on one {gpu}, computing in {inputs['precision']}. "
+        f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs['precision'])} "
+        f"Where is the card's ridge point? Counting weight bytes "
+        f"only, what arithmetic intensity does a decode step reach with {inputs['batch']:,} sequences in the "
+        f"batch, and a prefill of a {inputs['prompt_tokens']:,}-token prompt? Say for each whether it is "
+        f"compute-bound (1) or memory-bound (0), and give the largest decode batch that stays memory-bound."
+    )
+
+
+FAMILIES = (
+    Family("roofline", "Roofline",
+           "Ridge point of a card, arithmetic intensity of decode and prefill, and which one is memory-bound.",
+           INPUTS, run_roofline, generate=generate_roofline, variants=VARIANTS,
+           misconceptions=(SPARSE_TFLOPS, PREFILL_DECODE_SWAP, ROOFLINE_AS_EXPECTATION), order=50,
+           describe=describe_roofline),
+)

@@ -1,0 +1,659 @@
+"""The ``slo`` family: the largest decode batch that meets a TPOT target, and the fleet it implies.
+
+A replica of N cards decodes a batch of B sequences one step at a time. A step
+reads the weights once and every sequence's KV cache, and performs 2 × active
+parameters × B FLOPs; it takes the longer of the two, each at a stated
+efficiency (a fraction of peak bandwidth, an MFU of the dense peak). Steps, in
+order:
+
+``weights_gib`` (parameters × bits), ``replica_kv_budget_gib`` (the ladder's
+budget: N × card × utilisation − weights − N × reserve), ``per_user_gib``
+(one sequence's cache at the context limit, windows applied),
+``batch_memory_limit`` (⌊budget ÷ per user⌋), ``batch_tpot_limit`` (the
+largest B whose step fits the target: what the bandwidth can read in the
+target after the weights, in caches, and what the FLOPs allow),
+``max_batch`` (the smaller limit), ``bytes_per_step`` (weights + B caches),
+``tpot_ms`` (the step time at that batch), ``tokens_per_s`` (B ÷ step time),
+``replicas`` (request rate × mean output tokens ÷ tokens per second, rounded
+up) and ``nodes`` (replicas × N ÷ GPUs per node, rounded up).
+
+Sources: bandwidth and dense TFLOP/s per precision are the ``gpus.json``
+datasheet fields (``memory_bandwidth_GBps``, ``tflops.<precision>_dense``);
+layer, head and width counts are the model's ``config.json`` fields. The
+step-time model is the roofline (Williams, Waterman and Patterson, 2009)
+applied to one decode step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+from sympy import Max, Min, ceiling, floor
+
+from .. import formulas as F
+from ..catalog import Catalog, Gpu
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..errors import InputError
+from ..formula import BYTE, SECOND, USD, Formula, Var, whole_floor
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from ..misconceptions import GIB_PER_GB, MisconceptionInfo
+from ..param_count import param_breakdown
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports
+from .family import Family
+from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
+from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
+                     catalog_or_default, clean_inputs, resolve_model)
+from .kv import kv_given, kv_notes
+from .params import params_given
+
+GIB = 2**30
+
+# --- formulas ------------------------------------------------------------------------------------
+
+
+class MaxOfLike(Max):
+    """``max`` of quantities in one unit (two times).
+
+    The unit check of :class:`~..formula.Formula` substitutes each variable's unit
+    size and needs the dimension to cancel; sympy does not take a unit common to
+    every argument outside a ``Max``, so this class does it when the units are
+    substituted (``max(a·s, b·s)`` becomes ``s · max(a, b)``). It prints and
+    evaluates as ``max``.
+    """
+
+    def __new__(cls, *args, **options):
+        args = [sympy.sympify(arg) for arg in args]
+        for unit in (BYTE, SECOND, USD):
+            powers = {sympy.powsimp(arg).as_powers_dict().get(unit, 0) for arg in args}
+            if len(powers) == 1 and 0 not in powers:
+                power = powers.pop()
+                return Max(*(sympy.powsimp(arg / unit**power) for arg in args)) * unit**power
+        return super().__new__(cls, *args, **options)
+
+
+REPLICA_KV_BUDGET_GIB = Formula(
+    "replica_kv_budget_gib", "KV cache budget of the replica", "GiB",
+    (Var("gpus", "GPUs", "cards in the replica"),
+     Var("card_mib", "MiB", "memory per card"),
+     Var("utilization", "1", "utilisation fraction"),
+     Var("weights_gib", "GiB", "weights"),
+     Var("reserve_gib", "GiB", "activation reserve per card")),
+    lambda s: total(product(s["gpus"], s["card_mib"], s["utilization"]), -s["weights_gib"],
+                    -product(s["gpus"], s["reserve_gib"])),
+)
+
+BATCH_MEMORY_LIMIT = Formula(
+    "batch_memory_limit", "Sequences the KV budget holds", "users",
+    (Var("replica_kv_budget_gib", "GiB", "KV cache budget"),
+     Var("per_user_gib", "GiB", "KV cache per sequence")),
+    lambda s: Max(0, floor(ratio(s["replica_kv_budget_gib"], s["per_user_gib"]))),
+)
+
+# The bandwidth side: what the replica reads in one target step, less the weights, in caches.
+# The compute side: the FLOPs one target step affords, in sequences of 2 × active FLOPs.
+BATCH_TPOT_LIMIT = Formula(
+    "batch_tpot_limit", "Sequences a step can serve within the TPOT target", "users",
+    (Var("tpot_target_ms", "ms", "TPOT target"),
+     Var("gpus", "GPUs", "cards in the replica"),
+     Var("bandwidth_gb_s", "GB/s", "memory bandwidth per card"),
+     Var("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved"),
+     Var("weights_gib", "GiB", "weights"),
+     Var("per_user_gib", "GiB", "KV cache per sequence"),
+     Var("peak_tflops", "TFLOP/s", "dense peak per card"),
+     Var("mfu", "1", "fraction of dense peak achieved (MFU)"),
+     Var("active_params", "1", "parameters used per token")),
+    lambda s: Max(0, floor(Min(
+        ratio(total(product(s["tpot_target_ms"], s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"]),
+                    -s["weights_gib"]), s["per_user_gib"]),
+        ratio(product(s["tpot_target_ms"], s["gpus"], s["peak_tflops"], s["mfu"]),
+              product(2, s["active_params"]))))),
+)
+
+MAX_BATCH = Formula(
+    "max_batch", "Largest batch", "users",
+    (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
+     Var("batch_tpot_limit", "users", "sequences within the TPOT target")),
+    lambda s: Min(s["batch_memory_limit"], s["batch_tpot_limit"]),
+)
+
+BYTES_PER_STEP = Formula(
+    "bytes_per_step", "Bytes read per decode step", "GiB",
+    (Var("weights_gib", "GiB", "weights"),
+     Var("max_batch", "users", "sequences in the batch"),
+     Var("per_user_gib", "GiB", "KV cache per sequence")),
+    lambda s: total(s["weights_gib"], product(s["max_batch"], s["per_user_gib"])),
+)
+
+TPOT_MS = Formula(
+    "tpot_ms", "Step time (TPOT)", "ms",
+    (Var("bytes_per_step", "GiB", "bytes read per step"),
+     Var("gpus", "GPUs", "cards in the replica"),
+     Var("bandwidth_gb_s", "GB/s", "memory bandwidth per card"),
+     Var("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved"),
+     Var("active_params", "1", "parameters used per token"),
+     Var("max_batch", "users", "sequences in the batch"),
+     Var("peak_tflops", "TFLOP/s", "dense peak per card"),
+     Var("mfu", "1", "fraction of dense peak achieved (MFU)")),
+    lambda s: MaxOfLike(
+        ratio(s["bytes_per_step"], product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
+        ratio(product(2, s["active_params"], s["max_batch"]), product(s["gpus"], s["peak_tflops"], s["mfu"]))),
+)
+
+TOKENS_PER_S = Formula(
+    "tokens_per_s", "Tokens per second per replica", "tok/s",
+    (Var("max_batch", "users", "sequences in the batch (one token each per step)"),
+     Var("tpot_ms", "ms", "step time")),
+    lambda s: ratio(s["max_batch"], s["tpot_ms"]),
+)
+
+REPLICAS = Formula(
+    "replicas", "Replicas", "replicas",
+    (Var("request_rate", "req/s", "mean arrival rate"),
+     Var("output_tokens", "tok", "mean output tokens per request"),
+     Var("tokens_per_s", "tok/s", "tokens per second per replica")),
+    lambda s: ceiling(ratio(product(s["request_rate"], s["output_tokens"]), s["tokens_per_s"])),
+)
+
+NODES = Formula(
+    "nodes", "Nodes", "nodes",
+    (Var("replicas", "replicas", "replicas"),
+     Var("gpus", "GPUs", "cards per replica"),
+     Var("gpus_per_node", "GPUs", "cards per node")),
+    lambda s: ceiling(ratio(product(s["replicas"], s["gpus"]), s["gpus_per_node"])),
+)
+
+FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BATCH, BYTES_PER_STEP, TPOT_MS,
+            TOKENS_PER_S, REPLICAS, NODES)
+
+STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
+             "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes")
+
+
+def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The eleven steps for a model (its cache per sequence depends on its sliding windows)."""
+    per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
+    return [
+        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
+                 REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
+        StepSpec("per_user_gib", "KV cache per sequence at the context limit", per_user),
+        StepSpec("batch_memory_limit", "Batch the KV budget holds", BATCH_MEMORY_LIMIT,
+                 {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
+                 rounding="floor"),
+        StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
+                 {"weights_gib": "weights_gib", "per_user_gib": "per_user_gib"}, rounding="floor"),
+        StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
+                 {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
+                 rounding="floor"),
+        StepSpec("bytes_per_step", "Bytes read per step (weights + caches)", BYTES_PER_STEP,
+                 {"weights_gib": "weights_gib", "max_batch": "max_batch", "per_user_gib": "per_user_gib"}),
+        StepSpec("tpot_ms", "Step time at that batch (TPOT)", TPOT_MS,
+                 {"bytes_per_step": "bytes_per_step", "max_batch": "max_batch"}),
+        StepSpec("tokens_per_s", "Tokens per second per replica", TOKENS_PER_S,
+                 {"max_batch": "max_batch", "tpot_ms": "tpot_ms"}),
+        StepSpec("replicas", "Replicas for the load (rounded up)", REPLICAS, {"tokens_per_s": "tokens_per_s"},
+                 rounding="ceil"),
+        StepSpec("nodes", "Nodes (rounded up)", NODES, {"replicas": "replicas"}, rounding="ceil"),
+    ]
+
+
+# --- inputs --------------------------------------------------------------------------------------
+
+SLO_MODEL = InputSpec("model", "model", "llama-3.1-70b", "model id from the catalog")
+SLO_GPUS = InputSpec("gpus", "int", 8, "cards per replica (tensor-parallel degree)", minimum=1, maximum=1024,
+                     unit="GPUs")
+TPOT_TARGET_MS = InputSpec("tpot_target_ms", "float", 50.0, "time per output token the service promises, ms",
+                           minimum=0, exclusive_minimum=True, maximum=10_000, unit="ms")
+BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
+                                 "decode step achieves", minimum=0, maximum=1, exclusive_minimum=True)
+MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)", minimum=0,
+                maximum=1, exclusive_minimum=True)
+REQUEST_RATE = InputSpec("request_rate", "float", 20.0, "mean arrival rate, requests per second", minimum=0,
+                         exclusive_minimum=True, maximum=1_000_000, unit="req/s")
+OUTPUT_TOKENS = InputSpec("output_tokens", "int", 500, "mean output tokens per request", minimum=1,
+                          maximum=1_000_000, unit="tok")
+
+INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
+          TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE)
+
+# The tensor-core precision a decode step multiplies in, by weight format: int4 weights are
+# dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own tensor cores.
+COMPUTE_PRECISION = {"fp32": "tf32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "bf16"}
+
+
+def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
+    """The key of ``gpu.dense_tflops`` a decode step's matrix multiplies run at, and a sentence
+    saying why when it is not the weights' own format (``None`` otherwise).
+
+    A card without tensor cores for the wanted precision (fp8 on an A100, tf32 on a card that
+    lists none) falls back to bf16.
+    """
+    wanted = COMPUTE_PRECISION[weights_dtype]
+    if not gpu.dense_tflops.get(wanted):
+        return "bf16", (f"The {gpu.name} lists no dense {wanted} throughput, so {weights_dtype} weights are "
+                        f"multiplied at bf16 (weight-only kernels dequantise them).")
+    if weights_dtype == "int4":
+        return wanted, ("int4 weights are dequantised and multiplied at bf16 (weight-only quantisation), so the "
+                        "compute term uses the bf16 dense figure.")
+    if weights_dtype in ("fp8", "int8"):
+        return wanted, (f"{weights_dtype} weights are multiplied on {weights_dtype} tensor cores (activations "
+                        f"quantised too), so the compute term uses the dense {weights_dtype} figure.")
+    return wanted, None
+
+
+def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[str, float], str, str | None]:
+    """The numbers the steps read, the compute precision and its note."""
+    precision, precision_note = compute_precision(gpu, inputs["weights_dtype"])
+    breakdown = param_breakdown(cfg)
+    given: dict[str, Any] = {
+        **params_given(cfg),
+        **kv_given(cfg, inputs["kv_dtype"]),
+        "total_params": breakdown.total,
+        "active_params": breakdown.active,
+        "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
+        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        "gpus": inputs["gpus"],
+        "card_mib": gpu.memory_mib,
+        "card_marketed_gb": gpu.marketed_gb,
+        "utilization": inputs["utilization"],
+        "reserve_gib": inputs["reserve_gib"],
+        "context": inputs["context"],
+        "bandwidth_gb_s": gpu.bandwidth_gb_s,
+        "bandwidth_efficiency": inputs["bandwidth_efficiency"],
+        "peak_tflops": gpu.dense_tflops[precision],
+        "sparse_tflops": gpu.sparse_tflops.get(precision),
+        "mfu": inputs["mfu"],
+        "tpot_target_ms": inputs["tpot_target_ms"],
+        "request_rate": inputs["request_rate"],
+        "output_tokens": inputs["output_tokens"],
+        "gpus_per_node": inputs["gpus_per_node"],
+    }
+    kv_formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
+    given["kv_bytes_per_token"] = kv_formula(given)
+    return given, precision, precision_note
+
+
+def weights_read_ms(given: dict[str, float], weights_gib: float) -> float:
+    """Milliseconds to read the weights once at the stated bandwidth efficiency."""
+    return weights_gib * GIB / (given["gpus"] * given["bandwidth_gb_s"] * 1e9 * given["bandwidth_efficiency"]) * 1e3
+
+
+def _step_parts_ms(given: dict[str, float], bytes_gib: float, batch: float) -> tuple[float, float]:
+    """(bandwidth time, compute time) of one step, in ms."""
+    reading = bytes_gib * GIB / (given["gpus"] * given["bandwidth_gb_s"] * 1e9 * given["bandwidth_efficiency"])
+    computing = 2 * given["active_params"] * batch / (given["gpus"] * given["peak_tflops"] * 1e12 * given["mfu"])
+    return reading * 1e3, computing * 1e3
+
+
+def _check_feasible(values: dict[str, float], given: dict[str, float], gpu: Gpu, inputs: dict[str, Any]) -> None:
+    """Raise :class:`InputError` when the replica cannot serve one sequence within the target."""
+    gib = lambda v: format_number(v, "GiB")  # noqa: E731 - a local shorthand
+    cards = f"{inputs['gpus']} × {gpu.name}"
+    if values["batch_memory_limit"] < 1:
+        if values["replica_kv_budget_gib"] <= 0:
+            raise InputError(
+                f"The weights ({gib(values['weights_gib'])}) and the activation reserves do not fit in {cards}; "
+                f"use more GPUs per replica or a smaller weight precision.", field="gpus")
+        raise InputError(
+            f"The KV budget of {gib(values['replica_kv_budget_gib'])} on {cards} cannot hold one sequence of "
+            f"{inputs['context']:,} tokens ({gib(values['per_user_gib'])}); use more GPUs, a shorter context or "
+            f"an fp8 cache.", field="gpus")
+    if values["batch_tpot_limit"] < 1:
+        reading = weights_read_ms(given, values["weights_gib"])
+        raise InputError(
+            f"Not even one sequence meets a TPOT of {inputs['tpot_target_ms']:g} ms: reading the weights alone "
+            f"takes {reading:.3g} ms at {inputs['bandwidth_efficiency']:g} of {cards}'s bandwidth. Relax the target "
+            f"or add GPUs.", field="tpot_target_ms")
+
+
+def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, float],
+           values: dict[str, float], precision: str, precision_note: str | None) -> tuple[list[str], dict]:
+    n, context, target = inputs["gpus"], inputs["context"], inputs["tpot_target_ms"]
+    memory, tpot, batch = (int(values[k]) for k in ("batch_memory_limit", "batch_tpot_limit", "max_batch"))
+    reading_weights = weights_read_ms(given, values["weights_gib"])
+    bandwidth_side = ((target - reading_weights) * 1e-3 * n * given["bandwidth_gb_s"] * 1e9
+                      * given["bandwidth_efficiency"] / (values["per_user_gib"] * GIB))
+    compute_side = target * 1e-3 * n * given["peak_tflops"] * 1e12 * given["mfu"] / (2 * given["active_params"])
+    reading, computing = _step_parts_ms(given, values["bytes_per_step"], batch)
+    notes = [
+        gpu.memory_note,
+        f"A decode step at batch B takes the longer of two times: the bytes read (the weights once plus B "
+        f"caches, each at the full {context:,}-token context) over {n} × {format_number(gpu.bandwidth_gb_s, 'GB/s')} "
+        f"at {inputs['bandwidth_efficiency']:g} of peak, and 2 × {given['active_params']:,} active parameters × B "
+        f"FLOPs over {n} × {given['peak_tflops']:g} dense {precision} TFLOP/s at an MFU of {inputs['mfu']:g} "
+        f"(never the 2:4 sparse figure). The KV budget is the ladder's: cards × utilisation − weights − "
+        f"one reserve per card.",
+    ]
+    if memory < tpot:
+        binding = "memory"
+        notes.append(
+            f"Memory binds: the KV budget holds {memory:,} sequences at {context:,} tokens, while the {target:g} ms "
+            f"target would allow {tpot:,}. The replica has latency to spare; more cache room (more cards, an fp8 "
+            f"cache, a shorter context limit) raises the batch, a faster card does not.")
+    elif tpot < memory:
+        binding = "tpot"
+        if bandwidth_side <= compute_side:
+            side = (f"the bandwidth side: reading the weights takes {reading_weights:.3g} ms of each step, and the "
+                    f"rest reads {bandwidth_side:,.1f} caches")
+            lever = "Fewer bytes per step (fp8 weights or cache, a shorter context) or a looser target"
+        else:
+            side = (f"the compute side: the FLOPs of {compute_side:,.1f} sequences fill the target, so this batch "
+                    f"is compute-bound")
+            lever = "More FLOP/s (fp8 tensor cores, more cards) or a looser target"
+        notes.append(
+            f"The TPOT target binds: {target:g} ms allows {tpot:,} sequences ({side}), while the KV budget would "
+            f"hold {memory:,}. {lever} raises the batch.")
+    else:
+        binding = "both"
+        notes.append(f"Both limits allow {batch:,} sequences: the KV budget and the {target:g} ms target bind "
+                     f"together.")
+    compute_bound = computing > reading
+    notes.append(
+        f"At {batch:,} sequences the step is {'compute' if compute_bound else 'memory-bandwidth'}-bound: "
+        f"{format_number(values['bytes_per_step'], 'GiB')} read take {reading:.3g} ms, the FLOPs "
+        f"{computing:.3g} ms.")
+    demand = inputs["request_rate"] * inputs["output_tokens"]
+    notes.append(
+        f"Replicas: {format_number(inputs['request_rate'], '1')} req/s × {inputs['output_tokens']:,} output tokens "
+        f"= {demand:,.0f} tok/s of decode, over {format_number(values['tokens_per_s'], 'tok/s')} per replica. "
+        f"That is Little's law at full occupancy with prefill and queueing left out; size the headroom and "
+        f"spares with the fleet calculator.")
+    if cfg.is_moe:
+        notes.append(
+            f"Mixture of experts: a large batch touches nearly every expert, so a step reads all "
+            f"{given['total_params']:,} parameters' weights, while each token computes with its "
+            f"{given['active_params']:,} active ones.")
+    if precision_note:
+        notes.append(precision_note)
+    if given["weight_bits"] != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} weights are charged {given['weight_bits']:g} bits each, not the "
+                     f"nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
+    notes += kv_notes(cfg) + list(cfg.notes)
+    extra = {"binding": binding, "compute_bound": compute_bound, "weights_read_ms": reading_weights,
+             "compute_precision": precision}
+    return notes, extra
+
+
+def run_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The largest decode batch meeting a TPOT target on one replica, and the replicas and nodes a load needs.
+
+    ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (per replica),
+    ``weights_dtype``, ``weights_bits``, ``kv_dtype``, ``context`` (tokens),
+    ``utilization``, ``reserve_gib``, ``tpot_target_ms``,
+    ``bandwidth_efficiency``, ``mfu``, ``request_rate`` (req/s),
+    ``output_tokens`` (mean) and ``gpus_per_node``. Missing ones default to
+    Llama-3.1-70B at bf16 on 8 × H100 SXM, the ladder's 8,192 tokens, 0.90 and
+    3 GiB, a 50 ms target at 0.75 of peak bandwidth and an MFU of 0.5, 20 req/s
+    of 500 output tokens, 8-GPU nodes. ``result.extra`` holds ``binding``
+    (``memory``, ``tpot`` or ``both``), ``compute_bound``, ``weights_read_ms``
+    and ``compute_precision``. Raises :class:`~..errors.EngineError`
+    subclasses on bad input, and :class:`~..errors.InputError` when not one
+    sequence fits the memory (field ``gpus``) or the target
+    (``tpot_target_ms``).
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    check_packing(inputs["gpus"], inputs["gpus_per_node"], "gpus")
+    given, precision, precision_note = slo_given(cfg, gpu, inputs)
+    specs = slo_specs(cfg)
+    through_batch = STEP_KEYS.index("max_batch") + 1
+    _check_feasible(evaluate_steps(specs[:through_batch], given), given, gpu, inputs)
+    result = run("slo", inputs, specs, given, [])
+    notes, extra = _notes(cfg, gpu, inputs, given, result.values, precision, precision_note)
+    result.notes.extend(notes)
+    result.extra.update(extra, model_name=model_name)
+    return result
+
+
+# --- misconceptions ------------------------------------------------------------------------------
+
+# Ids shared with the roofline and decode families (same meaning; whichever family
+# registers first supplies the wording).
+ROOFLINE_AS_EXPECTATION = MisconceptionInfo(
+    "roofline-as-expectation", "Roofline quoted as an expectation",
+    "Decode kernels reach about 65–85 % of peak bandwidth and well under peak FLOP/s: the datasheet "
+    "roofline is a bound, so derate it before sizing a batch or quoting a TPOT.", "/errata/#roofline-as-expectation")
+ONE_CARD_BANDWIDTH = MisconceptionInfo(
+    "one-card-bandwidth", "One card's bandwidth for the replica",
+    "Under tensor parallelism each card reads its own shard of the weights and caches, so a replica of N "
+    "cards reads N × the bandwidth (and computes on N × the FLOP/s).", "/runbook/11-multi-gpu/#tensor-parallel")
+KV_READ_IGNORED = MisconceptionInfo(
+    "kv-read-ignored", "KV cache read left out",
+    "Every decode step reads each sequence's whole KV cache as well as the weights; at a large batch the "
+    "caches outweigh the weights.", "/runbook/05-prefill-and-decode/#decode-ceiling")
+CACHE_FIT_IGNORED = MisconceptionInfo(
+    "cache-fit-ignored", "Batch sized by latency alone",
+    "A batch is capped by the KV cache memory as well as by the TPOT target: take the smaller of the two "
+    "limits and say which one binds.", "/runbook/14-capacity-planning/#batch-and-tpot")
+TPOT_TARGET_IGNORED = MisconceptionInfo(
+    "tpot-target-ignored", "Batch sized by memory alone",
+    "Filling the KV budget can make each step slower than the TPOT target; take the smaller of the "
+    "memory and latency limits and say which one binds.", "/runbook/14-capacity-planning/#batch-and-tpot")
+PER_USER_RATE = MisconceptionInfo(
+    "per-user-rate-for-replica", "One stream's speed quoted for the replica",
+    "1 ÷ TPOT is what one user sees; each step emits a token for every sequence in the batch, so the replica "
+    "produces batch ÷ TPOT tokens per second.", "/runbook/15-production/#tpot")
+SPARSE_TFLOPS = MisconceptionInfo(
+    "sparse-tflops", "Sparse TFLOP/s used",
+    "The headline datasheet figure assumes 2:4 structured sparsity, which inference does not use; the dense "
+    "figure is half of it.", "/errata/#sparse-tflops")
+
+
+def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
+                gb_as_gib=False, cache=True) -> float:
+    """``batch_tpot_limit`` evaluated with one of the classic slips."""
+    target_s = g["tpot_target_ms"] / 1e3
+    bw_cards = g["gpus"] if bw_cards is None else bw_cards
+    compute_cards = g["gpus"] if compute_cards is None else compute_cards
+    efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
+    readable_gb = target_s * bw_cards * g["bandwidth_gb_s"] * efficiency
+    readable_gib = readable_gb if gb_as_gib else readable_gb * 1e9 / GIB
+    flops = target_s * compute_cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])
+    limits = [flops / (2 * g["active_params"])]
+    if cache:
+        limits.append((readable_gib - s["weights_gib"]) / s["per_user_gib"])
+    return max(0, whole_floor(min(limits)))
+
+
+def _time_ms(g, s, *, bytes_gib=None, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
+             gb_as_gib=False) -> float:
+    """``tpot_ms`` evaluated with one of the classic slips."""
+    bytes_gib = s["bytes_per_step"] if bytes_gib is None else bytes_gib
+    bw_cards = g["gpus"] if bw_cards is None else bw_cards
+    compute_cards = g["gpus"] if compute_cards is None else compute_cards
+    efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
+    read_bytes = bytes_gib * (1e9 if gb_as_gib else GIB)
+    reading = read_bytes / (bw_cards * g["bandwidth_gb_s"] * 1e9 * efficiency)
+    computing = (2 * g["active_params"] * s["max_batch"]
+                 / (compute_cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])))
+    return max(reading, computing) * 1e3
+
+
+def _sparse(g):
+    return g.get("sparse_tflops") or None
+
+
+def _per_user(g, kv_bytes_per_token: float, *, windows: bool = True) -> float:
+    """One sequence's cache at the context for a given per-token figure (GiB)."""
+    values = {**g, "kv_bytes_per_token": kv_bytes_per_token}
+    if windows and g["window_layers"]:
+        return F.PER_USER_GIB_WINDOWED(values)
+    return F.PER_USER_GIB(values)
+
+
+def _per_user_query_heads(g, s):
+    if g["kv_lora_rank"] or g["kv_heads"] == g["heads"]:
+        return None
+    return _per_user(g, F.KV_BYTES_PER_TOKEN({**g, "kv_heads": g["heads"]}))
+
+
+def _per_user_missing_2(g, s):
+    return None if g["kv_lora_rank"] else _per_user(g, g["kv_bytes_per_token"] / 2)
+
+
+def _per_user_window_ignored(g, s):
+    if not g["window_layers"] or g["context"] <= g["window"]:
+        return None
+    return _per_user(g, g["kv_bytes_per_token"], windows=False)
+
+
+def _budget(g, s, *, utilization=True, reserve=True, card_gib=None):
+    card = g["card_mib"] / 1024 if card_gib is None else card_gib
+    usable = g["gpus"] * card * (g["utilization"] if utilization else 1)
+    return usable - s["weights_gib"] - (g["gpus"] * g["reserve_gib"] if reserve else 0)
+
+
+def _budget_gb(g, s):
+    """The card in decimal GB, or its marketed GB figure, taken as GiB."""
+    return [_budget(g, s, card_gib=g["card_mib"] * 2**20 / 1e9), _budget(g, s, card_gib=g["card_marketed_gb"])]
+
+
+VARIANTS = {
+    "replica_kv_budget_gib": (
+        ("stopped-at-weights", lambda g, s: _budget(g, s, utilization=False, reserve=False)),
+        ("skipped-activation-reserve", lambda g, s: _budget(g, s, reserve=False)),
+        ("skipped-utilization", lambda g, s: _budget(g, s, utilization=False)),
+        ("gb-gib-mix", _budget_gb),
+    ),
+    "per_user_gib": (
+        ("query-heads-for-kv-heads", _per_user_query_heads),
+        ("missing-kv-factor-2", _per_user_missing_2),
+        ("bits-for-bytes", lambda g, s: _per_user(g, g["kv_bytes_per_token"] * 8)),
+        ("window-ignored", _per_user_window_ignored),
+        ("gb-gib-mix", lambda g, s: [_per_user(g, g["kv_bytes_per_token"]) * GIB_PER_GB,
+                                     _per_user(g, g["kv_bytes_per_token"]) / GIB_PER_GB]),
+    ),
+    "batch_tpot_limit": (
+        ("roofline-as-expectation", lambda g, s: [_time_limit(g, s, efficiency=1),
+                                               _time_limit(g, s, efficiency=1, mfu=1)]),
+        ("one-card-bandwidth", lambda g, s: [_time_limit(g, s, bw_cards=1),
+                                             _time_limit(g, s, bw_cards=1, compute_cards=1)]),
+        ("kv-read-ignored", lambda g, s: _time_limit(g, s, cache=False)),
+        ("sparse-tflops", lambda g, s: _time_limit(g, s, peak=_sparse(g)) if _sparse(g) else None),
+        ("gb-gib-mix", lambda g, s: _time_limit(g, s, gb_as_gib=True)),
+    ),
+    "max_batch": (
+        ("cache-fit-ignored", lambda g, s: s["batch_tpot_limit"]),
+        ("tpot-target-ignored", lambda g, s: s["batch_memory_limit"]),
+    ),
+    "bytes_per_step": (("kv-read-ignored", lambda g, s: s["weights_gib"]),),
+    "tpot_ms": (
+        ("roofline-as-expectation", lambda g, s: [_time_ms(g, s, efficiency=1), _time_ms(g, s, efficiency=1, mfu=1)]),
+        ("one-card-bandwidth", lambda g, s: [_time_ms(g, s, bw_cards=1), _time_ms(g, s, bw_cards=1, compute_cards=1)]),
+        ("kv-read-ignored", lambda g, s: _time_ms(g, s, bytes_gib=s["weights_gib"])),
+        ("sparse-tflops", lambda g, s: _time_ms(g, s, peak=_sparse(g)) if _sparse(g) else None),
+        ("gb-gib-mix", lambda g, s: _time_ms(g, s, gb_as_gib=True)),
+    ),
+    "tokens_per_s": (("per-user-rate-for-replica", lambda g, s: 1e3 / s["tpot_ms"]),),
+    "replicas": (("rounded-nodes-down", lambda g, s: whole_floor(
+        g["request_rate"] * g["output_tokens"] / s["tokens_per_s"])),),
+    "nodes": (("rounded-nodes-down", lambda g, s: whole_floor(s["replicas"] * g["gpus"] / g["gpus_per_node"])),),
+}
+
+# --- problems ------------------------------------------------------------------------------------
+
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
+TP_DEGREES = (1, 2, 4, 8)
+MIN_BATCH = 4
+TPOT_TARGETS_DRAWN = (15, 20, 25, 30, 40, 50, 60, 75, 100)
+MAX_DRAWS = 300
+BIGGER_REPLICA_SHARE = 0.25
+MAX_REPLICAS = 64
+
+
+def _draw_candidate(rng, catalog: Catalog) -> dict:
+    model, gpu = draw_model(rng, catalog), draw_gpu(rng, catalog)
+    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
+    if not gpu_supports(catalog, gpu, weights):
+        weights = "int8"
+    return {
+        "model": model,
+        "gpu": gpu,
+        "gpus": 1,
+        "weights_dtype": weights,
+        "kv_dtype": rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, gpu, "fp8") else "bf16",
+        "context": draw_context(rng, catalog, model),
+        "utilization": rng.choice((0.85, 0.9, 0.9, 0.92, 0.95)),
+        "reserve_gib": rng.choice((2.0, 3.0, 3.0, 4.0)),
+        "tpot_target_ms": 50.0,
+        "bandwidth_efficiency": rng.choice((0.65, 0.7, 0.75, 0.75, 0.8, 0.85)),
+        "mfu": rng.choice((0.35, 0.4, 0.5, 0.5, 0.6)),
+        "request_rate": float(rng.randint(1, 200)),
+        "output_tokens": rng.randrange(100, 2001, 50),
+        "gpus_per_node": 8,
+    }
+
+
+def _limits(inputs: dict, catalog: Catalog) -> dict[str, float]:
+    cleaned = clean_inputs(INPUTS, inputs, catalog)
+    cfg, _ = resolve_model(cleaned, catalog)
+    given, _, _ = slo_given(cfg, catalog.gpu(cleaned["gpu"]), cleaned)
+    specs = slo_specs(cfg)
+    return evaluate_steps(specs[:STEP_KEYS.index("max_batch") + 1], given)
+
+
+def generate_slo(rng, catalog: Catalog) -> dict:
+    """An SLO problem on a catalog model and card: the smallest tensor-parallel degree (1, 2, 4 or 8)
+    whose KV budget holds at least four sequences (doubled one time in four), a TPOT target
+    (15–100 ms) that at least one sequence meets, drawn so that memory binds in some problems and
+    the target in others, and a load of 1–200 req/s that needs at most 64 replicas."""
+    for _ in range(MAX_DRAWS):
+        inputs = _draw_candidate(rng, catalog)
+        for degree in TP_DEGREES:
+            inputs["gpus"] = degree
+            if _limits(inputs, catalog)["batch_memory_limit"] >= MIN_BATCH:
+                break
+        else:
+            continue
+        if inputs["gpus"] < TP_DEGREES[-1] and rng.random() < BIGGER_REPLICA_SHARE:
+            inputs["gpus"] *= 2
+        feasible = []
+        for target in TPOT_TARGETS_DRAWN:
+            inputs["tpot_target_ms"] = float(target)
+            if _limits(inputs, catalog)["batch_tpot_limit"] >= 1:
+                feasible.append(float(target))
+        if not feasible:
+            continue
+        inputs["tpot_target_ms"] = rng.choice(feasible)
+        # Keep the fleet to at most MAX_REPLICAS replicas: a load of 1–200 req/s scaled to the replica.
+        replica_rate = run_slo({**inputs, "request_rate": 1.0}, catalog).values["tokens_per_s"]
+        most = min(200, int(MAX_REPLICAS * replica_rate / inputs["output_tokens"]))
+        if most >= 1:
+            inputs["request_rate"] = float(rng.randint(1, most))
+            return inputs
+    raise RuntimeError("No SLO problem could be drawn from the catalog.")
+
+
+def describe_slo(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem as an interviewer would put it."""
+    i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
+    gpu = catalog.gpu(i["gpu"]).name
+    cards = f"one {gpu}" if i["gpus"] == 1 else f"{i['gpus']} × {gpu} (tensor parallel)"
+    bits = weight_bits(i["weights_dtype"], i["weights_bits"])
+    width = f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[i["weights_dtype"]] else ""
+    return (
+        f"A replica of {i['model']} runs on {cards} with {i['weights_dtype']} weights{width} and "
+        f"{'a' if i['kv_dtype'].startswith('b') else 'an'} {i['kv_dtype']} KV cache. Size every sequence at the {i['context']:,}-token context limit; the engine uses "
+        f"{i['utilization']:.0%} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for activations. "
+        f"Assume decode reaches {i['bandwidth_efficiency']:.0%} of peak memory bandwidth and an MFU of "
+        f"{i['mfu']:g} on the dense TFLOP/s. The service promises a TPOT of {i['tpot_target_ms']:g} ms. What is "
+        f"the largest batch that meets it, which limit binds, what step time and tokens per second does the "
+        f"replica then deliver, and how many replicas and {i['gpus_per_node']}-GPU nodes serve "
+        f"{format_number(i['request_rate'], '1')} requests per second averaging {i['output_tokens']:,} output tokens?"
+    )
+
+
+FAMILIES = (
+    Family("slo", "Batch size for a TPOT target",
+           "The largest decode batch that meets a TPOT target and fits the KV cache, its throughput, and the "
+           "replicas and nodes a load needs.",
+           INPUTS, run_slo, generate=generate_slo, variants=VARIANTS,
+           misconceptions=(ROOFLINE_AS_EXPECTATION, ONE_CARD_BANDWIDTH, KV_READ_IGNORED, CACHE_FIT_IGNORED,
+                           TPOT_TARGET_IGNORED, PER_USER_RATE, SPARSE_TFLOPS, ROUNDED_NODES_DOWN),
+           order=70, describe=describe_slo),
+)

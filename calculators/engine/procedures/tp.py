@@ -1,0 +1,506 @@
+"""The ``tp`` family: the smallest tensor-parallel degree whose cards hold the model.
+
+A replica split N ways pools N × utilisation × card, pays N activation
+reserves and holds one copy of the weights, exactly as the capacity ladder
+(:mod:`.ladder`) counts it. The family asks the ladder's question backwards:
+the fewest cards whose budget holds the weights *and* one user's KV cache at
+the context limit,
+
+    N × (card × utilisation − reserve) − weights ≥ per-user cache,
+
+then rounds N up to a degree an engine supports and a buyer can order: 1, 2,
+4 or 8 inside a node (powers of two up to the node's size), then whole nodes
+(16, 24, 32 … for eight-card nodes).
+
+Steps: ``weights_gib``, ``kv_bytes_per_token``, ``per_user_gib`` (the ladder's
+formulas), ``usable_per_gpu_gib`` (one card × utilisation), ``room_per_gpu_gib``
+(that less the card's activation reserve), ``min_gpus`` (the raw count,
+⌈(weights + one user) ÷ room per card⌉), ``tp_degree`` (that
+count rounded up to a buyable degree) and ``nodes``. The notes check that the
+degree splits the attention heads evenly, say when K/V heads are replicated,
+and name the over-engineering tell when a model that fits one card is split.
+
+A model may be given by parameter count (``params_b``, in billions) so that
+the runbook's 700B example is computable: 700e9 bytes at fp8 = 651.93 GiB
+against 8 × 79.65 × 0.90 = 573.47 GiB on a full node of H100s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import sympy
+from sympy import ceiling
+
+from .. import formulas as F
+from ..catalog import Catalog
+from ..dtypes import NOMINAL_BITS, weight_bits
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..param_count import param_breakdown
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .drawing import KV_DTYPES_DRAWN, draw_context, gpu_supports
+from .family import Family
+from .inputs import (GPU, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
+                     catalog_or_default, clean_inputs, resolve_model)
+from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec
+from .params import params_given
+
+# --- inputs ------------------------------------------------------------------------------------
+
+PARAMS_B = InputSpec(
+    "params_b", "float", None,
+    "parameters in billions, replacing the model's own count (the model still gives the KV cache and "
+    "the heads)", minimum=0, maximum=100_000, exclusive_minimum=True)
+TP_CONTEXT = InputSpec("context", "int", 8192, "context limit of the one user who must fit, tokens "
+                       "(0 sizes the weights alone)", minimum=0, maximum=10_000_000, unit="tok")
+GPUS_PER_NODE = InputSpec("gpus_per_node", "int", 8, "cards per node (a power of two: 8 for an HGX or "
+                          "DGX board)", minimum=1, maximum=64, unit="GPUs")
+PROPOSED_GPUS = InputSpec("proposed_gpus", "int", None, "a proposed number of cards to check against the "
+                          "minimum", minimum=1, maximum=4096, unit="GPUs")
+
+INPUTS = (MODEL, PARAMS_B, GPU, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, TP_CONTEXT, UTILIZATION, RESERVE_GIB,
+          GPUS_PER_NODE, PROPOSED_GPUS)
+
+STEP_KEYS = ("weights_gib", "kv_bytes_per_token", "per_user_gib", "usable_per_gpu_gib", "room_per_gpu_gib",
+             "min_gpus", "tp_degree", "nodes")
+
+
+# --- the buyable degree ------------------------------------------------------------------------
+
+def buyable_degree(cards: float, per_node: float) -> int:
+    """The smallest tensor-parallel degree of at least ``cards`` (a count of GPUs).
+
+    Inside a node of ``per_node`` cards (a power of two) the degrees are the
+    powers of two up to ``per_node``; beyond it, whole nodes (multiples of
+    ``per_node``). Engines shard each layer evenly over the degree, and a
+    degree of 3, 5 or 9 is neither a split they support nor a machine anyone
+    sells. Returns an ``int``; never raises for positive numbers.
+    """
+    needed = max(1, math.ceil(cards))
+    node = max(1, int(per_node))
+    if needed > node:
+        return node * math.ceil(needed / node)
+    degree = 1
+    while degree < needed:
+        degree *= 2
+    return min(degree, node)
+
+
+class next_tp_degree(sympy.Function):  # noqa: N801 - printed as the function's name in formulas
+    """sympy face of :func:`buyable_degree`: evaluates on numbers, prints by name, and
+    lambdifies through ``_imp_`` (so the numeric evaluator and the exact one agree)."""
+
+    nargs = 2
+    _imp_ = staticmethod(buyable_degree)
+
+    @classmethod
+    def eval(cls, cards, per_node):
+        if cards.is_Number and per_node.is_Number:
+            return sympy.Integer(buyable_degree(float(cards), float(per_node)))
+        return None
+
+    def _latex(self, printer):
+        args = ", ".join(printer._print(arg) for arg in self.args)
+        return r"\operatorname{next\_tp\_degree}\left(" + args + r"\right)"
+
+
+# --- formulas ----------------------------------------------------------------------------------
+
+USABLE_PER_GPU_GIB = Formula(
+    "usable_per_gpu_gib", "Usable memory per card", "GiB",
+    (Var("card_mib", "MiB", "memory per card (driver-reported total)"),
+     Var("utilization", "1", "utilisation fraction")),
+    lambda s: product(s["card_mib"], s["utilization"]),
+)
+
+ROOM_PER_GPU_GIB = Formula(
+    "room_per_gpu_gib", "Room per card for weights and cache", "GiB",
+    (Var("usable_per_gpu_gib", "GiB", "usable memory per card"),
+     Var("reserve_gib", "GiB", "activation reserve per card")),
+    lambda s: total(s["usable_per_gpu_gib"], -s["reserve_gib"]),
+)
+
+MIN_GPUS = Formula(
+    "min_gpus", "Cards that hold the weights and one user", "GPUs",
+    (Var("weights_gib", "GiB", "weights"),
+     Var("per_user_gib", "GiB", "KV cache of one user at the context limit"),
+     Var("room_per_gpu_gib", "GiB", "room per card after the reserve")),
+    lambda s: ceiling(ratio(total(s["weights_gib"], s["per_user_gib"]), s["room_per_gpu_gib"])),
+)
+
+TP_DEGREE = Formula(
+    "tp_degree", "Tensor-parallel degree", "GPUs",
+    (Var("min_gpus", "GPUs", "cards needed"), Var("gpus_per_node", "GPUs", "cards per node")),
+    lambda s: next_tp_degree(s["min_gpus"], s["gpus_per_node"]),
+)
+
+NODES = Formula(
+    "nodes", "Nodes", "nodes",
+    (Var("tp_degree", "GPUs", "tensor-parallel degree"), Var("gpus_per_node", "GPUs", "cards per node")),
+    lambda s: ceiling(ratio(s["tp_degree"], s["gpus_per_node"])),
+)
+
+ALL_FORMULAS = (USABLE_PER_GPU_GIB, ROOM_PER_GPU_GIB, MIN_GPUS, TP_DEGREE, NODES)
+
+
+def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The eight steps for a model (the KV formulas depend on its attention)."""
+    return [
+        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        kv_per_token_spec(cfg),
+        per_user_spec(cfg, "KV cache of one user at the context limit"),
+        # Tight: the marketed 80 GB × 0.90 = 72 is 0.45 % off an H100's 71.68 — a misconception, not rounding.
+        StepSpec("usable_per_gpu_gib", "Usable memory per card (× utilisation)", USABLE_PER_GPU_GIB,
+                 tolerance=0.001),
+        StepSpec("room_per_gpu_gib", "Room per card (after the activation reserve)", ROOM_PER_GPU_GIB,
+                 {"usable_per_gpu_gib": "usable_per_gpu_gib"}),
+        StepSpec("min_gpus", "Cards that hold the weights and one user", MIN_GPUS,
+                 {"weights_gib": "weights_gib", "per_user_gib": "per_user_gib",
+                  "room_per_gpu_gib": "room_per_gpu_gib"}, rounding="ceil"),
+        StepSpec("tp_degree", "Tensor-parallel degree (a buyable split)", TP_DEGREE, {"min_gpus": "min_gpus"},
+                 rounding="ceil"),
+        StepSpec("nodes", "Nodes", NODES, {"tp_degree": "tp_degree"}, rounding="ceil"),
+    ]
+
+
+# --- misconceptions ----------------------------------------------------------------------------
+
+MISCONCEPTION_INFO = (
+    MisconceptionInfo(
+        "rounded-nodes-down", "Nodes rounded down",
+        "Nobody sells a fraction of a node: a replica that needs 10 cards of 8 per node needs 2 nodes. "
+        "Round node counts up.", "/errata/#moe-nine-gpus"),
+    MisconceptionInfo(
+        "non-buyable-degree", "Card count that no engine splits over",
+        "Engines shard each layer evenly over a power of two inside a node (1, 2, 4, 8) and over whole "
+        "nodes beyond it; 9 or 10 cards is not a configuration. Round up to the next degree.",
+        "/errata/#moe-nine-gpus"),
+    MisconceptionInfo(
+        "weights-only-sizing", "Cards sized for the weights alone",
+        "A replica that holds the weights and no KV cache serves nobody: size the cards for the weights "
+        "plus at least one user at the context limit.", "/runbook/11-multi-gpu/#tensor-parallel"),
+)
+
+
+def _cards(weights: float, per_user: float, room: float) -> float | None:
+    return math.ceil((weights + per_user) / room) if room > 0 else None
+
+
+def _min_gpus_no_reserve(g, s):
+    return _cards(s["weights_gib"], s["per_user_gib"], s["usable_per_gpu_gib"])
+
+
+def _min_gpus_no_utilization(g, s):
+    return _cards(s["weights_gib"], s["per_user_gib"], g["card_mib"] / 1024 - g["reserve_gib"])
+
+
+def _min_gpus_weights_only(g, s):
+    if s["per_user_gib"] <= 0:
+        return None
+    return _cards(s["weights_gib"], 0, s["room_per_gpu_gib"])
+
+
+def _room_no_reserve(g, s):
+    return s["usable_per_gpu_gib"]
+
+
+def _room_no_utilization(g, s):
+    return g["card_mib"] / 1024 - g["reserve_gib"]
+
+
+def _usable_full_card(g, s):
+    return g["card_mib"] / 1024
+
+
+def _usable_gb(g, s):
+    """The card in decimal GB, or its marketed GB read as GiB, times the utilisation."""
+    return [g["card_mib"] * 2**20 / 10**9 * g["utilization"], g["card_marketed_gb"] * g["utilization"]]
+
+
+def _degree_not_buyable(g, s):
+    return s["min_gpus"]
+
+
+def _nodes_rounded_down(g, s):
+    per_node = g["gpus_per_node"]
+    return [math.floor(s["min_gpus"] / per_node), math.floor(s["tp_degree"] / per_node)]
+
+
+VARIANTS = {
+    "usable_per_gpu_gib": (
+        ("skipped-utilization", _usable_full_card),
+        ("gb-gib-mix", _usable_gb),
+    ),
+    "room_per_gpu_gib": (
+        ("skipped-activation-reserve", _room_no_reserve),
+        ("skipped-utilization", _room_no_utilization),
+    ),
+    "min_gpus": (
+        ("weights-only-sizing", _min_gpus_weights_only),
+        ("skipped-activation-reserve", _min_gpus_no_reserve),
+        ("skipped-utilization", _min_gpus_no_utilization),
+    ),
+    "tp_degree": (("non-buyable-degree", _degree_not_buyable),),
+    "nodes": (("rounded-nodes-down", _nodes_rounded_down),),
+}
+
+
+# --- notes -------------------------------------------------------------------------------------
+
+def _degree_ladder(per_node: int, up_to: int):
+    """Buyable degrees in order, up to ``up_to`` cards."""
+    degree = 1
+    while degree <= min(per_node, up_to):
+        yield degree
+        degree *= 2
+    degree = 2 * per_node
+    while degree <= up_to:
+        yield degree
+        degree += per_node
+
+
+def cache_copies(cfg: ModelConfig, degree: int) -> float:
+    """How many copies of each user's KV cache a replica of ``degree`` cards keeps.
+
+    1 when the K/V heads split evenly; ``degree ÷ kv_heads`` when there are
+    fewer K/V heads than cards (each is replicated, as vLLM does); ``degree``
+    for MLA, whose one latent per token is shared by every head and so is kept
+    whole on every card (unless attention runs data-parallel).
+    """
+    if degree <= 1:
+        return 1.0
+    if cfg.kv_lora_rank:
+        return float(degree)
+    if cfg.kv_heads < degree and degree % cfg.kv_heads == 0:
+        return degree / cfg.kv_heads
+    return 1.0
+
+
+def head_notes(cfg: ModelConfig, degree: int, per_node: int) -> list[str]:
+    """Sentences on how ``degree`` splits the attention heads and the K/V heads.
+
+    Engines such as vLLM shard attention by whole heads: the query heads must
+    divide evenly over the cards, and the K/V heads must either divide evenly
+    or be replicated a whole number of times.
+    """
+    if degree == 1:
+        return []
+    notes = []
+    if cfg.heads % degree:
+        better = next((d for d in _degree_ladder(per_node, 64 * per_node)
+                       if d > degree and cfg.heads % d == 0), None)
+        where = (f"the next degree that splits them is {better}" if better else
+                 "no larger buyable degree splits them either: split the layers across cards (pipeline "
+                 "parallel) instead")
+        notes.append(f"{cfg.heads} query heads do not divide evenly over {degree} cards: engines shard "
+                     f"attention by whole heads and refuse this degree; {where}.")
+    if cfg.kv_lora_rank:
+        notes.append(f"MLA caches one latent per token that every head shares, so tensor parallelism does not "
+                     f"split it: each of the {degree} cards keeps the whole latent of the users it serves "
+                     f"(unless the engine runs attention data-parallel).")
+    elif cfg.kv_heads < degree:
+        if degree % cfg.kv_heads:
+            notes.append(f"{cfg.kv_heads} K/V heads cannot be replicated evenly over {degree} cards.")
+        else:
+            notes.append(f"Only {cfg.kv_heads} K/V head{'s' if cfg.kv_heads > 1 else ''} for {degree} cards: "
+                         f"each is replicated on {degree // cfg.kv_heads} cards.")
+    elif cfg.kv_heads % degree:
+        notes.append(f"{cfg.kv_heads} K/V heads do not divide evenly over {degree} cards.")
+    return notes
+
+
+def users_note(room: float, per_user: float, copies: float, degree: int, gpu_name: str, context: int) -> str:
+    """The users the chosen degree serves, pooled as the ladder counts them and, when the
+    cache is replicated, as the cards actually hold it."""
+    if per_user <= 0:
+        return "Context 0: the cards are sized for the weights alone, before any KV cache."
+    users = math.floor(room / per_user)
+    text = (f"At {degree} × {gpu_name} the KV budget is {format_number(room, 'GiB')}: {users:,} "
+            f"user{'s' if users != 1 else ''} at the {context:,}-token limit (the ladder's worst case, pooled "
+            f"over the cards).")
+    if copies > 1:
+        held = math.floor(room / (per_user * copies))
+        text += (f" With each user's cache kept {copies:g} times, one user takes "
+                 f"{format_number(per_user * copies, 'GiB')} across the replica and about {held:,} fit.")
+    return text
+
+
+def proposal_notes(proposed: int | None, degree: int, per_node: int, gpu_name: str) -> list[str]:
+    """What to say about a proposed card count, compared with the minimum degree."""
+    if proposed is None:
+        return []
+    if proposed < degree:
+        return [f"The proposed {proposed} × {gpu_name} cannot hold the weights and one user: the minimum is "
+                f"{degree}."]
+    notes = []
+    if buyable_degree(proposed, per_node) != proposed:
+        notes.append(f"The proposed {proposed} cards are not a tensor-parallel degree an engine splits over "
+                     f"(powers of two up to {per_node}, then whole nodes of {per_node}); "
+                     f"{buyable_degree(proposed, per_node)} is the next one.")
+    if degree == 1 and proposed > 1:
+        notes.insert(0, f"Over-engineering tell: the model fits on one {gpu_name}, yet {proposed} cards are "
+                        f"proposed. Splitting it adds an all-reduce to every layer and buys no capacity a "
+                        f"second replica would not; run {proposed} replicas of one card instead.")
+    elif proposed > degree:
+        notes.append(f"The proposed {proposed} cards are more than the {degree} needed: the extra memory "
+                     f"goes to KV cache (more users), at the price of more cross-card traffic per layer.")
+    return notes
+
+
+# --- the procedure -----------------------------------------------------------------------------
+
+def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The smallest tensor-parallel degree whose cards hold the weights and one user's KV cache.
+
+    ``raw`` holds ``model`` (catalog id) or ``config``, optionally ``params_b``
+    (parameters in billions, replacing the model's count for the weights),
+    ``gpu``, ``weights_dtype``/``weights_bits``, ``kv_dtype``, ``context``
+    (tokens; 0 sizes the weights alone), ``utilization`` (fraction),
+    ``reserve_gib`` (GiB per card), ``gpus_per_node`` (a power of two) and
+    ``proposed_gpus`` (cards, optional). Card memory is the driver-reported
+    total of ``gpus.json``. ``result.extra`` holds ``heads_divisible``,
+    ``users_at_degree`` and ``over_engineered``. Raises
+    :class:`~..errors.EngineError` subclasses on bad input.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    per_node = inputs["gpus_per_node"]
+    if per_node & (per_node - 1):
+        raise InputError(f"gpus_per_node must be a power of two (1, 2, 4, 8, 16 …), not {per_node}.",
+                         field="gpus_per_node")
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    by_count = inputs["params_b"] is not None
+    given = {
+        # A model given by count has no embedding table to miscount: leave its parts out.
+        **({} if by_count else params_given(cfg)),
+        **kv_given(cfg, inputs["kv_dtype"]),
+        "total_params": inputs["params_b"] * 1e9 if by_count else param_breakdown(cfg).total,
+        "weight_bits": bits,
+        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        "card_mib": gpu.memory_mib,
+        "card_marketed_gb": gpu.marketed_gb,
+        "utilization": inputs["utilization"],
+        "reserve_gib": inputs["reserve_gib"],
+        "context": inputs["context"],
+        "gpus_per_node": per_node,
+    }
+    usable = USABLE_PER_GPU_GIB(given)
+    if usable <= inputs["reserve_gib"]:
+        raise InputError(f"The {format_number(inputs['reserve_gib'], 'GiB')} reserve leaves nothing of the "
+                         f"{format_number(usable, 'GiB')} usable on one {gpu.name}.", field="reserve_gib")
+    specs = tp_specs(cfg)
+    values = evaluate_steps(specs, given)
+    degree, weights, per_user = int(values["tp_degree"]), values["weights_gib"], values["per_user_gib"]
+
+    notes = proposal_notes(inputs["proposed_gpus"], degree, per_node, gpu.name) + [gpu.memory_note]
+    if by_count:
+        notes.append(f"Weights from params_b: {inputs['params_b']:g} billion parameters × {bits:g} bits = "
+                     f"{given['total_params'] * bits / 8 / 1e9:,.1f} GB = {format_number(weights, 'GiB')}; the "
+                     f"KV cache and the heads come from {model_name}'s config.")
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
+                     f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
+    if degree > per_node:
+        node_usable = per_node * usable
+        node_room = per_node * (usable - inputs["reserve_gib"])
+        after = f", {format_number(node_room, 'GiB')} after the reserves" if inputs["reserve_gib"] else ""
+        notes.append(
+            f"A full node of {per_node} × {gpu.name} gives {per_node} × {format_number(usable, 'GiB')} = "
+            f"{format_number(node_usable, 'GiB')} usable{after}: short of the "
+            f"{format_number(weights + per_user, 'GiB')} of weights and one user, so the replica spans "
+            f"{int(values['nodes'])} nodes. Across nodes, deployments usually keep tensor parallelism inside "
+            f"each node's NVLink domain and split the layers between nodes (pipeline parallel); the card "
+            f"count is the same.")
+    room = degree * (usable - inputs["reserve_gib"]) - weights
+    users = math.floor(room / per_user) if per_user > 0 else None
+    notes.append(users_note(room, per_user, cache_copies(cfg, degree), degree, gpu.name, inputs["context"]))
+    notes += head_notes(cfg, degree, per_node)
+    notes += kv_notes(cfg) + list(cfg.notes)
+    extra = {
+        "heads_divisible": cfg.heads % degree == 0,
+        "users_at_degree": users,
+        "over_engineered": degree == 1 and (inputs["proposed_gpus"] or 1) > 1,
+        "model_name": model_name,
+    }
+    return run("tp", inputs, specs, given, notes, extra)
+
+
+# --- problems ----------------------------------------------------------------------------------
+
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
+MAX_DEGREE_DRAWN = 32
+MULTI_CARD_SHARE = 0.8
+MAX_DRAWS = 300
+
+
+def generate_tp(rng, catalog: Catalog) -> dict:
+    """A tensor-parallel sizing problem on a catalog model and card.
+
+    Eight times in ten the answer needs more than one card (at most
+    :data:`MAX_DEGREE_DRAWN`, four nodes); otherwise it fits on one, which is
+    the over-engineering question turned round.
+    """
+    want_split = rng.random() < MULTI_CARD_SHARE
+    models, gpus = sorted(catalog.models), sorted(catalog.gpus)
+    for _ in range(MAX_DRAWS):
+        model, gpu = rng.choice(models), rng.choice(gpus)
+        weights = rng.choice(WEIGHT_DTYPES_DRAWN)
+        if not gpu_supports(catalog, gpu, weights):
+            weights = "int8"
+        inputs = {
+            "model": model,
+            "gpu": gpu,
+            "weights_dtype": weights,
+            "kv_dtype": rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, gpu, "fp8") else "bf16",
+            "context": draw_context(rng, catalog, model),
+            "utilization": rng.choice((0.85, 0.88, 0.9, 0.9, 0.92, 0.95)),
+            "reserve_gib": rng.choice((1.0, 2.0, 3.0, 3.0, 4.0)),
+            "gpus_per_node": rng.choice((8, 8, 8, 4)),
+        }
+        degree = run_tp(inputs, catalog).values["tp_degree"]
+        if degree <= MAX_DEGREE_DRAWN and (degree > 1) == want_split:
+            return inputs
+    raise RuntimeError("No tensor-parallel problem could be drawn from the catalog.")
+
+
+def degree_words(per_node: int) -> str:
+    """The buyable degrees in words: ``1, 2, 4, 8, then 16, 24, 32 …`` for eight-card nodes."""
+    inside = ", ".join(str(d) for d in _degree_ladder(per_node, per_node))
+    beyond = ", ".join(str(per_node * k) for k in (2, 3, 4))
+    return f"{inside}, then whole nodes: {beyond} …"
+
+
+def describe_tp(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    gpu = catalog.gpu(inputs["gpu"]).name
+    model = inputs.get("model", "the pasted model")
+    if inputs.get("params_b"):
+        model = f"a {inputs['params_b']:g}-billion-parameter model (cache shaped like {model}'s)"
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits")
+    weights = f"{dtype} weights" + (f" at {bits:g} bits each" if bits else "")
+    context = inputs.get("context", 8192)
+    user = (f"one user holding a full {context:,}-token context ({inputs.get('kv_dtype', 'bf16')} KV cache)"
+            if context else "no KV cache at all (weights only)")
+    return (f"You must place {model} with {weights} on {gpu} cards, {inputs.get('gpus_per_node', 8)} to a "
+            f"node. The serving engine may fill {inputs.get('utilization', 0.9) * 100:g} % of each card and "
+            f"sets aside {inputs.get('reserve_gib', 3.0):g} GiB per card for activations. The replica must hold "
+            f"the weights plus {user}. How many cards does that take, what is the smallest tensor-parallel "
+            f"degree an engine will actually split over ({degree_words(inputs.get('gpus_per_node', 8))}), and "
+            f"how many nodes is that?")
+
+
+FAMILIES = (
+    Family("tp", "Tensor-parallel degree",
+           "The fewest cards, rounded to a degree an engine supports and to whole nodes, that hold the "
+           "weights and one user's KV cache.",
+           INPUTS, run_tp, generate=generate_tp, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
+           order=110, describe=describe_tp),
+)

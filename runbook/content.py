@@ -1,0 +1,422 @@
+"""Markdown → sanitised HTML for the runbook: live numbers, heading anchors, glossary links, contents.
+
+The pipeline for one Markdown text:
+
+1. **Shortcodes** (:mod:`runbook.shortcodes`). Inline ones (``value``, ``worked``,
+   ``note``, ``convert``, ``gpu``, ``config``) are replaced by the engine's text,
+   with Markdown and HTML specials escaped, so the parser sees plain prose.
+   Block ones (``formula`` → MathML, ``calculator`` → an embedded widget) become
+   an alphanumeric placeholder carrying a per-render nonce, which Markdown and
+   the sanitiser leave alone; the trusted HTML replaces it at the very end.
+2. **markdown-it-py** (CommonMark + tables + strikethrough + typographic quotes)
+   with mdit-py-plugins' footnotes and block attributes. ``## Title {#anchor}``
+   sets the heading's id (the stable anchors grader and glossary link to);
+   ``##``/``###`` headings without one get a slug of their text.
+3. **Glossary links**, on the token stream: the first occurrence per ``##``
+   section of each term or alias in ordinary text (never in headings, links,
+   code or raw HTML) links to ``/glossary/#<slug>``.
+4. **nh3** with an explicit allowlist of tags, attributes and URL schemes.
+5. The placeholders are swapped for the trusted HTML.
+
+A chapter's rendering (HTML and table of contents) is cached under a key made
+of its content hash, the glossary's digest and :func:`engine_version` (the
+catalog, the engine's source and this renderer), so a page render costs a
+cache lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as html_lib
+import itertools
+import re
+import secrets
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import nh3
+from django.core.cache import cache
+from django.urls import reverse
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from mdit_py_plugins.anchors.index import slugify, unique_slug
+from mdit_py_plugins.attrs import attrs_block_plugin
+from mdit_py_plugins.attrs.parse import ParseError
+from mdit_py_plugins.attrs.parse import parse as parse_attrs
+from mdit_py_plugins.footnote import footnote_plugin
+
+from runbook.shortcodes import SHORTCODE, resolve
+
+# Bump when the output of this module changes for the same input.
+RENDER_VERSION = "3"
+CACHE_TIMEOUT = 60 * 60 * 24 * 7
+
+ALLOWED_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd", "del", "details",
+    "dfn", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i",
+    "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "section", "small", "span", "strong",
+    "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+}
+ALLOWED_ATTRIBUTES = {
+    "*": {"id", "class", "title", "lang"},
+    "a": {"href"},
+    "img": {"src", "alt", "width", "height"},
+    "ol": {"start", "reversed"},
+    "td": {"style", "colspan", "rowspan"},
+    "th": {"style", "colspan", "rowspan", "scope"},
+    "details": {"open"},
+    "abbr": {"title"},
+}
+URL_SCHEMES = {"http", "https", "mailto"}
+
+# Shortcode kinds rendered as HTML (placeholders) rather than text.
+BLOCK_KINDS = ("formula", "calculator")
+
+# Characters escaped in a shortcode's text before Markdown sees it.
+_MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>&|~])")
+# A trailing ``{#anchor}`` (or ``{#anchor .class}``) on a heading line.
+_TRAILING_ATTRS = re.compile(r"\s*(\{[^{}]*\})\s*$")
+_BLOCK_END = re.compile(r"</(p|h[1-6]|li|tr|pre|blockquote|div|section|dt|dd|td|th|summary)>")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A ``##`` heading: its anchor and its text (the table of contents)."""
+
+    anchor: str
+    title: str
+
+
+@dataclass
+class Rendered:
+    """A rendered Markdown text: sanitised HTML and the ``##`` headings in order."""
+
+    html: str
+    toc: list[Heading] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GlossaryEntry:
+    """What the auto-linker needs of a glossary term."""
+
+    slug: str
+    spellings: tuple[str, ...]
+    answer: str = ""
+
+
+class GlossaryMatcher:
+    """Finds glossary spellings in running text: whole words, an optional plural ``s``.
+
+    A spelling with a capital after its first letter (``TTFT``, ``KV cache``,
+    ``RoPE``) matches in that case only; the others match in any case.
+    """
+
+    def __init__(self, entries: Iterable[GlossaryEntry], url: str):
+        self.by_spelling: dict[str, GlossaryEntry] = {}
+        parts = []
+        for entry in entries:
+            for spelling in entry.spellings:
+                spelling = spelling.strip()
+                key = spelling.lower()
+                if not spelling or key in self.by_spelling:
+                    continue
+                self.by_spelling[key] = entry
+                parts.append(spelling)
+        parts.sort(key=len, reverse=True)
+        alternatives = [re.escape(p) if _case_sensitive(p) else f"(?i:{re.escape(p)})" for p in parts]
+        self.regex = (re.compile(r"(?<![\w-])(?P<term>" + "|".join(alternatives) + r")(?:s|es)?(?![\w-])")
+                      if alternatives else None)
+        self.url = url
+
+    def __bool__(self) -> bool:
+        return self.regex is not None
+
+    def entry(self, match: re.Match) -> GlossaryEntry:
+        return self.by_spelling[match["term"].lower()]
+
+
+def _case_sensitive(spelling: str) -> bool:
+    return any(char.isupper() for char in spelling[1:])
+
+
+# --- markdown-it rules ---------------------------------------------------------------
+
+
+def _explicit_heading_ids(state: StateCore) -> None:
+    """``## Title {#anchor}`` → ``<h2 id="anchor">Title</h2>`` (before inline parsing)."""
+    for index, token in enumerate(state.tokens):
+        if token.type != "heading_open":
+            continue
+        inline = state.tokens[index + 1]
+        match = _TRAILING_ATTRS.search(inline.content)
+        if not match:
+            continue
+        try:
+            _, attrs = parse_attrs(match.group(1))
+        except ParseError:
+            continue
+        if "id" not in attrs:
+            continue
+        token.attrSet("id", attrs["id"])
+        if attrs.get("class"):
+            token.attrSet("class", attrs["class"])
+        inline.content = inline.content[: match.start()]
+
+
+def _heading_text(inline: Token) -> str:
+    return "".join(child.content for child in inline.children or () if child.type in ("text", "code_inline"))
+
+
+def _heading_slugs(state: StateCore) -> None:
+    """Give ``##`` and ``###`` headings without an explicit id one made from their text."""
+    used = {str(token.attrs["id"]) for token in state.tokens if token.type == "heading_open" and "id" in token.attrs}
+    for index, token in enumerate(state.tokens):
+        if token.type == "heading_open" and token.tag in ("h2", "h3") and "id" not in token.attrs:
+            slug = slugify(_heading_text(state.tokens[index + 1])) or "section"
+            token.attrSet("id", unique_slug(slug, used))
+
+
+def _glossary_links(state: StateCore) -> None:
+    """Link the first occurrence per ``##`` section of each glossary term in ordinary text."""
+    matcher: GlossaryMatcher | None = state.env.get("glossary")
+    if not matcher:
+        return
+    linked: set[str] = set()
+    in_heading = False
+    for token in state.tokens:
+        if token.type == "heading_open":
+            in_heading = True
+            if token.tag in ("h1", "h2"):
+                linked = set()
+        elif token.type == "heading_close":
+            in_heading = False
+        elif token.type == "inline" and not in_heading and token.children:
+            token.children = _link_children(token.children, matcher, linked)
+
+
+def _link_children(children: list[Token], matcher: GlossaryMatcher, linked: set[str]) -> list[Token]:
+    out: list[Token] = []
+    link_depth = 0
+    for child in children:
+        if child.type == "link_open":
+            link_depth += 1
+        elif child.type == "link_close":
+            link_depth -= 1
+        if child.type != "text" or link_depth > 0 or not child.content:
+            out.append(child)
+            continue
+        out.extend(_split_text(child, matcher, linked))
+    return out
+
+
+def _text_token(content: str) -> Token:
+    return Token("text", "", 0, content=content)
+
+
+def _split_text(child: Token, matcher: GlossaryMatcher, linked: set[str]) -> list[Token]:
+    text = child.content
+    pieces: list[Token] = []
+    position = 0
+    for match in matcher.regex.finditer(text):
+        entry = matcher.entry(match)
+        if entry.slug in linked:
+            continue
+        linked.add(entry.slug)
+        if match.start() > position:
+            pieces.append(_text_token(text[position:match.start()]))
+        link_open = Token("link_open", "a", 1)
+        link_open.attrSet("href", f"{matcher.url}#{entry.slug}")
+        link_open.attrSet("class", "glossary-link")
+        if entry.answer:
+            link_open.attrSet("title", entry.answer)
+        pieces += [link_open, _text_token(match.group(0)), Token("link_close", "a", -1)]
+        position = match.end()
+    if not pieces:
+        return [child]
+    if position < len(text):
+        pieces.append(_text_token(text[position:]))
+    return pieces
+
+
+@lru_cache(maxsize=1)
+def markdown_parser() -> MarkdownIt:
+    """The configured parser (shared; rules read per-render data from ``env``)."""
+    md = MarkdownIt("commonmark", {"html": True, "typographer": True})
+    md.enable(["table", "strikethrough", "replacements", "smartquotes"])
+    md.use(footnote_plugin)
+    md.use(attrs_block_plugin, allowed=["id", "class"])
+    md.core.ruler.before("inline", "heading_ids", _explicit_heading_ids)
+    md.core.ruler.push("heading_slugs", _heading_slugs)
+    md.core.ruler.push("glossary_links", _glossary_links)
+    return md
+
+
+# --- shortcodes ------------------------------------------------------------------------
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as literal Markdown: its emphasis, link, HTML and table characters escaped."""
+    return _MARKDOWN_SPECIALS.sub(r"\\\1", text)
+
+
+def _render_block(resolved, embed_ids: itertools.count) -> str:
+    if resolved.calculator is not None:
+        from calculators.embed import render_embed  # Django templates: only when a chapter embeds one
+
+        family, inputs = resolved.calculator
+        return render_embed(family, inputs, embed_id=f"calc-{family}-{next(embed_ids)}")
+    return f'<div class="rb-formula">{resolved.html}</div>'
+
+
+def substitute_shortcodes(markdown: str, *, blocks: bool = True) -> tuple[str, dict[str, str]]:
+    """Replace every shortcode: inline ones by escaped text, block ones by placeholders.
+
+    Returns the new Markdown and the placeholders' HTML. With ``blocks=False``
+    block shortcodes are dropped (plain text for search). Raises
+    :class:`~runbook.shortcodes.ShortcodeError` for an unresolvable one.
+    """
+    nonce = secrets.token_hex(6)
+    placeholders: dict[str, str] = {}
+    counter = itertools.count(1)
+    embed_ids = itertools.count(1)
+
+    def replace(match: re.Match) -> str:
+        kind, body = match["kind"], match["body"]
+        resolved = resolve(kind, body)
+        if kind not in BLOCK_KINDS:
+            return escape_markdown(resolved.text)
+        if not blocks:
+            return ""
+        token = f"rbsc{nonce}x{next(counter)}"
+        placeholders[token] = _render_block(resolved, embed_ids)
+        return token
+
+    return SHORTCODE.sub(replace, markdown), placeholders
+
+
+def _swap_placeholders(html: str, placeholders: dict[str, str]) -> str:
+    for token, block in placeholders.items():
+        html = html.replace(f"<p>{token}</p>", block).replace(token, block)
+    return html
+
+
+# --- rendering -------------------------------------------------------------------------
+
+
+def sanitise(html: str) -> str:
+    """Keep only the allowlisted tags, attributes and URL schemes."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes=ALLOWED_ATTRIBUTES,
+        url_schemes=URL_SCHEMES,
+        link_rel=None,
+        filter_style_properties={"text-align"},
+    )
+
+
+def render_markdown(markdown: str, glossary: GlossaryMatcher | None = None) -> Rendered:
+    """Render one Markdown text (uncached). Raises ``ShortcodeError`` for a bad shortcode."""
+    source, placeholders = substitute_shortcodes(markdown)
+    md = markdown_parser()
+    env = {"glossary": glossary} if glossary else {}
+    tokens = md.parse(source, env)
+    toc = [Heading(str(token.attrs["id"]), _heading_text(tokens[index + 1]))
+           for index, token in enumerate(tokens)
+           if token.type == "heading_open" and token.tag == "h2" and "id" in token.attrs]
+    html = sanitise(md.renderer.render(tokens, md.options, env))
+    return Rendered(_swap_placeholders(html, placeholders), toc)
+
+
+def heading_anchors(markdown: str) -> list[str]:
+    """Every heading id of a Markdown text (to check the sections the glossary names)."""
+    source, _ = substitute_shortcodes(markdown, blocks=False)
+    tokens = markdown_parser().parse(source, {})
+    return [str(token.attrs["id"]) for token in tokens if token.type == "heading_open" and "id" in token.attrs]
+
+
+def plain_text(markdown: str) -> str:
+    """The text a reader sees, numbers filled in, formulas and calculators left out (for search)."""
+    source, _ = substitute_shortcodes(markdown, blocks=False)
+    html = markdown_parser().render(source)
+    html = _BLOCK_END.sub("\n", html)
+    text = html_lib.unescape(nh3.clean(html, tags=set()))
+    text = re.sub(r"[ \t]+", " ", text)
+    return re.sub(r"\n\s*\n+", "\n", text).strip()
+
+
+@lru_cache(maxsize=1)
+def engine_version() -> str:
+    """A digest of what the numbers depend on: the catalog, the engine's source, the embed, this renderer."""
+    import calculators.engine as engine
+    from calculators.engine.catalog import DEFAULT_CATALOG_DIR
+
+    digest = hashlib.sha256(RENDER_VERSION.encode())
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted(Path(DEFAULT_CATALOG_DIR).glob("*.json")) + sorted(Path(engine.__file__).parent.rglob("*.py"))
+    paths += [root / "templates" / "calculators" / "_embed.html", root / "calculators" / "forms.py",
+              Path(__file__)]
+    for path in paths:
+        if path.exists():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_key(kind: str, *parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:32]
+    return f"runbook:{kind}:{engine_version()}:{digest}"
+
+
+def render_cached(markdown: str) -> Rendered:
+    """:func:`render_markdown` (no glossary links) through the cache, keyed by the text."""
+    cache_key = _cache_key("md", markdown)
+    stored = cache.get(cache_key)
+    if stored is not None:
+        return Rendered(stored["html"], [Heading(*pair) for pair in stored["toc"]])
+    rendered = render_markdown(markdown)
+    cache.set(cache_key, {"html": rendered.html, "toc": [(h.anchor, h.title) for h in rendered.toc]},
+              CACHE_TIMEOUT)
+    return rendered
+
+
+def strip_paragraph(html: str) -> str:
+    """The HTML of a one-paragraph rendering without its ``<p>`` (for short fields)."""
+    stripped = html.strip()
+    if stripped.startswith("<p>") and stripped.endswith("</p>") and stripped.count("<p>") == 1:
+        return stripped[3:-4]
+    return stripped
+
+
+# --- the runbook's rows ----------------------------------------------------------------
+
+
+def _glossary_rows() -> list[tuple]:
+    from runbook.models import GlossaryTerm
+
+    return list(GlossaryTerm.objects.order_by("slug").values_list("slug", "term", "aliases", "answer"))
+
+
+def glossary_matcher(rows: Sequence[tuple]) -> GlossaryMatcher:
+    """The auto-linker for glossary rows ``(slug, term, aliases, answer)``; a link's title is the answer."""
+    entries = [GlossaryEntry(slug, tuple([term, *(aliases or [])]), plain_text(answer))
+               for slug, term, aliases, answer in rows]
+    return GlossaryMatcher(entries, reverse("runbook:glossary"))
+
+
+def render_chapter(chapter) -> Rendered:
+    """A chapter's body, glossary-linked, through the cache."""
+    rows = _glossary_rows()
+    digest = hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    cache_key = _cache_key("chapter", chapter.content_hash, chapter.body, digest)
+    stored = cache.get(cache_key)
+    if stored is not None:
+        return Rendered(stored["html"], [Heading(*pair) for pair in stored["toc"]])
+    rendered = render_markdown(chapter.body, glossary_matcher(rows))
+    cache.set(cache_key, {"html": rendered.html, "toc": [(h.anchor, h.title) for h in rendered.toc]},
+              CACHE_TIMEOUT)
+    return rendered

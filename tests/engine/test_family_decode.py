@@ -1,0 +1,282 @@
+"""The ``decode`` family: bytes read per step, the bandwidth ceiling, the realistic range and MBU.
+
+Pure engine, no Django. Expected numbers are derived by hand from
+``fixtures/catalog/*.json`` in the comments:
+
+* reference stack: Llama-3.1-8B's 8,030,261,248 parameters (test_param_count.py) × 2 B =
+  16,060,522,496 B per step at zero context; the H100 SXM's 3,350 GB/s ÷ that =
+  3.35e12 ÷ 16,060,522,496 = 208.5858 tok/s (the seed's 208); × 0.65 = 135.58 and × 0.85 =
+  177.30 (the seed's 136–177);
+* KV per token of Llama-3.1-8B: 2 × 32 × 8 × 128 × 2 B = 131,072 B; at 8,192 tokens in the
+  cache the step also reads 131,072 × 8,192 = 1,073,741,824 B.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from calculators.engine.catalog import default_catalog
+from calculators.engine.errors import InputError
+from calculators.engine.grader import grade
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.decode import DECODE_FORMULAS, STEP_KEYS
+from calculators.engine.procedures.roofline import FIT_FRACTION
+
+FAMILY = FAMILIES["decode"]
+LLAMA_8B_BYTES = 8_030_261_248 * 2          # 16,060,522,496 B
+CEILING = 3350e9 / LLAMA_8B_BYTES           # 208.58580...
+
+
+def decode(**inputs):
+    return FAMILY.run(inputs)
+
+
+def verdict(result, key, text):
+    return {step.key: step for step in grade(result, {key: text}).steps}[key]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return decode()
+
+
+# --- the reference stack -----------------------------------------------------------------------
+
+def test_steps_come_in_order_with_their_units(reference):
+    assert [step.key for step in reference.steps] == list(STEP_KEYS) == [
+        "weight_bytes_per_step", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s", "ceiling_tok_s",
+        "realistic_low_tok_s", "realistic_high_tok_s", "mbu"]
+    assert [step.unit for step in reference.steps] == ["B", "B", "B", "GB/s", "tok/s", "tok/s", "tok/s", "1"]
+
+
+def test_reference_ceiling_is_208_6_tokens_per_second(reference):
+    v = reference.values
+    assert v["weight_bytes_per_step"] == LLAMA_8B_BYTES
+    assert v["kv_bytes_per_step"] == 0  # context 0: the cache is empty
+    assert v["bytes_per_step"] == LLAMA_8B_BYTES
+    assert v["bandwidth_gb_s"] == 3350
+    assert v["ceiling_tok_s"] == pytest.approx(208.58580, rel=1e-6)
+    assert reference.step("ceiling_tok_s").substituted == "3,350 GB/s ÷ 16,060,522,496 B = 208.6 tok/s"
+
+
+def test_reference_realistic_range_is_136_to_177(reference):
+    # 208.5858 × 0.65 = 135.581; × 0.85 = 177.298.
+    assert reference.values["realistic_low_tok_s"] == pytest.approx(CEILING * 0.65, rel=1e-12)
+    assert reference.values["realistic_high_tok_s"] == pytest.approx(CEILING * 0.85, rel=1e-12)
+    assert round(reference.values["realistic_low_tok_s"]) == 136
+    assert round(reference.values["realistic_high_tok_s"]) == 177
+
+
+def test_without_a_measurement_mbu_is_zero_and_the_notes_say_why(reference):
+    assert reference.values["mbu"] == 0
+    assert any("No measured rate" in note for note in reference.notes)
+
+
+def test_notes_call_the_ceiling_a_bound_and_give_the_range(reference):
+    text = " ".join(reference.notes)
+    assert "a bound, not a forecast" in text and "135.6 tok/s to 177.3 tok/s" in text
+
+
+def test_measured_rate_gives_the_mbu():
+    # 150 tok/s × 16,060,522,496 B = 2.409 TB/s ÷ 3.35 TB/s = 0.71913.
+    result = decode(measured_tok_s=150)
+    assert result.values["mbu"] == pytest.approx(150 * LLAMA_8B_BYTES / 3350e9, rel=1e-12)
+    assert any("MBU 72%" in note for note in result.notes)
+
+
+def test_a_measurement_above_the_ceiling_is_flagged():
+    assert any("above 1 is impossible" in note for note in decode(measured_tok_s=250).notes)
+
+
+# --- the cache read, tensor parallelism, precision, MoE, windows, MLA --------------------------
+
+def test_the_cache_read_lowers_the_ceiling_as_the_context_grows():
+    # 16,060,522,496 + 1,073,741,824 = 17,134,264,320 B; 3.35e12 ÷ that = 195.515 tok/s.
+    v = decode(context=8192).values
+    assert v["kv_bytes_per_step"] == 1_073_741_824
+    assert v["bytes_per_step"] == 17_134_264_320
+    assert v["ceiling_tok_s"] == pytest.approx(3350e9 / 17_134_264_320, rel=1e-12)
+
+
+def test_tensor_parallel_bandwidth_adds_up():
+    # Llama-3.1-70B at bf16: 70,553,706,496 × 2 = 141,107,412,992 B; 4 × 3,350 = 13,400 GB/s → 94.963 tok/s.
+    result = decode(model="llama-3.1-70b", gpus=4)
+    assert result.values["bandwidth_gb_s"] == 13_400
+    assert result.values["ceiling_tok_s"] == pytest.approx(13_400e9 / 141_107_412_992, rel=1e-12)
+    assert any("4 cards in tensor parallel" in note for note in result.notes)
+
+
+def test_weights_that_do_not_fit_make_the_ceiling_hypothetical():
+    # 141,107,412,992 B = 131.4 GiB > one H100's 79.65 GiB.
+    assert "do not fit" in decode(model="llama-3.1-70b").notes[0]
+
+
+def test_int4_weights_are_read_at_their_effective_width():
+    # 8,030,261,248 × 4.5 ÷ 8 = 501,891,328 × 9 = 4,517,021,952 B → 3.35e12 ÷ that = 741.64 tok/s.
+    v = decode(weights_dtype="int4").values
+    assert v["weight_bytes_per_step"] == 4_517_021_952
+    assert v["ceiling_tok_s"] == pytest.approx(3350e9 / 4_517_021_952, rel=1e-12)
+
+
+def test_a_single_stream_of_a_mixture_of_experts_reads_only_its_experts():
+    # Mixtral: 12,879,925,248 used parameters × 2 B = 25,759,850,496 B → 3.35e12 ÷ that = 130.047 tok/s.
+    result = decode(model="mixtral-8x7b-v0.1")
+    assert result.values["weight_bytes_per_step"] == 25_759_850_496
+    assert result.values["ceiling_tok_s"] == pytest.approx(3350e9 / 25_759_850_496, rel=1e-12)
+
+
+def test_sliding_window_layers_read_at_most_their_window():
+    # Gemma-2-9B: 2 × 42 × 8 × 256 × 2 = 344,064 B per token, 21 full and 21 layers windowed at 4,096.
+    # At 8,192 tokens: 344,064 × (21 × 8,192 + 21 × 4,096) ÷ 42 = 344,064 × 6,144 = 2,113,929,216 B.
+    v = decode(model="gemma-2-9b", context=8192).values
+    assert v["kv_bytes_per_step"] == pytest.approx(2_113_929_216, rel=1e-12)
+
+
+def test_latent_attention_reads_the_latent_cache():
+    # DeepSeek-V2-Lite: 27 × (512 + 64) × 2 B = 31,104 B per token; × 4,096 = 127,401,984 B.
+    assert decode(model="deepseek-v2-lite", context=4096).values["kv_bytes_per_step"] == 127_401_984
+
+
+def test_an_fp8_cache_halves_the_cache_read():
+    # 65,536 B per token × 8,192 = 536,870,912 B.
+    assert decode(context=8192, kv_dtype="fp8").values["kv_bytes_per_step"] == 536_870_912
+
+
+# --- formulas ----------------------------------------------------------------------------------
+
+SAMPLE = {"params_read": 12_879_925_248, "weight_bits": 4.5, "kv_bytes_per_token": 344_064, "context": 12_345,
+          "full_layers": 21, "window_layers": 21, "window": 4096, "layers": 42,
+          "weight_bytes_per_step": 7.2e9, "kv_bytes_per_step": 1.3e9, "gpus": 2, "card_bandwidth": 3350,
+          "bandwidth_gb_s": 6700, "bytes_per_step": 8.5e9, "ceiling_tok_s": 788.2, "efficiency_low": 0.65,
+          "efficiency_high": 0.85, "measured_tok_s": 512.5}
+
+
+@pytest.mark.parametrize("formula", DECODE_FORMULAS, ids=lambda f: f.label)
+def test_numeric_evaluator_matches_the_exact_evaluation(formula):
+    values = {var.name: SAMPLE[var.name] for var in formula.variables}
+    assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("inputs, field", [
+    ({"context": -1}, "context"),
+    ({"efficiency_low": 0}, "efficiency_low"),
+    ({"efficiency_high": 1.2}, "efficiency_high"),
+    ({"efficiency_low": 0.9, "efficiency_high": 0.8}, "efficiency_low"),
+    ({"measured_tok_s": 0}, "measured_tok_s"),
+    ({"measured_tok_s": "fast"}, "measured_tok_s"),
+    ({"gpus": 0}, "gpus"),
+    ({"kv_dtype": "int4"}, "kv_dtype"),
+])
+def test_bad_inputs_name_their_field(inputs, field):
+    with pytest.raises(InputError) as caught:
+        decode(**inputs)
+    assert caught.value.field == field
+
+
+# --- the generator -----------------------------------------------------------------------------
+
+def test_generator_is_deterministic_for_a_seed():
+    catalog = default_catalog()
+    assert FAMILY.generate(random.Random(3), catalog) == FAMILY.generate(random.Random(3), catalog)
+
+
+def test_generated_problems_fit_their_replica_and_measure_below_the_ceiling():
+    catalog = default_catalog()
+    models = set()
+    for seed in range(150):
+        inputs = FAMILY.generate(random.Random(seed), catalog)
+        model, card = catalog.model(inputs["model"]), catalog.gpu(inputs["gpu"])
+        params = {"llama-3.1-8b": 8_030_261_248}.get(inputs["model"])
+        result = FAMILY.run(inputs, catalog)
+        bits = {"bf16": 16, "fp8": 8, "int8": 8, "int4": 4.5}[inputs["weights_dtype"]]
+        weights = result.values["weight_bytes_per_step"] if not model.config.is_moe else None
+        if weights is not None:
+            assert weights <= FIT_FRACTION * inputs["gpus"] * card.memory_bytes
+            if params:
+                assert weights == params * bits / 8
+        limit = model.config.max_position_embeddings or 8192
+        assert 0 <= inputs["context"] <= limit
+        # Drawn at 50–92 % of the ceiling, then rounded to 0.1 tok/s.
+        assert 0.49 <= inputs["measured_tok_s"] / result.values["ceiling_tok_s"] <= 0.93
+        assert 0 < result.values["mbu"] < 1
+        assert inputs["efficiency_low"] < inputs["efficiency_high"]
+        statement = FAMILY.describe(inputs, catalog)
+        assert "MBU" in statement and f"{card.bandwidth_gb_s:,g} GB/s" in statement
+        models.add(inputs["model"])
+    assert len(models) >= 10
+
+
+def test_the_generator_picks_the_smallest_tensor_parallel_degree():
+    catalog = default_catalog()
+    for seed in range(60):
+        inputs = FAMILY.generate(random.Random(seed), catalog)
+        if inputs["gpus"] > 1:
+            bits = {"bf16": 16, "fp8": 8, "int8": 8, "int4": 4.5}[inputs["weights_dtype"]]
+            total = FAMILIES["params"].run({"model": inputs["model"]}, catalog).values["total_params"]
+            smaller = inputs["gpus"] // 2
+            assert total * bits / 8 > FIT_FRACTION * smaller * catalog.gpu(inputs["gpu"]).memory_bytes
+
+
+# --- grading -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("inputs, ceiling", [
+    ({}, "208.6"),
+    # Mistral-7B: 7,241,732,096 × 2 = 14,483,464,192 B; A100 80GB 2,039 GB/s → 140.78 tok/s.
+    ({"model": "mistral-7b-v0.1", "gpu": "a100-sxm4-80gb"}, "140.78"),
+])
+def test_quoting_the_ceiling_as_the_realistic_rate_is_named(inputs, ceiling):
+    result = decode(**inputs)
+    for key in ("realistic_low_tok_s", "realistic_high_tok_s"):
+        step = verdict(result, key, ceiling)
+        assert (step.verdict, step.misconception) == ("misconception", "roofline-as-expectation")
+
+
+@pytest.mark.parametrize("inputs, weights_only, ceiling_without_cache", [
+    # Reference at 8,192 tokens: weights alone 16,060,522,496 B → 208.59 tok/s.
+    ({"context": 8192}, "16060522496", "208.59"),
+    # Qwen2.5-7B on an A100 80GB at 32,768: 7,615,616,512 × 2 = 15,231,233,024 B → 2.039e12 ÷ that = 133.87.
+    ({"model": "qwen2.5-7b", "gpu": "a100-sxm4-80gb", "context": 32768}, "15231233024", "133.87"),
+])
+def test_leaving_out_the_cache_read_is_named(inputs, weights_only, ceiling_without_cache):
+    result = decode(**inputs)
+    for key, typed in (("bytes_per_step", weights_only), ("ceiling_tok_s", ceiling_without_cache)):
+        step = verdict(result, key, typed)
+        assert (step.verdict, step.misconception) == ("misconception", "kv-read-ignored"), key
+
+
+def test_leaving_out_an_empty_cache_is_no_mistake(reference):
+    assert verdict(reference, "ceiling_tok_s", "208.6").verdict == "correct"
+
+
+@pytest.mark.parametrize("inputs, typed, misconception", [
+    ({}, "128484179968", "bits-for-bytes"),                             # 8,030,261,248 × 16
+    ({"model": "qwen2.5-7b"}, "121849864192", "bits-for-bytes"),        # 7,615,616,512 × 16
+    ({"weights_dtype": "int4"}, "4015130624", "nominal-4bit"),          # 8,030,261,248 × 4 ÷ 8
+    ({"model": "qwen2.5-7b", "weights_dtype": "int4"}, "3807808256", "nominal-4bit"),  # 7,615,616,512 ÷ 2
+])
+def test_weight_byte_mistakes_are_named(inputs, typed, misconception):
+    step = verdict(decode(**inputs), "weight_bytes_per_step", typed)
+    assert (step.verdict, step.misconception) == ("misconception", misconception)
+
+
+def test_a_right_worked_answer_scores_full_marks():
+    answers = {"weight_bytes_per_step": "8030261248 * 2", "kv_bytes_per_step": "0", "bytes_per_step": "16.06 GB",
+               "bandwidth_gb_s": "3.35 TB/s", "ceiling_tok_s": "208.6", "realistic_low_tok_s": "135.6",
+               "realistic_high_tok_s": "177.3", "mbu": "71.9%"}
+    graded = grade(decode(measured_tok_s=150), answers)
+    assert [step.verdict for step in graded.steps] == ["correct"] * 8
+    assert graded.score == 1.0
+
+
+def test_a_wrong_byte_count_carries_forward_to_the_ceiling_and_the_range():
+    # Bytes per step typed as 20e9: own ceiling 3.35e12 ÷ 20e9 = 167.5; × 0.65 = 108.875; × 0.85 = 142.375.
+    graded = grade(decode(), {"bytes_per_step": "20e9", "ceiling_tok_s": "167.5", "realistic_low_tok_s": "108.875",
+                              "realistic_high_tok_s": "142.375"})
+    verdicts = {step.key: step.verdict for step in graded.steps}
+    assert verdicts["bytes_per_step"] == "wrong"
+    assert [verdicts[k] for k in ("ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s")] == [
+        "carried_forward"] * 3
