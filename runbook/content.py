@@ -73,7 +73,7 @@ ALLOWED_ATTRIBUTES = {
 URL_SCHEMES = {"http", "https", "mailto"}
 
 # Shortcode kinds rendered as HTML (placeholders) rather than text.
-BLOCK_KINDS = ("formula", "calculator")
+BLOCK_KINDS = ("formula", "calculator", "figure")
 
 # Characters escaped in a shortcode's text before Markdown sees it.
 _MARKDOWN_SPECIALS = re.compile(r"([\\`*_\[\]<>&|~])")
@@ -268,6 +268,8 @@ def _render_block(resolved, embed_ids: itertools.count) -> str:
 
         family, inputs = resolved.calculator
         return render_embed(family, inputs, embed_id=f"calc-{family}-{next(embed_ids)}")
+    if resolved.figure:
+        return resolved.html
     return f'<div class="rb-formula">{resolved.html}</div>'
 
 

@@ -13,6 +13,7 @@ the engine fills it in when the page renders::
     {{gpu h100-sxm5-80gb.bandwidth_gb_s}}      → 3,350 GB/s (datasheet fields)
     {{config llama-3.1-8b.num_hidden_layers}}  → 32 (a config.json field)
     {{calculator ladder model=llama-3.1-70b}}  → an embedded calculator (own line)
+    {{figure paged-blocks}}                    → a step-through figure (own line)
 
 ``FAMILY.STEP`` names a step of a calculator family (``calc FAMILY --json``
 lists them); ``key=value`` pairs are the family's inputs in snake case, the
@@ -35,7 +36,7 @@ from calculators.engine.procedures.base import Step, format_number
 from calculators.engine.units import convert, format_quantity
 
 SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z]+)\s+(?P<body>[^{}]*?)\s*\}\}")
-KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator")
+KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator", "figure")
 
 # Datasheet fields a ``gpu`` shortcode may read, with their unit.
 GPU_FIELDS = {
@@ -62,6 +63,7 @@ class Resolved:
     text: str = ""
     html: str = ""
     calculator: tuple[str, dict] | None = None
+    figure: bool = False
 
 
 def _parse_pairs(tokens: list[str]) -> dict[str, str]:
@@ -129,6 +131,16 @@ def resolve(kind: str, body: str) -> Resolved:
             raise ShortcodeError(str(exc)) from exc
     if kind in ("gpu", "config"):
         return _catalog_field(kind, tokens[0])
+    if kind == "figure":
+        from .figures import FIGURES  # the figure modules render SVG with the engine's numbers
+
+        name, options = tokens[0], _parse_pairs(tokens[1:])
+        if name not in FIGURES:
+            raise ShortcodeError(f"Unknown figure '{name}'; known: {', '.join(sorted(FIGURES)) or 'none yet'}.")
+        try:
+            return Resolved(html=FIGURES[name](options), figure=True)
+        except (ValueError, EngineError) as exc:
+            raise ShortcodeError(f"figure {name}: {exc}") from exc
     if kind == "calculator":
         family = tokens[0]
         pairs = _parse_pairs(tokens[1:])

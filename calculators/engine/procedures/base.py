@@ -136,7 +136,7 @@ def _plain_number(value: float) -> str:
         return f"{int(value):,}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.4g}"
+    return f"{value:.4g}" if abs(value) >= 1 else f"{value:.6g}"
 
 
 def format_operand(value: float, unit: str) -> str:
