@@ -154,6 +154,17 @@ class TestShortcodes:
 
         assert 'id="calc-ladder-1"' in html and 'id="calc-kv-2"' in html
 
+    def test_a_figure_is_inserted_whole_after_sanitising(self, monkeypatch):
+        from runbook.figures import FIGURES
+
+        monkeypatch.setitem(FIGURES, "test-figure", lambda options: (
+            f'<figure class="rb-steps" data-n="{options.get("n", "1")}"><svg></svg><script>step()</script></figure>'))
+
+        html = html_of("Before.\n\n{{figure test-figure n=3}}\n\n<script>evil()</script>\n")
+
+        assert '<figure class="rb-steps" data-n="3"><svg></svg><script>step()</script></figure>' in html
+        assert "evil" not in html and "<p><figure" not in html
+
     def test_an_unresolvable_shortcode_raises(self):
         with pytest.raises(ShortcodeError):
             html_of("{{value ladder.nope}}")

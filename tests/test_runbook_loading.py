@@ -317,9 +317,9 @@ class TestChecks:
             load_content(tree)
 
         line = QUESTIONS_MAP.splitlines().index("    Worst case {{value ladder.users_worst_case}}.") + 1
-        assert caught.value.errors == [
-            f"{path}:{line}: {{{{bogus ladder.users_worst_case}}}}: Unknown shortcode 'bogus'; known: value, "
-            "worked, formula, note, convert, gpu, config, calculator."]
+        assert len(caught.value.errors) == 1
+        assert caught.value.errors[0].startswith(
+            f"{path}:{line}: {{{{bogus ladder.users_worst_case}}}}: Unknown shortcode 'bogus'; known: value, ")
 
     def test_the_command_exits_non_zero_with_every_problem(self, tree):
         (tree / "errata.yaml").write_text(ERRATA.replace("{{convert 52 GB GiB}}.", "{{convert 52 GB parsecs}}."))

@@ -136,7 +136,9 @@ def _plain_number(value: float) -> str:
         return f"{int(value):,}"
     if abs(value) >= 1000:
         return f"{value:,.0f}"
-    return f"{value:.4g}" if abs(value) >= 1 else f"{value:.6g}"
+    exact = f"{value:.6g}"
+    # Four significant figures, unless up to six show the value exactly (2^−7 = 0.0078125).
+    return exact if abs(value) < 1 and float(exact) == value else f"{value:.4g}"
 
 
 def format_operand(value: float, unit: str) -> str:
