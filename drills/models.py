@@ -117,8 +117,9 @@ class BankItem(models.Model):
     questions are ``chapter.questions``.
     """
 
-    OPEN, PROBLEM, CRITIQUE = "open", "problem", "critique"
-    KINDS = [(OPEN, "Open question"), (PROBLEM, "Problem template"), (CRITIQUE, "Critique drill")]
+    OPEN, PROBLEM, CRITIQUE, DESIGN = "open", "problem", "critique", "design"
+    KINDS = [(OPEN, "Open question"), (PROBLEM, "Problem template"), (CRITIQUE, "Critique drill"),
+             (DESIGN, "Design prompt")]
     DIFFICULTIES = [(1, "Warm-up"), (2, "Core"), (3, "Stretch")]
     ROLES = ("architect", "engineer", "manager")
 
@@ -134,6 +135,13 @@ class BankItem(models.Model):
     difficulty = models.PositiveSmallIntegerField(choices=DIFFICULTIES, default=2)
     roles = models.JSONField(default=list, blank=True, help_text="architect, engineer, manager.")
     misconceptions = models.JSONField(default=list, blank=True, help_text="Misconception ids it probes.")
+    family = models.CharField(max_length=32, blank=True,
+                              help_text="Problem templates: the calculator family whose problems it draws.")
+    fixed_inputs = models.JSONField(default=dict, blank=True,
+                                    help_text="Problem templates: inputs held fixed, e.g. {\"model\": \"llama-3.1-70b\"}.")
+    details = models.JSONField(default=dict, blank=True,
+                               help_text="Design prompts: levels, follow-ups, numbers, resources. "
+                                         "Critique drills: the document's lines and planted errors.")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="bank_items", help_text="Empty for items loaded from fixtures.")
     published = models.BooleanField(default=True)
