@@ -344,8 +344,10 @@ def proposal_notes(proposed: int | None, degree: int, per_node: int, gpu_name: s
                      f"{buyable_degree(proposed, per_node)} is the next one.")
     if degree == 1 and proposed > 1:
         notes.insert(0, f"Over-engineering tell: the model fits on one {gpu_name}, yet {proposed} cards are "
-                        f"proposed. Splitting it adds an all-reduce to every layer and buys no capacity a "
-                        f"second replica would not; run {proposed} replicas of one card instead.")
+                        f"proposed. Splitting it adds an all-reduce to every layer and a failure domain "
+                        f"{proposed} cards wide; the gains (the weights stored once, more bandwidth per token) "
+                        f"are worth it only for a stated latency target. Otherwise run {proposed} replicas of "
+                        f"one card.")
     elif proposed > degree:
         notes.append(f"The proposed {proposed} cards are more than the {degree} needed: the extra memory "
                      f"goes to KV cache (more users), at the price of more cross-card traffic per layer.")
