@@ -33,6 +33,22 @@ def total(*terms):
 
 # --- KV cache (formula 1) -------------------------------------------------
 
+# The variables a sliding-window formula adds.
+WINDOW_VARS = (
+    Var("full_layers", "1", "layers attending over the whole context"),
+    Var("window_layers", "1", "layers with a sliding window"),
+    Var("window", "tok", "sliding window (sliding_window)"),
+    Var("layers", "1", "layers (num_hidden_layers)"),
+)
+
+
+def windowed_cache(s, tokens):
+    """Bytes per token × tokens kept, when windowed layers keep at most ``window`` tokens:
+    kv × (full × tokens + windowed × min(tokens, window)) ÷ layers."""
+    kept = total(product(s["full_layers"], tokens), product(s["window_layers"], Min(tokens, s["window"])))
+    return ratio(product(s["kv_bytes_per_token"], kept), s["layers"])
+
+
 KV_BYTES_PER_TOKEN = Formula(
     "kv_bytes_per_token", "KV cache per token", "B",
     (Var("layers", "1", "layers (num_hidden_layers)"),
@@ -62,15 +78,8 @@ PER_USER_GIB = Formula(
 PER_USER_GIB_WINDOWED = Formula(
     "per_user_gib", "KV cache per user (sliding windows applied)", "GiB",
     (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("full_layers", "1", "layers attending over the whole context"),
-     Var("window_layers", "1", "layers with a sliding window"),
-     Var("context", "tok", "tokens per user"),
-     Var("window", "tok", "sliding window (sliding_window)"),
-     Var("layers", "1", "layers (num_hidden_layers)")),
-    lambda s: ratio(product(
-        s["kv_bytes_per_token"],
-        total(product(s["full_layers"], s["context"]), product(s["window_layers"], Min(s["context"], s["window"])))),
-        s["layers"]),
+     Var("context", "tok", "tokens per user"), *WINDOW_VARS),
+    lambda s: windowed_cache(s, s["context"]),
 )
 
 # --- Parameters and weights (formula 2) -------------------------------------
@@ -166,17 +175,9 @@ USERS_PAGED_WINDOWED = Formula(
     "users_paged", "Users, paged (sliding windows applied)", "users",
     (Var("kv_budget_gib", "GiB", "KV cache budget"),
      Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("full_layers", "1", "layers attending over the whole context"),
-     Var("window_layers", "1", "layers with a sliding window"),
      Var("avg_tokens", "tok", "average conversation"),
-     Var("block_size", "tok", "tokens per KV block"),
-     Var("window", "tok", "sliding window"),
-     Var("layers", "1", "layers")),
-    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], ratio(product(
-        s["kv_bytes_per_token"],
-        total(product(s["full_layers"], _paged_tokens(s)),
-              product(s["window_layers"], Min(_paged_tokens(s), s["window"])))),
-        s["layers"])))),
+     Var("block_size", "tok", "tokens per KV block"), *WINDOW_VARS),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], windowed_cache(s, _paged_tokens(s))))),
 )
 
 # Paged memory of one average user, quoted beside the paged count (0.281 GiB for

@@ -18,8 +18,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sympy import Min
-
 from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
@@ -71,15 +69,8 @@ KV_BYTES_PER_STEP = Formula(
 KV_BYTES_PER_STEP_WINDOWED = Formula(
     "kv_bytes_per_step", "KV cache read per step (sliding windows applied)", "B",
     (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("full_layers", "1", "layers attending over the whole context"),
-     Var("context", "tok", "tokens in the cache"),
-     Var("window_layers", "1", "layers with a sliding window"),
-     Var("window", "tok", "sliding window (sliding_window)"),
-     Var("layers", "1", "layers (num_hidden_layers)")),
-    lambda s: ratio(product(
-        s["kv_bytes_per_token"],
-        total(product(s["full_layers"], s["context"]), product(s["window_layers"], Min(s["context"], s["window"])))),
-        s["layers"]),
+     Var("context", "tok", "tokens in the cache"), *F.WINDOW_VARS),
+    lambda s: F.windowed_cache(s, s["context"]),
 )
 
 BYTES_PER_STEP = Formula(

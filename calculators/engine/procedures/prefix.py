@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sympy import Min
+from .. import formulas as F
 
 from ..catalog import Catalog
 from ..dtypes import weight_bits
@@ -86,16 +86,8 @@ PINNED_WINDOWED = Formula(
     "pinned_gib", "KV cache pinned by the prefixes (sliding windows applied)", "GiB",
     (Var("distinct_prefixes", "1", "distinct prefixes cached"),
      Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("full_layers", "1", "layers attending over the whole context"),
-     Var("prefix_tokens", "tok", "prefix length"),
-     Var("window_layers", "1", "layers with a sliding window"),
-     Var("window", "tok", "sliding window (sliding_window)"),
-     Var("layers", "1", "layers (num_hidden_layers)")),
-    lambda s: ratio(product(
-        s["distinct_prefixes"], s["kv_bytes_per_token"],
-        total(product(s["full_layers"], s["prefix_tokens"]),
-              product(s["window_layers"], Min(s["prefix_tokens"], s["window"])))),
-        s["layers"]),
+     Var("prefix_tokens", "tok", "prefix length"), *F.WINDOW_VARS),
+    lambda s: product(s["distinct_prefixes"], F.windowed_cache(s, s["prefix_tokens"])),
 )
 
 PREFIX_FORMULAS = (PREFIX_FLOPS, FLOPS_SAVED, TTFT_SAVED, PINNED, PINNED_WINDOWED)
