@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 from django.contrib.messages import constants as message_constants
 from django.core.exceptions import ImproperlyConfigured
 
@@ -108,6 +109,7 @@ INSTALLED_APPS = [
     "template_partials.apps.SimpleAppConfig",
     "crispy_forms",
     "crispy_bootstrap5",
+    "django_celery_beat",
     "accounts",
     "calculators",
     "drills",
@@ -198,6 +200,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+# `celery -A config beat` keeps its schedule in the database (django-celery-beat);
+# the entries below are written there when beat starts. The review job runs
+# hourly so that each candidate's night and morning are their own (drills.tasks).
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    "reviews-nightly": {"task": "drills.tasks.nightly_reviews", "schedule": crontab(minute=7)},
+}
 
 # --- Auth -------------------------------------------------------------------
 
@@ -219,6 +228,8 @@ EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "LLM Serving Prep <noreply@localhost>")
+# The site's address, for links in e-mail sent outside a request (the review digest).
+SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Internationalisation -----------------------------------------------------

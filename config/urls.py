@@ -16,5 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("calculators/", include("calculators.urls")),
     path("drills/", include("drills.urls")),
+    path("", include("drills.urls_reviews")),
+    path("lab/", include("drills.urls_lab")),
     path("", include("runbook.urls")),
 ]

@@ -44,11 +44,16 @@ def snapshot_for(inputs: dict, catalog: Catalog) -> dict:
     return snapshot
 
 
-def create_problem(family: str, seed: int | None = None, user=None) -> ProblemInstance:
-    """Draw and save a problem; a random seed when none is given."""
+def create_problem(family: str, seed: int | None = None, user=None,
+                   fixed_inputs: dict | None = None) -> ProblemInstance:
+    """Draw and save a problem; a random seed when none is given.
+
+    ``fixed_inputs`` (a bank template's, e.g. ``{"model": "llama-3.1-70b"}``)
+    override the drawn values of those inputs.
+    """
     catalog = default_catalog()
     seed = secrets.randbelow(2**31) if seed is None else seed
-    inputs = generate_inputs(family, seed, catalog)
+    inputs = {**generate_inputs(family, seed, catalog), **(fixed_inputs or {})}
     return ProblemInstance.objects.create(
         family=family, seed=seed, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot=snapshot_for(inputs, catalog), created_by=user if user and user.is_authenticated else None,

@@ -177,3 +177,8 @@ class BankItem(models.Model):
             return "\n".join(plain_text(part) for part in parts if part)
         except ShortcodeError:
             return "\n".join(part for part in parts if part)
+
+
+from .models_reviews import *  # noqa: E402,F401,F403 - Card, ReviewLog, ReviewSettings (spaced repetition)
+from .models_critique import CritiqueAttempt, CritiqueMark  # noqa: E402,F401 - critique drills
+from .models_lab import LabRun  # noqa: E402,F401 - the lab's runs

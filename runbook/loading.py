@@ -13,11 +13,18 @@ A kind whose file (or folder) is absent is skipped, not emptied: content is
 written a file at a time, and a mistyped ``--path`` must not wipe the runbook.
 Question-bank items written by a coach (``author`` set) are never updated or
 removed.
+
+Bank items carry a ``details`` mapping whose strings are Markdown, checked like
+any other: a design prompt's numbers, levels, follow-ups and resources
+(``questions/design.yaml``), and a critique drill's numbered lines and planted
+errors (``critiques/<slug>.yaml``, one drill per file, loaded as bank items of
+kind ``critique``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -38,12 +45,31 @@ DOCUMENT_SLUGS = (
     "13-speculative-and-constrained", "14-capacity-planning", "15-production",
 )
 TRACK_LETTERS = ("A", "B", "C", "D", "E")
-BANK_KINDS = ("open", "problem", "critique")
+BANK_KINDS = ("open", "problem", "critique", "design")
+# Files of questions/ that hold bank items of no chapter (their stem names no document).
+BANK_FILES = ("design",)
+DESIGN_LEVELS = ("mid", "senior", "staff")
+# The kinds of error a critique drill plants: a label, and the errata entry that explains it (if any).
+CRITIQUE_CATEGORIES = {
+    "gb-gib-mix": ("GB and GiB mixed", "gb-gib-mix"),
+    "sparse-tflops": ("Sparsity TFLOP/s used as compute", "sparse-tflops"),
+    "stopped-at-weights": ("Ladder stopped at the weights line", "stopped-at-weights"),
+    "gqa-ignored": ("GQA ignored (query heads used for the cache)", "checked-gqa-ratios"),
+    "non-buyable-gpu-count": ("A GPU count no one can buy or run", "moe-nine-gpus"),
+    "cache-offset-as-hit-rate": ("A cache offset called a hit rate", ""),
+    "missing-failure-handling": ("Failure handling missing", ""),
+    "roofline-as-expectation": ("The roofline quoted as the expected speed", "roofline-as-expectation"),
+    "nominal-4bit": ("4-bit weights sized at exactly four bits", "nominal-4bit"),
+    "fits-is-not-serves": ("\"Fits\" taken for \"serves\"", "fits-is-not-serves"),
+    "fleet-at-full-occupancy": ("Fleet sized at full occupancy, no headroom", ""),
+}
+# A critique document's length in lines (outside it: a warning).
+CRITIQUE_LINES = (15, 40)
 ROLES = ("architect", "engineer", "manager")
 
 # Kinds in the order they are reported.
 KINDS = ("tracks", "documents", "paths", "chapters", "glossary", "errata", "stages", "bar topics", "resources",
-         "questions")
+         "questions", "critiques")
 
 
 class ContentError(Exception):
@@ -304,6 +330,7 @@ class _Parsed:
     bar: list[dict] | None = None
     resources: list[dict] | None = None
     questions: list[dict] | None = None
+    critiques: list[dict] | None = None
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
@@ -318,6 +345,7 @@ def read_tree(root: Path) -> _Parsed:
     _read_errata(parsed)
     _read_reading(parsed)
     _read_questions(parsed)
+    _read_critiques(parsed)
     return parsed
 
 
@@ -593,7 +621,7 @@ def _read_questions(parsed: _Parsed) -> None:
         if data is None and source.text.strip():
             continue
         chapter = path.stem
-        if chapter not in chapter_slugs and parsed.chapters is not None:
+        if chapter not in chapter_slugs and parsed.chapters is not None and chapter not in BANK_FILES:
             source.warn(None, f"no chapter '{chapter}' is written yet: its questions load without one.")
         for position, entry in _entries(source, data or [], "question"):
             slug = entry.text("slug")
@@ -605,6 +633,7 @@ def _read_questions(parsed: _Parsed) -> None:
             difficulty = entry.integer("difficulty", required=False, low=1, high=3) or 2
             roles = entry.strings("roles")
             misconceptions = entry.strings("misconceptions")
+            details = _read_details(parsed, entry, kind, topic)
             if kind not in BANK_KINDS:
                 entry.ok = False
                 source.error(entry.line, f"{entry.where}: kind should be one of {', '.join(BANK_KINDS)}.")
@@ -620,9 +649,202 @@ def _read_questions(parsed: _Parsed) -> None:
                 parsed.questions.append({
                     "slug": slug, "kind": kind, "prompt": prompt, "model_answer": answer, "rubric": rubric,
                     "topic": topic, "difficulty": difficulty, "roles": roles, "misconceptions": misconceptions,
-                    "position": position, "chapter": chapter,
+                    "position": position, "chapter": chapter, "details": details,
                     "source_path": str(path.relative_to(parsed.root)),
                 })
+
+
+def _check_markdown_tree(source: _Source, value: Any) -> None:
+    """Check the shortcodes of every string inside ``value`` (a mapping, a list or a string)."""
+    if isinstance(value, str):
+        source.check_shortcodes(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_markdown_tree(source, item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_markdown_tree(source, item)
+
+
+def _read_details(parsed: _Parsed, entry: _Entry, kind: str, topic: str) -> dict:
+    """A bank item's ``details``: every string checked as Markdown; a design prompt's shape checked too."""
+    source = entry.source
+    value = entry.data.get("details")
+    if value is None:
+        if kind == "design":
+            entry.ok = False
+            source.error(entry.line, f"{entry.where}: a design prompt needs 'details' (numbers, levels, "
+                                     "follow_ups, resources).")
+        return {}
+    if not isinstance(value, dict):
+        entry.ok = False
+        source.error(entry.line, f"{entry.where}: 'details' should be a mapping.")
+        return {}
+    _check_markdown_tree(source, value)
+    if kind == "design":
+        return _design_details(parsed, entry, value, topic)
+    return _plain(value)
+
+
+def _design_details(parsed: _Parsed, entry: _Entry, value: dict, topic: str) -> dict:
+    """``{numbers, levels: {mid, senior, staff}, follow_ups: [{ask, listen_for}], resources: [slugs]}``."""
+    source, where = entry.source, entry.where
+    line = next((v.line for v in value.values() if isinstance(v, _Marked)), entry.line)
+
+    def fail(message: str) -> None:
+        entry.ok = False
+        source.error(line, f"{where}: {message}")
+
+    numbers = value.get("numbers")
+    if not isinstance(numbers, str) or not numbers.strip():
+        fail("details.numbers should be Markdown: the numbers a strong answer derives.")
+    levels = value.get("levels")
+    if not isinstance(levels, dict) or any(
+            not isinstance(levels.get(level), list) or not levels.get(level) for level in DESIGN_LEVELS):
+        fail(f"details.levels should give a list of points for each of {', '.join(DESIGN_LEVELS)}.")
+        levels = {}
+    follow_ups = []
+    for item in value.get("follow_ups") or []:
+        if isinstance(item, str):
+            follow_ups.append({"ask": str(item).strip(), "listen_for": ""})
+        elif isinstance(item, dict) and isinstance(item.get("ask"), str):
+            follow_ups.append({"ask": str(item["ask"]).strip(), "listen_for": str(item.get("listen_for") or "").strip()})
+        else:
+            fail("each of details.follow_ups should be text or a mapping with 'ask' (and 'listen_for').")
+    if not follow_ups:
+        fail("details.follow_ups should list the questions an interviewer pushes on.")
+    resources = value.get("resources") or []
+    if not isinstance(resources, list) or not resources or not all(isinstance(r, str) for r in resources):
+        fail("details.resources should list reading-list slugs.")
+        resources = []
+    known = {row["slug"] for row in parsed.resources} if parsed.resources is not None else None
+    if known is not None:
+        unknown = [slug for slug in resources if slug not in known]
+        if unknown:
+            fail(f"details.resources: no resource {', '.join(repr(str(s)) for s in unknown)} in reading.yaml.")
+    topics = {row["slug"] for row in parsed.bar} if parsed.bar is not None else None
+    if topics is not None and topic and topic not in topics:
+        source.warn(entry.line, f"{where}: the topic '{topic}' is not a bar topic of reading.yaml.")
+    extra = {key: _plain(item) for key, item in value.items()
+             if key not in ("numbers", "levels", "follow_ups", "resources")}
+    return {**extra, "numbers": str(numbers or "").strip(),
+            "levels": {level: [str(point).strip() for point in levels.get(level, [])] for level in DESIGN_LEVELS},
+            "follow_ups": follow_ups, "resources": [str(slug) for slug in resources]}
+
+
+def _read_critiques(parsed: _Parsed) -> None:
+    """``critiques/*.yaml``: one design document per file, its numbered lines and its planted errors."""
+    folder = parsed.root / "critiques"
+    if not folder.is_dir():
+        parsed.skipped.append("critiques")
+        return
+    parsed.critiques = []
+    slugs: dict = {}
+    taken = {row["slug"]: row["source_path"] for row in parsed.questions or ()}
+    for path in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
+        source = _read(path, parsed.errors, parsed.warnings)
+        if source is None:
+            continue
+        data = _yaml(source)
+        if data is None:
+            if not source.text.strip():
+                source.error(1, "is empty: a critique file holds one design document.")
+            continue
+        entry = _Entry(source, data, f"the critique in {path.name}", line=1)
+        if not entry.ok:
+            continue
+        slug = entry.text("slug")
+        entry.where = f"critique '{slug}'" if slug else entry.where
+        title = entry.text("title")
+        prompt = entry.text("prompt", markdown=True)
+        answer = entry.text("model_answer", markdown=True)
+        rubric = entry.strings("rubric", markdown=True)
+        topic = entry.text("topic", required=False) or "design-critique"
+        difficulty = entry.integer("difficulty", required=False, low=1, high=3) or 2
+        roles = entry.strings("roles")
+        wrong_roles = [role for role in roles if role not in ROLES]
+        if wrong_roles:
+            entry.ok = False
+            source.error(entry.line, f"{entry.where}: roles are {', '.join(ROLES)}, not {', '.join(wrong_roles)}.")
+        lines = _critique_lines(entry)
+        planted = _planted_errors(entry, len(lines))
+        if slug in taken:
+            entry.ok = False
+            source.error(1, f"the slug '{slug}' is already a question ({taken[slug]}).")
+        if entry.ok and _unique(source, slugs, slug, "critique slug", 1):
+            if slug != path.stem:
+                source.warn(1, f"the slug '{slug}' differs from the file name '{path.stem}'.")
+            parsed.critiques.append({
+                "slug": slug, "kind": "critique", "prompt": prompt, "model_answer": answer, "rubric": rubric,
+                "topic": topic, "difficulty": difficulty, "roles": roles, "misconceptions": [],
+                "position": 0, "details": {"title": title, "lines": lines, "planted": planted},
+                "source_path": str(path.relative_to(parsed.root)),
+            })
+
+
+def _critique_lines(entry: _Entry) -> list[str]:
+    source, value = entry.source, entry.data.get("lines")
+    if not isinstance(value, list) or not value or not all(isinstance(item, (str, int, float)) for item in value):
+        entry.ok = False
+        source.error(entry.line, f"{entry.where}: 'lines' should be a list of the document's lines (text).")
+        return []
+    for item in value:
+        source.check_shortcodes(item)
+    low, high = CRITIQUE_LINES
+    if not low <= len(value) <= high:
+        source.warn(entry.line, f"{entry.where}: {len(value)} lines; a critique document has {low} to {high}.")
+    return [str(item).strip() for item in value]
+
+
+def _planted_errors(entry: _Entry, count: int) -> list[dict]:
+    source, value = entry.source, entry.data.get("planted")
+    if not isinstance(value, list) or not value:
+        entry.ok = False
+        source.error(entry.line, f"{entry.where}: 'planted' should list the errors planted in the document.")
+        return []
+    planted: list[dict] = []
+    seen: dict = {}
+    for position, item in enumerate(value, start=1):
+        error = _Entry(source, item, f"{entry.where}, planted error {position}")
+        if not error.ok:
+            entry.ok = False
+            continue
+        line = error.integer("line", low=1, high=max(count, 1))
+        category = error.text("category")
+        explanation = error.text("explanation", markdown=True)
+        corrected = error.text("corrected", markdown=True)
+        carried = error.numbers("carried")
+        if category and category not in CRITIQUE_CATEGORIES:
+            error.ok = False
+            source.error(error.line, f"{error.where}: no category '{category}'; known: "
+                                     f"{', '.join(CRITIQUE_CATEGORIES)}.")
+        if corrected and not re.search(r"\{\{\s*[a-z]+\s", corrected):
+            error.ok = False
+            source.error(error.line, f"{error.where}: 'corrected' should give the right value as an engine "
+                                     "shortcode.")
+        outside = [n for n in carried if not 1 <= n <= count or n == line]
+        if outside:
+            error.ok = False
+            source.error(error.line, f"{error.where}: carried lines {', '.join(map(str, outside))} are not other "
+                                     f"lines of the document (1 to {count}).")
+        if error.ok and line in seen:
+            error.ok = False
+            source.error(error.line, f"{error.where}: line {line} already holds planted error {seen[line]}.")
+        if not error.ok:
+            entry.ok = False
+            continue
+        seen[line] = position
+        label, erratum = CRITIQUE_CATEGORIES[category]
+        planted.append({"line": line, "category": category, "label": label, "erratum": erratum,
+                        "explanation": explanation, "corrected": corrected, "carried": carried})
+    flagged = {row["line"] for row in planted}
+    for row in planted:
+        overlap = [n for n in row["carried"] if n in flagged]
+        if overlap:
+            entry.ok = False
+            source.error(entry.line, f"{entry.where}: line {overlap[0]} is both a planted error and carried from "
+                                     f"line {row['line']}.")
+    return sorted(planted, key=lambda row: row["line"])
 
 
 # --- writing --------------------------------------------------------------------------
@@ -739,7 +961,14 @@ def _write(parsed: _Parsed, report: LoadReport) -> None:
             row["chapter_id"] = chapter.pk if chapter else None
             row["track"] = chapter.track if chapter else ""
             rows.append(row)  # the item computes its own search text when saved
-        _sync(bank, rows, tally("questions", Tally()), scope=bank._default_manager.filter(author__isnull=True),
+        _sync(bank, rows, tally("questions", Tally()),
+              scope=bank._default_manager.filter(author__isnull=True).exclude(source_path__startswith="critiques/")
+              .exclude(source_path__startswith="engine:"),  # problem templates: drills.bank_templates
+              protected=lambda item: item.author_id is not None, warnings=report.warnings)
+    if parsed.critiques is not None and bank is not None:
+        rows = [{**row, "chapter_id": None, "track": ""} for row in parsed.critiques]
+        _sync(bank, rows, tally("critiques", Tally()),
+              scope=bank._default_manager.filter(author__isnull=True, source_path__startswith="critiques/"),
               protected=lambda item: item.author_id is not None, warnings=report.warnings)
 
 

@@ -230,7 +230,7 @@ class TestFirstLoad:
         counts = {kind: tally.created for kind, tally in report.tallies.items()}
         assert counts == {"tracks": 1, "documents": 3, "paths": 1, "chapters": 2, "glossary": 2, "errata": 3,
                           "stages": 2, "bar topics": 1, "resources": 3, "questions": 3}
-        assert report.skipped == []
+        assert report.skipped == ["critiques"]  # the tree has no critiques/ folder (test_critiques.py loads one)
 
     def test_it_stores_the_front_matter_and_the_body(self, tree):
         load_content(tree)
@@ -485,7 +485,7 @@ class TestReload:
         assert list(report.tallies) == ["chapters"]
         assert Chapter.objects.count() == 1
         assert set(report.skipped) == {"tracks", "documents", "paths", "glossary", "errata", "stages", "bar topics",
-                                       "resources", "questions"}
+                                       "resources", "questions", "critiques"}
 
     def test_a_dedented_block_scalar_keeps_its_markdown(self, tree):
         load_content(tree)

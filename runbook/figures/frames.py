@@ -27,7 +27,6 @@ pattern goes with it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from html import escape
 from typing import Iterable, Mapping
@@ -52,6 +51,10 @@ YELLOW = "#F0E442"
 # Light fills of the same hues, dark enough to see on white, light enough for ink text.
 TINT = {BLUE: "#cfe4f3", SKY: "#dcf0fb", GREEN: "#cdebe1", ORANGE: "#fbe7bf", VERMILLION: "#f7d6c2",
         PURPLE: "#f3dcea", YELLOW: "#fbf7c7", MUTED: "#e9ecf1"}
+
+# The same hues darkened for text on white (4.5:1 contrast or better); the light ones are not for text.
+DARK = {BLUE: BLUE, SKY: "#1f6f9c", GREEN: "#00704f", ORANGE: "#9c5d00", VERMILLION: "#b14a00",
+        PURPLE: "#9e3f73", YELLOW: "#6b6400", MUTED: MUTED, INK: INK}
 
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 
@@ -82,18 +85,6 @@ def int_option(figure: str, options: Mapping[str, str], key: str, low: int, high
         raise ValueError(f"The {figure} figure's {key} must be a whole number, not '{raw}'.") from None
     if not low <= value <= high:
         raise ValueError(f"The {figure} figure's {key} must be from {low:,} to {high:,}, not {value:,}.")
-    return value
-
-
-def float_option(figure: str, options: Mapping[str, str], key: str, low: float, high: float) -> float:
-    """``options[key]`` as a number from ``low`` to ``high``, or a one-sentence ``ValueError``."""
-    raw = options[key]
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"The {figure} figure's {key} must be a number, not '{raw}'.") from None
-    if not (math.isfinite(value) and low <= value <= high):
-        raise ValueError(f"The {figure} figure's {key} must be from {low:g} to {high:g}, not {raw}.")
     return value
 
 
@@ -131,17 +122,20 @@ def _attrs(attrs: Mapping[str, object]) -> str:
 def rect(x: float, y: float, w: float, h: float, fill: str = "none", stroke: str | None = None,
          **attrs) -> str:
     """``<rect>``; extra keyword attributes use ``_`` for ``-`` (``stroke_width``)."""
-    return f"<rect{_attrs({'x': float(x), 'y': float(y), 'width': float(max(w, 0)), 'height': float(max(h, 0)), 'fill': fill, 'stroke': stroke, **attrs})}/>"
+    box = {"x": float(x), "y": float(y), "width": float(max(w, 0)), "height": float(max(h, 0))}
+    return f"<rect{_attrs({**box, 'fill': fill, 'stroke': stroke, **attrs})}/>"
 
 
 def line(x1: float, y1: float, x2: float, y2: float, stroke: str = INK, **attrs) -> str:
     """``<line>``."""
-    return f"<line{_attrs({'x1': float(x1), 'y1': float(y1), 'x2': float(x2), 'y2': float(y2), 'stroke': stroke, **attrs})}/>"
+    ends = {"x1": float(x1), "y1": float(y1), "x2": float(x2), "y2": float(y2)}
+    return f"<line{_attrs({**ends, 'stroke': stroke, **attrs})}/>"
 
 
 def circle(cx: float, cy: float, r: float, fill: str = INK, stroke: str | None = None, **attrs) -> str:
     """``<circle>``."""
-    return f"<circle{_attrs({'cx': float(cx), 'cy': float(cy), 'r': float(r), 'fill': fill, 'stroke': stroke, **attrs})}/>"
+    centre = {"cx": float(cx), "cy": float(cy), "r": float(r)}
+    return f"<circle{_attrs({**centre, 'fill': fill, 'stroke': stroke, **attrs})}/>"
 
 
 def path(d: str, fill: str = "none", stroke: str | None = INK, **attrs) -> str:
@@ -159,9 +153,11 @@ def text(x: float, y: float, content: str, size: float = 15, anchor: str = "star
          weight: str | None = None, halo: bool = False, **attrs) -> str:
     """``<text>`` (``content`` escaped). ``halo`` paints a white outline under the glyphs so the
     text stays readable over lines and fills."""
-    extra = {"stroke": PAPER, "stroke_width": 4.0, "stroke_linejoin": "round", "paint_order": "stroke"} if halo else {}
-    return (f"<text{_attrs({'x': float(x), 'y': float(y), 'font_size': size, 'text_anchor': anchor, 'fill': fill, 'font_weight': weight, **extra, **attrs})}>"
-            f"{escape(content, quote=False)}</text>")
+    extra = ({"stroke": PAPER, "stroke_width": 4.0, "stroke_linejoin": "round", "paint_order": "stroke"}
+             if halo else {})
+    place = {"x": float(x), "y": float(y), "font_size": size, "text_anchor": anchor, "fill": fill,
+             "font_weight": weight}
+    return f"<text{_attrs({**place, **extra, **attrs})}>{escape(content, quote=False)}</text>"
 
 
 def group(children: Iterable[str], **attrs) -> str:
@@ -171,7 +167,7 @@ def group(children: Iterable[str], **attrs) -> str:
 
 def hatch(x: float, y: float, w: float, h: float, colour: str = MUTED, gap: float = 6) -> str:
     """Diagonal hatching clipped by hand to the box (idle or wasted space; no ``<pattern>`` id needed)."""
-    lines = []
+    segments = []
     start = -h
     while start < w:
         # A line from (start, h) to (start + h, 0), clipped to 0 ≤ u ≤ w.
@@ -181,9 +177,9 @@ def hatch(x: float, y: float, w: float, h: float, colour: str = MUTED, gap: floa
         if u2 > w:
             v2, u2 = u2 - w, w
         if u2 > u1:
-            lines.append(line(x + u1, y + v1, x + u2, y + v2, stroke=colour, stroke_width=1.0, opacity=0.55))
+            segments.append(f"M{num(x + u1)} {num(y + v1)}L{num(x + u2)} {num(y + v2)}")
         start += gap
-    return group(lines)
+    return path("".join(segments), stroke=colour, stroke_width=1.0, opacity=0.55)
 
 
 def svg(width: int, height: int, label: str, body: str) -> str:
@@ -234,7 +230,7 @@ def render_figure(name: str, title: str, intro: str, frames: list[Frame], width:
         '<button type="button" class="rb-figure-button" data-figure-action="prev" aria-label="Previous step">'
         '<span aria-hidden="true">‹</span> Previous</button>'
         '<button type="button" class="rb-figure-button rb-figure-play" data-figure-action="play" '
-        'aria-label="Play the steps" aria-pressed="false"><span class="rb-figure-play-icon" aria-hidden="true">▶</span> '
+        'aria-label="Play the steps"><span class="rb-figure-play-icon" aria-hidden="true">▶</span> '
         '<span class="rb-figure-play-text">Play</span></button>'
         '<button type="button" class="rb-figure-button" data-figure-action="next" aria-label="Next step">'
         'Next <span aria-hidden="true">›</span></button>'

@@ -20,7 +20,7 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, INK, MUTED, ORANGE, PAPER, RULE, TINT, Frame, gpu_name, group, int_option, line,
+from .frames import (BLUE, DARK, INK, MUTED, ORANGE, PAPER, RULE, TINT, Frame, gpu_name, group, int_option,
                      model_name, path, rect, render_figure, take_options, text)
 
 NAME = "prefill-decode-cache"
@@ -50,7 +50,8 @@ def _label(x: float, y: float, lines: list[str], colour: str = INK, first_bold: 
     parts = []
     for index, content in enumerate(lines):
         parts.append(text(x, y + index * 18, content, size=14 if index == 0 else 13,
-                          weight="700" if index == 0 and first_bold else None, fill=colour if index == 0 else INK))
+                          weight="700" if index == 0 and first_bold else None,
+                          fill=DARK.get(colour, colour) if index == 0 else INK))
     return group(parts)
 
 
@@ -86,7 +87,7 @@ def prefill_decode_cache(options: dict[str, str]) -> str:
     def row_y(index: int) -> float:
         return TABLE_TOP + index * (ROW_H + ROW_GAP)
 
-    height = int(row_y(len(rows))) + 78
+    height = int(row_y(len(rows))) + 88
 
     def table(written_prompt: bool, written_steps: int, new: str | None) -> str:
         parts = [text(POS_X, TABLE_TOP - 10, "position", size=13, fill=MUTED),
@@ -109,7 +110,7 @@ def prefill_decode_cache(options: dict[str, str]) -> str:
                     parts.append(rect(x, y, CELL_W, ROW_H, fill=TINT[colour], stroke=colour,
                                       stroke_width=2.5 if is_new else 1.0, rx=3))
                     if kind == "decode":
-                        parts.append(text(x + CELL_W / 2, y + 14, f"step {step}", size=12, anchor="middle"))
+                        parts.append(text(x + CELL_W / 2, y + 14, f"step {step}", size=13, anchor="middle"))
                 else:
                     parts.append(rect(x, y, CELL_W, ROW_H, fill=PAPER, stroke=RULE, stroke_width=1.0,
                                       stroke_dasharray="4 3", rx=3))
@@ -125,9 +126,9 @@ def prefill_decode_cache(options: dict[str, str]) -> str:
         for index, (title, value, detail) in enumerate(cards):
             x = 14 + index * 182
             parts += [rect(x, y, 170, 54, fill="#f4f7fb", stroke=RULE, stroke_width=1.0, rx=6),
-                      text(x + 10, y + 17, title, size=12, fill=MUTED),
+                      text(x + 10, y + 17, title, size=13, fill=MUTED),
                       text(x + 10, y + 35, value, size=15, weight="700"),
-                      text(x + 10, y + 50, detail, size=12, fill=MUTED)]
+                      text(x + 10, y + 50, detail, size=13, fill=MUTED)]
         return group(parts)
 
     header = text(14, 24, f"{model} · the KV cache of one request ({kv_dtype})", size=15, weight="600")

@@ -22,7 +22,7 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, GRID, INK, MUTED, PAPER, RULE, TINT, VERMILLION, Frame, circle, gpu_name, group, line,
+from .frames import (BLUE, DARK, GRID, INK, MUTED, PAPER, RULE, TINT, VERMILLION, Frame, circle, gpu_name, group, line,
                      model_name, num, polygon, rect, render_figure, take_options, text)
 
 NAME = "roofline-batch"
@@ -43,9 +43,13 @@ def _batches(raw: str, ridge_batch: int) -> list[int]:
             raise ValueError(f"The {NAME} figure's batches must be whole numbers from 1 to 1,000,000 separated "
                              f"by commas, not '{raw}'.")
         values.add(int(part))
-    if len(values) > MAX_BATCHES:
-        raise ValueError(f"The {NAME} figure shows at most {MAX_BATCHES} batch sizes, not {len(values)}.")
-    return sorted(values | {ridge_batch})
+    if len(values) > MAX_BATCHES - 2:
+        raise ValueError(f"The {NAME} figure takes at most {MAX_BATCHES - 2} batch sizes, not {len(values)}.")
+    values.add(ridge_batch)
+    if max(values) <= ridge_batch:
+        # Always cross the ridge: add the first power of two past the engine's batch at the ridge.
+        values.add(1 << ridge_batch.bit_length())
+    return sorted(values)
 
 
 class _Axes:
@@ -86,6 +90,7 @@ def roofline_batch(options: dict[str, str]) -> str:
     ridge_batch = int(base.values["batch_at_ridge"])
     peak, bandwidth = base.given["peak_tflops"], base.given["bandwidth"]  # TFLOP/s, GB/s
     prefill = base.values["prefill_flop_per_byte"]
+    prefill_compute = base.values["prefill_bound"] >= 1
     inputs = base.inputs
 
     points = []  # (batch, intensity, compute-bound?)
@@ -132,7 +137,7 @@ def roofline_batch(options: dict[str, str]) -> str:
         text((LEFT + RIGHT) / 2, BOTTOM + 38, "arithmetic intensity, FLOP/byte (both axes logarithmic)", size=13,
              anchor="middle", fill=MUTED),
         text(LEFT + 8, BOTTOM - 10, "← memory-bound", size=13, fill=BLUE, weight="600", halo=True),
-        text(RIGHT - 8, BOTTOM - 10, "compute-bound →", size=13, anchor="end", fill=VERMILLION, weight="600",
+        text(RIGHT - 8, BOTTOM - 10, "compute-bound →", size=13, anchor="end", fill=DARK[VERMILLION], weight="600",
              halo=True),
         # The dense peak as a dotted guide across, the roofline solid.
         line(LEFT, ry, rx, ry, stroke=MUTED, stroke_width=1.0, stroke_dasharray="2 4"),
@@ -141,8 +146,11 @@ def roofline_batch(options: dict[str, str]) -> str:
         line(rx, ry, RIGHT, ry, stroke=INK, stroke_width=3.0, stroke_linecap="round"),
         line(rx, ry, rx, BOTTOM, stroke=INK, stroke_width=1.5, stroke_dasharray="5 4"),
         polygon([(rx, ry - 7), (rx + 7, ry), (rx, ry + 7), (rx - 7, ry)], fill=PAPER, stroke=INK, stroke_width=2.0),
-        text(rx + 8, (ry + BOTTOM) / 2 - 8, "ridge", size=14, weight="700", halo=True),
-        text(rx + 8, (ry + BOTTOM) / 2 + 10, fmt_i(ridge), size=14, weight="700", halo=True),
+        # The ridge's label on whichever side of the dashed line has room for it.
+        text(rx + 8 if rx + 150 < RIGHT else rx - 8, (ry + BOTTOM) / 2 - 8, "ridge", size=14, weight="700",
+             anchor="start" if rx + 150 < RIGHT else "end", halo=True),
+        text(rx + 8 if rx + 150 < RIGHT else rx - 8, (ry + BOTTOM) / 2 + 10, fmt_i(ridge), size=14, weight="700",
+             anchor="start" if rx + 150 < RIGHT else "end", halo=True),
     ]
     # The slope's label, turned to lie along it.
     sx0, sy0 = axes.x(x_low), axes.y(attainable(x_low))
@@ -171,22 +179,22 @@ def roofline_batch(options: dict[str, str]) -> str:
             body.append(_marker(x, y, c, 4.5, filled=False))
             if last:
                 if c:
-                    body.append(text(x, y + 19, f"{b:,}", size=12, anchor="middle", fill=INK, halo=True))
+                    body.append(text(x, y + 19, f"{b:,}", size=13, anchor="middle", fill=INK, halo=True))
                 else:
-                    body.append(text(x - 7, y - 8, f"{b:,}", size=12, anchor="end", fill=INK, halo=True))
+                    body.append(text(x - 7, y - 8, f"{b:,}", size=13, anchor="end", fill=INK, halo=True))
         x, y = axes.x(intensity), axes.y(attainable(intensity))
         if last:
             px, py = axes.x(prefill), axes.y(attainable(prefill))
             body.append(polygon([(px, py - 8), (px + 8, py), (px, py + 8), (px - 8, py)], fill=MUTED, stroke=PAPER,
                                 stroke_width=1.5))
-            body.append(text(px, py + 22, f"prefill, {inputs['prompt_tokens']:,} tok", size=12, anchor="middle",
+            body.append(text(px, py + 22, f"prefill, {inputs['prompt_tokens']:,} tok", size=13, anchor="middle",
                              halo=True))
         body.append(_marker(x, y, compute, 8))
         label_y = y - 16 if compute else y - 14
         anchor = "middle" if compute else "end"
         label_x = x if compute else x - 10
         body.append(text(label_x, label_y, f"batch {batch:,}", size=15, anchor=anchor, weight="700",
-                         fill=VERMILLION if compute else BLUE, halo=True))
+                         fill=DARK[VERMILLION] if compute else BLUE, halo=True))
 
         bound = "compute-bound" if compute else "memory-bound"
         side = "past" if compute else "below"
@@ -204,7 +212,9 @@ def roofline_batch(options: dict[str, str]) -> str:
                         "step takes longer.")
         if last:
             caption += (f" Prefill of a {inputs['prompt_tokens']:,}-token prompt sits at {fmt_i(prefill)}, "
-                        f"far into the compute-bound side.")
+                        + ("on the compute-bound side." if prefill_compute else
+                           "still memory-bound by this count (every stored weight read, only the used ones "
+                           "multiplied)."))
         label = (f"Roofline of the {card}: decode at batch {batch:,} has an arithmetic intensity of "
                  f"{fmt_i(intensity)}, {'right' if compute else 'left'} of the ridge at {fmt_i(ridge)}: {bound}.")
         frames.append(Frame("".join(body), caption, label))

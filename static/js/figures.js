@@ -3,8 +3,8 @@
  * The server renders every frame of a <figure class="rb-figure">; without this script they are all
  * shown, stacked, each with its caption. Here the figure gets the class "is-enhanced" (the CSS then
  * shows only the frame marked "is-current", all frames sharing one grid cell so the height never
- * jumps), its controls are revealed and wired, and the left/right arrow keys step it while focus is
- * inside. Play advances every few seconds and stops at the last step. Printing ignores all of this
+ * jumps) and, once painted, "is-animated" (a short cross-fade between steps); its controls are
+ * revealed and wired, and the left/right arrow keys step it while focus is inside. Play advances every few seconds and stops at the last step. Printing ignores all of this
  * (the print CSS shows the last frame and the numbered list of steps).
  */
 (function () {
@@ -51,7 +51,7 @@
     }
 
     function setPlaying(playing) {
-      play.setAttribute("aria-pressed", playing ? "true" : "false");
+      // The label says what the button will do (Play or Pause), so no aria-pressed as well.
       play.setAttribute("aria-label", playing ? "Pause" : "Play the steps");
       playIcon.textContent = playing ? "❚❚" : "▶";
       playText.textContent = playing ? "Pause" : "Play";
@@ -87,6 +87,10 @@
     figure.classList.add("is-enhanced");
     controls.hidden = false;
     show(0, false);
+    // Cross-fades only from the next frame on: enhancing must not fade the stacked frames out.
+    window.requestAnimationFrame(function () {
+      window.requestAnimationFrame(function () { figure.classList.add("is-animated"); });
+    });
   }
 
   function setupAll(root) {

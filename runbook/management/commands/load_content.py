@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from runbook.loading import ContentError, load_content
+from runbook.signals import content_loaded
 
 
 class Command(BaseCommand):
@@ -35,6 +36,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{kind.ljust(width)}  {tally}")
         for kind in report.skipped:
             self.stdout.write(f"{kind.ljust(width)}  skipped: no file")
+        content_loaded.send(sender=self.__class__, report=report, stdout=self.stdout)
         if not report.changed:
             self.stdout.write(self.style.SUCCESS("Everything unchanged."))
         else:

@@ -1,0 +1,68 @@
+"""Celery tasks of the drills app.
+
+``nightly_reviews`` is the beat job (``CELERY_BEAT_SCHEDULE`` in settings,
+hourly): it selects the candidates whose night or morning it is
+(:mod:`drills.nightly`) and enqueues one task per candidate and job, after
+commit, on the queue it was itself taken from. The per-candidate tasks take
+ids, are idempotent for a local day, and retry with exponential back-off on
+database and mail-server errors.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError, transaction
+from django.utils.dateparse import parse_datetime
+
+from . import nightly
+
+RETRY = {"autoretry_for": (OperationalError, InterfaceError, OSError), "retry_backoff": True,
+         "retry_backoff_max": 600, "retry_jitter": True, "max_retries": 5, "acks_late": True}
+
+
+def _moment(now: str | None) -> datetime | None:
+    return parse_datetime(now) if now else None
+
+
+def _day(day: str | None) -> date | None:
+    return date.fromisoformat(day) if day else None
+
+
+def _queue_of(request) -> str | None:
+    """The queue a task came from (``None`` when run eagerly), so the jobs it fans out go to the same workers."""
+    if getattr(request, "is_eager", False):
+        return None
+    return (getattr(request, "delivery_info", None) or {}).get("routing_key") or None
+
+
+def _enqueue(task, args: list, queue: str | None) -> None:
+    options = {"queue": queue} if queue else {}
+    transaction.on_commit(lambda: task.apply_async(args=args, **options))
+
+
+@shared_task(bind=True, name="drills.tasks.nightly_reviews", **RETRY)
+def nightly_reviews(self, now: str | None = None) -> dict:
+    """Enqueue today's refits and digests; returns the user ids picked for each."""
+    moment = _moment(now)
+    queue = _queue_of(self.request)
+    refits = nightly.users_to_refit(moment)
+    digests = nightly.users_to_digest(moment)
+    for user_id, day in refits:
+        _enqueue(refit_parameters, [user_id, day.isoformat(), now], queue)
+    for user_id, day in digests:
+        _enqueue(send_due_digest, [user_id, day.isoformat(), now], queue)
+    return {"refit": [user_id for user_id, _ in refits], "digest": [user_id for user_id, _ in digests]}
+
+
+@shared_task(bind=True, name="drills.tasks.refit_parameters", **RETRY)
+def refit_parameters(self, user_id: int, day: str | None = None, now: str | None = None) -> str:
+    """Refit one candidate's FSRS parameters (once per local day); returns the note stored."""
+    return nightly.refit(user_id, _day(day), _moment(now))
+
+
+@shared_task(bind=True, name="drills.tasks.send_due_digest", **RETRY)
+def send_due_digest(self, user_id: int, day: str | None = None, now: str | None = None) -> bool:
+    """Send one candidate's due-today digest (once per local day); whether a mail went out."""
+    return nightly.send_digest(user_id, _day(day), _moment(now))

@@ -1,0 +1,83 @@
+"""Fixtures of the spaced-repetition tests: a small bank, the problem templates, a clock.
+
+``bank`` holds chapter 06 (track B) with three open questions (rubrics of 4, 3
+and 2 points) and chapter 04 (track B) with one, plus the seventeen problem
+templates of :func:`drills.bank_templates.sync_problem_templates`. Intervals are
+not fuzzed here, so every due date is exact.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone as dt_timezone
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from drills.bank_templates import sync_problem_templates
+from drills.models import BankItem, ReviewSettings
+from runbook.models import Chapter
+
+# Monday 2 March 2026, 08:00 UTC (09:00 in Paris, CET).
+T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def no_fuzz(monkeypatch):
+    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+
+
+def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:
+    return Chapter.objects.create(number=number, slug=slug, track=track, title=title, summary="S.",
+                                  reading_minutes=10, body="Body.", content_hash="x" * 64)
+
+
+def make_question(slug: str, chapter: Chapter | None, rubric: list[str], **extra) -> BankItem:
+    return BankItem.objects.create(
+        slug=slug, kind=extra.pop("kind", BankItem.OPEN), prompt=extra.pop("prompt", f"Explain {slug}."),
+        model_answer=extra.pop("model_answer", f"The model answer of {slug}: **53 users** worst case."),
+        rubric=rubric, chapter=chapter, track=chapter.track if chapter else "", topic=extra.pop("topic", "kv cache"),
+        roles=extra.pop("roles", ["engineer"]), **extra)
+
+
+@pytest.fixture
+def bank(db):
+    kv = make_chapter(6, "06-kv-cache", "B", "The KV cache")
+    roofline = make_chapter(4, "04-gpu-roofline", "B", "The GPU and the roofline")
+    items = {
+        "kv-formula": make_question("kv-formula", kv, ["Factor 2 for K and V", "KV heads not query heads",
+                                                       "Bytes not bits", "Per token per layer"]),
+        "kv-paged": make_question("kv-paged", kv, ["Worst case 53", "Paged 191", "Which to quote"],
+                                  roles=["architect", "manager"], difficulty=3, topic="paging"),
+        "kv-fp8": make_question("kv-fp8", kv, ["Halves the cache", "Quality check"], difficulty=1),
+        "ridge": make_question("ridge", roofline, ["295 FLOP/byte", "Decode is memory-bound"], topic="roofline"),
+    }
+    sync_problem_templates()
+    items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
+    return items
+
+
+@pytest.fixture
+def bob(db):
+    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+
+
+def settings_for(user, **fields) -> ReviewSettings:
+    row = ReviewSettings.for_user(user)
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save()
+    return row
+
+
+def right_answers(problem) -> dict[str, str]:
+    """Every step of ``problem`` answered with its exact value."""
+    return {step.key: repr(step.value) for step in problem.solve().steps}
+
+
+@pytest.fixture
+def h():
+    """The helpers of this folder, for the test modules (which cannot import a conftest)."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(T0=T0, chapter=make_chapter, question=make_question, settings=settings_for,
+                           answers=right_answers)

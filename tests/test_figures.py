@@ -1,0 +1,379 @@
+"""The runbook's step-through figures: markup, engine numbers, options, and the stepper in a browser."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.base import format_number
+from runbook.content import render_markdown
+from runbook.figures import FIGURES
+from runbook.shortcodes import ShortcodeError, find_errors, resolve
+
+ROOT = Path(__file__).resolve().parent.parent
+NAMES = ("roofline-batch", "prefill-decode-cache", "paged-blocks", "speculative-decoding", "chunked-prefill",
+         "continuous-batching")
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def figure_html(shortcode_body: str) -> str:
+    resolved = resolve("figure", shortcode_body)
+    assert resolved.figure and not resolved.text
+    return resolved.html
+
+
+def parse(html: str) -> ET.Element:
+    """The figure as XML (it is written well-formed, so the stdlib parser reads it)."""
+    return ET.fromstring(html)
+
+
+def frames_of(root: ET.Element) -> list[ET.Element]:
+    return [div for div in root.iter("div") if "rb-figure-frame" in div.get("class", "").split()]
+
+
+def steps_list(root: ET.Element) -> list[str]:
+    ol = next(el for el in root.iter("ol") if el.get("class") == "rb-figure-steps")
+    return ["".join(li.itertext()) for li in ol.findall("li")]
+
+
+def plain(html: str) -> str:
+    """The text of the figure, tags dropped (numbers may sit in SVG text or in captions)."""
+    return " ".join(parse(html).itertext())
+
+
+# --- every figure ----------------------------------------------------------------------------------
+
+
+def test_all_six_figures_are_registered():
+    assert set(NAMES) <= set(FIGURES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+class TestEveryFigure:
+    def test_renders_through_the_shortcode_as_one_figure(self, name):
+        html = figure_html(name)
+        root = parse(html)
+
+        assert root.tag == "figure"
+        assert root.get("class") == "rb-figure" and root.get("data-figure") == name
+        assert root[0].tag == "figcaption"
+        assert ' id="' not in html  # no ids: the same figure may appear twice on a page
+
+    def test_one_svg_and_one_caption_per_step_and_the_numbered_list(self, name):
+        root = parse(figure_html(name))
+        frames = frames_of(root)
+        steps = steps_list(root)
+
+        assert len(frames) >= 4
+        assert int(root.get("data-steps")) == len(frames) == len(steps)
+        assert "is-current" in frames[0].get("class") and not any("is-current" in f.get("class") for f in frames[1:])
+        for index, (frame, step) in enumerate(zip(frames, steps), start=1):
+            svgs = frame.findall(f"{SVG}svg")
+            assert len(svgs) == 1
+            caption = frame.find("p")
+            assert caption.get("class") == "rb-figure-caption"
+            assert "".join(caption.itertext()).startswith(f"Step {index} of {len(frames)}")
+            assert step and step in "".join(caption.itertext())
+
+    def test_every_svg_is_accessible_and_scales(self, name):
+        root = parse(figure_html(name))
+        for svg in root.iter(f"{SVG}svg"):
+            assert svg.get("role") == "img"
+            assert svg.get("aria-label")
+            assert svg[0].tag == f"{SVG}title" and svg[0].text == svg.get("aria-label")
+            assert re.fullmatch(r"0 0 \d+ \d+", svg.get("viewBox"))
+            assert svg.get("width") is None and svg.get("height") is None  # sized by the page, not fixed
+            texts = [float(t.get("font-size")) for t in svg.iter(f"{SVG}text")]
+            assert texts and min(texts) >= 11
+
+    def test_each_svg_fragment_parses_on_its_own(self, name):
+        html = figure_html(name)
+        fragments = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)
+
+        assert len(fragments) == len(frames_of(parse(html)))
+        for fragment in fragments:
+            assert ET.fromstring(fragment).tag == f"{SVG}svg"
+
+    def test_controls_are_real_labelled_buttons_hidden_until_the_script_runs(self, name):
+        root = parse(figure_html(name))
+        controls = next(div for div in root.iter("div") if div.get("class") == "rb-figure-controls")
+        buttons = controls.findall("button")
+
+        assert controls.get("hidden") is not None
+        assert [b.get("data-figure-action") for b in buttons] == ["prev", "play", "next"]
+        assert all(b.get("type") == "button" and b.get("aria-label") for b in buttons)
+        assert buttons[1].get("aria-label") == "Play the steps"
+        assert any(span.get("class") == "rb-figure-counter" for span in controls.iter("span"))
+        assert any(span.get("aria-live") == "polite" for span in controls.iter("span"))
+
+    def test_renders_through_markdown_unsanitised_and_outside_a_paragraph(self, name):
+        html = render_markdown(f"Before.\n\n{{{{figure {name}}}}}\n\nAfter.\n").html
+
+        assert f'<figure class="rb-figure" data-figure="{name}"' in html
+        assert "<p><figure" not in html
+        assert html.count("<svg ") == len(frames_of(parse(figure_html(name))))
+        assert 'role="img"' in html and 'data-figure-action="next"' in html
+
+    def test_an_unknown_option_is_one_sentence(self, name):
+        with pytest.raises(ValueError) as direct:
+            FIGURES[name]({"colour": "red"})
+        message = str(direct.value)
+        assert f"The {name} figure has no option 'colour'" in message
+        assert message.endswith(".") and message.count(". ") == 0
+
+        with pytest.raises(ShortcodeError, match="no option 'colour'"):
+            resolve("figure", f"{name} colour=red")
+
+    def test_load_content_sees_a_bad_figure_shortcode(self, name):
+        errors = find_errors(f"Text.\n\n{{{{figure {name} colour=red}}}}\n")
+
+        assert len(errors) == 1 and errors[0][0] == 3
+
+
+def test_an_unknown_figure_names_the_known_ones():
+    with pytest.raises(ShortcodeError, match="Unknown figure 'nope'; known: .*roofline-batch"):
+        resolve("figure", "nope")
+
+
+def test_the_same_figure_twice_on_a_page():
+    html = render_markdown("{{figure paged-blocks}}\n\n{{figure paged-blocks model=llama-3.1-70b}}\n").html
+
+    assert html.count('data-figure="paged-blocks"') == 2
+    assert "Llama-3.1-70B" in html
+
+
+# --- the engine's numbers --------------------------------------------------------------------------
+
+
+class TestRooflineBatch:
+    def test_quotes_the_ridge_and_the_batch_at_the_ridge(self):
+        html = figure_html("roofline-batch")
+        roof = FAMILIES["roofline"].run({})
+        ridge = format_number(roof.values["ridge_flop_per_byte"], "FLOP/byte")
+
+        assert ridge == "295.3 FLOP/byte"
+        assert ridge in plain(html)
+        steps = steps_list(parse(html))
+        assert [re.match(r"Batch ([\d,]+)", s).group(1) for s in steps] == ["1", "8", "32", "128", "295", "512"]
+        assert "memory-bound" in steps[4] and "largest batch still memory-bound" in steps[4]
+        assert "compute-bound" in steps[5] and "past the ridge" in steps[5]
+        assert "989.4 TFLOP/s" in steps[5]
+        assert "2,048.0 FLOP/byte" in steps[5]  # prefill, for comparison, in the final picture
+
+    def test_each_caption_gives_batch_intensity_and_verdict(self):
+        for step in steps_list(parse(figure_html("roofline-batch batches=1,64"))):
+            batch = int(re.match(r"Batch ([\d,]+)", step).group(1).replace(",", ""))
+            run = FAMILIES["roofline"].run({"batch": batch})
+            assert format_number(run.values["decode_flop_per_byte"], "FLOP/byte") in step
+            assert ("compute-bound" if run.values["decode_bound"] else "memory-bound") in step
+
+    def test_options_change_the_card(self):
+        html = figure_html("roofline-batch gpu=a100-sxm4-80gb model=llama-3.1-70b")
+        ridge = FAMILIES["roofline"].run({"gpu": "a100-sxm4-80gb", "model": "llama-3.1-70b"})
+
+        assert format_number(ridge.values["ridge_flop_per_byte"], "FLOP/byte") == "153.0 FLOP/byte"
+        assert "153.0 FLOP/byte" in plain(html) and "A100 SXM4 80GB" in html
+
+    def test_bad_batches_are_refused(self):
+        with pytest.raises(ShortcodeError, match="batches must be whole numbers"):
+            resolve("figure", "roofline-batch batches=1,x")
+        with pytest.raises(ShortcodeError, match="Unknown GPU"):
+            resolve("figure", "roofline-batch gpu=h9000")
+
+
+class TestPrefillDecodeCache:
+    def test_quotes_bytes_per_token_cache_ttft_and_tpot(self):
+        html = figure_html("prefill-decode-cache")
+        steps = steps_list(parse(html))
+        kv = FAMILIES["kv"].run({"context": 2048})
+        ttft = FAMILIES["prefill"].run({"prompt_tokens": 2048}).values["ttft_ms"]
+        ceiling = FAMILIES["decode"].run({"context": 2048}).values["ceiling_tok_s"]
+
+        assert len(steps) == 2 + 4
+        assert format_number(kv.values["kv_bytes_per_token"], "B") == "131,072 B"
+        assert "131,072 B" in steps[0]
+        assert "all 2,048 prompt positions" in steps[1] and "at once" in steps[1]
+        assert format_number(kv.values["per_user_gib"], "GiB") in steps[1]
+        assert format_number(ttft, "ms") == "88.67 ms" and "88.67 ms" in steps[1]
+        assert "Decode step 1" in steps[2] and "one row" in steps[2] and "position 2,049" in steps[2]
+        assert format_number(ceiling, "tok/s") in steps[2] and format_number(1000 / ceiling, "ms") in steps[2]
+
+    def test_steps_and_prompt_options(self):
+        root = parse(figure_html("prefill-decode-cache prompt_tokens=6 steps=2 kv_dtype=fp8"))
+
+        assert len(frames_of(root)) == 4
+        assert "65,536 B" in " ".join(steps_list(root))  # fp8 halves the 131,072
+        with pytest.raises(ShortcodeError, match="steps must be from 1 to 6"):
+            resolve("figure", "prefill-decode-cache steps=9")
+
+
+class TestPagedBlocks:
+    def test_captions_count_blocks_and_quote_the_ladder(self):
+        steps = steps_list(parse(figure_html("paged-blocks")))
+        ladder = FAMILIES["ladder"].run({})
+
+        assert len(steps) == 7
+        assert "2 MiB" in steps[0] and "Used 0, free 24" in steps[0]
+        assert "Request A (40 tokens) takes 3 blocks" in steps[1] and "Used 3, free 21" in steps[1]
+        assert "Used 5, free 19" in steps[2] and "Used 10, free 14" in steps[3]
+        for value in (format_number(ladder.values["per_user_gib"], "GiB"),
+                      format_number(ladder.extra["paged_user_gib"], "GiB"),
+                      format_number(ladder.values["users_worst_case"], "users"),
+                      format_number(ladder.values["users_paged"], "users")):
+            assert value in steps[3]
+        assert "53 users" in steps[3] and "191 users" in steps[3] and "0.281 GiB" in steps[3]
+        assert "finishes" in steps[4] and "Used 8, free 16" in steps[4]
+        assert "same 40-token prefix" in steps[5] and "Used 8, free 16" in steps[5]
+        assert "copy-on-write" in steps[6] and "Used 10, free 14" in steps[6]
+
+
+class TestSpeculativeDecoding:
+    def test_quotes_expected_tokens_for_the_alpha_and_gamma_shown(self):
+        html = figure_html("speculative-decoding")
+        spec = FAMILIES["spec"].run({"alpha": 0.8, "gamma": 4})
+        steps = steps_list(parse(html))
+
+        assert format_number(spec.values["expected_tokens"], "tok") == "3.362 tok"
+        assert "3.362 tok" in steps[-1] and "α = 0.8" in steps[-1] and "γ + 1 = 5" in steps[-1]
+        assert format_number(spec.values["speedup"], "1") + "×" in steps[-1]
+        assert "accepted" in steps[2] and "thrown away" in steps[2]
+        assert "bonus" in steps[3]
+        assert "3.362 tok" in plain(html)
+
+    def test_other_alpha_and_gamma(self):
+        steps = steps_list(parse(figure_html("speculative-decoding alpha=0.6 gamma=2")))
+        spec = FAMILIES["spec"].run({"alpha": 0.6, "gamma": 2})
+
+        assert format_number(spec.values["expected_tokens"], "tok") in steps[-1]
+        with pytest.raises(ShortcodeError, match="gamma must be from 1 to 6"):
+            resolve("figure", "speculative-decoding gamma=12")
+        with pytest.raises(ShortcodeError, match="alpha"):
+            resolve("figure", "speculative-decoding alpha=1")
+
+
+class TestChunkedPrefill:
+    def test_chunks_add_up_to_the_engine_prefill_and_streams_keep_flowing(self):
+        steps = steps_list(parse(figure_html("chunked-prefill")))
+        whole = FAMILIES["prefill"].run({"prompt_tokens": 8192}).values["prefill_ms"]
+        first = FAMILIES["prefill"].run({"prompt_tokens": 2048}).values["prefill_ms"]
+        step = 1000 / FAMILIES["decode"].run({"context": 3 * 2300}).values["ceiling_tok_s"]
+
+        assert len(steps) == 2 + 4
+        assert format_number(step, "ms") in steps[0]
+        assert format_number(whole, "ms") in steps[1] and "no running stream gets a token" in steps[1]
+        assert f"chunk 1 (tokens 1–2,048) takes {format_number(first, 'ms')}" in steps[2]
+        assert format_number(whole, "ms") in steps[-1] and "first token" in steps[-1]
+
+    def test_too_many_chunks_are_refused(self):
+        with pytest.raises(ShortcodeError, match="needs 2 to 8 chunks"):
+            resolve("figure", "chunked-prefill chunk_tokens=512")
+
+
+class TestContinuousBatching:
+    def test_static_waits_and_continuous_refills(self):
+        steps = steps_list(parse(figure_html("continuous-batching")))
+        step = 1000 / FAMILIES["decode"].run({"context": 4 * 2300}).values["ceiling_tok_s"]
+
+        assert "idle" in steps[0]
+        assert "15 steps" in steps[2] and format_number(15 * step, "ms") in steps[2]
+        assert "E takes its slot at step 3" in steps[3]
+        assert "12 steps" in steps[4] and format_number(12 * step, "ms") in steps[4]
+
+
+# --- the page: script, styles -----------------------------------------------------------------------
+
+
+def test_the_chapter_page_loads_the_stepper_script_deferred():
+    template = (ROOT / "templates" / "runbook" / "chapter.html").read_text()
+
+    assert re.search(r"<script src=\"\{% static 'js/figures.js' %\}\" defer></script>", template)
+    assert (ROOT / "static" / "js" / "figures.js").is_file()
+
+
+def test_the_styles_stack_frames_without_script_and_print_the_final_picture():
+    css = (ROOT / "static" / "css" / "app.css").read_text()
+    section = css[css.index("/* figures */"):]
+
+    assert ".rb-figure.is-enhanced .rb-figure-frame" in section
+    printed = section[section.index("@media print"):]
+    assert ".rb-figure-controls { display: none !important; }" in printed
+    assert ".rb-figure .rb-figure-frame:last-child" in printed
+    assert ".rb-figure-steps { display: block;" in printed
+
+
+# --- the stepper in a real browser --------------------------------------------------------------------
+
+
+def _page_html(body: str, script: bool = True) -> str:
+    css = (ROOT / "static" / "css" / "app.css").read_text()
+    js = (ROOT / "static" / "js" / "figures.js").read_text() if script else ""
+    return (f"<!doctype html><html lang='en'><head><meta charset='utf-8'><style>{css}</style></head>"
+            f"<body><div class='rb-prose'>{body}</div><script>{js}</script></body></html>")
+
+
+@pytest.fixture
+def browser_page():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("/usr/bin/chromium is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
+                                             args=["--no-sandbox", "--disable-gpu"])
+        try:
+            yield browser.new_page(viewport={"width": 390, "height": 900})
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_the_stepper_shows_one_frame_and_steps_with_buttons_and_keys(browser_page):
+    page = browser_page
+    page.set_content(_page_html(figure_html("paged-blocks")))
+    visible = "Array.from(document.querySelectorAll('.rb-figure-frame')).filter(f => " \
+              "getComputedStyle(f).visibility === 'visible').map(f => f.dataset.step)"
+
+    assert page.evaluate(visible) == ["1"]
+    assert page.is_visible(".rb-figure-controls")
+    assert page.inner_text(".rb-figure-counter") == "Step 1 of 7"
+    assert page.get_attribute("[data-figure-action=prev]", "aria-disabled") == "true"
+    page.click("[data-figure-action=next]")
+    page.click("[data-figure-action=next]")
+    page.wait_for_function(f"JSON.stringify({visible}) === '[\"3\"]'", timeout=3000)  # after the cross-fade
+    assert page.inner_text(".rb-figure-counter") == "Step 3 of 7"
+    assert "Request B" in page.inner_text(".rb-figure-live")
+    page.focus("[data-figure-action=next]")  # the arrow keys step the figure that holds the focus
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text(".rb-figure-counter") == "Step 2 of 7"
+    page.click("[data-figure-action=play]")
+    assert page.get_attribute("[data-figure-action=play]", "aria-label") == "Pause"
+    assert page.inner_text(".rb-figure-play-text") == "Pause"
+    page.wait_for_function("document.querySelector('.rb-figure-counter').textContent === 'Step 3 of 7'",
+                           timeout=6000)  # playing advances on its own
+    page.click("[data-figure-action=play]")
+    assert page.get_attribute("[data-figure-action=play]", "aria-label") == "Play the steps"
+    # At 390 px the SVG scales down to fit.
+    width = page.evaluate("document.querySelector('.rb-figure-frame.is-current svg').getBoundingClientRect().width")
+    assert 300 < width <= 390
+
+
+@pytest.mark.browser
+def test_without_script_every_frame_shows_and_print_shows_the_final_picture_and_the_list(browser_page):
+    page = browser_page
+    page.set_content(_page_html(figure_html("roofline-batch"), script=False))
+    shown = "Array.from(document.querySelectorAll('.rb-figure-frame')).filter(f => " \
+            "f.getBoundingClientRect().height > 0 && getComputedStyle(f).visibility === 'visible')" \
+            ".map(f => f.dataset.step)"
+
+    assert page.evaluate(shown) == ["1", "2", "3", "4", "5", "6"]
+    assert not page.is_visible(".rb-figure-controls")
+    assert not page.is_visible(".rb-figure-steps")
+
+    page.set_content(_page_html(figure_html("roofline-batch")))
+    page.emulate_media(media="print")
+    assert page.evaluate(shown) == ["6"]
+    assert page.is_visible(".rb-figure-steps") and not page.is_visible(".rb-figure-controls")
+    assert page.locator(".rb-figure-steps li").count() == 6
