@@ -36,3 +36,6 @@ class AttemptAdmin(admin.ModelAdmin):
     list_select_related = ("user", "problem")
     raw_id_fields = ("user", "problem")
     inlines = [StepAnswerInline]
+
+
+from drills import admin_reviews  # noqa: E402,F401 - cards, review log, review settings

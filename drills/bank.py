@@ -62,7 +62,8 @@ class BankFilterForm(forms.Form):
         topics = sorted(set(published.exclude(topic="").values_list("topic", flat=True)), key=str.lower)
         self.fields["topic"].choices = [("", "Any topic")] + [(t, t) for t in topics]
         for name, field in self.fields.items():
-            css = "form-select form-select-sm" if isinstance(field, forms.ChoiceField) else "form-control form-control-sm"
+            small = "form-select" if isinstance(field, forms.ChoiceField) else "form-control"
+            css = f"{small} {small}-sm"
             field.widget.attrs.setdefault("class", css)
 
     def filtered(self) -> list[BankItem]:

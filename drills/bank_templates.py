@@ -65,8 +65,7 @@ def _template_row(family, chapters: dict) -> dict:
     return {
         "kind": BankItem.PROBLEM,
         "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
-                   f"new numbers; work every step on paper, then type your values. Time box: "
-                   f"{box // 60} min{' 30 s' if box % 60 else ''}."),
+                   "new numbers; work every step on paper, then type your values."),
         "model_answer": f"The steps, in order:\n\n{steps}",
         "rubric": [f"{spec.label} ({spec.unit})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,

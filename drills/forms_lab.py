@@ -25,7 +25,8 @@ class LabForm(forms.Form):
 
     model = forms.ChoiceField(label="Model", widget=forms.Select(attrs={"class": "form-select"}))
     gpu = forms.ChoiceField(label="Card", widget=forms.Select(attrs={"class": "form-select"}))
-    gpus = forms.IntegerField(label="Cards (tensor-parallel degree)", min_value=1, max_value=64, initial=1,
+    gpus = forms.IntegerField(label="Cards", min_value=1, max_value=64, initial=1,
+                              help_text="Tensor-parallel degree.",
                               widget=_number(step="1", inputmode="numeric"))
     weights_dtype = forms.ChoiceField(label="Weight precision", choices=[(d, d) for d in WEIGHT_DTYPES],
                                       initial="bf16", widget=forms.Select(attrs={"class": "form-select"}))
@@ -35,7 +36,7 @@ class LabForm(forms.Form):
         label="Engine and flags", required=False, max_length=2000,
         help_text="As you typed them, e.g. vllm serve … --gpu-memory-utilization 0.9 --max-model-len 8192. "
                   "The memory fraction, context limit, block size, sequence cap and eager mode are read from them.",
-        widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 2, "spellcheck": "false"}))
+        widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 3, "spellcheck": "false"}))
     startup_gib = forms.FloatField(
         label="Memory in use after start-up, GiB per card", required=False, min_value=0.01, max_value=10_000,
         help_text="nvidia-smi's MiB ÷ 1,024, once the engine reports it is ready.", widget=_number())

@@ -301,7 +301,7 @@ def _knee(base, gpu, lv, sweep_tokens, flags, knee_batch) -> Comparison:
                rv["ridge_flop_per_byte"]),
         Figure("Batch at the ridge (weights only)", _fmt(rv["batch_at_ridge"], "users"), rv["batch_at_ridge"]),
         Figure(f"Batch whose cache read equals the weights' at {sweep_tokens:,} tokens each",
-               f"{cache_equal:,.1f}" if math.isfinite(cache_equal) else "—",
+               f"{cache_equal:,.1f} sequences" if math.isfinite(cache_equal) else "—",
                cache_equal if math.isfinite(cache_equal) else None),
         Figure(f"Users the cache holds at {sweep_tokens:,} tokens (paged)", _fmt(lv["users_paged"], "users"),
                lv["users_paged"]),
@@ -348,7 +348,7 @@ def _preemption(lv, block, sweep_tokens, preempt_pct) -> Comparison:
     blocks = math.floor(lv["kv_budget_gib"] * GIB / block_bytes) if block_bytes else 0
     predicted = [
         Figure(f"Cache pool in blocks of {block} tokens", f"{blocks:,}", blocks),
-        Figure("Preemption predicted at", "100 % of the pool, when a running sequence needs a block and none is free",
+        Figure("Preemption predicted at (a running sequence needs a block and none is free)", "100 % of the pool",
                1.0),
         Figure(f"Sequences in flight then, at {sweep_tokens:,} tokens each", _fmt(lv["users_paged"], "users"),
                lv["users_paged"]),

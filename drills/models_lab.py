@@ -55,4 +55,7 @@ class LabRun(models.Model):
 
     def form_data(self) -> dict:
         """The run as the lab form's data."""
-        return {name: getattr(self, name) for name in (*self.SETUP, *self.MEASURED)}
+        data = {name: getattr(self, name) for name in (*self.SETUP, *self.MEASURED)}
+        # Show 150, not 150.0, for a whole number typed into a decimal field.
+        return {name: int(value) if isinstance(value, float) and value.is_integer() else value
+                for name, value in data.items()}

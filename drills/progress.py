@@ -29,7 +29,7 @@ from calculators.engine.procedures import FAMILIES
 from .models import Card, ReviewLog, ReviewSettings, StepAnswer
 from .scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day
 
-HISTORY_DAYS = 30
+HISTORY_DAYS = 30  # the most the charts show; they start at the first day with a review
 FORECAST_DAYS = 30
 TOP_MISCONCEPTIONS = 8
 
@@ -107,7 +107,8 @@ class Progress:
             "recall": [pct(row.recall) for row in self.days],
             "predicted": [pct(row.predicted) for row in self.days],
             "accuracy": [pct(row.accuracy) for row in self.days],
-            "chapters": {"labels": [row.label for row in self.chapters], "values": [pct(row.mean) for row in self.chapters]},
+            "chapters": {"labels": [row.label for row in self.chapters],
+                         "values": [pct(row.mean) for row in self.chapters]},
             "steps": {"labels": [row.label for row in self.ladder_steps],
                       "values": [pct(row.mean) for row in self.ladder_steps]},
             "misconceptions": {"labels": [row.title for row in self.misconceptions],
@@ -172,7 +173,8 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
             row.grades.append(log.grade)
         if log.retrievability is not None and log.state_before != Card.LEARNING:
             row.predictions.append(log.retrievability)
-    chapters = [Share(label, len(values), sum(values) / len(values)) for (_, label), values in sorted(by_chapter.items())]
+    chapters = [Share(label, len(values), sum(values) / len(values))
+                for (_, label), values in sorted(by_chapter.items())]
 
     steps = StepAnswer.objects.filter(attempt__user=user, attempt__submitted_at__lte=now)
     ladder = defaultdict(list)
@@ -189,10 +191,13 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
         misconceptions.append(Misconception(ident, info.title if info else ident, info.explanation if info else "",
                                             info.link if info else "", count))
 
+    # The charts start at the first day with a review (at least a week back), within the 30 days.
+    shown_from = max(first, min([today - timedelta(days=6), *active_days]))
     current, longest = streaks(active_days, today)
     cards = Card.objects.of(user)
     return Progress(
-        today=today, days=list(rows.values()), chapters=chapters, ladder_steps=ladder_steps,
+        today=today, days=[row for day, row in rows.items() if day >= shown_from], chapters=chapters,
+        ladder_steps=ladder_steps,
         misconceptions=misconceptions, forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
         streak=current, longest_streak=longest, total_reviews=len(logs), cards=cards.count(),
         learned=cards.filter(state=Card.REVIEW).count(), interview_date=review_settings.interview_date,

@@ -139,7 +139,9 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
         attempt = save_attempt(problem, user, graded, started_at)
         duration = _duration_ms(started_at, now)
         seconds = duration / 1000 if duration is not None else None
+        # The review's clock, not the wall clock save_attempt read.
         Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=seconds)
+        attempt.submitted_at, attempt.time_taken_s = now, seconds
         rating = rating_for_problem(graded.score, seconds, time_box_of(card.item, len(graded.steps)))
         return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=graded.score,
                       suggested_rating=rating, problem=problem, attempt=attempt)

@@ -708,7 +708,8 @@ def _design_details(parsed: _Parsed, entry: _Entry, value: dict, topic: str) -> 
         if isinstance(item, str):
             follow_ups.append({"ask": str(item).strip(), "listen_for": ""})
         elif isinstance(item, dict) and isinstance(item.get("ask"), str):
-            follow_ups.append({"ask": str(item["ask"]).strip(), "listen_for": str(item.get("listen_for") or "").strip()})
+            listen_for = str(item.get("listen_for") or "").strip()
+            follow_ups.append({"ask": str(item["ask"]).strip(), "listen_for": listen_for})
         else:
             fail("each of details.follow_ups should be text or a mapping with 'ask' (and 'listen_for').")
     if not follow_ups:

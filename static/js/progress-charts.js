@@ -131,8 +131,14 @@
       return;
     }
     if (config.options.indexAxis === "y") {
-      // Horizontal bars: the box grows with the number of rows, so each bar keeps a readable height.
+      // Horizontal bars: the box grows with the number of rows, so each bar keeps a readable height,
+      // and long row names are shortened on the axis (the tooltip and the table keep them whole).
       canvas.parentNode.style.height = Math.min(560, 70 + 34 * config.data.labels.length) + "px";
+      var room = canvas.parentNode.clientWidth < 500 ? 18 : 34;
+      config.options.scales.y = { ticks: { autoSkip: false, callback: function (value) {
+        var label = String(this.getLabelForValue(value));
+        return label.length > room ? label.slice(0, room - 1) + "…" : label;
+      } } };
     }
     config.data.datasets.forEach(function (dataset) { dataset.maxBarThickness = 28; });
     new Chart(canvas, config);
