@@ -18,5 +18,6 @@ urlpatterns = [
     path("drills/", include("drills.urls")),
     path("", include("drills.urls_reviews")),
     path("lab/", include("drills.urls_lab")),
+    path("rounds/", include("drills.urls_rounds")),
     path("", include("runbook.urls")),
 ]

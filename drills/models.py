@@ -182,3 +182,4 @@ class BankItem(models.Model):
 from .models_reviews import *  # noqa: E402,F401,F403 - Card, ReviewLog, ReviewSettings (spaced repetition)
 from .models_critique import CritiqueAttempt, CritiqueMark  # noqa: E402,F401 - critique drills
 from .models_lab import LabRun  # noqa: E402,F401 - the lab's runs
+from .models_rounds import Round, RoundItem, RoundTemplate  # noqa: E402,F401 - timed mock rounds
