@@ -66,11 +66,11 @@ class BankFilterForm(forms.Form):
             css = f"{small} {small}-sm"
             field.widget.attrs.setdefault("class", css)
 
-    def filtered(self) -> list[BankItem]:
-        """The published items matching the valid filters (invalid ones are ignored)."""
+    def filtered(self, user=None) -> list[BankItem]:
+        """The items ``user`` may see (published ones, plus their coaches' own) matching the valid filters."""
         self.is_valid()
         data = self.cleaned_data  # the fields that are valid
-        items = BankItem.objects.published().select_related("chapter")
+        items = BankItem.objects.visible_to(user).select_related("chapter")
         if data.get("kind"):
             items = items.filter(kind=data["kind"])
         if data.get("chapter"):

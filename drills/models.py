@@ -103,6 +103,18 @@ class BankItemQuerySet(models.QuerySet):
         """Items candidates may see."""
         return self.filter(published=True)
 
+    def visible_to(self, user) -> "BankItemQuerySet":
+        """Published items, plus (for a candidate) items authored by a coach of a cohort they are in now,
+        (for a coach) their own items, and (for staff) everything."""
+        if user is not None and getattr(user, "is_staff", False):
+            return self.all()
+        if user is None or not user.is_authenticated:
+            return self.published()
+        from django.contrib.auth import get_user_model
+
+        coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
+        return self.filter(models.Q(published=True) | models.Q(author=user) | models.Q(author__in=coaches))
+
     def from_fixtures(self) -> "BankItemQuerySet":
         """Items loaded by ``load_content`` (no author), which a reload may update or remove."""
         return self.filter(author__isnull=True)

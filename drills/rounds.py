@@ -275,6 +275,9 @@ def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem
         fields.append("late")
     for name, value in changes.items():
         setattr(item, name, value)
+    if item.started_at is None and item.round.is_active:
+        item.started_at = now  # typed into before the page stamped it (another tab, no JavaScript)
+        fields.append("started_at")
     item.saved_at = now
     item.save(update_fields=sorted(set(fields) | set(changes)))
     return item
@@ -323,7 +326,7 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
         item.grade = len(item.ticked) / total if total else (item.self_score - 1) / 3
 
 
-GRADED_FIELDS = ["grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",
+GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",
                  "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at"]
 
 
@@ -351,13 +354,15 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
                 item.save(update_fields=["late_answers", "late"])
             return Submitted(item, False)
         item.version, item.submitted_at = version + 1, now
+        item.started_at = item.started_at or (now if item.round.is_active else None)
+        arrived = set(_changes(item, content)) - {"ticked"}  # the answer itself, not the self-assessment
         for name, value in content.items():
             setattr(item, name, value)
         if item.is_open:
             item.revealed_at = item.revealed_at or now
             score = str(data.get("self_score", ""))
             item.self_score = int(score) if score in ("1", "2", "3", "4") else None
-        if item.round.is_past_deadline(now):
+        if item.round.is_past_deadline(now) and arrived:
             item.late = True
         item.saved_at = now
         _grade(item, user, now)
@@ -365,7 +370,9 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
         if not item.round.is_active:
             _review(item, now)
             _rescore(item.round)
-    close_if_due(item.round, now)
+    round_ = close_if_due(item.round, now)
+    if round_.is_active and not round_.items.filter(submitted_at__isnull=True).exists():
+        close(round_, now, Round.FINISHED)  # the last item is in: the round is done
     return Submitted(item, True)
 
 

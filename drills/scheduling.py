@@ -141,7 +141,10 @@ def schedule(card: Card, rating: int, review_settings: ReviewSettings, now: date
 def add_to_deck(user, items: Iterable[BankItem], via: str = Card.VIA_ITEM, now: datetime | None = None) -> int:
     """Put ``items`` in the user's deck (new cards due now; suspended ones back in); how many were added."""
     now = _now(now)
-    items = [item for item in items if item.published]
+    items = list(items)
+    allowed = set(BankItem.objects.visible_to(user).filter(pk__in=[item.pk for item in items])
+                  .values_list("pk", flat=True)) if any(not item.published for item in items) else None
+    items = [item for item in items if item.published or (allowed is not None and item.pk in allowed)]
     if not items:
         return 0
     with transaction.atomic():
@@ -175,7 +178,9 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
-    cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1)).select_related("item", "item__chapter"))
+    cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1))
+                 .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
+                 .select_related("item", "item__chapter"))
     due_now = [card for card in cards if card.due <= now]
     later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
     target = interview_start(review_settings, now)

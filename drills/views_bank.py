@@ -37,7 +37,7 @@ def _deck_ids(user) -> set[int]:
 def bank(request: HttpRequest) -> HttpResponse:
     """Every published question, problem template, critique drill and design prompt, filtered."""
     form = BankFilterForm(request.GET)
-    items = form.filtered()
+    items = form.filtered(request.user)
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     active = form.active()
     query = request.GET.copy()
@@ -56,7 +56,7 @@ def bank(request: HttpRequest) -> HttpResponse:
 @require_safe
 def bank_item(request: HttpRequest, slug: str) -> HttpResponse:
     """One bank item: its prompt, the model answer behind a reveal, and the candidate's card if it is in the deck."""
-    item = get_object_or_404(BankItem.objects.published().select_related("chapter"), slug=slug)
+    item = get_object_or_404(BankItem.objects.visible_to(request.user).select_related("chapter"), slug=slug)
     card = logs = None
     if request.user.is_authenticated:
         card = Card.objects.filter(user=request.user, item=item).first()
@@ -87,7 +87,7 @@ def deck_add(request: HttpRequest) -> HttpResponse:
 
     via = request.POST.get("via", "")
     if request.POST.get("item"):
-        item = get_object_or_404(BankItem.objects.published(), slug=request.POST["item"])
+        item = get_object_or_404(BankItem.objects.visible_to(request.user), slug=request.POST["item"])
         items, via, what = [item], Card.VIA_ITEM, "1 item"
     elif request.POST.get("chapter") and not request.POST.get("filtered"):
         chapter = get_object_or_404(Chapter, slug=request.POST["chapter"])
@@ -99,7 +99,7 @@ def deck_add(request: HttpRequest) -> HttpResponse:
         via, what = Card.VIA_TRACK, f"track {request.POST['track']}"
     else:
         form = BankFilterForm(request.POST)
-        items = form.filtered()
+        items = form.filtered(request.user)
         active = form.active()
         via, what = Card.VIA_FILTER, "this search"
         if set(active) == {"chapter"}:
@@ -142,7 +142,7 @@ def item_url(item: BankItem) -> str:
 def bank_apkg(request: HttpRequest) -> HttpResponse:
     """The bank (or the part the filters select, e.g. ``?chapter=06-kv-cache``) as an Anki deck."""
     form = BankFilterForm(request.GET)
-    items = form.filtered()
+    items = form.filtered(request.user)
     if not items:
         raise Http404("No published items match these filters.")
     active = form.active()

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from .exports import deck_csv, history_csv
 from .forms import AnswerForm, read_start, sign_start
 from .forms_reviews import OpenAnswerForm, RateForm, ReviewSettingsForm
-from .models import Card, ReviewLog, ReviewSettings, StepAnswer
+from .models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from .presentation import problem_facts, statement
 from .progress import progress_for
 from .reviewing import card_of, is_problem, problem_for, record_open_review, record_problem_review
@@ -94,6 +94,8 @@ def _own_card(request: HttpRequest, pk: int) -> Card:
         raise Http404("No such card in your deck.") from None
     if card.suspended:
         raise Http404("That card is no longer in your deck.")
+    if not card.item.published and not BankItem.objects.visible_to(request.user).filter(pk=card.item_id).exists():
+        raise Http404("That question is no longer shared with you.")
     return card
 
 

@@ -64,6 +64,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_POST
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """Start a preset (or the candidate's own copy of one) now."""
+    sync_presets()
     template = get_object_or_404(RoundTemplate.objects.filter(owner__isnull=True) |
                                  RoundTemplate.objects.filter(owner=request.user), slug=slug)
     try:

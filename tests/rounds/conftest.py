@@ -1,0 +1,109 @@
+"""Fixtures of the round tests: a small bank with every kind a preset draws, a movable server clock.
+
+``bank`` holds two chapters, four open questions (one for managers), a design
+prompt, a critique drill (five lines, two planted errors) and the seventeen
+problem templates. ``clock`` patches ``django.utils.timezone.now`` so views see
+the time a test sets (``clock.set(t)``, ``clock.advance(seconds=…)``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone as dt_timezone
+from types import SimpleNamespace
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from drills.bank_templates import sync_problem_templates
+from drills.models import BankItem
+from runbook.models import Chapter
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def no_fuzz(monkeypatch):
+    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+
+
+def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:
+    return Chapter.objects.create(number=number, slug=slug, track=track, title=title, summary="S.",
+                                  reading_minutes=10, body="Body.", content_hash="x" * 64)
+
+
+def make_item(slug: str, chapter: Chapter | None, rubric: list[str], **extra) -> BankItem:
+    return BankItem.objects.create(
+        slug=slug, kind=extra.pop("kind", BankItem.OPEN), prompt=extra.pop("prompt", f"Explain {slug}."),
+        model_answer=extra.pop("model_answer", f"The model answer of {slug}: **53 users** worst case."),
+        rubric=rubric, chapter=chapter, track=chapter.track if chapter else "", topic="kv cache",
+        roles=extra.pop("roles", ["engineer"]), **extra)
+
+
+CRITIQUE_DETAILS = {
+    "title": "A tiny design doc",
+    "lines": ["**Design**", "Weights: 140 GB.", "KV per token: 2 × 80 × 64 × 128 × 2 bytes.",
+              "So 20 GiB per conversation.", "Roll out by restarting everything at once."],
+    "planted": [
+        {"line": 3, "category": "gqa-ignored", "label": "Query heads for KV heads", "explanation": "Use 8 KV heads.",
+         "corrected": "2 × 80 × 8 × 128 × 2", "carried": [4]},
+        {"line": 5, "category": "no-rollout-plan", "label": "Big-bang rollout", "explanation": "Roll gradually.",
+         "corrected": "A rolling restart."},
+    ],
+}
+
+
+@pytest.fixture
+def bank(db):
+    kv = make_chapter(6, "06-kv-cache", "B", "The KV cache")
+    plan = make_chapter(14, "14-capacity-planning", "D", "Capacity planning")
+    items = {
+        "kv-formula": make_item("kv-formula", kv, ["Factor 2 for K and V", "KV heads not query heads",
+                                                   "Bytes not bits", "Per token per layer"],
+                                misconceptions=["query-heads-for-kv-heads"]),
+        "kv-paged": make_item("kv-paged", kv, ["Worst case 53", "Paged 191", "Which to quote"]),
+        "kv-fp8": make_item("kv-fp8", kv, ["Halves the cache", "Quality check"]),
+        "cost-per-token": make_item("cost-per-token", plan, ["GPU-hours", "Utilisation", "Tokens per second"],
+                                    roles=["manager"]),
+        "design-chat": make_item("design-chat", plan, ["States assumptions", "Sizes the cache", "Counts nodes"],
+                                 kind=BankItem.DESIGN, roles=["architect"],
+                                 details={"title": "Chat", "levels": {"mid": ["Weights"], "staff": ["Fleet"]}}),
+        "tiny-doc": make_item("tiny-doc", plan, ["Finds the GQA error"], kind=BankItem.CRITIQUE,
+                              details=CRITIQUE_DETAILS),
+    }
+    sync_problem_templates()
+    items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
+    return items
+
+
+@pytest.fixture
+def bob(db):
+    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+
+
+class Clock:
+    def __init__(self, monkeypatch, start: datetime):
+        self.now = start
+        monkeypatch.setattr("django.utils.timezone.now", lambda: self.now)
+
+    def set(self, moment: datetime) -> datetime:
+        self.now = moment
+        return moment
+
+    def advance(self, **delta) -> datetime:
+        self.now = self.now + timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    return Clock(monkeypatch, T0)
+
+
+def right_answers(problem) -> dict[str, str]:
+    """Every step of ``problem`` answered with its exact value."""
+    return {step.key: repr(step.value) for step in problem.solve().steps}
+
+
+@pytest.fixture
+def h():
+    return SimpleNamespace(T0=T0, answers=right_answers, item=make_item)
