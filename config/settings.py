@@ -114,6 +114,7 @@ INSTALLED_APPS = [
     "calculators",
     "drills",
     "runbook",
+    "coaching",
 ]
 
 MIDDLEWARE = [
@@ -123,6 +124,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "drills.middleware.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -206,6 +208,7 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "reviews-nightly": {"task": "drills.tasks.nightly_reviews", "schedule": crontab(minute=7)},
+    "coaching-due-reminders": {"task": "coaching.tasks.send_due_reminders", "schedule": crontab(hour=8, minute=17)},
 }
 
 # --- Auth -------------------------------------------------------------------
