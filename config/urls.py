@@ -19,5 +19,7 @@ urlpatterns = [
     path("", include("drills.urls_reviews")),
     path("lab/", include("drills.urls_lab")),
     path("rounds/", include("drills.urls_rounds")),
+    path("", include("coaching.urls")),
+    path("api/v1/", include("api.urls")),
     path("", include("runbook.urls")),
 ]

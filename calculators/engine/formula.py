@@ -174,7 +174,11 @@ class Formula:
             args = [values[name] for name in self._arg_names]
         except KeyError as exc:
             raise InputError(f"Formula {self.key} needs a value for {exc.args[0]}.") from None
-        return float(self._evaluator(*args))
+        try:
+            return float(self._evaluator(*args))
+        except (ZeroDivisionError, OverflowError):
+            # Inputs at the edge of float range (5e-324, 1e308): one sentence, never a traceback.
+            raise InputError(f"These inputs make {self.label.lower()} overflow; use realistic sizes.") from None
 
     def exact(self, values: Mapping[str, float]) -> sympy.Expr:
         """Evaluate by exact sympy substitution, each value made rational (slow; for

@@ -202,7 +202,12 @@ def _model_type(config: dict, family: str | None) -> str:
     model_type = config.get("model_type")
     if model_type:
         return str(model_type)
-    for architecture in config.get("architectures") or ():
+    architectures = config.get("architectures")
+    if architectures is not None and not (
+            isinstance(architectures, list) and all(isinstance(name, str) for name in architectures)):
+        raise ConfigError(f"'architectures' must be a list of class names such as [\"LlamaForCausalLM\"], "
+                          f"not {str(architectures)[:40]}.", field="architectures")
+    for architecture in architectures or ():
         if architecture in ARCHITECTURE_MODEL_TYPES:
             return ARCHITECTURE_MODEL_TYPES[architecture]
     if family:
@@ -308,9 +313,10 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         moe_inter = _positive_int(config, "moe_intermediate_size", required=False, default=intermediate)
         shared = _count(config, "n_shared_experts")
         dense_layers = _count(config, "first_k_dense_replace")
-        if dense_layers > layers:
+        if dense_layers >= layers:
             raise ConfigError(
-                f"first_k_dense_replace {dense_layers} exceeds num_hidden_layers {layers}.",
+                f"first_k_dense_replace {dense_layers} leaves no mixture-of-experts layer among the "
+                f"{layers} layers.",
                 field="first_k_dense_replace",
             )
 
