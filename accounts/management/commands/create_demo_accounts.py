@@ -24,6 +24,7 @@ class DemoAccount:
 DEMO_ACCOUNTS = (
     DemoAccount("demo", "demo-candidate-2026", CANDIDATE_GROUP, "demo@example.com"),
     DemoAccount("coach", "demo-coach-2026", COACH_GROUP, "coach@example.com"),
+    DemoAccount("demo2", "demo-candidate-2026", CANDIDATE_GROUP, "demo2@example.com"),
 )
 
 
@@ -48,6 +49,8 @@ class Command(BaseCommand):
         for account in DEMO_ACCOUNTS:
             self._ensure_account(account, groups[account.group])
 
+        self._ensure_coaching()
+
         self.stdout.write("Demo logins:")
         for account in DEMO_ACCOUNTS:
             self.stdout.write(f"  {account.group:<9}  {account.username} / {account.password}")
@@ -71,6 +74,39 @@ class Command(BaseCommand):
             changed.append(f"added to {group.name}")
         detail = "" if created or not changed else f" ({', '.join(changed)})"
         self._report(f"user {account.username}", created, detail)
+
+    def _ensure_coaching(self) -> None:
+        """The demo coach's cohort (both demo candidates), a set and an assignment to the cohort."""
+        from datetime import timedelta
+
+        from django.utils import timezone
+
+        from coaching import services
+        from coaching.models import Assignment, Cohort, Membership, QuestionSet
+        from drills.models import BankItem
+
+        users = {u.username: u for u in get_user_model()._default_manager.filter(username__in=["coach", "demo", "demo2"])}
+        cohort, created = Cohort.objects.get_or_create(coach=users["coach"], name="Demo cohort")
+        self._report("cohort Demo cohort", created)
+        if not cohort.invitations.exists():
+            services.invite(cohort, days=None)
+        for name in ("demo", "demo2"):
+            Membership.objects.get_or_create(cohort=cohort, candidate=users[name])
+        question_set, created = QuestionSet.objects.get_or_create(
+            coach=users["coach"], title="Week 1: KV cache and capacity",
+            defaults={"instructions": "Work the ladder on the 70B and answer the open questions in your own words."})
+        self._report("question set Week 1", created)
+        if created:
+            ladder = BankItem.objects.published().filter(kind=BankItem.PROBLEM, family="ladder").first()
+            if ladder:
+                services.add_entry(question_set, item=ladder,
+                                   fixed_inputs={"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"})
+            for item in BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("slug")[:2]:
+                services.add_entry(question_set, item=item)
+        if question_set.entries.exists() and not Assignment.objects.filter(question_set=question_set).exists():
+            services.assign(question_set, users["coach"], cohort=cohort, due_at=timezone.now() + timedelta(days=7))
+            self._report("assignment Week 1 → Demo cohort", True)
+        self.stdout.write(f"  cohort “{cohort.name}”: demo, demo2; invitation /invite/{cohort.invitations.first().token}/")
 
     def _report(self, what: str, created: bool, detail: str = "") -> None:
         state = "created" if created else "exists"

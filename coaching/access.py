@@ -1,0 +1,56 @@
+"""Who may see what: coaches see candidates of their own cohorts only (staff see everyone)."""
+
+from __future__ import annotations
+
+from functools import wraps
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+
+from .models import Cohort
+
+COACH_GROUP = "coach"
+
+
+def is_coach(user) -> bool:
+    """In the ``coach`` group, or staff."""
+    if not user.is_authenticated:
+        return False
+    if user.is_staff:
+        return True
+    cached = getattr(user, "_is_coach", None)
+    if cached is None:
+        cached = user._is_coach = user.groups.filter(name=COACH_GROUP).exists()
+    return cached
+
+
+def coach_required(view):
+    """Log in first (302 to the login page); then 403 unless a coach or staff."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not is_coach(request.user):
+            raise PermissionDenied("This page is for coaches.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def cohorts_of(coach):
+    """The coach's cohorts (staff: every cohort)."""
+    cohorts = Cohort.objects.select_related("coach")
+    return cohorts if coach.is_staff else cohorts.filter(coach=coach)
+
+
+def candidates_of(coach):
+    """The candidates the coach may see now: members of one of their cohorts (staff: every member)."""
+    users = get_user_model().objects.filter(memberships__isnull=False)
+    if not coach.is_staff:
+        users = users.filter(memberships__cohort__coach=coach)
+    return users.distinct().order_by("username")
+
+
+def can_see_candidate(coach, candidate_id: int) -> bool:
+    return candidates_of(coach).filter(pk=candidate_id).exists()

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class CoachingConfig(AppConfig):
+    """Coaches: cohorts, invitations, authored questions, question sets, assignments and dashboards."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "coaching"

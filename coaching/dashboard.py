@@ -1,0 +1,290 @@
+"""The coach dashboard's tables, built with a bounded number of queries whatever the cohort size.
+
+Every table is a :class:`Table` (headers, rows of :class:`Cell`), shown as HTML
+and exported as CSV by the same view (``?export=<table name>``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db.models import Avg, Count, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from drills.models import Attempt, Card, ReviewLog, StepAnswer
+
+from . import services
+from .access import candidates_of, cohorts_of
+from .models import Assignment
+
+TREND_DAYS = 14
+RETENTION_DAYS = 30
+RETENTION_FLOOR = 0.7
+SOON = timedelta(hours=48)
+
+
+@dataclass
+class Cell:
+    text: str
+    url: str = ""
+    css: str = ""
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    headers: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    note: str = ""
+
+    def csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow(self.headers)
+        for row in self.rows:
+            writer.writerow([cell.text for cell in row])
+        return out.getvalue()
+
+
+def pct(value: float | None) -> str:
+    return "" if value is None else f"{value:.0%}"
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+STATUS_CSS = {services.DONE: "text-success", services.LATE: "text-danger fw-semibold",
+              services.IN_PROGRESS: "text-primary", services.NOT_STARTED: "text-body-secondary"}
+
+
+def _assignments(coach, candidate_ids):
+    """The coach's assignments to those candidates or to their cohorts, with the set's entries."""
+    found = Assignment.objects.filter(Q(cohort__in=cohorts_of(coach)) | Q(candidate_id__in=candidate_ids))
+    if not coach.is_staff:
+        found = found.filter(coach=coach)
+    return list(found.select_related("question_set", "cohort", "candidate")
+                .prefetch_related("question_set__entries__item", "question_set__entries__round_template")
+                .order_by("due_at", "pk"))
+
+
+def _pairs(assignments, members_of_cohort, candidates):
+    by_id = {c.pk: c for c in candidates}
+    pairs = []
+    for assignment in assignments:
+        if assignment.cohort_id:
+            pairs += [(assignment, by_id[m]) for m in members_of_cohort.get(assignment.cohort_id, ()) if m in by_id]
+        elif assignment.candidate_id in by_id:
+            pairs.append((assignment, by_id[assignment.candidate_id]))
+    return pairs
+
+
+def misconception_counts(user_ids, now: datetime) -> dict[int, list[dict]]:
+    """Per candidate, misconceptions by count: total, last 14 days, the 14 before, and the trend."""
+    recent, earlier = now - timedelta(days=TREND_DAYS), now - timedelta(days=2 * TREND_DAYS)
+    rows = (StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception")
+            .exclude(misconception="").values("attempt__user_id", "misconception")
+            .annotate(total=Count("pk"), recent=Count("pk", filter=Q(attempt__submitted_at__gte=recent)),
+                      before=Count("pk", filter=Q(attempt__submitted_at__gte=earlier,
+                                                  attempt__submitted_at__lt=recent)))
+            .order_by("attempt__user_id", "-total", "misconception"))
+    out: dict[int, list[dict]] = defaultdict(list)
+    for row in rows:
+        trend = "rising" if row["recent"] > row["before"] else "falling" if row["recent"] < row["before"] else "steady"
+        info = MISCONCEPTIONS.get(row["misconception"])
+        out[row["attempt__user_id"]].append({"id": row["misconception"], "name": getattr(info, "title", None)
+                                             or row["misconception"], "total": row["total"],
+                                             "recent": row["recent"], "before": row["before"], "trend": trend})
+    return out
+
+
+def retention(user_ids, now: datetime) -> dict[int, tuple[int, float | None]]:
+    """Per candidate: reviews of learned cards in the last 30 days, and the share recalled (not Again)."""
+    rows = (ReviewLog.objects.filter(user_id__in=user_ids, state_before=Card.REVIEW,
+                                     reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
+            .values("user_id").annotate(n=Count("pk"), kept=Count("pk", filter=Q(rating__gt=ReviewLog.AGAIN))))
+    return {row["user_id"]: (row["n"], row["kept"] / row["n"] if row["n"] else None) for row in rows}
+
+
+@dataclass
+class Overview:
+    tables: list[Table]
+    behind: list[dict]
+    cohorts: list
+    candidate_count: int
+
+
+def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
+    """The dashboard: one completion table per cohort, a per-candidate summary, and who is falling behind."""
+    now = now or timezone.now()
+    cohorts = list(cohorts_of(coach).prefetch_related("memberships__candidate").order_by("name", "pk"))
+    if cohort is not None:
+        cohorts = [c for c in cohorts if c.pk == cohort.pk]
+    candidates = list(candidates_of(coach)) if cohort is None else [m.candidate for m in cohorts[0].memberships.all()]
+    ids = [c.pk for c in candidates]
+    members_of = {c.pk: [m.candidate_id for m in c.memberships.all()] for c in cohorts}
+    assignments = _assignments(coach, ids)
+    if cohort is not None:
+        assignments = [a for a in assignments if a.cohort_id == cohort.pk or
+                       (a.candidate_id in ids and a.cohort_id is None)]
+    pairs = _pairs(assignments, members_of, candidates)
+    progress = services.progress_for(pairs, now)
+    mistakes = misconception_counts(ids, now)
+    kept = retention(ids, now)
+
+    tables = []
+    for group in cohorts:
+        cols = [a for a in assignments if a.cohort_id == group.pk or
+                (a.cohort_id is None and a.candidate_id in members_of[group.pk])]
+        table = Table(f"cohort-{group.pk}", f"Cohort {group.name}: completion",
+                      ["Candidate", *[f"{a.question_set.title} (due {timezone.localtime(a.due_at):%d %b})"
+                                      for a in cols]])
+        for membership in group.memberships.all():
+            user = membership.candidate
+            row = [Cell(user.get_username(), reverse("coaching:candidate", args=[user.pk]))]
+            for a in cols:
+                p = progress.get((a.pk, user.pk))
+                if p is None:
+                    row.append(Cell("—"))
+                else:
+                    text = f"{p.status_label} {p.done_count}/{p.total}"
+                    if p.score is not None:
+                        text += f" · {pct(p.score)}"
+                    if p.finished_late:
+                        text += " (late)"
+                    row.append(Cell(text, reverse("coaching:assignment", args=[a.pk]), STATUS_CSS[p.status]))
+            table.rows.append(row)
+        tables.append(table)
+
+    summary = Table("candidates", "Candidates", ["Candidate", "Assignments done", "Late", "Mean score",
+                                                 "Time on assignments", "Retention (30 days)", "Reviews (30 days)",
+                                                 "Top misconceptions (last 14 days vs the 14 before)"])
+    behind = []
+    by_candidate = defaultdict(list)
+    for (a_id, c_id), p in progress.items():
+        by_candidate[c_id].append(p)
+    for user in candidates:
+        rows = by_candidate.get(user.pk, [])
+        done = sum(1 for p in rows if p.status == services.DONE)
+        late = sum(1 for p in rows if p.status == services.LATE)
+        scores = [p.score for p in rows if p.score is not None]
+        seconds = sum(p.seconds or 0 for p in rows)
+        n, share = kept.get(user.pk, (0, None))
+        top = mistakes.get(user.pk, [])[:3]
+        summary.rows.append([
+            Cell(user.get_username(), reverse("coaching:candidate", args=[user.pk])),
+            Cell(f"{done}/{len(rows)}"), Cell(str(late), css="text-danger fw-semibold" if late else ""),
+            Cell(pct(sum(scores) / len(scores)) if scores else ""), Cell(duration(seconds) if seconds else ""),
+            Cell(pct(share)), Cell(str(n)),
+            Cell("; ".join(f"{m['name']} ×{m['total']} ({m['recent']} vs {m['before']}, {m['trend']})" for m in top)),
+        ])
+        reasons = []
+        if late:
+            reasons.append(f"{late} assignment{'s' if late > 1 else ''} overdue")
+        soon = [p for p in rows if p.status == services.NOT_STARTED and p.assignment.due_at - now <= SOON]
+        if soon:
+            reasons.append(f"{len(soon)} due within 48 h and not started")
+        if share is not None and share < RETENTION_FLOOR:
+            reasons.append(f"retention {pct(share)}")
+        if any(m["trend"] == "rising" for m in top):
+            reasons.append("a misconception on the rise")
+        if reasons:
+            behind.append({"user": user, "reasons": reasons})
+    tables.append(summary)
+    behind_table = Table("behind", "Falling behind", ["Candidate", "Why"],
+                         [[Cell(b["user"].get_username(), reverse("coaching:candidate", args=[b["user"].pk])),
+                           Cell("; ".join(b["reasons"]))] for b in behind])
+    tables.insert(0, behind_table)
+    return Overview(tables, behind, cohorts, len(candidates))
+
+
+def assignment_tables(assignment: Assignment, coach, now: datetime | None = None) -> list[Table]:
+    """Per candidate × entry: status, score and time of each item of one assignment."""
+    now = now or timezone.now()
+    visible = {c.pk: c for c in candidates_of(coach)}
+    if assignment.cohort_id:
+        people = [m.candidate for m in assignment.cohort.memberships.select_related("candidate")
+                  if m.candidate_id in visible]
+    else:
+        people = [visible[assignment.candidate_id]] if assignment.candidate_id in visible else []
+    entries = list(assignment.question_set.entries.all())
+    progress = services.progress_for([(assignment, p) for p in people], now)
+    scores = Table("items", "Score per item", ["Candidate", "Status", *[f"{e.position}. {e.label[:60]}" for e in entries],
+                                               "Mean"])
+    times = Table("times", "Time per item", ["Candidate", *[f"{e.position}." for e in entries], "Total"])
+    for person in people:
+        p = progress[(assignment.pk, person.pk)]
+        row = [Cell(person.get_username(), reverse("coaching:candidate", args=[person.pk])),
+               Cell(p.status_label + (" (late)" if p.finished_late else ""), css=STATUS_CSS[p.status])]
+        time_row = [Cell(person.get_username())]
+        for r in p.results:
+            url = (reverse("coaching:attempt", args=[r.attempt_id]) if r.attempt_id else
+                   reverse("coaching:review", args=[r.review_id]) if r.review_id else "")
+            text = pct(r.score) if r.done and r.score is not None else ("done" if r.done else
+                                                                        "started" if r.started else "")
+            row.append(Cell(text, url))
+            time_row.append(Cell(duration(r.seconds)))
+        row.append(Cell(pct(p.score)))
+        time_row.append(Cell(duration(p.seconds)))
+        scores.rows.append(row)
+        times.rows.append(time_row)
+    return [scores, times]
+
+
+def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Table]:
+    """One candidate: assignments, score per ladder step, misconceptions, and their recent attempts and answers."""
+    now = now or timezone.now()
+    assignments = [a for a in _assignments(coach, [candidate.pk])
+                   if a.candidate_id == candidate.pk or
+                   (a.cohort_id and candidate.memberships.filter(cohort_id=a.cohort_id).exists())]
+    progress = services.progress_for([(a, candidate) for a in assignments], now)
+    work = Table("assignments", "Assignments", ["Set", "Due", "Status", "Done", "Score", "Time"])
+    for a in assignments:
+        p = progress[(a.pk, candidate.pk)]
+        work.rows.append([Cell(a.question_set.title, reverse("coaching:assignment", args=[a.pk])),
+                          Cell(f"{timezone.localtime(a.due_at):%Y-%m-%d %H:%M}"),
+                          Cell(p.status_label + (" (late)" if p.finished_late else ""), css=STATUS_CSS[p.status]),
+                          Cell(f"{p.done_count}/{p.total}"), Cell(pct(p.score)), Cell(duration(p.seconds))])
+    steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
+    from drills.progress import ladder_specs
+
+    stats = {row["key"]: row for row in StepAnswer.objects.filter(attempt__user=candidate, attempt__problem__family="ladder")
+             .values("key").annotate(n=Count("pk"), credit=Avg("credit"),
+                                     wrong=Count("pk", filter=Q(verdict="misconception")))}
+    for key, label in ladder_specs():
+        row = stats.get(key)
+        steps.rows.append([Cell(f"{label} ({key})"), Cell(str(row["n"]) if row else "0"),
+                           Cell(pct(row["credit"]) if row else ""), Cell(str(row["wrong"]) if row else "")])
+    mistakes = Table("misconceptions", "Misconceptions", ["Misconception", "Total", f"Last {TREND_DAYS} days",
+                                                          f"The {TREND_DAYS} before", "Trend"])
+    for m in misconception_counts([candidate.pk], now).get(candidate.pk, []):
+        mistakes.rows.append([Cell(m["name"]), Cell(str(m["total"])), Cell(str(m["recent"])), Cell(str(m["before"])),
+                              Cell(m["trend"], css="text-danger" if m["trend"] == "rising" else "")])
+    attempts = Table("attempts", "Recent worked problems", ["When", "Family", "Score", "Time", "Misconceptions"])
+    for attempt in (Attempt.objects.filter(user=candidate).select_related("problem")
+                    .annotate(wrong=Count("steps", filter=Q(steps__verdict="misconception")))[:30]):
+        attempts.rows.append([Cell(f"{timezone.localtime(attempt.submitted_at):%Y-%m-%d %H:%M}",
+                                   reverse("coaching:attempt", args=[attempt.pk])),
+                              Cell(attempt.problem.family), Cell(pct(attempt.score)),
+                              Cell(duration(attempt.time_taken_s)), Cell(str(attempt.wrong))])
+    answers = Table("answers", "Recent open answers", ["When", "Question", "Rubric share", "Rating"])
+    for log in (ReviewLog.objects.filter(user=candidate).exclude(answer="", rubric_ticked=[])
+                .order_by("-reviewed_at")[:30]):
+        answers.rows.append([Cell(f"{timezone.localtime(log.reviewed_at):%Y-%m-%d %H:%M}",
+                                  reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
+                             Cell(pct(log.grade)), Cell(log.get_rating_display())])
+    n, share = retention([candidate.pk], now).get(candidate.pk, (0, None))
+    work.note = f"Retention over the last {RETENTION_DAYS} days: {pct(share) or 'no reviews of learned cards yet'}" \
+                f"{f' ({n} reviews)' if n else ''}."
+    return [work, steps, mistakes, attempts, answers]
+

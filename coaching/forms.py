@@ -1,0 +1,84 @@
+"""Forms of the coach pages (they keep what was typed; errors sit beside their field)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django import forms
+from django.utils import timezone
+
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from drills.models import BankItem
+
+from .services import unknown_misconceptions
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip(" -*\t") for line in (text or "").splitlines() if line.strip(" -*\t")]
+
+
+class QuestionForm(forms.Form):
+    """An open question: prompt, model answer (Markdown, live numbers), rubric points, tags, misconception ids."""
+
+    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), max_length=10_000,
+                             help_text="Markdown; shortcodes for live numbers allowed.")
+    model_answer = forms.CharField(widget=forms.Textarea(attrs={"rows": 10}), max_length=20_000,
+                                   help_text="Markdown; shortcodes for live numbers allowed.")
+    rubric = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), max_length=5_000,
+                             help_text="One point a good answer makes per line.")
+    tags = forms.CharField(required=False, max_length=300, help_text="Comma-separated, e.g. kv-cache, capacity.")
+    misconceptions = forms.CharField(required=False, max_length=500,
+                                     help_text="Comma-separated ids, e.g. " + ", ".join(list(MISCONCEPTIONS)[:3]))
+    difficulty = forms.TypedChoiceField(choices=BankItem.DIFFICULTIES, coerce=int, initial=2)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.widget.attrs.setdefault("class", "form-select" if isinstance(field, forms.ChoiceField)
+                                          else "form-control")
+
+    def clean_rubric(self) -> list[str]:
+        points = _lines(self.cleaned_data["rubric"])
+        if not points:
+            raise forms.ValidationError("Write at least one rubric point.")
+        return points
+
+    def clean_tags(self) -> list[str]:
+        return [t.strip()[:40] for t in self.cleaned_data["tags"].split(",") if t.strip()][:10]
+
+    def clean_misconceptions(self) -> list[str]:
+        ids = [t.strip() for t in self.cleaned_data["misconceptions"].split(",") if t.strip()]
+        unknown = unknown_misconceptions(ids)
+        if unknown:
+            raise forms.ValidationError(f"Unknown misconception id: {', '.join(unknown)}.")
+        return ids
+
+    @classmethod
+    def initial_for(cls, item: BankItem) -> dict:
+        return {"prompt": item.prompt, "model_answer": item.model_answer, "rubric": "\n".join(map(str, item.rubric)),
+                "tags": ", ".join((item.details or {}).get("tags", [])),
+                "misconceptions": ", ".join(item.misconceptions or []), "difficulty": item.difficulty}
+
+
+class SetForm(forms.Form):
+    title = forms.CharField(max_length=160, widget=forms.TextInput(attrs={"class": "form-control"}))
+    instructions = forms.CharField(required=False, max_length=5_000,
+                                   widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}))
+
+
+class AssignForm(forms.Form):
+    """Assign to a cohort or to one candidate; due time; optional time limit in minutes."""
+
+    target = forms.ChoiceField(widget=forms.Select(attrs={"class": "form-select"}))
+    due_at = forms.DateTimeField(widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}))
+    time_limit_min = forms.IntegerField(required=False, min_value=1, max_value=600, label="Time limit (minutes)",
+                                        help_text="Optional: makes it one timed round.",
+                                        widget=forms.NumberInput(attrs={"class": "form-control"}))
+
+    def __init__(self, cohorts, candidates, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["target"].choices = ([("", "Choose…")] + [(f"cohort:{c.pk}", f"Cohort: {c.name}") for c in cohorts]
+                                         + [(f"candidate:{u.pk}", f"Candidate: {u.get_username()}")
+                                            for u in candidates])
+        if not self.is_bound:
+            self.initial.setdefault("due_at", (timezone.localtime() + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M"))

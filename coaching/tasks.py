@@ -1,0 +1,36 @@
+"""Celery tasks of coaching: the "assigned" e-mail and the daily due reminders.
+
+Tasks take ids, are idempotent (a :class:`~coaching.models.Notice` row per
+mail sent) and retry with exponential back-off on database and mail errors.
+``send_due_reminders`` is the beat job (``CELERY_BEAT_SCHEDULE``, daily): it
+selects the (assignment, candidate) pairs due tomorrow and enqueues one task
+each after commit.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import transaction
+from django.utils.dateparse import parse_datetime
+
+from drills.tasks import RETRY
+
+from . import services
+from .models import Notice
+
+
+@shared_task(bind=True, name="coaching.tasks.send_assignment_notice", **RETRY)
+def send_assignment_notice(self, assignment_id: int, candidate_id: int, kind: str = Notice.ASSIGNED,
+                           now: str | None = None) -> bool:
+    """E-mail one candidate about one assignment (once per kind); whether a mail went out."""
+    return services.send_notice(assignment_id, candidate_id, kind, parse_datetime(now) if now else None)
+
+
+@shared_task(bind=True, name="coaching.tasks.send_due_reminders", **RETRY)
+def send_due_reminders(self, now: str | None = None) -> list[list[int]]:
+    """Enqueue a reminder for every assignment due tomorrow and not done; returns the pairs."""
+    pairs = services.reminders_due(parse_datetime(now) if now else None)
+    for assignment_id, candidate_id in pairs:
+        transaction.on_commit(lambda a=assignment_id, c=candidate_id: send_assignment_notice.delay(
+            a, c, Notice.REMINDER, now))
+    return [list(pair) for pair in pairs]

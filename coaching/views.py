@@ -1,0 +1,390 @@
+"""Coach and candidate pages of coaching: thin adapters over :mod:`coaching.services` and :mod:`coaching.dashboard`.
+
+Coach pages answer 302 to the login page when logged out, 403 to a logged-in
+non-coach, and 404 for another coach's objects or a candidate who is not in
+one of the coach's cohorts. Any table is exported as CSV with ``?export=<name>``.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from drills.bank import item_title
+from drills.models import Attempt, BankItem, ReviewLog, RoundTemplate
+
+from . import dashboard, services
+from .access import can_see_candidate, candidates_of, coach_required, cohorts_of
+from .forms import AssignForm, QuestionForm, SetForm
+from .models import Assignment, QuestionSet, SetEntry
+from .services import CoachingError
+
+
+def _tables_response(request: HttpRequest, tables, template: str, context: dict) -> HttpResponse:
+    """Render the page, or one of its tables as CSV when ``?export=<name>`` asks for it."""
+    wanted = request.GET.get("export")
+    if wanted:
+        table = next((t for t in tables if t.name == wanted), None)
+        if table is None:
+            raise Http404("No such table on this page.")
+        response = HttpResponse(table.csv(), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{table.name}.csv"'
+        return response
+    return render(request, template, {**context, "tables": tables})
+
+
+# --- the dashboard and drill-ins ----------------------------------------------------------------
+
+
+@coach_required
+@require_safe
+def dashboard_page(request: HttpRequest) -> HttpResponse:
+    """Every cohort's completion, the candidates' summary, and who is falling behind."""
+    view = dashboard.overview(request.user)
+    return _tables_response(request, view.tables, "coaching/dashboard.html", {
+        "view": view, "sets": QuestionSet.objects.filter(coach=request.user)[:10]})
+
+
+@coach_required
+@require_safe
+def cohort_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """One cohort: members, the invitation link, completion and the candidates' summary."""
+    cohort = get_object_or_404(cohorts_of(request.user).prefetch_related("memberships__candidate"), pk=pk)
+    view = dashboard.overview(request.user, cohort=cohort)
+    invitation = cohort.invitations.filter(revoked=False).first()
+    return _tables_response(request, view.tables, "coaching/cohort.html", {
+        "cohort": cohort, "view": view, "invitation": invitation,
+        "invite_url": request.build_absolute_uri(invitation.get_absolute_url()) if invitation else ""})
+
+
+@coach_required
+@require_POST
+def cohort_new(request: HttpRequest) -> HttpResponse:
+    try:
+        cohort = services.create_cohort(request.user, request.POST.get("name", ""))
+    except CoachingError as error:
+        messages.error(request, str(error))
+        return redirect("coaching:dashboard")
+    services.invite(cohort)
+    return redirect(cohort)
+
+
+@coach_required
+@require_POST
+def cohort_invite(request: HttpRequest, pk: int) -> HttpResponse:
+    """A fresh invitation link (the old ones stop working)."""
+    cohort = get_object_or_404(cohorts_of(request.user), pk=pk)
+    cohort.invitations.update(revoked=True)
+    services.invite(cohort)
+    messages.success(request, "A new invitation link is ready; the old one no longer works.")
+    return redirect(cohort)
+
+
+@coach_required
+@require_POST
+def cohort_remove(request: HttpRequest, pk: int, user_pk: int) -> HttpResponse:
+    cohort = get_object_or_404(cohorts_of(request.user), pk=pk)
+    if not services.leave_cohort(cohort, user_pk):
+        raise Http404("Not a member of this cohort.")
+    messages.success(request, "Removed from the cohort.")
+    return redirect(cohort)
+
+
+def _visible_candidate(request: HttpRequest, pk: int):
+    if not can_see_candidate(request.user, pk):
+        raise Http404("No such candidate in your cohorts.")
+    return get_object_or_404(get_user_model(), pk=pk)
+
+
+@coach_required
+@require_safe
+def candidate_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """One candidate: assignments, ladder steps, misconceptions, recent attempts and answers."""
+    person = _visible_candidate(request, pk)
+    return _tables_response(request, dashboard.candidate_tables(request.user, person), "coaching/candidate.html",
+                            {"person": person})
+
+
+@coach_required
+@require_safe
+def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """Exactly what the candidate typed for each step, what was read, and how it was graded."""
+    attempt = get_object_or_404(Attempt.objects.select_related("problem", "user"), pk=pk)
+    _visible_candidate(request, attempt.user_id)
+    steps = list(attempt.steps.all())
+    return render(request, "coaching/attempt.html", {"attempt": attempt, "steps": steps,
+                                                     "inputs": sorted(attempt.problem.inputs.items())})
+
+
+@coach_required
+@require_safe
+def review_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """An open answer: what was written, which rubric points were ticked, the rating."""
+    log = get_object_or_404(ReviewLog.objects.select_related("item", "user"), pk=pk)
+    _visible_candidate(request, log.user_id)
+    rubric = [(i, point, i in (log.rubric_ticked or [])) for i, point in enumerate((log.item.rubric if log.item
+                                                                                   else None) or [])]
+    return render(request, "coaching/review.html", {"log": log, "rubric": rubric})
+
+
+@coach_required
+@require_safe
+def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """Score and time per item and per candidate of one assignment."""
+    found = Assignment.objects.select_related("question_set", "cohort", "candidate").prefetch_related(
+        "question_set__entries__item", "question_set__entries__round_template")
+    if not request.user.is_staff:
+        found = found.filter(coach=request.user)
+    assignment = get_object_or_404(found, pk=pk)
+    return _tables_response(request, dashboard.assignment_tables(assignment, request.user),
+                            "coaching/assignment.html", {"assignment": assignment})
+
+
+# --- authoring ------------------------------------------------------------------------------------
+
+
+@coach_required
+@require_safe
+def questions(request: HttpRequest) -> HttpResponse:
+    """The coach's own questions, and bank items to copy."""
+    mine = BankItem.objects.filter(author=request.user).order_by("-updated_at")
+    query = request.GET.get("q", "").strip()[:100]
+    bank = BankItem.objects.published().order_by("kind", "slug")
+    if query:
+        bank = bank.filter(search_text__icontains=query)
+    return render(request, "coaching/questions.html", {
+        "mine": [(item, item_title(item)) for item in mine], "query": query,
+        "bank": [(item, item_title(item)) for item in bank[:40]]})
+
+
+def _question_form_page(request: HttpRequest, item: BankItem | None) -> HttpResponse:
+    form = QuestionForm(request.POST or None, initial=QuestionForm.initial_for(item) if item else None)
+    if request.method == "POST" and form.is_valid():
+        saved = services.save_question(request.user, form.cleaned_data, item)
+        messages.success(request, "Saved. Only you and your cohorts see it until staff publish it.")
+        return redirect("coaching:question_edit", saved.pk)
+    data = form.data if form.is_bound else form.initial
+    return render(request, "coaching/question_form.html", {
+        "form": form, "item": item,
+        "preview_prompt": services.preview_html(data.get("prompt", "")),
+        "preview_answer": services.preview_html(data.get("model_answer", ""))})
+
+
+@coach_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def question_new(request: HttpRequest) -> HttpResponse:
+    return _question_form_page(request, None)
+
+
+@coach_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def question_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    found = BankItem.objects.all() if request.user.is_staff else BankItem.objects.filter(author=request.user)
+    return _question_form_page(request, get_object_or_404(found, pk=pk))
+
+
+@coach_required
+@require_POST
+def question_preview(request: HttpRequest) -> HttpResponse:
+    """The sanitised HTML of the posted Markdown (``field`` names which), for the live preview."""
+    field = request.POST.get("field", "prompt")
+    if field not in ("prompt", "model_answer"):
+        field = "prompt"
+    return HttpResponse(services.preview_html(request.POST.get(field, "")[:20_000]))
+
+
+@coach_required
+@require_POST
+def question_copy(request: HttpRequest) -> HttpResponse:
+    item = get_object_or_404(BankItem.objects.visible_to(request.user), slug=request.POST.get("item", ""))
+    copy = services.copy_item(request.user, item)
+    messages.success(request, f"Copied {item.slug}; edit your copy below.")
+    return redirect("coaching:question_edit", copy.pk)
+
+
+# --- sets and assigning ---------------------------------------------------------------------------
+
+
+def _own_set(request: HttpRequest, pk: int) -> QuestionSet:
+    found = QuestionSet.objects.all() if request.user.is_staff else QuestionSet.objects.filter(coach=request.user)
+    return get_object_or_404(found, pk=pk)
+
+
+@coach_required
+@require_safe
+def sets(request: HttpRequest) -> HttpResponse:
+    return render(request, "coaching/sets.html", {"sets": QuestionSet.objects.filter(coach=request.user)
+                  .prefetch_related("entries", "assignments"), "form": SetForm()})
+
+
+@coach_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def set_new(request: HttpRequest) -> HttpResponse:
+    form = SetForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        created = QuestionSet.objects.create(coach=request.user, **form.cleaned_data)
+        return redirect(created)
+    return render(request, "coaching/sets.html", {"sets": QuestionSet.objects.filter(coach=request.user),
+                                                  "form": form})
+
+
+@coach_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def set_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """A set: its ordered entries, forms to add bank items, problem templates and round presets."""
+    question_set = _own_set(request, pk)
+    form = SetForm(request.POST or None, initial={"title": question_set.title,
+                                                  "instructions": question_set.instructions})
+    if request.method == "POST" and form.is_valid():
+        QuestionSet.objects.filter(pk=question_set.pk).update(updated_at=timezone.now(), **form.cleaned_data)
+        return redirect(question_set)
+    from drills.rounds import sync_presets
+
+    sync_presets()
+    visible = BankItem.objects.visible_to(request.user).order_by("kind", "slug")
+    return render(request, "coaching/set.html", {
+        "set": question_set, "form": form,
+        "entries": question_set.entries.select_related("item", "round_template"),
+        "items": [(item, item_title(item, 80)) for item in visible.exclude(kind=BankItem.PROBLEM)],
+        "templates": [(item, item_title(item, 80)) for item in visible.filter(kind=BankItem.PROBLEM)],
+        "rounds": RoundTemplate.objects.filter(owner__isnull=True) | RoundTemplate.objects.filter(owner=request.user),
+        "assignments": question_set.assignments.select_related("cohort", "candidate")})
+
+
+@coach_required
+@require_POST
+def set_add(request: HttpRequest, pk: int) -> HttpResponse:
+    question_set = _own_set(request, pk)
+    try:
+        if request.POST.get("round"):
+            template = get_object_or_404(RoundTemplate.objects.filter(owner__isnull=True) |
+                                         RoundTemplate.objects.filter(owner=request.user), pk=request.POST["round"])
+            services.add_entry(question_set, round_template=template)
+        else:
+            item = get_object_or_404(BankItem.objects.visible_to(request.user), pk=request.POST.get("item") or 0)
+            fixed = (services.parse_fixed_inputs(request.POST.get("fixed_inputs", ""), item.family)
+                     if item.kind == BankItem.PROBLEM else {})
+            services.add_entry(question_set, item=item, fixed_inputs=fixed)
+    except CoachingError as error:
+        messages.error(request, str(error))
+    return redirect(question_set)
+
+
+def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:
+    return get_object_or_404(SetEntry, pk=entry_pk, question_set=_own_set(request, pk))
+
+
+@coach_required
+@require_POST
+def entry_remove(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    entry = _own_entry(request, pk, entry_pk)
+    services.remove_entry(entry)
+    return redirect(entry.question_set)
+
+
+@coach_required
+@require_POST
+def entry_move(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    entry = _own_entry(request, pk, entry_pk)
+    services.move_entry(entry, -1 if request.POST.get("direction") == "up" else 1)
+    return redirect(entry.question_set)
+
+
+@coach_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def set_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    """Assign the set to a cohort or one candidate, with a due time and an optional time limit."""
+    question_set = _own_set(request, pk)
+    cohorts = list(cohorts_of(request.user))
+    people = list(candidates_of(request.user))
+    form = AssignForm(cohorts, people, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        kind, _, ident = form.cleaned_data["target"].partition(":")
+        target = ({"cohort": next(c for c in cohorts if str(c.pk) == ident)} if kind == "cohort"
+                  else {"candidate": next(u for u in people if str(u.pk) == ident)})
+        limit = form.cleaned_data.get("time_limit_min")
+        try:
+            assignment = services.assign(question_set, request.user, due_at=form.cleaned_data["due_at"],
+                                         time_limit_s=limit * 60 if limit else None, **target)
+        except CoachingError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Assigned to {assignment.target_label}; they will get an e-mail.")
+            return redirect(assignment)
+    return render(request, "coaching/assign.html", {"set": question_set, "form": form})
+
+
+# --- candidates -----------------------------------------------------------------------------------
+
+
+@login_required
+@require_safe
+def my_assignments(request: HttpRequest) -> HttpResponse:
+    """The candidate's assignments with their status."""
+    found = list(services.assignments_for(request.user))
+    progress = services.progress_for([(a, request.user) for a in found])
+    rows = [progress[(a.pk, request.user.pk)] for a in found]
+    return render(request, "coaching/my_assignments.html", {"rows": rows, "now": timezone.now()})
+
+
+def _my_assignment(request: HttpRequest, pk: int) -> Assignment:
+    try:
+        return services.assignment_for(request.user, pk)
+    except Assignment.DoesNotExist:
+        raise Http404("No such assignment for you.") from None
+
+
+@login_required
+@require_safe
+def my_assignment(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _my_assignment(request, pk)
+    progress = services.progress_for([(assignment, request.user)])[(assignment.pk, request.user.pk)]
+    return render(request, "coaching/my_assignment.html", {
+        "assignment": assignment, "progress": progress,
+        "instructions": services.preview_html(assignment.question_set.instructions)})
+
+
+@login_required
+@require_POST
+def start_entry(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    assignment = _my_assignment(request, pk)
+    entry = get_object_or_404(SetEntry, pk=entry_pk, question_set_id=assignment.question_set_id)
+    try:
+        return redirect(services.start_entry(assignment, request.user, entry))
+    except CoachingError as error:
+        messages.error(request, str(error))
+        return redirect("coaching:my_assignment", assignment.pk)
+
+
+@login_required
+@require_POST
+def start_timed(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _my_assignment(request, pk)
+    try:
+        return redirect(services.start_timed(assignment, request.user))
+    except CoachingError as error:
+        messages.error(request, str(error))
+        return redirect("coaching:my_assignment", assignment.pk)
+
+
+@login_required
+@require_http_methods(["GET", "HEAD", "POST"])
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """Accept an invitation: join the coach's cohort (the coach then sees your work on their assignments)."""
+    found = services.live_invitation(token)
+    if found is None:
+        raise Http404("This invitation link is not valid (any more).")
+    if request.method == "POST":
+        try:
+            services.accept_invitation(found, request.user)
+        except CoachingError as error:
+            messages.error(request, str(error))
+        else:
+            messages.success(request, f"You joined {found.cohort.name}, coached by {found.cohort.coach}.")
+            return redirect("coaching:my_assignments")
+    return render(request, "coaching/invitation.html", {"invitation": found})
