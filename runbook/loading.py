@@ -595,12 +595,10 @@ def _stage_number(stage: str, stages: list[dict]) -> int | None:
     return None
 
 
-def _known_misconceptions() -> set[str] | None:
-    try:
-        import calculators.engine.procedures  # noqa: F401 - registers the families' own ids
-        from calculators.engine.misconceptions import MISCONCEPTIONS
-    except Exception:  # noqa: BLE001 - a family module mid-edit must not stop the content loading
-        return None
+def _known_misconceptions() -> set[str]:
+    import calculators.engine.procedures  # noqa: F401 - registers the families' own ids
+    from calculators.engine.misconceptions import MISCONCEPTIONS
+
     return set(MISCONCEPTIONS)
 
 

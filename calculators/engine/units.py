@@ -241,7 +241,7 @@ def unit_hint(word: str) -> str:
     bits = " and bits are written 'bit'" if len(word) > 1 and word.endswith("b") else ""
     if matches:
         return f" (did you mean '{matches[0]}'? Units are case-sensitive{bits})"
-    return f" (bits are written 'bit')" if bits else ""
+    return " (bits are written 'bit')" if bits else ""
 
 
 def rescale(value: float, ratio: Fraction) -> float:

@@ -7,6 +7,8 @@ import random
 from ..catalog import Catalog
 
 CONTEXTS = (2048, 4096, 8192, 16384, 32768)
+# Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
 KV_DTYPES_DRAWN = ("bf16", "bf16", "fp8")
 
 
@@ -40,3 +42,9 @@ def weights_phrase(inputs: dict) -> str:
     if bits != NOMINAL_BITS[dtype]:
         return f"{dtype} weights (charged {bits:g} bits each: scales and higher-precision tensors included)"
     return f"{dtype} weights"
+
+
+def draw_weights_dtype(rng: random.Random, catalog: Catalog, gpu_id: str) -> str:
+    """A weight precision for a problem on this card (int8 where the card has no fp8)."""
+    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
+    return weights if gpu_supports(catalog, gpu_id, weights) else "int8"

@@ -19,7 +19,8 @@ from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports, weights_phrase
+from .drawing import (KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports,
+                      weights_phrase)
 from .family import Family
 from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB,
                      UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
@@ -137,17 +138,13 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     return run("ladder", inputs, specs, given, notes, extra)
 
 
-# Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
-WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
 NON_FITTING_SHARE = 0.1
 MAX_DRAWS = 200
 
 
 def _draw_candidate(rng, catalog: Catalog) -> dict:
     model, gpu = draw_model(rng, catalog), draw_gpu(rng, catalog)
-    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
-    if not gpu_supports(catalog, gpu, weights):
-        weights = "int8"
+    weights = draw_weights_dtype(rng, catalog, gpu)
     context = draw_context(rng, catalog, model)
     return {
         "model": model,

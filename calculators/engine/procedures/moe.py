@@ -32,6 +32,7 @@ from ..formulas import product, ratio
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .drawing import WEIGHT_DTYPES_DRAWN
 from .family import Family
 from .inputs import WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
 from .params import TOTAL_PARAMS_STEP, params_given, params_notes
@@ -178,7 +179,6 @@ def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
 
 # --- problems ----------------------------------------------------------------------------------
 
-WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
 DENSE_SHARE = 0.15
 
 

@@ -182,7 +182,7 @@ def convention_notes(cfg: ModelConfig, crossover: float) -> list[str]:
               f"doubles the crossover to {tokens(2 * crossover)}.")
     if cfg.tie_word_embeddings:
         embedding = (f"The embedding table is tied to the output head, so it is counted once and multiplied once "
-                     f"(as the head): there is nothing to leave out.")
+                     "(as the head): there is nothing to leave out.")
     else:
         without = (2 * (active - embeddings)) / (4 * cfg.layers * cfg.hidden_size)
         embedding = (f"Leaving out the input embedding table ({embeddings:,} parameters, a lookup rather than a "

@@ -41,7 +41,7 @@ from ..hf_config import ModelConfig
 from ..misconceptions import GIB_PER_GB, MisconceptionInfo
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, gpu_supports
+from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
 from .family import Family
 from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
 from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
@@ -557,7 +557,6 @@ VARIANTS = {
 
 # --- problems ------------------------------------------------------------------------------------
 
-WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
 TP_DEGREES = (1, 2, 4, 8)
 MIN_BATCH = 4
 TPOT_TARGETS_DRAWN = (15, 20, 25, 30, 40, 50, 60, 75, 100)
@@ -568,9 +567,7 @@ MAX_REPLICAS = 64
 
 def _draw_candidate(rng, catalog: Catalog) -> dict:
     model, gpu = draw_model(rng, catalog), draw_gpu(rng, catalog)
-    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
-    if not gpu_supports(catalog, gpu, weights):
-        weights = "int8"
+    weights = draw_weights_dtype(rng, catalog, gpu)
     return {
         "model": model,
         "gpu": gpu,
