@@ -260,19 +260,31 @@ def set_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def set_add(request: HttpRequest, pk: int) -> HttpResponse:
     question_set = _own_set(request, pk)
+    round_id, item_id = _id_or_none(request.POST.get("round")), _id_or_none(request.POST.get("item"))
+    if round_id is None and item_id is None:
+        messages.error(request, "Choose a bank item or a round preset to add.")
+        return redirect(question_set)
     try:
-        if request.POST.get("round"):
+        if round_id is not None:
             template = get_object_or_404(RoundTemplate.objects.filter(owner__isnull=True) |
-                                         RoundTemplate.objects.filter(owner=request.user), pk=request.POST["round"])
+                                         RoundTemplate.objects.filter(owner=request.user), pk=round_id)
             services.add_entry(question_set, round_template=template)
         else:
-            item = get_object_or_404(BankItem.objects.visible_to(request.user), pk=request.POST.get("item") or 0)
+            item = get_object_or_404(BankItem.objects.visible_to(request.user), pk=item_id)
             fixed = (services.parse_fixed_inputs(request.POST.get("fixed_inputs", ""), item.family)
                      if item.kind == BankItem.PROBLEM else {})
             services.add_entry(question_set, item=item, fixed_inputs=fixed)
     except CoachingError as error:
         messages.error(request, str(error))
     return redirect(question_set)
+
+
+def _id_or_none(raw: str | None) -> int | None:
+    """A posted primary key, or ``None`` when it is missing or not a whole number."""
+    try:
+        return int(raw) if raw not in (None, "") else None
+    except ValueError:
+        return None
 
 
 def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:

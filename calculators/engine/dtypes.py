@@ -33,8 +33,8 @@ def weight_bits(dtype: str, bits: float | None = None) -> float:
         )
     if bits is None:
         return float(DEFAULT_WEIGHT_BITS[dtype])
-    if not 0 < bits <= 32:
-        raise InputError(f"Weight bits must be above 0 and at most 32, not {bits}.", field="weights_bits")
+    if not 1 <= bits <= 32:
+        raise InputError(f"Weight bits must be from 1 to 32, not {bits}.", field="weights_bits")
     return float(bits)
 
 

@@ -186,7 +186,7 @@ def _positive_int(config: dict, name: str, *, required: bool = True, default: in
     if int(value) <= 0:
         raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
     if value > MAX_DIMENSION:
-        raise ConfigError(f"'{key}' is {value:,.0f}; no real model has more than {MAX_DIMENSION:,}.", field=key)
+        raise ConfigError(f"'{key}' is {value:,.6g}; no real model has more than {MAX_DIMENSION:,}.", field=key)
     return int(value)
 
 

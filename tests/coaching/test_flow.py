@@ -219,3 +219,13 @@ def test_a_time_limited_assignment_is_one_timed_round(world, client):
     # Starting again returns the same round.
     assert client.post(reverse("coaching:start_timed", args=[timed.pk]))["Location"] == round_.get_absolute_url()
     assert SetEntry.objects.count() == 2
+
+
+def test_adding_an_item_with_a_malformed_id_is_a_message_not_a_500(coach_client, coach):
+    from coaching.models import QuestionSet, SetEntry
+
+    question_set = QuestionSet.objects.create(coach=coach, title="Set")
+    for field, value in (("item", "abc"), ("round", "nope"), ("item", "")):
+        response = coach_client.post(f"/coach/sets/{question_set.pk}/entries/", {field: value}, follow=True)
+        assert response.status_code == 200
+    assert not SetEntry.objects.filter(question_set=question_set).exists()

@@ -546,3 +546,23 @@ def test_pasted_config_replaces_the_model():
     result = ladder(config=config)
     assert "model" not in result.inputs and result.inputs["config"] == config
     assert (result.values["users_worst_case"], result.values["users_paged"]) == (53, 191)
+
+
+def test_an_average_conversation_longer_than_the_context_limit_is_rejected():
+    # Paged users would come out below worst-case users: 9,000 tokens against an 8,192-token limit.
+    from calculators.engine.errors import InputError
+    from calculators.engine.procedures import FAMILIES
+
+    with pytest.raises(InputError) as info:
+        FAMILIES["ladder"].run({"avg_tokens": 9000})
+    assert info.value.field == "avg_tokens"
+    assert "8,192" in str(info.value)
+
+
+def test_weights_below_one_bit_are_rejected():
+    from calculators.engine.errors import InputError
+    from calculators.engine.procedures import FAMILIES
+
+    with pytest.raises(InputError) as info:
+        FAMILIES["ladder"].run({"weights_bits": 1e-300})
+    assert info.value.field == "weights_bits"

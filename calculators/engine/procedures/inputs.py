@@ -53,7 +53,7 @@ GPUS = InputSpec("gpus", "int", 1, "cards per replica (tensor-parallel degree)",
                  unit="GPUs")
 WEIGHTS_DTYPE = InputSpec("weights_dtype", "choice", "bf16", "weight precision", choices=WEIGHT_DTYPES)
 WEIGHTS_BITS = InputSpec("weights_bits", "float", None, "bits per weight (default: the precision's; "
-                         "int4 is charged 4.5)", minimum=0, maximum=32, exclusive_minimum=True, unit="bit")
+                         "int4 is charged 4.5)", minimum=1, maximum=32, unit="bit")
 KV_DTYPE = InputSpec("kv_dtype", "choice", "bf16", "KV cache precision", choices=KV_DTYPES)
 CONTEXT = InputSpec("context", "int", 8192, "context limit per user, tokens", minimum=1, maximum=10_000_000,
                     unit="tok")

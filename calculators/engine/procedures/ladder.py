@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import formulas as F
 from ..catalog import Catalog
+from ..errors import InputError
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -80,6 +81,9 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
+    if inputs["avg_tokens"] > inputs["context"]:
+        raise InputError(f"The average conversation ({inputs['avg_tokens']:,} tokens) cannot be longer than the "
+                         f"context limit ({inputs['context']:,} tokens).", field="avg_tokens")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
