@@ -127,7 +127,7 @@ def send_digest(user_id: int, day: date | None = None, now: datetime | None = No
     """Send one candidate today's digest, once per local day; whether a mail went out."""
     now = _now(now)
     with transaction.atomic():
-        row = ReviewSettings.objects.select_for_update().select_related("user").get(user_id=user_id)
+        row = ReviewSettings.objects.select_for_update(of=("self",)).select_related("user").get(user_id=user_id)
         day = day or local_today(row.tz, now)
         if not row.digest or row.last_digest_on == day or not row.user.email or not row.user.is_active:
             return False

@@ -75,7 +75,7 @@ def _duration_ms(started_at: datetime | None, now: datetime) -> int | None:
 
 def _locked_card(user, card_id: int) -> Card:
     """The user's card, locked until the transaction ends (``DoesNotExist`` for anyone else's)."""
-    return Card.objects.select_for_update().select_related("item").get(pk=card_id, user=user)
+    return Card.objects.select_for_update(of=("self",)).select_related("item").get(pk=card_id, user=user)
 
 
 def _earlier(card_id: int, version: int) -> Outcome:

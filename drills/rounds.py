@@ -249,7 +249,7 @@ def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem
     ``late_answers`` (kept, not graded); the whiteboard stays editable until the round closes.
     """
     now = _now(now)
-    item = RoundItem.objects.select_for_update().select_related("round", "item", "problem").get(
+    item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item", "problem").get(
         pk=item_id, round__user=user)
     content = read_content(item, data)
     if item.is_open and item.revealed_at is not None:
@@ -339,7 +339,7 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
     """
     now = _now(now)
     with transaction.atomic():
-        item = RoundItem.objects.select_for_update().select_related("round", "item", "problem").get(
+        item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item", "problem").get(
             pk=item_id, round__user=user)
         content = read_content(item, data)
         if item.is_open and item.revealed_at is not None and item.is_submitted:
