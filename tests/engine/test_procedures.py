@@ -548,15 +548,15 @@ def test_pasted_config_replaces_the_model():
     assert (result.values["users_worst_case"], result.values["users_paged"]) == (53, 191)
 
 
-def test_an_average_conversation_longer_than_the_context_limit_is_rejected():
-    # Paged users would come out below worst-case users: 9,000 tokens against an 8,192-token limit.
-    from calculators.engine.errors import InputError
+def test_an_average_conversation_longer_than_the_context_limit_is_capped_at_the_limit():
+    # 9,000 tokens against an 8,192-token limit: a conversation cannot outgrow the limit, so paged uses
+    # 8,192 tokens (512 blocks of 16) and counts as many users as the worst case, 53.
     from calculators.engine.procedures import FAMILIES
 
-    with pytest.raises(InputError) as info:
-        FAMILIES["ladder"].run({"avg_tokens": 9000})
-    assert info.value.field == "avg_tokens"
-    assert "8,192" in str(info.value)
+    result = FAMILIES["ladder"].run({"avg_tokens": 9000})
+    assert result.values["users_paged"] == 53
+    assert result.values["users_worst_case"] == 53
+    assert any("longer than the context limit" in note for note in result.notes)
 
 
 def test_weights_below_one_bit_are_rejected():

@@ -16,7 +16,6 @@ from typing import Any
 
 from .. import formulas as F
 from ..catalog import Catalog
-from ..errors import InputError
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -81,9 +80,6 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
-    if inputs["avg_tokens"] > inputs["context"]:
-        raise InputError(f"The average conversation ({inputs['avg_tokens']:,} tokens) cannot be longer than the "
-                         f"context limit ({inputs['context']:,} tokens).", field="avg_tokens")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
@@ -99,21 +95,27 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "weight_bits": bits,
         "reserve_gib": inputs["reserve_gib"],
         "context": inputs["context"],
-        "avg_tokens": inputs["avg_tokens"],
+        # No conversation outlives the context limit, so paged never counts fewer users than worst case.
+        "avg_tokens": min(inputs["avg_tokens"], inputs["context"]),
         "block_size": inputs["block_size"],
     }
     specs = ladder_specs(cfg)
     values = evaluate_steps(specs, given)
 
     notes = [gpu.memory_note]
+    if inputs["avg_tokens"] > inputs["context"]:
+        notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
+                     f"limit; no conversation can outgrow the limit, so the paged count uses "
+                     f"{inputs['context']:,} tokens.")
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
     notes += kv_notes(cfg) + list(cfg.notes)
     paged_gib = F.PAGED_USER_GIB(given | {"kv_bytes_per_token": values["kv_bytes_per_token"]})
-    blocks = -(-inputs["avg_tokens"] // inputs["block_size"])
+    conversation = int(given["avg_tokens"])
+    blocks = -(-conversation // inputs["block_size"])
     notes.append(
-        f"Paged: an average conversation of {inputs['avg_tokens']:,} tokens takes {blocks:,} blocks of "
+        f"Paged: an average conversation of {conversation:,} tokens takes {blocks:,} blocks of "
         f"{inputs['block_size']} ({blocks * inputs['block_size']:,} tokens), "
         f"{paged_gib:.3f} GiB before any window. Quote the worst case for what you can "
         f"guarantee and the paged count for what you will observe."
