@@ -10,6 +10,7 @@ variable and its default.
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -110,6 +111,7 @@ INSTALLED_APPS = [
     "crispy_forms",
     "crispy_bootstrap5",
     "django_celery_beat",
+    "axes",
     "accounts",
     "calculators",
     "drills",
@@ -128,6 +130,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # django-axes: last, so it sees the login view's response and answers a lockout.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -220,6 +224,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes checks (and records) every login attempt first; Django's own
+# backend then does the actual authentication.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login rate limiting: after AXES_FAILURE_LIMIT failed attempts for one username
+# from one IP address, that pair is refused (HTTP 429, the lockout page) until
+# AXES_COOLOFF_MINUTES have passed; a successful login resets the count.
+AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False  # no start-up banner on stdout (it would land in `manage.py calc` output)
+# The address is REMOTE_ADDR (django-ipware is not installed): behind a reverse
+# proxy that is the proxy's, so the lockout then amounts to per-username.
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 

@@ -1,6 +1,7 @@
 """Accounts: sign-up, log in and out, password change and reset, demo accounts."""
 
 import re
+from datetime import timedelta
 from io import StringIO
 
 import pytest
@@ -8,6 +9,9 @@ from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.models import Group
 from django.core import mail
 from django.core.management import call_command
+from django.http import HttpRequest
+from django.test import Client
+from django.utils import timezone
 
 User = get_user_model()
 
@@ -77,6 +81,68 @@ class TestSignUp:
 
         assert response.status_code == 302
         assert response["Location"] == "/"
+
+
+class TestLoginRateLimit:
+    """django-axes: AXES_FAILURE_LIMIT (10) failures lock a username out from an IP address."""
+
+    def fail(self, client, times):
+        return [
+            client.post("/accounts/login/", {"username": "alice", "password": f"wrong-{i}"})
+            for i in range(times)
+        ]
+
+    def test_it_is_configured_as_documented(self, settings):
+        assert settings.AUTHENTICATION_BACKENDS[0] == "axes.backends.AxesStandaloneBackend"
+        assert settings.MIDDLEWARE[-1] == "axes.middleware.AxesMiddleware"
+        assert settings.AXES_FAILURE_LIMIT == 10
+        assert settings.AXES_COOLOFF_TIME.total_seconds() == 15 * 60
+
+    def test_nine_failures_still_let_the_right_password_in(self, client, candidate, password):
+        assert [r.status_code for r in self.fail(client, 9)] == [200] * 9
+
+        response = client.post("/accounts/login/", {"username": "alice", "password": password})
+
+        assert response.status_code == 302
+        assert logged_in_user_id(client) == candidate.pk
+
+    def test_eleven_wrong_passwords_lock_out_with_a_clear_page(self, client, candidate, password):
+        responses = self.fail(client, 11)
+
+        assert [r.status_code for r in responses[:9]] == [200] * 9
+        assert [r.status_code for r in responses[9:]] == [429, 429]
+        html = responses[-1].content.decode()
+        assert "Too many login attempts" in html
+        assert "10 failed attempts" in html
+        assert "0:15:00" in html
+
+        refused = client.post("/accounts/login/", {"username": "alice", "password": password})
+
+        assert refused.status_code == 429
+        assert "Too many login attempts" in refused.content.decode()
+        assert logged_in_user_id(client) is None
+
+    def test_the_lockout_is_per_username_and_address(self, client, candidate, coach, password):
+        self.fail(client, 11)
+
+        other_user = client.post("/accounts/login/", {"username": "carol", "password": password})
+        assert other_user.status_code == 302
+
+        other_ip = Client(REMOTE_ADDR="10.0.0.9").post(
+            "/accounts/login/", {"username": "alice", "password": password}
+        )
+        assert other_ip.status_code == 302
+
+    def test_the_right_password_works_again_after_the_cool_off(self, client, candidate, password):
+        from axes.models import AccessAttempt
+
+        self.fail(client, 11)
+        AccessAttempt.objects.update(attempt_time=timezone.now() - timedelta(minutes=16))
+
+        response = client.post("/accounts/login/", {"username": "alice", "password": password})
+
+        assert response.status_code == 302
+        assert logged_in_user_id(client) == candidate.pk
 
 
 class TestLogInAndOut:
@@ -183,7 +249,7 @@ class TestPasswordReset:
         assert done["Location"] == "/accounts/reset/done/"
         candidate.refresh_from_db()
         assert candidate.check_password(NEW_PASSWORD)
-        assert client.login(username="alice", password=NEW_PASSWORD)
+        assert client.login(request=HttpRequest(), username="alice", password=NEW_PASSWORD)
 
     def test_a_used_link_no_longer_works(self, client, candidate):
         client.post("/accounts/password_reset/", {"email": "alice@example.com"})
@@ -241,4 +307,4 @@ class TestCreateDemoAccounts:
         output = self.run_command()
 
         assert "user demo: exists (password reset)" in output
-        assert client.login(username="demo", password="demo-candidate-2026")
+        assert client.login(request=HttpRequest(), username="demo", password="demo-candidate-2026")

@@ -102,6 +102,10 @@ ADMIN_EXCEPTIONS = {
     "admin:autocomplete": (302, 302, 302, 302, 302, 403),  # needs its query parameters
     "admin:drills_reviewlog_add": (302, 302, 302, 302, 302, 403),  # review logs are append-only
     "admin:drills_reviewlog_delete": (302, 302, 302, 302, 302, 403),
+    # django-axes: its login-attempt records are written by axes only, never added by hand.
+    "admin:axes_accessattempt_add": (302, 302, 302, 302, 302, 403),
+    "admin:axes_accesslog_add": (302, 302, 302, 302, 302, 403),
+    "admin:axes_accessfailurelog_add": (302, 302, 302, 302, 302, 403),
     "admin:view_on_site": (302,) * 6,
 }
 
