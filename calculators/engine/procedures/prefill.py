@@ -36,10 +36,20 @@ STEP_KEYS = ("linear_flops", "attention_flops", "prefill_flops", "crossover_toke
 
 # --- formulas --------------------------------------------------------------------------------
 
+def linear_term(s, tokens):
+    """2 × parameters × tokens: every token through every weight (a multiply-add is 2 FLOPs)."""
+    return product(2, s["params"], tokens)
+
+
+def attention_term(s, tokens):
+    """4 × layers × d_model × tokens²: every query scores every key, no causal halving (DESIGN.md §2)."""
+    return product(4, s["layers"], s["hidden_size"], tokens, tokens)
+
+
 LINEAR_FLOPS = Formula(
     "linear_flops", "Prefill FLOPs, linear term", "FLOP",
     (Var("params", "1", "parameters a token multiplies through"), Var("prompt_tokens", "tok", "prompt length")),
-    lambda s: product(2, s["params"], s["prompt_tokens"]),
+    lambda s: linear_term(s, s["prompt_tokens"]),
 )
 
 ATTENTION_FLOPS = Formula(
@@ -47,7 +57,7 @@ ATTENTION_FLOPS = Formula(
     (Var("layers", "1", "layers (num_hidden_layers)"),
      Var("hidden_size", "1", "model width d_model (hidden_size)"),
      Var("prompt_tokens", "tok", "prompt length")),
-    lambda s: product(4, s["layers"], s["hidden_size"], s["prompt_tokens"], s["prompt_tokens"]),
+    lambda s: attention_term(s, s["prompt_tokens"]),
 )
 
 PREFILL_FLOPS = Formula(

@@ -31,8 +31,8 @@ from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import GPU, GPUS, KV_DTYPE, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
 from .kv import kv_given, kv_notes, kv_per_token_spec
-from .prefill import (ATTENTION_TERM_IGNORED, EFFECTIVE_SPEC, EFFECTIVE_VARIANTS, LINEAR_FLOPS, delivered,
-                      flops_given, time_ms)
+from .prefill import (ATTENTION_TERM_IGNORED, EFFECTIVE_SPEC, EFFECTIVE_VARIANTS, LINEAR_FLOPS, attention_term,
+                      delivered, flops_given, linear_term, time_ms)
 from .roofline import (MFU, PRECISION, ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS, compute_peak_note,
                        datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used,
                        peak_tflops)
@@ -57,8 +57,7 @@ PREFIX_FLOPS = Formula(
      Var("prefix_tokens", "tok", "prefix length"),
      Var("layers", "1", "layers (num_hidden_layers)"),
      Var("hidden_size", "1", "model width d_model (hidden_size)")),
-    lambda s: total(product(2, s["params"], s["prefix_tokens"]),
-                    product(4, s["layers"], s["hidden_size"], s["prefix_tokens"], s["prefix_tokens"])),
+    lambda s: total(linear_term(s, s["prefix_tokens"]), attention_term(s, s["prefix_tokens"])),
 )
 
 FLOPS_SAVED = Formula(
