@@ -18,6 +18,21 @@ from django.db import models
 from django.urls import reverse
 
 
+class Numbered:
+    """Shared by the sixteen documents and the written chapters: printed as the map numbers them."""
+
+    number: int
+    title: str
+
+    def __str__(self) -> str:
+        return f"{self.number:02d} · {self.title}"
+
+    @property
+    def label(self) -> str:
+        """``06`` — the number as the map writes it."""
+        return f"{self.number:02d}"
+
+
 class Track(models.Model):
     """One of the five tracks A–E: what it settles and what skipping it costs."""
 
@@ -39,7 +54,7 @@ class DocumentQuerySet(models.QuerySet):
         return self.select_related("track", "chapter").order_by("number")
 
 
-class Document(models.Model):
+class Document(Numbered, models.Model):
     """One of the sixteen documents of the map, written or still in preparation."""
 
     number = models.PositiveSmallIntegerField(unique=True)
@@ -55,13 +70,6 @@ class Document(models.Model):
     class Meta:
         ordering = ["number"]
 
-    def __str__(self) -> str:
-        return f"{self.number:02d} · {self.title}"
-
-    @property
-    def label(self) -> str:
-        """``06`` — the number as the map writes it."""
-        return f"{self.number:02d}"
 
     @property
     def written(self) -> bool:
@@ -93,7 +101,7 @@ class ChapterQuerySet(models.QuerySet):
         return self.order_by("number")
 
 
-class Chapter(models.Model):
+class Chapter(Numbered, models.Model):
     """A written document: front matter and a Markdown body with live-number shortcodes."""
 
     number = models.PositiveSmallIntegerField(unique=True)
@@ -114,12 +122,6 @@ class Chapter(models.Model):
     class Meta:
         ordering = ["number"]
 
-    def __str__(self) -> str:
-        return f"{self.number:02d} · {self.title}"
-
-    @property
-    def label(self) -> str:
-        return f"{self.number:02d}"
 
     def get_absolute_url(self) -> str:
         return reverse("runbook:chapter", args=[self.slug])

@@ -191,7 +191,7 @@ def convention_notes(cfg: ModelConfig, crossover: float) -> list[str]:
     causal = (f"With causal masking each query sees only the keys before it, which halves the attention term and "
               f"doubles the crossover to {tokens(2 * crossover)}.")
     if cfg.tie_word_embeddings:
-        embedding = (f"The embedding table is tied to the output head, so it is counted once and multiplied once "
+        embedding = ("The embedding table is tied to the output head, so it is counted once and multiplied once "
                      "(as the head): there is nothing to leave out.")
     else:
         without = (2 * (active - embeddings)) / (4 * cfg.layers * cfg.hidden_size)
