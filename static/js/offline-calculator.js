@@ -1,0 +1,524 @@
+/* The calculators of an exported (offline) runbook chapter: `manage.py export_runbook`.
+ *
+ * The page carries, in <script type="application/json" id="offline-calculators">, one program per
+ * calculator family (runbook/export/calculators.py): the family's inputs, its given numbers as tables
+ * over the choices they depend on (model, GPU, precision, whether an optional number is filled) or as
+ * expressions of the typed numbers, and its step lists. The step formulas themselves are JavaScript
+ * printed by sympy from the engine's own expressions, defined before this script as
+ * window.OfflineFormulas. This driver only does what the issue allows by hand: read the form, check
+ * the inputs, step through the formulas in order (ceilings and floors as the engine's whole_ceil and
+ * whole_floor), branch (the ladder's does-not-fit alert) and format every number exactly as
+ * calculators.engine.procedures.base.format_number does. No network, no htmx.
+ */
+(function () {
+  "use strict";
+
+  // --- rounding and number formatting: Python's format() rules, ties to even on the exact binary value
+
+  var WHOLE_TOLERANCE = 1e-9;
+
+  function nearWhole(value) {
+    var nearest = pyRound(value);
+    return Math.abs(value - nearest) <= WHOLE_TOLERANCE * Math.max(1, Math.abs(value)) ? nearest : null;
+  }
+
+  function pyRound(value) {  // Python's round(): halves to even
+    var floor = Math.floor(value), diff = value - floor;
+    if (diff > 0.5) return floor + 1;
+    if (diff < 0.5) return floor;
+    return floor % 2 === 0 ? floor : floor + 1;
+  }
+
+  var R = {
+    wholeCeil: function (value) { var n = nearWhole(value); return n !== null ? n : Math.ceil(value); },
+    wholeFloor: function (value) { var n = nearWhole(value); return n !== null ? n : Math.floor(value); },
+    // procedures/tp.py buyable_degree: powers of two up to a node, then whole nodes.
+    nextTpDegree: function (cards, perNode) {
+      var needed = Math.max(1, Math.ceil(cards)), node = Math.max(1, Math.trunc(perNode));
+      if (needed > node) return node * Math.ceil(needed / node);
+      var degree = 1;
+      while (degree < needed) degree *= 2;
+      return Math.min(degree, node);
+    }
+  };
+  window.OfflineRounding = R;
+
+  // |x| as decimal digits d0 d1 … (101 significant, enough to tell an exact tie) and exponent e: d0.d1… × 10^e
+  function decimalDigits(x) {
+    var text = Math.abs(x).toExponential(100), parts = text.split("e");
+    return { digits: parts[0].replace(".", ""), exp: parseInt(parts[1], 10) };
+  }
+
+  // The first `keep` digits, rounded half to even on the rest; may come back one digit longer (carry).
+  function roundDigits(digits, keep) {
+    if (keep >= digits.length) return digits + new Array(keep - digits.length + 1).join("0");
+    if (keep < 0) return "";
+    var kept = digits.slice(0, keep), rest = digits.slice(keep);
+    var first = rest.charAt(0), tail = /[1-9]/.test(rest.slice(1));
+    var last = keep > 0 ? parseInt(kept.charAt(keep - 1), 10) : 0;
+    var up = first > "5" || (first === "5" && (tail || last % 2 === 1));
+    if (!up) return kept;
+    var chars = kept.split(""), i = chars.length - 1;
+    while (i >= 0) {
+      if (chars[i] === "9") { chars[i] = "0"; i -= 1; } else { chars[i] = String(parseInt(chars[i], 10) + 1); break; }
+    }
+    return (i < 0 ? "1" : "") + chars.join("");
+  }
+
+  function negative(x) { return x < 0 || Object.is(x, -0); }
+
+  function group(intText) { return intText.replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  // format(x, ",.Nf") (grouped) or ".Nf"
+  function fixed(x, decimals, grouped) {
+    var sign = negative(x) ? "-" : "", scaled;
+    if (x === 0) {
+      scaled = "0";
+    } else {
+      var d = decimalDigits(x);
+      scaled = roundDigits(d.digits, d.exp + 1 + decimals) || "0";
+    }
+    while (scaled.length < decimals + 1) scaled = "0" + scaled;
+    var intPart = scaled.slice(0, scaled.length - decimals).replace(/^0+(?=\d)/, "");
+    var frac = scaled.slice(scaled.length - decimals);
+    return sign + (grouped ? group(intPart) : intPart) + (decimals ? "." + frac : "");
+  }
+
+  // format(x, ".Pe")
+  function scientific(x, precision) {
+    var sign = negative(x) ? "-" : "";
+    if (x === 0) return sign + "0" + (precision ? "." + new Array(precision + 1).join("0") : "") + "e+00";
+    var d = decimalDigits(x), digits = roundDigits(d.digits, precision + 1), exp = d.exp;
+    if (digits.length > precision + 1) { exp += 1; digits = digits.slice(0, precision + 1); }
+    var mantissa = digits.charAt(0) + (precision ? "." + digits.slice(1) : "");
+    var e = Math.abs(exp);
+    return sign + mantissa + "e" + (exp < 0 ? "-" : "+") + (e < 10 ? "0" : "") + e;
+  }
+
+  function stripZeros(text) {
+    return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+  }
+
+  // format(x, ".Pg") (and "g" is P = 6)
+  function general(x, precision) {
+    precision = precision || 1;
+    if (x === 0) return negative(x) ? "-0" : "0";
+    var d = decimalDigits(x), digits = roundDigits(d.digits, precision), exp = d.exp;
+    if (digits.length > precision) exp += 1;
+    if (exp >= -4 && exp < precision) return stripZeros(fixed(x, precision - 1 - exp, false));
+    var parts = scientific(x, precision - 1).split("e");
+    return stripZeros(parts[0]) + "e" + parts[1];
+  }
+
+  // calculators.engine.units: _fixed, _significant, _scientific, format_quantity
+  var FIXED_LIMIT = 1e15, SIGNIFICANT_LIMIT = 1e9;
+  var INTEGER_SYMBOLS = ("B byte bytes bit bits tok toks token tokens user users GPU GPUs card cards " +
+                         "node nodes replica replicas FLOP FLOPs").split(" ");
+  var MONEY_DIMENSIONS = ["money", "money_rate", "token_price"];
+
+  function unitsFixed(value, decimals) {
+    if (Math.abs(value) >= FIXED_LIMIT) return unitsScientific(value);
+    var text = fixed(value, decimals, true);
+    return text.charAt(0) === "-" && !text.replace(/[-0.,]/g, "") ? text.slice(1) : text;
+  }
+
+  function unitsSignificant(value, digits) {
+    digits = digits || 4;
+    var magnitude = Math.abs(value);
+    if (magnitude === 0) return "0";
+    if (magnitude >= SIGNIFICANT_LIMIT || magnitude < 1e-3) return unitsScientific(value, digits);
+    var decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(magnitude)));
+    var text = fixed(value, decimals, true);
+    return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+  }
+
+  function unitsScientific(value, digits) {
+    digits = digits || 4;
+    var parts = scientific(value, digits - 1).split("e"), mantissa = parts[0];
+    if (mantissa.indexOf(".") >= 0) mantissa = mantissa.replace(/0+$/, "").replace(/\.$/, "");
+    return mantissa + "e" + parseInt(parts[1], 10);
+  }
+
+  function formatQuantity(value, unit, units) {
+    var spec = units[unit], symbol = spec.symbol;
+    if (!isFinite(value)) throw new Error("Cannot display " + value + " " + symbol + ": it is not a finite number.");
+    if (MONEY_DIMENSIONS.indexOf(spec.dimension) >= 0 && (symbol.indexOf("$") === 0 || symbol.indexOf("USD") === 0)) {
+      var rest = symbol.indexOf("$") === 0 ? symbol.slice(1) : symbol.slice(3);
+      var number = unitsFixed(Math.abs(value), 2);
+      var sign = value < 0 && number.replace(/[0.,]/g, "") ? "-" : "";
+      return sign + "$" + number + rest;
+    }
+    if (symbol === "1") return unitsSignificant(value);
+    if (symbol === "%") return unitsSignificant(value) + "%";
+    var text;
+    if (INTEGER_SYMBOLS.indexOf(symbol) >= 0) text = unitsFixed(value, 0);
+    else if (spec.dimension === "memory") text = unitsFixed(value, 2);
+    else if (spec.dimension === "token_rate" || spec.dimension === "intensity") text = unitsFixed(value, 1);
+    else text = unitsSignificant(value);
+    return text + " " + symbol;
+  }
+
+  // calculators.engine.procedures.base: _plain_number, format_operand, format_number
+  var SINGULAR = { users: "user", GPUs: "GPU", nodes: "node", replicas: "replica" };
+  var BARE_OPERAND_UNITS = ["1", "tok", "GPUs", "users", "nodes", "replicas", "req/s"];
+
+  function plainNumber(value) {
+    if (Math.abs(value) >= 1e15) return general(value, 4).replace("e+", "e");
+    if (Number.isInteger(value)) return group(fixed(value, 0, false));
+    if (Math.abs(value) >= 1000) return fixed(value, 0, true);
+    var exact = general(value, 6);
+    return Math.abs(value) < 1 && parseFloat(exact) === value ? exact : general(value, 4);
+  }
+
+  function formatNumber(value, unit, units) {
+    if (unit === "1") return plainNumber(value);
+    if (SINGULAR[unit] && value === 1) return "1 " + SINGULAR[unit];
+    if (unit === "tok") return plainNumber(value) + " tok";
+    if (unit === "bit") return general(value, 6) + " bit";
+    if ((unit === "GiB" || unit === "GB") && Math.abs(value) > 0 && Math.abs(value) < 1 &&
+        Math.abs(parseFloat(fixed(value, 2, false)) - value) > 0.001 * Math.abs(value)) {
+      return general(value, 3) + " " + unit;
+    }
+    if ((unit === "tok/s" || unit === "FLOP/byte") && Math.abs(value) > 0 && Math.abs(value) < 10) {
+      return general(value, 3) + " " + unit;
+    }
+    if (unit === "MiB") return (Number.isInteger(value) ? fixed(value, 0, true) : fixed(value, 1, true)) + " MiB";
+    return formatQuantity(value, unit, units);
+  }
+
+  function formatOperand(value, unit, units) {
+    return BARE_OPERAND_UNITS.indexOf(unit) >= 0 ? plainNumber(value) : formatNumber(value, unit, units);
+  }
+
+  window.OfflineFormat = { formatNumber: formatNumber, plainNumber: plainNumber, general: general,
+                           fixed: fixed, scientific: scientific };
+
+  // --- reading the form ------------------------------------------------------------------------
+
+  var FIELD_LIMIT = function (value) {  // calculators.forms._limit
+    return Number.isInteger(value) ? group(fixed(value, 0, false)) : general(value, 6);
+  };
+
+  function readInputs(form, program) {
+    var raw = {}, errors = [];
+    program.inputs.forEach(function (spec) {
+      var field = form.elements.namedItem(spec.name);
+      if (!field) { raw[spec.name] = spec.default; return; }
+      var text = String(field.value).trim();
+      var label = field.id && form.querySelector('label[for="' + field.id + '"]');
+      var name = label ? label.textContent.trim() : spec.name;
+      if (spec.kind === "model" || spec.kind === "gpu" || spec.kind === "choice") {
+        raw[spec.name] = text || spec.default;
+        return;
+      }
+      if (text === "") {
+        if (spec.default === null) { raw[spec.name] = null; return; }
+        errors.push([name, "Enter a value (the reference stack uses " + (typeof spec.default === "number" &&
+          !Number.isInteger(spec.default) ? general(spec.default, 6) : String(spec.default)) + ")."]);
+        return;
+      }
+      var number = Number(text);
+      if (!isFinite(number) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
+        errors.push([name, spec.kind === "int" ? "Enter a whole number." : "Enter a number."]);
+        return;
+      }
+      if (spec.kind === "int" && !Number.isInteger(number)) { errors.push([name, "Enter a whole number."]); return; }
+      if (spec.min !== null && (spec.exclusive_min ? number <= spec.min : number < spec.min)) {
+        errors.push([name, (spec.exclusive_min ? "Must be above " : "Must be at least ") + FIELD_LIMIT(spec.min) + "."]);
+        return;
+      }
+      if (spec.max !== null && number > spec.max) {
+        errors.push([name, "Must be at most " + FIELD_LIMIT(spec.max) + "."]);
+        return;
+      }
+      raw[spec.name] = number;
+    });
+    return { raw: raw, errors: errors };
+  }
+
+  function cellKey(deps, raw) {
+    return deps.map(function (dep) {
+      if (dep.indexOf("has:") === 0) return raw[dep.slice(4)] === null || raw[dep.slice(4)] === undefined ? "-" : "+";
+      return String(raw[dep]);
+    }).join("|");
+  }
+
+  function callByName(fn, names, values) {
+    return fn.apply(null, names.map(function (name) { return values[name]; }));
+  }
+
+  function argNames(fn) {
+    var match = /^function\s*\(([^)]*)\)/.exec(String(fn));
+    return match[1].split(",").map(function (s) { return s.trim(); }).filter(Boolean);
+  }
+
+  // The given numbers and steps of a program for typed inputs; throws Error(message) when rejected.
+  function resolve(program, raw, formulas) {
+    var steps = program.steps.cells[cellKey(program.steps.deps, raw)];
+    if (!steps) throw new Error("These choices cannot be computed offline; open the calculator on the site.");
+    if (steps.error) throw new Error(steps.error);
+    var given = {};
+    Object.keys(program.given).forEach(function (key) {
+      var entry = program.given[key], cell = entry.cells[cellKey(entry.deps, raw)];
+      if (cell === undefined) return;
+      if (cell !== null && typeof cell === "object") {
+        if (cell.error) throw new Error(cell.error);
+        var fn = formulas[cell.expr];
+        given[key] = callByName(fn, argNames(fn), raw);
+      } else {
+        given[key] = cell;
+      }
+    });
+    return { steps: steps, given: given };
+  }
+
+  // Evaluate the steps in order; `override` replaces given numbers (the ladder's TP search).
+  function evaluate(steps, given, formulas) {
+    var values = {};
+    steps.forEach(function (step) {
+      var bound = {};
+      step.args.forEach(function (name) { bound[name] = step.from[name] ? values[step.from[name]] : given[name]; });
+      values[step.key] = callByName(formulas[step.formula], step.args, bound);
+    });
+    return values;
+  }
+
+  // --- the procedures' own refusals (runbook/export/calculators.py CHECKS), in the engine's words
+
+  var CHECKS = {
+    not_above: function (check, raw) {  // procedures/decode.py
+      if (raw[check.low] > raw[check.high]) {
+        return check.low + " (" + general(raw[check.low], 6) + ") must not be above " + check.high + " (" +
+          general(raw[check.high], 6) + ").";
+      }
+    },
+    packing: function (check, raw) {  // procedures/fleet.py check_packing
+      var replica = raw[check.replica], node = raw[check.node];
+      if (node % replica && replica % node) {
+        return "A replica of " + replica + " GPUs does not pack into nodes of " + node +
+          ": use a size that divides the node or fills whole nodes.";
+      }
+    },
+    power_of_two: function (check, raw) {  // procedures/tp.py run_tp
+      var n = raw[check.name];
+      if (n & (n - 1)) return check.name + " must be a power of two (1, 2, 4, 8, 16 …), not " + n + ".";
+    },
+    slo_feasible: function (check, raw, values, given, data) {  // procedures/slo.py _check_feasible
+      var gib = function (v) { return formatNumber(v, "GiB", data.units); };
+      var cards = raw.gpus + " × " + data.gpu_names[raw.gpu];
+      if (values.batch_memory_limit < 1) {
+        if (values.replica_kv_budget_gib <= 0) {
+          return "The weights (" + gib(values.weights_gib) + ") and the activation reserves do not fit in " + cards +
+            "; use more GPUs per replica or a smaller weight precision.";
+        }
+        return "The KV budget of " + gib(values.replica_kv_budget_gib) + " on " + cards + " cannot hold one sequence of " +
+          group(String(raw.context)) + " tokens (" + gib(values.per_user_gib) + "); use more GPUs, a shorter context " +
+          "or an fp8 cache.";
+      }
+      if (values.batch_tpot_limit < 1) {
+        var reading = values.weights_gib * 1073741824 /
+          (given.gpus * given.bandwidth_gb_s * 1e9 * given.bandwidth_efficiency) * 1e3;
+        return "Not even one sequence meets a TPOT of " + general(raw.tpot_target_ms, 6) + " ms: reading the weights " +
+          "alone takes " + general(reading, 3) + " ms at " + general(raw.bandwidth_efficiency, 6) + " of " + cards +
+          "'s bandwidth. Relax the target or add GPUs.";
+      }
+    }
+  };
+
+  function runChecks(program, when, raw, values, given, data) {
+    (program.checks || []).forEach(function (check) {
+      if ((check.after || null) !== when) return;
+      var message = CHECKS[check.kind](check, raw, values, given, data);
+      if (message) throw new Error(message);
+    });
+  }
+
+  function compute(program, raw, data) {
+    runChecks(program, null, raw, null, null, data);
+    var formulas = window.OfflineFormulas, resolved = resolve(program, raw, formulas);
+    var values = {}, rows = [];
+    resolved.steps.forEach(function (step) {
+      var bound = {};
+      step.args.forEach(function (name) { bound[name] = step.from[name] ? values[step.from[name]] : resolved.given[name]; });
+      var value = callByName(formulas[step.formula], step.args, bound);
+      if (!isFinite(value)) throw new Error("These inputs make " + step.label.toLowerCase() + " overflow; use realistic sizes.");
+      values[step.key] = value;
+      var worked = step.worked.replace(/\{\{(\w+)\}\}/g, function (_, name) {
+        return formatOperand(bound[name], step.units[name], data.units);
+      });
+      rows.push({ step: step, value: value, display: formatNumber(value, step.unit, data.units),
+                  worked: worked + " = " + formatNumber(value, step.unit, data.units) });
+      runChecks(program, step.key, raw, values, resolved.given, data);
+    });
+    var report = { rows: rows, values: values, alert: "", details: {} };
+    if (program.alert === "ladder") ladderBranch(program, raw, resolved, values, report, data);
+    return report;
+  }
+
+  // procedures/ladder.py run_ladder and forms._ladder_details: the does-not-fit alert and the headline details.
+  function ladderBranch(program, raw, resolved, values, report, data) {
+    var fmt = function (v) { return formatNumber(v, "GiB", data.units); };
+    var formulas = window.OfflineFormulas;
+    var pagedGiven = Object.assign({}, resolved.given, { kv_bytes_per_token: values.kv_bytes_per_token });
+    var paged = callByName(formulas[program.extras.paged_user_gib], argNames(formulas[program.extras.paged_user_gib]), pagedGiven);
+    report.details.users_worst_case = "every user at the " + group(String(raw.context)) + "-token limit, " +
+      fmt(values.per_user_gib) + " each";
+    report.details.users_paged = group(String(raw.avg_tokens)) + "-token average conversation in " +
+      raw.block_size + "-token blocks, " + fmt(paged) + " each";
+    if (values.users_worst_case >= 1) return;
+    var degree = null;
+    for (var i = 0; i < program.extras.tp_degrees.length && degree === null; i += 1) {
+      var tried = evaluate(resolved.steps, Object.assign({}, resolved.given, { gpus: program.extras.tp_degrees[i] }), formulas);
+      if (tried.users_worst_case >= 1) degree = program.extras.tp_degrees[i];
+    }
+    var budget = values.kv_budget_gib, gpu = data.gpu_names[raw.gpu], what, where;
+    if (budget < 0) {
+      what = "The weights and reserve do not fit: " + fmt(-budget) + " short of " + fmt(values.usable_gib) + " usable.";
+    } else {
+      what = "The weights fit, but the " + fmt(budget) + " left cannot hold one user's " + fmt(values.per_user_gib) +
+        " at the context limit.";
+    }
+    where = degree === null
+      ? "Even " + program.extras.tp_degrees[program.extras.tp_degrees.length - 1] + " × " + gpu + " cannot serve one user."
+      : "The smallest tensor-parallel degree that serves at least one user is " + degree + " × " + gpu + ".";
+    report.alert = what + " " + where;
+  }
+
+  // --- drawing the results (the markup of templates/calculators/_embed.html) ---------------------
+
+  function el(tag, className, text) {
+    var node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function splitDisplay(text, unit) {  // forms._split_display
+    var at = text.lastIndexOf(" ");
+    if (at > 0) {
+      var suffix = text.slice(at + 1);
+      if (suffix === unit || suffix === SINGULAR[unit]) return [text.slice(0, at), suffix];
+    }
+    return [text, ""];
+  }
+
+  function draw(container, program, report, previous, data) {
+    container.textContent = "";
+    if (report.errors) {
+      var box = el("div", "alert alert-danger py-2 small mb-2");
+      box.setAttribute("role", "alert");
+      report.errors.forEach(function (pair) {
+        var p = el("p", "mb-0");
+        if (pair[0]) { p.appendChild(el("strong", "", pair[0] + ":")); p.appendChild(document.createTextNode(" ")); }
+        p.appendChild(document.createTextNode(pair[1]));
+        box.appendChild(p);
+      });
+      container.appendChild(box);
+      container.appendChild(el("p", "small text-body-secondary mb-0",
+        "Nothing computed: correct the input named above, then calculate again."));
+      return;
+    }
+    if (report.alert) {
+      var alert = el("div", "alert alert-danger py-2 small mb-2 calc-embed-alert");
+      alert.setAttribute("role", "alert");
+      alert.appendChild(el("strong", "", "Does not fit."));
+      alert.appendChild(document.createTextNode(" " + report.alert));
+      container.appendChild(alert);
+    }
+    var byKey = {};
+    report.rows.forEach(function (row) { byKey[row.step.key] = row; });
+    var headlines = el("div", "calc-embed-headlines" + (report.alert ? " is-misfit" : ""));
+    var keys = data.headlines[program.slug] || [report.rows[report.rows.length - 1].step.key];
+    keys.forEach(function (key) {
+      var row = byKey[key];
+      if (!row) return;
+      var changed = isChanged(previous, row);
+      var cut = row.step.label.indexOf(" (");
+      var title = cut >= 0 ? row.step.label.slice(0, cut) : row.step.label;
+      var detail = cut >= 0 ? row.step.label.slice(cut + 2).replace(/\)+$/, "") : "";
+      if (report.details[key] !== undefined) detail = report.details[key];
+      var parts = splitDisplay(row.display, row.step.unit);
+      var box = el("div", "calc-embed-headline" + (changed ? " is-changed" : ""));
+      box.setAttribute("data-headline", key);
+      var head = el("div", "calc-embed-headline-title", title);
+      if (changed) { head.appendChild(document.createTextNode(" ")); head.appendChild(el("span", "badge text-bg-warning calc-badge", "changed")); }
+      box.appendChild(head);
+      var number = el("div", "calc-embed-headline-number");
+      number.appendChild(el("span", "tabular-nums", parts[0]));
+      if (parts[1]) { number.appendChild(document.createTextNode(" ")); number.appendChild(el("span", "calc-headline-unit", parts[1])); }
+      box.appendChild(number);
+      if (detail) box.appendChild(el("div", "calc-embed-headline-detail", detail));
+      headlines.appendChild(box);
+    });
+    container.appendChild(headlines);
+    var list = el("ol", "calc-embed-steps");
+    report.rows.forEach(function (row) {
+      var changed = isChanged(previous, row);
+      var item = el("li", "calc-embed-step" + (changed ? " is-changed" : ""));
+      item.setAttribute("data-step", row.step.key);
+      item.setAttribute("data-value", String(row.value));  // full precision, as in calc --json
+      item.appendChild(el("span", "calc-embed-step-label", row.step.label));
+      var value = el("span", "calc-embed-step-value tabular-nums", row.display);
+      if (changed) {
+        value.appendChild(document.createTextNode(" "));
+        value.appendChild(el("span", "calc-was", "was " + formatNumber(previous[row.step.key], row.step.unit, data.units)));
+      }
+      item.appendChild(value);
+      item.appendChild(el("span", "calc-embed-step-worked", row.worked));
+      list.appendChild(item);
+    });
+    container.appendChild(list);
+    container.appendChild(el("p", "calc-embed-offline-note small text-body-secondary mb-0",
+      "Worked offline in this page. The notes on each result are on the site's calculator."));
+  }
+
+  function isChanged(previous, row) {  // forms._changed
+    if (!previous || !(row.step.key in previous)) return false;
+    var a = previous[row.step.key], b = row.value;
+    return !(Math.abs(a - b) <= Math.max(1e-9 * Math.max(Math.abs(a), Math.abs(b)), 1e-12));
+  }
+
+  // --- wiring --------------------------------------------------------------------------------
+
+  function setup(aside, data) {
+    var program = data.programs[aside.getAttribute("data-family")];
+    var form = aside.querySelector("form");
+    var container = aside.querySelector(".calc-embed-results");
+    if (!program || !form || !container) return;
+    // The page opens with the preset's results as the site rendered them (notes included, and what
+    // prints); the driver takes over at the first change, marking what changed since then.
+    var previous = null, stored = container.querySelector('input[name="previous"]');
+    try { previous = stored && stored.value ? JSON.parse(stored.value) : null; } catch (error) { previous = null; }
+
+    function recalculate() {
+      var read = readInputs(form, program), report;
+      if (read.errors.length) {
+        report = { errors: read.errors };
+      } else {
+        try {
+          report = compute(program, read.raw, data);
+        } catch (error) {
+          report = { errors: [["", error.message]] };
+        }
+      }
+      draw(container, program, report, previous, data);
+      if (report.values) previous = report.values;
+      aside.setAttribute("data-computed", String(Number(aside.getAttribute("data-computed") || 0) + 1));
+    }
+
+    form.addEventListener("submit", function (event) { event.preventDefault(); recalculate(); });
+    form.addEventListener("change", recalculate);  // as the site's hx-trigger: "change, submit"
+    form.addEventListener("reset", function () { window.setTimeout(recalculate, 0); });
+    aside.setAttribute("data-offline-ready", "true");
+  }
+
+  function start() {
+    var source = document.getElementById("offline-calculators");
+    if (!source) return;
+    var data = JSON.parse(source.textContent);
+    document.querySelectorAll("aside.calc-embed[data-family]").forEach(function (aside) { setup(aside, data); });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
