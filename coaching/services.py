@@ -220,8 +220,10 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
     """Give a set to one candidate (of one of the coach's cohorts) or to one of the coach's cohorts.
 
     The set's bank items join each recipient's review deck, and one "assigned"
-    e-mail per recipient is enqueued once the transaction commits.
+    e-mail per recipient is enqueued, through the outbox, once the transaction commits.
     """
+    from outbox.services import enqueue
+
     from .access import can_see_candidate
     from .tasks import send_assignment_notice
 
@@ -243,7 +245,7 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
         items = [entry.item for entry in question_set.entries.select_related("item") if entry.item_id]
         for user in recipients(assignment):
             add_to_deck(user, items, now=now)
-            transaction.on_commit(lambda a=assignment.pk, u=user.pk: send_assignment_notice.delay(a, u, Notice.ASSIGNED))
+            enqueue(send_assignment_notice, [assignment.pk, user.pk, Notice.ASSIGNED])
     return assignment
 
 

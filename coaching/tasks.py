@@ -4,16 +4,16 @@ Tasks take ids, are idempotent (a :class:`~coaching.models.Notice` row per
 mail sent) and retry with exponential back-off on database and mail errors.
 ``send_due_reminders`` is the beat job (``CELERY_BEAT_SCHEDULE``, daily): it
 selects the (assignment, candidate) pairs due tomorrow and enqueues one task
-each after commit.
+each after commit, through the outbox (:func:`outbox.services.enqueue`).
 """
 
 from __future__ import annotations
 
 from celery import shared_task
-from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from drills.tasks import RETRY
+from outbox.services import enqueue
 
 from . import services
 from .models import Notice
@@ -31,6 +31,5 @@ def send_due_reminders(self, now: str | None = None) -> list[list[int]]:
     """Enqueue a reminder for every assignment due tomorrow and not done; returns the pairs."""
     pairs = services.reminders_due(parse_datetime(now) if now else None)
     for assignment_id, candidate_id in pairs:
-        transaction.on_commit(lambda a=assignment_id, c=candidate_id: send_assignment_notice.delay(
-            a, c, Notice.REMINDER, now))
+        enqueue(send_assignment_notice, [assignment_id, candidate_id, Notice.REMINDER, now])
     return [list(pair) for pair in pairs]

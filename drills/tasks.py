@@ -3,7 +3,8 @@
 ``nightly_reviews`` is the beat job (``CELERY_BEAT_SCHEDULE`` in settings,
 hourly): it selects the candidates whose night or morning it is
 (:mod:`drills.nightly`) and enqueues one task per candidate and job, after
-commit, on the queue it was itself taken from. The per-candidate tasks take
+commit, through the outbox (:func:`outbox.services.enqueue`: kept if the broker
+is down), on the queue it was itself taken from. The per-candidate tasks take
 ids, are idempotent for a local day, and retry with exponential back-off on
 database and mail-server errors.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError
 from django.utils.dateparse import parse_datetime
+
+from outbox.services import enqueue
 
 from . import nightly
 
@@ -37,11 +40,6 @@ def _queue_of(request) -> str | None:
     return (getattr(request, "delivery_info", None) or {}).get("routing_key") or None
 
 
-def _enqueue(task, args: list, queue: str | None) -> None:
-    options = {"queue": queue} if queue else {}
-    transaction.on_commit(lambda: task.apply_async(args=args, **options))
-
-
 @shared_task(bind=True, name="drills.tasks.nightly_reviews", **RETRY)
 def nightly_reviews(self, now: str | None = None) -> dict:
     """Enqueue today's refits and digests; returns the user ids picked for each."""
@@ -50,9 +48,9 @@ def nightly_reviews(self, now: str | None = None) -> dict:
     refits = nightly.users_to_refit(moment)
     digests = nightly.users_to_digest(moment)
     for user_id, day in refits:
-        _enqueue(refit_parameters, [user_id, day.isoformat(), now], queue)
+        enqueue(refit_parameters, [user_id, day.isoformat(), now], queue=queue)
     for user_id, day in digests:
-        _enqueue(send_due_digest, [user_id, day.isoformat(), now], queue)
+        enqueue(send_due_digest, [user_id, day.isoformat(), now], queue=queue)
     return {"refit": [user_id for user_id, _ in refits], "digest": [user_id for user_id, _ in digests]}
 
 
