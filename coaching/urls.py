@@ -8,6 +8,7 @@ app_name = "coaching"
 
 urlpatterns = [
     path("coach/", views.dashboard_page, name="dashboard"),
+    path("coach/tables/", views.dashboard_tables, name="dashboard_tables"),
     path("coach/cohorts/new/", views.cohort_new, name="cohort_new"),
     path("coach/cohorts/<int:pk>/", views.cohort_page, name="cohort"),
     path("coach/cohorts/<int:pk>/invite/", views.cohort_invite, name="cohort_invite"),

@@ -7,12 +7,14 @@ one of the coach's cohorts. Any table is exported as CSV with ``?export=<name>``
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from drills.bank import item_title
@@ -41,13 +43,31 @@ def _tables_response(request: HttpRequest, tables, template: str, context: dict)
 # --- the dashboard and drill-ins ----------------------------------------------------------------
 
 
+def dashboard_poll_s() -> int:
+    """Seconds (at least 1) between two refreshes of the open dashboard's tables: ``COACH_DASHBOARD_POLL_S``.
+
+    Read per request, not at import, so a test can shorten it with the ``settings`` fixture.
+    """
+    return max(1, int(settings.COACH_DASHBOARD_POLL_S))
+
+
 @coach_required
 @require_safe
 def dashboard_page(request: HttpRequest) -> HttpResponse:
     """Every cohort's completion, the candidates' summary, and who is falling behind."""
     view = dashboard.overview(request.user)
     return _tables_response(request, view.tables, "coaching/dashboard.html", {
-        "view": view, "sets": QuestionSet.objects.filter(coach=request.user)[:10]})
+        "view": view, "sets": QuestionSet.objects.filter(coach=request.user)[:10], "poll_s": dashboard_poll_s()})
+
+
+@coach_required
+@require_safe
+@never_cache
+def dashboard_tables(request: HttpRequest) -> HttpResponse:
+    """The dashboard's tables alone, polled by the open dashboard (htmx) so progress shows without a reload."""
+    view = dashboard.overview(request.user)
+    return render(request, "coaching/dashboard.html#tables", {"view": view, "tables": view.tables,
+                                                              "poll_s": dashboard_poll_s()})
 
 
 @coach_required

@@ -224,7 +224,9 @@ def read_content(item: RoundItem, data) -> dict:
             content["said_aloud"] = data.get("said_aloud") in ("on", "true", "1", True)
         if "ticked" in data or "present_ticks" in data:
             total = len((item.item.rubric if item.item else None) or ())
-            content["ticked"] = sorted({int(v) for v in data.getlist("ticked") if str(v).isdigit() and int(v) < total})
+            # isdecimal, not isdigit: "²" is a digit that int() refuses.
+            ticks = {int(v) for v in data.getlist("ticked") if str(v).isdecimal() and int(v) < total}
+            content["ticked"] = sorted(ticks)
     elif item.is_worked and item.problem is not None:
         keys = [spec.key for spec in item.problem.solve().specs]
         content["answers"] = {key: str(data.get(key, item.answers.get(key, "")))[:MAX_TEXT] for key in keys}
@@ -296,8 +298,15 @@ def reveal(user, item_id: int, data, now: datetime | None = None) -> RoundItem:
 
 @dataclass
 class Submitted:
+    """What :func:`submit` did: ``created`` when this submission is the one that counts.
+
+    A repeat (``duplicate``) returns the item as recorded; ``kept_aside`` says
+    it carried a different answer, stored in ``item.late_answers`` and not graded.
+    """
+
     item: RoundItem
     created: bool
+    kept_aside: bool = False
 
     @property
     def duplicate(self) -> bool:
@@ -352,7 +361,7 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
                 item.late_answers = [*item.late_answers, {"at": now.isoformat(), **changes}]
                 item.late = item.late or item.round.is_past_deadline(now)
                 item.save(update_fields=["late_answers", "late"])
-            return Submitted(item, False)
+            return Submitted(item, False, kept_aside=bool(changes))
         item.version, item.submitted_at = version + 1, now
         item.started_at = item.started_at or (now if item.round.is_active else None)
         arrived = set(_changes(item, content)) - {"ticked"}  # the answer itself, not the self-assessment
@@ -426,7 +435,11 @@ def close(round_: Round, now: datetime | None = None, status: str = Round.FINISH
     """
     now = _now(now)
     with transaction.atomic():
-        round_ = Round.objects.select_for_update().get(pk=round_.pk)
+        # FOR NO KEY UPDATE, not FOR UPDATE: it still serialises two closes, but lets a concurrent submit()
+        # commit. That submit holds the item's row lock and, at COMMIT, PostgreSQL's deferred foreign-key
+        # check of the item it updated twice takes FOR KEY SHARE on this round; FOR UPDATE would block it
+        # while we wait for the item's lock: a deadlock (tests/test_concurrency.py races the two).
+        round_ = Round.objects.select_for_update(no_key=True).get(pk=round_.pk)
         if not round_.is_active:
             return round_
         end = min(now, round_.deadline) if status == Round.EXPIRED else now
@@ -528,6 +541,7 @@ def report_for(round_: Round) -> Report:
 
 def add_review_items(user, round_: Round, item_ids, now: datetime | None = None) -> int:
     """Put the chosen items of ``round_`` in the candidate's deck (only items that were in the round)."""
-    allowed = BankItem.objects.filter(pk__in=[int(i) for i in item_ids if str(i).isdigit()],
-                                      round_items__round=round_).distinct()
+    # Whole numbers a bigint can hold ("²" passes isdigit but not int(); 40 digits overflow the column).
+    ids = [int(i) for i in item_ids if str(i).isdecimal() and len(str(i)) < 19]
+    allowed = BankItem.objects.filter(pk__in=ids, round_items__round=round_).distinct()
     return add_to_deck(user, list(allowed), Card.VIA_ITEM, now)

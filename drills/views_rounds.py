@@ -165,10 +165,27 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     except ValueError:
         version = -1
     outcome = submit_item(request.user, item.pk, version, request.POST, now)
+    if outcome.kept_aside:
+        # Another tab (or the round's own close) got there first with a different answer: say which one counts.
+        kept = outcome.item
+        at = f"{timezone.localtime(kept.submitted_at):%H:%M:%S}"
+        if kept.auto_submitted:
+            first = (f"The round closed before this arrived and graded this item from what was saved, at {at}: "
+                     "that is the answer that counts.")
+        else:
+            first = (f"Another tab (or an earlier click) submitted this item first, at {at}: that answer is the "
+                     "one recorded and graded, shown here.")
+        messages.warning(request, f"{first} What this page sent was different; it is kept aside with the item, "
+                                  "not graded.")
+        round_.refresh_from_db()
+        return redirect(kept) if round_.is_active else redirect("rounds:report", pk=round_.pk)
     if outcome.duplicate:
         messages.info(request, "Already recorded: that answer was sent twice and counts once.")
     elif outcome.item.late:
         messages.warning(request, "Recorded after the deadline: your answer is kept and flagged late.")
+    else:
+        # Says what happened on the page the redirect leads to; static/js/a11y.js focuses it (issue 12).
+        messages.success(request, f"Item {outcome.item.position} recorded.")
     round_.refresh_from_db()
     if not round_.is_active:
         return redirect("rounds:report", pk=round_.pk)

@@ -50,6 +50,7 @@ MY_ASSIGNMENT = (LOGIN, 200, 404, 404, 404, 404)   # only the candidates it is f
 
 EXPECTED: dict[str, tuple[int, ...]] = {
     "home": PUBLIC, "healthz": PUBLIC,
+    "floor": (404,) * 6,  # the benchmark floor answers only with BENCH_FLOOR=true (off here)
     "signup": (200, 302, 302, 302, 302, 302),  # logged in: sent home
     "login": PUBLIC, "logout": POST_ONLY,
     "password_change": LOGGED_IN, "password_change_done": LOGGED_IN,
@@ -75,7 +76,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "rounds:clock": OWNER, "rounds:finish": OWNER_POST, "rounds:report": (LOGIN, 302, 404, 404, 404, 404),  # back to the round while it runs
     "rounds:deck": OWNER_POST, "rounds:item": OWNER, "rounds:save": OWNER_POST, "rounds:reveal": OWNER_POST,
     "rounds:submit": OWNER_POST,
-    "coaching:dashboard": COACH_PAGE, "coaching:cohort_new": COACH_POST, "coaching:cohort": COACH_OBJECT,
+    "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST, "coaching:cohort": COACH_OBJECT,
     "coaching:cohort_invite": COACH_POST, "coaching:cohort_remove": COACH_POST,
     "coaching:candidate": COACH_OBJECT, "coaching:attempt": COACH_OBJECT, "coaching:review": COACH_OBJECT,
     "coaching:assignment": COACH_OBJECT, "coaching:questions": COACH_PAGE, "coaching:question_new": COACH_PAGE,
