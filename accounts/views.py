@@ -5,11 +5,15 @@ from django.contrib.auth import login
 from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
+from django.utils.decorators import method_decorator
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.generic import CreateView
 
 from accounts.forms import SignUpForm
 
 
+# As Django's own password views do: error reports (the e-mail to ADMINS when DEBUG is off) star them out.
+@method_decorator(sensitive_post_parameters("password1", "password2"), name="dispatch")
 class SignUpView(CreateView):
     """Create an account, log its owner in and send them to the home page."""
 

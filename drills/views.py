@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
 
@@ -22,6 +22,7 @@ def _family_or_404(family: str):
     return FAMILIES[family]
 
 
+@require_safe
 def index(request: HttpRequest) -> HttpResponse:
     """The problem templates, and the candidate's recent attempts."""
     families = drill_families()

@@ -74,7 +74,8 @@ def bank_item(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _back(request: HttpRequest, fallback: str) -> str:
     target = request.POST.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+    # Only a path on this site: redirect() would read a bare word ("0", "home") as a view name to reverse.
+    if target.startswith("/") and url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
         return target
     return fallback
 

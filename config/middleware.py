@@ -1,0 +1,53 @@
+"""Site-wide request middleware of the project."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, QueryDict
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+# What a NUL becomes: visible, and refused by the answer parser like the NUL was, so nothing changes meaning.
+REPLACEMENT = "\ufffd"
+
+
+def without_nul(data: QueryDict) -> QueryDict:
+    """``data`` with every NUL in its keys and values replaced by U+FFFD (the same object when it has none)."""
+    if not any("\x00" in key or any("\x00" in value for value in values) for key, values in data.lists()):
+        return data
+    clean = QueryDict(mutable=True, encoding=data.encoding)
+    for key, values in data.lists():
+        clean.setlist(key.replace("\x00", REPLACEMENT), [value.replace("\x00", REPLACEMENT) for value in values])
+    clean._mutable = False
+    return clean
+
+
+class NulMiddleware:
+    """Replace NUL characters in form data and query strings by U+FFFD before a view sees them.
+
+    PostgreSQL refuses NUL in text (psycopg raises ``DataError`` for a string
+    parameter holding one; ``jsonb`` refuses ``\\u0000``), so a NUL that a form
+    copied into a lookup or a save was a 500 — whatever the view. Nobody types
+    one; replacing it keeps everything the user sent (a 400 would lose it) and
+    keeps it visibly wrong: "53\\x00" still reads as an unreadable answer, not
+    as 53. A NUL in a path argument (``/invite/%00/``) is a 404. CSRF-exempt
+    views (the JSON API) read their own body and are left alone; this runs
+    after ``CsrfViewMiddleware``, which has already parsed the form.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        return self.get_response(request)
+
+    def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
+        """Clean ``request.GET`` and a form ``request.POST``; raise ``Http404`` for a NUL in the path arguments."""
+        if getattr(view_func, "csrf_exempt", False):
+            return None
+        if any("\x00" in str(value) for value in (*view_args, *view_kwargs.values())):
+            raise Http404("No page has a NUL character in its address.")
+        request.GET = without_nul(request.GET)
+        if request.method == "POST" and request.content_type in FORM_TYPES:
+            request.POST = without_nul(request.POST)
+        return None
