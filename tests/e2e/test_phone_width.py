@@ -1,0 +1,186 @@
+"""The main pages on a phone (issue 12): at 390 × 844 nothing widens the page, the menu collapses, text stays legible.
+
+Every page is measured in a real Chromium at an iPhone-sized viewport: the document may not scroll sideways
+(``scrollWidth <= 390``; a wide table or formula may scroll inside its own ``overflow-x: auto`` box), the main
+menu is folded behind its toggler, and no visible text is smaller than 11 px. A full-page screenshot of every
+page is saved to ``test-artifacts/phone/`` whether the test passes or not, to be looked at.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from .conftest import ARTIFACTS
+from .test_candidate import PASSWORD, log_in
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.browser]
+
+PHONE = {"width": 390, "height": 844}
+SHOTS = ARTIFACTS / "phone"
+SMALLEST_TEXT_PX = 11
+
+# What sticks out of the page: the document's width, the elements reaching past the viewport's right edge that
+# no scrolling or clipping box of their own contains, and the smallest font size of any visible text.
+MEASURE = """() => {
+  const width = document.documentElement.clientWidth;
+  const clipped = el => {
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      const overflow = getComputedStyle(up).overflowX;
+      if (overflow !== 'visible') return true;
+    }
+    return false;
+  };
+  const outside = [];
+  let smallest = Infinity, smallestText = '';
+  for (const el of document.body.querySelectorAll('*')) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    const style = getComputedStyle(el);
+    if (style.visibility !== 'visible') continue;
+    if ((box.right > width + 0.5 || box.left < -0.5) && !clipped(el) && !el.closest('.visually-hidden, .visually-hidden-focusable')) {
+      outside.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}.${[...el.classList].join('.')} [${Math.round(box.left)}, ${Math.round(box.right)}]`);
+    }
+    const ownText = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    // Superscripts (2^30) are meant to be smaller; SVG and MathML scale with their own rules.
+    if (ownText && !el.closest('.visually-hidden, .visually-hidden-focusable, svg, math, sup, sub, [aria-hidden="true"]')) {
+      const size = parseFloat(style.fontSize);
+      if (size < smallest) { smallest = size; smallestText = el.textContent.trim().slice(0, 40); }
+    }
+  }
+  return {scrollWidth: document.documentElement.scrollWidth, width, outside: outside.slice(0, 8),
+          smallest, smallestText};
+}"""
+
+
+def shoot(page, name: str) -> None:
+    """A full-page screenshot of ``page`` as ``test-artifacts/phone/<name>.png`` (kept on success too)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    # A chapter is some 25,000 px tall at 2x: more than the default 10 s on a busy two-core machine.
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True, timeout=60_000)
+
+
+def check(page, name: str, path: str, problems: dict) -> None:
+    """Open ``path``, screenshot it, and note in ``problems[name]`` whatever does not fit a phone."""
+    response = page.goto(path)  # relative to the context's base_url, the live server
+    assert response.ok, (name, path, response.status)
+    page.wait_for_load_state("networkidle")
+    shoot(page, name)
+    found = []
+    measured = page.evaluate(MEASURE)
+    if measured["scrollWidth"] > PHONE["width"]:
+        found.append(f"the page is {measured['scrollWidth']} px wide: {measured['outside']}")
+    if measured["smallest"] < SMALLEST_TEXT_PX:
+        found.append(f"{measured['smallest']} px text: {measured['smallestText']!r}")
+    toggler = page.locator(".app-navbar .navbar-toggler")
+    if not toggler.is_visible() or page.locator("#main-nav").is_visible():
+        found.append("the main menu is not collapsed behind its toggler")
+    if found:
+        problems[name] = found
+
+
+def phone(new_context, live_server):
+    """A phone-sized, touch, JavaScript-enabled context on the live server."""
+    return new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True,
+                       base_url=live_server.url)
+
+
+@pytest.fixture
+def people(transactional_db):
+    """carol, a coach with a cohort holding alice, a candidate."""
+    from coaching.models import Cohort, Membership
+
+    users = get_user_model().objects
+    coach = users.create_user(username="carol", email="carol@example.com", password=PASSWORD)
+    coach.groups.add(Group.objects.get_or_create(name="coach")[0])
+    candidate = users.create_user(username="alice", email="alice@example.com", password=PASSWORD)
+    candidate.groups.add(Group.objects.get_or_create(name="candidate")[0])
+    cohort = Cohort.objects.create(coach=coach, name="Autumn cohort")
+    Membership.objects.create(cohort=cohort, candidate=candidate)
+    return coach, candidate
+
+
+@pytest.fixture
+def busy_candidate(content, people):
+    """alice with two due cards, the problem templates synced for rounds, and an assignment from carol."""
+    from coaching.models import QuestionSet
+    from coaching.services import add_entry, assign
+    from drills.bank_templates import sync_problem_templates
+    from drills.models import BankItem
+    from drills.scheduling import add_to_deck
+
+    coach, candidate = people
+    sync_problem_templates()
+    items = list(BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk")[:2])
+    assert add_to_deck(candidate, items) == 2
+    question_set = QuestionSet.objects.create(coach=coach, title="KV cache warm-up before the onsite interview")
+    for item in items:
+        add_entry(question_set, item=item)
+    assign(question_set, coach, due_at=timezone.now() + timedelta(days=3), candidate=candidate)
+    return candidate
+
+
+def test_public_pages_fit_a_phone(content, live_server, new_context, reference_problem):
+    """Home, the track page, two chapters, a calculator, a problem and the login page; then the menu opened."""
+    page = phone(new_context, live_server).new_page()
+    problems: dict[str, list[str]] = {}
+    for name, path in [("home", "/"), ("track", "/runbook/"), ("chapter", "/runbook/06-kv-cache/"),
+                       ("chapter-figure", "/runbook/04-gpu-roofline/"), ("calculator", "/calculators/ladder/"),
+                       ("problem", reference_problem.get_absolute_url()), ("login", "/accounts/login/")]:
+        check(page, name, path, problems)
+    assert problems == {}
+
+    # The collapsed menu opens on a tap and fits the width too.
+    page.goto("/")
+    page.locator(".app-navbar .navbar-toggler").tap()
+    expect(page.locator("#main-nav")).to_be_visible()
+    expect(page.locator("#main-nav")).not_to_have_class(re.compile(r"\bcollapsing\b"))
+    shoot(page, "home-menu-open")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_no_chapter_widens_the_page_on_a_phone(content, live_server, new_context):
+    """Every chapter, with its tables, formulas, figures and calculators, stays within 390 px."""
+    from runbook.models import Chapter
+
+    page = phone(new_context, live_server).new_page()
+    chapters = [chapter.get_absolute_url() for chapter in Chapter.objects.order_by("number")]
+    assert len(chapters) == 16
+    wide = {}
+    for path in chapters:
+        page.goto(path)
+        measured = page.evaluate(MEASURE)
+        if measured["scrollWidth"] > PHONE["width"]:
+            wide[path] = (measured["scrollWidth"], measured["outside"])
+    assert wide == {}
+
+
+def test_candidate_pages_fit_a_phone(live_server, new_context, busy_candidate):
+    """A candidate's review queue, assignments, round presets and a round in progress."""
+    page = phone(new_context, live_server).new_page()
+    log_in(page, live_server.url, "alice", "/review/")
+    problems: dict[str, list[str]] = {}
+    check(page, "reviews", "/review/", problems)
+    check(page, "assignments", "/assignments/", problems)
+    check(page, "rounds", "/rounds/", problems)
+    preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))
+    with page.expect_navigation(url=re.compile(r"/rounds/\d+/1/$")):
+        preset.locator("[type='submit']").click()
+    check(page, "round", page.url, problems)
+    assert problems == {}
+
+
+def test_coach_dashboard_fits_a_phone(live_server, new_context, busy_candidate):
+    """The coach's dashboard with a cohort, an assignment and its tables."""
+    page = phone(new_context, live_server).new_page()
+    log_in(page, live_server.url, "carol", "/coach/")
+    problems: dict[str, list[str]] = {}
+    check(page, "coach-dashboard", "/coach/", problems)
+    assert problems == {}
