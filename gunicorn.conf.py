@@ -9,6 +9,10 @@ Every value comes from the environment, with defaults fit for one modest server:
 - ``GUNICORN_GRACEFUL_TIMEOUT`` (default 30 s): how long workers get to finish on restart/stop;
 - ``GUNICORN_KEEPALIVE`` (default 5 s): keep-alive behind a load balancer;
 - ``GUNICORN_MAX_REQUESTS`` (default 1000, 0 turns it off, with 10 % jitter): recycle workers;
+- ``GUNICORN_PRELOAD`` (default true): load the application -- Django, the formula engine and sympy,
+  the URLconf and every view -- once in the master before forking, so a new or recycled worker answers
+  its first request at once instead of importing for seconds (``bench/bench_cold_start.py``); false
+  loads it in each worker (needed only to reload code with ``kill -HUP`` instead of a restart);
 - ``LOG_LEVEL`` (default info): the same variable as Django's log level.
 
 The access log and the error log both go to stdout/stderr, for the process
@@ -38,6 +42,7 @@ graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
 keepalive = _int("GUNICORN_KEEPALIVE", 5)
 max_requests = _int("GUNICORN_MAX_REQUESTS", 1000)
 max_requests_jitter = max_requests // 10
+preload_app = os.environ.get("GUNICORN_PRELOAD", "true").strip().lower() not in ("0", "false", "no", "off")
 
 accesslog = "-"  # stdout
 errorlog = "-"  # stderr

@@ -65,12 +65,15 @@ def envlist(name: str, default: str = "") -> list[str]:
 def cache_from_url(url: str) -> dict:
     """Build a Django ``CACHES["default"]`` entry from a cache URL.
 
-    ``redis://`` / ``rediss://`` give Django's Redis cache, ``locmem://`` the
-    per-process memory cache and ``dummy://`` no cache at all.
+    ``redis://`` / ``rediss://`` give Django's Redis cache as wrapped by
+    :class:`config.cache.RedisCache`, which answers "not cached" while Redis is
+    unreachable (short socket timeouts) instead of failing the page;
+    ``locmem://`` gives the per-process memory cache and ``dummy://`` no cache at all.
     """
     scheme = url.split("://", 1)[0].lower()
     if scheme in ("redis", "rediss"):
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+        return {"BACKEND": "config.cache.RedisCache", "LOCATION": url,
+                "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
     if scheme == "locmem":
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     if scheme == "dummy":
@@ -93,6 +96,12 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
     SECRET_KEY = "django-insecure-local-development-key-never-use-in-production"
+
+# /_floor/, the static page bench/bench_http.py measures every other page against; a 404 unless true.
+BENCH_FLOOR = envbool("BENCH_FLOOR", False)
+
+# Seconds between two refreshes of an open coach dashboard's tables (htmx polling, paused while the tab is hidden).
+COACH_DASHBOARD_POLL_S = envint("COACH_DASHBOARD_POLL_S", 20)
 
 ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
@@ -117,6 +126,7 @@ INSTALLED_APPS = [
     "drills",
     "runbook",
     "coaching",
+    "outbox",
 ]
 
 MIDDLEWARE = [
@@ -125,6 +135,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
+    # NUL in form data and query strings becomes U+FFFD (PostgreSQL refuses NUL in text): config/middleware.py.
+    "config.middleware.NulMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "drills.middleware.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -193,11 +205,15 @@ CACHES = {"default": cache_from_url(envstr("CACHE_URL") or envstr("REDIS_URL") o
 
 # --- Celery -----------------------------------------------------------------
 # No broker configured: tasks run eagerly, in-process, and raise their errors.
+# With one, tasks are queued through the outbox (outbox.services.enqueue): a
+# broker outage leaves them in the database until the drain publishes them.
 
 CELERY_BROKER_URL = envstr("CELERY_BROKER_URL")
 if CELERY_BROKER_URL:
     CELERY_TASK_ALWAYS_EAGER = False
     CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+    # Redis transport: give up on an unreachable or silent broker within seconds, never wait forever.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
 else:
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
@@ -206,6 +222,8 @@ else:
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing retries once, briefly: a request never waits long on a broker that is down, the outbox keeps the task.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 CELERY_TIMEZONE = "UTC"
 # `celery -A config beat` keeps its schedule in the database (django-celery-beat);
 # the entries below are written there when beat starts. The review job runs
@@ -214,6 +232,9 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "reviews-nightly": {"task": "drills.tasks.nightly_reviews", "schedule": crontab(minute=7)},
     "coaching-due-reminders": {"task": "coaching.tasks.send_due_reminders", "schedule": crontab(hour=8, minute=17)},
+    # Publishes the tasks that could not be queued (broker down) once it is back: outbox.services.drain.
+    # A run not started within 50 s is dropped (django-celery-beat's expire_seconds): no pile-up behind an outage.
+    "outbox-drain": {"task": "outbox.tasks.drain_outbox", "schedule": 60.0, "options": {"expire_seconds": 50}},
 }
 
 # --- Auth -------------------------------------------------------------------
@@ -237,10 +258,22 @@ AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# The attempted username, cut to the 255 characters axes stores (a longer one was a 500 on PostgreSQL).
+AXES_USERNAME_CALLABLE = "accounts.axes.attempted_username"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False  # no start-up banner on stdout (it would land in `manage.py calc` output)
-# The address is REMOTE_ADDR (django-ipware is not installed): behind a reverse
-# proxy that is the proxy's, so the lockout then amounts to per-username.
+# The client's address, as django-axes reads it through django-ipware: by default
+# REMOTE_ADDR only, so nobody picks their address with a forged X-Forwarded-For.
+# Behind a reverse proxy REMOTE_ADDR is the proxy's (every client would share it and
+# the lockout would amount to per-username): there, and only there, set
+# AXES_IPWARE_META_PRECEDENCE_ORDER=HTTP_X_FORWARDED_FOR,REMOTE_ADDR and
+# AXES_IPWARE_PROXY_COUNT to the number of proxy addresses the header carries after
+# the client's (0 behind one proxy that overwrites the header with the client's
+# address); a header of any other length is not trusted (REMOTE_ADDR is used).
+AXES_IPWARE_META_PRECEDENCE_ORDER = tuple(envlist("AXES_IPWARE_META_PRECEDENCE_ORDER", "REMOTE_ADDR"))
+AXES_IPWARE_PROXY_COUNT = envint("AXES_IPWARE_PROXY_COUNT", -1)
+if AXES_IPWARE_PROXY_COUNT < 0:
+    AXES_IPWARE_PROXY_COUNT = None  # unset: no expectation about the header's length
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 
@@ -267,7 +300,7 @@ USE_TZ = True
 # --- Static files -------------------------------------------------------------
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(envstr("STATIC_ROOT") or BASE_DIR / "staticfiles")  # where collectstatic writes
 STATICFILES_DIRS = [BASE_DIR / "static"]
 _STATIC_BACKEND = (
     "django.contrib.staticfiles.storage.StaticFilesStorage"

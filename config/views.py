@@ -1,7 +1,8 @@
-"""Site-wide views that belong to no app: the landing page and the health check."""
+"""Site-wide views that belong to no app: the landing page, the health check and the benchmark floor."""
 
+from django.conf import settings
 from django.db import DatabaseError, connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
@@ -24,3 +25,17 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except DatabaseError:
         return JsonResponse({"status": "error", "database": "unreachable"}, status=503)
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+@require_safe
+def floor(request: HttpRequest) -> HttpResponse:
+    """The benchmark floor: a static template rendered through the full middleware stack.
+
+    ``bench/bench_http.py`` divides every page's throughput by this one's. It
+    answers only when the ``BENCH_FLOOR`` setting (environment variable of the
+    same name) is true, and is a 404 otherwise, so a production site does not
+    grow a page nobody reads; it touches no model and shows nothing private.
+    """
+    if not settings.BENCH_FLOOR:
+        raise Http404("The benchmark floor is off (BENCH_FLOOR=false).")
+    return render(request, "bench/floor.html")

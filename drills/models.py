@@ -49,9 +49,20 @@ class ProblemInstance(models.Model):
         return FAMILIES[self.family]
 
     def solve(self) -> Result:
-        """The right answers, computed from the stored inputs and catalog snapshot."""
+        """The right answers, computed from the stored inputs and catalog snapshot.
+
+        Kept on the instance for as long as its family, inputs and snapshot are
+        unchanged: a graded submission used to run the procedure twice, once for
+        the form's steps and once for the grader. Treat the result as read-only.
+        """
+        key = (self.family, repr(self.inputs), repr(self.snapshot))
+        memo = self.__dict__.get("_solved")
+        if memo is not None and memo[0] == key:
+            return memo[1]
         catalog = catalog_from_entries(self.snapshot.get("models", []), self.snapshot.get("gpus", []))
-        return self.family_info.run(dict(self.inputs), catalog)
+        result = self.family_info.run(dict(self.inputs), catalog)
+        self.__dict__["_solved"] = (key, result)
+        return result
 
 
 class Attempt(models.Model):

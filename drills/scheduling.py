@@ -192,6 +192,15 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     return due_now + later
 
 
+def due_count(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> int:
+    """How many cards :func:`due_queue` would return, counted by the database (one query, no rows loaded)."""
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
+    return (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
+            .filter(item__in=BankItem.objects.visible_to(user).values("pk")).count())
+
+
 def horizon(review_settings: ReviewSettings, days: int, now: datetime | None = None) -> list[date]:
     """The local days a forecast covers: ``days`` from today, stopping at the interview date."""
     today = local_today(review_settings.tz, now)

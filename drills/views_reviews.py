@@ -25,8 +25,8 @@ from .models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from .presentation import problem_facts, statement
 from .progress import progress_for
 from .reviewing import card_of, is_problem, problem_for, record_open_review, record_problem_review
-from .scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_forecast, due_queue, local_today,
-                         rating_for_rubric, retention_on_day, time_box_of)
+from .scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
+                         local_today, rating_for_rubric, retention_on_day, time_box_of)
 
 FORECAST_DAYS = 7
 
@@ -106,7 +106,7 @@ def card(request: HttpRequest, pk: int) -> HttpResponse:
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
     return _show(request, _own_card(request, pk), review_settings, now,
-                 len(due_queue(request.user, now, review_settings)))
+                 due_count(request.user, now, review_settings))
 
 
 @login_required
@@ -122,12 +122,12 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
     stage = "revealed" if form.is_valid() else "answer"
     if stage == "revealed":
         form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
-    left = len(due_queue(request.user, now, review_settings))
     if request.htmx:
-        context = {**_sidebar(request.user, review_settings, now, left),
-                   **_card_context(request, current, now, form=form, stage=stage)}
+        # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered.
+        context = _card_context(request, current, now, form=form, stage=stage)
         return _render(request, "reviews/review.html#card", context, review_settings)
-    return _show(request, current, review_settings, now, left, form=form, stage=stage)
+    return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
+                 form=form, stage=stage)
 
 
 @login_required
@@ -136,7 +136,8 @@ def suggest(request: HttpRequest, pk: int) -> HttpResponse:
     """The rating buttons with the rubric's suggestion for the points ticked (htmx)."""
     current = _own_card(request, pk)
     total = len(current.item.rubric or ())
-    ticked = {int(value) for value in request.POST.getlist("ticked") if value.isdigit() and int(value) < total}
+    # isdecimal, not isdigit: "²" is a digit that int() refuses.
+    ticked = {int(value) for value in request.POST.getlist("ticked") if value.isdecimal() and int(value) < total}
     suggested = rating_for_rubric(len(ticked), total)
     review_settings = ReviewSettings.for_user(request.user)
     return _render(request, "reviews/review.html#ratings", {
@@ -151,10 +152,14 @@ def rate(request: HttpRequest, pk: int) -> HttpResponse:
     """Record the self-rated review of an open question, once, and go to the next card."""
     now = timezone.now()
     current = _own_card(request, pk)
+    if is_problem(current.item):
+        # A problem template is rated by the rule after grading (answer), never by hand: a rating posted
+        # for one (a stale tab, a forged form) would otherwise re-render a problem card with the rating form.
+        return redirect("reviews:card", pk=current.pk)
     form = RateForm(len(current.item.rubric or ()), request.POST)
     if not form.is_valid():
         review_settings = ReviewSettings.for_user(request.user)
-        return _show(request, current, review_settings, now, len(due_queue(request.user, now, review_settings)),
+        return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
                      form=form, stage="revealed" if "version" in form.cleaned_data else "answer")
     data = form.cleaned_data
     outcome = record_open_review(request.user, current.pk, data["version"], form.chosen_rating(),
@@ -181,7 +186,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     form = AnswerForm(problem.solve().specs, request.POST)
     if not form.is_valid() or version < 0:
         review_settings = ReviewSettings.for_user(request.user)
-        return _show(request, current, review_settings, now, len(due_queue(request.user, now, review_settings)),
+        return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
                      form=form)
     outcome = record_problem_review(request.user, current.pk, version, form.answers(),
                                     started_at=read_start(form.cleaned_data.get("started")), now=now)
@@ -212,7 +217,7 @@ def result(request: HttpRequest, pk: int) -> HttpResponse:
     log = get_object_or_404(ReviewLog.objects.select_related("problem", "attempt", "item"), pk=pk, user=request.user)
     review_settings = ReviewSettings.for_user(request.user)
     now = timezone.now()
-    context = {"log": log, "rating_rule": RATING_RULE, "left": len(due_queue(request.user, now, review_settings)),
+    context = {"log": log, "rating_rule": RATING_RULE, "left": due_count(request.user, now, review_settings),
                "seconds": log.duration_ms / 1000 if log.duration_ms is not None else None}
     if log.problem is not None:
         solution = log.problem.solve()

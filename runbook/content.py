@@ -352,7 +352,6 @@ def plain_text(markdown: str) -> str:
     return re.sub(r"\n\s*\n+", "\n", text).strip()
 
 
-@lru_cache(maxsize=1)
 @functools.lru_cache(maxsize=1)
 def engine_version() -> str:
     """A digest of what the numbers depend on: the catalog, the engine's source, the figures, the
@@ -379,15 +378,26 @@ def _cache_key(kind: str, *parts: str) -> str:
 
 
 def render_cached(markdown: str) -> Rendered:
-    """:func:`render_markdown` (no glossary links) through the cache, keyed by the text."""
+    """:func:`render_markdown` (no glossary links) through the cache, keyed by the text.
+
+    Two levels: this process's memory first, then the shared cache. A page shows a
+    field per question (prompt, model answer, each rubric point), so one Redis round
+    trip per field would cost a chapter dozens of them; the rendering of a given
+    text never changes within a process (:func:`engine_version` is read once).
+    """
+    html, toc = _render_cached_pairs(markdown)
+    return Rendered(html, [Heading(*pair) for pair in toc])
+
+
+@lru_cache(maxsize=4096)
+def _render_cached_pairs(markdown: str) -> tuple[str, tuple[tuple[str, str], ...]]:
     cache_key = _cache_key("md", markdown)
     stored = cache.get(cache_key)
-    if stored is not None:
-        return Rendered(stored["html"], [Heading(*pair) for pair in stored["toc"]])
-    rendered = render_markdown(markdown)
-    cache.set(cache_key, {"html": rendered.html, "toc": [(h.anchor, h.title) for h in rendered.toc]},
-              CACHE_TIMEOUT)
-    return rendered
+    if stored is None:
+        rendered = render_markdown(markdown)
+        stored = {"html": rendered.html, "toc": [(h.anchor, h.title) for h in rendered.toc]}
+        cache.set(cache_key, stored, CACHE_TIMEOUT)
+    return stored["html"], tuple(tuple(pair) for pair in stored["toc"])
 
 
 def strip_paragraph(html: str) -> str:

@@ -44,3 +44,10 @@ def test_port_and_web_concurrency_come_from_the_environment(monkeypatch):
     assert conf["bind"] == ["0.0.0.0:9123"]
     assert conf["workers"] == 4
     assert conf["timeout"] == 60
+
+
+def test_the_application_is_preloaded_unless_turned_off(monkeypatch):
+    monkeypatch.delenv("GUNICORN_PRELOAD", raising=False)
+    assert load(monkeypatch)["preload_app"] is True
+    assert load(monkeypatch, GUNICORN_PRELOAD="false")["preload_app"] is False
+    assert load(monkeypatch, GUNICORN_PRELOAD="1")["preload_app"] is True

@@ -223,7 +223,7 @@ def test_bandit_finds_no_high_severity_issue():
         pytest.skip("bandit is not installed (pip install -e '.[dev]')")
     base = Path(__file__).resolve().parent.parent
     result = subprocess.run(  # nosec B603 - fixed argument list, no shell
-        [str(bandit), "-r", "calculators", "drills", "runbook", "coaching", "api", "config", "accounts",
+        [str(bandit), "-r", "calculators", "drills", "runbook", "coaching", "api", "config", "accounts", "outbox",
          "-lll", "-q", "-f", "json"],
         cwd=base, capture_output=True, text=True, timeout=300)
 

@@ -141,8 +141,9 @@ class TestEnvironmentParsing:
         cache = load_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:6379/1")["CACHES"]["default"]
 
         assert cache == {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.RedisCache",  # Django's, answering "not cached" while Redis is down
             "LOCATION": "redis://127.0.0.1:6379/1",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
 
     def test_cache_url_wins_over_redis_url(self, monkeypatch):

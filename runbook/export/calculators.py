@@ -149,7 +149,7 @@ class FormulaTable:
 
     def expression(self, family: str, key: str, expr: sympy.Expr) -> str:
         """The id of a given-number expression over the family's typed inputs (arguments by name)."""
-        name = f"g_{family}_{key}_{hashlib.sha1(sympy.srepr(expr).encode()).hexdigest()[:8]}"
+        name = f"g_{family}_{key}_{hashlib.sha256(sympy.srepr(expr).encode()).hexdigest()[:8]}"
         if name not in self.functions:
             args = tuple(sorted(s.name for s in expr.free_symbols))
             self.functions[name] = _js_code(expr, args)

@@ -33,7 +33,8 @@ def _grow(world, h, n: int) -> None:
         record_open_review(person, card.pk, card.version, None, answer="x", ticked=[0], now=world.T0)
 
 
-@pytest.mark.parametrize("url_name", ["coaching:dashboard", "coaching:cohort", "coaching:assignment"])
+@pytest.mark.parametrize("url_name", ["coaching:dashboard", "coaching:dashboard_tables", "coaching:cohort",
+                                      "coaching:assignment"])
 def test_it_keeps_the_dashboard_queries_bounded_for_100_candidates(client, world, h, url_name,
                                                                     django_assert_max_num_queries):
     _grow(world, h, 100)

@@ -1,0 +1,24 @@
+"""The coach tables' rows are built as HTML in Python (for speed): every text, URL and class is escaped."""
+
+from coaching.dashboard import Cell, Table, url_maker
+
+
+def test_rows_are_escaped_and_linked():
+    table = Table("t", "T", ["A", "B"], [
+        [Cell('<script>alert("x")</script>', "/coach/candidates/1/?a=1&b='2'"), Cell("5 & 6", css='x" onclick="y')],
+        [Cell("plain"), Cell("")],
+    ])
+
+    assert str(table.body_html()) == (
+        '<tr><td class=""><a href="/coach/candidates/1/?a=1&amp;b=&#x27;2&#x27;">'
+        '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</a></td>'
+        '<td class="x&quot; onclick=&quot;y">5 &amp; 6</td></tr>'
+        '<tr><td class="">plain</td><td class=""></td></tr>')
+
+
+def test_url_maker_gives_what_reverse_gives():
+    from django.urls import reverse
+
+    candidate = url_maker("coaching:candidate")
+    assert [candidate(pk) for pk in (1, 42, 987654321)] == [
+        reverse("coaching:candidate", args=[pk]) for pk in (1, 42, 987654321)]

@@ -1,0 +1,168 @@
+"""Database queries per page are bounded, and the coach dashboard's do not grow with the cohort (no N+1).
+
+Every page is requested with the real content (``load_content`` of ``fixtures/``) and a cold cache, so the
+bound covers the worst case: the first request after a deploy. The bounds carry a little headroom over what
+the pages issue today (measured on SQLite and PostgreSQL); a view that starts querying per row blows through
+them at once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.cache import cache
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from coaching import services
+from coaching.models import Membership, QuestionSet
+from drills.bank_templates import sync_problem_templates
+from drills.generation import create_problem
+from drills.grading import grade_problem, save_attempt
+from drills.models import BankItem, Card, ProblemInstance
+from drills.reviewing import record_open_review
+from drills.scheduling import add_to_deck
+from runbook.loading import load_content
+from runbook.models import Chapter
+
+pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(settings.BASE_DIR) / "fixtures"
+# Per coach page: what it issues today (17, 20, 13 queries) plus one; the same for 10 and for 100 candidates.
+COACH_BOUNDS = {"dashboard": 18, "cohort": 21, "assignment": 14}
+
+
+def _user(username: str, group: str):
+    user = get_user_model().objects.create_user(username, f"{username}@example.com", "pw-query-counts-1")
+    user.groups.add(Group.objects.get_or_create(name=group)[0])
+    return user
+
+
+@pytest.fixture
+def content(db):
+    """The repository's content (chapters, bank, problem templates) loaded, and the cache emptied."""
+    load_content(FIXTURES)
+    sync_problem_templates()  # what `manage.py load_content` does after loading (runbook.signals)
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def _count(client: Client, method: str, path: str, data=None, **headers) -> tuple[int, int]:
+    """Request ``path``; return (status code, number of queries)."""
+    with CaptureQueriesContext(connection) as captured:
+        response = getattr(client, method)(path, data, headers=headers) if data is not None \
+            else getattr(client, method)(path, headers=headers)
+    return response.status_code, len(captured.captured_queries)
+
+
+def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, client, django_assert_max_num_queries):
+    chapter = Chapter.objects.order_by("number").filter(number=6).first()
+    user = _user("reader", "candidate")
+    anonymous, member = Client(), Client()
+    member.force_login(user)
+    pages = [
+        ("home, anonymous", anonymous, "/", {}, 1),
+        ("home, signed in", member, "/", {}, 5),
+        ("chapter", member, chapter.get_absolute_url(), {}, 12),
+        ("bank", member, "/bank/", {}, 11),
+        ("calculator page", member, "/calculators/ladder/", {}, 5),
+        ("calculator recompute", member, "/calculators/ladder/?context=16384&gpu=a100-sxm4-80gb",
+         {"HX-Request": "true"}, 4),
+    ]
+    for label, who, path, headers, bound in pages:
+        with django_assert_max_num_queries(bound):
+            response = who.get(path, headers=headers)
+        assert response.status_code == 200, label
+    # The calculator touches no model: only the signed-in middleware's session, user and time zone rows.
+    status, queries = _count(member, "get", "/calculators/ladder/?context=4096", HX_Request="true")
+    assert (status, queries) == (200, 3)
+
+
+def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_queries):
+    user = _user("cand", "candidate")
+    client = Client()
+    client.force_login(user)
+    problem = create_problem("ladder", seed=7, user=user)
+    answers = {step.key: repr(step.value) for step in problem.solve().steps}
+    open_items = list(BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk")[:30])
+    template = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    add_to_deck(user, [*open_items, template], now=timezone.now() - timedelta(hours=1))
+    open_card = Card.objects.get(user=user, item=open_items[0])
+    problem_card = Card.objects.get(user=user, item=template)
+
+    with django_assert_max_num_queries(6):
+        assert client.get(problem.get_absolute_url()).status_code == 200
+    with django_assert_max_num_queries(9):  # the attempt and its steps are two inserts whatever the step count
+        response = client.post(problem.get_absolute_url(), {**answers, "started": ""}, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
+    with django_assert_max_num_queries(12):  # 31 cards due: the queue and the forecast are one query each
+        assert client.get("/review/").status_code == 200
+    with django_assert_max_num_queries(6):  # the card alone: no queue, forecast nor counts behind it
+        response = client.post(f"/review/card/{open_card.pk}/reveal/",
+                               {"version": open_card.version, "answer": "Fewer KV heads.", "started": ""},
+                               headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    assert b'id="review-card"' in response.content and b"<html" not in response.content  # the card fragment
+    assert client.get(f"/review/card/{problem_card.pk}/").status_code == 200  # draws the variant
+    problem_card.refresh_from_db()
+    variant = problem_card.pending_problem
+    typed = {step.key: repr(step.value) for step in variant.solve().steps}
+    with django_assert_max_num_queries(21):  # grade, attempt + steps, review log, card update under a row lock
+        response = client.post(f"/review/card/{problem_card.pk}/answer/",
+                               {**typed, "version": problem_card.version, "started": ""})
+    assert response.status_code == 302 and "/review/result/" in response["Location"]
+    with django_assert_max_num_queries(15):  # the first visit writes the preset round templates
+        assert client.get("/rounds/").status_code == 200
+    with django_assert_max_num_queries(6):
+        assert client.get("/assignments/").status_code == 200
+
+
+def _cohort(size: int):
+    """A coach with a cohort of ``size`` candidates, an assigned set, and a tenth of them with work done."""
+    coach = _user(f"coach{size}", "coach")
+    people = [_user(f"c{size}-{i:03d}", "candidate") for i in range(size)]
+    cohort = services.create_cohort(coach, f"Cohort {size}")
+    Membership.objects.bulk_create([Membership(cohort=cohort, candidate=p) for p in people])
+    question = BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk").first()
+    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    question_set = QuestionSet.objects.create(coach=coach, title=f"Set {size}", instructions="Go.")
+    services.add_entry(question_set, item=question)
+    entry = services.add_entry(question_set, item=ladder, fixed_inputs={"model": "llama-3.1-70b"})
+    now = timezone.now()
+    assignment = services.assign(question_set, coach, cohort=cohort, due_at=now + timedelta(days=2))
+    for person in people[::10]:
+        url = services.start_entry(assignment, person, entry, now=now)
+        problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
+        save_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
+        add_to_deck(person, [question], now=now)
+        card = Card.objects.get(user=person, item=question)
+        record_open_review(person, card.pk, card.version, None, answer="x", ticked=[0], now=now)
+    return coach, people, cohort, assignment
+
+
+def test_the_coach_dashboard_issues_as_many_queries_for_100_candidates_as_for_10(content,
+                                                                                django_capture_on_commit_callbacks):
+    counts = {}
+    for size in (10, 100):
+        coach, people, cohort, assignment = _cohort(size)
+        client = Client()
+        client.force_login(coach)
+        for name, path in [("dashboard", "/coach/"), ("cohort", f"/coach/cohorts/{cohort.pk}/"),
+                           ("assignment", f"/coach/assignments/{assignment.pk}/")]:
+            with CaptureQueriesContext(connection) as captured:
+                response = client.get(path)
+            assert response.status_code == 200
+            assert people[-1].username in response.content.decode()
+            counts[(name, size)] = len(captured.captured_queries)
+    for name, bound in COACH_BOUNDS.items():
+        assert counts[(name, 10)] == counts[(name, 100)], (name, counts)
+        assert counts[(name, 100)] <= bound, (name, counts)
