@@ -208,7 +208,8 @@ class TestProblemVariants:
         add_to_deck(candidate, [bank["kv"]], now=h.T0)
         card = Card.objects.get(user=candidate)
         problem = problem_for(card)
-        answers = {key: "1" for key in h.answers(problem)}  # every step wrong
+        # Every step wrong whatever variant the card's pk draws ("1" is right where a step's value is 1).
+        answers = {step.key: repr(step.value * 1000 + 7) for step in problem.solve().steps}
         outcome = record_problem_review(candidate, card.pk, 0, answers, now=h.T0)
         assert outcome.log.grade == 0 and outcome.log.rating == 1  # Again
         assert ProblemInstance.objects.filter(pk=problem.pk).exists()
