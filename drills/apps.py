@@ -10,8 +10,11 @@ class DrillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
         from runbook.signals import content_loaded
 
         from .bank_templates import on_content_loaded
+        from .middleware import remember_time_zone_at_login
 
         content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")
+        user_logged_in.connect(remember_time_zone_at_login, dispatch_uid="drills.time_zone_at_login")

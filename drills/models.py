@@ -9,6 +9,8 @@ step, the parsed value, the verdict and the time taken.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -52,17 +54,44 @@ class ProblemInstance(models.Model):
         """The right answers, computed from the stored inputs and catalog snapshot.
 
         Kept on the instance for as long as its family, inputs and snapshot are
-        unchanged: a graded submission used to run the procedure twice, once for
-        the form's steps and once for the grader. Treat the result as read-only.
+        unchanged (a graded submission used to run the procedure twice, once for
+        the form's steps and once for the grader), and in this process for the
+        last :data:`SOLVED_MEMO_SIZE` problems: every submission and every view
+        of a problem used to run the procedure (and format its worked
+        substitutions) again for the same numbers. Treat the result as read-only.
         """
         key = (self.family, repr(self.inputs), repr(self.snapshot))
         memo = self.__dict__.get("_solved")
         if memo is not None and memo[0] == key:
             return memo[1]
-        catalog = catalog_from_entries(self.snapshot.get("models", []), self.snapshot.get("gpus", []))
-        result = self.family_info.run(dict(self.inputs), catalog)
+        result = _solve(_Solvable(key, self.family, self.inputs, self.snapshot))
         self.__dict__["_solved"] = (key, result)
         return result
+
+
+# How many solved problems each process keeps (a Result is a few kB: 256 of them is under a megabyte).
+SOLVED_MEMO_SIZE = 256
+
+
+class _Solvable:
+    """A problem's family, inputs and snapshot, hashed and compared by their ``repr`` (dicts are unhashable)."""
+
+    __slots__ = ("key", "family", "inputs", "snapshot")
+
+    def __init__(self, key, family, inputs, snapshot):
+        self.key, self.family, self.inputs, self.snapshot = key, family, inputs, snapshot
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Solvable) and self.key == other.key
+
+
+@lru_cache(maxsize=SOLVED_MEMO_SIZE)
+def _solve(problem: _Solvable) -> Result:
+    catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+    return FAMILIES[problem.family].run(dict(problem.inputs), catalog)
 
 
 class Attempt(models.Model):

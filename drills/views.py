@@ -69,9 +69,11 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     ]
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
-        "attempt": attempt, "statement": statement(instance, solution), "facts": problem_facts(instance),
-        "solution": solution,
+        "attempt": attempt, "solution": solution,
     }
-    template = "drills/problem.html#answers" if request.htmx and request.method == "POST" else "drills/problem.html"
-    return render(request, template, context)
+    if request.htmx and request.method == "POST":
+        # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
+        return render(request, "drills/problem.html#answers", context)
+    context.update(statement=statement(instance, solution), facts=problem_facts(instance))
+    return render(request, "drills/problem.html", context)
 

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from .exports import deck_csv, history_csv
 from .forms import AnswerForm, read_start, sign_start
 from .forms_reviews import OpenAnswerForm, RateForm, ReviewSettingsForm
+from .middleware import remember_time_zone
 from .models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from .presentation import problem_facts, statement
 from .progress import progress_for
@@ -114,7 +115,6 @@ def card(request: HttpRequest, pk: int) -> HttpResponse:
 def reveal(request: HttpRequest, pk: int) -> HttpResponse:
     """An open question's model answer and rubric, once the candidate has answered."""
     now = timezone.now()
-    review_settings = ReviewSettings.for_user(request.user)
     current = _own_card(request, pk)
     if is_problem(current.item):
         return redirect("reviews:card", pk=current.pk)
@@ -123,9 +123,12 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
     if stage == "revealed":
         form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
     if request.htmx:
-        # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered.
-        context = _card_context(request, current, now, form=form, stage=stage)
-        return _render(request, "reviews/review.html#card", context, review_settings)
+        # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered,
+        # and it shows no setting, so the settings row is not read (the middleware has already activated the
+        # candidate's time zone, the one _render would).
+        return render(request, "reviews/review.html#card",
+                      _card_context(request, current, now, form=form, stage=stage))
+    review_settings = ReviewSettings.for_user(request.user)
     return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
                  form=form, stage=stage)
 
@@ -237,6 +240,8 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         form = ReviewSettingsForm(request.POST, instance=row)
         if form.is_valid():
             form.save()
+            # The middleware keeps the zone in the session: this session shows the new one from the next page.
+            remember_time_zone(request, row.time_zone)
             messages.success(request, "Settings saved.")
             return redirect("reviews:settings")
     else:

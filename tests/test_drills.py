@@ -19,12 +19,14 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django import forms
 from django.core import signing
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
 from calculators.engine.catalog import default_catalog, gpu_from_entry
 from calculators.engine.procedures import FAMILIES
-from drills.forms import sign_start
+from drills.forms import AnswerForm, DirectHiddenInput, DirectTextInput, sign_start
 from drills.generation import GENERATOR_VERSION, generate_inputs
 from drills.models import Attempt, ProblemInstance, StepAnswer
 
@@ -636,3 +638,59 @@ class TestEveryCatalogEntryRenders:
         assert shown.status_code == graded.status_code == 200
         assert raw_entry("gpus", gpu)["name"] in page_text(shown)
         assert len(verdict_classes(graded)) == 8
+
+
+# --- rendering and solving once -----------------------------------------------------------------------------
+
+
+BOX_ATTRS = {"autocomplete": "off", "spellcheck": "false", "inputmode": "text", "class": "form-control answer-input",
+             "required": True, "disabled": False, "data-unset": None, "title": 'a "quoted" <title> & more'}
+
+
+class TestDirectInputs:
+    @pytest.mark.parametrize("value", [None, "", "52 GB", '2*32 "<b>" & 8', mark_safe("<i>"), 0, 3.5])
+    def test_a_direct_text_box_is_byte_for_byte_djangos(self, value):
+        attrs = {"id": "id_users_paged"}
+        direct = DirectTextInput(BOX_ATTRS).render("users_paged", value, attrs)
+        assert direct == forms.TextInput(BOX_ATTRS).render("users_paged", value, attrs)
+        if value == "52 GB":
+            assert direct == ('<input type="text" name="users_paged" value="52 GB" autocomplete="off" '
+                              'spellcheck="false" inputmode="text" class="form-control answer-input" required '
+                              'data-unset="None" title="a &quot;quoted&quot; &lt;title&gt; &amp; more" '
+                              'id="id_users_paged">')
+
+    @pytest.mark.parametrize("value", [None, "", "eyJzdGFydCI6MX0:1tAbC:sig"])
+    def test_a_direct_hidden_input_is_byte_for_byte_djangos(self, value):
+        assert DirectHiddenInput().render("started", value) == forms.HiddenInput().render("started", value)
+
+    def test_the_answer_boxes_with_an_error_are_byte_for_byte_djangos(self):
+        form = AnswerForm(FAMILIES["ladder"].run({}).specs, {"card_gib": "9" * 10_001, "usable_gib": "71.68"})
+        assert not form.is_valid()  # the over-long answer is an error: Django adds aria-invalid to its box
+        djangos = {DirectTextInput: forms.TextInput, DirectHiddenInput: forms.HiddenInput}
+
+        for key in ("started", "card_gib", "usable_gib", "users_paged"):
+            field = form[key]
+            through_templates = djangos[type(field.field.widget)](field.field.widget.attrs)
+            assert str(field) == field.as_widget(widget=through_templates)
+        assert 'aria-invalid="true"' in str(form["card_gib"]) and "aria-invalid" not in str(form["usable_gib"])
+
+
+@pytest.mark.django_db
+class TestSolvedOnce:
+    def test_the_same_problem_loaded_twice_is_solved_once_in_the_process(self):
+        problem = make_problem()
+
+        first = ProblemInstance.objects.get(pk=problem.pk).solve()
+        again = ProblemInstance.objects.get(pk=problem.pk).solve()
+
+        assert again is first
+        assert (first.values["users_worst_case"], first.values["users_paged"]) == (53, 191)
+
+    def test_other_numbers_are_solved_afresh(self):
+        reference = make_problem()
+        # Half the context: 0.50 GiB per user, ⌊53.73 / 0.5⌋ = 107 users worst case (paged is unchanged).
+        shorter = make_problem(inputs={**REFERENCE_INPUTS, "context": 4096}, seed=1)
+
+        assert shorter.solve() is not reference.solve()
+        assert shorter.solve().values["users_worst_case"] == 107
+        assert reference.solve().values["users_worst_case"] == 53

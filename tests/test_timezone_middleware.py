@@ -1,11 +1,14 @@
 """Dates and times show in the candidate's own time zone."""
 
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.backends.db import SessionStore
+from django.db import connection
 from django.http import HttpResponse
 from django.test import RequestFactory
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from drills.middleware import UserTimezoneMiddleware
+from drills.middleware import SESSION_ZONE_KEY, UserTimezoneMiddleware
 from drills.models import ReviewSettings
 
 
@@ -30,3 +33,57 @@ def test_the_zone_does_not_leak_into_the_next_request(candidate):
     ReviewSettings.objects.create(user=candidate, time_zone="America/New_York")
     _zone_seen_by_a_view(candidate)
     assert timezone.get_current_timezone_name() == "UTC"
+
+
+# --- the zone kept in the session ----------------------------------------------------------------------------
+
+
+def _zone_and_queries(user, session):
+    """The zone a view sees for ``user`` with ``session``, and the queries the middleware issued for it."""
+    request = RequestFactory().get("/")
+    request.user, request.session = user, session
+    middleware = UserTimezoneMiddleware(lambda request: HttpResponse(timezone.get_current_timezone_name()))
+    with CaptureQueriesContext(connection) as queries:
+        zone = middleware(request).content.decode()
+    return zone, [query["sql"] for query in queries.captured_queries]
+
+
+def test_the_zone_is_read_at_login_and_no_request_after_queries_it(client, candidate):
+    ReviewSettings.objects.create(user=candidate, time_zone="Asia/Tokyo")
+    client.force_login(candidate)  # sends user_logged_in, as the login form does
+
+    session = client.session  # loaded here, as SessionMiddleware's would be before the middleware runs
+    assert session[SESSION_ZONE_KEY] == [candidate.pk, "Asia/Tokyo"]
+    assert _zone_and_queries(candidate, session) == ("Asia/Tokyo", [])
+
+
+def test_a_new_zone_saved_on_the_settings_page_shows_from_the_next_request(client, candidate):
+    ReviewSettings.objects.create(user=candidate, time_zone="Asia/Tokyo")
+    client.force_login(candidate)
+
+    saved = client.post("/review/settings/", {"time_zone": "America/New_York", "desired_retention": "0.9"})
+
+    assert saved.status_code == 302
+    session = client.session
+    assert session[SESSION_ZONE_KEY] == [candidate.pk, "America/New_York"]
+    assert _zone_and_queries(candidate, session) == ("America/New_York", [])
+
+
+def test_a_session_without_the_zone_reads_it_once_and_keeps_it(candidate):
+    ReviewSettings.objects.create(user=candidate, time_zone="Europe/Paris")
+    session = SessionStore()  # a session opened before the zone was kept in it
+
+    zone, queries = _zone_and_queries(candidate, session)
+
+    assert zone == "Europe/Paris" and len(queries) == 1 and "drills_reviewsettings" in queries[0]
+    assert session[SESSION_ZONE_KEY] == (candidate.pk, "Europe/Paris")
+    assert _zone_and_queries(candidate, session) == ("Europe/Paris", [])
+
+
+def test_a_zone_kept_for_another_user_is_not_shown(candidate, coach):
+    ReviewSettings.objects.create(user=coach, time_zone="Asia/Tokyo")
+    session = SessionStore()
+    session[SESSION_ZONE_KEY] = [coach.pk, "Asia/Tokyo"]
+
+    assert _zone_and_queries(candidate, session)[0] == "UTC"  # the candidate has no settings
+    assert session[SESSION_ZONE_KEY] == (candidate.pk, "")

@@ -208,8 +208,9 @@ class TestProblemVariants:
         add_to_deck(candidate, [bank["kv"]], now=h.T0)
         card = Card.objects.get(user=candidate)
         problem = problem_for(card)
-        # Every step wrong whatever variant the card's pk draws ("1" is right where a step's value is 1).
-        answers = {step.key: repr(step.value * 1000 + 7) for step in problem.solve().steps}
+        # Every step wrong whatever variant the card's pk draws: "1" is right where a step's value is 1, and
+        # consistent wrong answers earn carried_forward credit; one huge number for every step is neither.
+        answers = {key: "7777777" for key in h.answers(problem)}
         outcome = record_problem_review(candidate, card.pk, 0, answers, now=h.T0)
         assert outcome.log.grade == 0 and outcome.log.rating == 1  # Again
         assert ProblemInstance.objects.filter(pk=problem.pk).exists()
