@@ -379,8 +379,8 @@
         " at the context limit.";
     }
     where = degree === null
-      ? "Even " + program.extras.tp_degrees[program.extras.tp_degrees.length - 1] + " × " + gpu + " cannot serve one user."
-      : "The smallest tensor-parallel degree that serves at least one user is " + degree + " × " + gpu + ".";
+      ? "Even " + program.extras.tp_degrees[program.extras.tp_degrees.length - 1] + " × " + gpu + " cannot serve one user at the context limit."
+      : "The smallest tensor-parallel degree that serves at least one user at the context limit is " + degree + " × " + gpu + ".";
     report.alert = what + " " + where;
   }
 

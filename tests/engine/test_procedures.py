@@ -187,7 +187,7 @@ def test_llama_405b_at_bf16_needs_more_than_a_node_of_h100s():
     # 405,853,388,800 × 2 B = 755.96 GiB > 8 × 71.68 − 8 × 3 = 549.46 GiB.
     assert result.values["weights_gib"] == approx(2 * 405_853_388_800 / GIB)
     assert result.extra["min_tp_degree"] is None
-    assert "Even 8 × H100 SXM5 80GB cannot serve one user" in result.notes[0]
+    assert "Even 8 × H100 SXM5 80GB cannot serve one user at the context limit" in result.notes[0]
 
 
 # --- replicas of several cards ------------------------------------------------------------------
@@ -566,3 +566,15 @@ def test_weights_below_one_bit_are_rejected():
     with pytest.raises(InputError) as info:
         FAMILIES["ladder"].run({"weights_bits": 1e-300})
     assert info.value.field == "weights_bits"
+
+
+def test_ladder_warns_when_the_context_is_beyond_the_models_window():
+    """Llama-3.1-8B's config says max_position_embeddings = 131,072: 200,000 tokens earns a note, 131,072 none."""
+    from calculators.engine.catalog import default_catalog
+    from calculators.engine.procedures import FAMILIES
+
+    ladder = FAMILIES["ladder"]
+    beyond = ladder.run({"context": 200_000}, default_catalog())
+    assert any("beyond the model's own window (max_position_embeddings = 131,072)" in note for note in beyond.notes)
+    at_limit = ladder.run({"context": 131_072}, default_catalog())
+    assert not any("beyond the model's own window" in note for note in at_limit.notes)

@@ -107,6 +107,11 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
                      f"limit; no conversation can outgrow the limit, so the paged count uses "
                      f"{inputs['context']:,} tokens.")
+    window = cfg.max_position_embeddings
+    if window and inputs["context"] > window:
+        # The arithmetic still holds for the memory; the model was not trained to attend that far.
+        notes.append(f"The context limit ({inputs['context']:,} tokens) is beyond the model's own window "
+                     f"(max_position_embeddings = {window:,}); the memory figures hold, the quality would not.")
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
@@ -137,9 +142,10 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
                     f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
         if degree is None:
-            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user."
+            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user at the context limit."
         else:
-            where = f"The smallest tensor-parallel degree that serves at least one user is {degree} × {gpu.name}."
+            where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
+                     f"is {degree} × {gpu.name}.")
         notes.insert(0, f"{what} {where}")
     return run("ladder", inputs, specs, given, notes, extra)
 
