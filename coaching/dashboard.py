@@ -140,12 +140,33 @@ def misconception_counts(user_ids, now: datetime) -> dict[int, list[dict]]:
     return out
 
 
-def retention(user_ids, now: datetime) -> dict[int, tuple[int, float | None]]:
-    """Per candidate: reviews of learned cards in the last 30 days, and the share recalled (not Again)."""
-    rows = (ReviewLog.objects.filter(user_id__in=user_ids, state_before=Card.REVIEW,
-                                     reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
-            .values("user_id").annotate(n=Count("pk"), kept=Count("pk", filter=Q(rating__gt=ReviewLog.AGAIN))))
-    return {row["user_id"]: (row["n"], row["kept"] / row["n"] if row["n"] else None) for row in rows}
+@dataclass(frozen=True)
+class ReviewActivity:
+    """One candidate's reviews in the last 30 days.
+
+    ``total`` counts every review (new, learning and learned cards); ``learned`` only the reviews of cards
+    already learned (FSRS state Review), the ones that measure retention, and ``retention`` is the share of
+    those recalled (rated above Again), ``None`` without any.
+    """
+
+    total: int = 0
+    learned: int = 0
+    retention: float | None = None
+
+
+def review_activity(user_ids, now: datetime) -> dict[int, ReviewActivity]:
+    """Per candidate, in one query: all reviews of the last 30 days, and the retention of learned cards.
+
+    Both numbers come from the same rows so the dashboard's query count does not grow with the cohort.
+    A candidate with no review at all is absent (callers default to ``ReviewActivity()``).
+    """
+    learned = Q(state_before=Card.REVIEW)
+    rows = (ReviewLog.objects.filter(user_id__in=user_ids, reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
+            .values("user_id").annotate(total=Count("pk"), learned=Count("pk", filter=learned),
+                                        kept=Count("pk", filter=learned & Q(rating__gt=ReviewLog.AGAIN))))
+    return {row["user_id"]: ReviewActivity(row["total"], row["learned"],
+                                           row["kept"] / row["learned"] if row["learned"] else None)
+            for row in rows}
 
 
 @dataclass
@@ -172,7 +193,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     pairs = _pairs(assignments, members_of, candidates)
     progress = services.progress_for(pairs, now)
     mistakes = misconception_counts(ids, now)
-    kept = retention(ids, now)
+    activity = review_activity(ids, now)
 
     candidate_url, assignment_url = url_maker("coaching:candidate"), url_maker("coaching:assignment")
     tables = []
@@ -200,7 +221,8 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
         tables.append(table)
 
     summary = Table("candidates", "Candidates", ["Candidate", "Assignments done", "Late", "Mean score",
-                                                 "Time on assignments", "Retention (30 days)", "Reviews (30 days)",
+                                                 "Time on assignments", f"Reviews ({RETENTION_DAYS} days)",
+                                                 f"Retention (learned cards, {RETENTION_DAYS} days)",
                                                  "Top misconceptions (last 14 days vs the 14 before)"])
     behind = []
     by_candidate = defaultdict(list)
@@ -212,13 +234,16 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
         late = sum(1 for p in rows if p.status == services.LATE)
         scores = [p.score for p in rows if p.score is not None]
         seconds = sum(p.seconds or 0 for p in rows)
-        n, share = kept.get(user.pk, (0, None))
+        reviews = activity.get(user.pk, ReviewActivity())
+        share = reviews.retention
         top = mistakes.get(user.pk, [])[:3]
         summary.rows.append([
             Cell(user.get_username(), candidate_url(user.pk)),
             Cell(f"{done}/{len(rows)}"), Cell(str(late), css="text-danger fw-semibold" if late else ""),
             Cell(pct(sum(scores) / len(scores)) if scores else ""), Cell(duration(seconds) if seconds else ""),
-            Cell(pct(share)), Cell(str(n)),
+            Cell(str(reviews.total)),
+            # The share alone can mislead (100 % of one review): say how many learned-card reviews it rests on.
+            Cell(f"{pct(share)} of {reviews.learned}" if share is not None else ""),
             Cell("; ".join(f"{m['name']} ×{m['total']} ({m['recent']} vs {m['before']}, {m['trend']})" for m in top)),
         ])
         reasons = []
@@ -228,7 +253,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
         if soon:
             reasons.append(f"{len(soon)} due within 48 h and not started")
         if share is not None and share < RETENTION_FLOOR:
-            reasons.append(f"retention {pct(share)}")
+            reasons.append(f"retention {pct(share)} on learned cards")
         if any(m["trend"] == "rising" for m in top):
             reasons.append("a misconception on the rise")
         if reasons:
@@ -316,8 +341,9 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
         answers.rows.append([Cell(f"{timezone.localtime(log.reviewed_at):%Y-%m-%d %H:%M}",
                                   reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
                              Cell(pct(log.grade)), Cell(log.get_rating_display())])
-    n, share = retention([candidate.pk], now).get(candidate.pk, (0, None))
-    work.note = f"Retention over the last {RETENTION_DAYS} days: {pct(share) or 'no reviews of learned cards yet'}" \
-                f"{f' ({n} reviews)' if n else ''}."
+    reviews = review_activity([candidate.pk], now).get(candidate.pk, ReviewActivity())
+    work.note = (f"Reviews in the last {RETENTION_DAYS} days: {reviews.total}. Retention of learned cards: "
+                 + (f"{pct(reviews.retention)} of {reviews.learned} reviews." if reviews.retention is not None
+                    else "no reviews of learned cards yet."))
     return [work, steps, mistakes, attempts, answers]
 

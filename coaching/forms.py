@@ -8,9 +8,10 @@ from django import forms
 from django.utils import timezone
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from drills.models import BankItem
+from drills.bank import item_title
+from drills.models import BankItem, RoundTemplate
 
-from .services import unknown_misconceptions
+from .services import CoachingError, parse_fixed_inputs, unknown_misconceptions
 
 
 def _lines(text: str) -> list[str]:
@@ -82,3 +83,95 @@ class AssignForm(forms.Form):
                                             for u in candidates])
         if not self.is_bound:
             self.initial.setdefault("due_at", (timezone.localtime() + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M"))
+
+
+# --- the three "add to the set" forms of the set page ---------------------------------------------
+
+
+class _LabelledChoiceField(forms.ModelChoiceField):
+    """A model choice whose option text comes from a function (the bank's one-line titles)."""
+
+    def __init__(self, *args, label_of, **kwargs):
+        self.label_of = label_of
+        super().__init__(*args, **kwargs)
+
+    def label_from_instance(self, obj) -> str:
+        return self.label_of(obj)
+
+
+class AddItemForm(forms.Form):
+    """Add one bank item (a question, a critique drill, a design prompt; the coach's own included)."""
+
+    item = _LabelledChoiceField(
+        queryset=BankItem.objects.none(), label="Bank item (yours included)", empty_label=None,
+        label_of=lambda item: f"[{item.kind}] {item_title(item, 80)}",
+        error_messages={"required": "Choose a bank item to add.",
+                        "invalid_choice": "That bank item does not exist or is not visible to you."},
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+
+    def __init__(self, user, *args, **kwargs):
+        kwargs.setdefault("auto_id", "add-%s")  # three forms on one page: ids must not clash
+        super().__init__(*args, **kwargs)
+        self.fields["item"].queryset = (BankItem.objects.visible_to(user).exclude(kind=BankItem.PROBLEM)
+                                        .order_by("kind", "slug"))
+
+
+class AddTemplateForm(forms.Form):
+    """Add a problem template, optionally with some inputs fixed (a JSON object checked by drawing once)."""
+
+    item = _LabelledChoiceField(
+        queryset=BankItem.objects.none(), label="Problem template", empty_label=None,
+        label_of=lambda item: f"{item.family} — {item_title(item, 80)}",
+        error_messages={"required": "Choose a problem template to add.",
+                        "invalid_choice": "That problem template does not exist or is not visible to you."},
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+    fixed_inputs = forms.CharField(
+        required=False, max_length=2_000, label="Fixed inputs (JSON, optional)",
+        widget=forms.TextInput(attrs={"class": "form-control form-control-sm",
+                                      "placeholder": '{"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}'}))
+
+    def __init__(self, user, *args, **kwargs):
+        kwargs.setdefault("auto_id", "add-template-%s")  # three forms on one page: ids must not clash
+        super().__init__(*args, **kwargs)
+        self.fields["item"].queryset = (BankItem.objects.visible_to(user).filter(kind=BankItem.PROBLEM)
+                                        .order_by("kind", "slug"))
+
+    def clean(self) -> dict:
+        """Check the fixed inputs against the chosen template's family (only once a template is chosen)."""
+        cleaned = super().clean()
+        item = cleaned.get("item")
+        if item is not None and "fixed_inputs" in cleaned:
+            try:
+                cleaned["fixed_inputs"] = parse_fixed_inputs(cleaned["fixed_inputs"], item.family)
+            except CoachingError as error:
+                self.add_error("fixed_inputs", str(error))
+        return cleaned
+
+
+class AddRoundForm(forms.Form):
+    """Add a round preset (built in, or one of the coach's own copies)."""
+
+    round = forms.ModelChoiceField(
+        queryset=RoundTemplate.objects.none(), label="Round preset", empty_label=None,
+        error_messages={"required": "Choose a round preset to add.",
+                        "invalid_choice": "That round preset does not exist or is not yours."},
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+
+    def __init__(self, user, *args, **kwargs):
+        kwargs.setdefault("auto_id", "add-%s")  # three forms on one page: ids must not clash
+        super().__init__(*args, **kwargs)
+        self.fields["round"].queryset = (RoundTemplate.objects.filter(owner__isnull=True)
+                                         | RoundTemplate.objects.filter(owner=user))
+
+
+def add_form_for(data, user):
+    """The add form a POST came from, bound: each of the page's three forms posts its own field names.
+
+    The template form is the only one with ``fixed_inputs`` (even when left empty), the round form the
+    only one with ``round``; anything else is the bank item form.
+    """
+    if "fixed_inputs" in data:
+        return AddTemplateForm(user, data)
+    if "round" in data:
+        return AddRoundForm(user, data)
+    return AddItemForm(user, data)

@@ -18,11 +18,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from drills.bank import item_title
-from drills.models import Attempt, BankItem, ReviewLog, RoundTemplate
+from drills.models import Attempt, BankItem, ReviewLog
 
 from . import dashboard, services
 from .access import can_see_candidate, candidates_of, coach_required, cohorts_of
-from .forms import AssignForm, QuestionForm, SetForm
+from .forms import (AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, QuestionForm, SetForm,
+                    add_form_for)
 from .models import Assignment, QuestionSet, SetEntry
 from .services import CoachingError
 
@@ -253,6 +254,25 @@ def set_new(request: HttpRequest) -> HttpResponse:
                                                   "form": form})
 
 
+def _set_page(request: HttpRequest, question_set: QuestionSet, form: SetForm | None = None,
+              bound_add_form=None, status: int = 200) -> HttpResponse:
+    """The set page; ``bound_add_form`` replaces its unbound twin so a rejected add keeps what was typed."""
+    from drills.rounds import sync_presets
+
+    sync_presets()
+    if form is None:
+        form = SetForm(initial={"title": question_set.title, "instructions": question_set.instructions})
+    add_forms = {"add_item": AddItemForm(request.user), "add_template": AddTemplateForm(request.user),
+                 "add_round": AddRoundForm(request.user)}
+    for name, unbound in add_forms.items():
+        if bound_add_form is not None and type(bound_add_form) is type(unbound):
+            add_forms[name] = bound_add_form
+    return render(request, "coaching/set.html", {
+        "set": question_set, "form": form, **add_forms,
+        "entries": question_set.entries.select_related("item", "round_template"),
+        "assignments": question_set.assignments.select_related("cohort", "candidate")}, status=status)
+
+
 @coach_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def set_page(request: HttpRequest, pk: int) -> HttpResponse:
@@ -263,48 +283,27 @@ def set_page(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         QuestionSet.objects.filter(pk=question_set.pk).update(updated_at=timezone.now(), **form.cleaned_data)
         return redirect(question_set)
-    from drills.rounds import sync_presets
-
-    sync_presets()
-    visible = BankItem.objects.visible_to(request.user).order_by("kind", "slug")
-    return render(request, "coaching/set.html", {
-        "set": question_set, "form": form,
-        "entries": question_set.entries.select_related("item", "round_template"),
-        "items": [(item, item_title(item, 80)) for item in visible.exclude(kind=BankItem.PROBLEM)],
-        "templates": [(item, item_title(item, 80)) for item in visible.filter(kind=BankItem.PROBLEM)],
-        "rounds": RoundTemplate.objects.filter(owner__isnull=True) | RoundTemplate.objects.filter(owner=request.user),
-        "assignments": question_set.assignments.select_related("cohort", "candidate")})
+    return _set_page(request, question_set, form=form)
 
 
 @coach_required
 @require_POST
 def set_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add a bank item, a problem template (with fixed inputs) or a round preset to the set.
+
+    A rejected add re-renders the set page with that form bound (status 400), so the chosen option and
+    the typed JSON stay and the error sits beside its field; a redirect would lose both.
+    """
     question_set = _own_set(request, pk)
-    round_id, item_id = _id_or_none(request.POST.get("round")), _id_or_none(request.POST.get("item"))
-    if round_id is None and item_id is None:
-        messages.error(request, "Choose a bank item or a round preset to add.")
-        return redirect(question_set)
-    try:
-        if round_id is not None:
-            template = get_object_or_404(RoundTemplate.objects.filter(owner__isnull=True) |
-                                         RoundTemplate.objects.filter(owner=request.user), pk=round_id)
-            services.add_entry(question_set, round_template=template)
-        else:
-            item = get_object_or_404(BankItem.objects.visible_to(request.user), pk=item_id)
-            fixed = (services.parse_fixed_inputs(request.POST.get("fixed_inputs", ""), item.family)
-                     if item.kind == BankItem.PROBLEM else {})
-            services.add_entry(question_set, item=item, fixed_inputs=fixed)
-    except CoachingError as error:
-        messages.error(request, str(error))
+    add_form = add_form_for(request.POST, request.user)
+    if not add_form.is_valid():
+        return _set_page(request, question_set, bound_add_form=add_form, status=400)
+    data = add_form.cleaned_data
+    if "round" in data:
+        services.add_entry(question_set, round_template=data["round"])
+    else:
+        services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {})
     return redirect(question_set)
-
-
-def _id_or_none(raw: str | None) -> int | None:
-    """A posted primary key, or ``None`` when it is missing or not a whole number."""
-    try:
-        return int(raw) if raw not in (None, "") else None
-    except ValueError:
-        return None
 
 
 def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:

@@ -36,6 +36,17 @@ def item_title(item: BankItem, length: int = 110) -> str:
     return text if len(text) <= length else text[: length - 1].rsplit(" ", 1)[0] + "…"
 
 
+def item_name(item: BankItem, length: int = 80) -> str:
+    """A short name for lists, breadcrumbs and buttons: "Capacity ladder", not the slug "ladder".
+
+    Like :func:`item_title` without the "a fresh problem each time" tail, which reads well in the bank but
+    is noise where the item is one row of a round or a log.
+    """
+    if item.kind == BankItem.PROBLEM and item.family in FAMILIES:
+        return FAMILIES[item.family].title
+    return item_title(item, length)
+
+
 class BankFilterForm(forms.Form):
     """The bank's filters (all optional); choices come from the published items."""
 

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from django import forms
 from django.core import signing
-from django.utils.html import format_html
+from django.utils.html import conditional_escape
 from django.utils.safestring import mark_safe
 
 STARTED_SALT = "drills.problem.started"
@@ -40,15 +40,17 @@ class DirectInputMixin:
 
     def _render(self, template_name, context, renderer=None):
         widget = context["widget"]
-        html = format_html('<input type="{}" name="{}"', widget["type"], widget["name"])
+        # conditional_escape is what {{ }} applies (already-safe values pass as they are).
+        parts = [f'<input type="{conditional_escape(widget["type"])}" name="{conditional_escape(widget["name"])}"']
         if widget["value"] is not None:
-            html += format_html(' value="{}"', widget["value"])
+            parts.append(f' value="{conditional_escape(widget["value"])}"')
         for name, value in widget["attrs"].items():
             if value is True:
-                html += format_html(" {}", name)
+                parts.append(f" {conditional_escape(name)}")
             elif value is not False:
-                html += format_html(' {}="{}"', name, value)
-        return mark_safe(html + ">")
+                parts.append(f' {conditional_escape(name)}="{conditional_escape(value)}"')
+        parts.append(">")
+        return mark_safe("".join(parts))
 
 
 class DirectTextInput(DirectInputMixin, forms.TextInput):

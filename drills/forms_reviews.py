@@ -7,7 +7,9 @@ from functools import lru_cache
 
 from django import forms
 
+from .forms import DirectHiddenInput
 from .models import ReviewLog, ReviewSettings
+from .scheduling import local_today
 
 RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [("auto", "From my ticks")]
 
@@ -15,8 +17,9 @@ RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [
 class OpenAnswerForm(forms.Form):
     """What the candidate answered before revealing the model answer."""
 
-    version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
-    started = forms.CharField(widget=forms.HiddenInput, required=False)
+    # Hidden inputs rendered without the template engine (byte for byte Django's: drills.forms.DirectInputMixin).
+    version = forms.IntegerField(widget=DirectHiddenInput, min_value=0)
+    started = forms.CharField(widget=DirectHiddenInput, required=False)
     answer = forms.CharField(required=False, max_length=20_000, label="Your answer",
                              widget=forms.Textarea(attrs={"rows": 7, "class": "form-control",
                                                           "placeholder": "Write it as you would say it: the numbers, "
@@ -53,6 +56,11 @@ def time_zone_choices() -> list[tuple[str, str]]:
     return [(name, name.replace("_", " ")) for name in names]
 
 
+@lru_cache(maxsize=1)
+def _zone_names() -> frozenset[str]:
+    return frozenset(name for name, _ in time_zone_choices())
+
+
 class ReviewSettingsForm(forms.ModelForm):
     class Meta:
         model = ReviewSettings
@@ -82,3 +90,23 @@ class ReviewSettingsForm(forms.ModelForm):
         if not 0.7 <= value <= 0.97:
             raise forms.ValidationError("Choose a retention between 0.70 and 0.97.")
         return value
+
+    def clean(self):
+        """Refuse an interview date before the candidate's today.
+
+        "Today" is in the time zone chosen on this same form (the saved one when the choice is invalid): an
+        interview already past would stop every forecast at once and show as a date with no year on /progress/.
+        """
+        data = super().clean()
+        interview = data.get("interview_date")
+        if interview is not None:
+            # Only a name from the list reaches ZoneInfo: the model's validator runs after clean(), and ZoneInfo
+            # fails in several ways (and reads files) on arbitrary text.
+            chosen = data.get("time_zone")
+            zone = zoneinfo.ZoneInfo(chosen) if chosen in _zone_names() else self.instance.tz
+            today = local_today(zone)
+            if interview < today:
+                self.add_error("interview_date", forms.ValidationError(
+                    "That day has passed: choose today (%(today)s) or a later day, or leave it empty if the "
+                    "interview is over.", code="past", params={"today": f"{today:%a} {today.day} {today:%b %Y}"}))
+        return data

@@ -8,6 +8,10 @@
   card and its version, so each review gets new numbers and a refresh shows the
   same ones); :func:`record_problem_review` grades the typed steps with the
   grader, stores the attempt and rates it by :func:`~drills.scheduling.rating_for_problem`.
+  A step the parser cannot read (``7O GiB``, ``65,5``) records nothing: it raises
+  :class:`UnreadableAnswers` with the parser's messages, so a typo is fixed and
+  sent again rather than costing a failed review. A blank step is not a typo: it
+  is graded as unanswered.
 
 Every submission names the card ``version`` it was shown. Under a row lock
 (``select_for_update`` on PostgreSQL; SQLite serialises writers) a version that
@@ -23,6 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+
+from calculators.engine.grader import Grade
 
 from .generation import create_problem
 from .grading import grade_problem, save_attempt
@@ -42,6 +48,26 @@ class Outcome:
     @property
     def duplicate(self) -> bool:
         return self.log is not None and not self.created
+
+
+class UnreadableAnswers(ValueError):
+    """Some typed steps of a problem review could not be read; nothing was recorded.
+
+    ``messages`` maps each such step's key to the parser's message (``Could not
+    read '7O GiB': 'O' is not a unit I know; …``), in step order.
+    """
+
+    def __init__(self, messages: dict[str, str]):
+        self.messages = messages
+        plural = "s" if len(messages) != 1 else ""
+        super().__init__(f"Nothing was recorded: {len(messages)} answer{plural} could not be read. "
+                         f"Fix the marked step{plural} and grade again.")
+
+
+def unreadable_steps(graded: Grade) -> dict[str, str]:
+    """Step key → parser message for every step typed but unreadable (a blank step is unanswered, not listed)."""
+    return {step.key: step.message for step in graded.steps
+            if step.verdict == "unreadable" and step.given.strip()}
 
 
 def problem_seed(card: Card) -> int:
@@ -127,7 +153,13 @@ def record_open_review(user, card_id: int, version: int, rating: int | None, *, 
 
 def record_problem_review(user, card_id: int, version: int, answers: dict[str, str], *,
                           started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
-    """Grade a template card's variant, store the attempt and record the review rated by the rule."""
+    """Grade a template card's variant, store the attempt and record the review rated by the rule.
+
+    Raises :class:`UnreadableAnswers` (and writes nothing: no attempt, no log,
+    the card's version and schedule unchanged) when a typed step cannot be read.
+    A page older than the card's version still gets the review already recorded,
+    whatever it typed: there is nothing left to correct.
+    """
     now = _now(now)
     review_settings = ReviewSettings.for_user(user)
     with transaction.atomic():
@@ -136,6 +168,11 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
             return _earlier(card.pk, version)
         problem = problem_for(card)
         graded = grade_problem(problem, answers)
+        unreadable = unreadable_steps(graded)
+        if unreadable:
+            # Checked before anything is written: a typo is the candidate's to fix, not a recall failure that
+            # rates Again and reschedules the card. Raising inside the atomic block releases the row lock.
+            raise UnreadableAnswers(unreadable)
         attempt = save_attempt(problem, user, graded, started_at)
         duration = _duration_ms(started_at, now)
         seconds = duration / 1000 if duration is not None else None
@@ -148,8 +185,13 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
 
 
 def card_of(user, card_id: int) -> Card:
-    """The user's card (``Card.DoesNotExist`` for another candidate's)."""
-    return Card.objects.select_related("item", "item__chapter", "pending_problem").get(pk=card_id, user=user)
+    """The user's card (``Card.DoesNotExist`` for another candidate's).
+
+    Its chapter comes along for the card's heading and link only: the chapter's body and search text (some
+    70 kB for a long chapter) are left in the database, as reading them was a third of the query's time.
+    """
+    return (Card.objects.select_related("item", "item__chapter", "pending_problem")
+            .defer("item__chapter__body", "item__chapter__search_text").get(pk=card_id, user=user))
 
 
 def is_problem(item: BankItem) -> bool:

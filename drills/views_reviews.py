@@ -2,8 +2,10 @@
 
 Every page works without JavaScript: revealing, rating and grading are plain
 forms that post and redirect. With htmx, revealing an open question swaps the
-card in place and the suggested rating follows the rubric ticks. Times are
-shown in the candidate's own time zone. A candidate only ever reaches their own
+card in place and the suggested rating follows the rubric ticks; a problem
+review with a step that cannot be read comes back in place (without htmx, as a
+page), as typed and with the parser's messages, and nothing is recorded. Times
+are shown in the candidate's own time zone. A candidate only ever reaches their own
 cards, reviews and exports (another's card is a 404).
 """
 
@@ -15,8 +17,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_htmx.http import HttpResponseClientRedirect
 
 from .exports import deck_csv, history_csv
 from .forms import AnswerForm, read_start, sign_start
@@ -25,7 +29,8 @@ from .middleware import remember_time_zone
 from .models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from .presentation import problem_facts, statement
 from .progress import progress_for
-from .reviewing import card_of, is_problem, problem_for, record_open_review, record_problem_review
+from .reviewing import (UnreadableAnswers, card_of, is_problem, problem_for, record_open_review,
+                        record_problem_review)
 from .scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
                          local_today, rating_for_rubric, retention_on_day, time_box_of)
 
@@ -187,16 +192,28 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         version = -1
     problem = problem_for(current)
     form = AnswerForm(problem.solve().specs, request.POST)
-    if not form.is_valid() or version < 0:
-        review_settings = ReviewSettings.for_user(request.user)
-        return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
-                     form=form)
-    outcome = record_problem_review(request.user, current.pk, version, form.answers(),
-                                    started_at=read_start(form.cleaned_data.get("started")), now=now)
-    _report(request, outcome)
-    if outcome.log is None:
-        return redirect("reviews:review")
-    return redirect("reviews:result", pk=outcome.log.pk)
+    if form.is_valid() and version >= 0:
+        try:
+            outcome = record_problem_review(request.user, current.pk, version, form.answers(),
+                                            started_at=read_start(form.cleaned_data.get("started")), now=now)
+        except UnreadableAnswers as unreadable:
+            # Nothing was recorded: the card comes back with every box as typed (the bound form) and the
+            # signed start time it was first shown at, so the review's duration still counts from then.
+            for key, message in unreadable.messages.items():
+                form.add_error(key, message)
+            form.add_error(None, str(unreadable))
+        else:
+            _report(request, outcome)
+            target = reverse("reviews:review") if outcome.log is None else reverse("reviews:result",
+                                                                                   args=[outcome.log.pk])
+            # htmx would swap a followed 302 (a whole page) into the card: have it navigate instead.
+            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    if request.htmx:
+        # As reveal: the #card partial alone, the sidebar left as it is (nothing was recorded).
+        return render(request, "reviews/review.html#card", _card_context(request, current, now, form=form))
+    review_settings = ReviewSettings.for_user(request.user)
+    return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
+                 form=form)
 
 
 def _report(request: HttpRequest, outcome) -> None:

@@ -87,7 +87,7 @@ def round_page(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _item_context(round_: Round, item: RoundItem, now) -> dict:
-    items = list(round_.items.all())
+    items = list(round_.items.select_related("item"))  # the item list names each by its title
     context = {"round": round_, "ri": item, "item": item.item, "items": items, "now": now,
                "remaining": round_.remaining_s(now), "poll_s": CLOCK_POLL_S,
                "next_item": next((i for i in items if i.position > item.position and not i.is_submitted), None),

@@ -36,7 +36,7 @@ from django.utils import timezone
 from drills.bank_templates import sync_problem_templates
 from drills.models import (Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings, Round, RoundItem,
                            RoundTemplate)
-from drills.reviewing import problem_for, problem_seed, record_open_review, record_problem_review
+from drills.reviewing import UnreadableAnswers, problem_for, problem_seed, record_open_review, record_problem_review
 from drills.rounds import start_round, submit
 from drills.scheduling import add_to_deck
 
@@ -233,6 +233,37 @@ class TestReviews:
         assert {pk: dict(kinds) for pk, kinds in told.items()} == {
             card.pk: {"Recorded": 1, "Already recorded": THREADS_PER_CARD - 1} for card in cards}
         assert Attempt.objects.filter(user=alice).count() == 1
+
+    def test_tabs_with_typos_racing_right_answers_record_one_review_and_lose_no_lock(self, alice, five_cards):
+        """Five tabs send the ladder with unreadable steps, five with every step right, all at once.
+
+        A typo that takes the row lock first is sent back (``UnreadableAnswers``) and releases the lock; one
+        that comes after the review gets it as a duplicate. Either way one log, one attempt, graded 100 %.
+        """
+        cards, problem = five_cards
+        card = next(card for card in cards if card.item.kind == BankItem.PROBLEM)
+        right = right_answers(problem)
+        typos = {**right, "card_gib": "7O GiB", "usable_gib": "65,5"}
+
+        def submit(answers):
+            try:
+                return record_problem_review(alice, card.pk, 0, answers)
+            except UnreadableAnswers as unreadable:
+                return unreadable
+
+        outcomes = run_together([(submit, (typos if n % 2 else right,)) for n in range(THREADS_PER_CARD)])
+
+        log = ReviewLog.objects.get(card=card)
+        sent_right, sent_typos = outcomes[0::2], outcomes[1::2]
+        assert sorted(o.created for o in sent_right) == [False] * 4 + [True]
+        assert all(o.log.pk == log.pk for o in sent_right)
+        for outcome in sent_typos:
+            if isinstance(outcome, UnreadableAnswers):
+                assert list(outcome.messages) == ["card_gib", "usable_gib"]
+            else:
+                assert outcome.duplicate and outcome.log.pk == log.pk
+        assert (log.grade, log.card_version) == (1.0, 0)
+        assert Attempt.objects.filter(user=alice).count() == 1 and Card.objects.get(pk=card.pk).version == 1
 
 
 @pytest.fixture

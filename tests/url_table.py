@@ -147,7 +147,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "coaching:sets": Get(),
     "coaching:set_new": Post(("title", "instructions"), echo=("title", "instructions")),
     "coaching:set": Post(("title", "instructions"), echo=("title", "instructions")),
-    "coaching:set_add": Post(("item", "round", "fixed_inputs")),
+    "coaching:set_add": Post(("item", "round", "fixed_inputs"), echo=("fixed_inputs",)),
     "coaching:entry_remove": Post(()),
     "coaching:entry_move": Post(("direction",)),
     "coaching:set_assign": Post(("target", "due_at", "time_limit_min"), echo=("due_at", "time_limit_min")),

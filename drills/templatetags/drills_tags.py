@@ -1,4 +1,4 @@
-"""Template filters for drill pages: display rounding and verdict styling."""
+"""Template filters for drill pages: display rounding, verdict styling and items' short names."""
 
 from django import template
 
@@ -41,3 +41,18 @@ def verdict_label(verdict):
 def percent(fraction):
     """0.625 → "63 %"."""
     return f"{float(fraction) * 100:.0f} %"
+
+
+@register.filter
+def item_name(thing, length: int = 80) -> str:
+    """The short name of a bank item, or of what names one (a round item, a review log): "Capacity ladder".
+
+    Falls back to the kept ``item_slug`` when the item has since been removed from the bank.
+    """
+    from drills.bank import item_name as name_of
+    from drills.models import BankItem
+
+    item = thing if isinstance(thing, BankItem) else getattr(thing, "item", None)
+    if item is None:
+        return getattr(thing, "item_slug", "") or ""
+    return name_of(item, int(length))

@@ -35,3 +35,14 @@ def misconception_info(ident):
     from calculators.engine.misconceptions import MISCONCEPTIONS
 
     return MISCONCEPTIONS.get(ident)
+
+
+@register.filter
+def year_unless(day, today):
+    """The year, as " 2027", when ``day`` is not in ``today``'s year, else "": "1 Jan" reads as this year's.
+
+    ``{{ day|date:"j M" }}{{ day|year_unless:today }}`` → "19 Dec" this year, "1 Jan 2027" next year.
+    """
+    if not day or not today or day.year == today.year:
+        return ""
+    return f" {day.year}"

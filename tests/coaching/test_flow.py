@@ -221,11 +221,11 @@ def test_a_time_limited_assignment_is_one_timed_round(world, client):
     assert SetEntry.objects.count() == 2
 
 
-def test_adding_an_item_with_a_malformed_id_is_a_message_not_a_500(coach_client, coach):
+def test_adding_an_item_with_a_malformed_id_is_a_form_error_not_a_500(coach_client, coach):
     from coaching.models import QuestionSet, SetEntry
 
     question_set = QuestionSet.objects.create(coach=coach, title="Set")
     for field, value in (("item", "abc"), ("round", "nope"), ("item", "")):
-        response = coach_client.post(f"/coach/sets/{question_set.pk}/entries/", {field: value}, follow=True)
-        assert response.status_code == 200
+        response = coach_client.post(f"/coach/sets/{question_set.pk}/entries/", {field: value})
+        assert response.status_code == 400 and b"invalid-feedback" in response.content
     assert not SetEntry.objects.filter(question_set=question_set).exists()

@@ -184,3 +184,54 @@ def test_coach_dashboard_fits_a_phone(live_server, new_context, busy_candidate):
     problems: dict[str, list[str]] = {}
     check(page, "coach-dashboard", "/coach/", problems)
     assert problems == {}
+
+
+@pytest.fixture
+def reviewed_candidate(busy_candidate):
+    """alice after reviewing her two due cards, with an interview date: every table of /progress/ has rows."""
+    from drills.models import Card, ReviewLog, ReviewSettings
+    from drills.reviewing import record_open_review
+
+    for card in Card.objects.filter(user=busy_candidate):
+        record_open_review(busy_candidate, card.pk, card.version, ReviewLog.HARD, answer="KV heads.", ticked=[0])
+    settings = ReviewSettings.for_user(busy_candidate)
+    settings.interview_date = timezone.localdate() + timedelta(days=20)
+    settings.save()
+    return busy_candidate
+
+
+def test_progress_fits_a_phone(live_server, new_context, reviewed_candidate):
+    """/progress/ with history, a forecast and an interview date: its number tables scroll inside their box."""
+    page = phone(new_context, live_server).new_page()
+    log_in(page, live_server.url, "alice", "/progress/")
+    problems: dict[str, list[str]] = {}
+    check(page, "progress", "/progress/", problems)
+    assert problems == {}
+    # Regression: the five-column recall table ran 9 px past the window (its right edge at 399 px), cut off by
+    # its box. Every table now fits its box, so nothing hides behind a sideways scroll.
+    tables = page.evaluate("""() => [...document.querySelectorAll('.progress-page table')].map(t => ({
+        id: t.id, right: t.getBoundingClientRect().right, box: t.parentElement.clientWidth, width: t.scrollWidth}))""")
+    assert {t["id"] for t in tables} >= {"table-recall", "table-reviews", "table-forecast", "table-retention"}
+    assert [t for t in tables if t["right"] > PHONE["width"] or t["width"] > t["box"]] == []
+
+
+DESKTOP = {"width": 1280, "height": 800}
+
+
+def test_no_chapter_scrolls_sideways_on_a_desktop(content, live_server, new_context):
+    """At 1280 px, where the "On this page" column shows (xl), no chapter is wider than the window.
+
+    Regression: the chapter row's 3rem gutters (``g-xl-5``) pulled it 12 px past the container's padding.
+    """
+    from runbook.models import Chapter
+
+    page = new_context(viewport=DESKTOP, base_url=live_server.url).new_page()
+    wide = {}
+    for chapter in Chapter.objects.order_by("number"):
+        page.goto(chapter.get_absolute_url())
+        expect(page.locator("aside.rb-toc")).to_be_visible()
+        measured = page.evaluate(MEASURE)
+        assert measured["width"] <= DESKTOP["width"]  # the window less any vertical scrollbar
+        if measured["scrollWidth"] > measured["width"]:
+            wide[chapter.slug] = (measured["scrollWidth"], measured["outside"])
+    assert wide == {}

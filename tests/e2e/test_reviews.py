@@ -78,3 +78,76 @@ def test_review_two_due_cards(live_server, page, candidate, two_due_cards):
 
     assert ReviewLog.objects.filter(user=candidate).count() == 2
     assert Card.objects.filter(user=candidate, reps=1).count() == 2
+
+
+@pytest.fixture
+def due_ladder(content, candidate):
+    """The capacity ladder's problem template in alice's deck, due at once."""
+    from drills.bank_templates import sync_problem_templates
+    from drills.models import BankItem, Card
+    from drills.scheduling import add_to_deck
+
+    sync_problem_templates()  # what the load_content command does after loading the runbook
+    item = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    assert add_to_deck(candidate, [item]) == 1
+    return Card.objects.get(user=candidate, item=item)
+
+
+def test_a_typo_in_a_problem_review_is_sent_back_in_place_and_the_fix_is_recorded(live_server, page, candidate,
+                                                                                  due_ladder):
+    """Step 1 typed "7O GiB" (letter O), step 2 "65,5": nothing recorded, the card swapped back (htmx) with the
+    parser's messages, every answer kept and focus on the first unreadable box; fixed, it records one review."""
+    from drills.models import Attempt, ReviewLog
+
+    log_in(page, live_server.url, "alice", "/review/")
+    due_ladder.refresh_from_db()
+    right = {step.key: repr(step.value) for step in due_ladder.pending_problem.solve().steps}
+    form = page.locator("#review-card .review-problem-form")
+    for key, value in {**right, "card_gib": "7O GiB", "usable_gib": "65,5"}.items():
+        form.locator(f"input[name='{key}']").fill(value)
+    page.evaluate("window.__noReload = 'still here'")
+    with page.expect_response(lambda r: r.request.method == "POST" and "/answer/" in r.url) as response:
+        form.get_by_role("button", name="Grade and record").click()
+    assert response.value.request.headers.get("hx-request") == "true"
+
+    expect(form.locator(".review-not-recorded")).to_contain_text("Nothing was recorded: 2 answers could not be read")
+    expect(form.locator(".invalid-feedback")).to_have_count(2)
+    expect(form.locator(".invalid-feedback").nth(0)).to_contain_text("Could not read '7O GiB': 'O' is not a unit")
+    expect(form.locator(".invalid-feedback").nth(1)).to_contain_text("for a decimal, write 65.5")
+    expect(form.locator("input[name='card_gib']")).to_have_value("7O GiB")
+    expect(form.locator("input[name='weights_gib']")).to_have_value(right["weights_gib"])
+    expect(form.locator("input[name='card_gib']")).to_be_focused()
+    assert page.evaluate("window.__noReload") == "still here"
+    assert not ReviewLog.objects.exists() and not Attempt.objects.exists()
+
+    form.locator("input[name='card_gib']").fill(right["card_gib"])
+    form.locator("input[name='usable_gib']").fill(right["usable_gib"])
+    with page.expect_navigation(url=re.compile(r"/review/result/\d+/$")):
+        form.get_by_role("button", name="Grade and record").click()
+    expect(page.locator("#messages")).to_contain_text("Recorded:")
+    expect(page.locator(".review-result .score")).to_have_text("100 %")
+    log = ReviewLog.objects.get(user=candidate)
+    assert (log.grade, log.card_version) == (1.0, 0) and Attempt.objects.count() == 1
+
+
+def test_without_javascript_a_typo_in_a_problem_review_comes_back_as_a_page(live_server, new_context, candidate,
+                                                                            due_ladder):
+    from drills.models import ReviewLog
+
+    page = new_context(java_script_enabled=False).new_page()
+    log_in(page, live_server.url, "alice", "/review/")
+    due_ladder.refresh_from_db()
+    right = {step.key: repr(step.value) for step in due_ladder.pending_problem.solve().steps}
+    form = page.locator("#review-card .review-problem-form")
+    for key, value in {**right, "usable_gib": "65,5"}.items():
+        form.locator(f"input[name='{key}']").fill(value)
+    with page.expect_navigation():
+        form.get_by_role("button", name="Grade and record").click()
+    expect(form.locator(".review-not-recorded")).to_contain_text("1 answer could not be read")
+    expect(form.locator("input[name='usable_gib']")).to_have_value("65,5")
+    assert not ReviewLog.objects.exists()
+
+    form.locator("input[name='usable_gib']").fill(right["usable_gib"])
+    with page.expect_navigation(url=re.compile(r"/review/result/\d+/$")):
+        form.get_by_role("button", name="Grade and record").click()
+    assert ReviewLog.objects.get(user=candidate).grade == 1.0

@@ -238,16 +238,18 @@ class TestSettingsAndProgress:
     def test_settings_are_a_plain_form_that_keeps_what_was_typed(self, candidate_client, candidate, db):
         html = candidate_client.get("/review/settings/").content.decode()
         assert 'type="date"' in html and 'value="Europe/Paris"' in html
-        bad = candidate_client.post("/review/settings/", {"interview_date": "2026-05-20", "time_zone": "Mars/Base",
+        day = timezone.now().date() + timedelta(days=60)  # a past interview date is refused (test_interview_date)
+        typed = f"{day:%Y-%m-%d}"
+        bad = candidate_client.post("/review/settings/", {"interview_date": typed, "time_zone": "Mars/Base",
                                                           "desired_retention": "0.9"})
         page = bad.content.decode()
-        assert bad.status_code == 200 and "is not a time zone name" in page and 'value="2026-05-20"' in page
-        good = candidate_client.post("/review/settings/", {"interview_date": "2026-05-20", "time_zone": "Asia/Tokyo",
+        assert bad.status_code == 200 and "is not a time zone name" in page and f'value="{typed}"' in page
+        good = candidate_client.post("/review/settings/", {"interview_date": typed, "time_zone": "Asia/Tokyo",
                                                            "digest": "on", "desired_retention": "0.92"})
         assert good.status_code == 302
         row = ReviewSettings.objects.get(user=candidate)
         assert (row.interview_date, row.time_zone, row.digest, row.desired_retention) == (
-            date(2026, 5, 20), "Asia/Tokyo", True, 0.92)
+            day, "Asia/Tokyo", True, 0.92)
 
     def test_a_retention_out_of_range_is_refused(self, candidate_client, candidate, db):
         page = candidate_client.post("/review/settings/", {"time_zone": "UTC", "desired_retention": "0.99"})

@@ -1,0 +1,170 @@
+"""The set page's three add forms: a rejected add keeps what was chosen and typed, the error beside its field.
+
+Regression: the "Problem template" form used to answer an error with a message and a redirect, which emptied
+the JSON box and put the select back on the first template.
+"""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from django.urls import reverse
+
+from coaching.models import SetEntry
+from drills.models import BankItem, RoundTemplate
+
+pytestmark = pytest.mark.django_db
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict, parent: "Node | None"):
+        self.tag, self.attrs, self.parent, self.children, self.text = tag, attrs, parent, [], ""
+
+    @property
+    def classes(self) -> list[str]:
+        return (self.attrs.get("class") or "").split()
+
+    def walk(self):
+        yield self
+        for child in self.children:
+            yield from child.walk()
+
+    def get_text(self) -> str:
+        return self.text + "".join(child.get_text() for child in self.children)
+
+
+class Page(HTMLParser):
+    """Just enough of a DOM to find elements by id, tag and class (the suite has no HTML library)."""
+
+    def __init__(self, content: bytes):
+        super().__init__()
+        self.root = self.open = Node("#root", {}, None)
+        self.feed(content.decode())
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs}, self.open)
+        self.open.children.append(node)
+        if tag not in VOID:
+            self.open = node
+
+    def handle_endtag(self, tag):
+        node = self.open
+        while node.parent is not None and node.tag != tag:
+            node = node.parent
+        if node.parent is not None:
+            self.open = node.parent
+
+    def handle_data(self, data):
+        self.open.text += data
+
+    def find(self, id: str) -> Node | None:
+        return next((n for n in self.root.walk() if n.attrs.get("id") == id), None)
+
+    def select(self, tag: str, cls: str | None = None) -> list[Node]:
+        return [n for n in self.root.walk() if n.tag == tag and (cls is None or cls in n.classes)]
+
+    def with_class(self, cls: str) -> list[Node]:
+        return [n for n in self.root.walk() if cls in n.classes]
+
+
+def _post(client, world, data):
+    return client.post(reverse("coaching:set_add", args=[world.set.pk]), data)
+
+
+def _template_form(response):
+    page = Page(response.content)
+    return page, page.find("add-template-item"), page.find("add-template-fixed_inputs")
+
+
+@pytest.fixture
+def coach_in(client, world):
+    client.force_login(world.coach)
+    return client
+
+
+@pytest.fixture
+def not_first_template(world):
+    """A problem template that is not the first option, so a reset to the first option would show."""
+    templates = list(BankItem.objects.visible_to(world.coach).filter(kind=BankItem.PROBLEM).order_by("kind", "slug"))
+    assert len(templates) > 1
+    return templates[-1]
+
+
+@pytest.mark.parametrize("typed, message", [
+    ('{"context": -1}', "Those fixed inputs do not work for"),
+    ('{"context": 32768,', "Fixed inputs must be a JSON object"),
+])
+def test_bad_fixed_inputs_keep_the_template_and_the_json(coach_in, world, not_first_template, typed, message):
+    before = SetEntry.objects.filter(question_set=world.set).count()
+    response = _post(coach_in, world, {"item": not_first_template.pk, "fixed_inputs": typed})
+
+    assert response.status_code == 400
+    page, select, box = _template_form(response)
+    assert box.attrs["value"] == typed
+    assert "is-invalid" in box.classes
+    chosen = [option.attrs["value"] for option in select.children if "selected" in option.attrs]
+    assert chosen == [str(not_first_template.pk)]
+    feedback = page.find("error_1_add-template-fixed_inputs")
+    assert feedback is not None and message in feedback.get_text()
+    assert "invalid-feedback" in feedback.parent.classes or "invalid-feedback" in feedback.classes
+    assert SetEntry.objects.filter(question_set=world.set).count() == before
+
+
+def test_good_fixed_inputs_still_add_the_entry(coach_in, world, not_first_template):
+    response = _post(coach_in, world, {"item": not_first_template.pk, "fixed_inputs": ""})
+    assert response.status_code == 302 and response["Location"] == world.set.get_absolute_url()
+    entry = SetEntry.objects.filter(question_set=world.set).order_by("-position").first()
+    assert (entry.item, entry.fixed_inputs, entry.position) == (not_first_template, {}, 3)
+
+    _post(coach_in, world, {"item": world.ladder.pk, "fixed_inputs": '{"model": "llama-3.1-70b"}'})
+    entry = SetEntry.objects.filter(question_set=world.set).order_by("-position").first()
+    assert (entry.item, entry.fixed_inputs, entry.position) == (world.ladder, {"model": "llama-3.1-70b"}, 4)
+
+
+def test_the_other_add_forms_put_their_error_beside_the_field(coach_in, world):
+    before = SetEntry.objects.filter(question_set=world.set).count()
+    for data, field_id, message in (
+        ({"item": "abc"}, "add-item", "That bank item does not exist or is not visible to you."),
+        ({"item": ""}, "add-item", "Choose a bank item to add."),
+        ({"item": world.ladder.pk}, "add-item", "That bank item does not exist or is not visible to you."),
+        ({"round": "nope"}, "add-round", "That round preset does not exist or is not yours."),
+        ({}, "add-item", "Choose a bank item to add."),
+    ):
+        response = _post(coach_in, world, data)
+        assert response.status_code == 400, data
+        page = Page(response.content)
+        assert "is-invalid" in page.find(field_id).classes, data
+        assert message in page.find(f"error_1_{field_id}").get_text(), data
+    assert SetEntry.objects.filter(question_set=world.set).count() == before
+
+
+def test_a_rejected_add_keeps_the_rest_of_the_page(coach_in, world):
+    """The entries, the title form and the two other add forms are all there, unbound."""
+    response = _post(coach_in, world, {"round": "nope"})
+    page = Page(response.content)
+    assert len(page.select("li", "list-group-item")) == 2
+    assert page.find("id_title").attrs["value"] == "Week 1"
+    assert page.find("add-item") is not None and page.find("add-template-item") is not None
+    assert page.with_class("is-invalid") == [page.find("add-round")]
+
+
+def test_another_coachs_round_copy_is_refused(coach_in, world):
+    preset = RoundTemplate.objects.filter(owner__isnull=True).first() or _sync_presets()
+    theirs = preset.copy_for(world.dave)
+    response = _post(coach_in, world, {"round": theirs.pk})
+    assert response.status_code == 400
+    assert not SetEntry.objects.filter(question_set=world.set, round_template=theirs).exists()
+    mine = preset.copy_for(world.coach)
+    assert _post(coach_in, world, {"round": mine.pk}).status_code == 302
+    assert SetEntry.objects.filter(question_set=world.set, round_template=mine).count() == 1
+
+
+def _sync_presets():
+    from drills.rounds import sync_presets
+
+    sync_presets()
+    return RoundTemplate.objects.filter(owner__isnull=True).first()

@@ -1,0 +1,56 @@
+"""The report and the round page name items by their title and the "sit again" button reads as English.
+
+Regression: the button said "Sit another the five-minute capacity question" (the title lower-cased after
+"another"), and items were named by slug: "problem ladder" in the report, "ladder" in the round's item list.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from drills.models import Round
+
+pytestmark = pytest.mark.django_db
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
+
+
+def _section(page: str, start: str, end: str) -> str:
+    return page.split(start, 1)[1].split(end, 1)[0]
+
+
+def test_capacity_report_names_the_ladder_and_offers_to_sit_the_round_again(candidate_client, candidate, bank,
+                                                                           clock, h):
+    candidate_client.post(reverse("rounds:start", args=["capacity"]))
+    round_ = Round.objects.get(user=candidate)
+    item = round_.items.get()
+    page = candidate_client.get(reverse("rounds:item", args=[round_.pk, 1])).content.decode()
+    nav = _text(_section(page, 'aria-label="Items of this round">', "</nav>"))
+    assert nav.startswith("problem Capacity ladder box 5 min")
+    assert " ladder " not in f" {nav.split('Capacity ladder', 1)[1]} "
+
+    wrong = {key: "1" for key in h.answers(item.problem)}
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **wrong})
+    page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+
+    row = _section(page, '<tbody>', '</tbody>')
+    assert f'<a href="{reverse("reviews:bank_item", args=["ladder"])}">Capacity ladder</a>' in row
+    review_next = _text(_section(page, 'id="review-next">', "</form>"))
+    assert review_next.startswith("Capacity ladder Problem template")
+    buttons = [_text(b) for b in re.findall(r"<button[^>]*>(.*?)</button>", page, re.S)]
+    assert "Sit this round again: The five-minute capacity question" in buttons
+    assert "Sit another the" not in page
+
+
+def test_open_items_are_named_by_their_question(candidate_client, candidate, bank, clock):
+    candidate_client.post(reverse("rounds:start", args=["manager"]))
+    round_ = Round.objects.get(user=candidate)
+    page = candidate_client.get(reverse("rounds:item", args=[round_.pk, 1])).content.decode()
+    names = re.findall(r'aria-label="Items of this round".*?</nav>', page, re.S)[0]
+    links = [_text(a) for a in re.findall(r"<a [^>]*>(.*?)</a>", names, re.S)]
+    assert links == ["Cost per million tokens", "Fleet sizing", "Explain cost-per-token."]
