@@ -8,7 +8,6 @@ tests/test_redis_outage.py does the same against a real Redis and worker.
 from __future__ import annotations
 
 import logging
-import socket
 import threading
 from datetime import timedelta
 
@@ -25,21 +24,9 @@ from config.celery import ping
 from outbox import services
 from outbox.models import OutboxMessage
 from outbox.tasks import drain_outbox
+from tests.ports import free_port
 
 pytestmark = pytest.mark.django_db
-
-
-def closed_port() -> int:
-    """A port of 6390-6399 nobody listens on (connections to it are refused)."""
-    for port in range(6399, 6389, -1):
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 6390-6399")
 
 
 class Broker:
@@ -58,7 +45,7 @@ class Broker:
         self.purge()
 
     def down(self) -> None:
-        self.use(f"redis://:s3cret-password@127.0.0.1:{closed_port()}/0")
+        self.use(f"redis://:s3cret-password@127.0.0.1:{free_port()}/0")
 
     def purge(self) -> None:
         with celery_app.connection_for_write() as conn:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -37,22 +36,9 @@ from drills.models import Attempt, Card, ProblemInstance, ReviewLog
 from outbox import services as outbox
 from outbox.models import OutboxMessage
 from runbook.models import Chapter
+from tests.ports import free_port
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-PORTS = range(6390, 6400)
-
-
-def free_port() -> int:
-    """A port of 6390-6399 that nothing listens on."""
-    for port in PORTS:
-        with socket.socket() as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 6390-6399")
 
 
 def make_chapter() -> Chapter:
