@@ -34,9 +34,12 @@ class QuestionForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        for field in self.fields.values():
+        for name, field in self.fields.items():
             field.widget.attrs.setdefault("class", "form-select" if isinstance(field, forms.ChoiceField)
                                           else "form-control")
+            # The template gives the help text and the errors these ids; a reference to an absent
+            # element (no errors yet) is ignored by screen readers, so one static value serves both states.
+            field.widget.attrs["aria-describedby"] = f"id_{name}_helptext id_{name}_errors"
 
     def clean_rubric(self) -> list[str]:
         points = _lines(self.cleaned_data["rubric"])
