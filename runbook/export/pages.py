@@ -27,9 +27,6 @@ from runbook.models import Chapter
 
 STYLESHEETS = ("vendor/bootstrap/css/bootstrap.min.css", "css/app.css", "css/a11y.css")
 SCRIPTS = ("js/figures.js", "js/print.js")
-# Inlined when present (another part of the site may not ship them yet); the template has a
-# fallback for print.js (open every <details> while printing).
-OPTIONAL = {"css/a11y.css", "js/print.js"}
 DRIVER = "js/offline-calculator.js"
 
 EMBED = re.compile(r'<aside class="calc-embed" id="calc-(?P<family>[a-z0-9_]+)-\d+"')
@@ -53,11 +50,9 @@ class ExportedFile:
 
 
 def _static_text(path: str) -> str:
-    """A static file's text ('' for a missing :data:`OPTIONAL` one); ``FileNotFoundError`` otherwise."""
+    """A static file's text; ``FileNotFoundError`` when it is missing."""
     found = finders.find(path)
     if not found:
-        if path in OPTIONAL:
-            return ""
         raise FileNotFoundError(f"Static file {path} is missing.")
     return Path(found).read_text(encoding="utf-8")
 
@@ -164,7 +159,6 @@ def export_runbook(out_dir: Path, site_url: str | None = None) -> list[ExportedF
             "online_url": f"{site_url}{chapter.get_absolute_url()}",
             "css": mark_safe(css),  # noqa: S308 - our own stylesheets
             "scripts": mark_safe(_script(static_js)),  # noqa: S308 - our own scripts
-            "print_fallback": not _static_text("js/print.js"),
             "driver": mark_safe(_script(driver)) if families else "",  # noqa: S308
             "formulas": mark_safe(_script(formulas_script(table))) if families else "",  # noqa: S308
             "data": page_data(programs, table) if families else None,
