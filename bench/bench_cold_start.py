@@ -30,7 +30,6 @@ import http.client
 import os
 import re
 import secrets
-import signal
 import socket
 import statistics
 import subprocess
@@ -38,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from gunicorn_process import start_gunicorn, stop  # this folder: run as `python bench/…`
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["/calculators/ladder/", "/runbook/", "/drills/", "/bank/", "/api/v1/calc/ladder/", "/accounts/login/"]
@@ -102,22 +103,6 @@ def get(port: int, path: str) -> tuple[int, float]:
     response.read()
     conn.close()
     return response.status, time.perf_counter() - began
-
-
-def start_gunicorn(env: dict[str, str], log) -> subprocess.Popen:
-    """gunicorn with the repository's configuration, in its own process group."""
-    return subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "config.wsgi"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Stop gunicorn (SIGTERM to its group, SIGKILL after 30 s)."""
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
 
 
 def first_responses(env: dict[str, str], port: int, tmp: Path) -> tuple[float, float, float]:

@@ -44,7 +44,6 @@ import pstats
 import re
 import secrets
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -55,6 +54,8 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import urlencode
+
+from gunicorn_process import start_gunicorn, stop  # this folder: run as `python bench/…`
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-password-2026-http"
@@ -141,12 +142,9 @@ def seed() -> dict:
     from django.db import connections, transaction
     from django.utils import timezone
 
-    from coaching import services
-    from coaching.models import Membership, QuestionSet
+    from coaching.sample import cohort_with_progress
     from drills.generation import create_problem
-    from drills.grading import grade_problem, save_attempt
-    from drills.models import BankItem, Card, ProblemInstance
-    from drills.reviewing import record_open_review
+    from drills.models import BankItem, Card
     from drills.scheduling import add_to_deck
     from runbook.models import Chapter
 
@@ -167,21 +165,7 @@ def seed() -> dict:
             User(username=f"bench-c{i:03d}", email=f"bench-c{i:03d}@example.com", password=hashed)
             for i in range(COHORT_SIZE)])
         candidate_group.user_set.add(*people)
-        cohort = services.create_cohort(coach, "Bench")
-        Membership.objects.bulk_create([Membership(cohort=cohort, candidate=p) for p in people])
-        question = BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk").first()
-        ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
-        question_set = QuestionSet.objects.create(coach=coach, title="Bench week", instructions="Work it.")
-        services.add_entry(question_set, item=question)
-        entry = services.add_entry(question_set, item=ladder, fixed_inputs={"model": "llama-3.1-70b"})
-        assignment = services.assign(question_set, coach, cohort=cohort, due_at=now + timedelta(days=2))
-    for person in people[::10]:  # some progress, so that every table of the dashboard has rows
-        url = services.start_entry(assignment, person, entry, now=now)
-        problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
-        save_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
-        add_to_deck(person, [question], now=now)
-        card = Card.objects.get(user=person, item=question)
-        record_open_review(person, card.pk, card.version, None, answer="Fewer KV heads.", ticked=[0], now=now)
+        cohort_with_progress(coach, people, name="Bench", now=now)
 
     candidate = User.objects.create(username="bench-candidate", email="bench-candidate@example.com",
                                     password=hashed)
@@ -416,9 +400,7 @@ def login_all(port: int, role_user: dict[str, str], count: int) -> dict[str, lis
 def run_http(args, env: dict[str, str], paths: dict) -> int:
     """Start gunicorn, log the clients in, measure every endpoint at each concurrency, print the tables."""
     log = open(Path(args.tmp) / "gunicorn.log", "wb")  # noqa: SIM115 - closed in finally
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py"), "config.wsgi"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    process = start_gunicorn(env, log)
     missed, errors = [], 0
     try:
         wait_until_up(args.port, process)
@@ -443,11 +425,7 @@ def run_http(args, env: dict[str, str], paths: dict) -> int:
         print(f"gunicorn's log ends with:\n{tail}", file=sys.stderr)
         raise
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+        stop(process)
         log.close()
     print()
     for line in missed:

@@ -21,13 +21,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from coaching import services
-from coaching.models import Membership, QuestionSet
+from coaching.sample import cohort_with_progress
 from drills.bank_templates import sync_problem_templates
 from drills.generation import create_problem
-from drills.grading import grade_problem, save_attempt
-from drills.models import BankItem, Card, ProblemInstance
-from drills.reviewing import record_open_review
+from drills.models import BankItem, Card
 from drills.scheduling import add_to_deck
 from runbook.loading import load_content
 from runbook.models import Chapter
@@ -135,22 +132,7 @@ def _cohort(size: int):
     """A coach with a cohort of ``size`` candidates, an assigned set, and a tenth of them with work done."""
     coach = _user(f"coach{size}", "coach")
     people = [_user(f"c{size}-{i:03d}", "candidate") for i in range(size)]
-    cohort = services.create_cohort(coach, f"Cohort {size}")
-    Membership.objects.bulk_create([Membership(cohort=cohort, candidate=p) for p in people])
-    question = BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk").first()
-    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
-    question_set = QuestionSet.objects.create(coach=coach, title=f"Set {size}", instructions="Go.")
-    services.add_entry(question_set, item=question)
-    entry = services.add_entry(question_set, item=ladder, fixed_inputs={"model": "llama-3.1-70b"})
-    now = timezone.now()
-    assignment = services.assign(question_set, coach, cohort=cohort, due_at=now + timedelta(days=2))
-    for person in people[::10]:
-        url = services.start_entry(assignment, person, entry, now=now)
-        problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
-        save_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
-        add_to_deck(person, [question], now=now)
-        card = Card.objects.get(user=person, item=question)
-        record_open_review(person, card.pk, card.version, None, answer="x", ticked=[0], now=now)
+    cohort, assignment = cohort_with_progress(coach, people, name=f"Cohort {size}", now=timezone.now())
     return coach, people, cohort, assignment
 
 
