@@ -53,20 +53,14 @@ class ProblemInstance(models.Model):
     def solve(self) -> Result:
         """The right answers, computed from the stored inputs and catalog snapshot.
 
-        Kept on the instance for as long as its family, inputs and snapshot are
-        unchanged (a graded submission used to run the procedure twice, once for
-        the form's steps and once for the grader), and in this process for the
-        last :data:`SOLVED_MEMO_SIZE` problems: every submission and every view
-        of a problem used to run the procedure (and format its worked
-        substitutions) again for the same numbers. Treat the result as read-only.
+        Kept in this process for the last :data:`SOLVED_MEMO_SIZE` problems: a
+        graded submission needs the steps twice (the form and the grader), and
+        every submission and every view of a problem used to run the procedure
+        (and format its worked substitutions) again for the same numbers. Treat
+        the result as read-only.
         """
         key = (self.family, repr(self.inputs), repr(self.snapshot))
-        memo = self.__dict__.get("_solved")
-        if memo is not None and memo[0] == key:
-            return memo[1]
-        result = _solve(_Solvable(key, self.family, self.inputs, self.snapshot))
-        self.__dict__["_solved"] = (key, result)
-        return result
+        return _solve(_Solvable(key, self.family, self.inputs, self.snapshot))
 
 
 # How many solved problems each process keeps (a Result is a few kB: 256 of them is under a megabyte).
