@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import random
 import re
+import os
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -206,3 +208,14 @@ def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
     mismatches = [(case, js, py) for case, js, py in zip(cases, shown, expected) if js != py]
     assert not mismatches, mismatches[:10]
     assert len(cases) > 9000
+
+
+def test_a_database_never_migrated_gets_one_sentence_not_a_traceback(tmp_path):
+    """A new user who runs the export before ``migrate``: exit 1 and what to run, on an empty SQLite file."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}"}
+    done = subprocess.run([sys.executable, "manage.py", "export_runbook", str(tmp_path / "out")],
+                          cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "The database has no runbook tables: run `manage.py migrate`, then `manage.py load_content`, first." \
+        in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from runbook.export.calculators import ExportError
 from runbook.export.pages import export_runbook
@@ -25,7 +26,12 @@ class Command(BaseCommand):
                                                              "(default: the SITE_URL setting)")
 
     def handle(self, *args, **options):
-        if not Chapter.objects.exists():
+        try:
+            has_chapters = Chapter.objects.exists()
+        except DatabaseError as exc:  # a fresh database: no tables yet
+            raise CommandError("The database has no runbook tables: run `manage.py migrate`, then "
+                               "`manage.py load_content`, first.") from exc
+        if not has_chapters:
             raise CommandError("No chapters in the database: run `manage.py load_content` first.")
         try:
             written = export_runbook(Path(options["out_dir"]), options["site_url"])
