@@ -24,6 +24,7 @@ from drills.models import Attempt, Card, ReviewLog, StepAnswer
 from . import services
 from .access import candidates_of, cohorts_of
 from .models import Assignment
+from .visibility import HiddenWork, hidden_work
 
 TREND_DAYS = 14
 RETENTION_DAYS = 30
@@ -121,11 +122,16 @@ def _pairs(assignments, members_of_cohort, candidates):
     return pairs
 
 
-def misconception_counts(user_ids, now: datetime) -> dict[int, list[dict]]:
-    """Per candidate, misconceptions by count: total, last 14 days, the 14 before, and the trend."""
+def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) -> dict[int, list[dict]]:
+    """Per candidate, misconceptions by count: total, last 14 days, the 14 before, and the trend.
+
+    ``hidden`` (from :func:`coaching.visibility.hidden_work`) leaves out attempts the coach may not see.
+    """
     recent, earlier = now - timedelta(days=TREND_DAYS), now - timedelta(days=2 * TREND_DAYS)
-    rows = (StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception")
-            .exclude(misconception="").values("attempt__user_id", "misconception")
+    found = StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception")
+    if hidden.attempt_ids:
+        found = found.exclude(attempt_id__in=hidden.attempt_ids)
+    rows = (found.exclude(misconception="").values("attempt__user_id", "misconception")
             .annotate(total=Count("pk"), recent=Count("pk", filter=Q(attempt__submitted_at__gte=recent)),
                       before=Count("pk", filter=Q(attempt__submitted_at__gte=earlier,
                                                   attempt__submitted_at__lt=recent)))
@@ -154,14 +160,15 @@ class ReviewActivity:
     retention: float | None = None
 
 
-def review_activity(user_ids, now: datetime) -> dict[int, ReviewActivity]:
+def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) -> dict[int, ReviewActivity]:
     """Per candidate, in one query: all reviews of the last 30 days, and the retention of learned cards.
 
     Both numbers come from the same rows so the dashboard's query count does not grow with the cohort.
-    A candidate with no review at all is absent (callers default to ``ReviewActivity()``).
+    A candidate with no review at all is absent (callers default to ``ReviewActivity()``). ``hidden``
+    leaves out the reviews the coach may not see.
     """
     learned = Q(state_before=Card.REVIEW)
-    rows = (ReviewLog.objects.filter(user_id__in=user_ids, reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
+    rows = (hidden.reviews(ReviewLog.objects).filter(user_id__in=user_ids, reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
             .values("user_id").annotate(total=Count("pk"), learned=Count("pk", filter=learned),
                                         kept=Count("pk", filter=learned & Q(rating__gt=ReviewLog.AGAIN))))
     return {row["user_id"]: ReviewActivity(row["total"], row["learned"],
@@ -192,8 +199,9 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
                        (a.candidate_id in ids and a.cohort_id is None)]
     pairs = _pairs(assignments, members_of, candidates)
     progress = services.progress_for(pairs, now)
-    mistakes = misconception_counts(ids, now)
-    activity = review_activity(ids, now)
+    hidden = hidden_work(coach, ids)
+    mistakes = misconception_counts(ids, now, hidden)
+    activity = review_activity(ids, now, hidden)
 
     candidate_url, assignment_url = url_maker("coaching:candidate"), url_maker("coaching:assignment")
     tables = []
@@ -306,6 +314,7 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
                    if a.candidate_id == candidate.pk or
                    (a.cohort_id and candidate.memberships.filter(cohort_id=a.cohort_id).exists())]
     progress = services.progress_for([(a, candidate) for a in assignments], now)
+    hidden = hidden_work(coach, [candidate.pk])
     work = Table("assignments", "Assignments", ["Set", "Due", "Status", "Done", "Score", "Time"])
     for a in assignments:
         p = progress[(a.pk, candidate.pk)]
@@ -316,8 +325,10 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
     steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
     from drills.progress import ladder_specs
 
-    stats = {row["key"]: row for row in StepAnswer.objects.filter(attempt__user=candidate, attempt__problem__family="ladder")
-             .values("key").annotate(n=Count("pk"), credit=Avg("credit"),
+    ladder_answers = StepAnswer.objects.filter(attempt__user=candidate, attempt__problem__family="ladder")
+    if hidden.attempt_ids:
+        ladder_answers = ladder_answers.exclude(attempt_id__in=hidden.attempt_ids)
+    stats = {row["key"]: row for row in ladder_answers.values("key").annotate(n=Count("pk"), credit=Avg("credit"),
                                      wrong=Count("pk", filter=Q(verdict="misconception")))}
     for key, label in ladder_specs():
         row = stats.get(key)
@@ -325,23 +336,23 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
                            Cell(pct(row["credit"]) if row else ""), Cell(str(row["wrong"]) if row else "")])
     mistakes = Table("misconceptions", "Misconceptions", ["Misconception", "Total", f"Last {TREND_DAYS} days",
                                                           f"The {TREND_DAYS} before", "Trend"])
-    for m in misconception_counts([candidate.pk], now).get(candidate.pk, []):
+    for m in misconception_counts([candidate.pk], now, hidden).get(candidate.pk, []):
         mistakes.rows.append([Cell(m["name"]), Cell(str(m["total"])), Cell(str(m["recent"])), Cell(str(m["before"])),
                               Cell(m["trend"], css="text-danger" if m["trend"] == "rising" else "")])
     attempts = Table("attempts", "Recent worked problems", ["When", "Family", "Score", "Time", "Misconceptions"])
-    for attempt in (Attempt.objects.filter(user=candidate).select_related("problem")
+    for attempt in (hidden.attempts(Attempt.objects.filter(user=candidate)).select_related("problem")
                     .annotate(wrong=Count("steps", filter=Q(steps__verdict="misconception")))[:30]):
         attempts.rows.append([Cell(f"{timezone.localtime(attempt.submitted_at):%Y-%m-%d %H:%M}",
                                    reverse("coaching:attempt", args=[attempt.pk])),
                               Cell(attempt.problem.family), Cell(pct(attempt.score)),
                               Cell(duration(attempt.time_taken_s)), Cell(str(attempt.wrong))])
     answers = Table("answers", "Recent open answers", ["When", "Question", "Rubric share", "Rating"])
-    for log in (ReviewLog.objects.filter(user=candidate).exclude(answer="", rubric_ticked=[])
+    for log in (hidden.reviews(ReviewLog.objects.filter(user=candidate)).exclude(answer="", rubric_ticked=[])
                 .order_by("-reviewed_at")[:30]):
         answers.rows.append([Cell(f"{timezone.localtime(log.reviewed_at):%Y-%m-%d %H:%M}",
                                   reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
                              Cell(pct(log.grade)), Cell(log.get_rating_display())])
-    reviews = review_activity([candidate.pk], now).get(candidate.pk, ReviewActivity())
+    reviews = review_activity([candidate.pk], now, hidden).get(candidate.pk, ReviewActivity())
     work.note = (f"Reviews in the last {RETENTION_DAYS} days: {reviews.total}. Retention of learned cards: "
                  + (f"{pct(reviews.retention)} of {reviews.learned} reviews." if reviews.retention is not None
                     else "no reviews of learned cards yet."))

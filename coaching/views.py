@@ -26,6 +26,7 @@ from .forms import (AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, Ques
                     add_form_for)
 from .models import Assignment, QuestionSet, SetEntry
 from .services import CoachingError
+from .visibility import hidden_work
 
 
 def _tables_response(request: HttpRequest, tables, template: str, context: dict) -> HttpResponse:
@@ -137,6 +138,8 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
     """Exactly what the candidate typed for each step, what was read, and how it was graded."""
     attempt = get_object_or_404(Attempt.objects.select_related("problem", "user"), pk=pk)
     _visible_candidate(request, attempt.user_id)
+    if attempt.pk in hidden_work(request.user, [attempt.user_id]).attempt_ids:
+        raise Http404("Not work this coach may see.")
     steps = list(attempt.steps.all())
     return render(request, "coaching/attempt.html", {"attempt": attempt, "steps": steps,
                                                      "inputs": sorted(attempt.problem.inputs.items())})
@@ -148,6 +151,8 @@ def review_page(request: HttpRequest, pk: int) -> HttpResponse:
     """An open answer: what was written, which rubric points were ticked, the rating."""
     log = get_object_or_404(ReviewLog.objects.select_related("item", "user"), pk=pk)
     _visible_candidate(request, log.user_id)
+    if log.pk in hidden_work(request.user, [log.user_id]).review_ids:
+        raise Http404("Not work this coach may see.")
     rubric = [(i, point, i in (log.rubric_ticked or [])) for i, point in enumerate((log.item.rubric if log.item
                                                                                    else None) or [])]
     return render(request, "coaching/review.html", {"log": log, "rubric": rubric})
