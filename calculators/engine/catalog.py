@@ -49,6 +49,13 @@ class Gpu:
     tdp_w: float | None
     source: tuple = field(hash=False, default=())
     entry: dict = field(hash=False, default_factory=dict, repr=False)
+    # Links per card, per direction, GB/s (DESIGN.md §12): NVLink inside the NVLink
+    # domain (``nvlink_domain_gpus`` cards: 8 on HGX, 72 on NVL72, 2 for bridged
+    # PCIe pairs, 1 without NVLink), PCIe, and the scale-out network across domains.
+    nvlink_domain_gpus: int = 1
+    nvlink_gb_s_per_direction: float | None = None
+    pcie_gb_s_per_direction: float | None = None
+    scale_out_gb_s: float | None = None
 
     @property
     def memory_gib(self) -> float:
@@ -155,7 +162,11 @@ def gpu_from_entry(entry: dict) -> Gpu:
     if "int8_tops" in entry:
         dense["int8"] = entry["int8_tops"].get("dense")
         sparse["int8"] = entry["int8_tops"].get("sparse_2to4")
-    nvlink = (entry.get("interconnect") or {}).get("nvlink_GBps_total_bidirectional")
+    links = entry.get("interconnect") or {}
+    nvlink = links.get("nvlink_GBps_total_bidirectional")
+    per_direction = links.get("nvlink_GBps_per_direction")
+    if per_direction is None and isinstance(nvlink, (int, float)):
+        per_direction = nvlink / 2  # the catalog's NVLink totals add both directions
     return Gpu(
         id=entry["id"],
         name=entry["name"],
@@ -170,7 +181,15 @@ def gpu_from_entry(entry: dict) -> Gpu:
         tdp_w=entry.get("tdp_w"),
         source=tuple(entry.get("source", ())),
         entry=entry,
+        nvlink_domain_gpus=int(links.get("nvlink_domain_gpus") or 1),
+        nvlink_gb_s_per_direction=_number(per_direction),
+        pcie_gb_s_per_direction=_number(links.get("pcie_GBps_per_direction")),
+        scale_out_gb_s=_number(links.get("scale_out_GBps")),
     )
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def model_from_entry(entry: dict) -> CatalogModel:

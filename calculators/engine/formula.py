@@ -102,6 +102,18 @@ def whole_floor(value: float) -> int:
     return nearest if nearest is not None else math.floor(value)
 
 
+def _pull_common_factor(expr: sympy.Expr) -> sympy.Expr:
+    """``max(a·u, b·u)`` → ``u·max(a, b)`` for a positive factor ``u`` (a unit's size) common to
+    every argument, so a max or min of two times in ms reduces to ms like any other term."""
+    powers = [arg.as_powers_dict() for arg in expr.args]
+    common = [(base, exp) for base, exp in powers[0].items()
+              if (base.is_positive or base in _BASE_UNITS) and all(p.get(base) == exp for p in powers[1:])]
+    if not common:
+        return expr
+    factor = sympy.Mul(*(base**exp for base, exp in common))
+    return factor * expr.func(*(arg / factor for arg in expr.args))
+
+
 @dataclass(frozen=True)
 class Var:
     """One input of a formula: its symbol name, its unit (a key of ``UNIT_IN_BASE``) and a label."""
@@ -149,7 +161,8 @@ class Formula:
 
     def _numeric(self, expr: sympy.Expr) -> sympy.Expr:
         in_base = {self.symbols[n]: self.symbols[n] * UNIT_IN_BASE[unit] for n, unit in self.units.items()}
-        numeric = sympy.expand(sympy.powsimp(expr.subs(in_base) / UNIT_IN_BASE[self.unit]))
+        in_units = expr.subs(in_base).replace(lambda e: e.func in (sympy.Max, sympy.Min), _pull_common_factor)
+        numeric = sympy.expand(sympy.powsimp(in_units / UNIT_IN_BASE[self.unit]))
         leftover = numeric.free_symbols & set(_BASE_UNITS)
         if leftover:
             names = ", ".join(sorted(s.name.removeprefix("unit_") for s in leftover))

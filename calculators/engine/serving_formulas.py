@@ -1,0 +1,204 @@
+"""The serving model's formulas (DESIGN.md §12), each written once as a sympy relation with units.
+
+One step of one replica: ``t`` cards in tensor parallel decode a batch of
+``B`` sequences holding ``c`` tokens each on average. These formulas are what
+the families (``decode``, ``roofline``, ``slo``, ``tp`` …) show and grade;
+:mod:`.step_model` evaluates the same relations in plain Python for the
+simulator's hot path, and ``tests/engine/test_step_model.py`` proves the two
+agree.
+
+Conventions (DESIGN.md §12): K/V heads are never split across cards, so a
+degree above the K/V head count replicates them (``r = max(1, t ÷ kv_heads)``;
+an MLA latent is replicated on every card, ``r = t``); a mixture of experts
+reads the experts its batch touches, ``E × (1 − (1 − k/E)^T)`` per MoE layer
+for ``T`` tokens routed uniformly to top-``k`` of ``E``; attention costs
+``4 × layers × q_heads × head_dim`` FLOPs per cached token per sequence; two
+ring all-reduces of the activations per layer under tensor parallelism.
+"""
+
+from __future__ import annotations
+
+from sympy import Max, Min
+
+from .formula import Formula, Var
+from .formulas import WINDOW_VARS, product, ratio, total
+
+_T = Var("gpus", "GPUs", "cards in the replica (tensor-parallel degree)")
+_BATCH = Var("batch", "1", "sequences decoding in the step")
+_CONTEXT = Var("context", "tok", "tokens in each sequence's cache (average)")
+_R = Var("kv_replication", "1", "copies of each K/V head across the replica")
+_KVPT = Var("kv_bytes_per_token", "B", "KV cache per token, every layer full")
+
+# --- replication -------------------------------------------------------------------------------
+
+KV_REPLICATION = Formula(
+    "kv_replication", "K/V head copies across the replica", "1",
+    (_T, Var("kv_heads", "1", "K/V heads per layer (num_key_value_heads)")),
+    lambda s: Max(1, ratio(s["gpus"], s["kv_heads"])),
+)
+
+# An MLA latent is one vector per token shared by every head: each card of a
+# tensor-parallel attention keeps the whole latent.
+KV_REPLICATION_MLA = Formula(
+    "kv_replication", "Latent cache copies across the replica (MLA)", "1",
+    (_T,),
+    lambda s: s["gpus"],
+)
+
+# --- bytes read per step -------------------------------------------------------------------------
+
+EXPERTS_TOUCHED = Formula(
+    "experts_touched", "Experts a step reads per MoE layer", "1",
+    (Var("experts", "1", "routed experts per MoE layer (E)"),
+     Var("experts_per_token", "1", "routed experts per token (top-k)"),
+     Var("step_tokens", "tok", "tokens in the step")),
+    lambda s: product(s["experts"], 1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["step_tokens"]),
+)
+
+STEP_WEIGHT_BYTES = Formula(
+    "weight_bytes_per_step", "Weights read per step", "B",
+    (Var("params_read", "1", "parameters the step uses"), Var("weight_bits", "bit", "bits per weight")),
+    lambda s: product(s["params_read"], s["weight_bits"]),
+)
+
+STEP_WEIGHT_BYTES_MOE = Formula(
+    "weight_bytes_per_step", "Weights read per step (the experts the batch touches)", "B",
+    (Var("always_read_params", "1", "parameters every token uses (all but the routed experts)"),
+     Var("moe_layers", "1", "mixture-of-experts layers"),
+     Var("experts_touched", "1", "experts a step reads per MoE layer"),
+     Var("expert_params", "1", "parameters of one routed expert"),
+     Var("weight_bits", "bit", "bits per weight")),
+    lambda s: product(total(s["always_read_params"],
+                            product(s["moe_layers"], s["experts_touched"], s["expert_params"])),
+                      s["weight_bits"]),
+)
+
+STEP_KV_BYTES = Formula(
+    "kv_bytes_per_step", "KV cache read per step", "B",
+    (_BATCH, _CONTEXT, _KVPT, _R),
+    lambda s: product(s["batch"], s["context"], s["kv_bytes_per_token"], s["kv_replication"]),
+)
+
+STEP_KV_BYTES_WINDOWED = Formula(
+    "kv_bytes_per_step", "KV cache read per step (sliding windows applied)", "B",
+    (_BATCH, _CONTEXT, _KVPT, _R, *WINDOW_VARS),
+    lambda s: product(s["batch"], ratio(product(s["kv_bytes_per_token"],
+                                                total(product(s["full_layers"], s["context"]),
+                                                      product(s["window_layers"], Min(s["context"], s["window"])))),
+                                        s["layers"]), s["kv_replication"]),
+)
+
+STEP_BYTES = Formula(
+    "bytes_per_step", "Bytes read per step", "B",
+    (Var("weight_bytes_per_step", "B", "weights read"), Var("kv_bytes_per_step", "B", "KV cache read")),
+    lambda s: total(s["weight_bytes_per_step"], s["kv_bytes_per_step"]),
+)
+
+MEMORY_MS = Formula(
+    "memory_ms", "Memory time per step", "ms",
+    (Var("bytes_per_step", "B", "bytes read per step"), _T,
+     Var("card_bandwidth", "GB/s", "bandwidth per card"),
+     Var("bandwidth_efficiency", "1", "fraction of peak bandwidth reached")),
+    lambda s: ratio(s["bytes_per_step"], product(s["gpus"], s["card_bandwidth"], s["bandwidth_efficiency"])),
+)
+
+# --- FLOPs per step ---------------------------------------------------------------------------------
+
+_HEAD = Var("attention_head_dim", "1", "values per query head in the attention product (MLA: absorbed)")
+_Q = Var("heads", "1", "query heads per layer (num_attention_heads)")
+_N = Var("active_params", "1", "parameters one token uses")
+
+STEP_FLOPS = Formula(
+    "flops_per_step", "FLOPs per decode step", "FLOP",
+    (_N, _BATCH, Var("layers", "1", "layers (num_hidden_layers)"), _Q, _HEAD, _CONTEXT),
+    lambda s: total(product(2, s["active_params"], s["batch"]),
+                    product(4, s["layers"], s["heads"], s["attention_head_dim"], s["context"], s["batch"])),
+)
+
+STEP_FLOPS_WINDOWED = Formula(
+    "flops_per_step", "FLOPs per decode step (sliding windows applied)", "FLOP",
+    (_N, _BATCH, _Q, _HEAD, _CONTEXT, *WINDOW_VARS),
+    lambda s: total(product(2, s["active_params"], s["batch"]),
+                    product(4, s["heads"], s["attention_head_dim"],
+                            total(product(s["full_layers"], s["context"]),
+                                  product(s["window_layers"], Min(s["context"], s["window"]))), s["batch"])),
+)
+
+# A prompt chunk of p new tokens after c0 cached ones: every new token attends
+# over all c0 + p (no causal halving, the prefill family's convention).
+PREFILL_CHUNK_FLOPS = Formula(
+    "prefill_flops", "FLOPs of a prefill chunk", "FLOP",
+    (_N, Var("chunk_tokens", "tok", "new tokens in the chunk (p)"),
+     Var("cached_tokens", "tok", "tokens already cached before the chunk (c0)"), _Q, _HEAD, *WINDOW_VARS),
+    lambda s: total(product(2, s["active_params"], s["chunk_tokens"]),
+                    product(4, s["heads"], s["attention_head_dim"], s["chunk_tokens"],
+                            total(product(s["full_layers"], s["cached_tokens"] + s["chunk_tokens"]),
+                                  product(s["window_layers"],
+                                          Min(s["cached_tokens"] + s["chunk_tokens"], s["window"]))))),
+)
+
+_PEAK = Var("peak_tflops", "TFLOP/s", "dense peak per card at the compute precision")
+
+COMPUTE_MS = Formula(
+    "compute_ms", "Compute time per step", "ms",
+    (Var("flops_per_step", "FLOP", "FLOPs per step"), _T, _PEAK, Var("mfu", "1", "model FLOPs utilisation")),
+    lambda s: ratio(s["flops_per_step"], product(s["gpus"], s["peak_tflops"], s["mfu"])),
+)
+
+COMPUTE_MS_WITH_PREFILL = Formula(
+    "compute_ms", "Compute time of a step with prefill", "ms",
+    (Var("prefill_flops", "FLOP", "FLOPs of the step's prefill chunks"),
+     Var("flops_per_step", "FLOP", "FLOPs of the step's decoders"), _T, _PEAK,
+     Var("prefill_mfu", "1", "model FLOPs utilisation of prefill"),
+     Var("mfu", "1", "model FLOPs utilisation of decode")),
+    lambda s: total(ratio(s["prefill_flops"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
+                    ratio(s["flops_per_step"], product(s["gpus"], s["peak_tflops"], s["mfu"]))),
+)
+
+# --- communication and the step -----------------------------------------------------------------
+
+COMM_MS = Formula(
+    "comm_ms", "Tensor-parallel all-reduce time per step", "ms",
+    (Var("allreduces", "1", "all-reduces per step (2 per layer when split over cards, else 0)"), _T,
+     Var("step_tokens", "tok", "tokens in the step"),
+     Var("hidden_size", "1", "model width (hidden_size)"),
+     Var("activation_bytes", "B", "bytes per activation value (bf16: 2)"),
+     Var("link_gb_s", "GB/s", "slowest link of the ring, per card per direction"),
+     Var("allreduce_latency_us", "us", "fixed cost of one collective")),
+    lambda s: product(s["allreduces"], total(
+        ratio(product(2, s["gpus"] - 1, s["step_tokens"], s["hidden_size"], s["activation_bytes"]),
+              product(s["gpus"], s["link_gb_s"])),
+        s["allreduce_latency_us"])),
+)
+
+STEP_MS = Formula(
+    "step_ms", "Step time", "ms",
+    (Var("memory_ms", "ms", "memory time"), Var("compute_ms", "ms", "compute time"),
+     Var("comm_ms", "ms", "communication time")),
+    lambda s: total(Max(s["memory_ms"], s["compute_ms"]), s["comm_ms"]),
+)
+
+TOK_S_PER_USER = Formula(
+    "tok_s_per_user", "Tokens per second per user", "tok/s",
+    (Var("step_ms", "ms", "step time"),),
+    lambda s: ratio(1, s["step_ms"]),
+)
+
+TOK_S_PER_REPLICA = Formula(
+    "tok_s_per_replica", "Tokens per second per replica", "tok/s",
+    (_BATCH, Var("step_ms", "ms", "step time")),
+    lambda s: ratio(s["batch"], s["step_ms"]),
+)
+
+CEILING_TOK_S = Formula(
+    "ceiling_tok_s", "Decode ceiling (peak bandwidth, no compute, no communication)", "tok/s",
+    (_BATCH, Var("bandwidth_gb_s", "GB/s", "memory bandwidth of the replica"),
+     Var("bytes_per_step", "B", "bytes read per step")),
+    lambda s: ratio(product(s["batch"], s["bandwidth_gb_s"]), s["bytes_per_step"]),
+)
+
+SERVING_FORMULAS = (
+    KV_REPLICATION, KV_REPLICATION_MLA, EXPERTS_TOUCHED, STEP_WEIGHT_BYTES, STEP_WEIGHT_BYTES_MOE, STEP_KV_BYTES,
+    STEP_KV_BYTES_WINDOWED, STEP_BYTES, MEMORY_MS, STEP_FLOPS, STEP_FLOPS_WINDOWED, PREFILL_CHUNK_FLOPS,
+    COMPUTE_MS, COMPUTE_MS_WITH_PREFILL, COMM_MS, STEP_MS, TOK_S_PER_USER, TOK_S_PER_REPLICA, CEILING_TOK_S,
+)

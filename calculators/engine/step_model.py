@@ -1,0 +1,320 @@
+"""The serving model's step (DESIGN.md §12) in plain Python, for callers that need it fast.
+
+The relations are :mod:`.serving_formulas` (sympy, with units), which the
+families show and grade; this module evaluates the same relations with
+per-replica constants computed once, so the serving simulator can call
+:func:`step_ms` ~100,000 times a run. ``tests/engine/test_step_model.py``
+checks that both give the same numbers.
+
+A :class:`Replica` is ``t`` cards in tensor parallel holding one copy of a
+model. :func:`step_ms` costs one engine step of it: ``decode_batch`` sequences
+each producing one token, plus optional prefill chunks, as
+
+    step = max(memory time, compute time) + communication time
+
+with memory time = bytes read ÷ (t × card bandwidth × bandwidth efficiency),
+compute time = decode FLOPs ÷ (t × peak × MFU) + prefill FLOPs ÷ (t × peak ×
+prefill MFU), and communication = two ring all-reduces of the step's
+activations per layer when ``t > 1``.
+
+Example (the reference stack, Llama-3.1-8B bf16 on one H100 SXM)::
+
+    >>> from calculators.engine.step_model import Replica, step_ms
+    >>> replica = Replica.from_catalog("llama-3.1-8b", "h100-sxm5-80gb", bandwidth_efficiency=1.0)
+    >>> round(1000 / step_ms(replica, decode_batch=1, decode_context_tokens=0).step_ms, 1)
+    208.6
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .catalog import Catalog, Gpu, default_catalog
+from .dtypes import kv_bytes_per_value, weight_bits
+from .errors import InputError
+from .hf_config import ModelConfig
+from .param_count import mlp_params, param_breakdown
+
+# Activations cross the all-reduce in bf16 (2 bytes per value), as engines run them.
+ACTIVATION_BYTES = 2
+# Cards of one node joined by PCIe when the card has no (or a smaller) NVLink domain:
+# the eight-card server both vendors' sizing files assume (aiconfigurator's num_gpus_per_node).
+PCIE_NODE_GPUS = 8
+
+# The tensor-core precision each weight format computes in (DESIGN.md §12). A
+# format the card cannot compute in falls back to bf16 (weight-only: the weights
+# are widened on the fly).
+COMPUTE_PRECISION = {
+    "fp32": "tf32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "bf16",
+    "nvfp4": "fp4", "mxfp4": "fp4",
+}
+
+
+def compute_precision(weights_dtype: str, gpu: Gpu) -> str:
+    """The precision whose dense TFLOP/s bounds a step for ``weights_dtype`` weights on ``gpu``.
+
+    bf16 → bf16, fp8 → fp8, nvfp4/mxfp4 → fp4 where the card lists a dense
+    figure for it; otherwise bf16 (weight-only quantisation). Raises
+    :class:`InputError` when the card lists no bf16 figure either.
+    """
+    wanted = COMPUTE_PRECISION.get(weights_dtype, "bf16")
+    if gpu.dense_tflops.get(wanted):
+        return wanted
+    if gpu.dense_tflops.get("bf16"):
+        return "bf16"
+    raise InputError(f"The {gpu.name} has no dense bf16 throughput on record.", field="gpu")
+
+
+def check_degree(cfg: ModelConfig, degree: int) -> None:
+    """The degree rule: ``degree`` divides the query heads, and divides the K/V heads or is a
+    multiple of them. Raises :class:`InputError` (field ``gpus``) naming both counts otherwise."""
+    if degree < 1:
+        raise InputError(f"The tensor-parallel degree must be at least 1, not {degree}.", field="gpus")
+    if cfg.heads % degree:
+        raise InputError(f"A tensor-parallel degree of {degree} does not divide the {cfg.heads} query heads "
+                         f"(num_attention_heads); choose a divisor of {cfg.heads}.", field="gpus")
+    if not cfg.kv_lora_rank and cfg.kv_heads % degree and degree % cfg.kv_heads:
+        raise InputError(f"A tensor-parallel degree of {degree} neither divides the {cfg.kv_heads} K/V heads "
+                         f"(num_key_value_heads) nor is a multiple of them, so the heads cannot be spread "
+                         f"evenly.", field="gpus")
+
+
+def kv_replication(cfg: ModelConfig, degree: int) -> float:
+    """Copies of each K/V head across ``degree`` cards: ``max(1, degree ÷ kv_heads)``, or
+    ``degree`` for an MLA latent (every card of a tensor-parallel attention keeps it whole)."""
+    if cfg.kv_lora_rank:
+        return float(degree)
+    return max(1.0, degree / cfg.kv_heads)
+
+
+def attention_head_dim(cfg: ModelConfig) -> float:
+    """Values per query head in the attention products: ``head_dim``, or for MLA in its absorbed
+    form ``(2 × kv_lora_rank + qk_rope_head_dim) ÷ 2`` (scores over rank + rope, output over rank)."""
+    if cfg.kv_lora_rank:
+        return (2 * cfg.kv_lora_rank + cfg.qk_rope_head_dim) / 2
+    return float(cfg.head_dim)
+
+
+def tp_link(gpu: Gpu, degree: int) -> tuple[float | None, str]:
+    """(GB/s per card per direction, which link) of the slowest link a ring of ``degree`` cards
+    crosses: NVLink inside the NVLink domain, PCIe inside an eight-card node, else the scale-out
+    network. ``(None, why)`` when that figure is not on record; ``(0, "none")`` for one card."""
+    if degree <= 1:
+        return 0.0, "none"
+    if degree <= gpu.nvlink_domain_gpus and gpu.nvlink_gb_s_per_direction:
+        return gpu.nvlink_gb_s_per_direction, "NVLink"
+    if degree <= PCIE_NODE_GPUS:
+        return gpu.pcie_gb_s_per_direction, "PCIe"
+    return gpu.scale_out_gb_s, "scale-out network"
+
+
+def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:
+    """KV bytes one token adds, every layer full: 2 × layers × kv_heads × head_dim × bytes, or
+    layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent (formula 1)."""
+    width = (cfg.kv_lora_rank + cfg.qk_rope_head_dim) if cfg.kv_lora_rank else 2 * cfg.kv_heads * cfg.head_dim
+    return cfg.layers * width * kv_bytes_per_value(kv_dtype)
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One step's cost: ``bytes`` read (replica-wide), ``flops`` (decode + prefill), and the times
+    in milliseconds; ``step_ms = max(memory_ms, compute_ms) + comm_ms``."""
+
+    bytes: float
+    flops: float
+    memory_ms: float
+    compute_ms: float
+    comm_ms: float
+    step_ms: float
+
+
+@dataclass(frozen=True)
+class _Constants:
+    always_read_bytes: float  # weights every step reads (all but the routed experts), B
+    expert_bytes: float  # one routed expert, B
+    moe_layers: int
+    experts: int
+    experts_per_token: int
+    kv_full: float  # B per cached token in the full layers, replicated
+    kv_windowed: float  # B per cached token in the windowed layers, replicated
+    window: int
+    flop_per_token: float  # 2 × active parameters
+    attention_full: float  # 4 × q_heads × head_dim × full layers, FLOP per cached token per sequence
+    attention_windowed: float
+    memory_rate: float  # B/ms
+    decode_rate: float  # FLOP/ms at the decode MFU
+    prefill_rate: float  # FLOP/ms at the prefill MFU
+    allreduces: int
+    comm_ms_per_token: float
+    comm_latency_ms: float
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replica: ``model`` on ``tp`` cards of ``gpu`` in tensor parallel.
+
+    ``weights_dtype``/``weights_bits`` as everywhere (int4 charged 4.5 bits by
+    default); ``kv_dtype`` the cache's precision. ``bandwidth_efficiency``
+    (fraction of peak bandwidth reached, default 0.75), ``mfu`` and
+    ``prefill_mfu`` (fractions of the dense peak, 0.5 and 0.4),
+    ``allreduce_latency_us`` (fixed cost of one collective, µs, default 10):
+    DESIGN.md §12's defaults. Raises :class:`InputError` when the degree breaks
+    the degree rule, a fraction is outside (0, 1], or the link a ring of
+    ``tp`` cards needs has no figure on record.
+    """
+
+    model: ModelConfig
+    gpu: Gpu
+    tp: int = 1
+    weights_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    weights_bits: float | None = None
+    bandwidth_efficiency: float = 0.75
+    mfu: float = 0.5
+    prefill_mfu: float = 0.4
+    allreduce_latency_us: float = 10.0
+    _k: _Constants = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self):
+        check_degree(self.model, self.tp)
+        for name in ("bandwidth_efficiency", "mfu", "prefill_mfu"):
+            value = getattr(self, name)
+            if not 0 < value <= 1:
+                raise InputError(f"{name} must be a fraction in (0, 1], not {value:g}.", field=name)
+        if self.allreduce_latency_us < 0:
+            raise InputError("allreduce_latency_us must not be negative.", field="allreduce_latency_us")
+        object.__setattr__(self, "_k", self._constants())
+
+    @classmethod
+    def from_catalog(cls, model: str, gpu: str, tp: int = 1, *, catalog: Catalog | None = None,
+                     **options) -> "Replica":
+        """A replica of catalog ids (``"llama-3.1-8b"``, ``"h100-sxm5-80gb"``); ``options`` as the fields."""
+        catalog = catalog or default_catalog()
+        return cls(catalog.model(model).config, catalog.gpu(gpu), tp, **options)
+
+    @property
+    def bits(self) -> float:
+        """Bits charged per weight."""
+        return weight_bits(self.weights_dtype, self.weights_bits)
+
+    @property
+    def precision(self) -> str:
+        """The compute precision of the peak (:func:`compute_precision`)."""
+        return compute_precision(self.weights_dtype, self.gpu)
+
+    @property
+    def peak_tflops(self) -> float:
+        """Dense TFLOP/s per card at :attr:`precision`."""
+        return float(self.gpu.dense_tflops[self.precision])
+
+    @property
+    def kv_replication(self) -> float:
+        """K/V copies across the replica (:func:`kv_replication`)."""
+        return kv_replication(self.model, self.tp)
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV bytes per token, every layer full, unreplicated."""
+        return kv_bytes_per_token(self.model, self.kv_dtype)
+
+    @property
+    def link(self) -> tuple[float | None, str]:
+        """(GB/s per direction, kind) of the ring's slowest link (:func:`tp_link`)."""
+        return tp_link(self.gpu, self.tp)
+
+    @property
+    def window(self) -> int:
+        """Sliding window of the windowed layers, tokens (0 without)."""
+        return self.model.sliding_window if self.model.window_layers else 0
+
+    def _constants(self) -> _Constants:
+        cfg, t = self.model, self.tp
+        counts = param_breakdown(cfg)
+        byte_per_param = self.bits / 8
+        moe_layers = cfg.layers - cfg.dense_layers if cfg.is_moe else 0
+        expert = mlp_params(cfg, cfg.moe_intermediate_size) if cfg.is_moe else 0
+        r = self.kv_replication
+        per_layer = self.kv_bytes_per_token / cfg.layers * r
+        heads = 4 * cfg.heads * attention_head_dim(cfg)
+        peak = self.peak_tflops * 1e9 * t  # FLOP/ms
+        link, kind = self.link
+        if t > 1 and not link:
+            raise InputError(f"No {kind} bandwidth is on record for the {self.gpu.name}, so a ring of {t} cards "
+                             f"cannot be costed; choose a degree inside its NVLink domain of "
+                             f"{self.gpu.nvlink_domain_gpus}.", field="gpus")
+        return _Constants(
+            always_read_bytes=(counts.total - moe_layers * cfg.num_experts * expert) * byte_per_param,
+            expert_bytes=expert * byte_per_param,
+            moe_layers=moe_layers, experts=cfg.num_experts, experts_per_token=cfg.experts_per_token,
+            kv_full=per_layer * cfg.full_layers, kv_windowed=per_layer * cfg.window_layers, window=self.window,
+            flop_per_token=2 * counts.active,
+            attention_full=heads * cfg.full_layers, attention_windowed=heads * cfg.window_layers,
+            memory_rate=t * self.gpu.bandwidth_gb_s * 1e6 * self.bandwidth_efficiency,
+            decode_rate=peak * self.mfu, prefill_rate=peak * self.prefill_mfu,
+            allreduces=2 * cfg.layers if t > 1 else 0,
+            comm_ms_per_token=(2 * (t - 1) / t * cfg.hidden_size * ACTIVATION_BYTES / (link * 1e6)) if t > 1 else 0.0,
+            comm_latency_ms=self.allreduce_latency_us / 1000,
+        )
+
+    def experts_touched(self, tokens: int) -> float:
+        """Experts per MoE layer a step of ``tokens`` tokens reads: E × (1 − (1 − k/E)^tokens)."""
+        k = self._k
+        if not k.experts:
+            return 0.0
+        return k.experts * (1 - (1 - k.experts_per_token / k.experts) ** tokens)
+
+    def weight_bytes(self, tokens: int) -> float:
+        """Weight bytes a step of ``tokens`` tokens reads (all of a dense model; a MoE's touched experts)."""
+        k = self._k
+        return k.always_read_bytes + k.moe_layers * self.experts_touched(tokens) * k.expert_bytes
+
+
+def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
+            prefill_chunks: Sequence[tuple[int, int]] = (),
+            decode_windowed_tokens: int | None = None) -> StepCost:
+    """Cost one engine step of ``replica``.
+
+    ``decode_batch``: sequences producing one token each (≥ 0).
+    ``decode_context_tokens``: the SUM over those sequences of the tokens in
+    their caches (bytes read and attention FLOPs are linear in it).
+    ``prefill_chunks``: ``(p, c0)`` pairs, ``p`` new prompt tokens after ``c0``
+    cached ones; each reads its ``c0`` cached tokens and costs
+    ``2·N·p + 4·layers·q_heads·head_dim·p·(c0 + p)`` FLOPs at ``prefill_mfu``.
+    ``decode_windowed_tokens``: for a model with sliding windows, the sum of
+    ``min(context, window)`` over the decoders; by default
+    ``min(decode_context_tokens, decode_batch × window)`` (exact when every
+    context is on the same side of the window).
+
+    Returns a :class:`StepCost` (bytes, FLOPs, times in ms); a step with no
+    token costs nothing. Raises :class:`InputError` on a negative count.
+    """
+    if decode_batch < 0 or decode_context_tokens < 0:
+        raise InputError("A step's batch and context tokens must not be negative.", field="decode_batch")
+    k = replica._k
+    tokens = decode_batch
+    windowed = 0
+    if k.window:
+        windowed = (min(decode_context_tokens, decode_batch * k.window) if decode_windowed_tokens is None
+                    else decode_windowed_tokens)
+    kv = k.kv_full * decode_context_tokens + k.kv_windowed * windowed
+    decode_flops = k.flop_per_token * decode_batch + k.attention_full * decode_context_tokens \
+        + k.attention_windowed * windowed
+    prefill_flops = 0.0
+    for p, c0 in prefill_chunks:
+        if p < 0 or c0 < 0:
+            raise InputError("A prefill chunk's tokens must not be negative.", field="prefill_chunks")
+        tokens += p
+        seen = c0 + p
+        kv += k.kv_full * c0 + (k.kv_windowed * min(c0, k.window) if k.window else 0.0)
+        prefill_flops += k.flop_per_token * p + p * (k.attention_full * seen
+                                                     + (k.attention_windowed * min(seen, k.window) if k.window
+                                                        else 0.0))
+    if tokens == 0:
+        return StepCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    total_bytes = replica.weight_bytes(tokens) + kv
+    memory = total_bytes / k.memory_rate
+    compute = decode_flops / k.decode_rate + prefill_flops / k.prefill_rate
+    comm = k.allreduces * (k.comm_ms_per_token * tokens + k.comm_latency_ms) if k.allreduces else 0.0
+    return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm,
+                    max(memory, compute) + comm)
