@@ -135,9 +135,9 @@ def test_weights_json():
 
 def test_kv_json():
     payload = calc_json("kv", "--model", "gemma-2-9b", "--context", "2048", "--kv-dtype", "bf16")
-    check_contract(payload, "kv", ["kv_bytes_per_token", "per_user_gib"])
+    check_contract(payload, "kv", ["kv_bytes_per_token", "kv_replication", "per_user_gib"])
     # 2 × 42 × 8 × 256 × 2 = 344,064 B; at 2,048 (under the 4,096 window) 344,064 × 2,048 B = 0.65625 GiB.
-    assert values(payload) == {"kv_bytes_per_token": 344_064, "per_user_gib": 0.65625}
+    assert values(payload) == {"kv_bytes_per_token": 344_064, "kv_replication": 1, "per_user_gib": 0.65625}
 
 
 def test_config_file_stands_in_for_the_model(config_file):

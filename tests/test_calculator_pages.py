@@ -377,7 +377,7 @@ class TestPastedConfig:
 
 class TestOtherFamilies:
     @pytest.mark.parametrize(("slug", "keys", "key", "value"), [
-        ("kv", ["kv_bytes_per_token", "per_user_gib"], "per_user_gib", "1.00 GiB"),
+        ("kv", ["kv_bytes_per_token", "kv_replication", "per_user_gib"], "per_user_gib", "1.00 GiB"),
         ("params", ["total_params", "active_params"], "total_params", "8,030,261,248"),
         ("weights", ["total_params", "weight_bytes", "weight_gib"], "weight_gib", "14.96 GiB"),
     ])

@@ -196,8 +196,9 @@ class TestNewProblem:
         assert response["Location"] == f"/drills/weights/{problem.pk}/"
         assert problem.created_by == candidate
 
-    def test_generator_v1_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
-        """Reproducibility across releases: generator v1 always draws this problem for seed 5.
+    def test_generator_v2_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
+        """Reproducibility across releases: generator v2 (v1's ladder draw, unchanged; v2 changed the kv,
+        tp and slo draws for the K/V replication of DESIGN.md §12) always draws this problem for seed 5.
 
         Mixtral-8x7B: 32 × (attention 41,943,040 + 8 experts × 176,160,768 + router 32,768
         + norms 8,192) + 2 × 32,000 × 4,096 + 4,096 = 46,702,792,704 parameters.
@@ -207,7 +208,7 @@ class TestNewProblem:
         × 8,192 = 0.50 GiB → ⌊79.18⌋ = 79 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens
         × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
         """
-        assert GENERATOR_VERSION == 1, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 2, "a new generator version draws new problems: re-derive this one"
         url = client.get("/drills/ladder/new/?seed=5")["Location"]
 
         response = client.post(url, {})  # every step blank: each message names the expected value
@@ -400,15 +401,16 @@ class TestGradingAsAVisitor:
 
         assert 'value="2*32*8*128*2"' in response.content.decode()
 
-    def test_a_kv_problem_is_graded_on_its_two_steps(self, client):
+    def test_a_kv_problem_is_graded_on_its_three_steps(self, client):
         # Mistral-7B at 32,768: 2 × 32 × 8 × 128 × 2 = 131,072 B; every layer windowed at 4,096:
         # 131,072 × 4,096 / 2^30 = 0.50 GiB; ignoring the window gives 4.00 GiB.
         problem = make_problem("kv", {"model": "mistral-7b-v0.1", "kv_dtype": "bf16", "context": 32768})
 
         response = client.post(problem.get_absolute_url(),
-                               {"kv_bytes_per_token": "128 KiB", "per_user_gib": "4"})
+                               {"kv_bytes_per_token": "128 KiB", "kv_replication": "1", "per_user_gib": "4"})
 
-        assert verdict_classes(response) == {"kv_bytes_per_token": "correct", "per_user_gib": "misconception"}
+        assert verdict_classes(response) == {"kv_bytes_per_token": "correct", "kv_replication": "correct",
+                                             "per_user_gib": "misconception"}
         assert "Sliding window ignored" in step_items(response)["per_user_gib"]
 
 
@@ -626,7 +628,7 @@ class TestEveryCatalogEntryRenders:
 
         assert shown.status_code == graded.status_code == 200
         assert model in statement_of(shown)
-        assert set(verdict_classes(graded)) == {"kv_bytes_per_token", "per_user_gib"}
+        assert set(verdict_classes(graded)) == {"kv_bytes_per_token", "kv_replication", "per_user_gib"}
 
     @pytest.mark.parametrize("gpu", [entry["id"] for entry in json.loads((CATALOG_DIR / "gpus.json").read_text())])
     def test_a_ladder_problem_on_every_catalog_card_shows_and_grades(self, client, gpu):

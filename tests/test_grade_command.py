@@ -148,13 +148,14 @@ class TestJsonOutput:
     def test_other_families_grade_their_own_steps(self, tmp_path):
         # DeepSeek-V3 (MLA): 61 × (512 + 64) × 2 = 70,272 B per token; as K and V per head
         # 61 × 128 × (128 + 64 + 128) × 2 = 4,997,120. At 8,192 tokens: 70,272 × 8,192 / 2^30 = 0.536 GiB.
-        answers = {"kv_bytes_per_token": "4997120", "per_user_gib": "0.536"}
+        answers = {"kv_bytes_per_token": "4997120", "kv_replication": "1", "per_user_gib": "0.536"}
 
         data = graded_json("kv", "--inputs", '{"model": "deepseek-v3"}',
                            "--answers", write_answers(tmp_path, answers))
 
         assert [(s["key"], s["verdict"], s["misconception"]) for s in data["steps"]] == [
             ("kv_bytes_per_token", "misconception", "latent-as-heads"),
+            ("kv_replication", "correct", None),
             ("per_user_gib", "correct", None)]
 
     def test_without_json_it_prints_one_line_per_step_and_the_score(self, tmp_path):

@@ -67,19 +67,24 @@ KV_BYTES_PER_TOKEN_MLA = Formula(
     lambda s: product(s["layers"], s["kv_lora_rank"] + s["qk_rope_head_dim"], s["kv_bytes"]),
 )
 
+# Replica-wide: a K/V head is never split across cards, so under a tensor-parallel
+# degree above the K/V head count (or any degree, for an MLA latent) each user's
+# cache is kept kv_replication times (DESIGN.md §12; 1 on one card).
+_replication = Var("kv_replication", "1", "copies of each K/V head across the replica")
+
 PER_USER_GIB = Formula(
     "per_user_gib", "KV cache per user", "GiB",
     (Var("kv_bytes_per_token", "B", "KV cache per token"),
-     Var("context", "tok", "tokens per user")),
-    lambda s: product(s["kv_bytes_per_token"], s["context"]),
+     Var("context", "tok", "tokens per user"), _replication),
+    lambda s: product(s["kv_bytes_per_token"], s["context"], s["kv_replication"]),
 )
 
 # A windowed layer keeps at most ``window`` tokens; full layers keep them all.
 PER_USER_GIB_WINDOWED = Formula(
     "per_user_gib", "KV cache per user (sliding windows applied)", "GiB",
     (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("context", "tok", "tokens per user"), *WINDOW_VARS),
-    lambda s: windowed_cache(s, s["context"]),
+     Var("context", "tok", "tokens per user"), _replication, *WINDOW_VARS),
+    lambda s: product(windowed_cache(s, s["context"]), s["kv_replication"]),
 )
 
 # --- Parameters and weights (formula 2) -------------------------------------
@@ -167,8 +172,9 @@ USERS_PAGED = Formula(
     (Var("kv_budget_gib", "GiB", "KV cache budget"),
      Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("avg_tokens", "tok", "average conversation"),
-     Var("block_size", "tok", "tokens per KV block")),
-    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], product(s["kv_bytes_per_token"], _paged_tokens(s))))),
+     Var("block_size", "tok", "tokens per KV block"), _replication),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], product(s["kv_bytes_per_token"], _paged_tokens(s),
+                                                              s["kv_replication"])))),
 )
 
 USERS_PAGED_WINDOWED = Formula(
@@ -176,8 +182,9 @@ USERS_PAGED_WINDOWED = Formula(
     (Var("kv_budget_gib", "GiB", "KV cache budget"),
      Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
      Var("avg_tokens", "tok", "average conversation"),
-     Var("block_size", "tok", "tokens per KV block"), *WINDOW_VARS),
-    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], windowed_cache(s, _paged_tokens(s))))),
+     Var("block_size", "tok", "tokens per KV block"), _replication, *WINDOW_VARS),
+    lambda s: Max(0, floor(ratio(s["kv_budget_gib"], product(windowed_cache(s, _paged_tokens(s)),
+                                                              s["kv_replication"])))),
 )
 
 # Paged memory of one average user, quoted beside the paged count (0.281 GiB for
@@ -186,8 +193,8 @@ PAGED_USER_GIB = Formula(
     "paged_user_gib", "KV cache per average user, paged", "GiB",
     (Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("avg_tokens", "tok", "average conversation"),
-     Var("block_size", "tok", "tokens per KV block")),
-    lambda s: product(s["kv_bytes_per_token"], _paged_tokens(s)),
+     Var("block_size", "tok", "tokens per KV block"), _replication),
+    lambda s: product(s["kv_bytes_per_token"], _paged_tokens(s), s["kv_replication"]),
 )
 
 ALL_FORMULAS = (

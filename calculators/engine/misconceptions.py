@@ -124,7 +124,8 @@ def _kv_latent_as_heads(g, s):
 def _per_user_window_ignored(g, s):
     if not g["window_layers"] or g["context"] <= g["window"]:
         return None
-    return F.PER_USER_GIB({"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"]})
+    return F.PER_USER_GIB({"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"],
+                           "kv_replication": g.get("kv_replication", 1)})
 
 
 def _per_user_gb(g, s):
@@ -180,7 +181,7 @@ def _paged_gib(g, s):
     tokens = math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
     if g["window_layers"]:
         tokens = (g["full_layers"] * tokens + g["window_layers"] * min(tokens, g["window"])) / g["layers"]
-    return s["kv_bytes_per_token"] * tokens / GIB
+    return s["kv_bytes_per_token"] * tokens * g.get("kv_replication", 1) / GIB
 
 
 def _short_ladder(which: str, *, utilization: bool, reserve: bool) -> Variant:
@@ -226,7 +227,7 @@ def _users_window_ignored(which):
         tokens = g["context"] if which == "worst" else math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
         if tokens <= g["window"]:
             return None
-        return _users(s["kv_budget_gib"], s["kv_bytes_per_token"] * tokens / GIB)
+        return _users(s["kv_budget_gib"], s["kv_bytes_per_token"] * tokens * g.get("kv_replication", 1) / GIB)
     return variant
 
 
@@ -263,7 +264,8 @@ VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
     "per_user_gib": (
         ("window-ignored", _per_user_window_ignored),
         ("gb-gib-mix", lambda g, s: F.PER_USER_GIB(
-            {"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"]}) * GIB_PER_GB
+            {"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"],
+             "kv_replication": g.get("kv_replication", 1)}) * GIB_PER_GB
             if not g["window_layers"] else None),
     ),
     "card_gib": (("gb-gib-mix", _card_gb),),

@@ -60,6 +60,18 @@ ADAPTERS: dict[tuple[str, str], sympy.Expr] = {
     ("ladder", "avg_tokens"): sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context")),
 }
 
+# Given numbers computed from typed inputs AND other given numbers (evaluated after the tabulated
+# ones), in every family that has them. The K/V replication of DESIGN.md §12: a degree above the K/V
+# head count copies each head; an MLA latent is copied on every card (step_model.kv_replication).
+_GPUS, _KV_HEADS, _RANK = sympy.Symbol("gpus"), sympy.Symbol("kv_heads"), sympy.Symbol("kv_lora_rank")
+DERIVED: dict[str, sympy.Expr] = {
+    "kv_replication": sympy.Piecewise((_GPUS, sympy.StrictGreaterThan(_RANK, 0)),
+                                      (sympy.Max(1, _GPUS / _KV_HEADS), True)),
+}
+# Families whose tensor-parallel degree settles by a loop (procedures/tp.py _settle_degree): the
+# driver re-runs the steps at the degree they choose until it stops growing, setting these givens.
+SETTLED = {"tp": ("gpus", "kv_replication")}
+
 # Functions the driver implements by hand: ceilings and floors round like the engine's
 # whole_ceil/whole_floor, and tp's next_tp_degree (its _imp_ is procedures/tp.buyable_degree) steps
 # through the buyable degrees. An expression calling any other function the JavaScript printer
@@ -75,6 +87,7 @@ CHECKS: dict[str, list[dict]] = {
     "tp": [{"kind": "power_of_two", "name": "gpus_per_node"}],  # tp.py run_tp
 }
 VERIFY_SAMPLES = 60
+TP_DEGREES_CHECKED = (1, 2, 4, 8, 16)
 RESCUE_TRIES = 200
 RELATIVE_TOLERANCE = 1e-12
 
@@ -137,6 +150,8 @@ class FormulaTable:
     units: set[str] = field(default_factory=set)
     _keep: list[Any] = field(default_factory=list)  # keep objects alive so id() stays unique
 
+    evaluators: dict[str, Any] = field(default_factory=dict)
+
     def formula(self, formula: Formula) -> str:
         """The id of ``formula``'s JavaScript, printed from ``formula.numeric_expr``."""
         if id(formula) not in self._ids:
@@ -144,6 +159,7 @@ class FormulaTable:
             args = tuple(v.name for v in formula.variables)
             self.functions[name] = _js_code(formula.numeric_expr, args)
             self._ids[id(formula)] = name
+            self.evaluators[name] = formula  # the self-check's degree loop evaluates steps with it
             self._keep.append(formula)
         return self._ids[id(formula)]
 
@@ -222,6 +238,8 @@ def _numeric_candidates(spec: InputSpec) -> list[float]:
 
 def _random_number(rng: random.Random, spec: InputSpec) -> float:
     """A valid value for the self-check: a probe value half the time, else the default scaled at random."""
+    if spec.name == "gpus":  # a tensor-parallel degree: most others break the degree rule (step_model)
+        return rng.choice(TP_DEGREES_CHECKED)
     candidates = _numeric_candidates(spec) + ([spec.default] if spec.default is not None else [])
     base = spec.default or (candidates[0] if candidates else 1)
     if rng.random() < 0.5 or not candidates:
@@ -326,7 +344,7 @@ class _Builder:
             if slug == self.family.slug and {s.name for s in expr.free_symbols} <= set(raw):
                 exprs[key] = expr
         for key, seen in depends.items():
-            if key in exprs:
+            if key in exprs or key in DERIVED or key in SETTLED.get(self.family.slug, ()):
                 continue
             names = {name for name, _, _ in seen}
             if len(names) != 1:
@@ -411,13 +429,25 @@ class _Builder:
                     key_cells[combo] = {"error": seen}
             return {"deps": deps, "cells": key_cells}
 
-        given = {key: given_entry(key) for key in sorted(used)}
+        settled = SETTLED.get(self.family.slug, ())
+        for key in used & set(DERIVED):  # the tabulated numbers a derived one reads
+            used |= {sym.name for sym in DERIVED[key].free_symbols} & set(base_given)
+        given = {key: given_entry(key) for key in sorted(used) if key not in DERIVED and key not in settled}
+        for key in sorted(used & set(DERIVED)):
+            if key not in settled:
+                given[key] = {"deps": [], "derived": True,
+                              "cells": {"": {"expr": self.table.expression(self.family.slug, key, DERIVED[key])}}}
+        for key in sorted(used & set(settled)):
+            given[key] = {"deps": [], "cells": {}}  # set by the driver's degree loop
         missing += sum(1 for entry in given.values() for cell in entry["cells"].values()
                        if isinstance(cell, dict) and "error" in cell)
 
         program = FamilyProgram(self.family.slug, [_input_json(s) for s in self.family.inputs], given,
                                 {"deps": steps_deps, "cells": step_cells}, None,
                                 checks=CHECKS.get(self.family.slug, []), missing=missing)
+        if settled:
+            program.extras["settle"] = {"keys": list(settled), "replication": self.table.expression(
+                self.family.slug, "kv_replication", DERIVED["kv_replication"])}
         if self.family.slug == "ladder":
             # The driver's one hand-written branch: the ladder's does-not-fit alert (procedures/ladder.py).
             program.alert = "ladder"
@@ -511,16 +541,43 @@ def assemble(program: FamilyProgram, raw: dict[str, Any], table: FormulaTable) -
     if isinstance(steps, dict):
         raise KeyError(steps["error"])
     given = {}
+    derived = []
     for key, entry in program.given.items():
         cell = entry["cells"].get(cell_key(entry["deps"], raw))
         if isinstance(cell, dict) and "error" in cell:
             raise KeyError(cell["error"])
-        if isinstance(cell, dict):
+        if entry.get("derived"):
+            derived.append((key, cell))
+        elif isinstance(cell, dict):
             function = _python_function(table.functions[cell["expr"]], cell["expr"], table)
             given[key] = function(raw)
         elif cell is not None or cell_key(entry["deps"], raw) in entry["cells"]:
             given[key] = cell
+    for key, cell in derived:  # after the tabulated numbers they read
+        given[key] = _python_function(table.functions[cell["expr"]], cell["expr"], table)({**raw, **given})
+    if "settle" in program.extras:
+        given.update(_settle(steps, given, program.extras["settle"], table))
     return steps, given
+
+
+def _settle(steps: list[dict], given: dict, settle: dict, table: FormulaTable) -> dict:
+    """The driver's degree loop (procedures/tp.py _settle_degree), in Python for the self-check:
+    evaluate at degree 1, then at the degree the steps choose, until it stops growing."""
+    replication = _python_function(table.functions[settle["replication"]], settle["replication"], table)
+    degree = 1
+    while True:
+        at = {**given, "gpus": degree}
+        at["kv_replication"] = replication(at)
+        values = {}
+        for step in steps:
+            formula = table.evaluators[step["formula"]]
+            values[step["key"]] = formula({name: values[step["from"][name]] if name in step["from"] else at[name]
+                                           for name in step["args"]})
+        chosen = int(values["tp_degree"])
+        heads, kv_heads = int(at["heads"]), int(at["kv_heads"])
+        if chosen <= degree or heads % chosen or (kv_heads % chosen and chosen % kv_heads):
+            return {"gpus": at["gpus"], "kv_replication": at["kv_replication"]}
+        degree = chosen
 
 
 def _python_function(js: str, name: str, table: FormulaTable):

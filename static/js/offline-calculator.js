@@ -33,12 +33,27 @@
     wholeCeil: function (value) { var n = nearWhole(value); return n !== null ? n : Math.ceil(value); },
     wholeFloor: function (value) { var n = nearWhole(value); return n !== null ? n : Math.floor(value); },
     // procedures/tp.py buyable_degree: powers of two up to a node, then whole nodes.
-    nextTpDegree: function (cards, perNode) {
+    // procedures/tp.py buyable_degree, then head_splitting_degree: the first buyable degree that
+    // divides the query heads and divides (or is a multiple of) the K/V heads.
+    buyableDegree: function (cards, perNode) {
       var needed = Math.max(1, Math.ceil(cards)), node = Math.max(1, Math.trunc(perNode));
       if (needed > node) return node * Math.ceil(needed / node);
       var degree = 1;
       while (degree < needed) degree *= 2;
       return Math.min(degree, node);
+    },
+    splitsHeads: function (degree, heads, kvHeads) {
+      return heads % degree === 0 && (kvHeads % degree === 0 || degree % kvHeads === 0);
+    },
+    nextTpDegree: function (cards, perNode, heads, kvHeads) {
+      var first = R.buyableDegree(cards, perNode), node = Math.max(1, Math.trunc(perNode));
+      var ladder = [], degree = 1;
+      while (degree <= node) { ladder.push(degree); degree *= 2; }
+      for (degree = 2 * node; degree <= 64 * node; degree += node) ladder.push(degree);
+      for (var i = 0; i < ladder.length; i += 1) {
+        if (ladder[i] >= first && R.splitsHeads(ladder[i], heads, kvHeads)) return ladder[i];
+      }
+      return first;
     }
   };
   window.OfflineRounding = R;
@@ -257,19 +272,39 @@
     var steps = program.steps.cells[cellKey(program.steps.deps, raw)];
     if (!steps) throw new Error("These choices cannot be computed offline; open the calculator on the site.");
     if (steps.error) throw new Error(steps.error);
-    var given = {};
+    var given = {}, derived = [];
     Object.keys(program.given).forEach(function (key) {
       var entry = program.given[key], cell = entry.cells[cellKey(entry.deps, raw)];
       if (cell === undefined) return;
       if (cell !== null && typeof cell === "object") {
         if (cell.error) throw new Error(cell.error);
+        if (entry.derived) { derived.push([key, cell]); return; }
         var fn = formulas[cell.expr];
         given[key] = callByName(fn, argNames(fn), raw);
       } else {
         given[key] = cell;
       }
     });
+    // Numbers read from typed inputs and tabulated ones (runbook/export/calculators.py DERIVED).
+    derived.forEach(function (pair) {
+      var fn = formulas[pair[1].expr];
+      given[pair[0]] = callByName(fn, argNames(fn), Object.assign({}, raw, given));
+    });
+    if (program.extras && program.extras.settle) settle(steps, given, program.extras.settle, formulas);
     return { steps: steps, given: given };
+  }
+
+  // procedures/tp.py _settle_degree: run the steps at degree 1, then at the degree they choose
+  // (a larger degree may replicate the K/V heads and need more still) until it stops growing.
+  function settle(steps, given, spec, formulas) {
+    var replication = formulas[spec.replication], degree = 1;
+    for (;;) {
+      given.gpus = degree;
+      given.kv_replication = callByName(replication, argNames(replication), given);
+      var chosen = Math.trunc(evaluate(steps, given, formulas).tp_degree);
+      if (chosen <= degree || !R.splitsHeads(chosen, given.heads, given.kv_heads)) return;
+      degree = chosen;
+    }
   }
 
   // Evaluate the steps in order; `override` replaces given numbers (the ladder's TP search).

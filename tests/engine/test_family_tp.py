@@ -47,8 +47,8 @@ W_8B = 16_060_522_496 / GIB               # 14.957527160644531
 W_70B = 141_107_412_992 / GIB             # 131.41651916503906
 W_405B = 811_706_777_600 / GIB            # 755.96...
 W_700B_FP8 = 700e9 / GIB                  # 651.925802230835
-KEYS = ["weights_gib", "kv_bytes_per_token", "per_user_gib", "usable_per_gpu_gib", "room_per_gpu_gib",
-        "min_gpus", "tp_degree", "nodes"]
+KEYS = ["weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib",
+        "room_per_gpu_gib", "min_gpus", "tp_degree", "nodes"]
 CATALOG_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 
 SEED_700B = {"params_b": 700, "weights_dtype": "fp8", "context": 0, "reserve_gib": 0}
@@ -71,7 +71,7 @@ def by_key(graded) -> dict:
 def test_steps_come_in_order_with_their_units():
     result = tp()
     assert [step.key for step in result.steps] == KEYS
-    assert [step.unit for step in result.steps] == ["GiB", "B", "GiB", "GiB", "GiB", "GPUs", "GPUs", "nodes"]
+    assert [step.unit for step in result.steps] == ["GiB", "B", "1", "GiB", "GiB", "GiB", "GPUs", "GPUs", "nodes"]
 
 
 def test_reference_stack_fits_one_card():
@@ -118,9 +118,11 @@ def test_seed_700b_fits_one_node_of_h200s():
 
 
 def test_seed_700b_with_a_cache_and_reserve_still_needs_sixteen_h100s():
-    # Llama-3.1-8B's 1 GiB user, 3 GiB reserve: (651.93 + 1) / 68.68 = 9.507 → 10 → 16.
+    # Llama-3.1-8B's 1 GiB user, kept twice on 16 cards (8 K/V heads), 3 GiB reserve:
+    # (651.93 + 2) / 68.68 = 9.521 → 10 → 16.
     v = tp(params_b=700, weights_dtype="fp8").values
-    assert v["per_user_gib"] == 1.0
+    assert v["kv_replication"] == 2
+    assert v["per_user_gib"] == 2.0
     assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (10, 16, 2)
 
 
@@ -134,32 +136,34 @@ def test_llama_70b_at_bf16_takes_two_h100s():
 
 
 def test_llama_405b_at_bf16_rounds_twelve_h100s_up_to_sixteen():
-    # (755.9608 + 3.9375) / 68.6827 = 11.064 → 12; 12 > 8 → whole nodes: 16; 2 nodes.
+    # 3.9375 GiB per user kept twice on 16 cards (8 K/V heads):
+    # (755.9608 + 7.875) / 68.6827 = 11.121 → 12; 12 > 8 → whole nodes: 16; 2 nodes.
     v = tp(model="llama-3.1-405b").values
     assert v["weights_gib"] == pytest.approx(W_405B, rel=1e-12)
-    assert v["per_user_gib"] == 3.9375
+    assert v["kv_replication"] == 2
+    assert v["per_user_gib"] == 7.875
     assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (12, 16, 2)
 
 
-def test_four_card_nodes_make_twelve_a_whole_number_of_nodes():
-    # Same 12 cards; with 4 per node 12 = 3 whole nodes.
+def test_four_card_nodes_offer_twelve_but_the_heads_refuse_it():
+    # Same 12 cards; with 4 per node 12 would be 3 whole nodes, but 12 does not divide 128 query heads:
+    # the degree rule takes the next buyable degree that does, 16 = 4 nodes.
     v = tp(model="llama-3.1-405b", gpus_per_node=4).values
-    assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (12, 12, 3)
+    assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (12, 16, 4)
 
 
 def test_llama_405b_on_a100_40gb_needs_three_nodes_and_a_head_warning():
-    # (755.9608 + 3.9375) / 33 = 23.03 → 24 = 3 nodes of 8. 128 heads / 24 is not whole; 32 divides them.
+    # (755.9608 + 3.9375) / 33 = 23.03 → 24, but 128 heads / 24 is not whole: 32 divides them.
+    # At 32 cards each of the 8 K/V heads is kept 4 times: (755.9608 + 15.75) / 33 = 23.38 → 24 → 32.
     result = tp(model="llama-3.1-405b", gpu=A100_40)
     v = result.values
     assert v["usable_per_gpu_gib"] == 36.0
     assert v["room_per_gpu_gib"] == 33.0
-    assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (24, 24, 3)
+    assert v["kv_replication"] == 4 and v["per_user_gib"] == 15.75
+    assert (v["min_gpus"], v["tp_degree"], v["nodes"]) == (24, 32, 4)
     notes = " ".join(result.notes)
-    assert "128 query heads do not divide evenly over 24 cards" in notes
-    assert "the next degree that splits them is 32" in notes
-    # 8 K/V heads over 24 cards: each replicated on 3.
-    assert "Only 8 K/V heads for 24 cards: each is replicated on 3 cards." in notes
-    assert result.extra["heads_divisible"] is False
+    assert "Only 8 K/V heads for 32 cards: each is replicated on 4 cards." in notes
+    assert result.extra["heads_divisible"] is True
 
 
 def test_long_context_pushes_llama_8b_onto_two_l4s():
@@ -190,7 +194,10 @@ def test_a_config_stands_in_for_the_model():
 ])
 def test_buyable_degrees_are_powers_of_two_in_a_node_then_whole_nodes(cards, per_node, degree):
     assert buyable_degree(cards, per_node) == degree
-    assert TP_DEGREE({"min_gpus": cards, "gpus_per_node": per_node}) == degree
+    # 96 query heads over 4 K/V heads accept every degree listed here (12 and 24 included).
+    assert TP_DEGREE({"min_gpus": cards, "gpus_per_node": per_node, "heads": 96, "kv_heads": 4}) == degree
+    # 64 heads refuse 24 and 12: the next degree that splits them.
+    assert TP_DEGREE({"min_gpus": 17, "gpus_per_node": 8, "heads": 64, "kv_heads": 8}) == 32
 
 
 @pytest.mark.parametrize("formula", ALL_FORMULAS, ids=lambda f: f.key)
@@ -214,7 +221,7 @@ def test_formulas_read_in_plain_text():
     from calculators.engine.procedures.tp import MIN_GPUS, NODES
 
     assert MIN_GPUS.text == "⌈(weights_gib + per_user_gib) ÷ room_per_gpu_gib⌉"
-    assert TP_DEGREE.text == "next_tp_degree(min_gpus, gpus_per_node)"
+    assert TP_DEGREE.text == "next_tp_degree(min_gpus, gpus_per_node, heads, kv_heads)"
     assert NODES.text == "⌈tp_degree ÷ gpus_per_node⌉"
     assert "next_tp_degree" in TP_DEGREE.mathml and "\\operatorname{next\\_tp\\_degree}" in TP_DEGREE.latex
 
@@ -273,8 +280,9 @@ def test_mla_notes_that_the_latent_is_kept_whole_on_every_card():
     assert result.values["tp_degree"] == 8
     notes = " ".join(result.notes)
     assert "each of the 8 cards keeps the whole latent" in notes
-    # Pooled: 8 × 123.36 − 624.94 = 361.95 GiB → ⌊361.95 / 0.536⌋ = 675; kept 8 times: ⌊361.95 / 4.29⌋ = 84.
-    assert "675 users" in notes and "about 84 fit" in notes
+    # Kept 8 times: ⌊361.95 / 4.29⌋ = 84 users; pooled as if stored once: ⌊361.95 / 0.536⌋ = 675.
+    assert result.values["kv_replication"] == 8
+    assert "84 users" in notes and "would promise 675" in notes
 
 
 def test_the_degree_agrees_with_the_ladders_smallest_degree_inside_a_node():
@@ -422,10 +430,11 @@ def test_weights_in_decimal_gb_are_a_gb_gib_mix_on_a_params_b_model():
 
 
 def test_a_slip_in_the_room_carries_forward_through_degree_and_nodes():
-    # 405B on H100 with a room of 40 typed: ⌈759.898 / 40⌉ = ⌈18.997⌉ = 19 → degree 24 → 3 nodes.
+    # 405B on H100 with a room of 40 typed: ⌈(755.96 + 7.875) / 40⌉ = ⌈19.096⌉ = 20 → 24, which 128 heads
+    # refuse → degree 32 → 4 nodes.
     result = tp(model="llama-3.1-405b")
-    answers = {**right_answers(result), "room_per_gpu_gib": "40", "min_gpus": "19", "tp_degree": "24",
-               "nodes": "3"}
+    answers = {**right_answers(result), "room_per_gpu_gib": "40", "min_gpus": "20", "tp_degree": "32",
+               "nodes": "4"}
     v = verdicts(grade(result, answers))
     assert v["room_per_gpu_gib"] == "wrong"
     assert v["min_gpus"] == v["tp_degree"] == v["nodes"] == "carried_forward"

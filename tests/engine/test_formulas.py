@@ -49,11 +49,12 @@ GRIDS = {
                                kv_bytes=[1, 2, 4]),
     F.KV_BYTES_PER_TOKEN_MLA: grid(layers=[27, 60, 61], kv_lora_rank=[256, 512], qk_rope_head_dim=[32, 64],
                                    kv_bytes=[1, 2, 4]),
-    F.PER_USER_GIB: grid(kv_bytes_per_token=KV_PER_TOKEN, context=[1, 2048, 2300, 8192, 131072]),
+    F.PER_USER_GIB: grid(kv_bytes_per_token=KV_PER_TOKEN, context=[1, 2048, 2300, 8192, 131072],
+                         kv_replication=[1, 2, 8]),
     # context on both sides of the window: min() boundaries.
     F.PER_USER_GIB_WINDOWED: windowed(grid(kv_bytes_per_token=[131_072, 344_064],
                                            context=[1, 1023, 1024, 1025, 4095, 4096, 4097, 8192, 131072],
-                                           window=[1024, 4096]), LAYER_SPLITS),
+                                           window=[1024, 4096], kv_replication=[1, 2]), LAYER_SPLITS),
     # Real component counts (Llama-3.1-8B, Falcon-7B, Mixtral, DeepSeek-V3) and a tiny model.
     F.TOTAL_PARAMS: [
         dict(embedding_copies=2, vocab_size=128_256, hidden_size=4_096, layers=32, attention_per_layer=41_943_040,
@@ -87,13 +88,14 @@ GRIDS = {
     # avg_tokens on both sides of a block boundary: ceil() boundaries.
     F.USERS_PAGED: grid(kv_budget_gib=[53.72518768310547, 53.71875, 2.9744552612304687, -1.0],
                         kv_bytes_per_token=[131_072, 327_680], avg_tokens=[1, 16, 2300, 2304, 2305],
-                        block_size=[1, 16]),
+                        block_size=[1, 16], kv_replication=[1, 2]),
     F.USERS_PAGED_WINDOWED: windowed(grid(kv_budget_gib=[53.71875, 55.0, 51.46869602203369],
                                           kv_bytes_per_token=[131_072, 344_064],
-                                          avg_tokens=[2300, 4096, 4097, 5000], block_size=[16], window=[4096]),
+                                          avg_tokens=[2300, 4096, 4097, 5000], block_size=[16], window=[4096],
+                                          kv_replication=[1, 4]),
                                      LAYER_SPLITS[:2]),
     F.PAGED_USER_GIB: grid(kv_bytes_per_token=[131_072, 327_680, 8_192], avg_tokens=[1, 2300, 2304, 2305],
-                           block_size=[1, 16, 256]),
+                           block_size=[1, 16, 256], kv_replication=[1, 2]),
 }
 
 INTEGER_RESULTS = {F.USERS_WORST_CASE, F.USERS_PAGED, F.USERS_PAGED_WINDOWED, F.KV_BYTES_PER_TOKEN,
@@ -139,7 +141,7 @@ def test_users_never_go_negative():
 
 
 def test_paged_tokens_round_up_to_whole_blocks():
-    base = {"kv_bytes_per_token": 131_072, "block_size": 16}
+    base = {"kv_bytes_per_token": 131_072, "block_size": 16, "kv_replication": 1}
     # 2,300 tokens → ⌈143.75⌉ = 144 blocks = 2,304 tokens × 131,072 B = 301,989,888 B = 0.28125 GiB.
     assert F.PAGED_USER_GIB(base | {"avg_tokens": 2300}) == 0.28125
     assert F.PAGED_USER_GIB(base | {"avg_tokens": 2304}) == 0.28125
@@ -150,7 +152,7 @@ def test_paged_tokens_round_up_to_whole_blocks():
 def test_windowed_layers_stop_growing_at_the_window():
     # Gemma-2-9B: 344,064 B per token over 42 layers = 8,192 B per layer per token.
     base = {"kv_bytes_per_token": 344_064, "full_layers": 21, "window_layers": 21, "layers": 42,
-            "window": 4096}
+            "window": 4096, "kv_replication": 1}
     # At 4,096 every layer holds 4,096 tokens: 344,064 × 4,096 B = 1.3125 GiB.
     assert F.PER_USER_GIB_WINDOWED(base | {"context": 4096}) == 1.3125
     # At 8,192: 21 × 8,192 × 8,192 + 21 × 8,192 × 4,096 = 2,113,929,216 B = 1.96875 GiB.

@@ -333,7 +333,8 @@ def test_gemma_2_ladder_windows_half_its_layers():
 )
 def test_kv_per_token_and_per_user(model, per_token, context, per_user):
     result = kv(model=model, context=context)
-    assert [step.key for step in result.steps] == ["kv_bytes_per_token", "per_user_gib"]
+    assert [step.key for step in result.steps] == ["kv_bytes_per_token", "kv_replication", "per_user_gib"]
+    assert result.values["kv_replication"] == 1  # one card: one copy
     assert result.values["kv_bytes_per_token"] == per_token
     assert result.values["per_user_gib"] == per_user
 
@@ -488,7 +489,7 @@ def test_reference_weights_substitution():
         ("ladder", {"contxt": 8192}, "contxt"),                # unknown input
         ("kv", {"context": -1}, "context"),
         ("kv", {"kv_dtype": "bf8"}, "kv_dtype"),
-        ("kv", {"gpus": 2}, "gpus"),                           # not an input of kv
+        ("kv", {"gpus": 3}, "gpus"),                           # 3 does not divide 32 query heads
         ("weights", {"weights_dtype": "int2"}, "weights_dtype"),
         ("weights", {"weights_bits": -4}, "weights_bits"),
         ("params", {"context": 8192}, "context"),

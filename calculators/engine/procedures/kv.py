@@ -8,23 +8,34 @@ for MLA layers × (kv_lora_rank + qk_rope_head_dim) × bytes) and ``per_user_gib
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import formulas as F
+from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..dtypes import kv_bytes_per_value
 from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..errors import InputError
+from ..step_model import check_degree, kv_replication
 from .base import Result, StepSpec, run
 from .drawing import KV_DTYPES_DRAWN, draw_context
 from .family import Family
-from .inputs import CONTEXT, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
+from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
 
-INPUTS = (MODEL, KV_DTYPE, CONTEXT)
+INPUTS = (MODEL, KV_DTYPE, CONTEXT, GPUS)
 
 
-def kv_given(cfg: ModelConfig, kv_dtype: str) -> dict[str, float]:
-    """The config's numbers that the KV formulas read, keyed by variable name."""
+def kv_given(cfg: ModelConfig, kv_dtype: str, gpus: int = 1) -> dict[str, float]:
+    """The config's numbers that the KV formulas read, keyed by variable name, for a replica of
+    ``gpus`` cards in tensor parallel (``kv_replication``: DESIGN.md §12). Raises
+    :class:`~..errors.InputError` when ``gpus`` breaks the degree rule (it must divide the query
+    heads, and divide the K/V heads or be a multiple of them)."""
+    check_degree(cfg, gpus)
     return {
+        "gpus": gpus,
+        "kv_replication": kv_replication(cfg, gpus),
         "layers": cfg.layers,
         "heads": cfg.heads,
         "hidden_size": cfg.hidden_size,
@@ -47,10 +58,56 @@ def kv_per_token_spec(cfg: ModelConfig) -> StepSpec:
     return StepSpec("kv_bytes_per_token", "KV cache per token", formula)
 
 
-def per_user_spec(cfg: ModelConfig, label: str = "KV cache per user") -> StepSpec:
-    """The ``per_user_gib`` step, windows applied when the model has them."""
+def replication_spec(cfg: ModelConfig) -> StepSpec:
+    """The ``kv_replication`` step: ``max(1, gpus ÷ kv_heads)``, or ``gpus`` for an MLA latent."""
+    formula = S.KV_REPLICATION_MLA if cfg.kv_lora_rank else S.KV_REPLICATION
+    return StepSpec("kv_replication", "Copies of each user's KV cache across the replica", formula)
+
+
+def per_user_spec(cfg: ModelConfig, label: str = "KV cache per user", replication_step: bool = False) -> StepSpec:
+    """The ``per_user_gib`` step (replica-wide: × ``kv_replication``), windows applied when the model
+    has them; ``replication_step`` when the family shows ``kv_replication`` as a step of its own."""
     formula = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
-    return StepSpec("per_user_gib", label, formula, from_steps={"kv_bytes_per_token": "kv_bytes_per_token"})
+    from_steps = {"kv_bytes_per_token": "kv_bytes_per_token"}
+    if replication_step:
+        from_steps["kv_replication"] = "kv_replication"
+    return StepSpec("per_user_gib", label, formula, from_steps=from_steps)
+
+
+REPLICATION_IGNORED = MisconceptionInfo(
+    "kv-replication-ignored", "K/V replication ignored",
+    "A K/V head cannot be split across cards: on more cards than K/V heads each head is copied, and an "
+    "MLA latent is kept whole on every card, so each user's cache costs that many times more memory.",
+    "/runbook/11-multi-gpu/#tensor-parallel")
+
+
+def _unreplicated_per_user(g, s) -> float | None:
+    if g.get("kv_replication", 1) <= 1:
+        return None
+    values = {**g, "kv_bytes_per_token": s["kv_bytes_per_token"], "kv_replication": 1}
+    return (F.PER_USER_GIB_WINDOWED if g["window_layers"] else F.PER_USER_GIB)(values)
+
+
+def _unreplicated_users(which: str):
+    def variant(g, s):
+        if g.get("kv_replication", 1) <= 1:
+            return None
+        if which == "worst":
+            per_user = _unreplicated_per_user(g, s)
+            return max(0, math.floor(s["kv_budget_gib"] / per_user)) if per_user > 0 else None
+        formula = F.USERS_PAGED_WINDOWED if g["window_layers"] else F.USERS_PAGED
+        return formula({**g, "kv_budget_gib": s["kv_budget_gib"], "kv_bytes_per_token": s["kv_bytes_per_token"],
+                        "kv_replication": 1})
+    return variant
+
+
+# Attach to a family's ``variants`` (they read ``kv_replication`` from the given values).
+REPLICATION_VARIANTS = {
+    "kv_replication": (("kv-replication-ignored", lambda g, s: 1 if g.get("kv_replication", 1) > 1 else None),),
+    "per_user_gib": (("kv-replication-ignored", _unreplicated_per_user),),
+    "users_worst_case": (("kv-replication-ignored", _unreplicated_users("worst")),),
+    "users_paged": (("kv-replication-ignored", _unreplicated_users("paged")),),
+}
 
 
 def kv_notes(cfg: ModelConfig) -> list[str]:
@@ -87,9 +144,26 @@ def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
     cfg, _ = resolve_model(inputs, catalog)
-    given = {**kv_given(cfg, inputs["kv_dtype"]), "context": inputs["context"]}
-    specs = [kv_per_token_spec(cfg), per_user_spec(cfg)]
-    return run("kv", inputs, specs, given, kv_notes(cfg) + list(cfg.notes))
+    given = {**kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]), "context": inputs["context"]}
+    specs = [kv_per_token_spec(cfg), replication_spec(cfg), per_user_spec(cfg, replication_step=True)]
+    notes = kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
+    return run("kv", inputs, specs, given, notes)
+
+
+def replication_notes(cfg: ModelConfig, gpus: int) -> list[str]:
+    """One sentence on how ``gpus`` cards keep each user's cache (none on one card)."""
+    if gpus <= 1:
+        return []
+    copies = kv_replication(cfg, gpus)
+    if cfg.kv_lora_rank:
+        return [f"Tensor parallel over {gpus} cards: the MLA latent is shared by every head, so each card keeps "
+                f"it whole and the replica holds {copies:g} copies of each user's cache (per_user_gib counts "
+                f"them all)."]
+    if copies > 1:
+        return [f"Tensor parallel over {gpus} cards with {cfg.kv_heads} K/V heads: a head cannot be split, so "
+                f"each is kept on {copies:g} cards and per_user_gib is {copies:g} × the one-copy cache."]
+    return [f"Tensor parallel over {gpus} cards: the {cfg.kv_heads} K/V heads split evenly "
+            f"({cfg.kv_heads // gpus} per card), so each user's cache is stored once across the replica."]
 
 
 def generate_kv(rng, catalog: Catalog) -> dict:
@@ -100,18 +174,39 @@ def generate_kv(rng, catalog: Catalog) -> dict:
         kinds.setdefault(kind, []).append(model.id)
     kind = rng.choice(sorted(kinds))
     model = rng.choice(kinds[kind])
-    return {"model": model, "kv_dtype": rng.choice(KV_DTYPES_DRAWN), "context": draw_context(rng, catalog, model)}
+    cfg = catalog.model(model).config
+    degrees = [d for d in KV_DEGREES_DRAWN if valid_degree(cfg, d)]
+    return {"model": model, "kv_dtype": rng.choice(KV_DTYPES_DRAWN), "context": draw_context(rng, catalog, model),
+            "gpus": rng.choice(degrees)}
+
+
+# One card half the time; otherwise degrees that split, replicate (past the K/V heads) or copy a latent.
+KV_DEGREES_DRAWN = (1, 1, 1, 2, 4, 8, 16)
+
+
+def valid_degree(cfg: ModelConfig, degree: int) -> bool:
+    """True when ``degree`` obeys the degree rule for ``cfg`` (see :func:`~..step_model.check_degree`)."""
+    try:
+        check_degree(cfg, degree)
+    except InputError:
+        return False
+    return True
 
 
 def describe_kv(inputs: dict, catalog: Catalog) -> str:
     """A KV problem in the words an interviewer would use."""
+    gpus = inputs.get("gpus", 1)
+    where = (f" The model is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
+             f"does the replica keep, and how many GiB does one user take across the replica?" if gpus > 1
+             else " It runs on one card.")
     return (f"How many bytes of KV cache does {inputs['model']} keep per token with a {inputs['kv_dtype']} cache "
             f"(every layer counted as full attention), and how many GiB per user at a context of "
-            f"{inputs['context']:,} tokens (sliding windows applied)?")
+            f"{inputs['context']:,} tokens (sliding windows applied)?{where}")
 
 
 FAMILIES = (
     Family("kv", "KV cache",
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
-           INPUTS, run_kv, generate=generate_kv, order=20, describe=describe_kv),
+           INPUTS, run_kv, generate=generate_kv, variants=REPLICATION_VARIANTS,
+           misconceptions=(REPLICATION_IGNORED,), order=20, describe=describe_kv),
 )

@@ -5,8 +5,9 @@ utilisation), ``weights_gib``, ``kv_budget_gib`` (after the activation reserve),
 ``kv_bytes_per_token``, ``per_user_gib`` (at the context limit),
 ``users_worst_case`` and ``users_paged`` (the average conversation rounded up to
 whole KV blocks). A replica of N cards (tensor parallel) pools N × utilisation
-× card, pays N reserves, and holds one copy of the weights; its KV cache per
-token is the whole model's. When nothing fits, the result says by how much and
+× card, pays N reserves, and holds one copy of the weights; ``per_user_gib`` is
+one user's replica-wide cache, × the K/V replication N needs (DESIGN.md §12: a
+K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). When nothing fits, the result says by how much and
 which tensor-parallel degree (1, 2, 4 or 8) would serve at least one user.
 """
 
@@ -26,7 +27,9 @@ from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL
                      UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
                      resolve_model)
 from .params import params_given
-from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec
+from ..step_model import kv_replication
+from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, kv_per_token_spec, per_user_spec,
+                 replication_notes, valid_degree)
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           AVG_TOKENS, BLOCK_SIZE)
@@ -58,11 +61,15 @@ def ladder_specs(cfg) -> list[StepSpec]:
     ]
 
 
-def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float]) -> int | None:
-    """The smallest degree in :data:`TP_DEGREES` whose replica serves at least one user
-    at the context limit, or ``None`` if even eight cards do not."""
+def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float], cfg) -> int | None:
+    """The smallest degree in :data:`TP_DEGREES` that obeys the degree rule and whose replica
+    serves at least one user at the context limit (its cache replicated as that degree
+    needs), or ``None`` if even eight cards do not."""
     for degree in TP_DEGREES:
-        if evaluate_steps(specs, {**given, "gpus": degree})["users_worst_case"] >= 1:
+        if not valid_degree(cfg, degree):
+            continue
+        at_degree = {**given, "gpus": degree, "kv_replication": kv_replication(cfg, degree)}
+        if evaluate_steps(specs, at_degree)["users_worst_case"] >= 1:
             return degree
     return None
 
@@ -85,7 +92,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
     given = {
         **params_given(cfg),
-        **kv_given(cfg, inputs["kv_dtype"]),
+        **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         "gpus": inputs["gpus"],
         "card_mib": gpu.memory_mib,
@@ -115,7 +122,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
-    notes += kv_notes(cfg) + list(cfg.notes)
+    notes += kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
     paged_gib = F.PAGED_USER_GIB(given | {"kv_bytes_per_token": values["kv_bytes_per_token"]})
     conversation = int(given["avg_tokens"])
     blocks = -(-conversation // inputs["block_size"])
@@ -131,7 +138,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
              "paged_user_gib": paged_gib, "model_name": model_name}
     if not fits:
-        degree = smallest_tp_degree(specs, given)
+        degree = smallest_tp_degree(specs, given, cfg)
         extra["min_tp_degree"] = degree
         if budget < 0:
             extra["shortfall_gib"] = -budget
@@ -207,5 +214,6 @@ def describe_ladder(inputs: dict, catalog: Catalog) -> str:
 FAMILIES = (
     Family("ladder", "Capacity ladder",
            "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
-           INPUTS, run_ladder, generate=generate_ladder, order=10, describe=describe_ladder),
+           INPUTS, run_ladder, generate=generate_ladder, variants=REPLICATION_VARIANTS,
+           misconceptions=(REPLICATION_IGNORED,), order=10, describe=describe_ladder),
 )

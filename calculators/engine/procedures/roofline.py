@@ -34,6 +34,7 @@ from ..formulas import product, ratio
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
+from ..step_model import check_degree
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import (GPU, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs,
@@ -100,11 +101,16 @@ def compute_peak_note(gpu: Gpu, precision: str, dense: float, sparse: float, gpu
 
 
 def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: float) -> int | None:
-    """The smallest tensor-parallel degree of :data:`TP_DEGREES` whose cards hold the
-    model's weights in :data:`FIT_FRACTION` of their memory, or ``None``."""
-    total, _ = params_used(catalog.model(model_id).config)
+    """The smallest tensor-parallel degree of :data:`TP_DEGREES` that obeys the degree rule and
+    whose cards hold the model's weights in :data:`FIT_FRACTION` of their memory, or ``None``."""
+    cfg = catalog.model(model_id).config
+    total, _ = params_used(cfg)
     card = catalog.gpu(gpu_id).memory_bytes
     for degree in TP_DEGREES:
+        try:
+            check_degree(cfg, degree)  # only degrees the heads accept (DESIGN.md §12)
+        except InputError:
+            continue
         if total * bits / 8 <= FIT_FRACTION * degree * card:
             return degree
     return None

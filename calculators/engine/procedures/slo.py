@@ -46,7 +46,7 @@ from .family import Family
 from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
 from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
                      catalog_or_default, clean_inputs, resolve_model)
-from .kv import kv_given, kv_notes
+from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, valid_degree
 from .params import params_given
 
 GIB = 2**30
@@ -250,7 +250,7 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
     breakdown = param_breakdown(cfg)
     given: dict[str, Any] = {
         **params_given(cfg),
-        **kv_given(cfg, inputs["kv_dtype"]),
+        **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
         "total_params": breakdown.total,
         "active_params": breakdown.active,
         "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
@@ -601,13 +601,17 @@ def generate_slo(rng, catalog: Catalog) -> dict:
     the target in others, and a load of 1–200 req/s that needs at most 64 replicas."""
     for _ in range(MAX_DRAWS):
         inputs = _draw_candidate(rng, catalog)
+        cfg = catalog.model(inputs["model"]).config
         for degree in TP_DEGREES:
+            if not valid_degree(cfg, degree):
+                continue
             inputs["gpus"] = degree
             if _limits(inputs, catalog)["batch_memory_limit"] >= MIN_BATCH:
                 break
         else:
             continue
-        if inputs["gpus"] < TP_DEGREES[-1] and rng.random() < BIGGER_REPLICA_SHARE:
+        if inputs["gpus"] < TP_DEGREES[-1] and rng.random() < BIGGER_REPLICA_SHARE \
+                and valid_degree(cfg, inputs["gpus"] * 2):
             inputs["gpus"] *= 2
         feasible = []
         for target in TPOT_TARGETS_DRAWN:

@@ -42,12 +42,15 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
+from ..step_model import kv_replication
+from .tp_comm import comm_notes
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, draw_context, gpu_supports
 from .family import Family
 from .inputs import (GPU, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
                      catalog_or_default, clean_inputs, resolve_model)
-from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec
+from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, kv_per_token_spec, per_user_spec,
+                 replication_spec)
 from .params import params_given
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -66,8 +69,8 @@ PROPOSED_GPUS = InputSpec("proposed_gpus", "int", None, "a proposed number of ca
 INPUTS = (MODEL, PARAMS_B, GPU, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, TP_CONTEXT, UTILIZATION, RESERVE_GIB,
           GPUS_PER_NODE, PROPOSED_GPUS)
 
-STEP_KEYS = ("weights_gib", "kv_bytes_per_token", "per_user_gib", "usable_per_gpu_gib", "room_per_gpu_gib",
-             "min_gpus", "tp_degree", "nodes")
+STEP_KEYS = ("weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib",
+             "room_per_gpu_gib", "min_gpus", "tp_degree", "nodes")
 
 
 # --- the buyable degree ------------------------------------------------------------------------
@@ -91,17 +94,36 @@ def buyable_degree(cards: float, per_node: float) -> int:
     return min(degree, node)
 
 
+def splits_heads(degree: int, heads: int, kv_heads: int) -> bool:
+    """The degree rule (DESIGN.md §12): ``degree`` divides the query heads, and divides the K/V
+    heads or is a multiple of them."""
+    return heads % degree == 0 and (kv_heads % degree == 0 or degree % kv_heads == 0)
+
+
+def head_splitting_degree(cards: float, per_node: float, heads: float, kv_heads: float) -> int:
+    """The smallest buyable degree (:func:`buyable_degree`) of at least ``cards`` that also obeys
+    the degree rule for ``heads`` query and ``kv_heads`` K/V heads; when no degree up to 64 nodes
+    does (Falcon-7B's 71 heads), the plain buyable degree, which the notes then flag."""
+    first = buyable_degree(cards, per_node)
+    node = max(1, int(per_node))
+    for degree in _degree_ladder(node, 64 * node):
+        if degree >= first and splits_heads(degree, int(heads), int(kv_heads)):
+            return degree
+    return first
+
+
 class next_tp_degree(sympy.Function):  # noqa: N801 - printed as the function's name in formulas
-    """sympy face of :func:`buyable_degree`: evaluates on numbers, prints by name, and
+    """sympy face of :func:`head_splitting_degree`: evaluates on numbers, prints by name, and
     lambdifies through ``_imp_`` (so the numeric evaluator and the exact one agree)."""
 
-    nargs = 2
-    _imp_ = staticmethod(buyable_degree)
+    nargs = 4
+    _imp_ = staticmethod(head_splitting_degree)
 
     @classmethod
-    def eval(cls, cards, per_node):
-        if cards.is_Number and per_node.is_Number:
-            return sympy.Integer(buyable_degree(float(cards), float(per_node)))
+    def eval(cls, cards, per_node, heads, kv_heads):
+        if all(arg.is_Number for arg in (cards, per_node, heads, kv_heads)):
+            return sympy.Integer(head_splitting_degree(float(cards), float(per_node), float(heads),
+                                                       float(kv_heads)))
         return None
 
     def _latex(self, printer):
@@ -135,8 +157,10 @@ MIN_GPUS = Formula(
 
 TP_DEGREE = Formula(
     "tp_degree", "Tensor-parallel degree", "GPUs",
-    (Var("min_gpus", "GPUs", "cards needed"), Var("gpus_per_node", "GPUs", "cards per node")),
-    lambda s: next_tp_degree(s["min_gpus"], s["gpus_per_node"]),
+    (Var("min_gpus", "GPUs", "cards needed"), Var("gpus_per_node", "GPUs", "cards per node"),
+     Var("heads", "1", "query heads (num_attention_heads)"),
+     Var("kv_heads", "1", "K/V heads (num_key_value_heads)")),
+    lambda s: next_tp_degree(s["min_gpus"], s["gpus_per_node"], s["heads"], s["kv_heads"]),
 )
 
 NODES = Formula(
@@ -153,7 +177,8 @@ def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
     return [
         StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
         kv_per_token_spec(cfg),
-        per_user_spec(cfg, "KV cache of one user at the context limit"),
+        replication_spec(cfg),
+        per_user_spec(cfg, "KV cache of one user at the context limit (replica-wide)", replication_step=True),
         # Tight: the marketed 80 GB × 0.90 = 72 is 0.45 % off an H100's 71.68 — a misconception, not rounding.
         StepSpec("usable_per_gpu_gib", "Usable memory per card (× utilisation)", USABLE_PER_GPU_GIB,
                  tolerance=0.001),
@@ -264,23 +289,6 @@ def _degree_ladder(per_node: int, up_to: int):
         degree += per_node
 
 
-def cache_copies(cfg: ModelConfig, degree: int) -> float:
-    """How many copies of each user's KV cache a replica of ``degree`` cards keeps.
-
-    1 when the K/V heads split evenly; ``degree ÷ kv_heads`` when there are
-    fewer K/V heads than cards (each is replicated, as vLLM does); ``degree``
-    for MLA, whose one latent per token is shared by every head and so is kept
-    whole on every card (unless attention runs data-parallel).
-    """
-    if degree <= 1:
-        return 1.0
-    if cfg.kv_lora_rank:
-        return float(degree)
-    if cfg.kv_heads < degree and degree % cfg.kv_heads == 0:
-        return degree / cfg.kv_heads
-    return 1.0
-
-
 def head_notes(cfg: ModelConfig, degree: int, per_node: int) -> list[str]:
     """Sentences on how ``degree`` splits the attention heads and the K/V heads.
 
@@ -315,18 +323,17 @@ def head_notes(cfg: ModelConfig, degree: int, per_node: int) -> list[str]:
 
 
 def users_note(room: float, per_user: float, copies: float, degree: int, gpu_name: str, context: int) -> str:
-    """The users the chosen degree serves, pooled as the ladder counts them and, when the
-    cache is replicated, as the cards actually hold it."""
+    """The users the chosen degree serves: the KV budget over one user's replica-wide cache
+    (``copies`` = the K/V replication already counted in ``per_user``)."""
     if per_user <= 0:
         return "Context 0: the cards are sized for the weights alone, before any KV cache."
     users = math.floor(room / per_user)
     text = (f"At {degree} × {gpu_name} the KV budget is {format_number(room, 'GiB')}: {users:,} "
-            f"user{'s' if users != 1 else ''} at the {context:,}-token limit (the ladder's worst case, pooled "
-            f"over the cards).")
+            f"user{'s' if users != 1 else ''} at the {context:,}-token limit.")
     if copies > 1:
-        held = math.floor(room / (per_user * copies))
-        text += (f" With each user's cache kept {copies:g} times, one user takes "
-                 f"{format_number(per_user * copies, 'GiB')} across the replica and about {held:,} fit.")
+        text += (f" Each user's cache is kept {copies:g} times across the cards, so one user takes "
+                 f"{format_number(per_user, 'GiB')}; pooling it as if it were stored once would promise "
+                 f"{math.floor(room / (per_user / copies)):,}.")
     return text
 
 
@@ -398,7 +405,7 @@ def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         raise InputError(f"The {format_number(inputs['reserve_gib'], 'GiB')} reserve leaves nothing of the "
                          f"{format_number(usable, 'GiB')} usable on one {gpu.name}.", field="reserve_gib")
     specs = tp_specs(cfg)
-    values = evaluate_steps(specs, given)
+    given, values = _settle_degree(cfg, specs, given)
     degree, weights, per_user = int(values["tp_degree"]), values["weights_gib"], values["per_user_gib"]
 
     notes = proposal_notes(inputs["proposed_gpus"], degree, per_node, gpu.name) + [gpu.memory_note]
@@ -422,16 +429,34 @@ def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             f"count is the same.")
     room = degree * (usable - inputs["reserve_gib"]) - weights
     users = math.floor(room / per_user) if per_user > 0 else None
-    notes.append(users_note(room, per_user, cache_copies(cfg, degree), degree, gpu.name, inputs["context"]))
+    notes.append(users_note(room, per_user, given["kv_replication"], degree, gpu.name, inputs["context"]))
     notes += head_notes(cfg, degree, per_node)
+    comm = comm_notes(cfg, gpu, degree, inputs["weights_dtype"], inputs["kv_dtype"], inputs["weights_bits"],
+                      per_node) if not by_count else ({}, [])
+    notes += comm[1]
     notes += kv_notes(cfg) + list(cfg.notes)
     extra = {
         "heads_divisible": cfg.heads % degree == 0,
         "users_at_degree": users,
         "over_engineered": degree == 1 and (inputs["proposed_gpus"] or 1) > 1,
         "model_name": model_name,
+        **comm[0],
     }
     return run("tp", inputs, specs, given, notes, extra)
+
+
+def _settle_degree(cfg: ModelConfig, specs: list[StepSpec], given: dict) -> tuple[dict, dict]:
+    """Evaluate the steps at the degree they choose: a degree above the K/V head count replicates
+    each user's cache, which can call for a larger degree still, so iterate to the fixed point
+    (the degree only grows, over a finite ladder)."""
+    degree = 1
+    while True:
+        at = {**given, "gpus": degree, "kv_replication": kv_replication(cfg, degree)}
+        values = evaluate_steps(specs, at)
+        chosen = int(values["tp_degree"])
+        if chosen <= degree or not splits_heads(chosen, cfg.heads, cfg.kv_heads):
+            return at, values
+        degree = chosen
 
 
 # --- problems ----------------------------------------------------------------------------------
@@ -503,6 +528,7 @@ FAMILIES = (
     Family("tp", "Tensor-parallel degree",
            "The fewest cards, rounded to a degree an engine supports and to whole nodes, that hold the "
            "weights and one user's KV cache.",
-           INPUTS, run_tp, generate=generate_tp, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
+           INPUTS, run_tp, generate=generate_tp, variants={**VARIANTS, **REPLICATION_VARIANTS},
+           misconceptions=(*MISCONCEPTION_INFO, REPLICATION_IGNORED),
            order=110, describe=describe_tp),
 )
