@@ -41,8 +41,9 @@ STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "t
 KEYS = {
     "roofline": ["ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
                  "prefill_bound", "batch_at_ridge"],
-    "decode": ["weight_bytes_per_step", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s", "ceiling_tok_s",
-               "realistic_low_tok_s", "realistic_high_tok_s", "mbu"],
+    "decode": ["weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s",
+               "ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s", "mbu", "flops_per_step", "memory_ms",
+               "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_replica"],
     "prefill": ["linear_flops", "attention_flops", "prefill_flops", "crossover_tokens", "effective_flop_s",
                 "prefill_ms", "ttft_ms"],
     "prefix": ["prefix_flops", "flops_saved_per_request", "effective_flop_s", "ttft_saved_ms", "kv_bytes_per_token",
@@ -56,7 +57,10 @@ REFERENCE_ANSWERS = {
                  "decode_bound": "0", "prefill_bound": "1", "batch_at_ridge": "295"},
     "decode": {"weight_bytes_per_step": "16060522496", "kv_bytes_per_step": "0", "bytes_per_step": "16.06 GB",
                "bandwidth_gb_s": "3.35 TB/s", "ceiling_tok_s": "208.6", "realistic_low_tok_s": "135.6",
-               "realistic_high_tok_s": "177.3", "mbu": "0"},
+               "realistic_high_tok_s": "177.3", "mbu": "0", "kv_replication": "1", "flops_per_step": "2 * 8030261248",
+               # 16,060,522,496 B ÷ (3,350 GB/s × 0.75) = 6.392 ms; 2N ÷ (989.4 TFLOP/s × 0.5) = 0.03247 ms.
+               "memory_ms": "6.392 ms", "compute_ms": "0.03247", "comm_ms": "0", "step_ms": "6.392",
+               "tok_s_per_user": "156.4", "tok_s_per_replica": "156.4 tok/s"},
     "prefill": {"linear_flops": "2 * 8030261248 * 2048", "attention_flops": "4 * 32 * 4096 * 2048^2",
                 "prefill_flops": "35090973327360", "crossover_tokens": "30633", "effective_flop_s": "395.76 TFLOP/s",
                 "prefill_ms": "88.67", "ttft_ms": "88.67 ms"},

@@ -64,9 +64,21 @@ ADAPTERS: dict[tuple[str, str], sympy.Expr] = {
 # ones), in every family that has them. The K/V replication of DESIGN.md §12: a degree above the K/V
 # head count copies each head; an MLA latent is copied on every card (step_model.kv_replication).
 _GPUS, _KV_HEADS, _RANK = sympy.Symbol("gpus"), sympy.Symbol("kv_heads"), sympy.Symbol("kv_lora_rank")
+_E, _K, _BATCH = sympy.Symbol("experts"), sympy.Symbol("experts_per_token"), sympy.Symbol("batch")
+_DOMAIN, _NVLINK = sympy.Symbol("nvlink_domain_gpus"), sympy.Symbol("nvlink_gb_s_per_direction")
 DERIVED: dict[str, sympy.Expr] = {
     "kv_replication": sympy.Piecewise((_GPUS, sympy.StrictGreaterThan(_RANK, 0)),
                                       (sympy.Max(1, _GPUS / _KV_HEADS), True)),
+    # Experts a batch touches per MoE layer (serving_formulas.EXPERTS_TOUCHED); 0 for a dense model.
+    "experts_touched": sympy.Piecewise((_E * (1 - (1 - _K / _E) ** _BATCH), sympy.StrictGreaterThan(_E, 0)),
+                                       (0, True)),
+    # Two all-reduces per layer once the model is split (procedures/step.py step_given).
+    "allreduces": 2 * sympy.Symbol("layers") * sympy.Min(1, _GPUS - 1),
+    # The ring's slowest link per direction (procedures/step.py link_gb_s).
+    "link_gb_s": sympy.Piecewise(
+        (_NVLINK, sympy.And(sympy.LessThan(_GPUS, _DOMAIN), sympy.StrictGreaterThan(_NVLINK, 0))),
+        (sympy.Symbol("pcie_gb_s_per_direction"), sympy.LessThan(_GPUS, 8)),
+        (sympy.Symbol("scale_out_gb_s"), True)),
 }
 # Families whose tensor-parallel degree settles by a loop (procedures/tp.py _settle_degree): the
 # driver re-runs the steps at the degree they choose until it stops growing, setting these givens.

@@ -46,9 +46,11 @@ def reference():
 
 def test_steps_come_in_order_with_their_units(reference):
     assert [step.key for step in reference.steps] == list(STEP_KEYS) == [
-        "weight_bytes_per_step", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s", "ceiling_tok_s",
-        "realistic_low_tok_s", "realistic_high_tok_s", "mbu"]
-    assert [step.unit for step in reference.steps] == ["B", "B", "B", "GB/s", "tok/s", "tok/s", "tok/s", "1"]
+        "weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s",
+        "ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s", "mbu", "flops_per_step", "memory_ms",
+        "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_replica"]
+    assert [step.unit for step in reference.steps] == ["B", "1", "B", "B", "GB/s", "tok/s", "tok/s", "tok/s", "1",
+                                                       "FLOP", "ms", "ms", "ms", "ms", "tok/s", "tok/s"]
 
 
 def test_reference_ceiling_is_208_6_tokens_per_second(reference):
@@ -58,7 +60,7 @@ def test_reference_ceiling_is_208_6_tokens_per_second(reference):
     assert v["bytes_per_step"] == LLAMA_8B_BYTES
     assert v["bandwidth_gb_s"] == 3350
     assert v["ceiling_tok_s"] == pytest.approx(208.58580, rel=1e-6)
-    assert reference.step("ceiling_tok_s").substituted == "3,350 GB/s ÷ 16,060,522,496 B = 208.6 tok/s"
+    assert reference.step("ceiling_tok_s").substituted == "1 × 3,350 GB/s ÷ 16,060,522,496 B = 208.6 tok/s"
 
 
 def test_reference_realistic_range_is_136_to_177(reference):
@@ -146,7 +148,13 @@ def test_an_fp8_cache_halves_the_cache_read():
 
 # --- formulas ----------------------------------------------------------------------------------
 
-SAMPLE = {"params_read": 12_879_925_248, "weight_bits": 4.5, "kv_bytes_per_token": 344_064, "context": 12_345,
+SAMPLE = {"always_read_params": 1_605_636_096, "moe_layers": 32, "experts_touched": 5.46875,
+          "expert_params": 176_160_768, "kv_heads": 8, "kv_replication": 2, "batch": 16, "active_params": 8e9,
+          "heads": 32, "attention_head_dim": 128, "bandwidth_efficiency": 0.75, "flops_per_step": 4.3e11,
+          "peak_tflops": 989.4, "mfu": 0.5, "allreduces": 160, "step_tokens": 16, "hidden_size": 8192,
+          "activation_bytes": 2, "link_gb_s": 450, "allreduce_latency_us": 10, "memory_ms": 19.3,
+          "compute_ms": 0.43, "comm_ms": 0.66, "step_ms": 20.4,
+          "params_read": 12_879_925_248, "weight_bits": 4.5, "kv_bytes_per_token": 344_064, "context": 12_345,
           "full_layers": 21, "window_layers": 21, "window": 4096, "layers": 42,
           "weight_bytes_per_step": 7.2e9, "kv_bytes_per_step": 1.3e9, "gpus": 2, "card_bandwidth": 3350,
           "bandwidth_gb_s": 6700, "bytes_per_step": 8.5e9, "ceiling_tok_s": 788.2, "efficiency_low": 0.65,
@@ -200,8 +208,9 @@ def test_generated_problems_fit_their_replica_and_measure_below_the_ceiling():
                 assert weights == params * bits / 8
         limit = model.config.max_position_embeddings or 8192
         assert 0 <= inputs["context"] <= limit
-        # Drawn at 50–92 % of the ceiling, then rounded to 0.1 tok/s.
-        assert 0.49 <= inputs["measured_tok_s"] / result.values["ceiling_tok_s"] <= 0.93
+        # One sequence's rate, drawn at 50–92 % of its share of the ceiling, then rounded to 0.1 tok/s.
+        share = result.values["ceiling_tok_s"] / inputs["batch"]
+        assert 0.49 <= inputs["measured_tok_s"] / share <= 0.93
         assert 0 < result.values["mbu"] < 1
         assert inputs["efficiency_low"] < inputs["efficiency_high"]
         statement = FAMILY.describe(inputs, catalog)
@@ -267,8 +276,11 @@ def test_a_right_worked_answer_scores_full_marks():
     answers = {"weight_bytes_per_step": "8030261248 * 2", "kv_bytes_per_step": "0", "bytes_per_step": "16.06 GB",
                "bandwidth_gb_s": "3.35 TB/s", "ceiling_tok_s": "208.6", "realistic_low_tok_s": "135.6",
                "realistic_high_tok_s": "177.3", "mbu": "71.9%"}
+    answers.update({"kv_replication": "1", "flops_per_step": "2 * 8030261248", "memory_ms": "6.392",
+                    "compute_ms": "0.03247", "comm_ms": "0", "step_ms": "6.392", "tok_s_per_user": "156.4",
+                    "tok_s_per_replica": "156.4"})
     graded = grade(decode(measured_tok_s=150), answers)
-    assert [step.verdict for step in graded.steps] == ["correct"] * 8
+    assert [step.verdict for step in graded.steps] == ["correct"] * 16
     assert graded.score == 1.0
 
 
@@ -280,3 +292,56 @@ def test_a_wrong_byte_count_carries_forward_to_the_ceiling_and_the_range():
     assert verdicts["bytes_per_step"] == "wrong"
     assert [verdicts[k] for k in ("ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s")] == [
         "carried_forward"] * 3
+
+
+# --- the step (DESIGN.md §12) -------------------------------------------------------------------
+
+def test_the_step_equals_the_step_model_on_a_moe_across_two_cards():
+    from calculators.engine.step_model import Replica, step_ms
+
+    result = decode(model="mixtral-8x7b-v0.1", gpus=2, batch=16, context=2048)
+    v = result.values
+    # 16 tokens routed top-2 of 8: 8 × (1 − (3/4)^16) = 7.92 experts per layer, not 2 and not 8.
+    cost = step_ms(Replica.from_catalog("mixtral-8x7b-v0.1", "h100-sxm5-80gb", 2), decode_batch=16,
+                   decode_context_tokens=16 * 2048)
+    assert v["bytes_per_step"] == pytest.approx(cost.bytes, rel=1e-12)
+    assert v["flops_per_step"] == pytest.approx(cost.flops, rel=1e-12)
+    for key in ("memory_ms", "compute_ms", "comm_ms", "step_ms"):
+        assert v[key] == pytest.approx(getattr(cost, key), rel=1e-12), key
+    assert v["tok_s_per_replica"] == pytest.approx(16 * v["tok_s_per_user"], rel=1e-12)
+    expert = 3 * 4096 * 14_336
+    touched = 8 * (1 - 0.75 ** 16)
+    assert v["weight_bytes_per_step"] == pytest.approx((1_605_636_096 + 32 * touched * expert) * 2, rel=1e-12)
+    for typed, name in ((f"{(1_605_636_096 + 32 * 8 * expert) * 2}", "experts-all-read"),
+                        (f"{(1_605_636_096 + 32 * 2 * expert) * 2}", "experts-top-k-read")):
+        step = verdict(result, "weight_bytes_per_step", typed)
+        assert (step.verdict, step.misconception) == ("misconception", name)
+
+
+def test_sixteen_cards_replicate_the_cache_and_pay_the_scale_out_network():
+    # 70B on 16 H100s: 8 K/V heads → each kept twice; the ring crosses 50 GB/s per direction.
+    result = decode(model="llama-3.1-70b", gpus=16, batch=8, context=4096)
+    v = result.values
+    assert v["kv_replication"] == 2
+    assert v["kv_bytes_per_step"] == 8 * 4096 * 327_680 * 2
+    # 160 all-reduces × (2 × 15/16 × 8 × 8,192 × 2 B ÷ 50 GB/s + 10 µs).
+    assert v["comm_ms"] == pytest.approx(160 * (2 * 15 / 16 * 8 * 8192 * 2 / 50e9 * 1e3 + 0.010), rel=1e-12)
+    step = verdict(result, "step_ms", f"{max(v['memory_ms'], v['compute_ms'])}")
+    assert (step.verdict, step.misconception) == ("misconception", "comm-ignored")
+    step = verdict(result, "kv_bytes_per_step", f"{8 * 4096 * 327_680}")
+    assert (step.verdict, step.misconception) == ("misconception", "kv-replication-ignored")
+
+
+def test_a_degree_the_heads_refuse_is_an_input_error():
+    with pytest.raises(InputError, match="28 query heads"):
+        decode(model="qwen2.5-7b", gpus=8)
+
+
+def test_a_pasted_config_runs_the_step():
+    # A pasted Llama-style config: 16 layers, 16 heads over 4 K/V heads, width 2,048.
+    config = {"model_type": "llama", "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 4,
+              "hidden_size": 2048, "intermediate_size": 8192, "vocab_size": 32000, "tie_word_embeddings": True}
+    v = decode(config=config, batch=4, context=1000, gpus=8).values
+    assert v["kv_replication"] == 2  # 8 cards over 4 K/V heads
+    assert v["kv_bytes_per_step"] == 4 * 1000 * (2 * 16 * 4 * 128 * 2) * 2
+    assert v["flops_per_step"] == 2 * v["weight_bytes_per_step"] / 2 * 4 + 4 * 16 * 16 * 128 * 1000 * 4

@@ -1,13 +1,21 @@
-"""The ``decode`` family: the single-stream decode ceiling and the range to expect (formula 4).
+"""The ``decode`` family: one decode step of a replica (DESIGN.md §12) and the range to expect.
 
-Steps, in order: ``weight_bytes_per_step`` (the parameters one token uses ×
-bits ÷ 8), ``kv_bytes_per_step`` (the KV cache of the tokens already in
-context, read once per step; sliding windows applied), ``bytes_per_step``,
-``bandwidth_gb_s`` (the replica's cards add up under tensor parallelism),
-``ceiling_tok_s`` (bandwidth ÷ bytes per step: 3,350 GB/s ÷ 16,060,522,496 B =
-208.6 tok/s for the reference stack at zero context), ``realistic_low_tok_s``
-and ``realistic_high_tok_s`` (the ceiling × 0.65 and × 0.85: 135.6–177.3 tok/s)
-and ``mbu`` (a measured rate's bytes per second ÷ peak bandwidth).
+A replica of ``gpus`` cards in tensor parallel decodes ``batch`` sequences that
+hold ``context`` tokens each on average. Steps, in order: today's eight —
+``weight_bytes_per_step`` (the parameters the batch uses × bits ÷ 8; for a
+mixture of experts the dense part plus the experts the batch touches),
+``kv_replication`` (K/V copies across the cards), ``kv_bytes_per_step``
+(batch × context × KV per token × replication, windows applied),
+``bytes_per_step``, ``bandwidth_gb_s`` (the cards add up), ``ceiling_tok_s``
+(batch × bandwidth ÷ bytes: 3,350 GB/s ÷ 16,060,522,496 B = 208.6 tok/s for
+the reference stack at batch 1 and zero context), ``realistic_low_tok_s`` and
+``realistic_high_tok_s`` (× 0.65 and × 0.85), ``mbu`` (a measured per-sequence
+rate's bytes per second ÷ peak bandwidth) — then the step itself:
+``flops_per_step``, ``memory_ms`` (at the bandwidth efficiency, 0.75),
+``compute_ms`` (at the MFU, 0.5, of the weight format's compute precision),
+``comm_ms`` (two all-reduces per layer when split), ``step_ms`` = max(memory,
+compute) + comm, ``tok_s_per_user`` = 1 ÷ step and ``tok_s_per_replica`` =
+batch ÷ step.
 
 The step list never changes: without a measured rate, ``mbu`` is 0 and a note
 says so.
@@ -18,7 +26,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .. import formulas as F
+from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
@@ -31,64 +39,36 @@ from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import (GPU, GPUS, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
                      clean_inputs, resolve_model)
-from .kv import kv_given, kv_notes
+from .kv import REPLICATION_IGNORED, kv_notes
+from .slo import PER_USER_RATE
+from .step import (ALLREDUCE_LATENCY_US, BANDWIDTH_EFFICIENCY, BATCH, STEP_MFU, STEP_MISCONCEPTIONS, STEP_VARIANTS,
+                   kv_read_spec, replication_step, step_given, time_specs, weight_spec)
 from .roofline import (ROOFLINE_AS_EXPECTATION, datasheet_phrase, draw_served_model, gpu_phrase, model_phrase,
                        moe_note, params_used)
 
-CONTEXT = InputSpec("context", "int", 0, "tokens already in the KV cache, read at every step", minimum=0,
-                    maximum=10_000_000, unit="tok", label="Tokens in the cache")
+CONTEXT = InputSpec("context", "int", 0, "average tokens already in each sequence's KV cache, read at every "
+                    "step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
 # 0.65–0.85: the share of peak bandwidth real decode kernels achieve (the runbook map's errata, seed 000).
 EFFICIENCY_LOW = InputSpec("efficiency_low", "float", 0.65, "low end of the fraction of peak bandwidth "
                            "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True)
 EFFICIENCY_HIGH = InputSpec("efficiency_high", "float", 0.85, "high end of the fraction of peak bandwidth "
                             "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True)
-MEASURED_TOK_S = InputSpec("measured_tok_s", "float", None, "measured single-stream decode rate, for the MBU "
+MEASURED_TOK_S = InputSpec("measured_tok_s", "float", None, "measured decode rate of one sequence, for the MBU "
                            "(optional)", minimum=0, maximum=1_000_000, exclusive_minimum=True, unit="tok/s")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, EFFICIENCY_LOW, EFFICIENCY_HIGH,
-          MEASURED_TOK_S)
+          MEASURED_TOK_S, BATCH, BANDWIDTH_EFFICIENCY, STEP_MFU, ALLREDUCE_LATENCY_US)
 
-STEP_KEYS = ("weight_bytes_per_step", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s", "ceiling_tok_s",
-             "realistic_low_tok_s", "realistic_high_tok_s", "mbu")
+STEP_KEYS = ("weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s",
+             "ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s", "mbu", "flops_per_step", "memory_ms",
+             "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_replica")
 
-# --- formulas --------------------------------------------------------------------------------
-
-WEIGHT_BYTES_PER_STEP = Formula(
-    "weight_bytes_per_step", "Weights read per step", "B",
-    (Var("params_read", "1", "parameters one token uses"), Var("weight_bits", "bit", "bits per weight")),
-    lambda s: product(s["params_read"], s["weight_bits"]),
-)
-
-KV_BYTES_PER_STEP = Formula(
-    "kv_bytes_per_step", "KV cache read per step", "B",
-    (Var("kv_bytes_per_token", "B", "KV cache per token"), Var("context", "tok", "tokens in the cache")),
-    lambda s: product(s["kv_bytes_per_token"], s["context"]),
-)
-
-# A sliding-window layer reads at most its window; full layers read the whole context.
-KV_BYTES_PER_STEP_WINDOWED = Formula(
-    "kv_bytes_per_step", "KV cache read per step (sliding windows applied)", "B",
-    (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
-     Var("context", "tok", "tokens in the cache"), *F.WINDOW_VARS),
-    lambda s: F.windowed_cache(s, s["context"]),
-)
-
-BYTES_PER_STEP = Formula(
-    "bytes_per_step", "Bytes read per step", "B",
-    (Var("weight_bytes_per_step", "B", "weights read"), Var("kv_bytes_per_step", "B", "KV cache read")),
-    lambda s: total(s["weight_bytes_per_step"], s["kv_bytes_per_step"]),
-)
+# --- formulas (the step's own are serving_formulas'; these are the range and the measurement) --
 
 BANDWIDTH = Formula(
     "bandwidth_gb_s", "Memory bandwidth of the replica", "GB/s",
     (Var("gpus", "GPUs", "cards in the replica"), Var("card_bandwidth", "GB/s", "bandwidth per card")),
     lambda s: product(s["gpus"], s["card_bandwidth"]),
-)
-
-CEILING = Formula(
-    "ceiling_tok_s", "Decode ceiling", "tok/s",
-    (Var("bandwidth_gb_s", "GB/s", "memory bandwidth"), Var("bytes_per_step", "B", "bytes read per step")),
-    lambda s: ratio(s["bandwidth_gb_s"], s["bytes_per_step"]),
 )
 
 REALISTIC_LOW = Formula(
@@ -105,27 +85,28 @@ REALISTIC_HIGH = Formula(
 
 MBU = Formula(
     "mbu", "Memory-bandwidth utilisation", "1",
-    (Var("measured_tok_s", "tok/s", "measured decode rate"),
+    (Var("measured_tok_s", "tok/s", "measured decode rate of one sequence (steps per second)"),
      Var("bytes_per_step", "B", "bytes read per step"),
      Var("bandwidth_gb_s", "GB/s", "peak memory bandwidth")),
     lambda s: ratio(product(s["measured_tok_s"], s["bytes_per_step"]), s["bandwidth_gb_s"]),
 )
 
-DECODE_FORMULAS = (WEIGHT_BYTES_PER_STEP, KV_BYTES_PER_STEP, KV_BYTES_PER_STEP_WINDOWED, BYTES_PER_STEP, BANDWIDTH,
-                   CEILING, REALISTIC_LOW, REALISTIC_HIGH, MBU)
+DECODE_FORMULAS = (S.STEP_WEIGHT_BYTES, S.STEP_WEIGHT_BYTES_MOE, S.KV_REPLICATION, S.KV_REPLICATION_MLA,
+                   S.STEP_KV_BYTES, S.STEP_KV_BYTES_WINDOWED, S.STEP_BYTES, BANDWIDTH, S.CEILING_TOK_S, REALISTIC_LOW,
+                   REALISTIC_HIGH, MBU, S.STEP_FLOPS, S.STEP_FLOPS_WINDOWED, S.MEMORY_MS, S.COMPUTE_MS, S.COMM_MS,
+                   S.STEP_MS, S.TOK_S_PER_USER, S.TOK_S_PER_REPLICA)
 
 
 def decode_specs(cfg: ModelConfig) -> list[StepSpec]:
-    """The eight steps (the KV read depends on whether the model has sliding windows)."""
-    kv = KV_BYTES_PER_STEP_WINDOWED if cfg.window_layers else KV_BYTES_PER_STEP
+    """The sixteen steps (the weights, KV and FLOP formulas follow the model's experts, latent and windows)."""
     return [
-        StepSpec("weight_bytes_per_step", "Weights read per step (parameters a token uses × bytes)",
-                 WEIGHT_BYTES_PER_STEP),
-        StepSpec("kv_bytes_per_step", "KV cache read per step (the tokens already in context)", kv),
-        StepSpec("bytes_per_step", "Bytes read per step", BYTES_PER_STEP,
+        weight_spec(cfg),
+        replication_step(cfg),
+        kv_read_spec(cfg),
+        StepSpec("bytes_per_step", "Bytes read per step", S.STEP_BYTES,
                  {"weight_bytes_per_step": "weight_bytes_per_step", "kv_bytes_per_step": "kv_bytes_per_step"}),
         StepSpec("bandwidth_gb_s", "Memory bandwidth of the replica", BANDWIDTH),
-        StepSpec("ceiling_tok_s", "Decode ceiling (bandwidth ÷ bytes per step)", CEILING,
+        StepSpec("ceiling_tok_s", "Decode ceiling (batch × bandwidth ÷ bytes per step)", S.CEILING_TOK_S,
                  {"bandwidth_gb_s": "bandwidth_gb_s", "bytes_per_step": "bytes_per_step"}),
         StepSpec("realistic_low_tok_s", "Realistic rate, low end (ceiling × low efficiency)", REALISTIC_LOW,
                  {"ceiling_tok_s": "ceiling_tok_s"}),
@@ -133,6 +114,7 @@ def decode_specs(cfg: ModelConfig) -> list[StepSpec]:
                  {"ceiling_tok_s": "ceiling_tok_s"}),
         StepSpec("mbu", "MBU of the measured rate (0 when none is given)", MBU,
                  {"bytes_per_step": "bytes_per_step", "bandwidth_gb_s": "bandwidth_gb_s"}),
+        *time_specs(cfg),
     ]
 
 
@@ -152,33 +134,37 @@ def _kv_ignored_bytes(g, s):
 def _kv_ignored_ceiling(g, s):
     if s["kv_bytes_per_step"] <= 0:
         return None
-    return CEILING({"bandwidth_gb_s": s["bandwidth_gb_s"], "bytes_per_step": s["weight_bytes_per_step"]})
+    return S.CEILING_TOK_S({"batch": g["batch"], "bandwidth_gb_s": s["bandwidth_gb_s"],
+                            "bytes_per_step": s["weight_bytes_per_step"]})
+
+
+def _weights(g, **changes) -> float:
+    values = {**g, **changes}
+    return (S.STEP_WEIGHT_BYTES_MOE if g["experts"] else S.STEP_WEIGHT_BYTES)(values)
 
 
 def _nominal_4bit(g, s):
     if g["weights_dtype_bits_nominal"] != 4 or g["weight_bits"] == 4:
         return None
-    return WEIGHT_BYTES_PER_STEP({**g, "weight_bits": 4})
+    return _weights(g, weight_bits=4)
 
 
 VARIANTS = {
+    **STEP_VARIANTS,
     "weight_bytes_per_step": (
-        ("bits-for-bytes", lambda g, s: WEIGHT_BYTES_PER_STEP(g) * 8),
+        ("bits-for-bytes", lambda g, s: _weights(g) * 8),
         ("nominal-4bit", _nominal_4bit),
+        *STEP_VARIANTS["weight_bytes_per_step"],
     ),
     "bytes_per_step": (("kv-read-ignored", _kv_ignored_bytes),),
     "ceiling_tok_s": (("kv-read-ignored", _kv_ignored_ceiling),),
     "realistic_low_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
     "realistic_high_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
+    "tok_s_per_replica": (("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if g["batch"] > 1
+                           else None),),
 }
 
 # --- the procedure ---------------------------------------------------------------------------
-
-
-def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:
-    """KV cache bytes per token, every layer counted as full (formula 1, or MLA's latent)."""
-    given = kv_given(cfg, kv_dtype)
-    return (F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN)(given)
 
 
 def _percent(fraction: float) -> str:
@@ -186,16 +172,19 @@ def _percent(fraction: float) -> str:
 
 
 def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
-    """Single-stream decode: bytes read per step, the bandwidth ceiling, the realistic range, MBU.
+    """One decode step of a replica: bytes and FLOPs, the ceiling and realistic range, MBU, the
+    memory, compute and communication times, the step and the rates it gives.
 
-    ``raw`` holds ``model`` or ``config``, ``gpu`` and ``gpus`` (tensor parallel:
-    bandwidth adds up), ``weights_dtype``/``weights_bits``, ``kv_dtype``,
-    ``context`` (tokens in the cache, default 0), ``efficiency_low``/``_high``
-    (fractions of peak bandwidth, default 0.65 and 0.85) and optionally
-    ``measured_tok_s``. Bandwidth is ``gpus.json``'s ``memory_bandwidth_GBps``.
-    The reference stack gives 208.6 tok/s, 135.6–177.3 realistic. Raises
-    :class:`~..errors.EngineError` subclasses on bad input (an efficiency range
-    whose low end is above its high end: field ``efficiency_low``).
+    ``raw`` holds ``model`` or ``config``, ``gpu`` and ``gpus`` (the tensor-parallel
+    degree: it must obey the degree rule), ``weights_dtype``/``weights_bits``,
+    ``kv_dtype``, ``context`` (average tokens in each sequence's cache, default
+    0), ``batch`` (sequences, default 1), ``efficiency_low``/``_high`` (default
+    0.65 and 0.85), optionally ``measured_tok_s`` (one sequence's rate),
+    ``bandwidth_efficiency`` (0.75), ``mfu`` (0.5) and ``allreduce_latency_us``
+    (10). The reference stack gives 208.6 tok/s, 135.6–177.3 realistic, and a
+    6.39 ms step at 0.75 of peak. Raises :class:`~..errors.EngineError`
+    subclasses on bad input (an efficiency range whose low end is above its
+    high end: field ``efficiency_low``; a link with no figure on record: ``gpus``).
     """
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
@@ -204,76 +193,93 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
                          f"({inputs['efficiency_high']:g}).", field="efficiency_low")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
-    total_params, active = params_used(cfg)
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
-    measured = inputs["measured_tok_s"]
-    given = {
-        **kv_given(cfg, inputs["kv_dtype"]),
-        "kv_bytes_per_token": kv_bytes_per_token(cfg, inputs["kv_dtype"]),
-        "params_read": active,
-        "weight_bits": bits,
+    given = step_given(cfg, gpu, inputs)
+    if inputs["gpus"] > 1 and not given["link_gb_s"]:
+        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
+                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
+    given.update({
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
-        "context": inputs["context"],
-        "gpus": inputs["gpus"],
-        "card_bandwidth": gpu.bandwidth_gb_s,
         "efficiency_low": inputs["efficiency_low"],
         "efficiency_high": inputs["efficiency_high"],
-        "measured_tok_s": measured or 0.0,
-    }
+        "measured_tok_s": inputs["measured_tok_s"] or 0.0,
+    })
     result = run("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name})
-    v = result.values
+    result.notes = decode_notes(cfg, gpu, inputs, given, result.values) + kv_notes(cfg) + list(cfg.notes)
+    return result
+
+
+def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: dict) -> list[str]:
+    """What the step counts and leaves out, which time binds, and what the numbers mean."""
     tok_s = lambda value: format_number(value, "tok/s")  # noqa: E731 - a local shorthand
-    cache = (f"the KV cache of the {inputs['context']:,} tokens already in context" if inputs["context"]
+    batch, context, bits = inputs["batch"], inputs["context"], given["weight_bits"]
+    total_params, active = params_used(cfg)
+    sequences = "one sequence" if batch == 1 else f"{batch:,} sequences"
+    read = v["weight_bytes_per_step"] * 8 / bits
+    cache = (f"the KV cache of {sequences} at {context:,} tokens each" if context
              else "the KV cache, empty at a context of 0")
-    notes = [
-        f"Each step produces one token and reads every weight that token uses once "
-        f"({active:,} parameters at {bits:g} bits) plus {cache}; activations and the new token's own K and V "
-        f"are left out."
-    ]
+    notes = [f"Each step produces one token for {'each of ' if batch > 1 else ''}{sequences}: it reads the weights once "
+             f"({read:,.0f} parameters at {bits:g} bits) plus {cache}; activations and the new "
+             f"tokens' own K and V are left out."]
     notes.append(
         f"The ceiling is a bound, not a forecast: real kernels reach about {inputs['efficiency_low'] * 100:g}–"
         f"{_percent(inputs['efficiency_high'])} of peak bandwidth, so plan on {tok_s(v['realistic_low_tok_s'])} to "
-        f"{tok_s(v['realistic_high_tok_s'])}, and less as the cache grows."
-    )
+        f"{tok_s(v['realistic_high_tok_s'])}, and less as the cache grows.")
+    bound = "compute" if v["compute_ms"] > v["memory_ms"] else "memory-bandwidth"
+    notes.append(
+        f"The step: {v['memory_ms']:.3f} ms to read at {inputs['bandwidth_efficiency']:g} of peak bandwidth, "
+        f"{v['compute_ms']:.3f} ms to compute at an MFU of {inputs['mfu']:g} "
+        f"({given['peak_tflops']:,g} dense TFLOP/s per card), so it is {bound}-bound"
+        + (f", plus {v['comm_ms']:.3f} ms of all-reduces" if v["comm_ms"] else "")
+        + f": {v['step_ms']:.3f} ms, {tok_s(v['tok_s_per_user'])} per sequence and "
+          f"{tok_s(v['tok_s_per_replica'])} for the replica.")
     if inputs["gpus"] > 1:
         notes.append(
-            f"{inputs['gpus']} cards in tensor parallel: each reads its 1/{inputs['gpus']} share of the weights and "
-            f"cache, so the bandwidths add up; the all-reduce at every layer is left out, so real scaling is "
-            f"below linear."
-        )
-    if measured:
-        notes.append(
-            f"The measured {tok_s(measured)} moves {format_number(measured * v['bytes_per_step'] / 1e9, 'GB/s')} "
-            f"of the {format_number(v['bandwidth_gb_s'], 'GB/s')} peak: MBU {v['mbu']:.0%}."
-        )
-        if v["mbu"] > 1:
-            notes.append("An MBU above 1 is impossible for plain decoding: the measurement must include "
-                         "speculative decoding or batching, or fewer bytes are read than counted here.")
-    else:
-        notes.append("No measured rate was given, so mbu is 0; enter measured_tok_s to get the MBU.")
+            f"{inputs['gpus']} cards in tensor parallel: each reads its share of the weights and caches, so the "
+            f"bandwidths add up, but every layer adds two all-reduces of {batch:,} × {cfg.hidden_size:,} × 2 B "
+            f"over a {format_number(given['link_gb_s'], 'GB/s')} link plus {inputs['allreduce_latency_us']:g} µs "
+            f"each: scaling is below linear.")
+    if v["kv_replication"] > 1:
+        notes.append(f"Each K/V head is kept {v['kv_replication']:g} times across the {inputs['gpus']} cards, and "
+                     f"every copy is read: the cache read is {v['kv_replication']:g} × one copy's.")
+    notes += _measured_notes(inputs["measured_tok_s"], v)
     weights_bytes = total_params * bits / 8
     cards_bytes = inputs["gpus"] * gpu.memory_bytes
     needed = weights_bytes + v["kv_bytes_per_step"]
     if needed > cards_bytes:
-        notes.insert(0, f"The weights and this cache ({format_number(needed / 2**30, 'GiB')}) do not fit in "
+        notes.insert(0, f"The weights and these caches ({format_number(needed / 2**30, 'GiB')}) do not fit in "
                         f"{inputs['gpus']} × {gpu.name} ({format_number(cards_bytes / 2**30, 'GiB')}): the "
-                        f"ceiling is hypothetical. The capacity ladder finds a replica that fits.")
+                        f"step is hypothetical. The capacity ladder finds a replica that fits.")
     limit = cfg.max_position_embeddings
-    if limit and inputs["context"] > limit:
-        notes.append(f"The context of {inputs['context']:,} tokens is beyond the model's limit of {limit:,}.")
-    notes += moe_note(cfg, total_params, active,
-                      "a single stream reads only the experts it is routed to, so the bytes are the used ones.")
+    if limit and context > limit:
+        notes.append(f"The context of {context:,} tokens is beyond the model's limit of {limit:,}.")
+    if cfg.is_moe:
+        notes += moe_note(cfg, total_params, active,
+                          f"a batch of {batch:,} touches {given['experts_touched']:.2f} of the {cfg.num_experts} "
+                          f"routed experts per layer (E × (1 − (1 − k/E)^B)), and the step reads those.")
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each (block scales included), "
                      f"not the nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
-    result.notes = notes + kv_notes(cfg) + list(cfg.notes)
-    return result
+    return notes
+
+
+def _measured_notes(measured: float | None, v: dict) -> list[str]:
+    if not measured:
+        return ["No measured rate was given, so mbu is 0; enter measured_tok_s to get the MBU."]
+    notes = [f"The measured {format_number(measured, 'tok/s')} per sequence moves "
+             f"{format_number(measured * v['bytes_per_step'] / 1e9, 'GB/s')} of the "
+             f"{format_number(v['bandwidth_gb_s'], 'GB/s')} peak: MBU {v['mbu']:.0%}."]
+    if v["mbu"] > 1:
+        notes.append("An MBU above 1 is impossible for plain decoding: the measurement must include "
+                     "speculative decoding or a larger batch, or fewer bytes are read than counted here.")
+    return notes
 
 
 # --- problems --------------------------------------------------------------------------------
 
 CONTEXTS = (0, 0, 1024, 2048, 4096, 8192, 16384, 32768)
 EFFICIENCIES = ((0.65, 0.85), (0.65, 0.85), (0.65, 0.85), (0.6, 0.8), (0.7, 0.9))
+# A single stream half the time (today's problem), else a continuous batch.
+BATCHES = (1, 1, 1, 8, 16, 32, 64)
 
 
 def generate_decode(rng: random.Random, catalog: Catalog) -> dict:
@@ -284,8 +290,10 @@ def generate_decode(rng: random.Random, catalog: Catalog) -> dict:
     inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
     inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit])
     inputs["efficiency_low"], inputs["efficiency_high"] = rng.choice(EFFICIENCIES)
+    inputs["batch"] = rng.choice(BATCHES)
     ceiling = run_decode(inputs, catalog).values["ceiling_tok_s"]
-    inputs["measured_tok_s"] = max(0.1, round(ceiling * rng.uniform(0.5, 0.92), 1))
+    # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
+    inputs["measured_tok_s"] = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))
     return inputs
 
 
@@ -299,20 +307,29 @@ def describe_decode(inputs: dict[str, Any], catalog: Catalog) -> str:
              else "its KV cache is still empty")
     low, high = inputs.get("efficiency_low", 0.65), inputs.get("efficiency_high", 0.85)
     measured = inputs.get("measured_tok_s")
-    closing = (f"You measured {measured:g} tok/s: what MBU is that?" if measured
+    closing = (f"You measured {measured:g} tok/s per sequence: what MBU is that?" if measured
                else "Nothing was measured yet: enter 0 for the MBU.")
+    batch = inputs.get("batch", 1)
+    who = "One user decodes" if batch == 1 else f"A batch of {batch:,} sequences decodes"
+    if batch > 1 and context:
+        cache = f"each sequence holds {context:,} tokens in its {inputs.get('kv_dtype', 'bf16')} KV cache"
     return (
-        f"One user decodes on {model_phrase(inputs)} with {weights} on {gpu_phrase(inputs, catalog)}, and "
+        f"{who} on {model_phrase(inputs)} with {weights} on {gpu_phrase(inputs, catalog)}, and "
         f"{cache}. {datasheet_phrase(catalog.gpu(inputs['gpu']))} How many bytes does each decode step read for "
-        f"the weights, for the cache and in all? What "
-        f"bandwidth does the replica have, and what is the single-stream ceiling in tok/s? Real kernels reach "
-        f"{low * 100:g}–{_percent(high)} of peak bandwidth: give that range. {closing}"
+        f"the weights (how many copies of the K/V heads does the replica keep?), for the caches and in all? What "
+        f"bandwidth does the replica have, and what is the ceiling in tok/s? Real kernels reach "
+        f"{low * 100:g}–{_percent(high)} of peak bandwidth: give that range. {closing} Then cost the step at "
+        f"{inputs.get('bandwidth_efficiency', 0.75):g} of peak bandwidth and an MFU of {inputs.get('mfu', 0.5):g}, "
+        f"with {inputs.get('allreduce_latency_us', 10.0):g} µs per all-reduce: its FLOPs, memory, compute and "
+        f"communication times, the step time, and the tokens per second per sequence and per replica."
     )
 
 
 FAMILIES = (
-    Family("decode", "Decode ceiling",
-           "Single-stream decode: bytes read per step, the bandwidth ceiling, the realistic range and MBU.",
+    Family("decode", "Decode step",
+           "One decode step of a replica: bytes and FLOPs, the bandwidth ceiling and realistic range, MBU, and "
+           "the memory, compute and all-reduce times that set the step and the tokens per second.",
            INPUTS, run_decode, generate=generate_decode, variants=VARIANTS,
-           misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED), order=52, describe=describe_decode),
+           misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED, REPLICATION_IGNORED, PER_USER_RATE,
+                           *STEP_MISCONCEPTIONS), order=52, describe=describe_decode),
 )

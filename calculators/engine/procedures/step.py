@@ -1,0 +1,172 @@
+"""The serving model's step as family steps (DESIGN.md §12), shared by the families that show it.
+
+:func:`step_given` resolves a replica (model, card, degree, precisions) and a
+batch into the plain numbers :mod:`..serving_formulas` read, with the very
+helpers :mod:`..step_model` uses, so a family's steps and the simulator's fast
+path agree. :func:`step_specs` lists the step's :class:`StepSpec` s in order,
+each reading earlier steps where the relation chains. The misconceptions that
+belong to the step (communication left out, experts counted as all or as
+top-k, replication ignored) live here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import serving_formulas as S
+from ..catalog import Gpu
+from ..dtypes import weight_bits
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..param_count import mlp_params, param_breakdown
+from ..step_model import (ACTIVATION_BYTES, PCIE_NODE_GPUS, attention_head_dim, check_degree, compute_precision,
+                          kv_bytes_per_token)
+from .base import StepSpec
+from .inputs import InputSpec
+from .kv import kv_given
+
+BATCH = InputSpec("batch", "int", 1, "sequences decoding together in each step", minimum=1, maximum=100_000,
+                  label="Batch")
+BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
+                                 "decode step achieves", minimum=0, maximum=1, exclusive_minimum=True)
+STEP_MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)",
+                     minimum=0, maximum=1, exclusive_minimum=True)
+ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed cost of one all-reduce, µs",
+                                 minimum=0, maximum=10_000, unit="us")
+
+
+def link_gb_s(gpu: Gpu, gpus: int) -> float:
+    """The per-direction GB/s the communication formula divides by: the ring's slowest link
+    (:func:`~..step_model.tp_link`); on one card, where nothing is sent, the card's own link so the
+    formula stays finite. 0 when that figure is not on record."""
+    if gpus <= gpu.nvlink_domain_gpus and gpu.nvlink_gb_s_per_direction:
+        return gpu.nvlink_gb_s_per_direction
+    if gpus <= PCIE_NODE_GPUS:
+        return gpu.pcie_gb_s_per_direction or 0.0
+    return gpu.scale_out_gb_s or 0.0
+
+
+def step_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> dict[str, Any]:
+    """The numbers the step's formulas read, keyed by variable name.
+
+    ``inputs`` holds ``gpus``, ``weights_dtype``, ``weights_bits``, ``kv_dtype``, ``batch``,
+    ``context`` (average per sequence), ``bandwidth_efficiency``, ``mfu`` and
+    ``allreduce_latency_us``. Raises :class:`~..errors.InputError` on a degree the heads refuse.
+    """
+    gpus = inputs["gpus"]
+    check_degree(cfg, gpus)
+    counts = param_breakdown(cfg)
+    moe_layers = cfg.layers - cfg.dense_layers if cfg.is_moe else 0
+    expert = mlp_params(cfg, cfg.moe_intermediate_size) if cfg.is_moe else 0
+    batch = inputs["batch"]
+    given = {
+        **kv_given(cfg, inputs["kv_dtype"], gpus),
+        "kv_bytes_per_token": kv_bytes_per_token(cfg, inputs["kv_dtype"]),
+        "batch": batch,
+        "context": inputs["context"],
+        "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
+        "params_read": counts.active,
+        "active_params": counts.active,
+        "always_read_params": counts.total - moe_layers * cfg.num_experts * expert,
+        "moe_layers": moe_layers,
+        "expert_params": expert,
+        "experts": cfg.num_experts,
+        "experts_per_token": cfg.experts_per_token,
+        "attention_head_dim": attention_head_dim(cfg),
+        "card_bandwidth": gpu.bandwidth_gb_s,
+        "bandwidth_efficiency": inputs["bandwidth_efficiency"],
+        "peak_tflops": float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]),
+        "mfu": inputs["mfu"],
+        "allreduces": 2 * cfg.layers if gpus > 1 else 0,
+        "step_tokens": batch,
+        "activation_bytes": ACTIVATION_BYTES,
+        "nvlink_domain_gpus": gpu.nvlink_domain_gpus,
+        "nvlink_gb_s_per_direction": gpu.nvlink_gb_s_per_direction or 0.0,
+        "pcie_gb_s_per_direction": gpu.pcie_gb_s_per_direction or 0.0,
+        "scale_out_gb_s": gpu.scale_out_gb_s or 0.0,
+        "link_gb_s": link_gb_s(gpu, gpus),
+        "allreduce_latency_us": inputs["allreduce_latency_us"],
+    }
+    if cfg.is_moe:
+        given["experts_touched"] = S.EXPERTS_TOUCHED({**given, "step_tokens": batch})
+    else:
+        given["experts_touched"] = 0.0
+    return given
+
+
+def weight_spec(cfg: ModelConfig) -> StepSpec:
+    """``weight_bytes_per_step``: every weight of a dense model; a MoE's dense part and touched experts."""
+    if cfg.is_moe:
+        return StepSpec("weight_bytes_per_step", "Weights read per step (the experts the batch touches)",
+                        S.STEP_WEIGHT_BYTES_MOE)
+    return StepSpec("weight_bytes_per_step", "Weights read per step (parameters a token uses × bytes)",
+                    S.STEP_WEIGHT_BYTES)
+
+
+def replication_step(cfg: ModelConfig) -> StepSpec:
+    """``kv_replication``: ``max(1, gpus ÷ kv_heads)``, or ``gpus`` for an MLA latent."""
+    formula = S.KV_REPLICATION_MLA if cfg.kv_lora_rank else S.KV_REPLICATION
+    return StepSpec("kv_replication", "Copies of each K/V head across the replica", formula)
+
+
+def kv_read_spec(cfg: ModelConfig) -> StepSpec:
+    """``kv_bytes_per_step``: batch × context × KV per token × replication (windows applied)."""
+    formula = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
+    return StepSpec("kv_bytes_per_step", "KV cache read per step (every sequence's context)", formula,
+                    {"kv_replication": "kv_replication"})
+
+
+def time_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """``flops_per_step`` through ``tok_s_per_replica`` (needs ``bytes_per_step`` before it)."""
+    flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
+    return [
+        StepSpec("flops_per_step", "FLOPs per step (2 × active parameters + attention, per sequence)", flops),
+        StepSpec("memory_ms", "Memory time (bytes ÷ replica bandwidth × efficiency)", S.MEMORY_MS,
+                 {"bytes_per_step": "bytes_per_step"}),
+        StepSpec("compute_ms", "Compute time (FLOPs ÷ replica peak × MFU)", S.COMPUTE_MS,
+                 {"flops_per_step": "flops_per_step"}),
+        StepSpec("comm_ms", "Communication time (two all-reduces per layer)", S.COMM_MS),
+        StepSpec("step_ms", "Step time (max(memory, compute) + communication)", S.STEP_MS,
+                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"}),
+        StepSpec("tok_s_per_user", "Tokens per second per sequence (1 ÷ step)", S.TOK_S_PER_USER,
+                 {"step_ms": "step_ms"}),
+        StepSpec("tok_s_per_replica", "Tokens per second per replica (batch ÷ step)", S.TOK_S_PER_REPLICA,
+                 {"step_ms": "step_ms"}),
+    ]
+
+
+# --- misconceptions that belong to the step --------------------------------------------------
+
+COMM_IGNORED = MisconceptionInfo(
+    "comm-ignored", "All-reduces left out",
+    "Tensor parallelism adds two all-reduces per layer to every step; their fixed latency does not shrink "
+    "with more cards, so the step is max(memory, compute) plus communication.",
+    "/runbook/11-multi-gpu/#tensor-parallel")
+EXPERTS_ALL = MisconceptionInfo(
+    "experts-all-read", "Every expert counted as read",
+    "A batch of B tokens routed top-k of E touches about E × (1 − (1 − k/E)^B) experts per layer, not all E "
+    "until the batch is large.", "/runbook/09-moe/#experts-touched")
+EXPERTS_TOP_K = MisconceptionInfo(
+    "experts-top-k-read", "Only top-k experts counted for a batch",
+    "Each token of a batch picks its own k experts: a batch reads the union, E × (1 − (1 − k/E)^B) per layer, "
+    "far more than k once B grows.", "/runbook/09-moe/#experts-touched")
+
+
+def _weights_with_experts(g, touched: float) -> float:
+    return S.STEP_WEIGHT_BYTES_MOE({**g, "experts_touched": touched})
+
+
+STEP_VARIANTS = {
+    "weight_bytes_per_step": (
+        ("experts-all-read", lambda g, s: _weights_with_experts(g, g["experts"])
+         if g["experts"] and g["experts_touched"] < g["experts"] * (1 - 1e-9) else None),
+        ("experts-top-k-read", lambda g, s: _weights_with_experts(g, g["experts_per_token"])
+         if g["experts"] and g["batch"] > 1 else None),
+    ),
+    "step_ms": (("comm-ignored", lambda g, s: max(s["memory_ms"], s["compute_ms"]) if s["comm_ms"] > 0 else None),),
+    "kv_bytes_per_step": (("kv-replication-ignored", lambda g, s: (
+        S.STEP_KV_BYTES_WINDOWED if g["window_layers"] else S.STEP_KV_BYTES)({**g, "kv_replication": 1})
+        if g["kv_replication"] > 1 else None),),
+}
+STEP_MISCONCEPTIONS = (COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K)
+
