@@ -2,7 +2,8 @@
 calculator pages and the drill pages.
 
 Values are the families' defaults, derived by hand in tests/engine/test_family_{slo,fleet,cost}.py:
-slo — Llama-3.1-70B on 8 × H100: 167 sequences (memory binds), 29.32 ms, 5,695.2 tok/s, 2 replicas,
+slo — Llama-3.1-70B on 8 × H100: 167 sequences (memory binds), 32.63 ms (29.32 ms of reads + 3.30 ms of
+all-reduces, DESIGN.md §12), 5,118.7 tok/s, 2 replicas,
 2 nodes; fleet — 20 req/s × 20 s = 400 in flight, ⌈400 ÷ (53 × 0.8)⌉ = 10 replicas = 10 GPUs →
 2 nodes; cost — $3 × 8 = $24/h, 10,000 × 3,600 = 36,000,000 tokens, $0.67 per million.
 """
@@ -24,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
-    "slo": ["weights_gib", "replica_kv_budget_gib", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
+    "slo": ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
             "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes"],
     "fleet": ["concurrency", "replicas", "gpus", "nodes"],
     "cost": ["usd_per_hour", "tokens_per_hour", "usd_per_million_tokens"],
@@ -61,8 +62,8 @@ def test_calc_slo_json_is_the_70b_node_in_contract_shape():
     check_contract(payload, "slo")
     v = values(payload)
     assert v["weights_gib"] == pytest.approx(131.41651916503906, rel=1e-12)  # 70,553,706,496 × 2 B
-    assert (v["batch_memory_limit"], v["batch_tpot_limit"], v["max_batch"]) == (167, 321, 167)
-    assert v["tpot_ms"] == pytest.approx(29.323115647363185, rel=1e-9)
+    assert (v["batch_memory_limit"], v["batch_tpot_limit"], v["max_batch"]) == (167, 287, 167)
+    assert v["tpot_ms"] == pytest.approx(29.323115647363185 + 3.302479644444445, rel=1e-9)
     assert (v["replicas"], v["nodes"]) == (2, 2)
     assert isinstance(v["max_batch"], int) and isinstance(v["nodes"], int)
     assert payload["inputs"]["model"] == "llama-3.1-70b" and payload["inputs"]["gpus"] == 8
@@ -143,8 +144,8 @@ class TestCalculatorPages:
         page = response.content.decode()
         assert re.findall(r'<li id="step-([a-z_]+)"', page) == KEYS["slo"]
         assert step_value(page, "max_batch") == "167 users"
-        assert step_value(page, "tpot_ms") == "29.32 ms"
-        assert step_value(page, "tokens_per_s") == "5,695.2 tok/s"
+        assert step_value(page, "tpot_ms") == "32.63 ms"
+        assert step_value(page, "tokens_per_s") == "5,118.7 tok/s"
         assert step_value(page, "nodes") == "2 nodes"
         assert "Memory binds" in html.unescape(page)
 

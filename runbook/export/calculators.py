@@ -88,7 +88,8 @@ SETTLED = {"tp": ("gpus", "kv_replication")}
 # whole_ceil/whole_floor, and tp's next_tp_degree (its _imp_ is procedures/tp.buyable_degree) steps
 # through the buyable degrees. An expression calling any other function the JavaScript printer
 # does not know stops the export.
-JS_FUNCTIONS = {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor", "next_tp_degree": "R.nextTpDegree"}
+JS_FUNCTIONS = {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor", "next_tp_degree": "R.nextTpDegree",
+                "largest_batch": "R.largestBatch"}
 # The refusals a procedure makes on its typed numbers, before or between its steps (in plain Python,
 # so they cannot be observed as tables): the driver implements each kind with the engine's sentence.
 CHECKS: dict[str, list[dict]] = {

@@ -45,6 +45,25 @@
     splitsHeads: function (degree, heads, kvHeads) {
       return heads % degree === 0 && (kvHeads % degree === 0 || degree % kvHeads === 0);
     },
+    // calculators/engine/step_model.py largest_batch: the largest batch whose step, as a share of the
+    // target, is at most 1 (doubling, then bisection).
+    largestBatch: function (a0, aExperts, a1, c1, m0, m1, experts, k) {
+      function fits(b) {
+        var touched = experts > 0 ? aExperts * (1 - Math.pow(1 - k / experts, b)) : 0;
+        return Math.max(a0 + touched + a1 * b, c1 * b) + m0 + m1 * b <= 1 + 1e-12;
+      }
+      if (!fits(1)) return 0;
+      var low = 1, high = 2;
+      while (fits(high)) {
+        low = high; high *= 2;
+        if (high > Math.pow(2, 40)) return low;
+      }
+      while (high - low > 1) {
+        var middle = Math.floor((low + high) / 2);
+        if (fits(middle)) low = middle; else high = middle;
+      }
+      return low;
+    },
     nextTpDegree: function (cards, perNode, heads, kvHeads) {
       var first = R.buyableDegree(cards, perNode), node = Math.max(1, Math.trunc(perNode));
       var ladder = [], degree = 1;

@@ -25,9 +25,9 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import slo as S
 
 GIB = 2**30
-KEYS = ["weights_gib", "replica_kv_budget_gib", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
+KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
         "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes"]
-UNITS = ["GiB", "GiB", "GiB", "users", "users", "users", "GiB", "ms", "tok/s", "replicas", "nodes"]
+UNITS = ["GiB", "GiB", "1", "GiB", "users", "users", "users", "GiB", "ms", "tok/s", "replicas", "nodes"]
 CATALOG = default_catalog()
 
 # Case B: the reference stack's Llama-3.1-8B on one H100 with a 20 ms target (the target binds).
@@ -83,12 +83,17 @@ def test_default_weights_budget_and_cache_follow_the_ladder(default):
 def test_default_memory_binds_at_167_sequences(default):
     v = default.values
     assert v["batch_memory_limit"] == 167  # ⌊418.045 ÷ 2.5⌋ = ⌊167.22⌋
-    # In 50 ms: 0.05 s × 8 × 3,350e9 B/s × 0.75 = 1.005e12 B = 935.979 GiB; − 131.417 = 804.563 GiB of
-    # caches ÷ 2.5 = 321.83. FLOPs: 0.05 × 8 × 989.4e12 × 0.5 = 1.9788e14 ÷ (2 × 70,553,706,496) = 1,402.3.
-    assert v["batch_tpot_limit"] == 321
+    # The step at batch B (DESIGN.md §12): (131.417 + 2.5 B) GiB ÷ (8 × 3,350e9 × 0.75 B/s) + 160 all-reduces ×
+    # (2 × 7/8 × B × 8,192 × 2 B ÷ 450e9 B/s + 10 µs). At 287: 45.349 + 4.526 = 49.875 ms ≤ 50; at 288:
+    # 45.483 + 4.536 = 50.019 ms > 50. (Without the all-reduces it would have been 321.)
+    gib = 2**30
+    step = lambda b: ((131.41651916503906 + 2.5 * b) * gib / 2.01e13 * 1e3  # noqa: E731
+                      + 160 * (2 * 7 / 8 * b * 8192 * 2 / 450e9 * 1e3 + 0.01))
+    assert step(287) <= 50 < step(288)
+    assert v["batch_tpot_limit"] == 287
     assert v["max_batch"] == 167
     assert default.extra["binding"] == "memory"
-    assert any(note.startswith("Memory binds: the KV budget holds 167 sequences") and "allow 321" in note
+    assert any(note.startswith("Memory binds: the KV budget holds 167 sequences") and "allow 287" in note
                for note in default.notes)
 
 
@@ -97,11 +102,12 @@ def test_default_step_time_throughput_and_fleet(default):
     # 131.41651916503906 + 167 × 2.5 = 548.9165191650391 GiB read per step.
     assert v["bytes_per_step"] == approx(548.9165191650391)
     # 548.9165 × 2^30 B ÷ (8 × 3,350e9 × 0.75 = 2.01e13 B/s) = 29.3231 ms; FLOPs take
-    # 2 × 70,553,706,496 × 167 ÷ (8 × 989.4e12 × 0.5) = 5.954 ms, so bandwidth sets it.
-    assert v["tpot_ms"] == approx(29.323115647363185)
+    # 167 × (2 × 70,553,706,496 + 4 × 64 × 128 × 80 × 8,192) ÷ (8 × 989.4e12 × 0.5) = 6.861 ms, so bandwidth
+    # sets it; the all-reduces add 160 × (2 × 7/8 × 167 × 8,192 × 2 B ÷ 450e9 + 10 µs) = 3.3025 ms.
+    assert v["tpot_ms"] == approx(29.323115647363185 + 3.302479644444445)
     assert default.extra["compute_bound"] is False
-    assert v["tokens_per_s"] == approx(5695.165616380096)  # 167 ÷ 0.0293231 s
-    # 20 req/s × 500 tokens = 10,000 tok/s ÷ 5,695.17 = 1.756 → 2 replicas; 2 × 8 GPUs ÷ 8 = 2 nodes.
+    assert v["tokens_per_s"] == approx(5118.680548395515)  # 167 ÷ 0.0326256 s
+    # 20 req/s × 500 tokens = 10,000 tok/s ÷ 5,118.68 = 1.954 → 2 replicas; 2 × 8 GPUs ÷ 8 = 2 nodes.
     assert (v["replicas"], v["nodes"]) == (2, 2)
 
 
@@ -116,14 +122,14 @@ def test_default_states_its_efficiencies_and_the_dense_figure(default):
 def test_default_worked_substitutions_show_the_datasheet_numbers(default):
     assert "3,350 GB/s × 0.75" in default.step("tpot_ms").substituted
     assert "989.4 TFLOP/s × 0.5" in default.step("batch_tpot_limit").substituted
-    assert default.step("max_batch").substituted.startswith("min(167, 321) = 167")
+    assert default.step("max_batch").substituted.startswith("min(167, 287) = 167")
 
 
 def test_json_keeps_full_precision_and_whole_counts(default):
     steps = {step["key"]: step for step in default.to_json()["steps"]}
     assert steps["max_batch"]["value"] == 167 and isinstance(steps["max_batch"]["value"], int)
     assert steps["nodes"]["value"] == 2 and isinstance(steps["nodes"]["value"], int)
-    assert steps["tpot_ms"]["value"] == approx(29.323115647363185)
+    assert steps["tpot_ms"]["value"] == approx(32.62559529180763)
     assert steps["tpot_ms"]["formula"].startswith("tpot_ms = max(")
 
 
@@ -160,10 +166,11 @@ def test_when_the_flops_fill_the_target_the_note_says_the_compute_side_binds():
     assert v["per_user_gib"] == 0.02734375
     assert v["batch_memory_limit"] == 3992
     # Bandwidth: 0.1 × 4,800e9 × 0.75 B = 335.276 GiB − 14.185 = 321.09 ÷ 0.02734 = 11,742;
-    # FLOPs: 0.1 × 989.4e12 × 0.5 ÷ (2 × 7,615,616,512) = 3,247.9 → 3,247.
-    assert (v["batch_tpot_limit"], v["max_batch"]) == (3247, 3247)
-    # At 3,247: FLOPs take 2 × 7,615,616,512 × 3,247 ÷ 4.947e14 = 99.971 ms; bytes 30.71 ms.
-    assert v["tpot_ms"] == approx(99.97132328467353)
+    # FLOPs per sequence: 2 × 7,615,616,512 + attention 4 × 28 × 128 × 28 × 512 = 15,436,753,920;
+    # 0.1 × 989.4e12 × 0.5 ÷ that = 3,204.7 → 3,204.
+    assert (v["batch_tpot_limit"], v["max_batch"]) == (3204, 3204)
+    # At 3,204: FLOPs take 3,204 × 15,436,753,920 ÷ 4.947e14 = 99.978 ms.
+    assert v["tpot_ms"] == approx(3204 * 15_436_753_920 / 4.947e14 * 1e3)
     assert result.extra["compute_bound"] is True
     text = " ".join(result.notes)
     assert "the compute side" in text and "More FLOP/s" in text
@@ -183,12 +190,16 @@ def test_every_step_evaluates_as_its_exact_formula(case):
 
 
 def test_formulas_reduce_to_their_units():
-    assert [f.unit for f in S.FORMULAS] == ["GiB", "users", "users", "users", "GiB", "ms", "tok/s", "replicas",
-                                            "nodes"]
+    assert [f.unit for f in S.FORMULAS] == ["GiB", "users", "users", "users", "GiB", "GiB", "ms", "tok/s",
+                                            "replicas", "nodes"]
     # ms × GPUs × GB/s → bytes, compared with GiB: the conversion is derived, not typed.
-    assert S.BATCH_TPOT_LIMIT({"tpot_target_ms": 1000, "gpus": 1, "bandwidth_gb_s": 2**30 / 1e9,
-                               "bandwidth_efficiency": 1, "weights_gib": 0, "per_user_gib": 1,
-                               "peak_tflops": 1, "mfu": 1, "active_params": 1}) == 1
+    none = {"always_read_params": 0, "routed_expert_params": 0, "weight_bits": 16, "heads": 1,
+            "attention_head_dim": 1, "context": 0, "full_layers": 1, "window_layers": 0, "window": 0, "allreduces": 0,
+            "allreduce_latency_us": 10, "hidden_size": 1, "activation_bytes": 2, "link_gb_s": 1, "experts": 0,
+            "experts_per_token": 0}
+    assert S.BATCH_TPOT_LIMIT({**none, "tpot_target_ms": 1000, "gpus": 1, "bandwidth_gb_s": 2**30 / 1e9,
+                               "bandwidth_efficiency": 1, "per_user_gib": 1, "peak_tflops": 1, "mfu": 1,
+                               "active_params": 1}) == 1
 
 
 def test_a_batch_limit_that_is_exactly_whole_is_not_rounded_off_by_one():
@@ -339,14 +350,15 @@ def test_a_skipped_reserve_carries_through_every_later_step():
     answers = {
         "weights_gib": "131.42",
         "replica_kv_budget_gib": "442.05",   # 573.4617 − 131.4165: the 8 × 3 GiB reserve skipped
+        "kv_replication": "1",
         "per_user_gib": "2.5",
         "batch_memory_limit": "176",         # ⌊442.045 ÷ 2.5⌋ = ⌊176.8⌋ on the candidate's budget
-        "batch_tpot_limit": "321",
-        "max_batch": "176",                  # min(176, 321)
+        "batch_tpot_limit": "287",
+        "max_batch": "176",                  # min(176, 287)
         "bytes_per_step": "571.42",          # 131.4165 + 176 × 2.5
-        "tpot_ms": "30.525",                 # 571.4165 × 2^30 ÷ 2.01e13 B/s
-        "tokens_per_s": "5765.75",           # 176 ÷ 0.030525
-        "replicas": "2",                     # ⌈10,000 ÷ 5,765.75⌉ = ⌈1.73⌉
+        "tpot_ms": "33.919",                 # 571.4165 × 2^30 ÷ 2.01e13 B/s = 30.525, + all-reduces 3.394
+        "tokens_per_s": "5188.8",            # 176 ÷ 0.033919
+        "replicas": "2",                     # ⌈10,000 ÷ 5,188.8⌉ = ⌈1.93⌉
         "nodes": "2",
     }
     steps = {step.key: step for step in grade(result, answers).steps}
@@ -354,7 +366,7 @@ def test_a_skipped_reserve_carries_through_every_later_step():
     for key in ("batch_memory_limit", "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s"):
         assert steps[key].verdict == "carried_forward", (key, steps[key].message)
     assert steps["replicas"].verdict == "correct" and steps["nodes"].verdict == "correct"
-    assert grade(result, answers).score == pytest.approx(10 / 11)
+    assert grade(result, answers).score == pytest.approx(11 / 12)
 
 
 def test_a_wrong_tpot_carries_into_throughput_and_replicas():
@@ -400,23 +412,24 @@ MISCONCEPTION_CASES = [
     ({}, "per_user_gib", "2.684", "gb-gib-mix"),
     (CASE_B, "per_user_gib", "1.0737", "gb-gib-mix"),
     # TPOT limit at peak bandwidth: (1,247.97 − 131.42) ÷ 2.5 = 446.6; (62.40 − 14.96) ÷ 1 = 47.4
-    ({}, "batch_tpot_limit", "446", "roofline-as-expectation"),
+    ({}, "batch_tpot_limit", "390", "roofline-as-expectation"),
     (CASE_B, "batch_tpot_limit", "47", "roofline-as-expectation"),
     # one card's bandwidth: 70B (117.0 − 131.4) < 0 → 0; two H100s at 20 ms: (46.80 − 14.96) ÷ 1 → 31
     ({}, "batch_tpot_limit", "0", "one-card-bandwidth"),
-    (CASE_E, "batch_tpot_limit", "31", "one-card-bandwidth"),
+    (CASE_E, "batch_tpot_limit", "30", "one-card-bandwidth"),
     # cache read ignored: only the FLOPs limit, 1,402.3 and 616.04
-    ({}, "batch_tpot_limit", "1402", "kv-read-ignored"),
-    (CASE_B, "batch_tpot_limit", "616", "kv-read-ignored"),
-    # sparse 1,978.9 TFLOP/s: 8B at 512 tokens min(3,504.6, 6,160.8) = 3,504; Qwen min(11,742, 6,496.2) = 6,496
+    ({}, "batch_tpot_limit", "943", "kv-read-ignored"),
+    (CASE_B, "batch_tpot_limit", "486", "kv-read-ignored"),
+    # sparse 1,978.9 TFLOP/s: 8B at 512 tokens min(3,504.6, 6,160.8) = 3,504; Qwen at an MFU of 0.6:
+    # 0.1 × 1,978.9e12 × 0.6 ÷ 15,436,753,920 FLOPs per sequence = 7,691.8 → 7,691
     (CASE_C, "batch_tpot_limit", "3504", "sparse-tflops"),
-    (CASE_D, "batch_tpot_limit", "6496", "sparse-tflops"),
+    ({**CASE_D, "mfu": 0.6}, "batch_tpot_limit", "7691", "sparse-tflops"),
     # bytes in GB taken as GiB: (1,005 − 131.42) ÷ 2.5 = 349.4; (50.25 − 14.96) ÷ 1 = 35.3
-    ({}, "batch_tpot_limit", "349", "gb-gib-mix"),
+    ({}, "batch_tpot_limit", "311", "gb-gib-mix"),
     (CASE_B, "batch_tpot_limit", "35", "gb-gib-mix"),
     # batch by latency alone (memory binds): 321; 3,080
-    ({}, "max_batch", "321", "cache-fit-ignored"),
-    (CASE_C, "max_batch", "3080", "cache-fit-ignored"),
+    ({}, "max_batch", "287", "cache-fit-ignored"),
+    (CASE_C, "max_batch", "3029", "cache-fit-ignored"),
     # batch by memory alone (the target binds): 53; two H100s 122
     (CASE_B, "max_batch", "53", "tpot-target-ignored"),
     (CASE_E, "max_batch", "122", "tpot-target-ignored"),
@@ -424,13 +437,13 @@ MISCONCEPTION_CASES = [
     ({}, "bytes_per_step", "131.42", "kv-read-ignored"),
     (CASE_B, "bytes_per_step", "14.96", "kv-read-ignored"),
     # TPOT at peak bandwidth: 29.3231 × 0.75 = 21.99; 19.6404 × 0.75 = 14.73
-    ({}, "tpot_ms", "21.99", "roofline-as-expectation"),
+    ({}, "tpot_ms", "25.29", "roofline-as-expectation"),
     (CASE_B, "tpot_ms", "14.73", "roofline-as-expectation"),
     # one card's bandwidth: 29.3231 × 8 = 234.58; 19.8632 × 2 = 39.73
-    ({}, "tpot_ms", "234.58", "one-card-bandwidth"),
-    (CASE_E, "tpot_ms", "39.73", "one-card-bandwidth"),
+    ({}, "tpot_ms", "237.89", "one-card-bandwidth"),
+    (CASE_E, "tpot_ms", "39.17", "one-card-bandwidth"),
     # weights only: 131.4165 × 2^30 ÷ 2.01e13 = 7.020 ms; 14.9575 × 2^30 ÷ 2.5125e12 = 6.392 ms
-    ({}, "tpot_ms", "7.02", "kv-read-ignored"),
+    ({}, "tpot_ms", "10.32", "kv-read-ignored"),
     (CASE_B, "tpot_ms", "6.392", "kv-read-ignored"),
     # sparse in a compute-bound step. Qwen on the H200 at an MFU of 0.4: FLOPs limit 0.1 × 989.4e12 × 0.4
     # ÷ (2 × 7,615,616,512) = 2,598.3 → 2,598; FLOPs take 99.99 ms, bytes 85.22 GiB 25.42 ms; sparse 49.99.
@@ -438,10 +451,10 @@ MISCONCEPTION_CASES = [
     ({**CASE_D, "mfu": 0.4}, "tpot_ms", "49.99", "sparse-tflops"),
     (CASE_F, "tpot_ms", "36.79", "sparse-tflops"),
     # GiB read as GB: 548.9165e9 ÷ 2.01e13 = 27.31 ms; 45.9575e9 ÷ 2.5125e12 = 18.29 ms
-    ({}, "tpot_ms", "27.31", "gb-gib-mix"),
+    ({}, "tpot_ms", "30.61", "gb-gib-mix"),
     (CASE_B, "tpot_ms", "18.29", "gb-gib-mix"),
     # one stream's rate: 1,000 ÷ 29.3231 = 34.10; 1,000 ÷ 19.6404 = 50.92
-    ({}, "tokens_per_s", "34.10", "per-user-rate-for-replica"),
+    ({}, "tokens_per_s", "30.65", "per-user-rate-for-replica"),
     (CASE_B, "tokens_per_s", "50.92", "per-user-rate-for-replica"),
     # replicas floored: ⌊1.756⌋ = 1; ⌊6.336⌋ = 6
     ({}, "replicas", "1", "rounded-nodes-down"),
@@ -450,6 +463,17 @@ MISCONCEPTION_CASES = [
     # 50 req/s on two H100s: 25,000 ÷ 3,926.87 = 6.37 → 7 replicas × 2 = 14 GPUs → 2 nodes, ⌊1.75⌋ = 1
     ({**CASE_B, "request_rate": 90}, "nodes", "3", "rounded-nodes-down"),
     ({**CASE_E, "request_rate": 50}, "nodes", "1", "rounded-nodes-down"),
+    # The values above are DESIGN.md §12's step: the batch limit and TPOT include the attention FLOPs and,
+    # on more than one card, 2 × layers all-reduces (70B on 8 H100s: 160 × (10 µs + bytes over 450 GB/s)).
+    # All-reduces left out: the 70B's 29.32 ms of memory time alone; the 8B on 2 H100s: 19.22 ms.
+    ({}, "tpot_ms", "29.32", "comm-ignored"),
+    (CASE_E, "tpot_ms", "19.22", "comm-ignored"),
+    # 16 cards over 8 K/V heads keep each head twice: 70B 2.5 GiB → 5 GiB per sequence; 8B 1 → 2 GiB.
+    # 32 cards over 8 K/V heads keep each head 4 times: 70B 2.5 → 10 GiB per sequence; 8B 1 → 4 GiB.
+    ({"gpus": 32}, "per_user_gib", "2.5", "kv-replication-ignored"),
+    ({"model": "llama-3.1-8b", "gpus": 32}, "per_user_gib", "1", "kv-replication-ignored"),
+    ({"gpus": 16}, "kv_replication", "1", "kv-replication-ignored"),
+    ({"model": "llama-3.1-8b", "gpus": 16}, "kv_replication", "1", "kv-replication-ignored"),
 ]
 
 
@@ -495,3 +519,21 @@ def test_the_weights_line_keeps_the_shared_misconceptions():
     step = next(s for s in grade(result, {"weights_gib": "141.11"}).steps if s.key == "weights_gib")
     assert step.misconception == "gb-gib-mix"
     assert F.WEIGHTS_GIB.key == "weights_gib"
+
+
+def test_the_tpot_is_the_serving_models_step_on_a_moe_and_a_split_dense_model():
+    from calculators.engine.step_model import Replica, step_ms
+
+    for inputs, model, gpus in (({}, "llama-3.1-70b", 8),
+                                ({"model": "mixtral-8x7b-v0.1", "gpus": 4, "context": 4096}, "mixtral-8x7b-v0.1", 4)):
+        v = slo(**inputs).values
+        batch, context = int(v["max_batch"]), inputs.get("context", 8192)
+        replica = Replica.from_catalog(model, "h100-sxm5-80gb", gpus)
+        cost = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * context)
+        assert v["tpot_ms"] == pytest.approx(cost.step_ms, rel=1e-12)
+        assert v["bytes_per_step"] * 2**30 == pytest.approx(cost.bytes, rel=1e-12)
+        # The batch limit is the largest batch whose step meets the target.
+        limit = int(v["batch_tpot_limit"])
+        over = step_ms(replica, decode_batch=limit + 1, decode_context_tokens=(limit + 1) * context)
+        at = step_ms(replica, decode_batch=limit, decode_context_tokens=limit * context)
+        assert at.step_ms <= 50 < over.step_ms

@@ -78,13 +78,13 @@ REPLICATION_IGNORED = MisconceptionInfo(
     "kv-replication-ignored", "K/V replication ignored",
     "A K/V head cannot be split across cards: on more cards than K/V heads each head is copied, and an "
     "MLA latent is kept whole on every card, so each user's cache costs that many times more memory.",
-    "/runbook/11-multi-gpu/#tensor-parallel")
+    "/errata/#kv-replication")
 
 
 def _unreplicated_per_user(g, s) -> float | None:
     if g.get("kv_replication", 1) <= 1:
         return None
-    values = {**g, "kv_bytes_per_token": s["kv_bytes_per_token"], "kv_replication": 1}
+    values = {**g, "kv_bytes_per_token": s.get("kv_bytes_per_token", g["kv_bytes_per_token"]), "kv_replication": 1}
     return (F.PER_USER_GIB_WINDOWED if g["window_layers"] else F.PER_USER_GIB)(values)
 
 

@@ -46,8 +46,11 @@ from .family import Family
 from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
 from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
                      catalog_or_default, clean_inputs, resolve_model)
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, valid_degree
+from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, replication_spec, valid_degree
+from .slo_step import BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS
+from ..step_model import largest_batch
 from .params import params_given
+from .step import COMM_IGNORED, step_given
 
 GIB = 2**30
 
@@ -92,26 +95,6 @@ BATCH_MEMORY_LIMIT = Formula(
     lambda s: Max(0, floor(ratio(s["replica_kv_budget_gib"], s["per_user_gib"]))),
 )
 
-# The bandwidth side: what the replica reads in one target step, less the weights, in caches.
-# The compute side: the FLOPs one target step affords, in sequences of 2 × active FLOPs.
-BATCH_TPOT_LIMIT = Formula(
-    "batch_tpot_limit", "Sequences a step can serve within the TPOT target", "users",
-    (Var("tpot_target_ms", "ms", "TPOT target"),
-     Var("gpus", "GPUs", "cards in the replica"),
-     Var("bandwidth_gb_s", "GB/s", "memory bandwidth per card"),
-     Var("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved"),
-     Var("weights_gib", "GiB", "weights"),
-     Var("per_user_gib", "GiB", "KV cache per sequence"),
-     Var("peak_tflops", "TFLOP/s", "dense peak per card"),
-     Var("mfu", "1", "fraction of dense peak achieved (MFU)"),
-     Var("active_params", "1", "parameters used per token")),
-    lambda s: Max(0, floor(Min(
-        ratio(total(product(s["tpot_target_ms"], s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"]),
-                    -s["weights_gib"]), s["per_user_gib"]),
-        ratio(product(s["tpot_target_ms"], s["gpus"], s["peak_tflops"], s["mfu"]),
-              product(2, s["active_params"]))))),
-)
-
 MAX_BATCH = Formula(
     "max_batch", "Largest batch", "users",
     (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
@@ -125,21 +108,6 @@ BYTES_PER_STEP = Formula(
      Var("max_batch", "users", "sequences in the batch"),
      Var("per_user_gib", "GiB", "KV cache per sequence")),
     lambda s: total(s["weights_gib"], product(s["max_batch"], s["per_user_gib"])),
-)
-
-TPOT_MS = Formula(
-    "tpot_ms", "Step time (TPOT)", "ms",
-    (Var("bytes_per_step", "GiB", "bytes read per step"),
-     Var("gpus", "GPUs", "cards in the replica"),
-     Var("bandwidth_gb_s", "GB/s", "memory bandwidth per card"),
-     Var("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved"),
-     Var("active_params", "1", "parameters used per token"),
-     Var("max_batch", "users", "sequences in the batch"),
-     Var("peak_tflops", "TFLOP/s", "dense peak per card"),
-     Var("mfu", "1", "fraction of dense peak achieved (MFU)")),
-    lambda s: MaxOfLike(
-        ratio(s["bytes_per_step"], product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
-        ratio(product(2, s["active_params"], s["max_batch"]), product(s["gpus"], s["peak_tflops"], s["mfu"]))),
 )
 
 TOKENS_PER_S = Formula(
@@ -165,32 +133,37 @@ NODES = Formula(
     lambda s: ceiling(ratio(product(s["replicas"], s["gpus"]), s["gpus_per_node"])),
 )
 
-FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BATCH, BYTES_PER_STEP, TPOT_MS,
-            TOKENS_PER_S, REPLICAS, NODES)
+FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BATCH, BYTES_PER_STEP, BYTES_PER_STEP_MOE,
+            TPOT_MS, TOKENS_PER_S, REPLICAS, NODES)
 
-STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
+STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
              "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes")
 
 
 def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
-    """The eleven steps for a model (its cache per sequence depends on its sliding windows)."""
+    """The twelve steps for a model (its cache per sequence follows its latent and sliding windows;
+    a mixture of experts reads the experts its batch touches)."""
     per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
+    step_bytes = BYTES_PER_STEP_MOE if cfg.is_moe else BYTES_PER_STEP
     return [
         StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
         StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
                  REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
-        StepSpec("per_user_gib", "KV cache per sequence at the context limit", per_user),
+        replication_spec(cfg),
+        StepSpec("per_user_gib", "KV cache per sequence at the context limit (replica-wide)", per_user,
+                 {"kv_replication": "kv_replication"}),
         StepSpec("batch_memory_limit", "Batch the KV budget holds", BATCH_MEMORY_LIMIT,
                  {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
                  rounding="floor"),
         StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
-                 {"weights_gib": "weights_gib", "per_user_gib": "per_user_gib"}, rounding="floor"),
+                 {"per_user_gib": "per_user_gib"}, rounding="floor"),
         StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
                  rounding="floor"),
-        StepSpec("bytes_per_step", "Bytes read per step (weights + caches)", BYTES_PER_STEP,
-                 {"weights_gib": "weights_gib", "max_batch": "max_batch", "per_user_gib": "per_user_gib"}),
-        StepSpec("tpot_ms", "Step time at that batch (TPOT)", TPOT_MS,
+        StepSpec("bytes_per_step", "Bytes read per step (weights + caches)", step_bytes,
+                 {**({} if cfg.is_moe else {"weights_gib": "weights_gib"}), "max_batch": "max_batch",
+                  "per_user_gib": "per_user_gib"}),
+        StepSpec("tpot_ms", "Step time at that batch (TPOT: max(memory, compute) + all-reduces)", TPOT_MS,
                  {"bytes_per_step": "bytes_per_step", "max_batch": "max_batch"}),
         StepSpec("tokens_per_s", "Tokens per second per replica", TOKENS_PER_S,
                  {"max_batch": "max_batch", "tpot_ms": "tpot_ms"}),
@@ -216,8 +189,11 @@ REQUEST_RATE = InputSpec("request_rate", "float", 20.0, "mean arrival rate, requ
 OUTPUT_TOKENS = InputSpec("output_tokens", "int", 500, "mean output tokens per request", minimum=1,
                           maximum=1_000_000, unit="tok")
 
+ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed cost of one all-reduce, µs",
+                                 minimum=0, maximum=10_000, unit="us")
+
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
-          TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE)
+          TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE, ALLREDUCE_LATENCY_US)
 
 # The tensor-core precision a decode step multiplies in, by weight format: int4 weights are
 # dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own tensor cores.
@@ -273,6 +249,15 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
     }
     kv_formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
     given["kv_bytes_per_token"] = kv_formula(given)
+    step = step_given(cfg, gpu, {**inputs, "batch": 1})
+    for key in ("always_read_params", "experts", "experts_per_token", "attention_head_dim", "allreduces",
+                "activation_bytes", "link_gb_s", "allreduce_latency_us", "nvlink_domain_gpus",
+                "nvlink_gb_s_per_direction", "pcie_gb_s_per_direction", "scale_out_gb_s"):
+        given[key] = step[key]
+    given["routed_expert_params"] = step["moe_layers"] * step["experts"] * step["expert_params"]
+    if inputs["gpus"] > 1 and not given["link_gb_s"]:
+        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
+                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
     return given, precision, precision_note
 
 
@@ -284,7 +269,7 @@ def weights_read_ms(given: dict[str, float], weights_gib: float) -> float:
 def _step_parts_ms(given: dict[str, float], bytes_gib: float, batch: float) -> tuple[float, float]:
     """(bandwidth time, compute time) of one step, in ms."""
     reading = bytes_gib * GIB / (given["gpus"] * given["bandwidth_gb_s"] * 1e9 * given["bandwidth_efficiency"])
-    computing = 2 * given["active_params"] * batch / (given["gpus"] * given["peak_tflops"] * 1e12 * given["mfu"])
+    computing = _flops_per_sequence(given) * batch / (given["gpus"] * given["peak_tflops"] * 1e12 * given["mfu"])
     return reading * 1e3, computing * 1e3
 
 
@@ -316,16 +301,20 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     reading_weights = weights_read_ms(given, values["weights_gib"])
     bandwidth_side = ((target - reading_weights) * 1e-3 * n * given["bandwidth_gb_s"] * 1e9
                       * given["bandwidth_efficiency"] / (values["per_user_gib"] * GIB))
-    compute_side = target * 1e-3 * n * given["peak_tflops"] * 1e12 * given["mfu"] / (2 * given["active_params"])
+    compute_side = target * 1e-3 * n * given["peak_tflops"] * 1e12 * given["mfu"] / _flops_per_sequence(given)
     reading, computing = _step_parts_ms(given, values["bytes_per_step"], batch)
     notes = [
         gpu.memory_note,
-        f"A decode step at batch B takes the longer of two times: the bytes read (the weights once plus B "
-        f"caches, each at the full {context:,}-token context) over {n} × {format_number(gpu.bandwidth_gb_s, 'GB/s')} "
-        f"at {inputs['bandwidth_efficiency']:g} of peak, and 2 × {given['active_params']:,} active parameters × B "
-        f"FLOPs over {n} × {given['peak_tflops']:g} dense {precision} TFLOP/s at an MFU of {inputs['mfu']:g} "
-        f"(never the 2:4 sparse figure). The KV budget is the ladder's: cards × utilisation − weights − "
-        f"one reserve per card.",
+        f"A decode step at batch B (the serving model's step) takes the longer of two times, plus the "
+        f"all-reduces: the bytes read (the weights once plus B replica-wide caches, each at the full "
+        f"{context:,}-token context) over {n} × {format_number(gpu.bandwidth_gb_s, 'GB/s')} at "
+        f"{inputs['bandwidth_efficiency']:g} of peak, and B × (2 × {given['active_params']:,} active parameters + "
+        f"the attention over {context:,} cached tokens) FLOPs over {n} × {given['peak_tflops']:g} dense {precision} "
+        f"TFLOP/s at an MFU of {inputs['mfu']:g} (never the 2:4 sparse figure)"
+        + (f"; then {int(given['allreduces'])} all-reduces of B × {cfg.hidden_size:,} × 2 B over "
+           f"{format_number(given['link_gb_s'], 'GB/s')} per direction plus {inputs['allreduce_latency_us']:g} µs "
+           f"each" if given["allreduces"] else "")
+        + ". The KV budget is the ladder's: cards × utilisation − weights − one reserve per card.",
     ]
     if memory < tpot:
         binding = "memory"
@@ -362,10 +351,11 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
         f"That is Little's law at full occupancy with prefill and queueing left out; size the headroom and "
         f"spares with the fleet calculator.")
     if cfg.is_moe:
+        touched = cfg.num_experts * (1 - (1 - cfg.experts_per_token / cfg.num_experts) ** batch)
         notes.append(
-            f"Mixture of experts: a large batch touches nearly every expert, so a step reads all "
-            f"{given['total_params']:,} parameters' weights, while each token computes with its "
-            f"{given['active_params']:,} active ones.")
+            f"Mixture of experts: a batch of {batch:,} touches {touched:.2f} of the {cfg.num_experts} routed "
+            f"experts per layer (E × (1 − (1 − k/E)^B)), so the step reads those experts' weights, while each "
+            f"token computes with its {given['active_params']:,} active parameters.")
     if precision_note:
         notes.append(precision_note)
     if given["weight_bits"] != NOMINAL_BITS[inputs["weights_dtype"]]:
@@ -444,34 +434,51 @@ SPARSE_TFLOPS = MisconceptionInfo(
     "figure is half of it.", "/errata/#sparse-tflops")
 
 
+def _flops_per_sequence(g) -> float:
+    """2 × active parameters + the attention FLOPs of one sequence at the context (windows applied)."""
+    cached = g["full_layers"] * g["context"] + g["window_layers"] * min(g["context"], g["window"])
+    return 2 * g["active_params"] + 4 * g["heads"] * g["attention_head_dim"] * cached
+
+
+def _comm_ms(g, batch: float) -> float:
+    """The step's all-reduce time in ms (0 on one card)."""
+    if not g["allreduces"]:
+        return 0.0
+    per_collective = 2 * (g["gpus"] - 1) / g["gpus"] * batch * g["hidden_size"] * g["activation_bytes"] / (
+        g["link_gb_s"] * 1e9)
+    return g["allreduces"] * (per_collective * 1e3 + g["allreduce_latency_us"] / 1e3)
+
+
+def _readable_gib_per_ms(g, *, efficiency=None, bw_cards=None, gb_as_gib=False) -> float:
+    cards = g["gpus"] if bw_cards is None else bw_cards
+    efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
+    per_ms = cards * g["bandwidth_gb_s"] * 1e9 * efficiency / 1e3
+    return per_ms / 1e9 if gb_as_gib else per_ms / GIB
+
+
 def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
                 gb_as_gib=False, cache=True) -> float:
-    """``batch_tpot_limit`` evaluated with one of the classic slips."""
-    target_s = g["tpot_target_ms"] / 1e3
-    bw_cards = g["gpus"] if bw_cards is None else bw_cards
-    compute_cards = g["gpus"] if compute_cards is None else compute_cards
-    efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
-    readable_gb = target_s * bw_cards * g["bandwidth_gb_s"] * efficiency
-    readable_gib = readable_gb if gb_as_gib else readable_gb * 1e9 / GIB
-    flops = target_s * compute_cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])
-    limits = [flops / (2 * g["active_params"])]
-    if cache:
-        limits.append((readable_gib - s["weights_gib"]) / s["per_user_gib"])
-    return max(0, whole_floor(min(limits)))
+    """``batch_tpot_limit`` evaluated with one of the classic slips (the step of slo_step.py)."""
+    target = g["tpot_target_ms"]
+    reading = _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards, gb_as_gib=gb_as_gib) * target
+    cards = g["gpus"] if compute_cards is None else compute_cards
+    computing = cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"]) / 1e3 * target
+    weights = lambda params: params * g["weight_bits"] / 8 / GIB  # noqa: E731 - GiB of some parameters
+    one = _comm_ms(g, 1) - _comm_ms(g, 0)
+    return largest_batch(weights(g["always_read_params"]) / reading, weights(g["routed_expert_params"]) / reading,
+                         s["per_user_gib"] / reading if cache else 0.0, _flops_per_sequence(g) / computing,
+                         _comm_ms(g, 0) / target, one / target, g["experts"], g["experts_per_token"])
 
 
 def _time_ms(g, s, *, bytes_gib=None, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
              gb_as_gib=False) -> float:
     """``tpot_ms`` evaluated with one of the classic slips."""
     bytes_gib = s["bytes_per_step"] if bytes_gib is None else bytes_gib
-    bw_cards = g["gpus"] if bw_cards is None else bw_cards
-    compute_cards = g["gpus"] if compute_cards is None else compute_cards
-    efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
-    read_bytes = bytes_gib * (1e9 if gb_as_gib else GIB)
-    reading = read_bytes / (bw_cards * g["bandwidth_gb_s"] * 1e9 * efficiency)
-    computing = (2 * g["active_params"] * s["max_batch"]
-                 / (compute_cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])))
-    return max(reading, computing) * 1e3
+    reading = bytes_gib / _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards, gb_as_gib=gb_as_gib)
+    cards = g["gpus"] if compute_cards is None else compute_cards
+    computing = (s["max_batch"] * _flops_per_sequence(g)
+                 / (cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])) * 1e3)
+    return max(reading, computing) + _comm_ms(g, s["max_batch"])
 
 
 def _sparse(g):
@@ -548,6 +555,7 @@ VARIANTS = {
         ("kv-read-ignored", lambda g, s: _time_ms(g, s, bytes_gib=s["weights_gib"])),
         ("sparse-tflops", lambda g, s: _time_ms(g, s, peak=_sparse(g)) if _sparse(g) else None),
         ("gb-gib-mix", lambda g, s: _time_ms(g, s, gb_as_gib=True)),
+        ("comm-ignored", lambda g, s: _time_ms(g, s) - _comm_ms(g, s["max_batch"]) if g["allreduces"] else None),
     ),
     "tokens_per_s": (("per-user-rate-for-replica", lambda g, s: 1e3 / s["tpot_ms"]),),
     "replicas": (("rounded-nodes-down", lambda g, s: whole_floor(
@@ -653,8 +661,11 @@ FAMILIES = (
     Family("slo", "Batch size for a TPOT target",
            "The largest decode batch that meets a TPOT target and fits the KV cache, its throughput, and the "
            "replicas and nodes a load needs.",
-           INPUTS, run_slo, generate=generate_slo, variants=VARIANTS,
+           INPUTS, run_slo, generate=generate_slo,
+           variants={**VARIANTS, "kv_replication": REPLICATION_VARIANTS["kv_replication"],
+                     "per_user_gib": (*VARIANTS["per_user_gib"], *REPLICATION_VARIANTS["per_user_gib"])},
            misconceptions=(ROOFLINE_AS_EXPECTATION, ONE_CARD_BANDWIDTH, KV_READ_IGNORED, CACHE_FIT_IGNORED,
-                           TPOT_TARGET_IGNORED, PER_USER_RATE, SPARSE_TFLOPS, ROUNDED_NODES_DOWN),
+                           TPOT_TARGET_IGNORED, PER_USER_RATE, SPARSE_TFLOPS, ROUNDED_NODES_DOWN, REPLICATION_IGNORED,
+                           COMM_IGNORED),
            order=70, describe=describe_slo),
 )

@@ -141,15 +141,15 @@ COMM_IGNORED = MisconceptionInfo(
     "comm-ignored", "All-reduces left out",
     "Tensor parallelism adds two all-reduces per layer to every step; their fixed latency does not shrink "
     "with more cards, so the step is max(memory, compute) plus communication.",
-    "/runbook/11-multi-gpu/#tensor-parallel")
+    "/errata/#slo-step")
 EXPERTS_ALL = MisconceptionInfo(
     "experts-all-read", "Every expert counted as read",
     "A batch of B tokens routed top-k of E touches about E × (1 − (1 − k/E)^B) experts per layer, not all E "
-    "until the batch is large.", "/runbook/09-moe/#experts-touched")
+    "until the batch is large.", "/runbook/11-multi-gpu/#mixture-of-experts")
 EXPERTS_TOP_K = MisconceptionInfo(
     "experts-top-k-read", "Only top-k experts counted for a batch",
     "Each token of a batch picks its own k experts: a batch reads the union, E × (1 − (1 − k/E)^B) per layer, "
-    "far more than k once B grows.", "/runbook/09-moe/#experts-touched")
+    "far more than k once B grows.", "/runbook/11-multi-gpu/#mixture-of-experts")
 
 
 def _weights_with_experts(g, touched: float) -> float:

@@ -1,0 +1,123 @@
+"""The ``slo`` family's step (DESIGN.md §12): the batch limit, bytes and TPOT of the serving model.
+
+slo's TPOT is the serving step: max(memory, compute) + communication, where
+memory reads the weights (a mixture of experts: the experts the batch touches)
+and every sequence's replica-wide cache, compute is 2 × active parameters plus
+the attention FLOPs per sequence, and communication is two all-reduces per
+layer when the replica is split. ``batch_tpot_limit`` is the largest batch
+whose step meets the target (:func:`~..step_model.largest_batch`, printed as
+``largest_batch`` of the step's terms as shares of the target).
+"""
+
+from __future__ import annotations
+
+import sympy
+from sympy import Min
+
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..step_model import largest_batch as largest_batch_number
+
+
+class largest_batch(sympy.Function):  # noqa: N801 - printed as the function's name in formulas
+    """sympy face of :func:`~..step_model.largest_batch`: evaluates on numbers, prints by name and
+    lambdifies through ``_imp_``, so the numeric and exact evaluations agree."""
+
+    nargs = 8
+    _imp_ = staticmethod(largest_batch_number)
+
+    @classmethod
+    def eval(cls, *args):
+        if all(arg.is_Number for arg in args):
+            return sympy.Integer(largest_batch_number(*(float(arg) for arg in args)))
+        return None
+
+
+def _v(name: str, unit: str, label: str) -> Var:
+    return Var(name, unit, label)
+
+
+_T = _v("tpot_target_ms", "ms", "TPOT target")
+_N = _v("gpus", "GPUs", "cards in the replica")
+_BW = _v("bandwidth_gb_s", "GB/s", "memory bandwidth per card")
+_EFF = _v("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved")
+_BITS = _v("weight_bits", "bit", "bits per weight")
+_ALWAYS = _v("always_read_params", "1", "parameters every step reads (all but the routed experts)")
+_ROUTED = _v("routed_expert_params", "1", "parameters of all routed experts (0 for a dense model)")
+_PER_USER = _v("per_user_gib", "GiB", "KV cache per sequence (replica-wide)")
+_PEAK = _v("peak_tflops", "TFLOP/s", "dense peak per card")
+_MFU = _v("mfu", "1", "fraction of dense peak achieved (MFU)")
+_ACTIVE = _v("active_params", "1", "parameters used per token")
+_HEADS = _v("heads", "1", "query heads (num_attention_heads)")
+_HEAD_DIM = _v("attention_head_dim", "1", "values per query head in attention (MLA: absorbed)")
+_CONTEXT = _v("context", "tok", "tokens in each sequence's cache")
+_FULL = _v("full_layers", "1", "layers attending over the whole context")
+_WINDOWED = _v("window_layers", "1", "layers with a sliding window")
+_WINDOW = _v("window", "tok", "sliding window")
+_ALLREDUCES = _v("allreduces", "1", "all-reduces per step (2 per layer when split, else 0)")
+_LATENCY = _v("allreduce_latency_us", "us", "fixed cost of one all-reduce")
+_HIDDEN = _v("hidden_size", "1", "model width (hidden_size)")
+_ACT = _v("activation_bytes", "B", "bytes per activation value")
+_LINK = _v("link_gb_s", "GB/s", "slowest link of the ring, per direction")
+_E = _v("experts", "1", "routed experts per MoE layer (0 for a dense model)")
+_K = _v("experts_per_token", "1", "routed experts per token")
+_BATCH = _v("max_batch", "users", "sequences in the batch")
+
+
+def _attention_per_sequence(s):
+    """Attention FLOPs of one sequence's decode step: 4 × heads × head dim × cached tokens per layer."""
+    return product(4, s["heads"], s["attention_head_dim"],
+                   total(product(s["full_layers"], s["context"]),
+                         product(s["window_layers"], Min(s["context"], s["window"]))))
+
+
+def _flops_per_sequence(s):
+    return total(product(2, s["active_params"]), _attention_per_sequence(s))
+
+
+def _shares(s):
+    """The step's terms as shares of the target (see :func:`~..step_model.largest_batch`)."""
+    reading = product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"], s["tpot_target_ms"])
+    return (ratio(product(s["always_read_params"], s["weight_bits"]), reading),
+            ratio(product(s["routed_expert_params"], s["weight_bits"]), reading),
+            ratio(s["per_user_gib"], reading),
+            ratio(_flops_per_sequence(s), product(s["gpus"], s["peak_tflops"], s["mfu"], s["tpot_target_ms"])),
+            ratio(product(s["allreduces"], s["allreduce_latency_us"]), s["tpot_target_ms"]),
+            ratio(product(s["allreduces"], 2, s["gpus"] - 1, s["hidden_size"], s["activation_bytes"]),
+                  product(s["gpus"], s["link_gb_s"], s["tpot_target_ms"])),
+            s["experts"], s["experts_per_token"])
+
+
+BATCH_TPOT_LIMIT = Formula(
+    "batch_tpot_limit", "Sequences a step can serve within the TPOT target", "users",
+    (_T, _N, _BW, _EFF, _ALWAYS, _ROUTED, _BITS, _PER_USER, _PEAK, _MFU, _ACTIVE, _HEADS, _HEAD_DIM, _CONTEXT,
+     _FULL, _WINDOWED, _WINDOW, _ALLREDUCES, _LATENCY, _HIDDEN, _ACT, _LINK, _E, _K),
+    lambda s: largest_batch(*_shares(s)),
+)
+
+# A mixture of experts reads its dense part and the routed experts the batch touches.
+BYTES_PER_STEP_MOE = Formula(
+    "bytes_per_step", "Bytes read per decode step (the experts the batch touches)", "GiB",
+    (_ALWAYS, _ROUTED, _BITS, _E, _K, _BATCH, _PER_USER),
+    lambda s: total(product(s["always_read_params"], s["weight_bits"]),
+                    product(s["routed_expert_params"], s["weight_bits"],
+                            1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["max_batch"]),
+                    product(s["max_batch"], s["per_user_gib"])),
+)
+
+
+TPOT_MS = Formula(
+    "tpot_ms", "Step time (TPOT)", "ms",
+    (_v("bytes_per_step", "GiB", "bytes read per step"), _N, _BW, _EFF, _BATCH, _ACTIVE, _HEADS, _HEAD_DIM, _CONTEXT,
+     _FULL, _WINDOWED, _WINDOW, _PEAK, _MFU, _ALLREDUCES, _HIDDEN, _ACT, _LINK, _LATENCY),
+    lambda s: total(
+        sympy.Max(ratio(s["bytes_per_step"], product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
+                  ratio(product(s["max_batch"], _flops_per_sequence(s)),
+                        product(s["gpus"], s["peak_tflops"], s["mfu"]))),
+        product(s["allreduces"], total(
+            ratio(product(2, s["gpus"] - 1, s["max_batch"], s["hidden_size"], s["activation_bytes"]),
+                  product(s["gpus"], s["link_gb_s"])),
+            s["allreduce_latency_us"]))),
+)
+
+SLO_STEP_FORMULAS = (BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS)
