@@ -40,7 +40,7 @@ STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "t
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
     "roofline": ["ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
-                 "prefill_bound", "batch_at_ridge"],
+                 "prefill_bound", "batch_at_ridge", "ridge_reachable"],
     "decode": ["weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s",
                "ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s", "mbu", "flops_per_step", "memory_ms",
                "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_replica"],
@@ -54,7 +54,7 @@ FAMILY_SLUGS = list(KEYS)
 # Hand-derived right answers on the reference stack (see the module docstring).
 REFERENCE_ANSWERS = {
     "roofline": {"ridge_flop_per_byte": "295.3", "decode_flop_per_byte": "1", "prefill_flop_per_byte": "2048",
-                 "decode_bound": "0", "prefill_bound": "1", "batch_at_ridge": "295"},
+                 "decode_bound": "0", "prefill_bound": "1", "batch_at_ridge": "295", "ridge_reachable": "1"},
     "decode": {"weight_bytes_per_step": "16060522496", "kv_bytes_per_step": "0", "bytes_per_step": "16.06 GB",
                "bandwidth_gb_s": "3.35 TB/s", "ceiling_tok_s": "208.6", "realistic_low_tok_s": "135.6",
                "realistic_high_tok_s": "177.3", "mbu": "0", "kv_replication": "1", "flops_per_step": "2 * 8030261248",

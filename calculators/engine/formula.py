@@ -163,6 +163,9 @@ class Formula:
         in_base = {self.symbols[n]: self.symbols[n] * UNIT_IN_BASE[unit] for n, unit in self.units.items()}
         in_units = expr.subs(in_base).replace(lambda e: e.func in (sympy.Max, sympy.Min), _pull_common_factor)
         numeric = sympy.expand(sympy.powsimp(in_units / UNIT_IN_BASE[self.unit]))
+        if numeric.free_symbols & set(_BASE_UNITS):
+            # A sum of like quantities in a denominator ((a·B + b·B)⁻¹): take the unit out of the sum first.
+            numeric = sympy.expand(sympy.powsimp(sympy.factor_terms(in_units) / UNIT_IN_BASE[self.unit]))
         leftover = numeric.free_symbols & set(_BASE_UNITS)
         if leftover:
             names = ", ".join(sorted(s.name.removeprefix("unit_") for s in leftover))

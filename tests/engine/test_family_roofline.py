@@ -55,8 +55,8 @@ def reference():
 def test_steps_come_in_order_with_their_units(reference):
     assert [step.key for step in reference.steps] == list(STEP_KEYS) == [
         "ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound", "prefill_bound",
-        "batch_at_ridge"]
-    assert [step.unit for step in reference.steps] == ["FLOP/byte"] * 3 + ["1", "1", "users"]
+        "batch_at_ridge", "ridge_reachable"]
+    assert [step.unit for step in reference.steps] == ["FLOP/byte"] * 3 + ["1", "1", "users", "1"]
 
 
 def test_h100_ridge_at_bf16_is_295_flop_per_byte_from_the_dense_figure(reference):
@@ -88,9 +88,9 @@ def test_notes_state_the_dense_convention_the_bytes_counted_and_the_verdicts_in_
     text = " ".join(reference.notes)
     assert "989.4 TFLOP/s dense" in text and "1,978.9" in text and "2:4-sparsity" in text
     assert "590.7 FLOP/byte" in text  # what the sparse figure would have given
-    assert "weights only" in text and "KV cache read" in text
+    assert "Weights only" in text and "own KV cache" in text
     assert "memory-bound (decode_bound = 0)" in text and "compute-bound (prefill_bound = 1)" in text
-    assert "up to 295 sequences" in text and "from 296" in text
+    assert "295 sequences reach the ridge" in text and "not a free lunch" in text
 
 
 # --- other cards, precisions and models ------------------------------------------------------
@@ -149,7 +149,9 @@ def test_a_pasted_config_stands_in_for_the_model():
 
 SAMPLE = {"peak_tflops": 989.4, "bandwidth": 3350, "active_params": 12_879_925_248, "batch": 37,
           "total_params": 46_702_792_704, "weight_bits": 4.5, "prompt_tokens": 3000,
-          "decode_flop_per_byte": 123.4, "prefill_flop_per_byte": 456.7, "ridge_flop_per_byte": 295.34}
+          "decode_flop_per_byte": 123.4, "prefill_flop_per_byte": 456.7, "ridge_flop_per_byte": 295.34,
+          "heads": 32, "attention_head_dim": 128, "context": 5000, "full_layers": 21, "window_layers": 21,
+          "window": 4096, "layers": 42, "kv_bytes_per_token": 344_064}
 
 
 @pytest.mark.parametrize("formula", ROOFLINE_FORMULAS, ids=lambda f: f.key)
@@ -266,9 +268,10 @@ def test_a_compute_bound_decode_called_memory_bound_is_just_wrong():
 
 def test_a_right_worked_answer_scores_full_marks(reference):
     answers = {"ridge_flop_per_byte": "295.3 FLOP/byte", "decode_flop_per_byte": "1",
-               "prefill_flop_per_byte": "2048", "decode_bound": "0", "prefill_bound": "1", "batch_at_ridge": "295"}
+               "prefill_flop_per_byte": "2048", "decode_bound": "0", "prefill_bound": "1", "batch_at_ridge": "295",
+               "ridge_reachable": "1"}
     graded = grade(reference, answers)
-    assert [step.verdict for step in graded.steps] == ["correct"] * 6
+    assert [step.verdict for step in graded.steps] == ["correct"] * 7
     assert graded.score == 1.0
 
 
@@ -286,3 +289,35 @@ def test_a_wrong_ridge_carries_forward_into_the_verdicts_and_the_batch():
 def test_the_batch_at_the_ridge_is_a_whole_number_of_sequences(reference):
     # 295.34 is not a batch: close (half credit), not correct.
     assert verdict(reference, "batch_at_ridge", "295.34").verdict == "close"
+
+
+# --- the roofline at a context (DESIGN.md §12) -------------------------------------------------------
+
+def test_at_8192_tokens_no_batch_of_the_8b_reaches_the_ridge():
+    # Per sequence: FLOPs 2 × 8,030,261,248 + 4 × 32 × 128 × 32 × 8,192 = 20,355,228,672; cache bytes
+    # 131,072 × 8,192 = 1,073,741,824: 18.96 FLOP/byte < 295.3, however large the batch.
+    result = roofline(context=8192, batch=64)
+    v = result.values
+    flops, cache = 2 * 8_030_261_248 + 4 * 32 * 128 * 32 * 8192, 131_072 * 8192
+    assert v["decode_flop_per_byte"] == pytest.approx(64 * flops / (16_060_522_496 + 64 * cache), rel=1e-12)
+    assert v["ridge_reachable"] == 0
+    assert v["batch_at_ridge"] == 295  # stays weights-only
+    assert any("no batch ever reaches the ridge" in note and "19.0 FLOP/byte" in note for note in result.notes)
+    step = verdict(result, "decode_flop_per_byte", f"{64 * 2 * 8_030_261_248 / 16_060_522_496}")
+    assert (step.verdict, step.misconception) == ("misconception", "kv-read-ignored")
+
+
+def test_a_short_context_on_the_70b_still_reaches_the_ridge():
+    # 70B at 128 tokens: (2 × 70,553,706,496 + 4 × 64 × 128 × 80 × 128) ÷ (327,680 × 128) = 3,376 FLOP/byte.
+    v = roofline(model="llama-3.1-70b", context=128).values
+    assert v["ridge_reachable"] == 1
+    flops = 2 * 70_553_706_496 + 4 * 64 * 128 * 80 * 128
+    assert flops / (327_680 * 128) > 295.3
+
+
+def test_a_windowed_model_caps_the_cache_and_may_reach_the_ridge_again():
+    # Mistral-7B: every layer windowed at 4,096, so at 32,768 tokens the cache read stops at 4,096 tokens.
+    low = roofline(model="mistral-7b-v0.1", context=4096).values
+    high = roofline(model="mistral-7b-v0.1", context=32768).values
+    assert low["ridge_reachable"] == high["ridge_reachable"]
+    assert high["decode_flop_per_byte"] == pytest.approx(low["decode_flop_per_byte"], rel=1e-12)

@@ -37,8 +37,9 @@ from ..param_count import param_breakdown
 from ..step_model import check_degree
 from .base import Result, StepSpec, format_number, run
 from .family import Family
-from .inputs import (GPU, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs,
-                     resolve_model)
+from .inputs import (GPU, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
+                     clean_inputs, resolve_model)
+from .roofline_context import DECODE_INTENSITY, RIDGE_REACHABLE, context_given, reach_notes
 
 # --- what the compute families share ---------------------------------------------------------
 
@@ -176,15 +177,6 @@ RIDGE = Formula(
     lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
 )
 
-DECODE_INTENSITY = Formula(
-    "decode_flop_per_byte", "Arithmetic intensity of decode", "FLOP/byte",
-    (Var("active_params", "1", "parameters a token multiplies through"),
-     Var("batch", "1", "sequences decoding together"),
-     Var("total_params", "1", "parameters read from memory"),
-     Var("weight_bits", "bit", "bits per weight")),
-    lambda s: ratio(product(2, s["active_params"], s["batch"]), product(s["total_params"], s["weight_bits"])),
-)
-
 PREFILL_INTENSITY = Formula(
     "prefill_flop_per_byte", "Arithmetic intensity of prefill", "FLOP/byte",
     (Var("active_params", "1", "parameters a token multiplies through"),
@@ -218,10 +210,11 @@ BATCH_AT_RIDGE = Formula(
                           product(2, s["active_params"]))),
 )
 
-ROOFLINE_FORMULAS = (RIDGE, DECODE_INTENSITY, PREFILL_INTENSITY, DECODE_BOUND, PREFILL_BOUND, BATCH_AT_RIDGE)
+ROOFLINE_FORMULAS = (RIDGE, DECODE_INTENSITY, PREFILL_INTENSITY, DECODE_BOUND, PREFILL_BOUND, BATCH_AT_RIDGE,
+                     RIDGE_REACHABLE)
 
 STEP_KEYS = ("ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
-             "prefill_bound", "batch_at_ridge")
+             "prefill_bound", "batch_at_ridge", "ridge_reachable")
 
 SPECS = [
     StepSpec("ridge_flop_per_byte", "Ridge point (dense peak ÷ bandwidth)", RIDGE),
@@ -233,13 +226,17 @@ SPECS = [
     StepSpec("prefill_bound", "Prefill verdict (1 = compute-bound, 0 = memory-bound)", PREFILL_BOUND,
              {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
              rounding="floor"),
-    StepSpec("batch_at_ridge", "Batch at the ridge (largest batch still memory-bound, rounded down)",
+    StepSpec("batch_at_ridge", "Batch at the ridge, weights only (largest batch still memory-bound, rounded down)",
              BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
+    StepSpec("ridge_reachable", "Does any batch reach the ridge at this context? (1 = yes, 0 = no)", RIDGE_REACHABLE,
+             {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
 ]
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,
                   unit="users")
-INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS)
+ROOFLINE_CONTEXT = InputSpec("context", "int", 0, "tokens already in each sequence's KV cache (0: weights "
+                             "only)", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
+INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS, ROOFLINE_CONTEXT, KV_DTYPE)
 
 # --- misconceptions --------------------------------------------------------------------------
 
@@ -291,6 +288,9 @@ VARIANTS = {
     "decode_flop_per_byte": (
         ("prefill-decode-swap", lambda g, s: PREFILL_INTENSITY(g)),
         ("bits-for-bytes", lambda g, s: DECODE_INTENSITY(g) / 8),
+        # The cache read left out: with the attention FLOPs counted, or the weights-only figure outright.
+        ("kv-read-ignored", lambda g, s: [DECODE_INTENSITY({**g, "kv_bytes_per_token": 0}),
+                                          DECODE_INTENSITY({**g, "context": 0})] if g["context"] else None),
     ),
     "prefill_flop_per_byte": (
         ("prefill-decode-swap", lambda g, s: DECODE_INTENSITY(g)),
@@ -343,6 +343,7 @@ def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "batch": inputs["batch"],
         "prompt_tokens": inputs["prompt_tokens"],
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        **context_given(cfg, inputs["kv_dtype"], inputs["context"]),
     }
     result = run("roofline", inputs, SPECS, given, [], {"model_name": model_name})
     v = result.values
@@ -352,10 +353,10 @@ def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
              + (f" With it the ridge would sit at {fmt(_sparse_ridge(given))}, twice the true one."
                 if sparse else "")]
     notes.append(
-        f"Bytes are the weights only ({bits:g} bits per parameter, every weight read once per forward pass); "
-        f"the KV cache read and the activations are left out, so the decode intensity is an upper bound that "
-        f"drops as the context grows. FLOPs are 2 per parameter per token; prefill's attention term is left out "
-        f"(the prefill calculator adds it), which only pushes prefill further right."
+        f"Decode bytes are the weights ({bits:g} bits per parameter, read once per step) plus each sequence's KV "
+        f"cache at {inputs['context']:,} tokens; decode FLOPs are 2 per active parameter plus the attention over "
+        f"the cache, per sequence. Activations are left out. Prefill counts 2 FLOPs per parameter per token and "
+        f"leaves its attention term out (the prefill calculator adds it), which only pushes prefill further right."
     )
     notes.append(
         f"Decode at a batch of {inputs['batch']:,}: {fmt(v['decode_flop_per_byte'])} against a ridge of "
@@ -363,12 +364,7 @@ def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         f"Prefill of {inputs['prompt_tokens']:,} tokens: {fmt(v['prefill_flop_per_byte'])}, so it is "
         f"{_bound_words(v['prefill_bound'])} (prefill_bound = {v['prefill_bound']:g})."
     )
-    batch = int(v["batch_at_ridge"])
-    notes.append(
-        f"One weight read serves every sequence in the batch: up to {batch:,} sequences decode stays "
-        f"memory-bound (more of them cost almost nothing extra), and from {batch + 1:,} it turns compute-bound. "
-        f"The KV cache has to hold that many users first; the capacity ladder says whether it can."
-    )
+    notes += reach_notes(given, v, fmt)
     notes += moe_note(cfg, total, active,
                       "FLOPs count the used ones and bytes all of them, as a large batch touches every expert. "
                       "At small batches only the routed experts are read, so the true intensity there is higher.")
@@ -383,6 +379,8 @@ def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
 
 BATCHES = (1, 1, 8, 16, 32, 64, 128, 256, 512, 1024)
 PROMPTS = (128, 256, 512, 1024, 2048, 4096, 8192)
+# Weights only half the time (the classic problem), else a cache that lowers the intensity.
+CONTEXTS_DRAWN = (0, 0, 0, 1024, 2048, 8192, 32768)
 # (compute precision, weight format): W16A16, W8A8, W8A16 and W4A16 deployments.
 PAIRS = (("bf16", "bf16"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), ("int8", "int8"),
          ("bf16", "int8"), ("bf16", "int4"))
@@ -396,7 +394,8 @@ def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
     if not catalog.gpu(gpu).dense_tflops.get(precision):
         precision, dtype = "bf16", "bf16"
     return {"gpu": gpu, "precision": precision, "model": rng.choice(sorted(catalog.models)),
-            "weights_dtype": dtype, "batch": rng.choice(BATCHES), "prompt_tokens": rng.choice(PROMPTS)}
+            "weights_dtype": dtype, "batch": rng.choice(BATCHES), "prompt_tokens": rng.choice(PROMPTS),
+            "context": rng.choice(CONTEXTS_DRAWN), "kv_dtype": "bf16"}
 
 
 def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
@@ -408,11 +407,19 @@ def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
     return (
         f"You serve {model_phrase(inputs)} with {weights} on one {gpu}, computing in {inputs['precision']}. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs['precision'])} "
-        f"Where is the card's ridge point? Counting weight bytes "
-        f"only, what arithmetic intensity does a decode step reach with {inputs['batch']:,} sequences in the "
-        f"batch, and a prefill of a {inputs['prompt_tokens']:,}-token prompt? Say for each whether it is "
-        f"compute-bound (1) or memory-bound (0), and give the largest decode batch that stays memory-bound."
+        f"Where is the card's ridge point? What arithmetic intensity does a decode step reach with "
+        f"{inputs['batch']:,} sequences in the batch, {_cache_words(inputs)}, and a prefill of a "
+        f"{inputs['prompt_tokens']:,}-token prompt (weights only)? Say for each whether it is compute-bound (1) or "
+        f"memory-bound (0), give the largest decode batch that stays memory-bound counting the weights only, "
+        f"and say whether any batch reaches the ridge at that context (1) or none does (0)."
     )
+
+
+def _cache_words(inputs: dict[str, Any]) -> str:
+    context = inputs.get("context", 0)
+    if not context:
+        return "each with an empty KV cache (count the weight bytes only)"
+    return f"each holding {context:,} tokens in a {inputs.get('kv_dtype', 'bf16')} KV cache read every step"
 
 
 FAMILIES = (
