@@ -104,7 +104,9 @@ def result_schema(family: Family) -> dict[str, Any]:
                 "prefixItems": [{"allOf": [ref("Step"), {"properties": {"key": {"const": key},
                                                                          "unit": {"const": unit}}}]}
                                 for key, _, unit in steps],
-                "items": False,
+                # Further steps of the same shape follow where the inputs call for them (the formats
+                # family's block formats add block_size, scale_bits and effective_bits).
+                "items": ref("Step"),
                 "minItems": len(steps),
             },
             "notes": {"type": "array", "items": {"type": "string"}},

@@ -17,7 +17,7 @@ from calculators.engine.procedures import FAMILIES
 
 from .models import ProblemInstance
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 MAX_SEED = 2**63
 
 

@@ -12,10 +12,17 @@ from __future__ import annotations
 from .errors import InputError
 
 # Nominal bits per value of each format.
-NOMINAL_BITS = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4}
+NOMINAL_BITS = {"fp32": 32, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 4}
 
-# Bits charged per weight by default; only int4 differs from nominal.
-DEFAULT_WEIGHT_BITS = {**NOMINAL_BITS, "int4": 4.5}
+# The two 4-bit float formats with block scales (FP4 E2M1 elements): NVIDIA's NVFP4 shares one FP8
+# E4M3 scale among 16 values, 4 + 8/16 = 4.5 bits per weight; the OCP Microscaling (MX) v1.0 MXFP4
+# shares one E8M0 scale among 32, 4 + 8/32 = 4.25. (NVFP4's one FP32 scale per tensor is negligible.)
+BLOCK_FORMATS = {"nvfp4": (16, 8, "FP8 E4M3"), "mxfp4": (32, 8, "E8M0")}  # (block size, scale bits, scale)
+
+# Bits charged per weight by default: int4 at an effective 4.5 (scales, zero-points and wider
+# tensors, the runbook's errata); the block formats at element + scale ÷ block.
+DEFAULT_WEIGHT_BITS = {**NOMINAL_BITS, "int4": 4.5,
+                       **{name: NOMINAL_BITS[name] + scale / block for name, (block, scale, _) in BLOCK_FORMATS.items()}}
 
 WEIGHT_DTYPES = tuple(DEFAULT_WEIGHT_BITS)
 KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")

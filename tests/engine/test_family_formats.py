@@ -65,6 +65,26 @@ def test_every_format_matches_the_hand_derivation(fmt):
     assert [result.values[key] for key in STEP_KEYS] == pytest.approx(list(BY_HAND[fmt]), rel=1e-15)
 
 
+# FP4 E2M1 elements: bias 1, largest 1.5 × 2^2 = 6 (no infinities or NaN), smallest normal 2^0 = 1,
+# epsilon 2^−1; NVFP4 shares an 8-bit E4M3 scale among 16 (4 + 8/16 = 4.5 bits), MXFP4 an 8-bit E8M0
+# among 32 (4 + 8/32 = 4.25).
+BLOCK_BY_HAND = {
+    "nvfp4": (4, 2, 1, 6, 1, 0.5, 16, 8, 4.5),
+    "mxfp4": (4, 2, 1, 6, 1, 0.5, 32, 8, 4.25),
+}
+
+
+@pytest.mark.parametrize("fmt", list(BLOCK_BY_HAND))
+def test_the_block_formats_show_their_element_and_their_scale(fmt):
+    result = formats(format=fmt)
+    keys = STEP_KEYS + ["block_size", "scale_bits", "effective_bits"]
+    assert [step.key for step in result.steps] == keys
+    assert [result.values[key] for key in keys] == pytest.approx(list(BLOCK_BY_HAND[fmt]), rel=1e-15)
+    # The nominal 4 for the effective width is the named misconception; an IEEE-style max of 3 too.
+    assert verdicts(result, effective_bits="4")["effective_bits"] == ("misconception", "nominal-4bit")
+    assert verdicts(result, max_normal="3")["max_normal"] == ("misconception", "e4m3-ieee-max")
+
+
 def test_issue_reference_values():
     assert formats(format="fp8_e4m3").values["max_normal"] == 448          # 1.75 × 2^8
     assert formats(format="fp8_e5m2").values["max_normal"] == 57_344       # 1.75 × 2^15
@@ -158,8 +178,8 @@ def test_generator_is_deterministic_and_draws_every_format():
         assert first == generate(random.Random(f"formats:{seed}"), catalog)
         assert set(first) == {"format"}
         drawn[first["format"]] += 1
-    assert set(drawn) == set(BY_HAND)
-    assert min(drawn.values()) > 20  # roughly uniform: 300 / 7 ≈ 43 each
+    assert set(drawn) == set(BY_HAND) | set(BLOCK_BY_HAND)
+    assert min(drawn.values()) > 15  # roughly uniform: 300 / 9 ≈ 33 each
 
 
 def test_describe_asks_for_the_integer_convention():

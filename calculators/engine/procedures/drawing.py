@@ -28,9 +28,15 @@ def draw_model(rng: random.Random, catalog: Catalog) -> str:
     return rng.choice(list(catalog.models))
 
 
+def computing_gpus(catalog: Catalog) -> list[str]:
+    """Catalog GPU ids with a dense bf16 figure on record (a card whose compute could not be sourced,
+    such as the MI355X, is left out of drawn problems rather than given a guessed peak)."""
+    return [gpu_id for gpu_id, gpu in catalog.gpus.items() if gpu.dense_tflops.get("bf16")]
+
+
 def draw_gpu(rng: random.Random, catalog: Catalog) -> str:
-    """Any catalog GPU id."""
-    return rng.choice(list(catalog.gpus))
+    """A catalog GPU id with a dense bf16 figure on record (:func:`computing_gpus`)."""
+    return rng.choice(computing_gpus(catalog))
 
 
 def weights_phrase(inputs: dict) -> str:

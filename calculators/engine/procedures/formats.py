@@ -63,6 +63,12 @@ class NumberFormat:
     is_int: bool
     finite_only: bool
     source: str
+    # Every code is a number (FP4 E2M1: no infinities, no NaN); block formats share one scale of
+    # ``scale_bits`` among ``block`` elements.
+    no_specials: bool = False
+    block: int = 0
+    scale_bits: int = 0
+    scale: str = ""
 
 
 FORMATS: dict[str, NumberFormat] = {f.id: f for f in (
@@ -75,6 +81,11 @@ FORMATS: dict[str, NumberFormat] = {f.id: f for f in (
                  "OCP 8-bit Floating Point Specification (OFP8) rev. 1.0, 2023"),
     NumberFormat("int8", "int8", 8, 0, 0, True, False, "two's complement"),
     NumberFormat("int4", "int4", 4, 0, 0, True, False, "two's complement"),
+    NumberFormat("nvfp4", "NVFP4 (FP4 E2M1 in blocks of 16, FP8 E4M3 scale)", 4, 2, 1, False, False,
+                 "NVIDIA's NVFP4 (Blackwell): OCP FP4 E2M1 elements, one FP8 E4M3 scale per 16", True, 16, 8,
+                 "FP8 E4M3"),
+    NumberFormat("mxfp4", "MXFP4 (FP4 E2M1 in blocks of 32, E8M0 scale)", 4, 2, 1, False, False,
+                 "OCP Microscaling Formats (MX) Specification v1.0, 2023", True, 32, 8, "E8M0 (a power of two)"),
 )}
 
 FORMAT = InputSpec("format", "choice", "bf16", "number format", choices=tuple(FORMATS))
@@ -113,6 +124,19 @@ MAX_NORMAL_E4M3 = Formula(
     # significand 2 − 2^(1−m), exponent code 2^e − 1 gives 2^(bias + 1) = 2^(2^(e−1)).
     lambda s: product(total(2, -Pow(2, total(1, -s["mantissa_bits"]))), Pow(2, Pow(2, total(s["exponent_bits"], -1)))),
 )
+MAX_NORMAL_NO_SPECIALS = Formula(
+    "max_normal", "Largest normal value", "1",
+    (Var("mantissa_bits", "1", "mantissa bits"), Var("exponent_bits", "1", "exponent bits")),
+    # No infinities and no NaN: the all-ones exponent code 2^e − 1 holds numbers with every
+    # mantissa, so the largest is (2 − 2^−m) × 2^(bias + 1) = (2 − 2^−m) × 2^(2^(e−1)).
+    lambda s: product(total(2, -Pow(2, -s["mantissa_bits"])), Pow(2, Pow(2, total(s["exponent_bits"], -1)))),
+)
+EFFECTIVE_BITS = Formula(
+    "effective_bits", "Bits per value, the shared scale included", "1",
+    (Var("total_bits", "1", "bits per element"), Var("scale_bits", "1", "bits of the shared scale"),
+     Var("block_size", "1", "elements sharing one scale")),
+    lambda s: total(s["total_bits"], product(s["scale_bits"], Pow(s["block_size"], -1))),
+)
 MAX_INT = Formula(
     "max_normal", "Largest value", "1", (Var("total_bits", "1", "total bits"),),
     lambda s: total(Pow(2, total(s["total_bits"], -1)), -1),
@@ -126,13 +150,15 @@ MIN_INT = Formula(
     "min_normal", "Smallest value", "1", (Var("total_bits", "1", "total bits"),),
     lambda s: -Pow(2, total(s["total_bits"], -1)),
 )
+BLOCK_SIZE = identity("block_size", "Block size", Var("block_values", "1", "elements per shared scale"))
+SCALE_BITS = identity("scale_bits", "Scale bits", Var("scale_field", "1", "bits of the shared scale"))
 EPSILON = Formula(
     "epsilon", "Machine epsilon", "1", (Var("mantissa_bits", "1", "mantissa bits"),),
     lambda s: Pow(2, -s["mantissa_bits"]),
 )
 
 ALL_FORMULAS = (TOTAL_BITS, EXPONENT_BITS, MANTISSA_BITS, MANTISSA_BITS_INT, MAX_NORMAL_IEEE, MAX_NORMAL_E4M3,
-                MAX_INT, MIN_NORMAL, MIN_INT, EPSILON)
+                MAX_INT, MIN_NORMAL, MIN_INT, EPSILON, MAX_NORMAL_NO_SPECIALS, EFFECTIVE_BITS, BLOCK_SIZE, SCALE_BITS)
 
 # Values typed to four significant figures pass; 65,536 for fp16's 65,504 (0.05 % off) does not.
 VALUE_TOLERANCE = 2e-4
@@ -153,9 +179,16 @@ def format_specs(fmt: NumberFormat) -> list[StepSpec]:
             StepSpec("epsilon", "Step between neighbouring values (2^−0 = 1)", EPSILON,
                      {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE),
         ]
-    max_formula = MAX_NORMAL_E4M3 if fmt.finite_only else MAX_NORMAL_IEEE
-    max_label = ("Largest normal value (no infinities: the top exponent code holds numbers)" if fmt.finite_only
-                 else "Largest normal value")
+    max_formula = (MAX_NORMAL_E4M3 if fmt.finite_only else MAX_NORMAL_NO_SPECIALS if fmt.no_specials
+                   else MAX_NORMAL_IEEE)
+    max_label = ("Largest normal value (no infinities: the top exponent code holds numbers)"
+                 if fmt.finite_only or fmt.no_specials else "Largest normal value")
+    block = [
+        StepSpec("block_size", "Elements sharing one scale", BLOCK_SIZE, **exact),
+        StepSpec("scale_bits", "Bits of the shared scale", SCALE_BITS, **exact),
+        StepSpec("effective_bits", "Effective bits per value (element + scale ÷ block)", EFFECTIVE_BITS,
+                 {"total_bits": "total_bits", "scale_bits": "scale_bits", "block_size": "block_size"}),
+    ] if fmt.block else []
     return [
         StepSpec("total_bits", "Total bits", TOTAL_BITS, **exact),
         StepSpec("exponent_bits", "Exponent bits", EXPONENT_BITS, **exact),
@@ -167,13 +200,15 @@ def format_specs(fmt: NumberFormat) -> list[StepSpec]:
                  {"exponent_bits": "exponent_bits"}, tolerance=VALUE_TOLERANCE),
         StepSpec("epsilon", "Machine epsilon (gap from 1 to the next value)", EPSILON,
                  {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE),
+        *block,
     ]
 
 
 def format_given(fmt: NumberFormat) -> dict[str, float]:
     """The layout's numbers the formulas read, keyed by variable name."""
     return {"width": fmt.width, "exponent_field": fmt.exponent, "sign_bits": 1, "fraction_bits": 0,
-            "is_int": int(fmt.is_int), "finite_only": int(fmt.finite_only)}
+            "is_int": int(fmt.is_int), "finite_only": int(fmt.finite_only), "no_specials": int(fmt.no_specials),
+            "block_values": fmt.block, "scale_field": fmt.scale_bits}
 
 
 def format_values(fmt: NumberFormat) -> dict[str, float]:
@@ -231,6 +266,16 @@ def format_notes(fmt: NumberFormat, values: Mapping[str, float]) -> list[str]:
             "bits (largest 65,504) and 10 mantissa bits (epsilon 2^−10). bf16's range is why it won: activations "
             "and sums that overflow fp16 fit, with no loss scaling."
         )
+    if fmt.block:
+        notes.append(
+            f"{fmt.id} stores each value as a 4-bit E2M1 element (1 sign, 2 exponent, 1 mantissa bit: the "
+            f"magnitudes 0, 0.5, 1, 1.5, 2, 3, 4 and 6) and shares one {fmt.scale_bits}-bit {fmt.scale} scale among "
+            f"{fmt.block} of them, so it costs {fmt.width} + {fmt.scale_bits}/{fmt.block} = "
+            f"{fmt.width + fmt.scale_bits / fmt.block:g} bits per value: size weights at that, not at 4.")
+        notes.append(
+            "The two 4-bit float layouts differ in the scale: NVFP4's FP8 E4M3 scale over 16 values tracks the "
+            "local range finely (any scale, not only powers of two); MXFP4's E8M0 scale over 32 is a power of "
+            "two, cheaper per value (4.25 bits) but coarser.")
     notes.append(f"Layout from {fmt.source}; values derived from it, not read from a table.")
     return notes
 
@@ -251,7 +296,7 @@ def run_formats(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
 
 
 def generate_formats(rng: random.Random, catalog: Catalog) -> dict:
-    """A formats problem: one of the seven formats, uniformly."""
+    """A formats problem: one of the nine formats, uniformly."""
     return {"format": rng.choice(tuple(FORMATS))}
 
 
@@ -308,7 +353,7 @@ def _swapped(key: str):
 
 
 def _e4m3_ieee(g, s):
-    if not g["finite_only"]:
+    if not (g["finite_only"] or g.get("no_specials")):
         return None
     return MAX_NORMAL_IEEE({"mantissa_bits": s["mantissa_bits"], "exponent_bits": s["exponent_bits"]})
 
@@ -332,12 +377,14 @@ VARIANTS = {
     "min_normal": (("bf16-fp16-swap", _swapped("min_normal")), ("epsilon-as-min-normal", _min_normal_is_epsilon)),
     "epsilon": (("bf16-fp16-swap", _swapped("epsilon")), ("unit-roundoff-for-epsilon", _unit_roundoff),
                 ("epsilon-as-min-normal", _epsilon_is_min_normal)),
+    # The nominal 4 bits, the shared scale forgotten.
+    "effective_bits": (("nominal-4bit", lambda g, s: s["total_bits"] if g.get("block_values") else None),),
 }
 
 FAMILIES = (
     Family("formats", "Number formats",
-           "Sign, exponent and mantissa bits of fp32, bf16, fp16, fp8 (E4M3, E5M2), int8 and int4, with range "
-           "and epsilon.",
+           "Sign, exponent and mantissa bits of fp32, bf16, fp16, fp8 (E4M3, E5M2), int8, int4 and the block "
+           "formats NVFP4 and MXFP4, with range, epsilon and the effective bits a shared scale costs.",
            INPUTS, run_formats, generate=generate_formats, variants=VARIANTS,
            misconceptions=MISCONCEPTION_INFOS, order=110, describe=describe_formats),
 )

@@ -36,6 +36,7 @@ from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import check_degree
 from .base import Result, StepSpec, format_number, run
+from .drawing import computing_gpus
 from .family import Family
 from .inputs import (GPU, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
                      clean_inputs, resolve_model)
@@ -128,7 +129,7 @@ def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf1
     """
     for _ in range(MAX_DRAWS):
         model = rng.choice(sorted(catalog.models))
-        gpu = rng.choice(sorted(catalog.gpus))
+        gpu = rng.choice(sorted(computing_gpus(catalog)))
         dtype = rng.choice(dtypes)
         card = catalog.gpu(gpu)
         if dtype in ("fp8", "int8") and not card.dense_tflops.get(dtype):
@@ -389,7 +390,7 @@ PAIRS = (("bf16", "bf16"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), (
 def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
     """A roofline problem: any card at a precision it computes in, any model, a decode
     batch and a prompt length; int4 weights at an effective 4.5 bits."""
-    gpu = rng.choice(sorted(catalog.gpus))
+    gpu = rng.choice(sorted(computing_gpus(catalog)))
     precision, dtype = rng.choice(PAIRS)
     if not catalog.gpu(gpu).dense_tflops.get(precision):
         precision, dtype = "bf16", "bf16"

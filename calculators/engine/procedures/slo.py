@@ -48,6 +48,7 @@ from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_B
                      catalog_or_default, clean_inputs, resolve_model)
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, replication_spec, valid_degree
 from .slo_step import BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS
+from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from ..step_model import largest_batch
 from .params import params_given
 from .step import COMM_IGNORED, step_given
@@ -195,9 +196,10 @@ ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed c
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE, ALLREDUCE_LATENCY_US)
 
-# The tensor-core precision a decode step multiplies in, by weight format: int4 weights are
-# dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own tensor cores.
-COMPUTE_PRECISION = {"fp32": "tf32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "int8": "int8", "int4": "bf16"}
+# The tensor-core precision a decode step multiplies in, by weight format (step_model's table, DESIGN.md
+# §12): int4 weights are dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own
+# tensor cores; nvfp4 and mxfp4 run on fp4 tensor cores where the card lists them.
+COMPUTE_PRECISION = STEP_COMPUTE_PRECISION
 
 
 def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
@@ -208,12 +210,18 @@ def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
     lists none) falls back to bf16.
     """
     wanted = COMPUTE_PRECISION[weights_dtype]
+    if not gpu.dense_tflops.get("bf16"):
+        raise InputError(f"The {gpu.name} has no dense bf16 throughput on record (see its catalog entry), so a "
+                         f"decode step on it cannot be costed.", field="gpu")
     if not gpu.dense_tflops.get(wanted):
         return "bf16", (f"The {gpu.name} lists no dense {wanted} throughput, so {weights_dtype} weights are "
                         f"multiplied at bf16 (weight-only kernels dequantise them).")
     if weights_dtype == "int4":
         return wanted, ("int4 weights are dequantised and multiplied at bf16 (weight-only quantisation), so the "
                         "compute term uses the bf16 dense figure.")
+    if weights_dtype in ("nvfp4", "mxfp4"):
+        return wanted, (f"{weights_dtype} weights are multiplied on fp4 tensor cores, so the compute term uses the "
+                        f"dense fp4 figure.")
     if weights_dtype in ("fp8", "int8"):
         return wanted, (f"{weights_dtype} weights are multiplied on {weights_dtype} tensor cores (activations "
                         f"quantised too), so the compute term uses the dense {weights_dtype} figure.")

@@ -45,7 +45,7 @@ from ..param_count import param_breakdown
 from ..step_model import kv_replication
 from .tp_comm import comm_notes
 from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import KV_DTYPES_DRAWN, draw_context, gpu_supports
+from .drawing import KV_DTYPES_DRAWN, computing_gpus, draw_context, gpu_supports
 from .family import Family
 from .inputs import (GPU, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
                      catalog_or_default, clean_inputs, resolve_model)
@@ -475,7 +475,7 @@ def generate_tp(rng, catalog: Catalog) -> dict:
     the over-engineering question turned round.
     """
     want_split = rng.random() < MULTI_CARD_SHARE
-    models, gpus = sorted(catalog.models), sorted(catalog.gpus)
+    models, gpus = sorted(catalog.models), sorted(computing_gpus(catalog))
     for _ in range(MAX_DRAWS):
         model, gpu = rng.choice(models), rng.choice(gpus)
         weights = rng.choice(WEIGHT_DTYPES_DRAWN)
@@ -492,6 +492,9 @@ def generate_tp(rng, catalog: Catalog) -> dict:
             "gpus_per_node": rng.choice((8, 8, 8, 4)),
         }
         degree = run_tp(inputs, catalog).values["tp_degree"]
+        config = catalog.model(model).config
+        if not splits_heads(int(degree), config.heads, config.kv_heads):
+            continue  # no degree an engine accepts (Falcon-7B's 71 heads beyond one card): not a fair problem
         if degree <= MAX_DEGREE_DRAWN and (degree > 1) == want_split:
             return inputs
     raise RuntimeError("No tensor-parallel problem could be drawn from the catalog.")
