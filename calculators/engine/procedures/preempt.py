@@ -1,0 +1,256 @@
+"""The ``preempt`` family: what evicting a running sequence costs — recompute or swap (DESIGN.md §12).
+
+When the KV cache runs out, an engine preempts a sequence and later brings its
+cache back, either by recomputing it (a prefill of every token it held) or by
+swapping its blocks to CPU memory over PCIe and back. Steps, in order:
+
+``kv_bytes_per_token`` (formula 1), ``kv_replication`` (copies across the
+replica), ``recompute_flops_per_token`` (2 × active parameters + attention over
+the context, the prefill convention: 4 × layers × q_heads × head_dim × c, no
+causal halving), ``recompute_ms_per_token`` (÷ replica peak × prefill MFU),
+``swap_ms_per_token`` (each card moves its share, KV per token × replication ÷
+cards, over its PCIe link per direction: one way), ``recompute_to_swap_ratio``,
+``recompute_ms_per_request`` (the prefill of the ``context`` tokens:
+context × per token, exact under this convention) and
+``swap_ms_per_request`` (out and back in: 2 × context × per token).
+
+On the reference stack swapping a token one way is about 20× cheaper than
+recomputing it; a note says what recompute costs when it rides in a
+memory-bound decode step instead (its marginal step time, from the step model).
+Offload to CPU memory uses the same host link as swap on every catalog card.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..catalog import Catalog
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..param_count import param_breakdown
+from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
+from .base import Result, StepSpec, format_number, run
+from .drawing import KV_DTYPES_DRAWN, gpu_supports
+from .family import Family
+from .inputs import GPU, GPUS, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, \
+    clean_inputs, resolve_model
+from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
+from .roofline import draw_served_model
+from .step import replication_step
+
+PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,
+                            maximum=10_000_000, unit="tok", label="Tokens in the sequence")
+PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
+                        minimum=0, maximum=1, exclusive_minimum=True)
+DECODE_BATCH = InputSpec("decode_batch", "int", 64, "sequences in the decode step a recompute could ride in",
+                         minimum=1, maximum=100_000)
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PREEMPT_CONTEXT, PREFILL_MFU, DECODE_BATCH)
+STEP_KEYS = ("kv_bytes_per_token", "kv_replication", "recompute_flops_per_token", "recompute_ms_per_token",
+             "swap_ms_per_token", "recompute_to_swap_ratio", "recompute_ms_per_request", "swap_ms_per_request")
+
+_T = Var("gpus", "GPUs", "cards in the replica")
+RECOMPUTE_FLOPS_PER_TOKEN = Formula(
+    "recompute_flops_per_token", "FLOPs to recompute one token of the cache", "FLOP",
+    (Var("active_params", "1", "parameters one token uses"), Var("layers", "1", "layers"),
+     Var("heads", "1", "query heads"), Var("attention_head_dim", "1", "values per query head (MLA: absorbed)"),
+     Var("context", "tok", "tokens in the sequence")),
+    lambda s: total(product(2, s["active_params"]),
+                    product(4, s["layers"], s["heads"], s["attention_head_dim"], s["context"])),
+)
+RECOMPUTE_MS_PER_TOKEN = Formula(
+    "recompute_ms_per_token", "Recompute time per token", "ms",
+    (Var("recompute_flops_per_token", "FLOP", "FLOPs per token"), _T,
+     Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
+    lambda s: ratio(s["recompute_flops_per_token"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
+)
+SWAP_MS_PER_TOKEN = Formula(
+    "swap_ms_per_token", "Swap time per token, one way", "ms",
+    (Var("kv_bytes_per_token", "B", "KV cache per token"), Var("kv_replication", "1", "copies across the replica"),
+     _T, Var("pcie_gb_s", "GB/s", "PCIe per card, per direction")),
+    lambda s: ratio(product(s["kv_bytes_per_token"], s["kv_replication"]), product(s["gpus"], s["pcie_gb_s"])),
+)
+RATIO = Formula(
+    "recompute_to_swap_ratio", "Recompute ÷ swap, per token", "1",
+    (Var("recompute_ms_per_token", "ms", "recompute per token"), Var("swap_ms_per_token", "ms", "swap per token")),
+    lambda s: ratio(s["recompute_ms_per_token"], s["swap_ms_per_token"]),
+)
+RECOMPUTE_MS_PER_REQUEST = Formula(
+    "recompute_ms_per_request", "Recompute time for the whole sequence", "ms",
+    (Var("context", "tok", "tokens in the sequence"), Var("recompute_ms_per_token", "ms", "recompute per token")),
+    lambda s: product(s["context"], s["recompute_ms_per_token"]),
+)
+SWAP_MS_PER_REQUEST = Formula(
+    "swap_ms_per_request", "Swap time for the whole sequence, out and back", "ms",
+    (Var("context", "tok", "tokens in the sequence"), Var("swap_ms_per_token", "ms", "swap per token, one way")),
+    lambda s: product(2, s["context"], s["swap_ms_per_token"]),
+)
+PREEMPT_FORMULAS = (RECOMPUTE_FLOPS_PER_TOKEN, RECOMPUTE_MS_PER_TOKEN, SWAP_MS_PER_TOKEN, RATIO,
+                    RECOMPUTE_MS_PER_REQUEST, SWAP_MS_PER_REQUEST)
+
+
+def preempt_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The eight steps (the KV formula follows the model's attention)."""
+    per_token = {"recompute_ms_per_token": "recompute_ms_per_token"}
+    return [
+        kv_per_token_spec(cfg),
+        replication_step(cfg),
+        StepSpec("recompute_flops_per_token", "FLOPs to recompute one token (2N + attention over the context)",
+                 RECOMPUTE_FLOPS_PER_TOKEN),
+        StepSpec("recompute_ms_per_token", "Recompute per token (÷ replica peak × prefill MFU)",
+                 RECOMPUTE_MS_PER_TOKEN, {"recompute_flops_per_token": "recompute_flops_per_token"}),
+        StepSpec("swap_ms_per_token", "Swap per token, one way (each card's share over its PCIe link)",
+                 SWAP_MS_PER_TOKEN, {"kv_bytes_per_token": "kv_bytes_per_token", "kv_replication": "kv_replication"}),
+        StepSpec("recompute_to_swap_ratio", "Recompute ÷ swap, per token", RATIO,
+                 {"recompute_ms_per_token": "recompute_ms_per_token", "swap_ms_per_token": "swap_ms_per_token"}),
+        StepSpec("recompute_ms_per_request", "Recompute the whole sequence", RECOMPUTE_MS_PER_REQUEST, per_token),
+        StepSpec("swap_ms_per_request", "Swap the whole sequence out and back in", SWAP_MS_PER_REQUEST,
+                 {"swap_ms_per_token": "swap_ms_per_token"}),
+    ]
+
+
+# --- misconceptions ----------------------------------------------------------------------------------
+
+PCIE_BOTH_WAYS = MisconceptionInfo(
+    "pcie-bidirectional", "Both directions of PCIe counted",
+    "A PCIe Gen5 x16 link carries 64 GB/s each way; the 128 GB/s on the datasheet adds the two directions, "
+    "and a swap moves its bytes one way at a time.", "/errata/#swap-versus-recompute")
+SWAP_IN_BITS = MisconceptionInfo(
+    "transfer-bits-for-bytes", "Transfer sized in bits for bytes",
+    "Link speeds are often quoted in gigabits (a 400 Gb/s NIC is 50 GB/s); a transfer of B bytes over G GB/s "
+    "takes B ÷ G seconds, not 8 × that or ÷ 8.", "/errata/#swap-versus-recompute")
+
+
+def _swap_with(g, s, **changes) -> float:
+    return SWAP_MS_PER_TOKEN({"kv_bytes_per_token": s["kv_bytes_per_token"], "kv_replication": s["kv_replication"],
+                              "gpus": g["gpus"], "pcie_gb_s": g["pcie_gb_s"], **changes})
+
+
+VARIANTS = {
+    "swap_ms_per_token": (
+        ("pcie-bidirectional", lambda g, s: _swap_with(g, s, pcie_gb_s=2 * g["pcie_gb_s"])),
+        ("transfer-bits-for-bytes", lambda g, s: [_swap_with(g, s) * 8, _swap_with(g, s) / 8]),
+        ("kv-replication-ignored", lambda g, s: _swap_with(g, s, kv_replication=1) if s["kv_replication"] > 1
+         else None),
+    ),
+    "swap_ms_per_request": (("pcie-bidirectional", lambda g, s: 2 * g["context"] * _swap_with(
+        g, s, pcie_gb_s=2 * g["pcie_gb_s"])),),
+    "kv_replication": (("kv-replication-ignored", lambda g, s: 1 if g["kv_replication"] > 1 else None),),
+}
+
+
+# --- the procedure -------------------------------------------------------------------------------------
+
+def run_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Recompute versus swap for one preempted sequence on a replica.
+
+    ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (a degree the heads
+    accept), ``weights_dtype``/``weights_bits`` (the compute precision follows
+    them), ``kv_dtype``, ``context`` (tokens the sequence holds, default 2,300),
+    ``prefill_mfu`` (0.4) and ``decode_batch`` (64: the step a recompute could
+    ride in, for the note). PCIe is ``gpus.json``'s per-direction figure. Raises
+    :class:`~..errors.EngineError` subclasses on bad input, and
+    :class:`~..errors.InputError` (field ``gpu``) for a card with no PCIe or dense
+    bf16 figure on record.
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    if not gpu.pcie_gb_s_per_direction:
+        raise InputError(f"No per-direction PCIe figure is on record for the {gpu.name}, so a swap cannot be "
+                         f"costed.", field="gpu")
+    counts = param_breakdown(cfg)
+    given = {
+        **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
+        "active_params": counts.active,
+        "attention_head_dim": attention_head_dim(cfg),
+        "context": inputs["context"],
+        "peak_tflops": float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]),
+        "prefill_mfu": inputs["prefill_mfu"],
+        "pcie_gb_s": gpu.pcie_gb_s_per_direction,
+    }
+    result = run("preempt", inputs, preempt_specs(cfg), given, [], {"model_name": model_name})
+    result.notes = preempt_notes(cfg, gpu, inputs, result.values) + list(cfg.notes)
+    return result
+
+
+def preempt_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], v: dict) -> list[str]:
+    """The verdict per token and per request, and what recompute costs inside a memory-bound step."""
+    notes = [
+        f"Per token, swapping one way takes {v['swap_ms_per_token'] * 1e3:.3f} µs over {gpu.name}'s "
+        f"{format_number(gpu.pcie_gb_s_per_direction, 'GB/s')} PCIe per direction and recomputing takes "
+        f"{v['recompute_ms_per_token'] * 1e3:.3f} µs at a prefill MFU of {inputs['prefill_mfu']:g}: swap is "
+        f"{v['recompute_to_swap_ratio']:.1f}× cheaper, and {v['recompute_to_swap_ratio'] / 2:.1f}× for the round "
+        f"trip. Offload to CPU memory crosses the same host link, so it costs the same per byte.",
+        f"For the whole {inputs['context']:,}-token sequence: recompute {v['recompute_ms_per_request']:.2f} ms of "
+        f"prefill (no causal halving), swap {v['swap_ms_per_request']:.2f} ms out and back.",
+    ]
+    try:
+        replica = Replica(cfg, gpu, inputs["gpus"], inputs["weights_dtype"], inputs["kv_dtype"],
+                          inputs["weights_bits"], prefill_mfu=inputs["prefill_mfu"])
+    except InputError:
+        return notes
+    batch = inputs["decode_batch"]
+    alone = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["context"])
+    chunk = min(inputs["context"], 512)
+    folded = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["context"],
+                     prefill_chunks=((chunk, inputs["context"] - chunk),))
+    notes.append(
+        f"Recompute folded into a memory-bound step costs only its marginal step time: a decode step of {batch:,} "
+        f"sequences at {inputs['context']:,} tokens takes {alone.step_ms:.3f} ms (memory {alone.memory_ms:.3f}, "
+        f"compute {alone.compute_ms:.3f}); with the last {chunk:,} tokens recomputed in it, {folded.step_ms:.3f} ms "
+        f"— {folded.step_ms - alone.step_ms:.3f} ms more, against {chunk * v['recompute_ms_per_token']:.3f} ms "
+        f"standing alone. While the step is memory-bound, about {_free_tokens(alone, v):,} recomputed tokens fit "
+        f"in the gap between its memory and compute times at no cost.")
+    return notes
+
+
+def _free_tokens(cost, v: dict) -> int:
+    """Tokens whose recompute fits in a memory-bound step's idle compute (at the per-token cost)."""
+    gap = cost.memory_ms - cost.compute_ms
+    return max(0, int(gap / v["recompute_ms_per_token"])) if gap > 0 else 0
+
+
+# --- problems -------------------------------------------------------------------------------------------
+
+CONTEXTS = (512, 1024, 2300, 4096, 8192, 16384)
+
+
+def generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
+    """A preemption problem: a served model on the smallest degree that holds it, a card with a PCIe
+    figure, a sequence length the model supports."""
+    for _ in range(200):
+        inputs = draw_served_model(rng, catalog)
+        gpu = catalog.gpu(inputs["gpu"])
+        if not gpu.pcie_gb_s_per_direction:
+            continue
+        limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192
+        inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
+        inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit] or [512])
+        return inputs
+    raise RuntimeError("No preemption problem could be drawn from the catalog.")
+
+
+def describe_preempt(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    gpu = catalog.gpu(inputs["gpu"])
+    cards = f"one {gpu.name}" if inputs.get("gpus", 1) == 1 else f"{inputs['gpus']} × {gpu.name} (tensor parallel)"
+    return (f"{inputs['model']} with {inputs.get('weights_dtype', 'bf16')} weights and a "
+            f"{inputs.get('kv_dtype', 'bf16')} KV cache runs on {cards}. The cache is full and the engine preempts a "
+            f"sequence holding {inputs.get('context', 2300):,} tokens. Per token and for the whole sequence, what "
+            f"does it cost to bring it back by recomputing it (prefill at an MFU of "
+            f"{inputs.get('prefill_mfu', 0.4):g}) versus swapping it to CPU memory over PCIe and back? How many "
+            f"copies of the cache does the replica keep, and what is the ratio?")
+
+
+FAMILIES = (
+    Family("preempt", "Preemption: recompute or swap",
+           "What bringing back a preempted sequence costs: recompute (a prefill) against a swap over PCIe, per "
+           "token and per request, and the ratio.",
+           INPUTS, run_preempt, generate=generate_preempt, variants=VARIANTS,
+           misconceptions=(PCIE_BOTH_WAYS, SWAP_IN_BITS, REPLICATION_IGNORED), order=75, describe=describe_preempt),
+)
