@@ -1,0 +1,248 @@
+"""The ``disagg`` family: disaggregated prefill and decode (DESIGN.md §12).
+
+Prefill runs on its own pool of cards, and each request's KV cache crosses the
+network to a decode replica. Steps, in order: ``kv_bytes_per_token``,
+``kv_transfer_bytes`` (prompt tokens × KV per token, windows applied, once per
+request and unreplicated: the decode side re-shards it), ``kv_transfer_ms``
+(over ``network_gb_s``), ``prefill_flops`` (2 × active parameters × p + the
+attention 4 × q_heads × head_dim × p × p per layer, no causal halving),
+``prefill_ms`` (on the replica at the prefill MFU, 0.4), ``ttft_ms`` (prefill
++ transfer, queueing left out), ``transfer_share`` (of the TTFT),
+``prefill_gpus`` (⌈rate × prefill FLOPs ÷ (peak × MFU)⌉), ``decode_replicas``
+(⌈rate × output tokens ÷ the slo family's tokens per second at the TPOT
+target⌉), ``decode_gpus``, ``pool_ratio`` (prefill ÷ decode cards) and
+``disagg_pays``.
+
+The rule for ``disagg_pays`` (1/0), stated in a note: colocated, every prefill
+stalls the decode batch sharing its cards for the prefill's duration, which
+breaks the TPOT target when the prefill takes longer than the target; splitting
+pays when it does and the KV transfer adds at most a fifth of the prefill time
+to the TTFT. Small models and short prompts (fast prefills) and slow networks
+(costly transfers) fail it.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sympy import Max, Min, ceiling, floor
+
+from .. import formulas as F
+from .. import serving_formulas as S
+from ..catalog import Catalog
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from ..param_count import param_breakdown
+from ..step_model import attention_head_dim, compute_precision
+from .base import Result, StepSpec, format_number, run
+from .drawing import KV_DTYPES_DRAWN, gpu_supports
+from .family import Family
+from .inputs import GPU, KV_DTYPE, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, \
+    resolve_model
+from .kv import kv_given, kv_per_token_spec
+from .preempt import SWAP_IN_BITS
+from .roofline import draw_served_model
+from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
+
+PROMPT = InputSpec("prompt_tokens", "int", 4096, "prompt length, tokens", minimum=1, maximum=1_000_000, unit="tok")
+OUTPUT = InputSpec("output_tokens", "int", 256, "mean output tokens per request", minimum=1, maximum=1_000_000,
+                   unit="tok")
+RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second", minimum=0, exclusive_minimum=True,
+                 maximum=1_000_000, unit="req/s")
+NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill and decode pools, GB/s per "
+                    "direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000, unit="GB/s")
+PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
+                        minimum=0, maximum=1, exclusive_minimum=True)
+INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
+          TPOT_TARGET_MS, PREFILL_MFU)
+STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
+             "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "disagg_pays")
+# A transfer adding at most this share of the prefill time to the TTFT is cheap (the rule above).
+TRANSFER_BUDGET = 0.2
+
+KV_TRANSFER_BYTES = Formula(
+    "kv_transfer_bytes", "KV cache sent per request", "B",
+    (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
+     Var("prompt_tokens", "tok", "prompt tokens"), *F.WINDOW_VARS),
+    lambda s: F.windowed_cache(s, s["prompt_tokens"]),
+)
+KV_TRANSFER_MS = Formula(
+    "kv_transfer_ms", "KV transfer time", "ms",
+    (Var("kv_transfer_bytes", "B", "bytes sent"), Var("network_gb_s", "GB/s", "network per direction")),
+    lambda s: ratio(s["kv_transfer_bytes"], s["network_gb_s"]),
+)
+PREFILL_MS = Formula(
+    "prefill_ms", "Prefill time", "ms",
+    (Var("prefill_flops", "FLOP", "prefill FLOPs"), Var("gpus", "GPUs", "cards in the replica"),
+     Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
+    lambda s: ratio(s["prefill_flops"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
+)
+TTFT_MS = Formula(
+    "ttft_ms", "TTFT (prefill + transfer)", "ms",
+    (Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer")),
+    lambda s: total(s["prefill_ms"], s["kv_transfer_ms"]),
+)
+TRANSFER_SHARE = Formula(
+    "transfer_share", "Transfer share of the TTFT", "1",
+    (Var("kv_transfer_ms", "ms", "transfer"), Var("ttft_ms", "ms", "TTFT")),
+    lambda s: ratio(s["kv_transfer_ms"], s["ttft_ms"]),
+)
+PREFILL_GPUS = Formula(
+    "prefill_gpus", "Prefill pool", "GPUs",
+    (Var("rate", "req/s", "arrival rate"), Var("prefill_flops", "FLOP", "FLOPs per prefill"),
+     Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
+    lambda s: ceiling(ratio(product(s["rate"], s["prefill_flops"]), product(s["peak_tflops"], s["prefill_mfu"]))),
+)
+DECODE_REPLICAS = Formula(
+    "decode_replicas", "Decode replicas", "replicas",
+    (Var("rate", "req/s", "arrival rate"), Var("output_tokens", "tok", "output tokens per request"),
+     Var("decode_tok_s", "tok/s", "tokens per second per decode replica at the TPOT target")),
+    lambda s: ceiling(ratio(product(s["rate"], s["output_tokens"]), s["decode_tok_s"])),
+)
+DECODE_GPUS = Formula(
+    "decode_gpus", "Decode pool", "GPUs",
+    (Var("decode_replicas", "replicas", "decode replicas"), Var("gpus", "GPUs", "cards per replica")),
+    lambda s: product(s["decode_replicas"], s["gpus"]),
+)
+POOL_RATIO = Formula(
+    "pool_ratio", "Prefill cards per decode card", "1",
+    (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool")),
+    lambda s: ratio(s["prefill_gpus"], s["decode_gpus"]),
+)
+DISAGG_PAYS = Formula(
+    "disagg_pays", "Disaggregation pays (1) or not (0)", "1",
+    (Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer"),
+     Var("tpot_target_ms", "ms", "TPOT target"), Var("transfer_budget", "1", "transfer allowed, share of prefill")),
+    lambda s: Max(0, Min(1, floor(ratio(product(s["transfer_budget"], s["prefill_ms"]), s["kv_transfer_ms"])),
+                         floor(ratio(s["prefill_ms"], s["tpot_target_ms"])))),
+)
+DISAGG_FORMULAS = (KV_TRANSFER_BYTES, KV_TRANSFER_MS, PREFILL_MS, TTFT_MS, TRANSFER_SHARE, PREFILL_GPUS,
+                   DECODE_REPLICAS, DECODE_GPUS, POOL_RATIO, DISAGG_PAYS)
+
+
+def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The twelve steps (the KV formula follows the model's attention)."""
+    flops = {"prefill_flops": "prefill_flops"}
+    return [
+        kv_per_token_spec(cfg),
+        StepSpec("kv_transfer_bytes", "KV cache sent per request (prompt × KV per token, once)", KV_TRANSFER_BYTES,
+                 {"kv_bytes_per_token": "kv_bytes_per_token"}),
+        StepSpec("kv_transfer_ms", "Transfer time over the network", KV_TRANSFER_MS,
+                 {"kv_transfer_bytes": "kv_transfer_bytes"}),
+        StepSpec("prefill_flops", "Prefill FLOPs (2N × p + attention, no causal halving)", S.PREFILL_CHUNK_FLOPS),
+        StepSpec("prefill_ms", "Prefill time on the replica (at the prefill MFU)", PREFILL_MS, flops),
+        StepSpec("ttft_ms", "TTFT: prefill + transfer", TTFT_MS,
+                 {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"}),
+        StepSpec("transfer_share", "Transfer share of the TTFT", TRANSFER_SHARE,
+                 {"kv_transfer_ms": "kv_transfer_ms", "ttft_ms": "ttft_ms"}),
+        StepSpec("prefill_gpus", "Prefill pool (cards, rounded up)", PREFILL_GPUS, flops, rounding="ceil"),
+        StepSpec("decode_replicas", "Decode replicas at the TPOT target (rounded up)", DECODE_REPLICAS,
+                 rounding="ceil"),
+        StepSpec("decode_gpus", "Decode pool (cards)", DECODE_GPUS, {"decode_replicas": "decode_replicas"}),
+        StepSpec("pool_ratio", "Prefill cards per decode card", POOL_RATIO,
+                 {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}),
+        StepSpec("disagg_pays", "Disaggregation pays (1) or not (0)", DISAGG_PAYS,
+                 {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"}, rounding="floor"),
+    ]
+
+
+TRANSFER_REPLICATED = MisconceptionInfo(
+    "transfer-replicated", "Replicated cache sent over the network",
+    "The transfer carries one copy of the prompt's cache; the decode replica copies K/V heads across its own "
+    "cards after it arrives.", "/errata/#kv-replication")
+
+VARIANTS = {
+    "kv_transfer_ms": (("transfer-bits-for-bytes", lambda g, s: [KV_TRANSFER_MS(
+        {"kv_transfer_bytes": s["kv_transfer_bytes"], "network_gb_s": g["network_gb_s"]}) * f for f in (8, 1 / 8)]),),
+    "kv_transfer_bytes": (("transfer-replicated", lambda g, s: KV_TRANSFER_BYTES(
+        {**g, "kv_bytes_per_token": s["kv_bytes_per_token"]}) * g["kv_replication"] if g["kv_replication"] > 1
+        else None),),
+}
+
+
+def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """Disaggregated prefill and decode for a load: transfer, TTFT, both pools and whether it pays.
+
+    ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (per replica, prefill and decode alike),
+    ``weights_dtype``/``weights_bits``, ``kv_dtype``, ``prompt_tokens``, ``output_tokens``, ``rate``
+    (req/s), ``network_gb_s`` (GB/s per direction), ``tpot_target_ms`` and ``prefill_mfu``. The decode
+    replicas come from the slo family at the TPOT target, every sequence at prompt + output tokens.
+    Raises :class:`~..errors.EngineError` subclasses on bad input (those slo raises included).
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    slo_inputs = {k: raw[k] for k in ("config",) if k in raw}
+    slo = run_slo({**slo_inputs, **{k: inputs[k] for k in ("model", "gpu", "gpus", "weights_dtype", "weights_bits",
+                                                             "kv_dtype", "tpot_target_ms") if inputs.get(k) is not None},
+                   "context": inputs["prompt_tokens"] + inputs["output_tokens"]}, catalog)
+    counts = param_breakdown(cfg)
+    given = {
+        **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
+        "prompt_tokens": inputs["prompt_tokens"], "chunk_tokens": inputs["prompt_tokens"], "cached_tokens": 0,
+        "active_params": counts.active, "attention_head_dim": attention_head_dim(cfg),
+        "peak_tflops": float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]),
+        "prefill_mfu": inputs["prefill_mfu"], "network_gb_s": inputs["network_gb_s"], "rate": inputs["rate"],
+        "output_tokens": inputs["output_tokens"], "decode_tok_s": slo.values["tokens_per_s"],
+        "tpot_target_ms": inputs["tpot_target_ms"], "transfer_budget": TRANSFER_BUDGET,
+    }
+    result = run("disagg", inputs, disagg_specs(cfg), given, [], {"model_name": model_name})
+    v = result.values
+    verdict = "pays" if v["disagg_pays"] else "does not pay"
+    result.notes = [
+        f"Rule: colocated, each prefill stalls the decode batch on its cards for {v['prefill_ms']:.1f} ms; that "
+        f"breaks the {inputs['tpot_target_ms']:g} ms TPOT target when it is longer, and splitting the pools then "
+        f"pays if the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
+        f"({v['kv_transfer_ms']:.2f} ms here). Disaggregation {verdict}.",
+        f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}) "
+        f"over {format_number(inputs['network_gb_s'], 'GB/s')} per direction: {v['transfer_share']:.1%} of a "
+        f"{v['ttft_ms']:.1f} ms TTFT (queueing left out; prefill at all N with no causal halving).",
+        f"Decode replicas use the slo family at the {inputs['tpot_target_ms']:g} ms target with every sequence at "
+        f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} sequences, "
+        f"{format_number(slo.values['tokens_per_s'], 'tok/s')} per replica.",
+    ] + list(cfg.notes)
+    return result
+
+
+PROMPTS = (256, 1024, 4096, 8192, 32768)
+
+
+def generate_disagg(rng: random.Random, catalog: Catalog) -> dict:
+    """A disaggregation problem: a served model, a prompt it supports, a load and a network."""
+    for _ in range(200):
+        inputs = draw_served_model(rng, catalog, dtypes=("bf16", "bf16", "fp8"))
+        limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192
+        inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
+        inputs["prompt_tokens"] = rng.choice([p for p in PROMPTS if p < limit] or [256])
+        inputs.update(output_tokens=rng.choice((128, 256, 512)), rate=float(rng.randint(1, 50)),
+                      network_gb_s=rng.choice((12.5, 25.0, 50.0, 100.0)), tpot_target_ms=rng.choice((30.0, 50.0, 80.0)))
+        try:
+            run_disagg(inputs, catalog)
+        except Exception:  # noqa: BLE001 - a draw the slo family refuses (nothing fits): draw again
+            continue
+        return inputs
+    raise RuntimeError("No disaggregation problem could be drawn from the catalog.")
+
+
+def describe_disagg(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    gpu = catalog.gpu(inputs["gpu"]).name
+    return (f"{inputs['model']} serves {inputs['rate']:g} requests per second of {inputs['prompt_tokens']:,}-token "
+            f"prompts and {inputs['output_tokens']:,}-token answers on replicas of {inputs['gpus']} × {gpu}, with a "
+            f"{inputs['tpot_target_ms']:g} ms TPOT target. You consider separate prefill and decode pools joined "
+            f"by {inputs['network_gb_s']:g} GB/s. How many bytes of KV cache cross per request and how long does "
+            f"that take? What is the TTFT and the transfer's share of it, how many prefill cards and decode "
+            f"replicas does the load need, and does disaggregation pay?")
+
+
+FAMILIES = (
+    Family("disagg", "Disaggregated prefill and decode",
+           "KV transfer per request, TTFT with the transfer, prefill and decode pool sizes and whether "
+           "splitting them pays.",
+           INPUTS, run_disagg, generate=generate_disagg, variants=VARIANTS,
+           misconceptions=(SWAP_IN_BITS, TRANSFER_REPLICATED), order=78, describe=describe_disagg),
+)

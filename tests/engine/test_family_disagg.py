@@ -1,0 +1,89 @@
+"""The ``disagg`` family (DESIGN.md §12), hand-derived on two models and cards and a pasted config."""
+
+import random
+
+import pytest
+
+from calculators.engine.catalog import default_catalog
+from calculators.engine.grader import grade
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.disagg import DISAGG_FORMULAS, STEP_KEYS
+
+FAMILY = FAMILIES["disagg"]
+
+
+def disagg(**inputs):
+    return FAMILY.run(inputs)
+
+
+def verdict(result, key, text):
+    return {step.key: step for step in grade(result, {key: text}).steps}[key]
+
+
+def test_70b_long_prompts_on_eight_h100s_pay_to_split():
+    result = disagg()
+    v = result.values
+    assert [s.key for s in result.steps] == list(STEP_KEYS)
+    # 327,680 B × 4,096 = 1,342,177,280 B over 50 GB/s = 26.84 ms.
+    assert v["kv_transfer_bytes"] == 327_680 * 4096
+    assert v["kv_transfer_ms"] == pytest.approx(327_680 * 4096 / 50e9 * 1e3, rel=1e-12)
+    flops = 2 * 70_553_706_496 * 4096 + 4 * 64 * 128 * 4096 * 80 * 4096
+    assert v["prefill_flops"] == flops
+    assert v["prefill_ms"] == pytest.approx(flops / (8 * 989.4e12 * 0.4) * 1e3, rel=1e-12)  # 196.4 ms
+    assert v["ttft_ms"] == pytest.approx(v["prefill_ms"] + v["kv_transfer_ms"], rel=1e-12)
+    # 10 req/s × 6.2196e14 FLOP ÷ (989.4e12 × 0.4) = 15.7 → 16 cards.
+    assert v["prefill_gpus"] == 16
+    slo = FAMILIES["slo"].run({"context": 4096 + 256}).values
+    assert v["decode_replicas"] == -(-10 * 256 // slo["tokens_per_s"])
+    assert v["pool_ratio"] == v["prefill_gpus"] / v["decode_gpus"]
+    assert v["disagg_pays"] == 1  # 196 ms > 50 ms target, transfer 26.8 ≤ 0.2 × 196.4
+
+
+def test_a_small_model_with_short_prompts_does_not_pay():
+    # Llama-3.1-8B on one H100, 512 tokens: prefill (2 × 8.03e9 × 512 + 4 × 32 × 128 × 512 × 32 × 512)
+    # ÷ (989.4e12 × 0.4) = 21.1 ms < 50 ms: colocated prefills do not break the target.
+    v = disagg(model="llama-3.1-8b", gpus=1, prompt_tokens=512).values
+    flops = 2 * 8_030_261_248 * 512 + 4 * 32 * 128 * 512 * 32 * 512
+    assert v["prefill_ms"] == pytest.approx(flops / (989.4e12 * 0.4) * 1e3, rel=1e-12)
+    assert v["disagg_pays"] == 0
+
+
+def test_a_slow_network_does_not_pay_on_a_b200():
+    # 70B at fp8 on 8 B200s over 12.5 GB/s (100 Gb/s): 1.34 GB takes 107 ms, far above 20 % of the prefill.
+    v = disagg(gpu="b200", weights_dtype="fp8", network_gb_s=12.5).values
+    assert v["kv_transfer_ms"] == pytest.approx(327_680 * 4096 / 12.5e9 * 1e3, rel=1e-12)
+    flops = 2 * 70_553_706_496 * 4096 + 4 * 64 * 128 * 4096 * 80 * 4096
+    assert v["prefill_ms"] == pytest.approx(flops / (8 * 4500e12 * 0.4) * 1e3, rel=1e-12)
+    assert v["disagg_pays"] == 0
+
+
+def test_a_pasted_config_and_the_named_slips():
+    config = {"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "hidden_size": 4096, "intermediate_size": 14336, "vocab_size": 128256}
+    result = disagg(config=config, gpus=1, prompt_tokens=8192)
+    v = result.values
+    assert v["kv_transfer_bytes"] == 131_072 * 8192
+    step = verdict(result, "kv_transfer_ms", f"{v['kv_transfer_ms'] * 8}")
+    assert step.misconception == "transfer-bits-for-bytes"
+    sixteen = disagg(model="llama-3.1-70b", gpus=16, prompt_tokens=4096)
+    step = verdict(sixteen, "kv_transfer_bytes", f"{327_680 * 4096 * 2}")
+    assert step.misconception == "transfer-replicated"
+
+
+@pytest.mark.parametrize("formula", DISAGG_FORMULAS, ids=lambda f: f.key)
+def test_formulas_agree_with_exact_evaluation(formula):
+    sample = {"kv_bytes_per_token": 131_072, "prompt_tokens": 5000, "full_layers": 21, "window_layers": 21,
+              "window": 4096, "layers": 42, "kv_transfer_bytes": 6.5e8, "network_gb_s": 50, "prefill_flops": 8.4e13,
+              "gpus": 2, "peak_tflops": 989.4, "prefill_mfu": 0.4, "prefill_ms": 105.0, "kv_transfer_ms": 13.1,
+              "ttft_ms": 118.1, "rate": 7.0, "output_tokens": 256, "decode_tok_s": 4321.0, "decode_replicas": 3,
+              "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2}
+    values = {var.name: sample[var.name] for var in formula.variables}
+    assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
+
+
+def test_generated_problems_run():
+    catalog = default_catalog()
+    for seed in range(10):
+        inputs = FAMILY.generate(random.Random(seed), catalog)
+        assert FAMILY.run(inputs, catalog).values["ttft_ms"] > 0
+        assert inputs["model"] in FAMILY.describe(inputs, catalog)
