@@ -36,7 +36,8 @@ KEYS = {
     "tp": ["weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib", "room_per_gpu_gib",
            "min_gpus", "tp_degree", "nodes"],
     "moe": ["total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
-            "saving_ratio"],
+            "saving_ratio", "tokens_per_expert", "all_to_all_bytes", "expert_flop_per_byte", "ridge_flop_per_byte",
+            "ep_efficient"],
     "lora": ["params_per_layer", "adapter_params", "adapter_gib", "spare_gib", "adapters_fit"],
 }
 SEED_700B = ["--params-b", "700", "--weights-dtype", "fp8", "--context", "0", "--reserve-gib", "0"]

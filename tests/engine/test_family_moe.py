@@ -33,7 +33,8 @@ from calculators.engine.procedures.moe import ALL_FORMULAS
 
 GIB = 2**30
 KEYS = ["total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
-        "saving_ratio"]
+        "saving_ratio", "tokens_per_expert", "all_to_all_bytes", "expert_flop_per_byte", "ridge_flop_per_byte",
+        "ep_efficient"]
 MIXTRAL = (46_702_792_704, 12_879_925_248)
 V3 = (671_026_419_200, 37_552_297_472)
 V2_LITE = (15_706_484_224, 2_661_150_208)
@@ -57,7 +58,8 @@ def right_answers(result) -> dict:
 def test_steps_come_in_order_with_their_units():
     result = moe()
     assert [step.key for step in result.steps] == KEYS
-    assert [step.unit for step in result.steps] == ["1", "1", "GiB", "B", "FLOP", "1"]
+    assert [step.unit for step in result.steps] == ["1", "1", "GiB", "B", "FLOP", "1", "1", "B", "FLOP/byte",
+                                                    "FLOP/byte", "1"]
     assert result.inputs["model"] == "mixtral-8x7b-v0.1"  # the default is a mixture of experts
 
 
@@ -136,7 +138,7 @@ def test_each_formula_agrees_with_its_exact_evaluation(formula):
     ({"weights_dtype": "int3"}, "weights_dtype"),
     ({"weights_bits": 0}, "weights_bits"),
     ({"weights_bits": 33}, "weights_bits"),
-    ({"gpu": "h100-sxm5-80gb"}, "gpu"),
+    ({"ep_degree": 0}, "ep_degree"),
 ])
 def test_bad_inputs_name_their_field(inputs, field):
     with pytest.raises(InputError) as info:
@@ -249,3 +251,29 @@ def test_a_slip_in_active_params_carries_forward():
 def test_the_misconceptions_are_declared():
     for mid in ("moe-saves-memory", "moe-all-experts-per-token"):
         assert MISCONCEPTIONS[mid].explanation.endswith(".")
+
+
+# --- expert parallelism (DESIGN.md §12) --------------------------------------------------------------
+
+def test_mixtral_at_batch_64_over_eight_h100s_is_bandwidth_bound():
+    v = moe().values
+    # 64 × 2 ÷ 8 = 16 tokens per expert; all-to-all 2 × 32 × 64 × 2 × 4,096 × 2 B × 7/8 = 58,720,256 B.
+    assert v["tokens_per_expert"] == 16
+    assert v["all_to_all_bytes"] == 2 * 32 * 64 * 2 * 4096 * 2 * 7 / 8 == 58_720_256
+    # 2 × 16 FLOPs per weight ÷ 2 B = 16 FLOP/byte < 295.3: not efficient.
+    assert v["expert_flop_per_byte"] == 16 and v["ep_efficient"] == 0
+
+
+def test_deepseek_v3_needs_a_large_batch_before_its_experts_pay_on_a_b200():
+    # 256 experts, top-8, 58 MoE layers, width 7,168; fp8 weights (1 B): 2 × B × 8 ÷ 256 FLOP per byte.
+    small = moe(model="deepseek-v3", weights_dtype="fp8", gpu="b200", batch=1024, ep_degree=32).values
+    assert small["tokens_per_expert"] == 32 and small["expert_flop_per_byte"] == 64
+    assert small["ridge_flop_per_byte"] == pytest.approx(4500 / 7.7, rel=1e-12)  # fp8 dense ÷ 7,700 GB/s
+    assert small["ep_efficient"] == 0
+    assert small["all_to_all_bytes"] == 2 * 58 * 1024 * 8 * 7168 * 2 * 31 / 32
+    big = moe(model="deepseek-v3", weights_dtype="fp8", gpu="b200", batch=16384, ep_degree=32).values
+    assert big["expert_flop_per_byte"] == 1024 and big["ep_efficient"] == 1
+
+
+def test_a_dense_model_has_no_expert_parallel_steps():
+    assert [s.key for s in moe(model="llama-3.1-8b").steps] == KEYS[:6]

@@ -32,15 +32,17 @@ from ..formulas import product, ratio
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import WEIGHT_DTYPES_DRAWN
+from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
 from .family import Family
-from .inputs import WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .inputs import GPU, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .moe_ep import EP_BATCH, EP_DEGREE, EP_SPECS, ep_given, ep_notes
+from ..step_model import COMPUTE_PRECISION, compute_precision
 from .params import TOTAL_PARAMS_STEP, params_given, params_notes
 
 MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "
                       "is allowed: it has no experts)")
 
-INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS)
+INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE)
 
 STEP_KEYS = ("total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
              "saving_ratio")
@@ -144,7 +146,19 @@ def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     breakdown = param_breakdown(cfg)
     given = {**params_given(cfg), "total_params": breakdown.total, "weight_bits": bits,
              "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
-    values = evaluate_steps(SPECS, given)
+    specs = SPECS
+    # A stored problem made before the EP steps carries no card in its catalog snapshot: it keeps its
+    # six steps. A card with no sourced compute figure refuses the EP steps rather than guess.
+    gpu = catalog.gpus.get(inputs["gpu"])
+    if cfg.is_moe and gpu is not None:
+        peak, bandwidth = float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]), gpu.bandwidth_gb_s
+        specs = SPECS + EP_SPECS
+    else:  # no EP steps; the numbers are kept so every model reads the same inputs
+        dense = gpu.dense_tflops if gpu else {}
+        peak = float(dense.get(COMPUTE_PRECISION.get(inputs["weights_dtype"], "bf16")) or dense.get("bf16") or 0.0)
+        bandwidth = gpu.bandwidth_gb_s if gpu else 0.0
+    given.update(ep_given(cfg, inputs["batch"], inputs["ep_degree"], peak, bandwidth))
+    values = evaluate_steps(specs, given)
     total_gb = values["weights_gib"] * 2**30 / 1e9
     active_gb = values["active_bytes_per_token"] / 1e9
 
@@ -163,6 +177,7 @@ def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             f"of {cfg.num_experts} experts"
             + (f" plus {cfg.shared_experts} shared" if cfg.shared_experts else "")
             + (" plus a shared expert" if cfg.shared_expert_intermediate_size else "") + ".",
+            *(ep_notes(cfg, values, inputs["batch"], inputs["ep_degree"], gpu.name) if gpu else []),
         ]
     else:
         notes = [f"{model_name} is dense: it has no experts, every parameter is used by every token, and the "
@@ -174,7 +189,7 @@ def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
     notes += params_notes(cfg)[:1] + list(cfg.notes)
-    return run("moe", inputs, SPECS, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
+    return run("moe", inputs, specs, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
 
 
 # --- problems ----------------------------------------------------------------------------------
@@ -188,7 +203,9 @@ def generate_moe(rng, catalog: Catalog) -> dict:
     moe = sorted(m.id for m in catalog.models.values() if m.config.is_moe)
     dense = sorted(m.id for m in catalog.models.values() if not m.config.is_moe)
     pool = dense if (rng.random() < DENSE_SHARE or not moe) else moe
-    inputs = {"model": rng.choice(pool), "weights_dtype": rng.choice(WEIGHT_DTYPES_DRAWN)}
+    inputs = {"model": rng.choice(pool), "weights_dtype": rng.choice(WEIGHT_DTYPES_DRAWN),
+              "gpu": rng.choice(sorted(computing_gpus(catalog))), "batch": rng.choice((1, 16, 64, 256, 1024, 4096)),
+              "ep_degree": rng.choice((2, 4, 8, 16, 32))}
     if inputs["weights_dtype"] == "int4":
         inputs["weights_bits"] = rng.choice((4.5, 4.5, 4.8))
     return inputs
@@ -203,7 +220,11 @@ def describe_moe(inputs: dict[str, Any], catalog: Catalog) -> str:
     return (f"Someone claims {model} is cheap to serve because each token only touches a few experts. Check "
             f"the claim with its config at {weights}: how many parameters does it hold and how many does one "
             f"token use? How many GiB must be resident, how many bytes of weights does one token read at "
-            f"batch 1, how many operations does it cost, and by what factor does routing cut the operations?")
+            f"batch 1, how many operations does it cost, and by what factor does routing cut the operations?"
+            + (f" With its experts spread over {inputs['ep_degree']} × {catalog.gpu(inputs['gpu']).name} and "
+               f"{inputs['batch']:,} tokens in a step: how many tokens reach each expert, how many bytes cross the "
+               f"all-to-all, and does an expert's matmul reach the card's ridge (1) or not (0)?"
+               if "gpu" in inputs and catalog.model(model).config.is_moe else ""))
 
 
 FAMILIES = (
