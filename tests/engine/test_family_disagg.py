@@ -8,6 +8,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.grader import grade
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.disagg import DISAGG_FORMULAS, STEP_KEYS
+from calculators.engine.procedures.disagg_cost import COST_FORMULAS
 
 FAMILY = FAMILIES["disagg"]
 
@@ -70,13 +71,14 @@ def test_a_pasted_config_and_the_named_slips():
     assert step.misconception == "transfer-replicated"
 
 
-@pytest.mark.parametrize("formula", DISAGG_FORMULAS, ids=lambda f: f.key)
+@pytest.mark.parametrize("formula", DISAGG_FORMULAS + COST_FORMULAS, ids=lambda f: f.key)
 def test_formulas_agree_with_exact_evaluation(formula):
     sample = {"kv_bytes_per_token": 131_072, "prompt_tokens": 5000, "full_layers": 21, "window_layers": 21,
               "window": 4096, "layers": 42, "kv_transfer_bytes": 6.5e8, "network_gb_s": 50, "prefill_flops": 8.4e13,
               "gpus": 2, "peak_tflops": 989.4, "prefill_mfu": 0.4, "prefill_ms": 105.0, "kv_transfer_ms": 13.1,
               "ttft_ms": 118.1, "rate": 7.0, "output_tokens": 256, "decode_tok_s": 4321.0, "decode_replicas": 3,
-              "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2}
+              "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2, "occupancy": 0.8,
+              "spare_gpus": 8, "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
     values = {var.name: sample[var.name] for var in formula.variables}
     assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
 
@@ -87,3 +89,15 @@ def test_generated_problems_run():
         inputs = FAMILY.generate(random.Random(seed), catalog)
         assert FAMILY.run(inputs, catalog).values["ttft_ms"] > 0
         assert inputs["model"] in FAMILY.describe(inputs, catalog)
+
+
+def test_whole_fleet_cost_beside_the_single_node_figure():
+    v = disagg().values
+    # ⌈(16 prefill + 8 decode) ÷ 0.8⌉ + 8 spares = 38 cards × $3/h ÷ (10 req/s × 256 tok × 3,600 s) × 10^6.
+    assert v["fleet_gpus"] == 38
+    assert v["fleet_usd_per_mtok"] == pytest.approx(38 * 3.0 / (10 * 256 * 3600) * 1e6, rel=1e-12)
+    slo = FAMILIES["slo"].run({"context": 4096 + 256}).values
+    assert v["node_usd_per_mtok"] == pytest.approx(8 * 3.0 / (slo["tokens_per_s"] * 3600) * 1e6, rel=1e-12)
+    assert v["fleet_usd_per_mtok"] > 10 * v["node_usd_per_mtok"]
+    cheap = disagg(model="llama-3.1-8b", gpus=1, prompt_tokens=512, occupancy=1.0, spare_gpus=0).values
+    assert cheap["fleet_gpus"] == cheap["prefill_gpus"] + cheap["decode_gpus"]

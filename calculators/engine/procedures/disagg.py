@@ -43,6 +43,7 @@ from .family import Family
 from .inputs import GPU, KV_DTYPE, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, \
     resolve_model
 from .kv import kv_given, kv_per_token_spec
+from .disagg_cost import COST_INPUTS, COST_SPECS
 from .preempt import SWAP_IN_BITS
 from .roofline import draw_served_model
 from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
@@ -57,9 +58,10 @@ NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill 
 PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
                         minimum=0, maximum=1, exclusive_minimum=True)
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
-          TPOT_TARGET_MS, PREFILL_MFU)
+          TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
-             "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "disagg_pays")
+             "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "disagg_pays",
+             "fleet_gpus", "fleet_usd_per_mtok", "node_usd_per_mtok")
 # A transfer adding at most this share of the prefill time to the TTFT is cheap (the rule above).
 TRANSFER_BUDGET = 0.2
 
@@ -146,6 +148,7 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
                  {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}),
         StepSpec("disagg_pays", "Disaggregation pays (1) or not (0)", DISAGG_PAYS,
                  {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"}, rounding="floor"),
+        *COST_SPECS,
     ]
 
 
@@ -189,6 +192,8 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "prefill_mfu": inputs["prefill_mfu"], "network_gb_s": inputs["network_gb_s"], "rate": inputs["rate"],
         "output_tokens": inputs["output_tokens"], "decode_tok_s": slo.values["tokens_per_s"],
         "tpot_target_ms": inputs["tpot_target_ms"], "transfer_budget": TRANSFER_BUDGET,
+        "usd_per_gpu_hour": inputs["usd_per_gpu_hour"], "occupancy": inputs["occupancy"],
+        "spare_gpus": inputs["spare_gpus"],
     }
     result = run("disagg", inputs, disagg_specs(cfg), given, [], {"model_name": model_name})
     v = result.values
@@ -204,6 +209,10 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         f"Decode replicas use the slo family at the {inputs['tpot_target_ms']:g} ms target with every sequence at "
         f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} sequences, "
         f"{format_number(slo.values['tokens_per_s'], 'tok/s')} per replica.",
+        f"Whole fleet: {int(v['fleet_gpus']):,} cards ({int(v['prefill_gpus']):,} prefill + "
+        f"{int(v['decode_gpus']):,} decode at {inputs['occupancy']:g} occupancy, + {inputs['spare_gpus']:,} spares) "
+        f"cost {format_number(v['fleet_usd_per_mtok'], 'USD/Mtok')}; one decode replica at full occupancy, the "
+        f"single-node figure, would have quoted {format_number(v['node_usd_per_mtok'], 'USD/Mtok')}.",
     ] + list(cfg.notes)
     return result
 
