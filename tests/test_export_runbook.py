@@ -219,3 +219,41 @@ def test_a_database_never_migrated_gets_one_sentence_not_a_traceback(tmp_path):
     assert "The database has no runbook tables: run `manage.py migrate`, then `manage.py load_content`, first." \
         in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_driver_computes_the_serving_step_like_the_engine(tmp_path):
+    """DESIGN.md §12 in the offline driver: K/V replication and the ring's link (derived givens), tp's
+    settled degree and slo's largest batch, run by node and compared with the procedures."""
+    from calculators.engine.procedures import FAMILIES as ALL
+    from runbook.export.calculators import formulas_script, page_data
+
+    table = FormulaTable()
+    programs = build_programs(["decode", "ladder", "slo", "tp"], table)
+    cases = [
+        ("ladder", {"model": "llama-3.1-70b", "gpus": 16, "context": 131072}),
+        ("decode", {"model": "mixtral-8x7b-v0.1", "gpus": 2, "batch": 16, "context": 2048}),
+        ("decode", {"model": "llama-3.1-70b", "gpus": 16, "batch": 8, "context": 4096}),
+        ("slo", {}),
+        ("slo", {"model": "mixtral-8x7b-v0.1", "gpus": 4, "context": 4096}),
+        ("tp", {"model": "llama-3.1-405b", "context": 131072}),
+        ("tp", {"model": "llama-3.1-405b", "gpu": "a100-40gb"}),
+    ]
+    raws = []
+    for slug, given in cases:
+        inputs = ALL[slug].run(given).inputs  # the cleaned inputs, defaults applied, as the page sends them
+        raws.append((slug, inputs))
+    driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()
+    script = tmp_path / "compute.js"
+    script.write_text(
+        "global.window = {}; global.document = {readyState: 'complete', getElementById: () => null};\n"
+        + driver + "\n" + formulas_script(table) + "\nconst data = " + json.dumps(page_data(programs, table))
+        + ";\nconst cases = " + json.dumps(raws) + ";\n"
+        + "process.stdout.write(JSON.stringify(cases.map(([slug, raw]) => "
+          "window.OfflineCompute(data.programs[slug], raw, data).values)));\n")
+    shown = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
+    for (slug, inputs), values in zip(raws, shown):
+        expected = ALL[slug].run(inputs).values
+        assert set(values) == set(expected), slug
+        for key, value in expected.items():
+            assert values[key] == pytest.approx(value, rel=1e-9), (slug, inputs, key)

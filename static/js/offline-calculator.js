@@ -387,6 +387,9 @@
     });
   }
 
+  // The whole computation, exposed for the export's node test (tests/test_export_runbook.py).
+  window.OfflineCompute = function (program, raw, data) { return compute(program, raw, data); };
+
   function compute(program, raw, data) {
     runChecks(program, null, raw, null, null, data);
     var formulas = window.OfflineFormulas, resolved = resolve(program, raw, formulas);
