@@ -344,8 +344,10 @@ class _TextPrinter(StrPrinter):
         shown_exponent = self._print(exponent)
         if not (exponent.is_Symbol or (exponent.is_Integer and exponent >= 0)):
             shown_exponent = f"({shown_exponent})"
-        elif self._shown is not None and exponent.is_Symbol and not shown_exponent.isdigit():
-            shown_exponent = f"({shown_exponent})"  # a substituted 0.5 or −3 reads better bracketed
+        elif self._shown is not None and exponent.is_Symbol:
+            # A substituted exponent is always bracketed (0.5, −3 and 93 alike), as the offline driver's
+            # worked templates print it.
+            shown_exponent = f"({shown_exponent})"
         return f"{shown_base}^{shown_exponent}"
 
     def _print_Pi(self, expr):

@@ -92,13 +92,21 @@ JS_FUNCTIONS = {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor", "next_tp_degr
                 "largest_batch": "R.largestBatch"}
 # The refusals a procedure makes on its typed numbers, before or between its steps (in plain Python,
 # so they cannot be observed as tables): the driver implements each kind with the engine's sentence.
+# The degree rule (step_model.check_degree) reads the model's head counts from the tables: before
+# resolving where the procedure checks it first, after ("given") where a card's refusal comes first.
+_DEGREE = {"kind": "degree_rule"}
 CHECKS: dict[str, list[dict]] = {
-    "decode": [{"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high"}],  # decode.py
+    "decode": [{"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high"}, _DEGREE],  # decode.py
     "fleet": [{"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node"}],  # fleet.check_packing
-    "slo": [{"kind": "packing", "replica": "gpus", "node": "gpus_per_node"},
+    "kv": [_DEGREE],
+    "ladder": [_DEGREE],
+    "preempt": [{**_DEGREE, "after": "given"}],  # preempt.py refuses a card without PCIe first
+    "slo": [{"kind": "packing", "replica": "gpus", "node": "gpus_per_node"}, {**_DEGREE, "after": "given"},
             {"kind": "slo_feasible", "after": "max_batch"}],  # slo._check_feasible
     "tp": [{"kind": "power_of_two", "name": "gpus_per_node"}],  # tp.py run_tp
 }
+# The head counts the degree rule reads, tabulated for every family that checks it.
+DEGREE_GIVENS = {"heads", "kv_heads", "kv_lora_rank"}
 VERIFY_SAMPLES = 60
 TP_DEGREES_CHECKED = (1, 2, 4, 8, 16)
 RESCUE_TRIES = 200
@@ -443,6 +451,8 @@ class _Builder:
             return {"deps": deps, "cells": key_cells}
 
         settled = SETTLED.get(self.family.slug, ())
+        if any(check["kind"] == "degree_rule" for check in CHECKS.get(self.family.slug, [])):
+            used |= DEGREE_GIVENS & set(base_given)
         for key in used & set(DERIVED):  # the tabulated numbers a derived one reads
             used |= {sym.name for sym in DERIVED[key].free_symbols} & set(base_given)
         given = {key: given_entry(key) for key in sorted(used) if key not in DERIVED and key not in settled}

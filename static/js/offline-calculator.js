@@ -353,6 +353,23 @@
           ": use a size that divides the node or fills whole nodes.";
       }
     },
+    degree_rule: function (check, raw, values, given, data, program) {  // step_model.check_degree
+      var table = function (name) {
+        var entry = program.given[name], cell = entry && entry.cells[cellKey(entry.deps, raw)];
+        return typeof cell === "number" ? cell : undefined;
+      };
+      var d = raw.gpus, heads = table("heads"), kv = table("kv_heads"), rank = table("kv_lora_rank");
+      if (d === undefined || heads === undefined || kv === undefined) return;
+      var head = "gpus = " + d + ": a tensor-parallel degree of " + d + " ";
+      if (heads % d) {
+        return head + "does not divide the " + heads + " query heads (num_attention_heads); choose a divisor of " +
+          heads + ".";
+      }
+      if (!rank && kv % d && d % kv) {
+        return head + "neither divides the " + kv + " K/V heads (num_key_value_heads) nor is a multiple of them, " +
+          "so the heads cannot be spread evenly.";
+      }
+    },
     power_of_two: function (check, raw) {  // procedures/tp.py run_tp
       var n = raw[check.name];
       if (n & (n - 1)) return check.name + " must be a power of two (1, 2, 4, 8, 16 …), not " + n + ".";
@@ -382,7 +399,7 @@
   function runChecks(program, when, raw, values, given, data) {
     (program.checks || []).forEach(function (check) {
       if ((check.after || null) !== when) return;
-      var message = CHECKS[check.kind](check, raw, values, given, data);
+      var message = CHECKS[check.kind](check, raw, values, given, data, program);
       if (message) throw new Error(message);
     });
   }
@@ -393,6 +410,7 @@
   function compute(program, raw, data) {
     runChecks(program, null, raw, null, null, data);
     var formulas = window.OfflineFormulas, resolved = resolve(program, raw, formulas);
+    runChecks(program, "given", raw, null, resolved.given, data);
     var values = {}, rows = [];
     resolved.steps.forEach(function (step) {
       var bound = {};

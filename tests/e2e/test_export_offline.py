@@ -210,7 +210,11 @@ def test_every_calculator_agrees_with_the_engine_offline(exported, offline_page)
                 compared += 1
                 compared_here += 1
             assert compared_here >= MIN_COMPARED_PER_EMBED, f"{path.name}: only {compared_here} points for {family}"
-    assert families_seen == set(FAMILIES), f"families without an offline calculator: {set(FAMILIES) - families_seen}"
+    # disagg sizes its decode pool by running the slo family's batch search per input: no chapter embeds it
+    # offline (the page links to the site's calculator instead).
+    online_only = {"disagg"}
+    assert families_seen == set(FAMILIES) - online_only, \
+        f"families without an offline calculator: {set(FAMILIES) - online_only - families_seen}"
     from django.conf import settings
 
     sources = (settings.BASE_DIR / "fixtures" / "runbook").glob("*.md")
