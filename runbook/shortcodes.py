@@ -42,6 +42,9 @@ KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calc
 GPU_FIELDS = {
     "memory_mib": "MiB", "memory_gib": "GiB", "bandwidth_gb_s": "GB/s", "marketed_gb": "GB",
     "name": None, "memory_marketed": None,
+    # Links (DESIGN.md §12): cards in one NVLink domain, and per-direction link rates.
+    "nvlink_domain_gpus": "GPUs", "nvlink_gb_s_per_direction": "GB/s", "pcie_gb_s_per_direction": "GB/s",
+    "scale_out_gb_s": "GB/s",
 }
 
 
@@ -191,6 +194,10 @@ def _catalog_field(kind: str, target: str) -> Resolved:
         raise ShortcodeError(f"Unknown GPU field '{field}'; known: {', '.join(GPU_FIELDS)}, "
                              f"dense_tflops.<precision>, sparse_tflops.<precision>.")
     value, unit = getattr(item, field), GPU_FIELDS[field]
+    if value is None:
+        raise ShortcodeError(f"{item_id} has no {field} on record.")
+    if unit == "GPUs":
+        return Resolved(text=f"{value:,} GPU{'s' if value != 1 else ''}")
     if unit is None:
         return Resolved(text=str(value))
     if unit == "MiB":

@@ -115,6 +115,19 @@ class TestShortcodes:
 
         assert html == "<p>2 × 32 × 8 × 128 × 2 B = 131,072 B; 48.43 GiB; 3,350 GB/s; 32</p>\n"
 
+    def test_the_links_of_a_card_are_quoted_from_the_catalog(self):
+        # gpus.json: NVL72 racks put 72 cards in one NVLink domain at 900 GB/s per direction; an HGX H100
+        # node 8, with PCIe at 64 GB/s and 50 GB/s of scale-out per card.
+        html = html_of("{{gpu gb200-nvl72.nvlink_domain_gpus}}; {{gpu gb200-nvl72.nvlink_gb_s_per_direction}}; "
+                       "{{gpu h100-sxm5-80gb.nvlink_domain_gpus}}; {{gpu h100-sxm5-80gb.pcie_gb_s_per_direction}}; "
+                       "{{gpu h100-sxm5-80gb.scale_out_gb_s}}; {{gpu l4.nvlink_domain_gpus}}")
+
+        assert html == "<p>72 GPUs; 900 GB/s; 8 GPUs; 64 GB/s; 50 GB/s; 1 GPU</p>\n"
+
+    def test_a_link_the_catalog_does_not_record_is_an_error(self):
+        with pytest.raises(ShortcodeError, match="no scale_out_gb_s"):
+            html_of("{{gpu mi355x.scale_out_gb_s}}")
+
     def test_a_note_is_escaped_so_its_characters_stay_literal(self):
         note = resolve("note", "ladder.0").text
 

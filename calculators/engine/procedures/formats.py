@@ -12,7 +12,8 @@ bfloat16: fp32's exponent, 7 mantissa bits), fp8 E4M3 and E5M2 (the OCP 8-bit
 Floating Point Specification, OFP8 rev. 1.0, 2023), int8 and int4 (two's
 complement). E4M3 is the one float that breaks the IEEE pattern: it has no
 infinities and only one NaN mantissa pattern, so its top exponent code holds
-normal numbers and its largest value is 1.75 × 2^8 = 448 rather than 240.
+normal numbers and its largest value is 1.75 × 2^8 = 448 rather than the
+1.875 × 2^7 = 240 of an IEEE-style layout.
 
 Integers have no exponent and no fraction: they show 0 exponent bits and 0
 mantissa bits, ``max_normal`` is their largest value 2^(n−1) − 1,
@@ -253,8 +254,9 @@ def format_notes(fmt: NumberFormat, values: Mapping[str, float]) -> list[str]:
     if fmt.finite_only:
         notes.append(
             "OCP E4M3 has no infinities: only S.1111.111 is NaN, so the all-ones exponent code still holds "
-            "normal numbers and the largest is 1.110₂ × 2^(15 − 7) = 1.75 × 2^8 = 448. An IEEE-style layout "
-            "that kept that code for infinities would stop at 1.75 × 2^7 = 240."
+            "normal numbers and the largest is 1.110₂ × 2^(15 − 7) = 1.75 × 2^8 = 448 (mantissa 111 there is "
+            "the NaN). An IEEE-style layout that kept that code for infinities and NaNs would stop one code "
+            "lower, at 1.111₂ × 2^(14 − 7) = 1.875 × 2^7 = 240."
         )
     elif fmt.id == "fp8_e5m2":
         notes.append("E5M2 keeps IEEE's infinities and NaNs, so its largest value is 1.75 × 2^15 = 57,344: the "
