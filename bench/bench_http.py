@@ -143,9 +143,9 @@ def seed() -> dict:
     from django.utils import timezone
 
     from coaching.sample import cohort_with_progress
-    from drills.generation import create_problem
+    from drills.problems.generation import create_problem
     from drills.models import BankItem, Card
-    from drills.scheduling import add_to_deck
+    from drills.reviews.scheduling import add_to_deck
     from runbook.models import Chapter
 
     quiet = io.StringIO()

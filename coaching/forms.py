@@ -8,7 +8,7 @@ from django import forms
 from django.utils import timezone
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from drills.bank import item_title
+from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 
 from .services import CoachingError, parse_fixed_inputs, unknown_misconceptions

@@ -135,7 +135,7 @@ class SetEntry(models.Model):
     def label(self) -> str:
         if self.round_template_id:
             return f"Round: {self.round_template.title}"
-        from drills.bank import item_title
+        from drills.bank.services import item_title
 
         text = item_title(self.item, 90)
         if self.fixed_inputs:

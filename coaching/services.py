@@ -6,8 +6,8 @@
 - Assigning: :func:`assign` (items join the recipients' review decks; the
   e-mails are enqueued after commit), :func:`recipients`.
 - Doing the work: :func:`start_entry` (draws the problem, or starts the round
-  preset through :func:`drills.rounds.start_round`), :func:`start_timed` (a
-  time-limited assignment is sat as one timed round of ``drills.rounds``).
+  preset through :func:`drills.rounds.services.start_round`), :func:`start_timed` (a
+  time-limited assignment is sat as one timed round of ``drills.rounds.services``).
 - Status: :func:`progress_for` computes, in a bounded number of queries, each
   (assignment, candidate)'s status from their attempts, reviews and rounds.
 - Notices: :func:`send_notice` (idempotent), :func:`reminders_due`.
@@ -33,7 +33,7 @@ from django.utils.text import slugify
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.models import (Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, ReviewSettings,
                            Round, RoundItem, RoundTemplate)
-from drills.scheduling import add_to_deck
+from drills.reviews.scheduling import add_to_deck
 
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
 
@@ -156,7 +156,7 @@ def copy_item(coach, item: BankItem) -> BankItem:
 def parse_fixed_inputs(text: str, family: str) -> dict:
     """``{"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}`` checked against the family and the catalog."""
     from calculators.engine.procedures import FAMILIES
-    from drills.generation import create_problem
+    from drills.problems.generation import create_problem
 
     text = (text or "").strip()
     if not text:
@@ -269,8 +269,8 @@ def _entries(assignment: Assignment) -> list[SetEntry]:
 @transaction.atomic
 def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetime | None = None) -> str:
     """Where to go to do ``entry`` (untimed assignments): draws the problem or starts the round once."""
-    from drills.generation import create_problem
-    from drills.rounds import start_round
+    from drills.problems.generation import create_problem
+    from drills.rounds.services import start_round
 
     now = _now(now)
     if assignment.time_limit_s:
@@ -314,16 +314,16 @@ def _record_work(work, assignment, candidate, entry, now, **fields) -> Work:
 
 @transaction.atomic
 def start_timed(assignment: Assignment, candidate, now: datetime | None = None) -> Round:
-    """Sit a time-limited assignment as one timed round of ``drills.rounds`` (once; again returns it).
+    """Sit a time-limited assignment as one timed round of ``drills.rounds.services`` (once; again returns it).
 
-    ``drills.rounds.start_round`` draws from a template's slots and cannot take
+    ``drills.rounds.services.start_round`` draws from a template's slots and cannot take
     an explicit list of items, so the round is built here from the set's
-    entries (round presets among them drawn by ``drills.rounds.draw_items``),
+    entries (round presets among them drawn by ``drills.rounds.services.draw_items``),
     with the server's clock: the deadline is now plus the time limit. The
     rounds pages then run it (countdown, autosave, late flags, grading, FSRS).
     """
-    from drills.generation import create_problem
-    from drills.rounds import draw_items
+    from drills.problems.generation import create_problem
+    from drills.rounds.services import draw_items
 
     now = _now(now)
     if not assignment.time_limit_s:

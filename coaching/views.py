@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from drills.bank import item_title
+from drills.bank.services import item_title
 from drills.models import Attempt, BankItem, ReviewLog
 
 from . import dashboard, services
@@ -262,7 +262,7 @@ def set_new(request: HttpRequest) -> HttpResponse:
 def _set_page(request: HttpRequest, question_set: QuestionSet, form: SetForm | None = None,
               bound_add_form=None, status: int = 200) -> HttpResponse:
     """The set page; ``bound_add_form`` replaces its unbound twin so a rejected add keeps what was typed."""
-    from drills.rounds import sync_presets
+    from drills.rounds.services import sync_presets
 
     sync_presets()
     if form is None:

@@ -16,10 +16,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("calculators/", include("calculators.urls")),
-    path("drills/", include("drills.urls")),
-    path("", include("drills.urls_reviews")),
-    path("lab/", include("drills.urls_lab")),
-    path("rounds/", include("drills.urls_rounds")),
+    path("", include("drills.urls")),  # /drills/, /bank/, /review/, /progress/, /lab/, /rounds/
     path("", include("coaching.urls")),
     path("api/v1/", include("api.urls")),
     path("", include("runbook.urls")),

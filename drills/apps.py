@@ -13,7 +13,7 @@ class DrillsConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
         from runbook.signals import content_loaded
 
-        from .bank_templates import on_content_loaded
+        from drills.bank.problem_templates import on_content_loaded
         from .middleware import remember_time_zone_at_login
 
         content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")

@@ -2,7 +2,7 @@
 
 ``nightly_reviews`` is the beat job (``CELERY_BEAT_SCHEDULE`` in settings,
 hourly): it selects the candidates whose night or morning it is
-(:mod:`drills.nightly`) and enqueues one task per candidate and job, after
+(:mod:`drills.reviews.nightly`) and enqueues one task per candidate and job, after
 commit, through the outbox (:func:`outbox.services.enqueue`: kept if the broker
 is down), on the queue it was itself taken from. The per-candidate tasks take
 ids, are idempotent for a local day, and retry with exponential back-off on
@@ -19,7 +19,7 @@ from django.utils.dateparse import parse_datetime
 
 from outbox.services import enqueue
 
-from . import nightly
+from drills.reviews import nightly
 
 RETRY = {"autoretry_for": (OperationalError, InterfaceError, OSError), "retry_backoff": True,
          "retry_backoff_max": 600, "retry_jitter": True, "max_retries": 5, "acks_late": True}

@@ -1,18 +1,23 @@
-"""URLs of the ``drills`` app (DESIGN.md §10: ``/drills/<family>/new/`` and ``/drills/<family>/<id>/``)."""
+"""URLs of the ``drills`` app, mounted once at the site's root by :mod:`config.urls`.
 
-from django.urls import path
+Four namespaces, as before the app was split by concept: ``drills`` (the
+problems, design prompts and critique drills under ``/drills/``), ``reviews``
+(the bank, reviews and progress at the root), ``lab`` (``/lab/``) and
+``rounds`` (``/rounds/``).
+"""
 
-from . import views, views_design
+from django.urls import include, path
 
-app_name = "drills"
+from drills.bank import urls as bank_urls
+from drills.critique import urls as critique_urls
+from drills.problems import urls as problem_urls
+from drills.reviews import urls as review_urls
 
 urlpatterns = [
-    path("", views.index, name="index"),
-    # Design prompts and critique drills (before the families' patterns, which would claim the slugs).
-    path("design/<slug:slug>/", views_design.design, name="design"),
-    path("critique/<slug:slug>/", views_design.critique, name="critique"),
-    path("critique/<slug:slug>/attempts/<int:pk>/", views_design.critique_attempt, name="critique_attempt"),
-    path("critique/<slug:slug>/attempts/<int:pk>/assess/", views_design.critique_assess, name="critique_assess"),
-    path("<slug:family>/new/", views.new_problem, name="new"),
-    path("<slug:family>/<int:pk>/", views.problem, name="problem"),
+    # Design and critique slugs come before the families' patterns, which would claim them.
+    path("drills/", include(([*problem_urls.index, *critique_urls.urlpatterns, *problem_urls.urlpatterns],
+                             "drills"))),
+    path("", include(([*bank_urls.urlpatterns, *review_urls.urlpatterns], "reviews"))),
+    path("lab/", include("drills.lab.urls")),
+    path("rounds/", include("drills.rounds.urls")),
 ]

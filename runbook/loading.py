@@ -962,7 +962,7 @@ def _write(parsed: _Parsed, report: LoadReport) -> None:
             rows.append(row)  # the item computes its own search text when saved
         _sync(bank, rows, tally("questions", Tally()),
               scope=bank._default_manager.filter(author__isnull=True).exclude(source_path__startswith="critiques/")
-              .exclude(source_path__startswith="engine:"),  # problem templates: drills.bank_templates
+              .exclude(source_path__startswith="engine:"),  # problem templates: drills.bank.problem_templates
               protected=lambda item: item.author_id is not None, warnings=report.warnings)
     if parsed.critiques is not None and bank is not None:
         rows = [{**row, "chapter_id": None, "track": ""} for row in parsed.critiques]

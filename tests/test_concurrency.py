@@ -33,12 +33,12 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from drills.bank_templates import sync_problem_templates
+from drills.bank.problem_templates import sync_problem_templates
 from drills.models import (Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings, Round, RoundItem,
                            RoundTemplate)
-from drills.reviewing import UnreadableAnswers, problem_for, problem_seed, record_open_review, record_problem_review
-from drills.rounds import start_round, submit
-from drills.scheduling import add_to_deck
+from drills.reviews.services import UnreadableAnswers, problem_for, problem_seed, record_open_review, record_problem_review
+from drills.rounds.services import start_round, submit
+from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,7 +60,7 @@ def postgresql_only():
 
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
-    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+    monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
 def run_together(calls):

@@ -1,6 +1,6 @@
 """Critique drills: loaded from ``critiques/*.yaml``, graded, stored per candidate and self-assessed.
 
-The scoring rule (drills/critique.py): score = found ÷ planted − 0.1 × false flags, clamped to 0–1; a
+The scoring rule (drills/critique/services.py): score = found ÷ planted − 0.1 × false flags, clamped to 0–1; a
 flag on a line that only carries a planted error's consequence counts neither way.
 """
 
@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
-from drills.critique import FALSE_FLAG_PENALTY, grade_critique, read_flags
+from drills.critique.services import FALSE_FLAG_PENALTY, grade_critique, read_flags
 from drills.models import BankItem, CritiqueAttempt, CritiqueMark
 from runbook.loading import ContentError, load_content
 from runbook.shortcodes import resolve

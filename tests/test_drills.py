@@ -26,8 +26,8 @@ from django.utils.safestring import mark_safe
 
 from calculators.engine.catalog import default_catalog, gpu_from_entry
 from calculators.engine.procedures import FAMILIES
-from drills.forms import AnswerForm, DirectHiddenInput, DirectTextInput, sign_start
-from drills.generation import GENERATOR_VERSION, generate_inputs
+from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextInput, sign_start
+from drills.problems.generation import GENERATOR_VERSION, generate_inputs
 from drills.models import Attempt, ProblemInstance, StepAnswer
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
@@ -700,7 +700,7 @@ class TestSolvedOnce:
 
 
 def test_the_review_forms_hidden_inputs_are_byte_for_byte_djangos():
-    from drills.forms_reviews import OpenAnswerForm, RateForm
+    from drills.reviews.forms import OpenAnswerForm, RateForm
 
     for form in (OpenAnswerForm(initial={"version": 3, "started": "token:1"}),
                  RateForm(2, {"version": "-1", "started": "x\"<", "rating": "auto"})):

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from drills.generation import GENERATOR_VERSION
+from drills.problems.generation import GENERATOR_VERSION
 from drills.models import ProblemInstance
 
 REPO = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from drills.generation import generate_inputs
+from drills.problems.generation import generate_inputs
 from drills.models import Attempt
 
 BASE_DIR = Path(__file__).resolve().parent.parent

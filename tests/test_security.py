@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from drills.generation import GENERATOR_VERSION
+from drills.problems.generation import GENERATOR_VERSION
 from drills.models import BankItem, ProblemInstance
 
 pytestmark = pytest.mark.django_db

@@ -49,7 +49,7 @@ def item_name(thing, length: int = 80) -> str:
 
     Falls back to the kept ``item_slug`` when the item has since been removed from the bank.
     """
-    from drills.bank import item_name as name_of
+    from drills.bank.services import item_name as name_of
     from drills.models import BankItem
 
     item = thing if isinstance(thing, BankItem) else getattr(thing, "item", None)

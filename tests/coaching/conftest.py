@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 
 from coaching import services
 from coaching.models import QuestionSet
-from drills.bank_templates import sync_problem_templates
+from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
@@ -25,7 +25,7 @@ FIXED = {"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}
 
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
-    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+    monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
 def make_user(username: str, group_name: str):

@@ -15,10 +15,10 @@ from django.urls import reverse
 
 from coaching import services
 from coaching.models import QuestionSet
-from drills.grading import grade_problem, save_attempt
+from drills.problems.grading import grade_problem, save_attempt
 from drills.models import BankItem, Card, ProblemInstance, ReviewLog
-from drills.reviewing import record_open_review
-from drills.scheduling import add_to_deck
+from drills.reviews.services import record_open_review
+from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db
 

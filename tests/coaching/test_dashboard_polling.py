@@ -12,7 +12,7 @@ from django.utils import timezone
 from coaching.models import Assignment
 
 from drills.models import Card
-from drills.reviewing import record_open_review
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 from coaching import services
 from coaching.models import Assignment, Notice, QuestionSet, SetEntry
 from drills.models import Attempt, BankItem, Card
-from drills.reviewing import record_open_review
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 
@@ -188,7 +188,7 @@ def test_no_reminder_for_work_already_done(world, h):
     record_open_review(world.demo, card.pk, card.version, None, answer="x", ticked=[0, 1], now=world.T0)
     problem_url = services.start_entry(world.assignment, world.demo, world.set.entries.get(item=world.ladder),
                                        now=world.T0)
-    from drills.grading import grade_problem, save_attempt
+    from drills.problems.grading import grade_problem, save_attempt
     from drills.models import ProblemInstance
 
     problem = ProblemInstance.objects.get(pk=int(problem_url.rstrip("/").split("/")[-1]))

@@ -26,10 +26,10 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from coaching import services
-from drills.critique import grade_critique
-from drills.grading import grade_problem, save_attempt
+from drills.critique.services import grade_critique
+from drills.problems.grading import grade_problem, save_attempt
 from drills.models import (BankItem, Card, CritiqueAttempt, LabRun, ProblemInstance, Round)
-from drills.reviewing import record_open_review
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 

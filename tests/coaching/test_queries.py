@@ -9,9 +9,9 @@ from django.urls import reverse
 
 from coaching import services
 from coaching.models import Membership
-from drills.grading import grade_problem, save_attempt
+from drills.problems.grading import grade_problem, save_attempt
 from drills.models import Card
-from drills.reviewing import record_open_review
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 

@@ -119,7 +119,7 @@ def page(new_context):
 @pytest.fixture
 def reference_problem(content):
     """A ladder problem on the reference stack (53 users worst case, 191 paged)."""
-    from drills.generation import GENERATOR_VERSION
+    from drills.problems.generation import GENERATOR_VERSION
     from drills.models import ProblemInstance
 
     return ProblemInstance.objects.create(

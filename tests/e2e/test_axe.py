@@ -131,7 +131,7 @@ def people(transactional_db):
 def assigned_set(content, people):
     """A set of two bank items (an open question and a problem template) assigned to alice, due in a week."""
     from coaching.models import Assignment, QuestionSet, SetEntry
-    from drills.bank_templates import sync_problem_templates
+    from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem
 
     sync_problem_templates()
@@ -197,9 +197,9 @@ def test_public_pages_logged_out(content, live_server, page, reference_problem):
 
 def test_candidate_pages(live_server, page, people, assigned_set, reference_problem):
     from drills.models import BankItem
-    from drills.models_rounds import Round
-    from drills.rounds import start_round
-    from drills.scheduling import add_to_deck
+    from drills.rounds.models import Round
+    from drills.rounds.services import start_round
+    from drills.reviews.scheduling import add_to_deck
 
     _, candidate = people
     item = BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk").first()

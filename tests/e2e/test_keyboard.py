@@ -160,7 +160,7 @@ def test_ladder_problem_worked_from_the_keyboard(live_server, page, candidate, r
 
 def test_review_a_due_card_from_the_keyboard(content, live_server, page, candidate):
     from drills.models import BankItem, ReviewLog
-    from drills.scheduling import add_to_deck
+    from drills.reviews.scheduling import add_to_deck
 
     item = BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk").first()
     assert add_to_deck(candidate, [item]) == 1
@@ -197,8 +197,8 @@ def test_review_a_due_card_from_the_keyboard(content, live_server, page, candida
 
 
 def test_round_started_and_answered_from_the_keyboard(content, live_server, page, candidate):
-    from drills.bank_templates import sync_problem_templates
-    from drills.models_rounds import Round
+    from drills.bank.problem_templates import sync_problem_templates
+    from drills.rounds.models import Round
 
     sync_problem_templates()
     log_in(page, live_server.url, "alice", "/rounds/")

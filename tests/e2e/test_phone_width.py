@@ -112,9 +112,9 @@ def busy_candidate(content, people):
     """alice with two due cards, the problem templates synced for rounds, and an assignment from carol."""
     from coaching.models import QuestionSet
     from coaching.services import add_entry, assign
-    from drills.bank_templates import sync_problem_templates
+    from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem
-    from drills.scheduling import add_to_deck
+    from drills.reviews.scheduling import add_to_deck
 
     coach, candidate = people
     sync_problem_templates()
@@ -190,7 +190,7 @@ def test_coach_dashboard_fits_a_phone(live_server, new_context, busy_candidate):
 def reviewed_candidate(busy_candidate):
     """alice after reviewing her two due cards, with an interview date: every table of /progress/ has rows."""
     from drills.models import Card, ReviewLog, ReviewSettings
-    from drills.reviewing import record_open_review
+    from drills.reviews.services import record_open_review
 
     for card in Card.objects.filter(user=busy_candidate):
         record_open_review(busy_candidate, card.pk, card.version, ReviewLog.HARD, answer="KV heads.", ticked=[0])

@@ -26,7 +26,7 @@ def candidate(transactional_db):
 def two_due_cards(content, candidate):
     """Two open questions with rubrics, put in alice's deck through the product's own service (due at once)."""
     from drills.models import BankItem
-    from drills.scheduling import add_to_deck
+    from drills.reviews.scheduling import add_to_deck
 
     items = list(BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk")[:2])
     assert len(items) == 2
@@ -83,9 +83,9 @@ def test_review_two_due_cards(live_server, page, candidate, two_due_cards):
 @pytest.fixture
 def due_ladder(content, candidate):
     """The capacity ladder's problem template in alice's deck, due at once."""
-    from drills.bank_templates import sync_problem_templates
+    from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem, Card
-    from drills.scheduling import add_to_deck
+    from drills.reviews.scheduling import add_to_deck
 
     sync_problem_templates()  # what the load_content command does after loading the runbook
     item = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")

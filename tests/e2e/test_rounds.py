@@ -33,13 +33,13 @@ def remaining(page) -> int:
 @pytest.fixture
 def problem_templates(content):
     """The bank's problem templates (one per drill family), as the product syncs them after loading content."""
-    from drills.bank_templates import sync_problem_templates
+    from drills.bank.problem_templates import sync_problem_templates
 
     sync_problem_templates()
 
 
 def test_reload_mid_round_then_expire(live_server, page, candidate, problem_templates):
-    from drills.models_rounds import Round
+    from drills.rounds.models import Round
 
     log_in(page, live_server.url, "alice", "/rounds/")
     preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))

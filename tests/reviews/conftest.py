@@ -2,7 +2,7 @@
 
 ``bank`` holds chapter 06 (track B) with three open questions (rubrics of 4, 3
 and 2 points) and chapter 04 (track B) with one, plus the seventeen problem
-templates of :func:`drills.bank_templates.sync_problem_templates`. Intervals are
+templates of :func:`drills.bank.problem_templates.sync_problem_templates`. Intervals are
 not fuzzed here, so every due date is exact.
 """
 
@@ -13,7 +13,7 @@ from datetime import datetime, timezone as dt_timezone
 import pytest
 from django.contrib.auth import get_user_model
 
-from drills.bank_templates import sync_problem_templates
+from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem, ReviewSettings
 from runbook.models import Chapter
 
@@ -23,7 +23,7 @@ T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
 
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
-    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+    monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
 def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:

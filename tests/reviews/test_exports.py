@@ -13,11 +13,11 @@ import pytest
 from django.core.management import call_command
 
 from calculators.engine.procedures import FAMILIES
-from drills.bank_templates import sync_problem_templates, time_box_s
-from drills.exports import DECK_COLUMNS, HISTORY_COLUMNS
+from drills.bank.problem_templates import sync_problem_templates, time_box_s
+from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.models import BankItem, Card
-from drills.reviewing import record_open_review, record_problem_review, problem_for
-from drills.scheduling import GOOD, add_to_deck
+from drills.reviews.services import record_open_review, record_problem_review, problem_for
+from drills.reviews.scheduling import GOOD, add_to_deck
 
 
 def rows(response) -> list[dict]:

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 
 from drills.models import Attempt, Card, ProblemInstance, ReviewLog, StepAnswer
-from drills.progress import progress_for
-from drills.reviewing import problem_for, problem_seed, record_open_review, record_problem_review
-from drills.scheduling import EASY, GOOD, add_to_deck, chapter_items, due_forecast, due_queue
+from drills.reviews.progress import progress_for
+from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
+from drills.reviews.scheduling import EASY, GOOD, add_to_deck, chapter_items, due_forecast, due_queue
 
 UTC = dt_timezone.utc
 
@@ -235,6 +235,6 @@ def test_review_logs_are_append_only(bank, candidate, h):
     ({date(2026, 3, d) for d in (2, 3, 4, 5)}, date(2026, 3, 8), (0, 4)),      # broken two days ago
 ])
 def test_streaks(days, today, expected):
-    from drills.progress import streaks
+    from drills.reviews.progress import streaks
 
     assert streaks(days, today) == expected

@@ -10,7 +10,7 @@ from datetime import date, datetime, timezone as dt_timezone
 import pytest
 
 from drills.models import ReviewSettings
-from drills.scheduling import add_to_deck
+from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db
 

@@ -18,10 +18,11 @@ from django.db import connection
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from config.celery import app as celery_app
-from drills import nightly, tasks
+from drills import tasks
+from drills.reviews import nightly
 from drills.models import Card, ReviewLog, ReviewSettings
-from drills.reviewing import record_open_review
-from drills.scheduling import GOOD, add_to_deck, scheduler_for
+from drills.reviews.services import record_open_review
+from drills.reviews.scheduling import GOOD, add_to_deck, scheduler_for
 
 UTC = dt_timezone.utc
 BASE_DIR = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
-from drills.reviewing import problem_for, record_open_review
-from drills.scheduling import GOOD, RATING_RULE, add_to_deck
+from drills.reviews.services import problem_for, record_open_review
+from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck
 
 
 def hidden(html: str, name: str) -> str:

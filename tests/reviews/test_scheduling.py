@@ -9,7 +9,7 @@ import pytest
 from fsrs import Scheduler
 
 from drills.models import Card, ReviewLog
-from drills.scheduling import (AGAIN, EASY, GOOD, HARD, add_to_deck, chapter_items, day_bounds, due_forecast,
+from drills.reviews.scheduling import (AGAIN, EASY, GOOD, HARD, add_to_deck, chapter_items, day_bounds, due_forecast,
                                due_queue, horizon, interview_start, local_today, rating_for_problem,
                                rating_for_rubric, remove_from_deck, retention_on_day, schedule, track_items)
 
@@ -168,7 +168,7 @@ class TestInterviewDate:
         card = _reviewed(candidate, bank["ridge"], stability=2.0, last_review=h.T0 - timedelta(days=2), due=h.T0)
         # A scheduler aiming lower (0.70) gives S = 7.76 days and a due date in May, well past the day, where
         # recall would be (1 + 0.98035 · 17/7.76)^-0.1542 = 0.84, under the 0.95 the candidate asked for.
-        monkeypatch.setattr("drills.scheduling.scheduler_for",
+        monkeypatch.setattr("drills.reviews.scheduling.scheduler_for",
                             lambda settings, fuzz=None: Scheduler(desired_retention=0.7, enable_fuzzing=False))
         scheduled = schedule(card, GOOD, row, h.T0)
         # The interview day starts at midnight UTC (the candidate's zone): the card comes back a day before.

@@ -18,10 +18,10 @@ import pytest
 from django.utils import timezone
 from django.utils.html import escape
 
-from drills.forms import sign_start
+from drills.problems.forms import sign_start
 from drills.models import Attempt, Card, ReviewLog, StepAnswer
-from drills.reviewing import UnreadableAnswers, problem_for, record_problem_review
-from drills.scheduling import AGAIN, EASY, HARD, add_to_deck
+from drills.reviews.services import UnreadableAnswers, problem_for, record_problem_review
+from drills.reviews.scheduling import AGAIN, EASY, HARD, add_to_deck
 
 SEVEN_O = "Could not read '7O GiB': 'O' is not a unit I know; this step expects a memory size in GiB"
 COMMA = ("Could not read '65,5': commas only separate groups of three digits, as in 1,024; for a decimal, "

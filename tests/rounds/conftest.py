@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth import get_user_model
 
-from drills.bank_templates import sync_problem_templates
+from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
 from runbook.models import Chapter
 
@@ -23,7 +23,7 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
 
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
-    monkeypatch.setattr("drills.scheduling.FUZZ", False)
+    monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
 def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:

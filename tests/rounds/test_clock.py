@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from drills.models import Attempt, Round, RoundItem
-from drills.rounds import autosave, close_if_due, start_round, submit
+from drills.rounds.services import autosave, close_if_due, start_round, submit
 
 pytestmark = pytest.mark.django_db
 

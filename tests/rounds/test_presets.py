@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from drills.models import Attempt, Card, CritiqueAttempt, Round, RoundTemplate, StepAnswer
-from drills.reviewing import record_open_review
-from drills.rounds import PRESETS, preset, sync_presets
-from drills.scheduling import add_to_deck
+from drills.reviews.services import record_open_review
+from drills.rounds.services import PRESETS, preset, sync_presets
+from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +57,7 @@ def test_each_preset_starts_in_one_click_and_is_sat_end_to_end(candidate_client,
 
 
 def test_the_presets_draw_the_kinds_the_issue_names(candidate, bank, h):
-    from drills.rounds import start_round
+    from drills.rounds.services import start_round
 
     kinds = lambda r: [(i.kind, i.item.family or "") for i in r.items.select_related("item")]  # noqa: E731
     assert kinds(start_round(candidate, "capacity", h.T0)) == [("problem", "ladder")]
@@ -74,7 +74,7 @@ def test_the_presets_draw_the_kinds_the_issue_names(candidate, bank, h):
 def test_weak_spots_draws_from_misconceptions_and_low_retention_and_is_sat_end_to_end(
         candidate_client, candidate, bank, clock, h):
     # A ladder attempt that named a misconception, and two reviewed cards, one nearly forgotten.
-    from drills.generation import create_problem
+    from drills.problems.generation import create_problem
 
     problem = create_problem("roofline", seed=1, user=candidate)
     attempt = Attempt.objects.create(problem=problem, user=candidate, score=0.5)

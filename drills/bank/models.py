@@ -1,0 +1,99 @@
+"""The question bank's items: open questions, problem templates, critique drills and design prompts."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class BankItemQuerySet(models.QuerySet):
+    def published(self) -> "BankItemQuerySet":
+        """Items candidates may see."""
+        return self.filter(published=True)
+
+    def visible_to(self, user) -> "BankItemQuerySet":
+        """Published items, plus (for a candidate) items authored by a coach of a cohort they are in now,
+        (for a coach) their own items, and (for staff) everything."""
+        if user is not None and getattr(user, "is_staff", False):
+            return self.all()
+        if user is None or not user.is_authenticated:
+            return self.published()
+        from django.contrib.auth import get_user_model
+
+        coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
+        return self.filter(models.Q(published=True) | models.Q(author=user) | models.Q(author__in=coaches))
+
+    def from_fixtures(self) -> "BankItemQuerySet":
+        """Items loaded by ``load_content`` (no author), which a reload may update or remove."""
+        return self.filter(author__isnull=True)
+
+
+class BankItem(models.Model):
+    """A question of the bank: prompt, model answer (Markdown with shortcodes) and rubric points.
+
+    Items with no ``author`` come from ``fixtures/questions/`` and are kept in
+    step with the files by ``load_content``; items a coach writes carry the
+    coach as ``author`` and are never touched by a reload. A chapter's
+    questions are ``chapter.questions``.
+    """
+
+    OPEN, PROBLEM, CRITIQUE, DESIGN = "open", "problem", "critique", "design"
+    KINDS = [(OPEN, "Open question"), (PROBLEM, "Problem template"), (CRITIQUE, "Critique drill"),
+             (DESIGN, "Design prompt")]
+    DIFFICULTIES = [(1, "Warm-up"), (2, "Core"), (3, "Stretch")]
+    ROLES = ("architect", "engineer", "manager")
+
+    kind = models.CharField(max_length=10, choices=KINDS, default=OPEN)
+    slug = models.SlugField(max_length=120, unique=True)
+    prompt = models.TextField(help_text="Markdown.")
+    model_answer = models.TextField(help_text="Markdown; shortcodes allowed.")
+    rubric = models.JSONField(default=list, blank=True, help_text="The points a good answer makes.")
+    chapter = models.ForeignKey("runbook.Chapter", null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="questions")
+    track = models.CharField(max_length=1, blank=True, help_text="The chapter's track, A–E.")
+    topic = models.CharField(max_length=80, blank=True)
+    difficulty = models.PositiveSmallIntegerField(choices=DIFFICULTIES, default=2)
+    roles = models.JSONField(default=list, blank=True, help_text="architect, engineer, manager.")
+    misconceptions = models.JSONField(default=list, blank=True, help_text="Misconception ids it probes.")
+    family = models.CharField(max_length=32, blank=True,
+                              help_text="Problem templates: the calculator family whose problems it draws.")
+    fixed_inputs = models.JSONField(default=dict, blank=True,
+                                    help_text="Problem templates: inputs held fixed, e.g. {\"model\": \"llama-3.1-70b\"}.")
+    details = models.JSONField(default=dict, blank=True,
+                               help_text="Design prompts: levels, follow-ups, numbers, resources. "
+                                         "Critique drills: the document's lines and planted errors.")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="bank_items", help_text="Empty for items loaded from fixtures.")
+    published = models.BooleanField(default=True)
+    position = models.PositiveSmallIntegerField(default=0, help_text="Order within the chapter.")
+    source_path = models.CharField(max_length=300, blank=True)
+    search_text = models.TextField(blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = BankItemQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["chapter__number", "position", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def from_fixtures(self) -> bool:
+        return self.author_id is None
+
+    def save(self, *args, **kwargs):
+        self.search_text = self.plain_text()
+        super().save(*args, **kwargs)
+
+    def plain_text(self) -> str:
+        """Prompt, model answer and rubric as a reader sees them (numbers filled in), for search."""
+        from runbook.content import plain_text
+        from runbook.shortcodes import ShortcodeError
+
+        parts = [self.prompt, self.model_answer, *[str(point) for point in self.rubric or ()]]
+        try:
+            return "\n".join(plain_text(part) for part in parts if part)
+        except ShortcodeError:
+            return "\n".join(part for part in parts if part)

@@ -1,0 +1,121 @@
+"""Problem templates in the question bank: one item of kind ``problem`` per drill family.
+
+:func:`sync_problem_templates` makes the bank hold exactly one template per
+calculator family that has a problem generator (``FAMILIES`` entries with
+``generate``): created or updated by slug (the family's slug, DESIGN.md §10),
+with the family's title, summary and steps, the chapter that teaches it (when
+that chapter is written) and a time box. ``load_content`` calls it after
+loading the content files, through :data:`runbook.signals.content_loaded`; a
+second run changes nothing. Templates carry ``source_path = "engine:<family>"``
+so the content loader leaves them alone.
+
+Reviewing a template draws a fresh seeded variant (:mod:`drills.reviews.services`),
+so the candidate rehearses the skill, not a remembered number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from calculators.engine.catalog import default_catalog
+
+from drills.problems.generation import drill_families, generate_inputs
+from drills.models import BankItem
+
+SOURCE_PREFIX = "engine:"
+SECONDS_PER_STEP = 45
+MIN_TIME_BOX_S = 120
+
+# The chapter that teaches each family (used only when that chapter is written).
+FAMILY_CHAPTERS = {
+    "ladder": "06-kv-cache", "kv": "06-kv-cache", "params": "02-forward-pass", "weights": "09-number-formats",
+    "roofline": "04-gpu-roofline", "decode": "05-prefill-and-decode", "prefill": "05-prefill-and-decode",
+    "prefix": "10-paged-memory-and-prefix-caching", "slo": "14-capacity-planning", "fleet": "14-capacity-planning",
+    "spec": "13-speculative-and-constrained", "cost": "14-capacity-planning", "formats": "09-number-formats",
+    "tp": "11-multi-gpu", "moe": "02-forward-pass", "rope": "08-rope-and-long-context", "lora": "12-engines",
+}
+DIFFICULTY = {"params": 1, "formats": 1, "kv": 1, "weights": 1, "tp": 3, "moe": 3, "slo": 3, "lora": 3, "prefix": 3}
+ROLES = {"ladder": ["architect", "engineer", "manager"], "fleet": ["architect", "manager"],
+         "cost": ["architect", "manager"]}
+
+
+@dataclass
+class TemplateTally:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
+
+
+def time_box_s(step_count: int) -> int:
+    """The time box of a problem of ``step_count`` steps: 45 s a step, at least 2 minutes, in half minutes."""
+    return max(MIN_TIME_BOX_S, math.ceil(step_count * SECONDS_PER_STEP / 30) * 30)
+
+
+def _template_row(family, chapters: dict) -> dict:
+    """The bank item's fields for one family (its steps read from a sample problem, seed 0)."""
+    result = family.run(generate_inputs(family.slug, 0, default_catalog()), default_catalog())
+    steps = "\n".join(f"{index}. **{spec.label}** (in {spec.unit}): `{spec.key} = {spec.formula.text}`"
+                      for index, spec in enumerate(result.specs, start=1))
+    chapter = chapters.get(FAMILY_CHAPTERS.get(family.slug, ""))
+    box = time_box_s(len(result.specs))
+    return {
+        "kind": BankItem.PROBLEM,
+        "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
+                   "new numbers; work every step on paper, then type your values."),
+        "model_answer": f"The steps, in order:\n\n{steps}",
+        "rubric": [f"{spec.label} ({spec.unit})" for spec in result.specs],
+        "chapter_id": chapter.pk if chapter else None,
+        "track": chapter.track if chapter else "",
+        "topic": family.title.lower(),
+        "difficulty": DIFFICULTY.get(family.slug, 2),
+        "roles": ROLES.get(family.slug, ["architect", "engineer"]),
+        "misconceptions": [],
+        "family": family.slug,
+        "fixed_inputs": {},
+        "details": {"time_box_s": box, "steps": len(result.specs)},
+        "published": True,
+        "position": 900 + family.order,
+        "source_path": f"{SOURCE_PREFIX}{family.slug}",
+    }
+
+
+def sync_problem_templates() -> TemplateTally:
+    """Create or update the bank's problem templates, one per drill family; idempotent."""
+    from runbook.models import Chapter
+
+    chapters = {chapter.slug: chapter for chapter in Chapter.objects.all()}
+    tally = TemplateTally()
+    for family in drill_families():
+        row = _template_row(family, chapters)
+        item = BankItem.objects.filter(slug=family.slug).first()
+        if item is None:
+            BankItem.objects.create(slug=family.slug, **row)
+            tally.created += 1
+            continue
+        if item.author_id is not None or not item.source_path.startswith(SOURCE_PREFIX):
+            continue  # an item a coach (or a content file) wrote under this slug stays as it is
+        changed = [name for name, value in row.items() if getattr(item, name) != value]
+        if changed:
+            for name in changed:
+                setattr(item, name, row[name])
+            item.save()
+            tally.updated += 1
+        else:
+            tally.unchanged += 1
+    # A family that lost its generator keeps its item (and the decks holding it), unpublished.
+    slugs = [family.slug for family in drill_families()]
+    BankItem.objects.filter(source_path__startswith=SOURCE_PREFIX, author__isnull=True, published=True).exclude(
+        slug__in=slugs).update(published=False)
+    return tally
+
+
+def on_content_loaded(sender, stdout=None, **kwargs) -> str:
+    """Receiver of :data:`runbook.signals.content_loaded`: sync the templates and report the counts."""
+    line = f"problem templates  {sync_problem_templates()}"
+    if stdout is not None:
+        stdout.write(line)
+    return line

@@ -1,0 +1,132 @@
+"""Design-interview pages: the senior-staff design prompts, and the design-doc critique drills.
+
+A design prompt's page shows the prompt, then reveals the numbers, the levels,
+the follow-ups and the reading behind it. A critique drill shows a numbered
+design document; the candidate flags lines and says why, and the drill grades
+the flags (:mod:`drills.critique.services`). A logged-in candidate's attempt is stored and
+shown at its own address, where the candidate rates their reasons against the
+planted explanations. Plain form posts work without JavaScript; with htmx the
+drill is swapped in place.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from runbook.models import Resource
+
+from drills.critique.services import RULE, SELF_RATINGS, CritiqueGrade, grade_critique, read_flags
+from drills.problems.forms import read_start, sign_start
+from drills.models import BankItem, CritiqueAttempt, CritiqueMark
+
+
+def _item(slug: str, kind: str) -> BankItem:
+    try:
+        return BankItem.objects.published().get(slug=slug, kind=kind)
+    except BankItem.DoesNotExist:
+        raise Http404(f"No {kind} item '{slug}'.") from None
+
+
+@require_safe
+def design(request: HttpRequest, slug: str) -> HttpResponse:
+    """A design prompt: the prompt first, then levels, follow-ups, numbers and resources behind <details>."""
+    item = _item(slug, BankItem.DESIGN)
+    details = item.details or {}
+    wanted = details.get("resources", [])
+    found = {r.slug: r for r in Resource.objects.filter(slug__in=wanted).select_related("stage")}
+    resources = [found[slug] for slug in wanted if slug in found]
+    levels = [(level, title, details.get("levels", {}).get(level, [])) for level, title in
+              (("mid", "Mid-level"), ("senior", "Senior"), ("staff", "Staff and above"))]
+    others = BankItem.objects.published().filter(kind=BankItem.DESIGN).exclude(pk=item.pk).order_by("position", "slug")
+    context = {"item": item, "details": details, "levels": levels, "resources": resources, "others": others}
+    return render(request, "drills/design.html", context)
+
+
+def _rows(lines: list[str], grade: CritiqueGrade | None, flags: dict[int, str]) -> list[dict]:
+    carried_from = {}
+    if grade is not None:
+        for planted in grade.planted:
+            for number in planted.carried:
+                carried_from[number] = planted.line
+    return [{"number": number, "text": text, "flagged": number in flags, "why": flags.get(number, ""),
+             "status": grade.status_of(number) if grade else "", "carried_from": carried_from.get(number)}
+            for number, text in enumerate(lines, start=1)]
+
+
+def _context(item: BankItem, grade: CritiqueGrade | None, flags: dict[int, str], attempt=None) -> dict:
+    details = item.details or {}
+    lines = grade.lines if grade is not None else details.get("lines", [])
+    ratings = {}
+    if attempt is not None:
+        ratings = {mark.line: mark.self_rating for mark in attempt.marks.all()}
+    return {
+        "item": item, "title": details.get("title") or item.slug, "rows": _rows(lines, grade, flags),
+        "grade": grade, "attempt": attempt, "rule": RULE, "self_ratings": SELF_RATINGS, "ratings": ratings,
+        "started": sign_start(timezone.now()),
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def critique(request: HttpRequest, slug: str) -> HttpResponse:
+    """A critique drill; on POST grade the flagged lines (stored for a logged-in candidate)."""
+    item = _item(slug, BankItem.CRITIQUE)
+    details = item.details or {}
+    if request.method == "GET":
+        context = _context(item, None, {})
+        context["recent"] = CritiqueAttempt.objects.of(request.user).filter(item=item)[:5]
+        return render(request, "drills/critique.html", context)
+    flags = read_flags(details.get("lines", []), request.POST.getlist("flag"),
+                       {key[4:]: value for key, value in request.POST.items() if key.startswith("why_")})
+    grade = grade_critique(details, flags)
+    attempt = None
+    if request.user.is_authenticated:
+        started = read_start(request.POST.get("started", ""))
+        now = timezone.now()
+        taken = (now - started).total_seconds() if started and started <= now else None
+        attempt = CritiqueAttempt.record(item, request.user, grade, started_at=started, time_taken_s=taken)
+        if not request.htmx:
+            return redirect(attempt)
+    context = _context(item, grade, flags, attempt)
+    template = "drills/critique.html#drill" if request.htmx else "drills/critique.html"
+    return render(request, template, context)
+
+
+@login_required
+@require_safe
+def critique_attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """A stored attempt, graded again from its own snapshot (the candidate's own attempts only)."""
+    attempt = get_object_or_404(CritiqueAttempt.objects.of(request.user).select_related("item"), pk=pk,
+                                item__slug=slug)
+    grade = attempt.grade()
+    context = _context(attempt.item, grade, {int(k): v for k, v in attempt.flags.items()}, attempt)
+    context["recent"] = CritiqueAttempt.objects.of(request.user).filter(item=attempt.item)[:5]
+    return render(request, "drills/critique.html", context)
+
+
+@login_required
+@require_POST
+def critique_assess(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Save the candidate's self-assessment of each found error (got it / partly / no)."""
+    attempt = get_object_or_404(CritiqueAttempt.objects.of(request.user).select_related("item"), pk=pk,
+                                item__slug=slug)
+    allowed = {value for value, _ in SELF_RATINGS}
+    changed = []
+    for mark in attempt.marks.filter(outcome=CritiqueMark.FOUND):
+        value = request.POST.get(f"rating_{mark.line}", "")
+        if value in allowed and value != mark.self_rating:
+            mark.self_rating = value
+            changed.append(mark)
+    CritiqueMark.objects.bulk_update(changed, ["self_rating"])
+    if changed or attempt.assessed_at is None:
+        attempt.assessed_at = timezone.now()
+        attempt.save(update_fields=["assessed_at"])
+    if not request.htmx:
+        return redirect(attempt.get_absolute_url() + "#assess")
+    grade = attempt.grade()
+    context = _context(attempt.item, grade, {int(k): v for k, v in attempt.flags.items()}, attempt)
+    context["assessed_now"] = True
+    return render(request, "drills/critique.html#assess", context)

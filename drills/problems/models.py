@@ -1,0 +1,132 @@
+"""Problem instances, attempts and per-step grades.
+
+A problem instance is (family, seed) plus the generator's version; it stores
+its resolved inputs and the catalog entries it was drawn from, so it shows the
+same numbers every time it is opened, even after the catalog changes, and a
+grade can be recomputed. An attempt stores what a logged-in candidate typed per
+step, the parsed value, the verdict and the time taken.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+
+from calculators.engine.catalog import catalog_from_entries
+from calculators.engine.procedures import FAMILIES, Result
+
+
+class ProblemInstance(models.Model):
+    """One randomized problem of a calculator family.
+
+    ``inputs`` are the family's snake-case inputs (``model`` is a catalog id);
+    ``snapshot`` holds the raw ``models.json``/``gpus.json`` objects used, as
+    ``{"models": [...], "gpus": [...]}``.
+    """
+
+    family = models.CharField(max_length=32, db_index=True)
+    seed = models.BigIntegerField()
+    generator_version = models.PositiveSmallIntegerField()
+    inputs = models.JSONField()
+    snapshot = models.JSONField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.family} #{self.pk} (seed {self.seed})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("drills:problem", args=[self.family, self.pk])
+
+    @property
+    def family_info(self):
+        """The engine's :class:`~calculators.engine.procedures.Family`."""
+        return FAMILIES[self.family]
+
+    def solve(self) -> Result:
+        """The right answers, computed from the stored inputs and catalog snapshot.
+
+        Kept in this process for the last :data:`SOLVED_MEMO_SIZE` problems: a
+        graded submission needs the steps twice (the form and the grader), and
+        every submission and every view of a problem used to run the procedure
+        (and format its worked substitutions) again for the same numbers. Treat
+        the result as read-only.
+        """
+        key = (self.family, repr(self.inputs), repr(self.snapshot))
+        return _solve(_Solvable(key, self.family, self.inputs, self.snapshot))
+
+
+# How many solved problems each process keeps (a Result is a few kB: 256 of them is under a megabyte).
+SOLVED_MEMO_SIZE = 256
+
+
+class _Solvable:
+    """A problem's family, inputs and snapshot, hashed and compared by their ``repr`` (dicts are unhashable)."""
+
+    __slots__ = ("key", "family", "inputs", "snapshot")
+
+    def __init__(self, key, family, inputs, snapshot):
+        self.key, self.family, self.inputs, self.snapshot = key, family, inputs, snapshot
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Solvable) and self.key == other.key
+
+
+@lru_cache(maxsize=SOLVED_MEMO_SIZE)
+def _solve(problem: _Solvable) -> Result:
+    catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+    return FAMILIES[problem.family].run(dict(problem.inputs), catalog)
+
+
+class Attempt(models.Model):
+    """A candidate's submitted answers to one problem, graded step by step."""
+
+    problem = models.ForeignKey(ProblemInstance, on_delete=models.CASCADE, related_name="attempts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
+    score = models.FloatField(help_text="Mean credit over the steps, 0 to 1.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    time_taken_s = models.FloatField(null=True, blank=True, help_text="Seconds from page load to submission.")
+
+    class Meta:
+        ordering = ["-submitted_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.problem}: {self.score:.0%}"
+
+
+class StepAnswer(models.Model):
+    """One step of an attempt: the raw text, what was read, and the verdict."""
+
+    VERDICTS = [(v, v.replace("_", " ")) for v in
+                ("correct", "carried_forward", "close", "misconception", "impossible", "wrong", "unreadable")]
+
+    attempt = models.ForeignKey(Attempt, on_delete=models.CASCADE, related_name="steps")
+    position = models.PositiveSmallIntegerField()
+    key = models.CharField(max_length=64)
+    unit = models.CharField(max_length=16)
+    raw_input = models.TextField(blank=True)
+    parsed_value = models.FloatField(null=True, blank=True)
+    verdict = models.CharField(max_length=20, choices=VERDICTS)
+    credit = models.FloatField()
+    misconception = models.CharField(max_length=64, blank=True)
+    expected = models.FloatField()
+    carried_expected = models.FloatField(null=True, blank=True)
+    message = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["attempt", "position"]
+        constraints = [models.UniqueConstraint(fields=["attempt", "key"], name="one_answer_per_step")]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.verdict}"

@@ -1,0 +1,55 @@
+"""What a problem page says: the statement and the facts the candidate works from."""
+
+from __future__ import annotations
+
+import json
+
+from calculators.engine.catalog import catalog_from_entries
+from calculators.engine.dtypes import NOMINAL_BITS
+from calculators.engine.procedures import Result
+
+from drills.models import ProblemInstance
+
+# config.json keys worth showing, in reading order (Hugging Face, Falcon RW and
+# DeepSeek inference spellings).
+CONFIG_KEYS = (
+    "architectures", "model_type", "num_hidden_layers", "n_layer", "n_layers", "num_attention_heads",
+    "n_head", "n_heads", "num_key_value_heads", "multi_query", "new_decoder_architecture", "parallel_attn",
+    "hidden_size", "dim", "head_dim", "intermediate_size", "inter_dim", "vocab_size", "tie_word_embeddings",
+    "attention_bias", "bias", "sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
+    "num_local_experts", "n_routed_experts", "num_experts_per_tok", "n_activated_experts", "n_shared_experts",
+    "moe_intermediate_size", "moe_inter_dim", "first_k_dense_replace", "n_dense_layers", "q_lora_rank",
+    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "max_position_embeddings",
+    "rope_theta", "rope_scaling", "partial_rotary_factor",
+)
+
+
+def statement(problem: ProblemInstance, solution: Result) -> str:
+    """The problem in one paragraph, in the words an interviewer would use (``Family.describe``)."""
+    family = problem.family_info
+    catalog = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+    if family.describe is None:
+        return f"Work the steps of the {family.title.lower()} for these inputs: {solution.inputs}."
+    return family.describe(dict(problem.inputs), catalog)
+
+
+def problem_facts(problem: ProblemInstance) -> dict:
+    """The config fields and card figures shown beside a problem.
+
+    Returns ``{"config": [(key, value)], "raw_config": dict, "gpu": {...} | None,
+    "widths": [(precision, bytes per value)]}``.
+    """
+    entry = problem.snapshot["models"][0] if problem.snapshot.get("models") else {}
+    raw = entry.get("config") or entry.get("config_inference_format") or {}
+    config = [(key, json.dumps(raw[key])) for key in CONFIG_KEYS if key in raw and raw[key] is not None]
+    gpu = None
+    if problem.snapshot.get("gpus"):
+        card = catalog_from_entries([], problem.snapshot["gpus"]).gpu(problem.inputs["gpu"])
+        gpu = {"name": card.name, "memory_note": card.memory_note, "memory_mib": card.memory_mib,
+               "from_driver": card.memory_from_driver, "bandwidth_gb_s": card.bandwidth_gb_s,
+               "dense_tflops": [(p, v) for p, v in card.dense_tflops.items() if v],
+               "sparse_bf16": card.sparse_tflops.get("bf16")}
+    widths = sorted({(k, NOMINAL_BITS[k] / 8) for k in ("fp32", "bf16", "fp16", "fp8", "int8")},
+                    key=lambda kv: -kv[1])
+    return {"config": config, "raw_config": raw, "gpu": gpu, "widths": widths,
+            "family_note": entry.get("attention", "")}

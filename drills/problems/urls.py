@@ -1,0 +1,16 @@
+"""URLs of the randomized problems: ``/drills/``, ``/drills/<family>/new/`` and ``/drills/<family>/<id>/``.
+
+Listed in the ``drills`` namespace by :mod:`drills.urls`, after the critique
+and design pages (whose slugs the families' patterns would otherwise claim).
+"""
+
+from django.urls import path
+
+from drills.problems import views
+
+index = [path("", views.index, name="index")]
+
+urlpatterns = [
+    path("<slug:family>/new/", views.new_problem, name="new"),
+    path("<slug:family>/<int:pk>/", views.problem, name="problem"),
+]

@@ -1,0 +1,79 @@
+"""Drill pages: the problem templates, a seeded problem, and its step-by-step grading."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_safe
+
+from calculators.engine.procedures import FAMILIES
+
+from drills.problems.forms import AnswerForm, read_start, sign_start
+from drills.problems.generation import MAX_SEED, create_problem, drill_families
+from drills.problems.grading import grade_problem, save_attempt
+from drills.models import Attempt, ProblemInstance
+from drills.problems.presentation import problem_facts, statement
+
+
+def _family_or_404(family: str):
+    if family not in FAMILIES or FAMILIES[family].generate is None:
+        raise Http404(f"No drill family '{family}'.")
+    return FAMILIES[family]
+
+
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    """The problem templates, and the candidate's recent attempts."""
+    families = drill_families()
+    recent = []
+    if request.user.is_authenticated:
+        recent = Attempt.objects.filter(user=request.user).select_related("problem")[:10]
+    return render(request, "drills/index.html", {"families": families, "recent": recent})
+
+
+@require_http_methods(["GET", "POST"])
+def new_problem(request: HttpRequest, family: str) -> HttpResponse:
+    """Draw a seeded problem (``?seed=N`` to choose the seed) and redirect to it."""
+    _family_or_404(family)
+    seed = request.GET.get("seed") or request.POST.get("seed")
+    try:
+        seed = int(seed) if seed not in (None, "") else None
+    except ValueError:
+        seed = None
+    if seed is not None and not 0 <= seed < MAX_SEED:
+        seed = None
+    problem = create_problem(family, seed=seed, user=request.user)
+    return redirect(problem)
+
+
+@require_http_methods(["GET", "POST"])
+def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
+    """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
+    _family_or_404(family)
+    instance = get_object_or_404(ProblemInstance, pk=pk, family=family)
+    solution = instance.solve()
+    graded = attempt = None
+    if request.method == "POST":
+        form = AnswerForm(solution.specs, request.POST)
+        form.is_valid()  # every field is optional; over-long text is reported beside its box
+        graded = grade_problem(instance, form.answers())
+        if request.user.is_authenticated:
+            attempt = save_attempt(instance, request.user, graded, read_start(form.cleaned_data.get("started")))
+    else:
+        form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
+    rows = [
+        {"field": form[spec.key], "spec": spec, "grade": graded.steps[i] if graded else None,
+         "step": solution.steps[i]}
+        for i, spec in enumerate(solution.specs)
+    ]
+    context = {
+        "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
+        "attempt": attempt, "solution": solution,
+    }
+    if request.htmx and request.method == "POST":
+        # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
+        return render(request, "drills/problem.html#answers", context)
+    context.update(statement=statement(instance, solution), facts=problem_facts(instance))
+    return render(request, "drills/problem.html", context)
+

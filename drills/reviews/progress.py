@@ -1,0 +1,205 @@
+"""What ``/progress/`` shows a candidate, computed from their own review log and graded steps only.
+
+All days are the candidate's local days. :func:`progress_for` returns plain
+numbers; the page draws each series as a chart and prints it as a table.
+
+- **Recall** per day: the share of reviews not rated Again; **predicted
+  retention**: FSRS's mean retrievability just before those reviews (cards
+  already learned); **accuracy**: the mean grade (problem score, or share of
+  rubric points covered).
+- **Accuracy per chapter** from the review log; **per ladder step** from every
+  graded capacity-ladder step (:class:`~drills.models.StepAnswer`), reviews and
+  drills alike; the **misconceptions** named most often in those steps, with
+  the page that teaches each.
+- **Reviews per day**, the **due forecast** (stopping at the interview date), the
+  **streak** (consecutive local days with a review, ending today or yesterday),
+  and the expected **retention on the interview day** per chapter.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from datetime import date, datetime, timedelta
+
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.procedures import FAMILIES
+
+from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
+from drills.reviews.scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day
+
+HISTORY_DAYS = 30  # the most the charts show; they start at the first day with a review
+FORECAST_DAYS = 30
+TOP_MISCONCEPTIONS = 8
+
+
+@dataclass
+class DayRow:
+    day: date
+    reviews: int = 0
+    recalled: int = 0
+    grades: list[float] = field(default_factory=list)
+    predictions: list[float] = field(default_factory=list)
+
+    @property
+    def recall(self) -> float | None:
+        return self.recalled / self.reviews if self.reviews else None
+
+    @property
+    def accuracy(self) -> float | None:
+        return sum(self.grades) / len(self.grades) if self.grades else None
+
+    @property
+    def predicted(self) -> float | None:
+        return sum(self.predictions) / len(self.predictions) if self.predictions else None
+
+
+@dataclass
+class Share:
+    """A labelled mean over ``count`` observations (accuracy per chapter or per step)."""
+
+    label: str
+    count: int
+    mean: float
+    key: str = ""
+
+
+@dataclass
+class Misconception:
+    id: str
+    title: str
+    explanation: str
+    link: str
+    count: int
+
+
+@dataclass
+class Progress:
+    today: date
+    days: list[DayRow]
+    chapters: list[Share]
+    ladder_steps: list[Share]
+    misconceptions: list[Misconception]
+    forecast: list[tuple[date, int]]
+    streak: int
+    longest_streak: int
+    total_reviews: int
+    cards: int
+    learned: int
+    interview_date: date | None
+    retention_on_day: list[ChapterRetention]
+
+    @property
+    def has_history(self) -> bool:
+        return self.total_reviews > 0
+
+    @property
+    def active_days(self) -> list[DayRow]:
+        return [row for row in self.days if row.reviews]
+
+    def chart_data(self) -> dict:
+        """The series of every chart, for ``json_script``."""
+        pct = lambda value: None if value is None else round(value * 100, 1)  # noqa: E731
+        return {
+            "days": [row.day.isoformat() for row in self.days],
+            "reviews": [row.reviews for row in self.days],
+            "recall": [pct(row.recall) for row in self.days],
+            "predicted": [pct(row.predicted) for row in self.days],
+            "accuracy": [pct(row.accuracy) for row in self.days],
+            "chapters": {"labels": [row.label for row in self.chapters],
+                         "values": [pct(row.mean) for row in self.chapters]},
+            "steps": {"labels": [row.label for row in self.ladder_steps],
+                      "values": [pct(row.mean) for row in self.ladder_steps]},
+            "misconceptions": {"labels": [row.title for row in self.misconceptions],
+                               "values": [row.count for row in self.misconceptions]},
+            "forecast": {"labels": [day.isoformat() for day, _ in self.forecast],
+                         "values": [count for _, count in self.forecast]},
+            "retention": {"labels": [row.label for row in self.retention_on_day],
+                          "kept": [pct(row.if_kept_up) for row in self.retention_on_day],
+                          "stopped": [pct(row.if_stopped) for row in self.retention_on_day]},
+        }
+
+
+def streaks(days_with_reviews: set[date], today: date) -> tuple[int, int]:
+    """(current, longest) runs of consecutive days; the current run may end today or yesterday."""
+    longest = run = 0
+    previous = None
+    for day in sorted(days_with_reviews):
+        run = run + 1 if previous is not None and day - previous == timedelta(days=1) else 1
+        longest = max(longest, run)
+        previous = day
+    current = 0
+    day = today if today in days_with_reviews else today - timedelta(days=1)
+    while day in days_with_reviews:
+        current += 1
+        day -= timedelta(days=1)
+    return current, longest
+
+
+@lru_cache(maxsize=1)
+def ladder_specs() -> tuple[tuple[str, str], ...]:
+    """(key, label) of the capacity ladder's steps, in order."""
+    from drills.problems.generation import generate_inputs
+
+    result = FAMILIES["ladder"].run(generate_inputs("ladder", 0))
+    return tuple((spec.key, spec.label) for spec in result.specs)
+
+
+def progress_for(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> Progress:
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    tz = review_settings.tz
+    today = local_today(tz, now)
+    first = today - timedelta(days=HISTORY_DAYS - 1)
+    rows = {first + timedelta(days=offset): DayRow(first + timedelta(days=offset)) for offset in range(HISTORY_DAYS)}
+
+    logs = list(ReviewLog.objects.of(user).filter(reviewed_at__lte=now).select_related("item__chapter"))
+    active_days: set[date] = set()
+    by_chapter: dict[tuple, list[float]] = defaultdict(list)
+    for log in logs:
+        day = log.reviewed_at.astimezone(tz).date()
+        active_days.add(day)
+        if log.grade is not None:
+            chapter = log.item.chapter if log.item else None
+            key = (chapter.number, f"{chapter.label} · {chapter.title}") if chapter else (999, "No chapter")
+            by_chapter[key].append(log.grade)
+        row = rows.get(day)
+        if row is None:
+            continue
+        row.reviews += 1
+        row.recalled += log.rating != ReviewLog.AGAIN
+        if log.grade is not None:
+            row.grades.append(log.grade)
+        if log.retrievability is not None and log.state_before != Card.LEARNING:
+            row.predictions.append(log.retrievability)
+    chapters = [Share(label, len(values), sum(values) / len(values))
+                for (_, label), values in sorted(by_chapter.items())]
+
+    steps = StepAnswer.objects.filter(attempt__user=user, attempt__submitted_at__lte=now)
+    ladder = defaultdict(list)
+    for key, credit in steps.filter(attempt__problem__family="ladder").values_list("key", "credit"):
+        ladder[key].append(credit)
+    ladder_steps = [Share(label, len(ladder[key]), sum(ladder[key]) / len(ladder[key]), key)
+                    for key, label in ladder_specs() if ladder.get(key)]
+
+    counted = Counter(steps.filter(verdict="misconception").exclude(misconception="")
+                      .values_list("misconception", flat=True))
+    misconceptions = []
+    for ident, count in counted.most_common(TOP_MISCONCEPTIONS):
+        info = MISCONCEPTIONS.get(ident)
+        misconceptions.append(Misconception(ident, info.title if info else ident, info.explanation if info else "",
+                                            info.link if info else "", count))
+
+    # The charts start at the first day with a review (at least a week back), within the 30 days.
+    shown_from = max(first, min([today - timedelta(days=6), *active_days]))
+    current, longest = streaks(active_days, today)
+    cards = Card.objects.of(user)
+    return Progress(
+        today=today, days=[row for day, row in rows.items() if day >= shown_from], chapters=chapters,
+        ladder_steps=ladder_steps,
+        misconceptions=misconceptions, forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
+        streak=current, longest_streak=longest, total_reviews=len(logs), cards=cards.count(),
+        learned=cards.filter(state=Card.REVIEW).count(), interview_date=review_settings.interview_date,
+        retention_on_day=retention_on_day(user, now, review_settings),
+    )

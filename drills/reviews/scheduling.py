@@ -1,0 +1,310 @@
+"""Scheduling with FSRS: the deck, the due queue of a candidate's local day, the interview date, the ratings.
+
+Every function takes ``now`` (an aware datetime; ``timezone.now()`` when
+omitted), so tests move the clock by passing it.
+
+- **The deck.** :func:`add_to_deck` puts bank items in a candidate's deck (one
+  at a time, a chapter, a track, a chapter's questions once finished, or a bank
+  search); a new card is due at once.
+- **Local days.** "Due today" means before the end of the candidate's own day in
+  their time zone (:func:`local_today`, :func:`day_bounds`).
+- **The queue** (:func:`due_queue`): cards due by the end of the local day. Those
+  due now come first — oldest due first, or, with an interview date, those that
+  would be *least* remembered on the interview day if not reviewed now (their
+  FSRS retrievability on that day, ascending) — then those due later today (a card
+  just failed comes back after its relearning step).
+- **The interview date.** Besides the queue order, a review whose next due would
+  fall after the interview while the card would then be below the desired
+  retention on the day (fuzzing can do that) is brought back to the day before.
+  :func:`retention_on_day` gives the expected retention on the day per chapter;
+  the forecasts stop at the date.
+- **Ratings.** :func:`rating_for_problem` (the rule stated on the review page)
+  and :func:`rating_for_rubric` (the suggestion for open questions).
+"""
+
+from __future__ import annotations
+
+import zoneinfo
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone as dt_timezone
+from typing import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+from fsrs import Rating, Scheduler, State
+from fsrs.scheduler import DEFAULT_PARAMETERS
+
+from drills.models import BankItem, Card, ReviewLog, ReviewSettings
+
+# Interval fuzzing spreads reviews out; tests switch it off for exact dates.
+FUZZ = True
+
+AGAIN, HARD, GOOD, EASY = ReviewLog.AGAIN, ReviewLog.HARD, ReviewLog.GOOD, ReviewLog.EASY
+RATING_LABELS = dict(ReviewLog.RATINGS)
+
+# The rating rule for problem templates (score is the grader's mean credit, 0 to 1).
+AGAIN_BELOW = 0.5
+HARD_BELOW = 0.8
+EASY_FROM = 0.95
+SLOW_FACTOR = 2.0  # over twice the time box, a good score is still only Hard
+RATING_RULE = (f"Score under {AGAIN_BELOW:.0%} → Again; under {HARD_BELOW:.0%} → Hard; otherwise Good — "
+               f"Easy when the score is at least {EASY_FROM:.0%} and you finished inside the time box, Hard "
+               f"when you took more than {SLOW_FACTOR:g}× the time box.")
+RUBRIC_RULE = (f"The suggestion: under {AGAIN_BELOW:.0%} of the points → Again, under {HARD_BELOW:.0%} "
+               f"→ Hard, otherwise Good; every point → Easy.")
+
+
+def _now(now: datetime | None) -> datetime:
+    return (now or timezone.now()).astimezone(dt_timezone.utc)
+
+
+# --- local days -------------------------------------------------------------------------
+
+
+def local_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
+    """The calendar date in ``tz`` at ``now``."""
+    return _now(now).astimezone(tz).date()
+
+
+def day_bounds(tz: zoneinfo.ZoneInfo, day: date) -> tuple[datetime, datetime]:
+    """The UTC instants where local ``day`` starts and ends (23 or 25 hours long across a DST change)."""
+    start = datetime.combine(day, time.min, tzinfo=tz)
+    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=tz)
+    return start.astimezone(dt_timezone.utc), end.astimezone(dt_timezone.utc)
+
+
+def interview_start(review_settings: ReviewSettings, now: datetime | None = None) -> datetime | None:
+    """When the interview day begins (local midnight), or ``None`` without a date still to come."""
+    day = review_settings.interview_date
+    if day is None or day < local_today(review_settings.tz, now):
+        return None
+    return day_bounds(review_settings.tz, day)[0]
+
+
+# --- the scheduler ------------------------------------------------------------------------
+
+
+def scheduler_for(review_settings: ReviewSettings | None, fuzz: bool | None = None) -> Scheduler:
+    """The candidate's FSRS scheduler: their fitted parameters (or the defaults) and desired retention."""
+    parameters = DEFAULT_PARAMETERS
+    retention = 0.9
+    if review_settings is not None:
+        retention = review_settings.desired_retention
+        if review_settings.parameters and len(review_settings.parameters) == len(DEFAULT_PARAMETERS):
+            parameters = review_settings.parameters
+    try:
+        return Scheduler(parameters=parameters, desired_retention=retention,
+                         enable_fuzzing=FUZZ if fuzz is None else fuzz)
+    except ValueError:  # stored parameters out of the package's bounds: fall back to the defaults
+        return Scheduler(desired_retention=retention, enable_fuzzing=FUZZ if fuzz is None else fuzz)
+
+
+def retrievability(scheduler: Scheduler, card: Card, moment: datetime) -> float:
+    """FSRS's probability that ``card`` is recalled at ``moment`` (0 for a card never reviewed)."""
+    if card.last_review is None or card.stability is None:
+        return 0.0
+    return scheduler.get_card_retrievability(card.to_fsrs(), _now(moment))
+
+
+@dataclass
+class Scheduled:
+    """The outcome of one rating: the card's new state (applied to the row, not saved) and the log's numbers."""
+
+    state_before: int
+    retrievability: float | None
+    due: datetime
+
+
+def schedule(card: Card, rating: int, review_settings: ReviewSettings, now: datetime | None = None,
+             duration_ms: int | None = None) -> Scheduled:
+    """Rate ``card`` at ``now``: update its FSRS state on the row (the caller saves) and apply the interview rule."""
+    now = _now(now)
+    scheduler = scheduler_for(review_settings)
+    before = card.state
+    recall = retrievability(scheduler, card, now) if card.last_review else None
+    updated, _ = scheduler.review_card(card.to_fsrs(), Rating(rating), review_datetime=now,
+                                       review_duration=duration_ms)
+    target = interview_start(review_settings, now)
+    if (target is not None and updated.due > target and updated.stability
+            and scheduler.get_card_retrievability(updated, target) < review_settings.desired_retention):
+        updated.due = max(now, target - timedelta(days=1))
+    card.take_fsrs(updated)
+    card.reps += 1
+    if before == Card.REVIEW and rating == AGAIN:
+        card.lapses += 1
+    return Scheduled(state_before=before, retrievability=recall, due=updated.due)
+
+
+# --- the deck -----------------------------------------------------------------------------
+
+
+def add_to_deck(user, items: Iterable[BankItem], via: str = Card.VIA_ITEM, now: datetime | None = None) -> int:
+    """Put ``items`` in the user's deck (new cards due now; suspended ones back in); how many were added."""
+    now = _now(now)
+    items = list(items)
+    allowed = set(BankItem.objects.visible_to(user).filter(pk__in=[item.pk for item in items])
+                  .values_list("pk", flat=True)) if any(not item.published for item in items) else None
+    items = [item for item in items if item.published or (allowed is not None and item.pk in allowed)]
+    if not items:
+        return 0
+    with transaction.atomic():
+        existing = dict(Card.objects.filter(user=user, item__in=items).values_list("item_id", "suspended"))
+        fresh = [Card(user=user, item=item, due=now, added_via=via, added_at=now)
+                 for item in items if item.pk not in existing]
+        Card.objects.bulk_create(fresh, ignore_conflicts=True)
+        revived = Card.objects.filter(user=user, item_id__in=[pk for pk, off in existing.items() if off]).update(
+            suspended=False)
+    return len(fresh) + revived
+
+
+def remove_from_deck(user, item: BankItem) -> bool:
+    """Take ``item`` out of the deck; the card and its history are kept (suspended)."""
+    return bool(Card.objects.filter(user=user, item=item, suspended=False).update(suspended=True))
+
+
+def chapter_items(chapter) -> list[BankItem]:
+    return list(BankItem.objects.published().filter(chapter=chapter))
+
+
+def track_items(letter: str) -> list[BankItem]:
+    return list(BankItem.objects.published().filter(track=letter))
+
+
+# --- the queue and forecasts ---------------------------------------------------------------
+
+
+def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> list[Card]:
+    """The cards to review today, in order (see the module's docstring)."""
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
+    cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1))
+                 .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
+                 .select_related("item", "item__chapter"))
+    due_now = [card for card in cards if card.due <= now]
+    later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
+    target = interview_start(review_settings, now)
+    if target is None:
+        due_now.sort(key=lambda card: (card.due, card.pk))
+    else:
+        scheduler = scheduler_for(review_settings)
+        due_now.sort(key=lambda card: (retrievability(scheduler, card, target), card.due, card.pk))
+    return due_now + later
+
+
+def due_count(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> int:
+    """How many cards :func:`due_queue` would return, counted by the database (one query, no rows loaded)."""
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
+    return (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
+            .filter(item__in=BankItem.objects.visible_to(user).values("pk")).count())
+
+
+def horizon(review_settings: ReviewSettings, days: int, now: datetime | None = None) -> list[date]:
+    """The local days a forecast covers: ``days`` from today, stopping at the interview date."""
+    today = local_today(review_settings.tz, now)
+    last = today + timedelta(days=days - 1)
+    if review_settings.interview_date and today <= review_settings.interview_date < last:
+        last = review_settings.interview_date
+    return [today + timedelta(days=offset) for offset in range((last - today).days + 1)]
+
+
+def due_forecast(user, days: int = 7, now: datetime | None = None,
+                 review_settings: ReviewSettings | None = None) -> list[tuple[date, int]]:
+    """How many cards fall due on each local day (today counts everything overdue), to the interview date."""
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    tz = review_settings.tz
+    dates = horizon(review_settings, days, now)
+    _, end = day_bounds(tz, dates[-1])
+    counts = dict.fromkeys(dates, 0)
+    for due in Card.objects.of(user).filter(due__lt=end).values_list("due", flat=True):
+        day = max(due.astimezone(tz).date(), dates[0])
+        counts[day] += 1
+    return list(counts.items())
+
+
+@dataclass
+class ChapterRetention:
+    """Expected recall on the interview day for one chapter's cards."""
+
+    label: str
+    cards: int
+    if_stopped: float
+    if_kept_up: float
+
+
+def _kept_up(scheduler: Scheduler, card: Card, now: datetime, target: datetime) -> float:
+    """Recall on ``target`` if every review falling due before it is done on time and passed (rated Good)."""
+    state = card.to_fsrs()
+    for _ in range(64):
+        if state.due >= target:
+            break
+        state, _ = scheduler.review_card(state, Rating.Good, review_datetime=max(state.due, now))
+    return scheduler.get_card_retrievability(state, target)
+
+
+def retention_on_day(user, now: datetime | None = None,
+                     review_settings: ReviewSettings | None = None) -> list[ChapterRetention]:
+    """Per chapter: the mean FSRS retrievability of its cards on the interview day, if the candidate stopped
+    reviewing now and if they keep up. Empty without an interview date to come."""
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    target = interview_start(review_settings, now)
+    if target is None:
+        return []
+    scheduler = scheduler_for(review_settings, fuzz=False)
+    groups: dict[tuple, list[Card]] = {}
+    for card in Card.objects.of(user).select_related("item__chapter"):
+        chapter = card.item.chapter
+        key = (chapter.number, f"{chapter.label} · {chapter.title}") if chapter else (999, "No chapter")
+        groups.setdefault(key, []).append(card)
+    rows = []
+    for (_, label), cards in sorted(groups.items()):
+        stopped = [retrievability(scheduler, card, target) for card in cards]
+        kept = [_kept_up(scheduler, card, now, target) for card in cards]
+        rows.append(ChapterRetention(label, len(cards), sum(stopped) / len(cards), sum(kept) / len(cards)))
+    return rows
+
+
+# --- ratings ------------------------------------------------------------------------------
+
+
+def rating_for_problem(score: float, seconds: float | None, time_box_s: float | None) -> int:
+    """The rating a graded problem earns from its score and the time taken (:data:`RATING_RULE`)."""
+    if score < AGAIN_BELOW:
+        return AGAIN
+    if score < HARD_BELOW:
+        return HARD
+    if seconds is not None and time_box_s and seconds > SLOW_FACTOR * time_box_s:
+        return HARD
+    if score >= EASY_FROM and seconds is not None and time_box_s and seconds <= time_box_s:
+        return EASY
+    return GOOD
+
+
+def rating_for_rubric(ticked: int, total: int) -> int | None:
+    """The rating suggested by ``ticked`` of ``total`` rubric points (``None`` without a rubric)."""
+    if total <= 0:
+        return None
+    share = ticked / total
+    if share < AGAIN_BELOW:
+        return AGAIN
+    if share < HARD_BELOW:
+        return HARD
+    return EASY if ticked >= total else GOOD
+
+
+def time_box_of(item: BankItem, step_count: int | None = None) -> int | None:
+    """A problem template's time box in seconds (its ``details``, else 45 s a step, at least 2 minutes)."""
+    from drills.bank.problem_templates import time_box_s
+
+    box = (item.details or {}).get("time_box_s")
+    if box:
+        return int(box)
+    return time_box_s(step_count) if step_count else None
+
+
+def state_label(state: int) -> str:
+    return {State.Learning.value: "Learning", State.Review.value: "Review",
+            State.Relearning.value: "Relearning"}.get(state, str(state))

@@ -1,0 +1,199 @@
+"""The review flow: show a due card, record one review per card version, whatever the number of clicks.
+
+- An **open question** (or a design prompt or critique drill): the candidate
+  writes an answer or ticks "said it out loud", reveals the model answer and
+  rubric, ticks the points covered and rates it; :func:`record_open_review`.
+- A **problem template**: :func:`problem_for` draws a fresh seeded variant
+  (``create_problem(item.family, seed, fixed_inputs=…)``, the seed made from the
+  card and its version, so each review gets new numbers and a refresh shows the
+  same ones); :func:`record_problem_review` grades the typed steps with the
+  grader, stores the attempt and rates it by :func:`~drills.reviews.scheduling.rating_for_problem`.
+  A step the parser cannot read (``7O GiB``, ``65,5``) records nothing: it raises
+  :class:`UnreadableAnswers` with the parser's messages, so a typo is fixed and
+  sent again rather than costing a failed review. A blank step is not a typo: it
+  is graded as unanswered.
+
+Every submission names the card ``version`` it was shown. Under a row lock
+(``select_for_update`` on PostgreSQL; SQLite serialises writers) a version that
+has moved on means the review was already recorded — by another tab or a
+second click — and the first review is returned instead of a new one; the
+unique (card, card_version) constraint on :class:`ReviewLog` backs this up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+
+from calculators.engine.grader import Grade
+
+from drills.problems.generation import create_problem
+from drills.problems.grading import grade_problem, save_attempt
+from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
+from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
+
+MAX_DURATION_MS = 24 * 3600 * 1000
+
+
+@dataclass
+class Outcome:
+    """What a submission did: the review log (new or the one already recorded), or ``None`` for a stale page."""
+
+    log: ReviewLog | None
+    created: bool
+
+    @property
+    def duplicate(self) -> bool:
+        return self.log is not None and not self.created
+
+
+class UnreadableAnswers(ValueError):
+    """Some typed steps of a problem review could not be read; nothing was recorded.
+
+    ``messages`` maps each such step's key to the parser's message (``Could not
+    read '7O GiB': 'O' is not a unit I know; …``), in step order.
+    """
+
+    def __init__(self, messages: dict[str, str]):
+        self.messages = messages
+        plural = "s" if len(messages) != 1 else ""
+        super().__init__(f"Nothing was recorded: {len(messages)} answer{plural} could not be read. "
+                         f"Fix the marked step{plural} and grade again.")
+
+
+def unreadable_steps(graded: Grade) -> dict[str, str]:
+    """Step key → parser message for every step typed but unreadable (a blank step is unanswered, not listed)."""
+    return {step.key: step.message for step in graded.steps
+            if step.verdict == "unreadable" and step.given.strip()}
+
+
+def problem_seed(card: Card) -> int:
+    """The seed of the variant shown for ``card`` at its current version (below 2^31)."""
+    digest = hashlib.sha256(f"review:{card.pk}:{card.version}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+def problem_for(card: Card) -> ProblemInstance:
+    """The problem variant of a template card's next review, drawn once per card version."""
+    if card.pending_problem_id:
+        return card.pending_problem
+    item = card.item
+    problem = create_problem(item.family, seed=problem_seed(card), user=card.user, fixed_inputs=item.fixed_inputs)
+    claimed = Card.objects.filter(pk=card.pk, version=card.version, pending_problem__isnull=True).update(
+        pending_problem=problem)
+    if not claimed:  # another tab drew it first: show theirs
+        card.refresh_from_db(fields=["pending_problem", "version"])
+        if card.pending_problem_id:
+            problem.delete()
+            return card.pending_problem
+    card.pending_problem = problem
+    return problem
+
+
+def _duration_ms(started_at: datetime | None, now: datetime) -> int | None:
+    if started_at is None or started_at > now:
+        return None
+    return min(int((now - started_at).total_seconds() * 1000), MAX_DURATION_MS)
+
+
+def _locked_card(user, card_id: int) -> Card:
+    """The user's card, locked until the transaction ends (``DoesNotExist`` for anyone else's)."""
+    return Card.objects.select_for_update(of=("self",)).select_related("item").get(pk=card_id, user=user)
+
+
+def _earlier(card_id: int, version: int) -> Outcome:
+    return Outcome(ReviewLog.objects.filter(card_id=card_id, card_version=version).first(), False)
+
+
+def _write(card: Card, version: int, rating: int, now: datetime, review_settings: ReviewSettings,
+           **fields) -> Outcome:
+    """Schedule ``card`` and append its log, inside the caller's transaction."""
+    scheduled = schedule(card, rating, review_settings, now, fields.get("duration_ms"))
+    try:
+        with transaction.atomic():
+            log = ReviewLog.objects.create(
+                card=card, user=card.user, item=card.item, item_slug=card.item.slug, card_version=version,
+                rating=rating, reviewed_at=now, state_before=scheduled.state_before,
+                retrievability=scheduled.retrievability, stability_after=card.stability, due_after=card.due,
+                **fields)
+            moved = Card.objects.filter(pk=card.pk, version=version).update(
+                state=card.state, step=card.step, stability=card.stability, difficulty=card.difficulty,
+                due=card.due, last_review=card.last_review, reps=card.reps, lapses=card.lapses,
+                version=version + 1, pending_problem=None)
+            if not moved:
+                raise IntegrityError("the card moved on while this review was written")
+    except IntegrityError:
+        return _earlier(card.pk, version)
+    card.version = version + 1
+    return Outcome(log, True)
+
+
+def record_open_review(user, card_id: int, version: int, rating: int | None, *, answer: str = "",
+                       said_aloud: bool = False, ticked: list[int] | None = None,
+                       started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
+    """Record the self-rated review of an open question; ``rating`` ``None`` takes the rubric's suggestion."""
+    now = _now(now)
+    review_settings = ReviewSettings.for_user(user)
+    with transaction.atomic():
+        card = _locked_card(user, card_id)
+        if card.version != version:
+            return _earlier(card.pk, version)
+        total = len(card.item.rubric or ())
+        ticked = sorted({index for index in ticked or () if 0 <= index < total})
+        suggested = rating_for_rubric(len(ticked), total)
+        rating = rating or suggested or ReviewLog.GOOD
+        return _write(card, version, rating, now, review_settings,
+                      duration_ms=_duration_ms(started_at, now), grade=len(ticked) / total if total else None,
+                      suggested_rating=suggested, answer=answer.strip()[:20_000], said_aloud=said_aloud,
+                      rubric_ticked=ticked)
+
+
+def record_problem_review(user, card_id: int, version: int, answers: dict[str, str], *,
+                          started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
+    """Grade a template card's variant, store the attempt and record the review rated by the rule.
+
+    Raises :class:`UnreadableAnswers` (and writes nothing: no attempt, no log,
+    the card's version and schedule unchanged) when a typed step cannot be read.
+    A page older than the card's version still gets the review already recorded,
+    whatever it typed: there is nothing left to correct.
+    """
+    now = _now(now)
+    review_settings = ReviewSettings.for_user(user)
+    with transaction.atomic():
+        card = _locked_card(user, card_id)
+        if card.version != version:
+            return _earlier(card.pk, version)
+        problem = problem_for(card)
+        graded = grade_problem(problem, answers)
+        unreadable = unreadable_steps(graded)
+        if unreadable:
+            # Checked before anything is written: a typo is the candidate's to fix, not a recall failure that
+            # rates Again and reschedules the card. Raising inside the atomic block releases the row lock.
+            raise UnreadableAnswers(unreadable)
+        attempt = save_attempt(problem, user, graded, started_at)
+        duration = _duration_ms(started_at, now)
+        seconds = duration / 1000 if duration is not None else None
+        # The review's clock, not the wall clock save_attempt read.
+        Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=seconds)
+        attempt.submitted_at, attempt.time_taken_s = now, seconds
+        rating = rating_for_problem(graded.score, seconds, time_box_of(card.item, len(graded.steps)))
+        return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=graded.score,
+                      suggested_rating=rating, problem=problem, attempt=attempt)
+
+
+def card_of(user, card_id: int) -> Card:
+    """The user's card (``Card.DoesNotExist`` for another candidate's).
+
+    Its chapter comes along for the card's heading and link only: the chapter's body and search text (some
+    70 kB for a long chapter) are left in the database, as reading them was a third of the query's time.
+    """
+    return (Card.objects.select_related("item", "item__chapter", "pending_problem")
+            .defer("item__chapter__body", "item__chapter__search_text").get(pk=card_id, user=user))
+
+
+def is_problem(item: BankItem) -> bool:
+    return item.kind == BankItem.PROBLEM and bool(item.family)
+

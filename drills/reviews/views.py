@@ -1,0 +1,295 @@
+"""Review pages: the due queue one card at a time, the result of a graded problem, settings, progress, exports.
+
+Every page works without JavaScript: revealing, rating and grading are plain
+forms that post and redirect. With htmx, revealing an open question swaps the
+card in place and the suggested rating follows the rubric ticks; a problem
+review with a step that cannot be read comes back in place (without htmx, as a
+page), as typed and with the parser's messages, and nothing is recorded. Times
+are shown in the candidate's own time zone. A candidate only ever reaches their own
+cards, reviews and exports (another's card is a 404).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from django_htmx.http import HttpResponseClientRedirect
+
+from drills.reviews.exports import deck_csv, history_csv
+from drills.problems.forms import AnswerForm, read_start, sign_start
+from drills.reviews.forms import OpenAnswerForm, RateForm, ReviewSettingsForm
+from drills.middleware import remember_time_zone
+from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
+from drills.problems.presentation import problem_facts, statement
+from drills.reviews.progress import progress_for
+from drills.reviews.services import (UnreadableAnswers, card_of, is_problem, problem_for, record_open_review,
+                        record_problem_review)
+from drills.reviews.scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
+                         local_today, rating_for_rubric, retention_on_day, time_box_of)
+
+FORECAST_DAYS = 7
+
+
+def _render(request: HttpRequest, template: str, context: dict, review_settings: ReviewSettings,
+            status: int = 200) -> HttpResponse:
+    """Render with dates and times in the candidate's time zone."""
+    with timezone.override(review_settings.tz):
+        return render(request, template, {**context, "review_settings": review_settings}, status=status)
+
+
+def _sidebar(user, review_settings: ReviewSettings, now: datetime, left: int) -> dict:
+    today = local_today(review_settings.tz, now)
+    forecast = due_forecast(user, FORECAST_DAYS, now, review_settings)
+    return {
+        "left": left, "forecast": forecast, "forecast_max": max([count for _, count in forecast] or [0]) or 1,
+        "today": today, "deck_size": Card.objects.of(user).count(),
+        "days_left": (review_settings.interview_date - today).days
+        if review_settings.interview_date and review_settings.interview_date >= today else None,
+        "retention_rows": retention_on_day(user, now, review_settings) if review_settings.interview_date else [],
+    }
+
+
+def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer") -> dict:
+    context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
+               "rubric_rule": RUBRIC_RULE, "ratings": ReviewLog.RATINGS}
+    if is_problem(card.item):
+        problem = problem_for(card)
+        solution = problem.solve()
+        form = form or AnswerForm(solution.specs, initial={"started": sign_start(now)})
+        context.update({
+            "problem": problem, "solution": solution, "statement": statement(problem, solution),
+            "facts": problem_facts(problem), "form": form, "kind": "problem",
+            "rows": [{"field": form[spec.key], "spec": spec} for spec in solution.specs],
+            "time_box": time_box_of(card.item, len(solution.specs)),
+        })
+    else:
+        context.update({"kind": "open", "form": form or OpenAnswerForm(
+            initial={"version": card.version, "started": sign_start(now)})})
+    return context
+
+
+def _show(request: HttpRequest, card: Card | None, review_settings: ReviewSettings, now: datetime, left: int,
+          **extra) -> HttpResponse:
+    context = _sidebar(request.user, review_settings, now, left)
+    if card is not None:
+        context.update(_card_context(request, card, now, **extra))
+    return _render(request, "reviews/review.html", context, review_settings)
+
+
+@login_required
+@require_safe
+def review(request: HttpRequest) -> HttpResponse:
+    """The next due card of the candidate's local day (or the week's forecast when nothing is due)."""
+    now = timezone.now()
+    review_settings = ReviewSettings.for_user(request.user)
+    queue = due_queue(request.user, now, review_settings)
+    return _show(request, queue[0] if queue else None, review_settings, now, len(queue))
+
+
+def _own_card(request: HttpRequest, pk: int) -> Card:
+    try:
+        card = card_of(request.user, pk)
+    except Card.DoesNotExist:
+        raise Http404("No such card in your deck.") from None
+    if card.suspended:
+        raise Http404("That card is no longer in your deck.")
+    if not card.item.published and not BankItem.objects.visible_to(request.user).filter(pk=card.item_id).exists():
+        raise Http404("That question is no longer shared with you.")
+    return card
+
+
+@login_required
+@require_safe
+def card(request: HttpRequest, pk: int) -> HttpResponse:
+    """One card of the deck, reviewed now whether due or not."""
+    now = timezone.now()
+    review_settings = ReviewSettings.for_user(request.user)
+    return _show(request, _own_card(request, pk), review_settings, now,
+                 due_count(request.user, now, review_settings))
+
+
+@login_required
+@require_POST
+def reveal(request: HttpRequest, pk: int) -> HttpResponse:
+    """An open question's model answer and rubric, once the candidate has answered."""
+    now = timezone.now()
+    current = _own_card(request, pk)
+    if is_problem(current.item):
+        return redirect("reviews:card", pk=current.pk)
+    form = OpenAnswerForm(request.POST)
+    stage = "revealed" if form.is_valid() else "answer"
+    if stage == "revealed":
+        form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
+    if request.htmx:
+        # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered,
+        # and it shows no setting, so the settings row is not read (the middleware has already activated the
+        # candidate's time zone, the one _render would).
+        return render(request, "reviews/review.html#card",
+                      _card_context(request, current, now, form=form, stage=stage))
+    review_settings = ReviewSettings.for_user(request.user)
+    return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
+                 form=form, stage=stage)
+
+
+@login_required
+@require_POST
+def suggest(request: HttpRequest, pk: int) -> HttpResponse:
+    """The rating buttons with the rubric's suggestion for the points ticked (htmx)."""
+    current = _own_card(request, pk)
+    total = len(current.item.rubric or ())
+    # isdecimal, not isdigit: "²" is a digit that int() refuses.
+    ticked = {int(value) for value in request.POST.getlist("ticked") if value.isdecimal() and int(value) < total}
+    suggested = rating_for_rubric(len(ticked), total)
+    review_settings = ReviewSettings.for_user(request.user)
+    return _render(request, "reviews/review.html#ratings", {
+        "card": current, "item": current.item, "ratings": ReviewLog.RATINGS, "suggested": suggested,
+        "suggested_label": RATING_LABELS.get(suggested), "ticked_count": len(ticked), "rubric_total": total,
+        "rubric_rule": RUBRIC_RULE}, review_settings)
+
+
+@login_required
+@require_POST
+def rate(request: HttpRequest, pk: int) -> HttpResponse:
+    """Record the self-rated review of an open question, once, and go to the next card."""
+    now = timezone.now()
+    current = _own_card(request, pk)
+    if is_problem(current.item):
+        # A problem template is rated by the rule after grading (answer), never by hand: a rating posted
+        # for one (a stale tab, a forged form) would otherwise re-render a problem card with the rating form.
+        return redirect("reviews:card", pk=current.pk)
+    form = RateForm(len(current.item.rubric or ()), request.POST)
+    if not form.is_valid():
+        review_settings = ReviewSettings.for_user(request.user)
+        return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
+                     form=form, stage="revealed" if "version" in form.cleaned_data else "answer")
+    data = form.cleaned_data
+    outcome = record_open_review(request.user, current.pk, data["version"], form.chosen_rating(),
+                                 answer=data.get("answer") or "", said_aloud=bool(data.get("said_aloud")),
+                                 ticked=data.get("ticked") or [], started_at=read_start(data.get("started")),
+                                 now=now)
+    _report(request, outcome)
+    return redirect("reviews:review")
+
+
+@login_required
+@require_POST
+def answer(request: HttpRequest, pk: int) -> HttpResponse:
+    """Grade a problem template's variant step by step and record the review rated by the rule."""
+    now = timezone.now()
+    current = _own_card(request, pk)
+    if not is_problem(current.item):
+        return redirect("reviews:card", pk=current.pk)
+    try:
+        version = int(request.POST.get("version", ""))
+    except ValueError:
+        version = -1
+    problem = problem_for(current)
+    form = AnswerForm(problem.solve().specs, request.POST)
+    if form.is_valid() and version >= 0:
+        try:
+            outcome = record_problem_review(request.user, current.pk, version, form.answers(),
+                                            started_at=read_start(form.cleaned_data.get("started")), now=now)
+        except UnreadableAnswers as unreadable:
+            # Nothing was recorded: the card comes back with every box as typed (the bound form) and the
+            # signed start time it was first shown at, so the review's duration still counts from then.
+            for key, message in unreadable.messages.items():
+                form.add_error(key, message)
+            form.add_error(None, str(unreadable))
+        else:
+            _report(request, outcome)
+            target = reverse("reviews:review") if outcome.log is None else reverse("reviews:result",
+                                                                                   args=[outcome.log.pk])
+            # htmx would swap a followed 302 (a whole page) into the card: have it navigate instead.
+            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    if request.htmx:
+        # As reveal: the #card partial alone, the sidebar left as it is (nothing was recorded).
+        return render(request, "reviews/review.html#card", _card_context(request, current, now, form=form))
+    review_settings = ReviewSettings.for_user(request.user)
+    return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
+                 form=form)
+
+
+def _report(request: HttpRequest, outcome) -> None:
+    if outcome.log is None:
+        messages.warning(request, "That card was reviewed in another tab since this page was shown: nothing "
+                                  "was recorded twice. Here is what is due now.")
+    elif outcome.duplicate:
+        messages.info(request, "Already recorded: that review was sent twice (another tab or a second click) and "
+                               "counts once.")
+    else:
+        log = outcome.log
+        with timezone.override(ReviewSettings.for_user(request.user).tz):
+            due = timezone.localtime(log.due_after)
+        messages.success(request, f"Recorded: {log.get_rating_display()}. Next due {due:%a %d %b, %H:%M}.")
+
+
+@login_required
+@require_safe
+def result(request: HttpRequest, pk: int) -> HttpResponse:
+    """A recorded problem review: the graded steps, the score, the time and the rating the rule gave."""
+    log = get_object_or_404(ReviewLog.objects.select_related("problem", "attempt", "item"), pk=pk, user=request.user)
+    review_settings = ReviewSettings.for_user(request.user)
+    now = timezone.now()
+    context = {"log": log, "rating_rule": RATING_RULE, "left": due_count(request.user, now, review_settings),
+               "seconds": log.duration_ms / 1000 if log.duration_ms is not None else None}
+    if log.problem is not None:
+        solution = log.problem.solve()
+        context.update({"problem": log.problem, "statement": statement(log.problem, solution),
+                        "steps": StepAnswer.objects.filter(attempt=log.attempt) if log.attempt else [],
+                        "labels": {spec.key: spec.label for spec in solution.specs},
+                        "time_box": time_box_of(log.item, len(solution.specs)) if log.item else None})
+    return _render(request, "reviews/result.html", context, review_settings)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def review_settings(request: HttpRequest) -> HttpResponse:
+    """Interview date, time zone, digest and desired retention; what the nightly refit did."""
+    row = ReviewSettings.for_user(request.user)
+    if request.method == "POST":
+        form = ReviewSettingsForm(request.POST, instance=row)
+        if form.is_valid():
+            form.save()
+            # The middleware keeps the zone in the session: this session shows the new one from the next page.
+            remember_time_zone(request, row.time_zone)
+            messages.success(request, "Settings saved.")
+            return redirect("reviews:settings")
+    else:
+        form = ReviewSettingsForm(instance=row)
+    return _render(request, "reviews/settings.html", {"form": form}, row)
+
+
+@login_required
+@require_safe
+def progress(request: HttpRequest) -> HttpResponse:
+    """Retention, accuracy, misconceptions, reviews per day, the due forecast and the streak, as charts and tables."""
+    row = ReviewSettings.for_user(request.user)
+    data = progress_for(request.user, timezone.now(), row)
+    return _render(request, "reviews/progress.html", {"progress": data, "chart_data": data.chart_data()}, row)
+
+
+def _csv_response(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+@require_safe
+def export_deck(request: HttpRequest) -> HttpResponse:
+    """The candidate's deck as CSV."""
+    return _csv_response(deck_csv(request.user), "deck.csv")
+
+
+@login_required
+@require_safe
+def export_history(request: HttpRequest) -> HttpResponse:
+    """The candidate's review history as CSV."""
+    return _csv_response(history_csv(request.user), "review-history.csv")

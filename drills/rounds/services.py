@@ -1,0 +1,547 @@
+"""Timed mock rounds (DESIGN.md §6): presets, drawing items, autosave, submission, the clock, the report.
+
+The server's clock is the only one: every call takes ``now`` (the request's
+``timezone.now()``; tests pass their own) and the time left is always
+``round.deadline - now``. :func:`close_if_due` closes a round whose deadline
+has passed and grades what was saved; views call it on every request, after
+applying what the request brought, so an answer typed before the deadline is
+never lost and one that arrives after it is kept and flagged ``late``.
+
+- **Worked items** (problem templates) draw a seeded variant when the round
+  starts and are graded step by step by the grader (:mod:`drills.problems.grading`).
+- **Critique items** are graded by :func:`drills.critique.services.grade_critique` and
+  stored as a :class:`~drills.models.CritiqueAttempt`.
+- **Open items** (open questions and design prompts): write or "say it
+  aloud", reveal the model answer and rubric, tick what was covered, self-score.
+
+Closing a round records one FSRS review for each of its items already in the
+candidate's deck, through :func:`drills.reviews.services.record_open_review` with the
+rating that follows from the grade (the issue-8 rules in :mod:`drills.reviews.scheduling`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count
+
+from calculators.engine.misconceptions import MISCONCEPTIONS
+
+from drills.critique.services import grade_critique, read_flags
+from drills.problems.generation import create_problem
+from drills.problems.grading import grade_problem, save_attempt
+from drills.models import (Attempt, BankItem, Card, CritiqueAttempt, CritiqueMark, ReviewLog, ReviewSettings, Round,
+                     RoundItem, RoundTemplate, StepAnswer)
+from drills.reviews.services import record_open_review
+from drills.reviews.scheduling import (HARD_BELOW, _now, add_to_deck, rating_for_problem, rating_for_rubric, retrievability,
+                         scheduler_for, time_box_of)
+
+MAX_TEXT = 20_000
+
+# The built-in round kinds, as data (synced into RoundTemplate rows with no owner; a coach copies one).
+PRESETS: dict[str, dict] = {
+    "capacity": {
+        "title": "The five-minute capacity question", "duration_s": 5 * 60, "position": 1,
+        "description": "One KV-cache ladder, worked against the clock as an interviewer would ask it.",
+        "slots": [{"family": "ladder", "box_s": 5 * 60}],
+    },
+    "phone": {
+        "title": "Phone screen", "duration_s": 30 * 60, "position": 2,
+        "description": "One ladder, one roofline and two open questions in thirty minutes.",
+        "slots": [{"family": "ladder", "box_s": 7 * 60}, {"family": "roofline", "box_s": 7 * 60},
+                  {"kind": "open", "count": 2, "box_s": 8 * 60}],
+    },
+    "architect": {
+        "title": "Architect round", "duration_s": 45 * 60, "position": 3,
+        "description": "A senior-staff design prompt, then its capacity sub-question (a ladder or an SLO sizing).",
+        "slots": [{"kind": "design", "box_s": 30 * 60}, {"families": ["ladder", "slo"], "box_s": 15 * 60}],
+    },
+    "manager": {
+        "title": "Manager round", "duration_s": 30 * 60, "position": 4,
+        "description": "What it costs and how many GPUs: a cost problem, a fleet problem and one open question.",
+        "slots": [{"family": "cost", "box_s": 9 * 60}, {"family": "fleet", "box_s": 9 * 60},
+                  {"kind": "open", "role": "manager", "box_s": 12 * 60}],
+    },
+    "critique": {
+        "title": "Critique round", "duration_s": 20 * 60, "position": 5,
+        "description": "One design document with planted errors: flag the lines and say why.",
+        "slots": [{"kind": "critique", "box_s": 20 * 60}],
+    },
+    "weak": {
+        "title": "My weak spots", "duration_s": 30 * 60, "position": 6,
+        "description": "Items chosen from the misconceptions you make most often and the cards you are "
+                       "closest to forgetting.",
+        "slots": [{"weak": 4, "box_s": 7 * 60}],
+    },
+}
+
+
+class NoItems(Exception):
+    """A round could not be drawn: the bank (or the candidate's history) has nothing for a slot."""
+
+
+# --- presets ------------------------------------------------------------------------------
+
+
+def sync_presets() -> dict[str, RoundTemplate]:
+    """The built-in templates, created or brought in line with :data:`PRESETS`."""
+    found = {t.kind: t for t in RoundTemplate.objects.filter(owner__isnull=True, slug__in=PRESETS)}
+    for kind, data in PRESETS.items():
+        row = found.get(kind)
+        if row is None:
+            found[kind] = RoundTemplate.objects.create(slug=kind, kind=kind, **data)
+        elif any(getattr(row, name) != value for name, value in data.items()):
+            for name, value in data.items():
+                setattr(row, name, value)
+            row.save()
+    return {kind: found[kind] for kind in PRESETS}
+
+
+def preset(kind: str) -> RoundTemplate:
+    """The built-in template of ``kind`` (``KeyError`` for an unknown kind)."""
+    return sync_presets()[kind]
+
+
+# --- drawing items ------------------------------------------------------------------------
+
+
+def weak_spots(user, now: datetime | None = None, limit: int = 4) -> list[BankItem]:
+    """Items for the candidate's most frequent misconceptions, then their lowest-retention cards."""
+    now = _now(now)
+    rows = (StepAnswer.objects.filter(attempt__user=user, verdict="misconception").exclude(misconception="")
+            .values_list("misconception", "attempt__problem__family"))
+    counts = Counter(ident for ident, _ in rows)
+    families: dict[str, Counter] = {}
+    for ident, family in rows:
+        families.setdefault(ident, Counter())[family] += 1
+    published = BankItem.objects.published()
+    probing = [item for item in published.order_by("difficulty", "slug") if item.misconceptions]
+    templates = {item.family: item for item in published.filter(kind=BankItem.PROBLEM)}
+    chosen: list[BankItem] = []
+
+    def take(item: BankItem | None) -> None:
+        if item is not None and item.pk not in {c.pk for c in chosen} and len(chosen) < limit:
+            chosen.append(item)
+
+    for ident, _ in counts.most_common():
+        family = families[ident].most_common(1)[0][0]
+        take(templates.get(family))
+        take(next((item for item in probing if ident in (item.misconceptions or ()) and item.kind == BankItem.OPEN),
+                  None))
+    cards = list(Card.objects.of(user).filter(last_review__isnull=False, item__published=True).select_related("item"))
+    scheduler = scheduler_for(ReviewSettings.for_user(user), fuzz=False)
+    for card in sorted(cards, key=lambda card: (retrievability(scheduler, card, now), card.pk)):
+        take(card.item)
+    return chosen
+
+
+def _candidates(slot: dict):
+    items = BankItem.objects.published()
+    if "family" in slot or "families" in slot:
+        return items.filter(kind=BankItem.PROBLEM, family__in=slot.get("families") or [slot["family"]])
+    items = items.filter(kind=slot.get("kind", BankItem.OPEN))
+    if slot.get("role"):
+        role = slot["role"]
+        return [item for item in items if role in (item.roles or ())]
+    return items
+
+
+def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random) -> list[tuple[BankItem, int | None]]:
+    """The (item, time box) pairs of a new round: least sat in the candidate's rounds first, then at random."""
+    used = Counter(dict(RoundItem.objects.filter(round__user=user, item__isnull=False)
+                        .values_list("item").annotate(n=Count("pk")).values_list("item", "n")))
+    drawn: list[tuple[BankItem, int | None]] = []
+    for slot in template.slots:
+        box = slot.get("box_s")
+        if "weak" in slot:
+            spots = weak_spots(user, now, int(slot["weak"]))
+            if not spots:
+                raise NoItems("No weak spots yet: sit a few drills or reviews first, and the misconceptions "
+                              "you make and the cards you are forgetting will fill this round.")
+            drawn += [(item, box) for item in spots]
+            continue
+        pool = [item for item in _candidates(slot) if item.pk not in {d.pk for d, _ in drawn}]
+        for _ in range(int(slot.get("count", 1))):
+            if not pool:
+                raise NoItems(f"The bank has no published item for this round ({slot}).")
+            fewest = min(used[item.pk] for item in pool)
+            item = rng.choice(sorted((i for i in pool if used[i.pk] == fewest), key=lambda i: i.slug))
+            pool.remove(item)
+            drawn.append((item, box))
+    return drawn
+
+
+@transaction.atomic
+def start_round(user, template: RoundTemplate | str, now: datetime | None = None,
+                rng: random.Random | None = None) -> Round:
+    """Start a round of ``template`` (or a preset's kind) now: the server stamps start and deadline."""
+    now = _now(now)
+    template = preset(template) if isinstance(template, str) else template
+    rng = rng or random.Random()
+    drawn = draw_items(user, template, now, rng)
+    started = Round.objects.create(user=user, template=template, kind=template.kind, title=template.title,
+                                   started_at=now, deadline=now + timedelta(seconds=template.duration_s))
+    for position, (item, box) in enumerate(drawn, start=1):
+        problem = None
+        if item.kind == BankItem.PROBLEM and item.family:
+            problem = create_problem(item.family, seed=rng.randrange(2**31), user=user,
+                                     fixed_inputs=item.fixed_inputs)
+        RoundItem.objects.create(round=started, position=position, item=item, item_slug=item.slug, kind=item.kind,
+                                 time_box_s=box, problem=problem, started_at=now if position == 1 else None)
+    return started
+
+
+# --- during the round ---------------------------------------------------------------------
+
+
+def current_item(round_: Round) -> RoundItem | None:
+    """The first item not yet submitted (else the last)."""
+    items = list(round_.items.all())
+    return next((item for item in items if not item.is_submitted), items[-1] if items else None)
+
+
+def open_item(item: RoundItem, now: datetime | None = None) -> RoundItem:
+    """Stamp when the candidate first opened ``item`` (its time box runs from then)."""
+    if item.started_at is None and item.round.is_active:
+        item.started_at = _now(now)
+        RoundItem.objects.filter(pk=item.pk, started_at__isnull=True).update(started_at=item.started_at)
+    return item
+
+
+def read_content(item: RoundItem, data) -> dict:
+    """What a form (a ``QueryDict``) says about ``item``'s answer, keyed by RoundItem field."""
+    content: dict = {}
+    if "scratch" in data:
+        content["scratch"] = str(data.get("scratch", ""))[:MAX_TEXT]
+    if item.is_open:
+        if "answer" in data:
+            content["answer"] = str(data.get("answer", ""))[:MAX_TEXT]
+        if "answer" in data or "said_aloud" in data or "present" in data:
+            content["said_aloud"] = data.get("said_aloud") in ("on", "true", "1", True)
+        if "ticked" in data or "present_ticks" in data:
+            total = len((item.item.rubric if item.item else None) or ())
+            # isdecimal, not isdigit: "²" is a digit that int() refuses.
+            ticks = {int(v) for v in data.getlist("ticked") if str(v).isdecimal() and int(v) < total}
+            content["ticked"] = sorted(ticks)
+    elif item.is_worked and item.problem is not None:
+        keys = [spec.key for spec in item.problem.solve().specs]
+        content["answers"] = {key: str(data.get(key, item.answers.get(key, "")))[:MAX_TEXT] for key in keys}
+    elif item.is_critique and item.item is not None:
+        lines = (item.item.details or {}).get("lines", [])
+        if "present_flags" in data or "flag" in data:
+            flags = read_flags(lines, data.getlist("flag"),
+                               {key[4:]: value for key, value in data.items() if key.startswith("why_")})
+            content["answers"] = {str(line): why for line, why in flags.items()}
+    return content
+
+
+def _changes(item: RoundItem, content: dict) -> dict:
+    return {name: value for name, value in content.items() if getattr(item, name) != value}
+
+
+@transaction.atomic
+def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem:
+    """Keep what was typed (htmx on every change). After the deadline it is still kept, and flagged late.
+
+    Once an item is submitted its answer no longer changes: new text goes to
+    ``late_answers`` (kept, not graded); the whiteboard stays editable until the round closes.
+    """
+    now = _now(now)
+    item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item", "problem").get(
+        pk=item_id, round__user=user)
+    content = read_content(item, data)
+    if item.is_open and item.revealed_at is not None:
+        content.pop("answer", None)
+        content.pop("said_aloud", None)
+    changes = _changes(item, content)
+    if not changes:
+        return item
+    past = item.round.is_past_deadline(now)
+    fields = ["saved_at"]
+    if item.is_submitted or not item.round.is_active:
+        answer_changes = {k: v for k, v in changes.items() if k not in ("ticked",)}
+        if item.is_submitted:
+            if answer_changes:
+                item.late_answers = [*item.late_answers, {"at": now.isoformat(), **answer_changes}]
+                fields += ["late_answers"]
+            changes = {}
+        if answer_changes:
+            item.late = True
+            fields.append("late")
+    elif past and set(changes) - {"ticked"}:
+        item.late = True
+        fields.append("late")
+    for name, value in changes.items():
+        setattr(item, name, value)
+    if item.started_at is None and item.round.is_active:
+        item.started_at = now  # typed into before the page stamped it (another tab, no JavaScript)
+        fields.append("started_at")
+    item.saved_at = now
+    item.save(update_fields=sorted(set(fields) | set(changes)))
+    return item
+
+
+@transaction.atomic
+def reveal(user, item_id: int, data, now: datetime | None = None) -> RoundItem:
+    """Save the open answer, then show the model answer and rubric (the answer is fixed from then on)."""
+    now = _now(now)
+    item = autosave(user, item_id, data, now)
+    if item.is_open and item.revealed_at is None:
+        item.revealed_at = now
+        RoundItem.objects.filter(pk=item.pk, revealed_at__isnull=True).update(revealed_at=now)
+    return item
+
+
+@dataclass
+class Submitted:
+    """What :func:`submit` did: ``created`` when this submission is the one that counts.
+
+    A repeat (``duplicate``) returns the item as recorded; ``kept_aside`` says
+    it carried a different answer, stored in ``item.late_answers`` and not graded.
+    """
+
+    item: RoundItem
+    created: bool
+    kept_aside: bool = False
+
+    @property
+    def duplicate(self) -> bool:
+        return not self.created
+
+
+def _grade(item: RoundItem, user, now: datetime) -> None:
+    """Grade what ``item`` holds (not saved)."""
+    if item.is_worked and item.problem is not None:
+        graded = grade_problem(item.problem, dict(item.answers))
+        attempt = save_attempt(item.problem, user, graded, item.started_at)
+        taken = item.time_taken_s(now)
+        Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=taken)
+        item.attempt, item.grade = attempt, graded.score
+    elif item.is_critique and item.item is not None:
+        flags = {int(line): why for line, why in item.answers.items()}
+        graded = grade_critique(item.item.details or {}, flags)
+        item.critique_attempt = CritiqueAttempt.record(item.item, user, graded, started_at=item.started_at,
+                                                       time_taken_s=item.time_taken_s(now))
+        item.grade = graded.score
+    else:
+        total = len((item.item.rubric if item.item else None) or ())
+        if item.self_score is None:
+            item.self_score = rating_for_rubric(len(item.ticked), total) or (
+                ReviewLog.AGAIN if not (item.answer.strip() or item.said_aloud) else ReviewLog.GOOD)
+        item.grade = len(item.ticked) / total if total else (item.self_score - 1) / 3
+
+
+GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",
+                 "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at"]
+
+
+def submit(user, item_id: int, version: int, data, now: datetime | None = None) -> Submitted:
+    """Record ``item``'s answer once: the first submission of a version counts; a repeat returns it.
+
+    After the deadline the answer is still recorded, flagged late. A
+    submission of an item that was already graded (another tab, or the round
+    closed first) is kept in ``late_answers`` when it differs.
+    """
+    now = _now(now)
+    with transaction.atomic():
+        item = RoundItem.objects.select_for_update(of=("self",)).select_related("round", "item", "problem").get(
+            pk=item_id, round__user=user)
+        content = read_content(item, data)
+        if item.is_open and item.revealed_at is not None and item.is_submitted:
+            content.pop("answer", None)
+        claimed = (not item.is_submitted and item.version == version and RoundItem.objects.filter(
+            pk=item.pk, version=version, submitted_at__isnull=True).update(version=version + 1, submitted_at=now))
+        if not claimed:
+            changes = {k: v for k, v in _changes(item, content).items() if k != "scratch"}
+            if changes:
+                item.late_answers = [*item.late_answers, {"at": now.isoformat(), **changes}]
+                item.late = item.late or item.round.is_past_deadline(now)
+                item.save(update_fields=["late_answers", "late"])
+            return Submitted(item, False, kept_aside=bool(changes))
+        item.version, item.submitted_at = version + 1, now
+        item.started_at = item.started_at or (now if item.round.is_active else None)
+        arrived = set(_changes(item, content)) - {"ticked"}  # the answer itself, not the self-assessment
+        for name, value in content.items():
+            setattr(item, name, value)
+        if item.is_open:
+            item.revealed_at = item.revealed_at or now
+            score = str(data.get("self_score", ""))
+            item.self_score = int(score) if score in ("1", "2", "3", "4") else None
+        if item.round.is_past_deadline(now) and arrived:
+            item.late = True
+        item.saved_at = now
+        _grade(item, user, now)
+        item.save(update_fields=GRADED_FIELDS)
+        if not item.round.is_active:
+            _review(item, now)
+            _rescore(item.round)
+    round_ = close_if_due(item.round, now)
+    if round_.is_active and not round_.items.filter(submitted_at__isnull=True).exists():
+        close(round_, now, Round.FINISHED)  # the last item is in: the round is done
+    return Submitted(item, True)
+
+
+# --- closing ------------------------------------------------------------------------------
+
+
+def _rating(item: RoundItem, now: datetime) -> int:
+    if item.is_worked:
+        steps = (item.item.details or {}).get("steps") if item.item else None
+        box = item.time_box_s or (time_box_of(item.item, steps) if item.item else None)
+        return rating_for_problem(item.grade or 0.0, item.time_taken_s(now), box)
+    if item.is_critique:
+        if item.critique_attempt is not None:
+            return item.critique_attempt.review_rating()
+        return rating_for_problem(item.grade or 0.0, None, None)
+    return item.self_score or ReviewLog.GOOD
+
+
+def _review(item: RoundItem, now: datetime) -> None:
+    """Record the FSRS review of ``item``'s card (when the item is in the candidate's deck), once."""
+    if item.review_id or item.item is None or item.grade is None:
+        return
+    user = item.round.user
+    card = Card.objects.of(user).filter(item=item.item).first()
+    if card is None:
+        return
+    ticked = list(item.ticked)
+    if item.is_worked and item.attempt is not None:
+        ticked = [step.position for step in item.attempt.steps.all() if step.credit >= 1]
+    taken = item.time_taken_s(now)
+    started = now - timedelta(seconds=taken) if taken is not None else None
+    outcome = record_open_review(user, card.pk, card.version, _rating(item, now),
+                                 answer=item.answer or item.scratch, said_aloud=item.said_aloud,
+                                 ticked=ticked, started_at=started, now=now)
+    if outcome.log is not None:
+        item.review = outcome.log
+        RoundItem.objects.filter(pk=item.pk).update(review=outcome.log)
+
+
+def _rescore(round_: Round) -> None:
+    grades = [item.grade for item in round_.items.all() if item.grade is not None]
+    round_.score = sum(grades) / len(grades) if grades else None
+    Round.objects.filter(pk=round_.pk).update(score=round_.score)
+
+
+def close(round_: Round, now: datetime | None = None, status: str = Round.FINISHED) -> Round:
+    """Close the round once: grade what each unsubmitted item holds, then update the FSRS cards.
+
+    Open items never revealed but with something written stay waiting for a
+    self-score (the report asks for it); an open item with nothing written scores zero.
+    """
+    now = _now(now)
+    with transaction.atomic():
+        # FOR NO KEY UPDATE, not FOR UPDATE: it still serialises two closes, but lets a concurrent submit()
+        # commit. That submit holds the item's row lock and, at COMMIT, PostgreSQL's deferred foreign-key
+        # check of the item it updated twice takes FOR KEY SHARE on this round; FOR UPDATE would block it
+        # while we wait for the item's lock: a deadlock (tests/test_concurrency.py races the two).
+        round_ = Round.objects.select_for_update(no_key=True).get(pk=round_.pk)
+        if not round_.is_active:
+            return round_
+        end = min(now, round_.deadline) if status == Round.EXPIRED else now
+        round_.status, round_.finished_at = status, end
+        round_.save(update_fields=["status", "finished_at"])
+        items = list(round_.items.select_related("item", "problem", "round"))
+        for item in items:
+            item.round = round_
+            if item.is_submitted:
+                continue
+            typed = item.answer.strip() or item.said_aloud or item.scratch.strip()
+            if item.is_open and item.revealed_at is None and typed:
+                continue  # waits for the candidate's self-score
+            claimed = RoundItem.objects.filter(pk=item.pk, submitted_at__isnull=True).update(
+                submitted_at=end, version=item.version + 1)
+            if not claimed:
+                continue
+            item.submitted_at, item.version, item.auto_submitted = end, item.version + 1, True
+            _grade(item, round_.user, end)
+            item.save(update_fields=GRADED_FIELDS)
+        for item in items:
+            _review(item, now)
+        _rescore(round_)
+    return round_
+
+
+def close_if_due(round_: Round, now: datetime | None = None) -> Round:
+    """Close ``round_`` if the server's clock has passed its deadline."""
+    now = _now(now)
+    if round_.is_active and round_.is_past_deadline(now):
+        return close(round_, now, Round.EXPIRED)
+    return round_
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+@dataclass
+class ReportRow:
+    item: RoundItem
+    taken_s: float | None
+    over_box: bool
+    misconceptions: list
+    pending: bool
+
+
+@dataclass
+class Report:
+    round: Round
+    rows: list[ReportRow]
+    misconceptions: list[dict]
+    to_review: list[BankItem]
+    in_deck: set[int]
+    earlier: list[Round]
+    previous: Round | None = None
+    earlier_mean: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def not_in_deck(self) -> list[BankItem]:
+        return [item for item in self.to_review if item.pk not in self.in_deck]
+
+
+def report_for(round_: Round) -> Report:
+    """Score and time per item against its box, misconceptions made, what to review next, earlier rounds."""
+    items = list(round_.items.select_related("item", "problem", "attempt", "critique_attempt", "round"))
+    end = round_.finished_at or round_.deadline
+    steps = Counter()
+    made: dict[str, dict] = {}
+    rows = []
+    for item in items:
+        mistakes = []
+        if item.attempt_id:
+            for step in StepAnswer.objects.filter(attempt_id=item.attempt_id, verdict="misconception"):
+                info = MISCONCEPTIONS.get(step.misconception)
+                mistakes.append(info or step.misconception)
+                if step.misconception:
+                    steps[step.misconception] += 1
+                    made.setdefault(step.misconception, {"info": info, "id": step.misconception, "items": []})
+                    made[step.misconception]["items"].append(item)
+        if item.critique_attempt_id:
+            for mark in CritiqueMark.objects.filter(attempt_id=item.critique_attempt_id, outcome=CritiqueMark.MISSED):
+                mistakes.append(f"missed: {mark.category or 'line ' + str(mark.line)}")
+        taken = item.time_taken_s(end)
+        rows.append(ReportRow(item, taken, bool(item.time_box_s and taken and taken > item.time_box_s), mistakes,
+                              pending=item.grade is None))
+    for entry in made.values():
+        entry["count"] = steps[entry["id"]]
+    to_review = [row.item.item for row in rows if row.item.item is not None and (
+        row.item.grade is None or row.item.grade < HARD_BELOW or row.misconceptions)]
+    in_deck = set(Card.objects.of(round_.user).filter(item__in=to_review).values_list("item_id", flat=True))
+    earlier = list(Round.objects.of(round_.user).closed().filter(kind=round_.kind, started_at__lt=round_.started_at)
+                   .order_by("-started_at")[:10])
+    scored = [r.score for r in earlier if r.score is not None]
+    return Report(round_, rows, sorted(made.values(), key=lambda e: -e["count"]), to_review, in_deck, earlier,
+                  previous=earlier[0] if earlier else None,
+                  earlier_mean=sum(scored) / len(scored) if scored else None)
+
+
+def add_review_items(user, round_: Round, item_ids, now: datetime | None = None) -> int:
+    """Put the chosen items of ``round_`` in the candidate's deck (only items that were in the round)."""
+    # Whole numbers a bigint can hold ("²" passes isdigit but not int(); 40 digits overflow the column).
+    ids = [int(i) for i in item_ids if str(i).isdecimal() and len(str(i)) < 19]
+    allowed = BankItem.objects.filter(pk__in=ids, round_items__round=round_).distinct()
+    return add_to_deck(user, list(allowed), Card.VIA_ITEM, now)

@@ -1,0 +1,238 @@
+"""Timed mock rounds: start a preset in one click, sit it item by item against the server's clock, read the report.
+
+Every round response carries ``X-Round-Remaining`` (seconds left by the
+server's clock) and the page's countdown re-syncs from it; the countdown is
+only a display. Each request first applies what it brought (an autosave, a
+submission), then closes the round if its deadline has passed, so nothing typed
+is lost and late answers are kept and flagged. Without JavaScript the page
+shows the deadline, and Save/Submit are plain form posts that redirect. A
+candidate only reaches their own rounds (another's is a 404).
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST, require_safe
+
+from drills.critique.services import RULE as CRITIQUE_RULE
+from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
+from drills.problems.presentation import problem_facts, statement
+from drills.rounds.services import (NoItems, add_review_items, autosave, close, close_if_due, current_item, open_item, report_for,
+                     reveal as reveal_item, start_round, submit as submit_item, sync_presets)
+from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
+
+CLOCK_POLL_S = 30
+
+
+def _own_round(request: HttpRequest, pk: int) -> Round:
+    return get_object_or_404(Round.objects.of(request.user), pk=pk)
+
+
+def _own_item(round_: Round, position: int) -> RoundItem:
+    try:
+        return round_.items.select_related("item", "item__chapter", "problem", "round").get(position=position)
+    except RoundItem.DoesNotExist:
+        raise Http404("No such item in this round.") from None
+
+
+def _timed(response: HttpResponse, round_: Round, now) -> HttpResponse:
+    response["X-Round-Remaining"] = str(round_.remaining_s(now))
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    """The presets, each one click from starting, and the candidate's history of rounds."""
+    now = timezone.now()
+    rounds = list(Round.objects.of(request.user).prefetch_related("items")[:50])
+    for row in rounds:
+        close_if_due(row, now)
+    rounds = list(Round.objects.of(request.user)[:50])
+    presets = sync_presets()
+    copies = RoundTemplate.objects.filter(owner=request.user)
+    return render(request, "rounds/index.html", {"presets": presets.values(), "copies": copies, "rounds": rounds,
+                                                 "active": [r for r in rounds if r.is_active], "now": now})
+
+
+@login_required
+@require_POST
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Start a preset (or the candidate's own copy of one) now."""
+    sync_presets()
+    template = get_object_or_404(RoundTemplate.objects.filter(owner__isnull=True) |
+                                 RoundTemplate.objects.filter(owner=request.user), slug=slug)
+    try:
+        started = start_round(request.user, template, timezone.now())
+    except NoItems as error:
+        messages.warning(request, str(error))
+        return redirect("rounds:index")
+    return redirect(started)
+
+
+@login_required
+@require_safe
+def round_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """The round's current item, or its report once closed."""
+    round_ = close_if_due(_own_round(request, pk), timezone.now())
+    if not round_.is_active:
+        return redirect("rounds:report", pk=round_.pk)
+    item = current_item(round_)
+    return redirect(item) if item else redirect("rounds:report", pk=round_.pk)
+
+
+def _item_context(round_: Round, item: RoundItem, now) -> dict:
+    items = list(round_.items.select_related("item"))  # the item list names each by its title
+    context = {"round": round_, "ri": item, "item": item.item, "items": items, "now": now,
+               "remaining": round_.remaining_s(now), "poll_s": CLOCK_POLL_S,
+               "next_item": next((i for i in items if i.position > item.position and not i.is_submitted), None),
+               "ratings": ReviewLog.RATINGS}
+    if item.is_worked and item.problem is not None:
+        solution = item.problem.solve()
+        context.update({"problem": item.problem, "statement": statement(item.problem, solution),
+                        "facts": problem_facts(item.problem),
+                        "steps": [{"spec": spec, "value": item.answers.get(spec.key, "")} for spec in solution.specs]})
+        if item.attempt_id:
+            context["graded"] = {s.key: s for s in item.attempt.steps.all()}
+    elif item.is_critique and item.item is not None:
+        context.update({"rule": CRITIQUE_RULE, "lines": [
+            {"number": n, "text": text, "flagged": str(n) in item.answers, "why": item.answers.get(str(n), "")}
+            for n, text in enumerate((item.item.details or {}).get("lines", []), start=1)]})
+    elif item.is_open and item.item is not None:
+        total = len(item.item.rubric or ())
+        suggested = rating_for_rubric(len(item.ticked), total)
+        context.update({"rubric_total": total, "suggested": suggested,
+                        "suggested_label": RATING_LABELS.get(suggested)})
+    return context
+
+
+@login_required
+@require_safe
+def item_page(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """One item of the round with the countdown; after the round, only open items waiting for a self-score."""
+    now = timezone.now()
+    round_ = close_if_due(_own_round(request, pk), now)
+    item = _own_item(round_, position)
+    if not round_.is_active and (item.is_submitted or not item.is_open):
+        return redirect("rounds:report", pk=round_.pk)
+    open_item(item, now)
+    return _timed(render(request, "rounds/round.html", _item_context(round_, item, now)), round_, now)
+
+
+@login_required
+@require_POST
+def save(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Autosave what was typed (htmx on every change; a plain Save button without JavaScript)."""
+    now = timezone.now()
+    round_ = _own_round(request, pk)
+    item = autosave(request.user, _own_item(round_, position).pk, request.POST, now)
+    round_ = close_if_due(round_, now)
+    if request.htmx:
+        response = render(request, "rounds/round.html#save_status",
+                          {"ri": item, "round": round_, "now": now, "remaining": round_.remaining_s(now)})
+        if not round_.is_active and not (item.is_open and not item.is_submitted):
+            response["HX-Redirect"] = round_.get_absolute_url()
+        return _timed(response, round_, now)
+    messages.info(request, "Saved." + (" (after the deadline: kept and flagged late)" if item.late else ""))
+    return redirect(item if round_.is_active else round_)
+
+
+@login_required
+@require_POST
+def reveal(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Save an open answer and show the model answer and rubric."""
+    now = timezone.now()
+    round_ = _own_round(request, pk)
+    item = reveal_item(request.user, _own_item(round_, position).pk, request.POST, now)
+    close_if_due(round_, now)
+    return redirect("rounds:item", pk=round_.pk, position=item.position)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Record the item's answer once (late after the deadline, never dropped) and go to the next item."""
+    now = timezone.now()
+    round_ = _own_round(request, pk)
+    item = _own_item(round_, position)
+    try:
+        version = int(request.POST.get("version", ""))
+    except ValueError:
+        version = -1
+    outcome = submit_item(request.user, item.pk, version, request.POST, now)
+    if outcome.kept_aside:
+        # Another tab (or the round's own close) got there first with a different answer: say which one counts.
+        kept = outcome.item
+        at = f"{timezone.localtime(kept.submitted_at):%H:%M:%S}"
+        if kept.auto_submitted:
+            first = (f"The round closed before this arrived and graded this item from what was saved, at {at}: "
+                     "that is the answer that counts.")
+        else:
+            first = (f"Another tab (or an earlier click) submitted this item first, at {at}: that answer is the "
+                     "one recorded and graded, shown here.")
+        messages.warning(request, f"{first} What this page sent was different; it is kept aside with the item, "
+                                  "not graded.")
+        round_.refresh_from_db()
+        return redirect(kept) if round_.is_active else redirect("rounds:report", pk=round_.pk)
+    if outcome.duplicate:
+        messages.info(request, "Already recorded: that answer was sent twice and counts once.")
+    elif outcome.item.late:
+        messages.warning(request, "Recorded after the deadline: your answer is kept and flagged late.")
+    else:
+        # Says what happened on the page the redirect leads to; static/js/a11y.js focuses it (issue 12).
+        messages.success(request, f"Item {outcome.item.position} recorded.")
+    round_.refresh_from_db()
+    if not round_.is_active:
+        return redirect("rounds:report", pk=round_.pk)
+    following = current_item(round_)
+    return redirect(following if following and not following.is_submitted else round_)
+
+
+@login_required
+@require_POST
+def finish(request: HttpRequest, pk: int) -> HttpResponse:
+    """End the round now: grade what was typed and update the FSRS cards."""
+    now = timezone.now()
+    round_ = close_if_due(_own_round(request, pk), now)
+    close(round_, now, Round.FINISHED)
+    return redirect("rounds:report", pk=round_.pk)
+
+
+@login_required
+@require_safe
+def clock(request: HttpRequest, pk: int) -> HttpResponse:
+    """The server's time left (polled by the countdown); sends the page to the report once the round closes."""
+    now = timezone.now()
+    round_ = close_if_due(_own_round(request, pk), now)
+    response = render(request, "rounds/round.html#clock", {"round": round_, "remaining": round_.remaining_s(now),
+                                                           "poll_s": CLOCK_POLL_S})
+    if not round_.is_active and request.htmx:
+        response["HX-Redirect"] = round_.get_absolute_url()
+    return _timed(response, round_, now)
+
+
+@login_required
+@require_safe
+def report(request: HttpRequest, pk: int) -> HttpResponse:
+    """Score and time per item, misconceptions, what to review next, and earlier rounds of the kind."""
+    now = timezone.now()
+    round_ = close_if_due(_own_round(request, pk), now)
+    if round_.is_active:
+        return redirect(round_)
+    return _timed(render(request, "rounds/report.html", {"report": report_for(round_), "round": round_}), round_, now)
+
+
+@login_required
+@require_POST
+def deck(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add the chosen items of the round to the review deck in one click."""
+    round_ = _own_round(request, pk)
+    added = add_review_items(request.user, round_, request.POST.getlist("item"), timezone.now())
+    messages.success(request, f"Added {added} item{'s' if added != 1 else ''} to your review deck." if added
+                     else "Those items are already in your deck.")
+    return redirect("rounds:report", pk=round_.pk)
