@@ -1,0 +1,193 @@
+"""The simulator's inputs: their defaults, bounds (DESIGN.md §13) and the replica they describe.
+
+Inputs use the snake-case names of the ``simulate`` command's flags
+(``--max-batched-tokens`` → ``max_batched_tokens``). :func:`clean_sim_inputs`
+applies defaults and checks every bound, raising :class:`InputError` (or the
+catalog's and config's errors) with one sentence naming the field; nothing is
+ever evaluated. :func:`build_setup` turns cleaned inputs into the
+:class:`~calculators.engine.step_model.Replica` whose steps the simulator
+costs, and the number of KV blocks the ladder's budget holds.
+
+Defaults: the reference stack (DESIGN.md §2: Llama-3.1-8B bf16 on one H100
+SXM, utilisation 0.90, 3 GiB activation reserve per card, 16-token blocks);
+vLLM's scheduler defaults for chunked prefill (``--max-num-batched-tokens``
+8192, ``--max-num-seqs`` 256); a chat service's targets of 500 ms TTFT and
+50 ms TPOT; one minute of 512-token prompts and 256-token outputs at 10 req/s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.engine.catalog import Catalog
+from calculators.engine.dtypes import weight_bits
+from calculators.engine.errors import InputError
+from calculators.engine.param_count import param_breakdown
+from calculators.engine.procedures.inputs import (BLOCK_SIZE, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION,
+                                                  WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
+                                                  clean_inputs, resolve_model)
+from calculators.engine.step_model import Replica
+
+GIB = 2**30
+MIB = 2**20
+
+# DESIGN.md §13's bounds.
+MAX_DURATION_S = 3600
+MAX_REQUESTS = 50_000
+MAX_SWEEP_POINTS = 12
+MAX_TOKENS = 131_072  # one request's prompt or output: the longest context the catalog's models take
+
+LENGTH_DISTRIBUTIONS = ("fixed", "uniform", "lognormal")
+ARRIVALS = ("poisson", "gamma")
+ROUTERS = ("round-robin", "least-loaded", "prefix")
+
+RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second", minimum=0,
+                 exclusive_minimum=True, maximum=10_000, unit="req/s")
+ARRIVAL = InputSpec("arrival", "choice", "poisson", "arrival process", choices=ARRIVALS)
+CV = InputSpec("cv", "float", 1.0, "coefficient of variation of the gaps between arrivals (gamma arrivals)",
+               minimum=0.1, maximum=10)
+DURATION_S = InputSpec("duration_s", "float", None, "simulated time, s (default 60, or a trace's span)",
+                       minimum=0, exclusive_minimum=True, maximum=MAX_DURATION_S, unit="s")
+PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 512, "mean prompt length, tokens", minimum=1, maximum=MAX_TOKENS,
+                          unit="tok")
+OUTPUT_TOKENS = InputSpec("output_tokens", "int", 256, "mean output length, tokens", minimum=1,
+                          maximum=MAX_TOKENS, unit="tok")
+PROMPT_DIST = InputSpec("prompt_dist", "choice", "fixed", "how prompt lengths are drawn around the mean",
+                        choices=LENGTH_DISTRIBUTIONS)
+OUTPUT_DIST = InputSpec("output_dist", "choice", "fixed", "how output lengths are drawn around the mean",
+                        choices=LENGTH_DISTRIBUTIONS)
+PREFIX_FRACTION = InputSpec("prefix_fraction", "float", 0.0, "share of each prompt that is a prefix shared "
+                            "with the other requests of its group (a system prompt)", minimum=0, maximum=0.99)
+SEED = InputSpec("seed", "int", 0, "random seed (the same seed gives the same run)", minimum=0, maximum=2**32 - 1)
+TTFT_SLO_MS = InputSpec("ttft_slo_ms", "float", 500.0, "TTFT target, ms", minimum=0, exclusive_minimum=True,
+                        maximum=3_600_000, unit="ms")
+TPOT_SLO_MS = InputSpec("tpot_slo_ms", "float", 50.0, "TPOT target, ms", minimum=0, exclusive_minimum=True,
+                        maximum=3_600_000, unit="ms")
+REPLICAS = InputSpec("replicas", "int", 1, "replicas behind the router", minimum=1, maximum=64)
+ROUTER = InputSpec("router", "choice", "round-robin", "how the router picks a replica", choices=ROUTERS)
+MAX_BATCHED_TOKENS = InputSpec("max_batched_tokens", "int", 8192, "token budget of one step (chunked prefill)",
+                               minimum=1, maximum=1_048_576, unit="tok")
+MAX_NUM_SEQS = InputSpec("max_num_seqs", "int", 256, "most sequences running at once", minimum=1,
+                         maximum=16_384)
+BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
+                                 "step achieves", minimum=0, maximum=1, exclusive_minimum=True)
+MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)",
+                minimum=0, maximum=1, exclusive_minimum=True)
+
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
+          ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,
+          TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU)
+
+DEFAULT_DURATION_S = 60.0
+# Text inputs besides the numbers: a pasted trace (CSV) and the sweep's rates.
+TEXT_INPUTS = ("trace", "sweep")
+MAX_TRACE_CHARS = 2_000_000
+
+
+def parse_sweep(text: Any) -> tuple[float, ...]:
+    """Rates of a sweep from ``"R1,R2,…"`` (or a list of numbers), in req/s, sorted and unique.
+
+    Raises :class:`InputError` (field ``sweep``) for a rate that is not a positive finite
+    number within :data:`RATE`'s bound, or more than :data:`MAX_SWEEP_POINTS` rates.
+    """
+    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
+    items = [item for item in items if str(item).strip() != ""]
+    if not items:
+        raise InputError("sweep must list at least one rate, e.g. 5,10,20.", field="sweep")
+    if len(items) > MAX_SWEEP_POINTS:
+        raise InputError(f"sweep may list at most {MAX_SWEEP_POINTS} rates, not {len(items)}.", field="sweep")
+    rates = []
+    for item in items:
+        try:
+            rate = float(str(item).strip())
+        except ValueError:
+            raise InputError(f"sweep: {str(item).strip()!r} is not a rate in req/s.", field="sweep") from None
+        if not math.isfinite(rate) or rate <= 0 or rate > RATE.maximum:
+            raise InputError(f"sweep: every rate must be above 0 and at most {RATE.maximum:,.0f} req/s, "
+                             f"not {str(item).strip()}.", field="sweep")
+        rates.append(rate)
+    return tuple(sorted(set(rates)))
+
+
+def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
+    """Defaults applied and bounds checked; ``trace`` (CSV text) and ``sweep`` kept as given.
+
+    Raises :class:`InputError` for an unknown name, a value out of bounds, a token
+    budget below the sequence limit (vLLM refuses that too), or a run expected to
+    exceed :data:`MAX_REQUESTS` requests; the catalog's and config's errors for an
+    unknown model or GPU or a bad config.
+    """
+    catalog = catalog_or_default(catalog)
+    raw = dict(raw)
+    text = {name: raw.pop(name) for name in TEXT_INPUTS if raw.get(name) not in (None, "")}
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    if "trace" in text:
+        trace = text["trace"]
+        if not isinstance(trace, str):
+            raise InputError("trace must be CSV text.", field="trace")
+        if len(trace) > MAX_TRACE_CHARS:
+            raise InputError(f"The trace is longer than {MAX_TRACE_CHARS:,} characters.", field="trace")
+        inputs["trace"] = trace
+    if "sweep" in text:
+        if "trace" in text:
+            raise InputError("A sweep varies the arrival rate, which a trace fixes: give --sweep or --trace, "
+                             "not both.", field="sweep")
+        inputs["sweep"] = list(parse_sweep(text["sweep"]))
+    if inputs["max_batched_tokens"] < inputs["max_num_seqs"]:
+        raise InputError(f"max_batched_tokens ({inputs['max_batched_tokens']:,}) must be at least max_num_seqs "
+                         f"({inputs['max_num_seqs']:,}): every running sequence needs a token each step.",
+                         field="max_batched_tokens")
+    if "trace" not in inputs:
+        duration = inputs["duration_s"] = inputs["duration_s"] or DEFAULT_DURATION_S
+        top_rate = max(inputs.get("sweep") or [inputs["rate"]])
+        if top_rate * duration > MAX_REQUESTS:
+            raise InputError(f"{top_rate:g} req/s for {duration:g} s is about {top_rate * duration:,.0f} requests; "
+                             f"the simulator takes at most {MAX_REQUESTS:,} per run: shorten the duration or "
+                             f"lower the rate.", field="duration_s")
+    return inputs
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What one run needs besides the workload: the ``replica`` (step model), its KV ``blocks``
+    of ``block_size`` tokens, and the ladder's figures behind them (GiB)."""
+
+    replica: Replica
+    blocks: int
+    block_size: int
+    kv_budget_gib: float
+    weights_gib: float
+    kv_bytes_per_token_replica: float
+
+    @property
+    def kv_tokens(self) -> int:
+        """Tokens the replica's KV cache holds."""
+        return self.blocks * self.block_size
+
+
+def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup:
+    """The replica and its KV blocks for cleaned ``inputs``.
+
+    The budget is the ladder's (DESIGN.md §12): cards × card memory × utilisation −
+    weights − cards × activation reserve; blocks = ⌊budget ÷ (block × KV bytes per token ×
+    K/V replication)⌋, every layer charged in full (a windowed layer is charged as a full
+    one, as vLLM's paged allocator sizes blocks). Raises :class:`InputError` (field ``gpus``)
+    when the weights and reserves leave no room for one block.
+    """
+    catalog = catalog_or_default(catalog)
+    cfg, _ = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    t = inputs["gpus"]
+    replica = Replica(cfg, gpu, t, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
+                      weights_bits=inputs["weights_bits"], bandwidth_efficiency=inputs["bandwidth_efficiency"],
+                      mfu=inputs["mfu"])
+    weights_gib = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], inputs["weights_bits"]) / 8 / GIB
+    budget_gib = t * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib - t * inputs["reserve_gib"]
+    per_token = replica.kv_bytes_per_token * replica.kv_replication
+    blocks = max(0, math.floor(budget_gib * GIB / (inputs["block_size"] * per_token))) if budget_gib > 0 else 0
+    if blocks == 0:
+        raise InputError(f"On {t} × {gpu.name} the weights ({weights_gib:,.2f} GiB) and reserves leave no KV cache "
+                         f"(budget {budget_gib:,.2f} GiB): add cards or choose a narrower format.", field="gpus")
+    return Setup(replica, blocks, inputs["block_size"], budget_gib, weights_gib, per_token)

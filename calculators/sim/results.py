@@ -1,0 +1,125 @@
+"""A run's numbers: latency percentiles, throughput, goodput, the knee (DESIGN.md §13's definitions).
+
+- TTFT = first token − arrival; end-to-end (e2e) = last token − arrival;
+  TPOT of a request = (e2e − TTFT) ÷ (output tokens − 1), for requests of at
+  least two output tokens; inter-token latency (ITL) = the gap before each
+  token after the first, over every token produced.
+- Latencies are over the requests completed within the run; percentiles
+  interpolate linearly between order statistics (as numpy's default does);
+  the ITL's, over weighted samples, take the nearest rank.
+- Throughput = completed requests ÷ duration; goodput = completed requests that
+  met both the TTFT and the TPOT target ÷ duration (a one-token request has no
+  TPOT and meets that target).
+- ``mean_in_system`` = the time-average, over the run, of the requests arrived
+  and not finished.
+- The knee of a sweep = the highest swept rate whose goodput is at least
+  :data:`KNEE_SHARE` × its arrival rate.
+"""
+
+from __future__ import annotations
+
+import math
+
+KNEE_SHARE = 0.9
+PERCENTILES = (50, 90, 95, 99)
+
+
+def percentile(ordered: list[float], q: float) -> float | None:
+    """The ``q``-th percentile (0–100) of ascending ``ordered`` values, linearly interpolated;
+    None for no values."""
+    if not ordered:
+        return None
+    position = (len(ordered) - 1) * q / 100
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def weighted_percentile(values: list[float], weights: list[int], q: float) -> float | None:
+    """The smallest value whose cumulative weight reaches ``q`` % of the total (nearest rank)."""
+    total = sum(weights)
+    if not total:
+        return None
+    pairs = sorted(zip(values, weights))
+    target = max(1, math.ceil(total * q / 100))
+    seen = 0
+    for value, weight in pairs:
+        seen += weight
+        if seen >= target:
+            return value
+    return pairs[-1][0]
+
+
+def _r(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def distribution(values: list[float]) -> dict:
+    """``{"mean", "p50", "p90", "p95", "p99"}`` of ``values`` (ms), rounded to µs; None when empty."""
+    ordered = sorted(values)
+    mean = sum(ordered) / len(ordered) if ordered else None
+    return {"mean": _r(mean), **{f"p{q}": _r(percentile(ordered, q)) for q in PERCENTILES}}
+
+
+def weighted_distribution(values: list[float], weights: list[int]) -> dict:
+    """As :func:`distribution`, for ``values[i]`` seen ``weights[i]`` times."""
+    total = sum(weights)
+    mean = sum(v * w for v, w in zip(values, weights)) / total if total else None
+    return {"mean": _r(mean), **{f"p{q}": _r(weighted_percentile(values, weights, q)) for q in PERCENTILES}}
+
+
+def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_peak_fraction: float,
+              ttft_slo_ms: float, tpot_slo_ms: float) -> dict:
+    """The summary of one run of ``workload`` whose outcomes are ``records``.
+
+    ``in_flight_tokens``: tokens produced by requests unfinished at the end. Keys are those of
+    the ``simulate`` command's JSON ``summary`` (DESIGN.md §13), latencies in ms.
+    """
+    duration_ms = workload.duration_ms
+    duration_s = duration_ms / 1000
+    arrival, output = workload.arrival_ms, workload.output
+    ttft, tpot, e2e = [], [], []
+    good = completed = 0
+    in_system_ms = 0.0
+    for rid, finish in enumerate(records.finish_ms):
+        if finish is None:
+            in_system_ms += duration_ms - arrival[rid]
+            continue
+        completed += 1
+        in_system_ms += finish - arrival[rid]
+        first = records.first_ms[rid] - arrival[rid]
+        total = finish - arrival[rid]
+        ttft.append(first)
+        e2e.append(total)
+        per_token = None
+        if output[rid] > 1:
+            per_token = (total - first) / (output[rid] - 1)
+            tpot.append(per_token)
+        if first <= ttft_slo_ms and (per_token is None or per_token <= tpot_slo_ms):
+            good += 1
+    completed_tokens = sum(output[rid] for rid, finish in enumerate(records.finish_ms) if finish is not None)
+    output_tokens = completed_tokens + in_flight_tokens
+    return {
+        "rate_req_s": workload.rate_req_s if workload.rate_req_s is None else round(workload.rate_req_s, 6),
+        "duration_s": round(duration_s, 6),
+        "arrived": len(workload),
+        "completed": completed,
+        "in_flight": len(workload) - completed,
+        "output_tokens": output_tokens,
+        "ttft_ms": distribution(ttft),
+        "tpot_ms": distribution(tpot),
+        "itl_ms": weighted_distribution(records.itl_ms, records.itl_count),
+        "e2e_ms": distribution(e2e),
+        "throughput_req_s": round(completed / duration_s, 6),
+        "output_tok_s": round(output_tokens / duration_s, 3),
+        "goodput_req_s": round(good / duration_s, 6),
+        "preemptions": preemptions,
+        "kv_peak_fraction": round(kv_peak_fraction, 6),
+        "mean_in_system": round(in_system_ms / duration_ms, 6),
+    }
+
+
+def knee(summaries: list[dict]) -> float | None:
+    """The highest swept rate whose goodput is ≥ :data:`KNEE_SHARE` × its rate; None if none is."""
+    meeting = [s["rate_req_s"] for s in summaries if s["goodput_req_s"] >= KNEE_SHARE * s["rate_req_s"]]
+    return max(meeting) if meeting else None

@@ -1,0 +1,164 @@
+"""Running the simulator: replicas behind a router, one discrete-event loop, the results.
+
+Events are arrivals (in time order) and the ends of replica steps (a heap);
+at equal times arrivals come first, so a request that arrives as a step ends
+can join the next one. A request goes to a replica chosen by the router:
+
+- ``round-robin``: the next replica in turn;
+- ``least-loaded``: the one with the fewest requests running or waiting (the
+  lowest index on a tie);
+- ``prefix``: the replica of the request's prefix group (group mod replicas),
+  so a group's prefix is cached on one replica only.
+
+The run stops at its duration: steps still going then are not counted, and
+requests not finished are ``in_flight``. The series samples the fleet at
+:data:`SERIES_POINTS` even intervals: KV-cache use (the fullest replica's
+peak in the interval), running and waiting sequences at its end, and the
+preemptions in it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from calculators.engine.catalog import Catalog
+
+from .config import build_setup, clean_sim_inputs
+from .engine import Records, ReplicaEngine, Sequence
+from .results import knee, summarize
+from .workload import workload_for
+
+SERIES_POINTS = 120
+
+
+class _Series:
+    def __init__(self, duration_ms: float, engines: list[ReplicaEngine], blocks: int):
+        self.duration_ms = duration_ms
+        self.engines, self.blocks = engines, blocks
+        self.next_ms = duration_ms / SERIES_POINTS
+        self.last_preemptions = 0
+        self.data: dict[str, list] = {"t_s": [], "kv_used_fraction": [], "running": [], "waiting": [],
+                                      "preemptions": []}
+
+    def advance(self, now_ms: float) -> None:
+        while now_ms >= self.next_ms and len(self.data["t_s"]) < SERIES_POINTS:
+            engines = self.engines
+            peak = max(e.kv_peak_blocks for e in engines)
+            preemptions = sum(e.preemptions for e in engines)
+            data = self.data
+            data["t_s"].append(round(self.next_ms / 1000, 6))
+            data["kv_used_fraction"].append(round(peak / self.blocks, 6))
+            data["running"].append(sum(len(e.running) for e in engines))
+            data["waiting"].append(sum(len(e.waiting) for e in engines))
+            data["preemptions"].append(preemptions - self.last_preemptions)
+            self.last_preemptions = preemptions
+            for e in engines:
+                e.kv_peak_blocks = e.used + e.pinned
+            points = len(data["t_s"])
+            self.next_ms = self.duration_ms * min(points + 1, SERIES_POINTS) / SERIES_POINTS
+
+
+def run_workload(inputs: dict, workload, setup) -> dict:
+    """Simulate ``workload`` on the replicas ``setup`` describes, with cleaned ``inputs``;
+    returns ``{"summary", "series"}``. Raises :class:`InputError` (field ``prompt_tokens``)
+    when a request could never fit one replica's KV cache."""
+    from calculators.engine.errors import InputError
+
+    count = len(workload)
+    longest = max((p + o for p, o in zip(workload.prompt, workload.output)), default=0)
+    if longest > setup.kv_tokens:
+        raise InputError(f"A request of {longest:,} tokens (prompt + output) cannot fit the replica's KV cache of "
+                         f"{setup.kv_tokens:,} tokens.", field="prompt_tokens")
+    records = Records(count)
+    engines = [ReplicaEngine(setup.replica, setup.blocks, setup.block_size, inputs["max_batched_tokens"],
+                             inputs["max_num_seqs"], records) for _ in range(inputs["replicas"])]
+    series = _Series(workload.duration_ms, engines, setup.blocks)
+    router = inputs["router"]
+    replicas = len(engines)
+    arrivals, prompts, outputs = workload.arrival_ms, workload.prompt, workload.output
+    shared, groups = workload.shared, workload.group
+    end_ms = workload.duration_ms
+    steps: list[tuple[float, int]] = []
+    infinity = float("inf")
+    index = 0
+    waking: list[int] = []  # replicas given a request at this instant
+    while True:
+        next_arrival = arrivals[index] if index < count else infinity
+        next_step = steps[0][0] if steps else infinity
+        now = min(next_arrival, next_step)
+        if now >= end_ms:
+            break
+        series.advance(now)
+        if next_arrival <= next_step:
+            if replicas == 1 or router == "round-robin":
+                target = index % replicas
+            elif router == "least-loaded":
+                target = min(range(replicas), key=lambda r: engines[r].load)
+            else:
+                target = groups[index] % replicas
+            if target not in waking:
+                waking.append(target)
+            engines[target].enqueue(Sequence(index, prompts[index], outputs[index], shared[index], groups[index]))
+            index += 1
+            if index == count or arrivals[index] > now:  # arrivals at one instant join one step
+                for target in waking:
+                    engine = engines[target]
+                    if not engine.busy:
+                        step = engine.plan()
+                        if step:
+                            engine.busy = True
+                            heapq.heappush(steps, (now + step, target))
+                waking.clear()
+        else:
+            _, target = heapq.heappop(steps)
+            engine = engines[target]
+            engine.commit(now)
+            step = engine.plan()
+            if step:
+                heapq.heappush(steps, (now + step, target))
+            else:
+                engine.busy = False
+    series.advance(end_ms)
+    in_flight_tokens = sum(e.generated_so_far(seq) for e in engines for seq in e.in_flight())
+    summary = summarize(workload, records, in_flight_tokens=in_flight_tokens,
+                        preemptions=sum(e.preemptions for e in engines),
+                        kv_peak_fraction=max(max(series.data["kv_used_fraction"], default=0),
+                                             max(e.kv_peak_blocks for e in engines) / setup.blocks),
+                        ttft_slo_ms=inputs["ttft_slo_ms"], tpot_slo_ms=inputs["tpot_slo_ms"])
+    return {"summary": summary, "series": series.data}
+
+
+def echo_inputs(inputs: dict, setup) -> dict:
+    """The cleaned inputs as the JSON echoes them (a trace by its size, not its text), with the
+    replica's KV cache figures."""
+    shown = {key: value for key, value in inputs.items() if key not in ("trace", "config")}
+    if "config" in inputs:
+        shown["model"] = "(pasted config)"
+    if "trace" in inputs:
+        shown["trace_chars"] = len(inputs["trace"])
+    shown.update(kv_budget_gib=round(setup.kv_budget_gib, 4), kv_blocks=setup.blocks, kv_tokens=setup.kv_tokens,
+                 weights_gib=round(setup.weights_gib, 4))
+    return shown
+
+
+def simulate(raw: dict[str, Any], catalog: Catalog | None = None) -> dict:
+    """One run, or a sweep when ``raw`` has ``sweep``: DESIGN.md §13's JSON.
+
+    ``raw`` uses the command's snake-case names. Returns ``{"inputs", "summary", "series"}``, or
+    with a sweep ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors
+    (:class:`InputError` …) for bad input, before any simulation.
+    """
+    inputs = clean_sim_inputs(raw, catalog)
+    setup = build_setup(inputs, catalog)
+    if "sweep" in inputs:
+        summaries = [run_workload(inputs, workload_for(inputs, rate), setup)["summary"] for rate in inputs["sweep"]]
+        return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
+    workload = workload_for(inputs)
+    inputs["duration_s"] = workload.duration_ms / 1000  # a trace's span when not given
+    return {"inputs": echo_inputs(inputs, setup), **run_workload(inputs, workload, setup)}
+
+
+def simulate_rate(inputs: dict, rate: float | None, catalog: Catalog | None = None) -> dict:
+    """One run of already-cleaned ``inputs`` at ``rate`` (a sweep's point): ``{"summary", "series"}``."""
+    return run_workload(inputs, workload_for(inputs, rate), build_setup(inputs, catalog))

@@ -1,0 +1,220 @@
+"""The serving simulator (DESIGN.md §13) on its own output: step model agreement, Little's law,
+conservation, determinism, queue growth above capacity, and workloads whose values are derived by hand.
+
+Reference stack (DESIGN.md §2): Llama-3.1-8B bf16 on one H100 SXM. By hand: the weights are
+8,030,261,248 × 2 = 16,060,522,496 B, read at 3,350 GB/s × 0.75 = 2.5125 TB/s in 6.3922 ms; a
+2,048-token prefill is 2 × 8,030,261,248 × 2,048 + 4 × 32 × 32 × 128 × 2,048² = 35,090,973,327,360
+FLOP at 989.4 TFLOP/s × 0.4, 88.667 ms; the KV budget is 81,559 MiB × 0.9 − 14.9575 GiB − 3 GiB =
+53.7252 GiB, ⌊53.7252 × 2^30 ÷ (16 × 131,072 B)⌋ = 27,507 blocks of 16 tokens.
+"""
+
+import json
+
+import pytest
+
+from calculators.engine.errors import InputError
+from calculators.engine.step_model import step_ms
+from calculators.sim.config import Setup, build_setup, clean_sim_inputs
+from calculators.sim.results import knee, percentile, weighted_percentile
+from calculators.sim.run import run_workload, simulate
+from calculators.sim.workload import Workload, generate, parse_trace
+
+def ms(value):
+    """A time as the summary rounds it (to the µs)."""
+    return pytest.approx(value, abs=6e-4)
+
+
+WEIGHTS_READ_MS = 16_060_522_496 / 2.5125e12 * 1000
+PREFILL_2048_MS = 35_090_973_327_360 / (989.4e12 * 0.4) * 1000
+
+
+def reference_setup():
+    return build_setup(clean_sim_inputs({}))
+
+
+def test_reference_kv_budget_and_blocks_match_the_ladder():
+    setup = reference_setup()
+    assert setup.kv_budget_gib == pytest.approx(53.7252, abs=1e-4)
+    assert setup.blocks == 27_507
+    assert setup.kv_tokens == 440_112
+
+
+def test_low_rate_tpot_is_the_decode_step_at_batch_one_and_the_average_context():
+    prompt, output = 64, 32
+    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": output})
+    mean_tpot = result["summary"]["tpot_ms"]["mean"]
+    # Decode steps read contexts 64 … 94: on average prompt + (output − 2) ÷ 2 = 79 tokens.
+    step = step_ms(reference_setup().replica, decode_batch=1, decode_context_tokens=79).step_ms
+    assert mean_tpot == pytest.approx(step, rel=0.05)
+    assert mean_tpot == pytest.approx(WEIGHTS_READ_MS + 79 * 131_072 / 2.5125e9, rel=0.05)  # 6.396 ms
+
+
+@pytest.mark.parametrize("prompt, expected_ms", [(64, WEIGHTS_READ_MS), (2048, PREFILL_2048_MS)])
+def test_low_rate_ttft_is_the_step_with_prefill_at_batch_zero(prompt, expected_ms):
+    # 64 tokens: the weights' read (memory-bound); 2,048: the prefill's FLOPs at MFU 0.4 (compute-bound).
+    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": 8})
+    ttft = result["summary"]["ttft_ms"]
+    step = step_ms(reference_setup().replica, decode_batch=0, decode_context_tokens=0,
+                   prefill_chunks=[(prompt, 0)]).step_ms
+    assert ttft["mean"] == pytest.approx(step, rel=0.01)
+    assert ttft["p50"] == pytest.approx(expected_ms, rel=0.001)
+
+
+def test_littles_law_holds_on_the_output():
+    summary = simulate({"rate": 20, "duration_s": 300, "prompt_dist": "lognormal",
+                        "output_dist": "uniform"})["summary"]
+    assert summary["mean_in_system"] == pytest.approx(
+        summary["throughput_req_s"] * summary["e2e_ms"]["mean"] / 1000, rel=0.03)
+
+
+def test_requests_and_tokens_are_conserved_under_preemption():
+    inputs = clean_sim_inputs({"rate": 40, "duration_s": 60, "output_tokens": 1500, "output_dist": "lognormal",
+                               "utilization": 0.3, "replicas": 2, "router": "least-loaded",
+                               "prefix_fraction": 0.5})
+    workload = generate(inputs)
+    result = run_workload(inputs, workload, build_setup(inputs))
+    summary = result["summary"]
+    assert summary["preemptions"] > 0 and summary["kv_peak_fraction"] == 1.0
+    assert summary["arrived"] == len(workload) == summary["completed"] + summary["in_flight"]
+    assert summary["in_flight"] > 0
+    assert sum(result["series"]["preemptions"]) == summary["preemptions"]
+    completed_tokens = sum(o for o, f in zip(workload.output, _finishes(inputs, workload)) if f is not None)
+    assert completed_tokens < summary["output_tokens"] < sum(workload.output)
+
+
+def _finishes(inputs, workload):
+    from calculators.sim import run as run_module
+
+    captured = {}
+    original = run_module.summarize
+
+    def capture(workload, records, **kwargs):
+        captured["records"] = records
+        return original(workload, records, **kwargs)
+
+    run_module.summarize = capture
+    try:
+        run_workload(inputs, workload, build_setup(inputs))
+    finally:
+        run_module.summarize = original
+    return captured["records"].finish_ms
+
+
+def test_the_same_seed_gives_the_same_summary_byte_for_byte():
+    raw = {"rate": 30, "duration_s": 60, "arrival": "gamma", "cv": 2, "prompt_dist": "lognormal",
+           "prefix_fraction": 0.3, "replicas": 2, "router": "prefix"}
+    first, second = simulate(raw), simulate(raw)
+    assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+    assert json.dumps(simulate({**raw, "seed": 1})["summary"]) != json.dumps(first["summary"])
+
+
+def test_above_capacity_the_queue_grows_and_p99_ttft_roughly_doubles_with_the_duration():
+    short = simulate({"rate": 60, "duration_s": 60})["summary"]
+    long = simulate({"rate": 60, "duration_s": 120})["summary"]
+    assert long["in_flight"] > 1.8 * short["in_flight"]
+    assert 1.6 < long["ttft_ms"]["p99"] / short["ttft_ms"]["p99"] < 2.4
+
+
+def _workload(arrivals_s, prompt, output, *, shared=0, group=0, duration_s=100.0):
+    count = len(arrivals_s)
+    return Workload([t * 1000 for t in arrivals_s], [prompt] * count, [output] * count, [group] * count,
+                    [shared] * count, duration_s * 1000, None)
+
+
+def test_the_newest_sequence_is_preempted_when_a_block_runs_out_and_recomputes():
+    # Ten 16-token blocks; two 64-token prompts (4 blocks each) prefill together, then decode.
+    # Their first decode step opens a fifth block each (10 used); sixteen steps later each needs a
+    # sixth: only one can have it, so the newer request (B) is preempted having produced 17 tokens,
+    # and comes back for a recompute of 64 + 17 = 81 tokens (6 blocks) once A has finished and freed
+    # its 8 blocks (64 + 63 cached tokens).
+    inputs = clean_sim_inputs({})
+    base = reference_setup()
+    setup = Setup(base.replica, 10, 16, base.kv_budget_gib, base.weights_gib, base.kv_bytes_per_token_replica)
+    workload = _workload([0.0, 0.0], 64, 64)
+    summary = run_workload(inputs, workload, setup)["summary"]
+    assert summary["preemptions"] == 1
+    assert summary["completed"] == 2 and summary["output_tokens"] == 128
+    assert summary["kv_peak_fraction"] == 1.0
+    replica = base.replica
+    first = step_ms(replica, decode_batch=0, decode_context_tokens=0, prefill_chunks=[(64, 0), (64, 0)]).step_ms
+    assert summary["ttft_ms"]["mean"] == ms(first)
+    # A: the shared prefill, 16 decode steps beside B, then 47 alone.
+    two = sum(step_ms(replica, decode_batch=2, decode_context_tokens=2 * (64 + k)).step_ms for k in range(16))
+    one = sum(step_ms(replica, decode_batch=1, decode_context_tokens=64 + k).step_ms for k in range(16, 63))
+    recompute = step_ms(replica, decode_batch=0, decode_context_tokens=0, prefill_chunks=[(81, 0)]).step_ms
+    rest = sum(step_ms(replica, decode_batch=1, decode_context_tokens=81 + k).step_ms for k in range(46))
+    a_e2e, b_e2e = first + two + one, first + two + one + recompute + rest
+    assert summary["e2e_ms"]["mean"] == ms((a_e2e + b_e2e) / 2)
+    assert summary["e2e_ms"]["p99"] == ms(a_e2e + 0.99 * (b_e2e - a_e2e))
+
+
+def test_a_cached_prefix_skips_its_tokens_on_the_next_request_of_its_group():
+    # 2,048-token prompts, the first 1,024 shared: the second request prefills 1,024 tokens after
+    # 1,024 cached ones.
+    inputs = clean_sim_inputs({})
+    setup = reference_setup()
+    summary = run_workload(inputs, _workload([0.0, 10.0], 2048, 2, shared=1024), setup)["summary"]
+    miss = step_ms(setup.replica, decode_batch=0, decode_context_tokens=0, prefill_chunks=[(2048, 0)]).step_ms
+    hit = step_ms(setup.replica, decode_batch=0, decode_context_tokens=0, prefill_chunks=[(1024, 1024)]).step_ms
+    assert summary["ttft_ms"]["p50"] == ms((miss + hit) / 2)
+    assert hit < 0.55 * miss
+
+
+def test_chunked_prefill_splits_a_prompt_over_the_token_budget():
+    # 20,000 tokens under a 8,192-token budget: chunks of 8,192, 8,192 and 3,616 after 0, 8,192, 16,384.
+    inputs = clean_sim_inputs({})
+    setup = reference_setup()
+    summary = run_workload(inputs, _workload([0.0], 20_000, 2), setup)["summary"]
+    chunks = [(8192, 0), (8192, 8192), (3616, 16384)]
+    expected = sum(step_ms(setup.replica, decode_batch=0, decode_context_tokens=0, prefill_chunks=[chunk]).step_ms
+                   for chunk in chunks)
+    assert summary["ttft_ms"]["mean"] == ms(expected)
+
+
+def test_round_robin_spreads_requests_and_prefix_routing_keeps_groups_together():
+    raw = {"rate": 40, "duration_s": 60, "prompt_tokens": 2048, "prefix_fraction": 0.9, "replicas": 4}
+    spread = simulate({**raw, "router": "round-robin"})["summary"]
+    affine = simulate({**raw, "router": "prefix"})["summary"]
+    # Each of the 16 groups' prefixes is prefilled once per replica it meets: affinity prefills less.
+    assert affine["ttft_ms"]["mean"] < spread["ttft_ms"]["mean"]
+
+
+def test_a_sweep_reports_each_rate_and_the_knee():
+    result = simulate({"sweep": "40,10,20", "duration_s": 60})
+    assert [s["rate_req_s"] for s in result["sweep"]] == [10, 20, 40]
+    assert result["knee_req_s"] == 20
+    assert knee([{"rate_req_s": 5, "goodput_req_s": 4.4}]) is None
+
+
+def test_percentiles_interpolate_and_weighted_ones_take_the_nearest_rank():
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([10.0, 20.0], 99) == pytest.approx(19.9)
+    assert weighted_percentile([5.0, 1.0], [1, 3], 75) == 1.0
+    assert weighted_percentile([5.0, 1.0], [1, 3], 76) == 5.0
+
+
+def test_trace_rows_are_read_sorted_and_bad_rows_are_named():
+    text = "arrival_s,prompt_tokens,output_tokens\n2.5,100,20\n0.5,300,7\n"
+    inputs = clean_sim_inputs({"trace": text})
+    workload = parse_trace(text, inputs)
+    assert workload.arrival_ms == [500.0, 2500.0] and workload.prompt == [300, 100]
+    assert workload.duration_ms == 3000.0
+    with pytest.raises(InputError, match="row 3: prompt_tokens must be a whole number"):
+        parse_trace("arrival_s,prompt_tokens,output_tokens\n0,1,1\n1,0.5,3\n", inputs)
+    with pytest.raises(InputError, match="header"):
+        parse_trace("t,p,o\n0,1,1\n", inputs)
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"duration_s": 3601}, "duration_s must be at most 3,600"),
+    ({"rate": 20, "duration_s": 3000}, "at most 50,000"),
+    ({"sweep": ",".join(str(r) for r in range(1, 14))}, "at most 12 rates"),
+    ({"sweep": "5,abc"}, "'abc' is not a rate"),
+    ({"max_batched_tokens": 128}, "at least max_num_seqs"),
+    ({"arrival": "weibull"}, "arrival must be one of poisson, gamma"),
+    ({"trace": "arrival_s,prompt_tokens,output_tokens\n0,1,1\n", "sweep": "1,2"}, "not both"),
+    ({"prompt_tokens": 131_072, "output_tokens": 131_072, "utilization": 0.3, "rate": 0.1}, "cannot fit"),
+])
+def test_bad_input_is_one_clear_sentence(raw, message):
+    with pytest.raises(InputError, match=message):
+        simulate(raw)
