@@ -99,7 +99,7 @@ HEADLINES = {
     "ladder": ("users_worst_case", "users_paged"),
     "kv": ("kv_bytes_per_token", "per_user_gib"),
     "params": ("total_params", "active_params"),
-    "weights": ("weight_gib", "total_params"),
+    "weights": ("weights_gib", "total_params"),
     "roofline": ("ridge_flop_per_byte", "batch_at_ridge"),
     "decode": ("ceiling_tok_s", "realistic_low_tok_s"),
     "prefill": ("ttft_ms", "crossover_tokens"),

@@ -125,12 +125,12 @@ def test_params_json():
 
 def test_weights_json():
     payload = calc_json("weights", "--model", "llama-3.1-8b", "--weights-dtype", "int4")
-    check_contract(payload, "weights", ["total_params", "weight_bytes", "weight_gib"])
+    check_contract(payload, "weights", ["total_params", "weight_bytes", "weights_gib"])
     v = values(payload)
     # 8,030,261,248 × 4.5 ÷ 8 = 4,517,021,952 B = 4.2068 GiB.
     assert v["total_params"] == 8_030_261_248
     assert v["weight_bytes"] == 4_517_021_952
-    assert v["weight_gib"] == pytest.approx(4_517_021_952 / GIB, rel=1e-12)
+    assert v["weights_gib"] == pytest.approx(4_517_021_952 / GIB, rel=1e-12)
 
 
 def test_kv_json():

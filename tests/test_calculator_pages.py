@@ -379,7 +379,7 @@ class TestOtherFamilies:
     @pytest.mark.parametrize(("slug", "keys", "key", "value"), [
         ("kv", ["kv_bytes_per_token", "kv_replication", "per_user_gib"], "per_user_gib", "1.00 GiB"),
         ("params", ["total_params", "active_params"], "total_params", "8,030,261,248"),
-        ("weights", ["total_params", "weight_bytes", "weight_gib"], "weight_gib", "14.96 GiB"),
+        ("weights", ["total_params", "weight_bytes", "weights_gib"], "weights_gib", "14.96 GiB"),
     ])
     def test_it_renders_each_family_with_its_steps(self, client, htmx_client, slug, keys, key, value):
         page = client.get(f"/calculators/{slug}/").content.decode()

@@ -121,7 +121,7 @@ WEIGHT_BYTES = Formula(
 )
 
 WEIGHT_GIB = Formula(
-    "weight_gib", "Weight memory in GiB", "GiB",
+    "weights_gib", "Weight memory in GiB", "GiB",
     (Var("weight_bytes", "B", "weight memory in bytes"),),
     lambda s: s["weight_bytes"],
 )

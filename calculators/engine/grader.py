@@ -30,6 +30,7 @@ from .errors import AnswerError
 from .misconceptions import MISCONCEPTIONS
 from .procedures import variants_for
 from .procedures.base import Result, StepSpec, format_number
+from .quantities import aliases_of
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -232,11 +233,17 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
 
     ``answers`` maps step keys to the typed text; a missing key is an empty
     answer (``unreadable``). Keys that are not steps of the family are ignored.
+    A step answered under an older key (``weight_gib`` for ``weights_gib``,
+    :mod:`.quantities`) is read there and reported under that key.
     """
     own: dict[str, float] = {}
     grades = []
     for spec in result.specs:
-        step_grade = grade_step(spec, answers.get(spec.key), result, own)
+        used = spec.key
+        if spec.key not in answers:
+            used = next((old for old in aliases_of(spec.key, result.family) if old in answers), spec.key)
+        step_grade = grade_step(spec, answers.get(used), result, own)
+        step_grade.key = used
         if step_grade.value is not None and step_grade.verdict != "impossible":
             # An impossible value earns nothing downstream either.
             own[spec.key] = step_grade.value

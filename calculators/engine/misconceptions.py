@@ -141,19 +141,30 @@ def _usable_skipped(g, s):
     return s["card_gib"]
 
 
+def _weights_values(g, s) -> dict:
+    """The parameters and bits the weights are sized from: the ladder has the parameters among its inputs,
+    the weights family as an earlier step."""
+    return {"total_params": s["total_params"] if "total_params" in s else g["total_params"],
+            "weight_bits": g["weight_bits"]}
+
+
+def _weights_gib(g, s) -> float:
+    return F.WEIGHTS_GIB(_weights_values(g, s))
+
+
 def _weights_gb(g, s):
     """Weights in decimal GB typed as GiB, or the GiB figure read as GB and converted."""
-    return [F.WEIGHTS_GIB(g) * GIB_PER_GB, F.WEIGHTS_GIB(g) / GIB_PER_GB]
+    return [_weights_gib(g, s) * GIB_PER_GB, _weights_gib(g, s) / GIB_PER_GB]
 
 
 def _weights_nominal_4bit(g, s):
     if g.get("weights_dtype_bits_nominal") != 4 or g["weight_bits"] == 4:
         return None
-    return F.WEIGHTS_GIB({**g, "weight_bits": 4})
+    return F.WEIGHTS_GIB({**_weights_values(g, s), "weight_bits": 4})
 
 
 def _weights_bits_for_bytes(g, s):
-    return F.WEIGHTS_GIB(g) * 8
+    return _weights_gib(g, s) * 8
 
 
 def _tied_delta(g) -> float:
@@ -163,7 +174,8 @@ def _tied_delta(g) -> float:
 
 
 def _weights_tied(g, s):
-    return F.WEIGHTS_GIB({**g, "total_params": g["total_params"] + _tied_delta(g)})
+    values = _weights_values(g, s)
+    return F.WEIGHTS_GIB({**values, "total_params": values["total_params"] + _tied_delta(g)})
 
 
 def _budget(g, s, *, utilization=True, reserve=True):
@@ -250,8 +262,6 @@ def _weight_bytes_tied(g, s):
                            "weight_bits": g["weight_bits"]})
 
 
-def _weight_gib_gb(g, s):
-    return s["weight_bytes"] / GB
 
 
 VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
@@ -302,7 +312,6 @@ VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
         ("bits-for-bytes", _weight_bytes_bits),
         ("forgot-tied-embeddings", _weight_bytes_tied),
     ),
-    "weight_gib": (("gb-gib-mix", _weight_gib_gb),),
 }
 
 

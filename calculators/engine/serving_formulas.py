@@ -202,3 +202,13 @@ SERVING_FORMULAS = (
     STEP_KV_BYTES_WINDOWED, STEP_BYTES, MEMORY_MS, STEP_FLOPS, STEP_FLOPS_WINDOWED, PREFILL_CHUNK_FLOPS,
     COMPUTE_MS, COMPUTE_MS_WITH_PREFILL, COMM_MS, STEP_MS, TOK_S_PER_USER, TOK_S_PER_REPLICA, CEILING_TOK_S,
 )
+
+
+# The ridge point of a card: the arithmetic intensity (FLOP per byte) where its dense peak and its memory
+# bandwidth take equal time (roofline and moe both step through it).
+RIDGE = Formula(
+    "ridge_flop_per_byte", "Ridge point", "FLOP/byte",
+    (Var("peak_tflops", "TFLOP/s", "dense peak throughput at the compute precision"),
+     Var("bandwidth", "GB/s", "memory bandwidth")),
+    lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
+)

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
+from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.presentation import problem_facts, statement
@@ -96,9 +97,11 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
         solution = item.problem.solve()
         context.update({"problem": item.problem, "statement": statement(item.problem, solution),
                         "facts": problem_facts(item.problem),
-                        "steps": [{"spec": spec, "value": item.answers.get(spec.key, "")} for spec in solution.specs]})
+                        "steps": [{"spec": spec, "value": _stored_answer(item.answers, spec.key, solution.family)}
+                                  for spec in solution.specs]})
         if item.attempt_id:
-            context["graded"] = {s.key: s for s in item.attempt.steps.all()}
+            # Stored under the key of its day (weight_gib before weights_gib): read it under the canonical one.
+            context["graded"] = {canonical_key(s.key, solution.family): s for s in item.attempt.steps.all()}
     elif item.is_critique and item.item is not None:
         context.update({"rule": CRITIQUE_RULE, "lines": [
             {"number": n, "text": text, "flagged": str(n) in item.answers, "why": item.answers.get(str(n), "")}
@@ -236,3 +239,10 @@ def deck(request: HttpRequest, pk: int) -> HttpResponse:
     messages.success(request, f"Added {added} item{'s' if added != 1 else ''} to your review deck." if added
                      else "Those items are already in your deck.")
     return redirect("rounds:report", pk=round_.pk)
+
+
+def _stored_answer(answers: dict, key: str, family: str) -> str:
+    """A round item's typed text for a step, also when it was stored under an older key of the step."""
+    if key in answers:
+        return answers[key]
+    return next((answers[old] for old in aliases_of(key, family) if old in answers), "")

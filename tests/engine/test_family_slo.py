@@ -26,7 +26,7 @@ from calculators.engine.procedures import slo as S
 
 GIB = 2**30
 KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
-        "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes"]
+        "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"]
 UNITS = ["GiB", "GiB", "1", "GiB", "users", "users", "users", "GiB", "ms", "tok/s", "replicas", "nodes"]
 CATALOG = default_catalog()
 
@@ -434,8 +434,8 @@ MISCONCEPTION_CASES = [
     (CASE_B, "max_batch", "53", "tpot-target-ignored"),
     (CASE_E, "max_batch", "122", "tpot-target-ignored"),
     # bytes per step = weights only
-    ({}, "bytes_per_step", "131.42", "kv-read-ignored"),
-    (CASE_B, "bytes_per_step", "14.96", "kv-read-ignored"),
+    ({}, "bytes_per_step_gib", "131.42", "kv-read-ignored"),
+    (CASE_B, "bytes_per_step_gib", "14.96", "kv-read-ignored"),
     # TPOT at peak bandwidth: 29.3231 × 0.75 = 21.99; 19.6404 × 0.75 = 14.73
     ({}, "tpot_ms", "25.29", "roofline-as-expectation"),
     (CASE_B, "tpot_ms", "14.73", "roofline-as-expectation"),

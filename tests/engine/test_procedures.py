@@ -445,7 +445,7 @@ def test_params_say_qwen_has_qkv_biases():
 )
 def test_weight_memory(inputs, weight_bytes):
     result = FAMILIES["weights"].run(inputs)
-    assert [step.key for step in result.steps] == ["total_params", "weight_bytes", "weight_gib"]
+    assert [step.key for step in result.steps] == ["total_params", "weight_bytes", "weights_gib"]
     assert [step.unit for step in result.steps] == ["1", "B", "GiB"]
     assert result.values["weight_bytes"] == pytest.approx(weight_bytes, rel=1e-15)
     assert result.values["weight_gib"] == pytest.approx(weight_bytes / GIB, rel=1e-15)

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 from ..formula import Formula
+from ..quantities import canonical_key
 
 # Units whose integral values print as JSON integers (131072, not 131072.0).
 WHOLE_UNITS = {"B", "FLOP", "tok", "users", "GPUs", "nodes", "replicas", "1"}
@@ -88,6 +89,29 @@ class Step:
         }
 
 
+class StepValues(dict):
+    """Step values by canonical key; reading an alias of a key (DESIGN.md §11) gives its value.
+    Iteration and ``keys()`` list the canonical keys only."""
+
+    def __init__(self, family: str, values: Mapping[str, float]):
+        super().__init__(values)
+        self.family = family
+
+    def __missing__(self, key: str) -> float:
+        canonical = canonical_key(key, self.family)
+        if canonical != key and dict.__contains__(self, canonical):
+            return dict.__getitem__(self, canonical)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or (
+            isinstance(key, str) and dict.__contains__(self, canonical_key(key, self.family)))
+
+    def get(self, key: str, default=None):
+        """Like ``dict.get``, aliases included."""
+        return self[key] if key in self else default
+
+
 @dataclass
 class Result:
     """The outcome of a procedure: its inputs as given, its steps in order, and notes."""
@@ -101,16 +125,18 @@ class Result:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def step(self, key: str) -> Step:
-        """The step with this key; ``KeyError`` if the family has none."""
+        """The step with this key (canonical, or an older alias such as ``weight_gib``);
+        ``KeyError`` if the family has none."""
+        key = canonical_key(key, self.family)
         for step in self.steps:
             if step.key == key:
                 return step
         raise KeyError(key)
 
     @property
-    def values(self) -> dict[str, float]:
-        """Step values by key."""
-        return {step.key: step.value for step in self.steps}
+    def values(self) -> "StepValues":
+        """Step values by canonical key (an older alias reads too: ``values["weight_gib"]``)."""
+        return StepValues(self.family, {step.key: step.value for step in self.steps})
 
     def to_json(self) -> dict[str, Any]:
         """``{"family", "inputs", "steps", "notes"}`` as DESIGN.md §10 specifies."""

@@ -16,6 +16,7 @@ from sympy import Min, floor
 
 from ..formula import Formula, Var
 from ..formulas import product, ratio
+from ..serving_formulas import RIDGE
 from ..hf_config import ModelConfig
 from ..step_model import ACTIVATION_BYTES
 from .base import StepSpec, format_number
@@ -45,11 +46,7 @@ EXPERT_INTENSITY = Formula(
     (Var("tokens_per_expert", "1", "tokens per expert"), Var("weight_bits", "bit", "bits per weight")),
     lambda s: ratio(product(2, s["tokens_per_expert"]), s["weight_bits"]),
 )
-EP_RIDGE = Formula(
-    "ridge_flop_per_byte", "Ridge point", "FLOP/byte",
-    (Var("peak_tflops", "TFLOP/s", "dense peak at the compute precision"), Var("bandwidth", "GB/s", "bandwidth")),
-    lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
-)
+EP_RIDGE = RIDGE  # the roofline's ridge point, one formula (quantities.py)
 EP_EFFICIENT = Formula(
     "ep_efficient", "Expert matmuls reach the ridge (1) or not (0)", "1",
     (Var("expert_flop_per_byte", "FLOP/byte", "expert intensity"), Var("ridge_flop_per_byte", "FLOP/byte", "ridge")),

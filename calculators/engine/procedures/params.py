@@ -4,7 +4,7 @@
 norms and output head, each read from the config) and ``active_params`` (what a
 token touches: for a mixture of experts, the total less the routed experts it
 skips). ``weights`` steps: ``total_params``, ``weight_bytes`` (parameters × bits
-÷ 8) and ``weight_gib``.
+÷ 8) and ``weights_gib`` (``weight_gib`` before: one quantity with the ladder's).
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def run_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         TOTAL_PARAMS_STEP,
         StepSpec("weight_bytes", "Weight memory in bytes", F.WEIGHT_BYTES,
                  from_steps={"total_params": "total_params"}),
-        StepSpec("weight_gib", "Weight memory in GiB", F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}),
+        StepSpec("weights_gib", "Weight memory in GiB", F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}),
     ]
     notes = params_notes(cfg)
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:

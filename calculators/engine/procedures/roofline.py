@@ -34,6 +34,7 @@ from ..formulas import product, ratio
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
+from ..serving_formulas import RIDGE as SERVING_RIDGE
 from ..step_model import check_degree
 from .base import Result, StepSpec, format_number, run
 from .drawing import computing_gpus
@@ -171,12 +172,7 @@ def gpu_phrase(inputs: dict[str, Any], catalog: Catalog) -> str:
 
 # --- the roofline's formulas -----------------------------------------------------------------
 
-RIDGE = Formula(
-    "ridge_flop_per_byte", "Ridge point", "FLOP/byte",
-    (Var("peak_tflops", "TFLOP/s", "dense peak throughput at the compute precision"),
-     Var("bandwidth", "GB/s", "memory bandwidth")),
-    lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
-)
+RIDGE = SERVING_RIDGE  # one formula, shared with moe (quantities.py)
 
 PREFILL_INTENSITY = Formula(
     "prefill_flop_per_byte", "Arithmetic intensity of prefill", "FLOP/byte",

@@ -12,7 +12,7 @@ budget: N × card × utilisation − weights − N × reserve), ``per_user_gib``
 ``batch_memory_limit`` (⌊budget ÷ per user⌋), ``batch_tpot_limit`` (the
 largest B whose step fits the target: what the bandwidth can read in the
 target after the weights, in caches, and what the FLOPs allow),
-``max_batch`` (the smaller limit), ``bytes_per_step`` (weights + B caches),
+``max_batch`` (the smaller limit), ``bytes_per_step_gib`` (weights + B caches; ``bytes_per_step`` before),
 ``tpot_ms`` (the step time at that batch), ``tokens_per_s`` (B ÷ step time),
 ``replicas`` (request rate × mean output tokens ÷ tokens per second, rounded
 up) and ``nodes`` (replicas × N ÷ GPUs per node, rounded up).
@@ -104,7 +104,7 @@ MAX_BATCH = Formula(
 )
 
 BYTES_PER_STEP = Formula(
-    "bytes_per_step", "Bytes read per decode step", "GiB",
+    "bytes_per_step_gib", "Bytes read per decode step", "GiB",
     (Var("weights_gib", "GiB", "weights"),
      Var("max_batch", "users", "sequences in the batch"),
      Var("per_user_gib", "GiB", "KV cache per sequence")),
@@ -138,7 +138,7 @@ FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BAT
             TPOT_MS, TOKENS_PER_S, REPLICAS, NODES)
 
 STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
-             "max_batch", "bytes_per_step", "tpot_ms", "tokens_per_s", "replicas", "nodes")
+             "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes")
 
 
 def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
@@ -161,11 +161,11 @@ def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
         StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
                  rounding="floor"),
-        StepSpec("bytes_per_step", "Bytes read per step (weights + caches)", step_bytes,
+        StepSpec("bytes_per_step_gib", "Bytes read per step (weights + caches)", step_bytes,
                  {**({} if cfg.is_moe else {"weights_gib": "weights_gib"}), "max_batch": "max_batch",
                   "per_user_gib": "per_user_gib"}),
         StepSpec("tpot_ms", "Step time at that batch (TPOT: max(memory, compute) + all-reduces)", TPOT_MS,
-                 {"bytes_per_step": "bytes_per_step", "max_batch": "max_batch"}),
+                 {"bytes_per_step": "bytes_per_step_gib", "max_batch": "max_batch"}),
         StepSpec("tokens_per_s", "Tokens per second per replica", TOKENS_PER_S,
                  {"max_batch": "max_batch", "tpot_ms": "tpot_ms"}),
         StepSpec("replicas", "Replicas for the load (rounded up)", REPLICAS, {"tokens_per_s": "tokens_per_s"},
@@ -310,7 +310,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     bandwidth_side = ((target - reading_weights) * 1e-3 * n * given["bandwidth_gb_s"] * 1e9
                       * given["bandwidth_efficiency"] / (values["per_user_gib"] * GIB))
     compute_side = target * 1e-3 * n * given["peak_tflops"] * 1e12 * given["mfu"] / _flops_per_sequence(given)
-    reading, computing = _step_parts_ms(given, values["bytes_per_step"], batch)
+    reading, computing = _step_parts_ms(given, values["bytes_per_step_gib"], batch)
     notes = [
         gpu.memory_note,
         f"A decode step at batch B (the serving model's step) takes the longer of two times, plus the "
@@ -350,7 +350,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     compute_bound = computing > reading
     notes.append(
         f"At {batch:,} sequences the step is {'compute' if compute_bound else 'memory-bandwidth'}-bound: "
-        f"{format_number(values['bytes_per_step'], 'GiB')} read take {reading:.3g} ms, the FLOPs "
+        f"{format_number(values['bytes_per_step_gib'], 'GiB')} read take {reading:.3g} ms, the FLOPs "
         f"{computing:.3g} ms.")
     demand = inputs["request_rate"] * inputs["output_tokens"]
     notes.append(
@@ -481,7 +481,7 @@ def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards
 def _time_ms(g, s, *, bytes_gib=None, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
              gb_as_gib=False) -> float:
     """``tpot_ms`` evaluated with one of the classic slips."""
-    bytes_gib = s["bytes_per_step"] if bytes_gib is None else bytes_gib
+    bytes_gib = s["bytes_per_step_gib"] if bytes_gib is None else bytes_gib
     reading = bytes_gib / _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards, gb_as_gib=gb_as_gib)
     cards = g["gpus"] if compute_cards is None else compute_cards
     computing = (s["max_batch"] * _flops_per_sequence(g)
@@ -556,7 +556,7 @@ VARIANTS = {
         ("cache-fit-ignored", lambda g, s: s["batch_tpot_limit"]),
         ("tpot-target-ignored", lambda g, s: s["batch_memory_limit"]),
     ),
-    "bytes_per_step": (("kv-read-ignored", lambda g, s: s["weights_gib"]),),
+    "bytes_per_step_gib": (("kv-read-ignored", lambda g, s: s["weights_gib"]),),
     "tpot_ms": (
         ("roofline-as-expectation", lambda g, s: [_time_ms(g, s, efficiency=1), _time_ms(g, s, efficiency=1, mfu=1)]),
         ("one-card-bandwidth", lambda g, s: [_time_ms(g, s, bw_cards=1), _time_ms(g, s, bw_cards=1, compute_cards=1)]),

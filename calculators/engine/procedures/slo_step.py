@@ -97,7 +97,7 @@ BATCH_TPOT_LIMIT = Formula(
 
 # A mixture of experts reads its dense part and the routed experts the batch touches.
 BYTES_PER_STEP_MOE = Formula(
-    "bytes_per_step", "Bytes read per decode step (the experts the batch touches)", "GiB",
+    "bytes_per_step_gib", "Bytes read per decode step (the experts the batch touches)", "GiB",
     (_ALWAYS, _ROUTED, _BITS, _E, _K, _BATCH, _PER_USER),
     lambda s: total(product(s["always_read_params"], s["weight_bits"]),
                     product(s["routed_expert_params"], s["weight_bits"],
