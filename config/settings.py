@@ -1,22 +1,27 @@
 """Django settings, read from environment variables.
 
-One rule decides the mode: ``DEBUG`` (default ``true``) is the local, embedded
-mode -- SQLite, Celery tasks run eagerly, local-memory cache, console e-mail,
-an insecure development ``SECRET_KEY``. Production sets ``DEBUG=false``; then
-``SECRET_KEY`` is required and every HTTPS hardening setting defaults to on
-(each can still be overridden by its own variable). README.md lists every
-variable and its default.
+The defaults are the embedded mode, safe to expose to a browser: SQLite (WAL,
+writers wait their turn), Celery tasks run eagerly, local-memory cache, console
+e-mail, ``DEBUG`` off (the site's own 404/500 pages), a ``SECRET_KEY`` generated
+once and kept in ``var/secret_key``. ``DEBUG=true`` is for development. The
+HTTPS hardening settings default to on exactly when ``SITE_URL`` is https (each
+can still be overridden by its own variable), so a production host with an
+https ``SITE_URL`` passes ``check --deploy``. README.md lists every variable and
+its default.
 """
 
 import os
 import sys
+import tempfile
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from celery.schedules import crontab
 from django.contrib.messages import constants as message_constants
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management.utils import get_random_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -83,19 +88,49 @@ def cache_from_url(url: str) -> dict:
     )
 
 
+def kept_secret_key(path: Path) -> str:
+    """Return the secret key kept in ``path``, generating it there (mode 600) the first time.
+
+    The key is Django's ``get_random_secret_key()`` (50 random characters). It is
+    written to a temporary file and hard-linked into place, so two processes
+    starting at once never read a half-written key: the second link fails and
+    that process reads the first one's key. Several hosts must share one key:
+    set ``SECRET_KEY`` there instead.
+    """
+    try:
+        kept = path.read_text().strip()
+    except FileNotFoundError:
+        kept = ""
+    if kept:
+        return kept
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key-")
+    try:
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(get_random_secret_key() + "\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process kept its key first: use that one
+    finally:
+        os.unlink(temporary)
+    return path.read_text().strip()
+
+
 # Under pytest or `manage.py test` static files are served without a manifest,
 # so tests never need `collectstatic`.
 TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
 
 # --- Core -------------------------------------------------------------------
 
-DEBUG = envbool("DEBUG", True)
+DEBUG = envbool("DEBUG", False)
 
-SECRET_KEY = envstr("SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is false.")
-    SECRET_KEY = "django-insecure-local-development-key-never-use-in-production"
+SECRET_KEY = envstr("SECRET_KEY") or kept_secret_key(BASE_DIR / "var" / "secret_key")
+
+# The site's address: links in e-mail sent outside a request (the review digest, assignment notices), the
+# demo invitation, the runbook export. An https address turns the HTTPS hardening below on by default.
+SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+SITE_IS_HTTPS = urlsplit(SITE_URL).scheme.lower() == "https"
 
 # /_floor/, the static page bench/bench_http.py measures every other page against; a 404 unless true.
 BENCH_FLOOR = envbool("BENCH_FLOOR", False)
@@ -103,7 +138,9 @@ BENCH_FLOOR = envbool("BENCH_FLOOR", False)
 # Seconds between two refreshes of an open coach dashboard's tables (htmx polling, paused while the tab is hidden).
 COACH_DASHBOARD_POLL_S = envint("COACH_DASHBOARD_POLL_S", 20)
 
-ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
+# Unset: the local names and SITE_URL's host, so a fresh `./bin/serve` behind any SITE_URL answers.
+_LOCAL_HOSTS = dict.fromkeys(["localhost", "127.0.0.1", "testserver", urlsplit(SITE_URL).hostname or ""])
+ALLOWED_HOSTS = envlist("ALLOWED_HOSTS", ",".join(_LOCAL_HOSTS))
 CSRF_TRUSTED_ORIGINS = envlist("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -198,6 +235,24 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Two tabs rating one card, twenty candidates submitting at once: with WAL readers never wait for the
+    # writer; IMMEDIATE takes the write lock when a transaction begins (a deferred one that later writes
+    # fails at once with "database is locked" instead of waiting); a writer waits up to SQLITE_TIMEOUT_S
+    # for its turn. synchronous=NORMAL is safe under WAL (a power cut may lose the last commits, never
+    # corrupt the file). Sources: sqlite.org/wal.html, sqlite.org/lang_transaction.html, Django 5.2's
+    # "SQLite notes" (init_command, transaction_mode).
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": envint("SQLITE_TIMEOUT_S", 20),
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
+    # Tests run on a file (WAL does not apply to an in-memory database, whose threads also share one
+    # connection), one per test process, so the concurrency tests race real connections.
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(Path(tempfile.gettempdir()) / f"prep-test-{os.getpid()}.sqlite3"),
+    }
 
 # --- Cache ------------------------------------------------------------------
 
@@ -286,8 +341,6 @@ EMAIL_HOST_USER = envstr("EMAIL_HOST_USER")
 EMAIL_HOST_PASSWORD = envstr("EMAIL_HOST_PASSWORD")
 EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = envstr("DEFAULT_FROM_EMAIL", "LLM Serving Prep <noreply@localhost>")
-# The site's address, for links in e-mail sent outside a request (the review digest).
-SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 
 # --- Internationalisation -----------------------------------------------------
@@ -318,15 +371,17 @@ CRISPY_ALLOWED_TEMPLATE_PACKS = "bootstrap5"
 CRISPY_TEMPLATE_PACK = "bootstrap5"
 MESSAGE_TAGS = {message_constants.ERROR: "danger"}
 
-# --- Security (hardened by default whenever DEBUG is false) -------------------
+# --- Security (hardened by default whenever SITE_URL is https) -----------------
+# The embedded default serves plain HTTP on 127.0.0.1 with DEBUG off: redirecting it to HTTPS or marking
+# its cookies secure would lock its user out. A production host names its https address in SITE_URL.
 
-SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", SITE_IS_HTTPS)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]  # load balancers probe over plain HTTP
-SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000)
-SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", not DEBUG)
-SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", not DEBUG)
-SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", not DEBUG)
-CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", not DEBUG)
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", 31_536_000 if SITE_IS_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", SITE_IS_HTTPS)
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", SITE_IS_HTTPS)
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", SITE_IS_HTTPS)
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", SITE_IS_HTTPS)
 X_FRAME_OPTIONS = "DENY"
 
 # "HTTP_X_FORWARDED_PROTO=https" when a trusted proxy terminates TLS.

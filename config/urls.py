@@ -12,6 +12,7 @@ from config import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("_floor/", views.floor, name="floor"),  # the benchmark floor; 404 unless BENCH_FLOOR=true
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),

@@ -3,7 +3,9 @@
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponsePermanentRedirect
 from django.shortcuts import render
+from django.templatetags.static import static
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -12,6 +14,15 @@ from django.views.decorators.http import require_safe
 def home(request: HttpRequest) -> HttpResponse:
     """Render the landing page: what the product is and where to start."""
     return render(request, "home.html")
+
+
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
+    """``/favicon.ico``, asked for by browsers and feed readers that ignore ``<link rel="icon">``: the SVG icon.
+
+    Resolved per request, so it names the hashed file once ``collectstatic`` has run.
+    """
+    return HttpResponsePermanentRedirect(static("img/favicon.svg"))
 
 
 @never_cache

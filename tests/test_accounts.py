@@ -308,3 +308,14 @@ class TestCreateDemoAccounts:
 
         assert "user demo: exists (password reset)" in output
         assert client.login(request=HttpRequest(), username="demo", password="demo-candidate-2026")
+
+    def test_the_invitation_is_a_full_address_that_joins_the_demo_cohort(self, client, settings):
+        settings.SITE_URL = "http://127.0.0.1:8017"
+        output = self.run_command()
+
+        (line,) = [line for line in output.splitlines() if line.startswith("Invitation")]
+        url = line.rsplit(" ", 1)[1]
+        assert re.fullmatch(r"http://127\.0\.0\.1:8017/invite/[\w-]+/", url)
+        assert output.index("Demo logins:") < output.index(line)  # in the block bin/serve repeats
+        client.force_login(User.objects.create_user("erin", "erin@example.com", "pw-erin-12345"))
+        assert client.get(url.removeprefix(settings.SITE_URL)).status_code == 200

@@ -1,16 +1,19 @@
-"""``bin/serve`` points ``SITE_URL`` at the port it serves (``PORT``), unless ``SITE_URL`` is set.
+"""``bin/serve`` points ``SITE_URL`` at the port it serves (``PORT``), unless ``SITE_URL`` is set, and says
+"Serving" only once that port accepts connections.
 
 Regression: with ``PORT=8017`` the links in printed e-mails and in the runbook export still said
 ``http://127.0.0.1:8000``. The real script runs here, in a copy of ``bin/`` beside a stand-in virtualenv whose
 ``python`` records each ``manage.py`` command with the ``SITE_URL`` it was given (so nothing is migrated,
-installed or served).
+installed or served); its ``runserver`` waits a moment, says so, listens, and ends after one connection.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,13 +34,32 @@ if [ "$1" = "manage.py" ]; then
     echo "$* | SITE_URL=${{SITE_URL-unset}}" >>"$here/commands.log"
     case "$*" in
         "help --commands") echo "load_content" ;;
-        create_demo_accounts) printf 'Demo logins:\\n  demo / demo-candidate-2026\\n' ;;
+        create_demo_accounts) printf 'Subject: an e-mail\\nDemo logins:\\n  demo / demo-candidate-2026\\n' ;;
+        runserver*) exec {sys.executable} "$here/listen.py" "${{3##*:}}" ;;
     esac
     exit 0
 fi
 echo "unexpected: $*" >&2
 exit 3
 """
+
+
+LISTEN = """
+import socket, sys, time
+time.sleep(1)  # the real server spends a while starting: bin/serve must not say "Serving" meanwhile
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("127.0.0.1", int(sys.argv[1])))
+print("server: listening", flush=True)
+server.listen()
+server.accept()[0].close()
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -52,6 +74,7 @@ def checkout(tmp_path) -> Path:
     python.write_text(STAND_IN)
     python.chmod(0o755)
     (tmp_path / ".venv" / ".pyproject.sha256").write_text(HASH + "\n")
+    (tmp_path / "listen.py").write_text(LISTEN)
     return tmp_path
 
 
@@ -64,17 +87,43 @@ def serve(checkout: Path, **env) -> tuple[str, list[str]]:
 
 
 def test_site_url_follows_port(checkout):
-    out, commands = serve(checkout, PORT="8017")
-    assert commands == [f"{command} | SITE_URL=http://127.0.0.1:8017" for command in (
+    port = free_port()
+    out, commands = serve(checkout, PORT=str(port))
+    assert commands == [f"{command} | SITE_URL=http://127.0.0.1:{port}" for command in (
         "migrate --noinput", "help --commands", "load_content", "create_demo_accounts",
-        "collectstatic --noinput --verbosity 0", "runserver 127.0.0.1:8017")]
-    assert "Serving LLM Serving Prep on http://127.0.0.1:8017/" in out
+        "collectstatic --noinput --verbosity 0", f"runserver --noreload 127.0.0.1:{port}")]
+    assert f"Serving LLM Serving Prep on http://127.0.0.1:{port}/" in out
+
+
+def test_serving_is_said_once_the_port_listens_and_the_logins_follow_without_the_mail(checkout):
+    out, _ = serve(checkout, PORT=str(free_port()))
+    assert out.index("server: listening") < out.index("Serving LLM Serving Prep")
+    assert out.count("Subject: an e-mail") == 1  # the setup's output once; only the logins are repeated
+    assert out.count("demo / demo-candidate-2026") == 2
+    assert out.index("Serving LLM Serving Prep") < out.rindex("demo / demo-candidate-2026")
+
+
+def test_a_port_in_use_is_refused_before_anything_runs(checkout):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        base = {key: value for key, value in os.environ.items() if key not in ("PORT", "SITE_URL")}
+        done = subprocess.run([str(checkout / "bin" / "serve")], env={**base, "PORT": str(port)},
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert f"Port {port} is already in use" in done.stderr
+    assert not (checkout / "commands.log").exists()
 
 
 def test_default_port_and_an_explicit_site_url(checkout):
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8000)) == 0:
+            pytest.skip("something already listens on 127.0.0.1:8000")
     _, commands = serve(checkout)
-    assert commands[-1] == "runserver 127.0.0.1:8000 | SITE_URL=http://127.0.0.1:8000"
+    assert commands[-1] == "runserver --noreload 127.0.0.1:8000 | SITE_URL=http://127.0.0.1:8000"
     (checkout / "commands.log").unlink()
-    _, commands = serve(checkout, PORT="8017", SITE_URL="https://prep.example.com")
-    assert commands[-1] == "runserver 127.0.0.1:8017 | SITE_URL=https://prep.example.com"
+    port = free_port()
+    _, commands = serve(checkout, PORT=str(port), SITE_URL="https://prep.example.com")
+    assert commands[-1] == f"runserver --noreload 127.0.0.1:{port} | SITE_URL=https://prep.example.com"
     assert {line.split(" | ")[1] for line in commands} == {"SITE_URL=https://prep.example.com"}

@@ -21,7 +21,8 @@ SETTINGS_VARIABLES = [
     "CELERY_RESULT_BACKEND", "EMAIL_BACKEND", "EMAIL_HOST", "EMAIL_PORT", "EMAIL_HOST_USER",
     "EMAIL_HOST_PASSWORD", "EMAIL_USE_TLS", "DEFAULT_FROM_EMAIL", "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
-    "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", "LOG_LEVEL",
+    "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", "LOG_LEVEL", "SITE_URL",
+    "SQLITE_TIMEOUT_S",
 ]
 
 PRODUCTION_SECRET_KEY = "k3P$9vQ2!xR7@mW4#tY8^zL1&bN6*cV5(fG0)hJ-uI_oE+aS=dF" + "x" * 10
@@ -74,10 +75,9 @@ class TestDeploymentChecklist:
         assert "System check identified no issues (0 silenced)." in result.stdout
         assert "WARNING" not in result.stderr
 
-    def test_debug_false_alone_hardens_every_security_default(self):
-        result = check_deploy(
-            DEBUG="false", SECRET_KEY=PRODUCTION_SECRET_KEY, ALLOWED_HOSTS="prep.example.com"
-        )
+    def test_an_https_site_url_alone_hardens_every_security_default(self):
+        # DEBUG and SECRET_KEY unset: DEBUG is off and the key generated in var/ is a real one (W009 quiet).
+        result = check_deploy(SITE_URL="https://prep.example.com", ALLOWED_HOSTS="prep.example.com")
 
         assert result.returncode == 0, result.stdout + result.stderr
         assert "System check identified no issues (0 silenced)." in result.stdout
@@ -87,29 +87,98 @@ class TestDeploymentChecklist:
             DEBUG="false",
             SECRET_KEY=PRODUCTION_SECRET_KEY,
             ALLOWED_HOSTS="prep.example.com",
+            SITE_URL="https://prep.example.com",
             SECURE_HSTS_SECONDS="0",
         )
 
         assert result.returncode != 0
         assert "security.W004" in result.stderr
 
-    def test_debug_false_without_a_secret_key_refuses_to_start(self, monkeypatch):
-        with pytest.raises(ImproperlyConfigured, match="SECRET_KEY must be set"):
-            load_settings(monkeypatch, DEBUG="false")
+    def test_without_a_secret_key_the_one_kept_in_var_is_used(self, monkeypatch):
+        names = load_settings(monkeypatch)
+
+        kept = (BASE_DIR / "var" / "secret_key").read_text().strip()
+        assert names["SECRET_KEY"] == kept and len(kept) == 50
+        assert load_settings(monkeypatch)["SECRET_KEY"] == kept  # the same key on every start
+        assert load_settings(monkeypatch, SECRET_KEY="explicit")["SECRET_KEY"] == "explicit"
+
+
+class TestKeptSecretKey:
+    def test_the_first_call_generates_a_private_key_and_later_calls_read_it(self, tmp_path):
+        from config.settings import kept_secret_key
+
+        path = tmp_path / "var" / "secret_key"
+        first = kept_secret_key(path)
+
+        assert len(first) == 50 and len(set(first)) >= 5 and not first.startswith("django-insecure")
+        assert path.stat().st_mode & 0o777 == 0o600
+        assert kept_secret_key(path) == first
+        assert [p.name for p in path.parent.iterdir()] == ["secret_key"]  # no temporary file left behind
+
+    def test_two_processes_starting_at_once_agree_on_one_key(self, tmp_path):
+        path = tmp_path / "secret_key"
+        script = f"from config.settings import kept_secret_key; print(kept_secret_key(__import__('pathlib').Path({str(path)!r})))"
+        env = clean_environment(DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY="unused")
+        runs = [subprocess.Popen([sys.executable, "-c", script], cwd=BASE_DIR, env=env, stdout=subprocess.PIPE,
+                                 text=True) for _ in range(4)]
+        keys = {run.communicate(timeout=60)[0].strip() for run in runs}
+
+        assert keys == {path.read_text().strip()}
 
 
 class TestEnvironmentParsing:
     def test_local_defaults(self, monkeypatch):
         names = load_settings(monkeypatch)
 
-        assert names["DEBUG"] is True
+        assert names["DEBUG"] is False  # the site's own error pages, never the debug page
+        assert names["SITE_URL"] == "http://127.0.0.1:8000"
         assert names["ALLOWED_HOSTS"] == ["localhost", "127.0.0.1", "testserver"]
-        assert names["SECURE_SSL_REDIRECT"] is False
+        assert names["SECURE_SSL_REDIRECT"] is False  # plain HTTP on 127.0.0.1 keeps working
         assert names["SECURE_HSTS_SECONDS"] == 0
+        assert (names["SESSION_COOKIE_SECURE"], names["CSRF_COOKIE_SECURE"]) == (False, False)
         assert names["CACHES"]["default"]["BACKEND"].endswith("LocMemCache")
         assert names["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend"
         assert names["TIME_ZONE"] == "UTC"
         assert names["USE_TZ"] is True
+
+    def test_an_https_site_url_turns_every_https_setting_on(self, monkeypatch):
+        names = load_settings(monkeypatch, SITE_URL="https://prep.example.com/")
+
+        assert names["SITE_URL"] == "https://prep.example.com"
+        assert "prep.example.com" in names["ALLOWED_HOSTS"]
+        assert names["SECURE_SSL_REDIRECT"] is True and names["SECURE_HSTS_SECONDS"] == 31_536_000
+        assert names["SECURE_HSTS_INCLUDE_SUBDOMAINS"] is True and names["SECURE_HSTS_PRELOAD"] is True
+        assert (names["SESSION_COOKIE_SECURE"], names["CSRF_COOKIE_SECURE"]) == (True, True)
+        # Each can still be turned off by its own variable.
+        assert load_settings(monkeypatch, SITE_URL="https://x.example.com", SECURE_SSL_REDIRECT="false")[
+            "SECURE_SSL_REDIRECT"] is False
+
+    def test_debug_off_over_plain_http_keeps_the_https_settings_off(self, monkeypatch):
+        names = load_settings(monkeypatch, DEBUG="false", SITE_URL="http://10.0.0.5:8000")
+
+        assert names["DEBUG"] is False and names["SECURE_SSL_REDIRECT"] is False
+        assert names["SESSION_COOKIE_SECURE"] is False and "10.0.0.5" in names["ALLOWED_HOSTS"]
+
+    def test_sqlite_waits_for_its_turn_to_write(self, monkeypatch):
+        database = load_settings(monkeypatch)["DATABASES"]["default"]
+
+        assert database["OPTIONS"] == {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                                       "transaction_mode": "IMMEDIATE", "timeout": 20}
+        assert database["TEST"]["NAME"].endswith(f"prep-test-{os.getpid()}.sqlite3")  # a file: WAL applies
+        assert load_settings(monkeypatch, SQLITE_TIMEOUT_S="5")["DATABASES"]["default"]["OPTIONS"]["timeout"] == 5
+        postgres = load_settings(monkeypatch, DATABASE_URL="postgres://u:p@h:5432/n")["DATABASES"]["default"]
+        assert "transaction_mode" not in postgres.get("OPTIONS", {}) and "TEST" not in postgres
+
+    def test_the_running_test_database_is_a_wal_file(self, db):
+        from django.db import connection
+
+        assert not connection.is_in_memory_db() or connection.vendor != "sqlite"
+        if connection.vendor == "sqlite":
+            with connection.cursor() as cursor:
+                cursor.execute("PRAGMA journal_mode")
+                assert cursor.fetchone()[0] == "wal"
+                cursor.execute("PRAGMA busy_timeout")
+                assert cursor.fetchone()[0] == 20_000
 
     def test_without_database_url_it_uses_sqlite_under_var(self, monkeypatch):
         database = load_settings(monkeypatch)["DATABASES"]["default"]

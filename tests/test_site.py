@@ -183,3 +183,16 @@ class TestStaticFiles:
     def test_bootstrap_is_version_5(self):
         css = Path(finders.find("vendor/bootstrap/css/bootstrap.min.css")).read_text()
         assert re.match(r"@charset \"UTF-8\";/\*!\s+\* Bootstrap\s+v5\.", css)
+
+
+class TestFavicon:
+    def test_every_page_links_the_icon_and_favicon_ico_leads_to_it(self, client, db):
+        home = client.get("/").content.decode()
+        assert '<link rel="icon" href="/static/img/favicon.svg" type="image/svg+xml">' in home
+
+        response = client.get("/favicon.ico")
+
+        assert response.status_code == 301 and response["Location"] == "/static/img/favicon.svg"
+        from django.contrib.staticfiles import finders
+
+        assert "<svg" in Path(finders.find("img/favicon.svg")).read_text()

@@ -67,6 +67,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     # site
     "home": Get(),
     "healthz": Get(),
+    "favicon": Get(),
     "floor": Get(),
     # accounts (Django's auth views, and our sign-up)
     "signup": Post(("username", "email", "password1", "password2"), echo=("username", "email")),

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
@@ -38,22 +39,32 @@ class Command(BaseCommand):
 
     help = "Create the coach/candidate groups and the demo candidate and coach accounts."
 
-    @transaction.atomic
     def handle(self, *args, **options) -> None:
-        """Create or repair the groups and accounts, then print the logins."""
-        groups = {}
-        for name in (COACH_GROUP, CANDIDATE_GROUP):
-            groups[name], created = Group.objects.get_or_create(name=name)
-            self._report(f"group {name}", created)
+        """Create or repair the groups and accounts, then print the logins and the invitation link.
 
-        for account in DEMO_ACCOUNTS:
-            self._ensure_account(account, groups[account.group])
+        The e-mails the demo assignment sends (console backend: printed) go out when the
+        transaction commits, so they come before the logins block, which ``bin/serve`` repeats
+        once the server listens.
+        """
+        with transaction.atomic():
+            groups = {}
+            for name in (COACH_GROUP, CANDIDATE_GROUP):
+                groups[name], created = Group.objects.get_or_create(name=name)
+                self._report(f"group {name}", created)
 
-        self._ensure_coaching()
+            for account in DEMO_ACCOUNTS:
+                self._ensure_account(account, groups[account.group])
+
+            cohort = self._ensure_coaching()
 
         self.stdout.write("Demo logins:")
         for account in DEMO_ACCOUNTS:
             self.stdout.write(f"  {account.group:<9}  {account.username} / {account.password}")
+        invitation = cohort.invitations.filter(revoked=False).first()
+        if invitation is not None:
+            # A full address (SITE_URL), pasted as is into a browser or a message to a candidate.
+            self.stdout.write(f"Invitation to “{cohort.name}” (demo, demo2 are in it): "
+                              f"{settings.SITE_URL}{invitation.get_absolute_url()}")
 
     def _ensure_account(self, account: DemoAccount, group: Group) -> None:
         user_model = get_user_model()
@@ -75,8 +86,8 @@ class Command(BaseCommand):
         detail = "" if created or not changed else f" ({', '.join(changed)})"
         self._report(f"user {account.username}", created, detail)
 
-    def _ensure_coaching(self) -> None:
-        """The demo coach's cohort (both demo candidates), a set and an assignment to the cohort."""
+    def _ensure_coaching(self):
+        """The demo coach's cohort (both demo candidates), a set and an assignment to the cohort; returns the cohort."""
         from datetime import timedelta
 
         from django.utils import timezone
@@ -88,7 +99,7 @@ class Command(BaseCommand):
         users = {u.username: u for u in get_user_model()._default_manager.filter(username__in=["coach", "demo", "demo2"])}
         cohort, created = Cohort.objects.get_or_create(coach=users["coach"], name="Demo cohort")
         self._report("cohort Demo cohort", created)
-        if not cohort.invitations.exists():
+        if not cohort.invitations.filter(revoked=False).exists():
             services.invite(cohort, days=None)
         for name in ("demo", "demo2"):
             Membership.objects.get_or_create(cohort=cohort, candidate=users[name])
@@ -106,7 +117,7 @@ class Command(BaseCommand):
         if question_set.entries.exists() and not Assignment.objects.filter(question_set=question_set).exists():
             services.assign(question_set, users["coach"], cohort=cohort, due_at=timezone.now() + timedelta(days=7))
             self._report("assignment Week 1 → Demo cohort", True)
-        self.stdout.write(f"  cohort “{cohort.name}”: demo, demo2; invitation /invite/{cohort.invitations.first().token}/")
+        return cohort
 
     def _report(self, what: str, created: bool, detail: str = "") -> None:
         state = "created" if created else "exists"
