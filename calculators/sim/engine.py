@@ -35,6 +35,7 @@ from collections import OrderedDict, deque
 from calculators.engine.step_model import Replica, step_ms
 
 WAITING, PREFILL, DECODE, DONE = range(4)
+PROBE_TOKENS = 1 << 20  # the second context at which a decode step's two lines are read
 
 
 class Sequence:
@@ -86,13 +87,15 @@ class ReplicaEngine:
         self.evictable: OrderedDict[int, int] = OrderedDict()  # group → blocks, least recently released first
         self.evictable_blocks = 0
         self.busy = False
-        self.preemptions = 0
+        self.preemptions = self.steps = 0
         self.kv_peak_blocks = 0
         self.last_decode_ms = 0.0
         self._chunks: list[tuple[Sequence, int]] = []
         self._allocated = False
         self._budget = 0
         self._step_ms = 0.0
+        self.window = replica.window
+        self._lines: dict[int, tuple[float, float, float, float, float]] = {}
 
     # --- blocks -----------------------------------------------------------------------------
 
@@ -189,14 +192,56 @@ class ReplicaEngine:
         if self.dec_count:
             slot = self.S % self.bs
             need = self.phase[slot]
-            while self._available() < need:
-                victim = self._newest()
-                if victim.state == DECODE and victim.key == slot:
-                    need -= 1
-                self._preempt(victim)
-            self._allocate(need)
+            if need:
+                while self.total_blocks - self.used - self.pinned < need:
+                    victim = self._newest()
+                    if victim.state == DECODE and victim.key == slot:
+                        need -= 1
+                    self._preempt(victim)
+                self._allocate(need)
             self._allocated = True
             self._budget -= self.dec_count
+        if self.prefilling:
+            self._continue_prefills()
+        if self.waiting and self.preemptions == preempted:
+            self._admit()
+        used = self.used + self.pinned
+        if used > self.kv_peak_blocks:
+            self.kv_peak_blocks = used
+        chunks = [(chunk, seq.computed) for seq, chunk in self._chunks if seq.state == PREFILL] if self._chunks else ()
+        if not self.dec_count and not chunks:
+            if self.waiting and self.preemptions != preempted:
+                return self.plan()  # everything was preempted: start again from the queue
+            return 0.0
+        if chunks or self.window:
+            self._step_ms = step_ms(self.replica, decode_batch=self.dec_count, decode_context_tokens=self.dec_ctx,
+                                    prefill_chunks=chunks).step_ms
+        else:
+            self._step_ms = self._decode_step_ms()
+        return self._step_ms
+
+    def _decode_step_ms(self) -> float:
+        """:func:`step_ms` of a decode-only step, from per-batch coefficients.
+
+        Without sliding windows a decode step's memory and compute times are each linear in the
+        summed context at a fixed batch (DESIGN.md §12), and its communication does not depend on
+        it; the two lines come from ``step_ms`` itself at contexts 0 and :data:`PROBE_TOKENS`.
+        """
+        batch = self.dec_count
+        line = self._lines.get(batch)
+        if line is None:
+            zero = step_ms(self.replica, decode_batch=batch, decode_context_tokens=0)
+            probe = step_ms(self.replica, decode_batch=batch, decode_context_tokens=PROBE_TOKENS)
+            line = self._lines[batch] = (zero.memory_ms, (probe.memory_ms - zero.memory_ms) / PROBE_TOKENS,
+                                         zero.compute_ms, (probe.compute_ms - zero.compute_ms) / PROBE_TOKENS,
+                                         zero.comm_ms)
+        memory0, memory1, compute0, compute1, comm = line
+        context = self.dec_ctx
+        memory = memory0 + memory1 * context
+        compute = compute0 + compute1 * context
+        return (memory if memory > compute else compute) + comm
+
+    def _continue_prefills(self) -> None:
         for seq in list(self.prefilling):
             if self._budget <= 0:
                 break
@@ -212,19 +257,6 @@ class ReplicaEngine:
             seq.own += need
             self._chunks.append((seq, chunk))
             self._budget -= chunk
-        if self.preemptions == preempted:
-            self._admit()
-        used = self.used + self.pinned
-        if used > self.kv_peak_blocks:
-            self.kv_peak_blocks = used
-        chunks = [(chunk, seq.computed) for seq, chunk in self._chunks if seq.state == PREFILL]
-        if not self.dec_count and not chunks:
-            if self.waiting and self.preemptions != preempted:
-                return self.plan()  # everything was preempted: start again from the queue
-            return 0.0
-        self._step_ms = step_ms(self.replica, decode_batch=self.dec_count, decode_context_tokens=self.dec_ctx,
-                                prefill_chunks=chunks).step_ms
-        return self._step_ms
 
     def _admit(self) -> None:
         waiting, running = self.waiting, self.running
@@ -252,6 +284,7 @@ class ReplicaEngine:
         """Apply the planned step, which ended at ``now_ms``: every decoder's token, the prefill
         chunks, finished requests' blocks freed."""
         records = self.records
+        self.steps += 1
         if self.dec_count:
             self.S += 1
             S = self.S

@@ -35,19 +35,27 @@ def percentile(ordered: list[float], q: float) -> float | None:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def weighted_percentile(values: list[float], weights: list[int], q: float) -> float | None:
-    """The smallest value whose cumulative weight reaches ``q`` % of the total (nearest rank)."""
+def weighted_percentiles(values: list[float], weights: list[int], qs) -> list[float | None]:
+    """For each ``q`` of ascending ``qs`` (0–100), the smallest value whose cumulative weight reaches
+    ``q`` % of the total (nearest rank); None for no weight. One sort for every ``q``."""
     total = sum(weights)
     if not total:
-        return None
+        return [None for _ in qs]
     pairs = sorted(zip(values, weights))
-    target = max(1, math.ceil(total * q / 100))
-    seen = 0
-    for value, weight in pairs:
-        seen += weight
-        if seen >= target:
-            return value
-    return pairs[-1][0]
+    found, seen, position = [], 0, 0
+    for q in qs:
+        target = max(1, math.ceil(total * q / 100))
+        while seen < target:
+            value, weight = pairs[position]
+            seen += weight
+            position += 1
+        found.append(pairs[position - 1][0])
+    return found
+
+
+def weighted_percentile(values: list[float], weights: list[int], q: float) -> float | None:
+    """The smallest value whose cumulative weight reaches ``q`` % of the total (nearest rank)."""
+    return weighted_percentiles(values, weights, [q])[0]
 
 
 def _r(value: float | None, digits: int = 3) -> float | None:
@@ -65,7 +73,8 @@ def weighted_distribution(values: list[float], weights: list[int]) -> dict:
     """As :func:`distribution`, for ``values[i]`` seen ``weights[i]`` times."""
     total = sum(weights)
     mean = sum(v * w for v, w in zip(values, weights)) / total if total else None
-    return {"mean": _r(mean), **{f"p{q}": _r(weighted_percentile(values, weights, q)) for q in PERCENTILES}}
+    found = weighted_percentiles(values, weights, PERCENTILES)
+    return {"mean": _r(mean), **{f"p{q}": _r(value) for q, value in zip(PERCENTILES, found)}}
 
 
 def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_peak_fraction: float,

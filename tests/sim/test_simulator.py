@@ -218,3 +218,15 @@ def test_trace_rows_are_read_sorted_and_bad_rows_are_named():
 def test_bad_input_is_one_clear_sentence(raw, message):
     with pytest.raises(InputError, match=message):
         simulate(raw)
+
+
+@pytest.mark.parametrize("model, gpus", [("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("mixtral-8x7b-v0.1", 2), ("deepseek-v2-lite", 1)])
+def test_decode_only_steps_from_their_lines_equal_the_step_model(model, gpus):
+    from calculators.sim.engine import Records, ReplicaEngine
+
+    setup = build_setup(clean_sim_inputs({"model": model, "gpus": gpus}))
+    engine = ReplicaEngine(setup.replica, setup.blocks, 16, 8192, 256, Records(0))
+    for batch, context in ((1, 0), (1, 79), (37, 25_000), (256, 2_000_000)):
+        engine.dec_count, engine.dec_ctx = batch, context
+        expected = step_ms(setup.replica, decode_batch=batch, decode_context_tokens=context).step_ms
+        assert engine._decode_step_ms() == pytest.approx(expected, rel=1e-12)
