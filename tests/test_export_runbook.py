@@ -193,9 +193,9 @@ def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
               -0.001, 1234567.891, 0.5, 1.5, 9.995, 0.0005, 123456789012.0, 2 ** -7, 6.02e-5]
     values += [rng.uniform(0, 2) * 10 ** rng.randint(-5, 16) for _ in range(300)]
     values += [rng.randint(0, 64) / 64 * 10 ** rng.randint(-1, 3) for _ in range(100)]
-    from calculators.engine.units import get_unit
+    from runbook.export.calculators import unit_payload
 
-    spec_units = {u: {"symbol": get_unit(u).symbol, "dimension": get_unit(u).dimension} for u in units if u != "tok"}
+    spec_units = {u: unit_payload(u) for u in units}  # the table the export ships
     cases = [(v, u) for v in values for u in units]
     expected = [format_number(v, u) for v, u in cases]
     driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()

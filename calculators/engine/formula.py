@@ -32,50 +32,11 @@ from sympy.printing.str import StrPrinter
 
 from .errors import InputError
 
-# Base dimensions for the unit check. Plain symbols (not sympy.physics
-# quantities) keep construction fast; FLOPs, tokens and counts are dimensionless.
-BYTE = sympy.Symbol("unit_byte", positive=True)
-SECOND = sympy.Symbol("unit_second", positive=True)
-USD = sympy.Symbol("unit_usd", positive=True)
-_BASE_UNITS = (BYTE, SECOND, USD)
+# The unit check's bases and every unit's size in them come from the one unit table
+# (:mod:`.unit_table`, itself read from the parser's vocabulary in :mod:`.units`).
+from .unit_table import BYTE, SECOND, UNIT_IN_BASE, USD  # noqa: E402  (after the module docstring's imports)
 
-# Our unit vocabulary (DESIGN.md §10, plus a few input units) in base dimensions.
-UNIT_IN_BASE: dict[str, sympy.Expr] = {
-    "B": BYTE,
-    "bit": BYTE / 8,
-    "KiB": 2**10 * BYTE,
-    "MiB": 2**20 * BYTE,
-    "GiB": 2**30 * BYTE,
-    "GB": 10**9 * BYTE,
-    "GB/s": 10**9 * BYTE / SECOND,
-    "TB/s": 10**12 * BYTE / SECOND,
-    "GiB/s": 2**30 * BYTE / SECOND,
-    "FLOP": sympy.Integer(1),
-    "FLOP/s": 1 / SECOND,
-    "GFLOP/s": 10**9 / SECOND,
-    "TFLOP/s": 10**12 / SECOND,
-    "PFLOP/s": 10**15 / SECOND,
-    "TFLOP": sympy.Integer(10**12),
-    "FLOP/byte": 1 / BYTE,
-    "tok": sympy.Integer(1),
-    "tok/s": 1 / SECOND,
-    "tok/h": 1 / (3600 * SECOND),
-    "Mtok": sympy.Integer(10**6),
-    "req/s": 1 / SECOND,
-    "s": SECOND,
-    "ms": SECOND / 1000,
-    "us": SECOND / 10**6,
-    "h": 3600 * SECOND,
-    "users": sympy.Integer(1),
-    "GPUs": sympy.Integer(1),
-    "nodes": sympy.Integer(1),
-    "replicas": sympy.Integer(1),
-    "GPU-h": 3600 * SECOND,
-    "USD": USD,
-    "USD/h": USD / (3600 * SECOND),
-    "USD/Mtok": USD / 10**6,
-    "1": sympy.Integer(1),
-}
+_BASE_UNITS = (BYTE, SECOND, USD)
 
 
 # A ratio this close (relative) to a whole number is that number: float round-off

@@ -1,8 +1,8 @@
 """Unit vocabulary for typed answers: dimensions, conversions and display.
 
-Every unit is a product of integer powers of nine base quantities, in this
+Every unit is a product of integer powers of ten base quantities, in this
 order: byte ``B``, operation ``FLOP``, token ``tok``, second ``s``, dollar
-``USD``, ``user``, ``GPU``, ``node``, ``replica``.  A dimension is that vector
+``USD``, ``user``, ``GPU``, ``node``, ``replica``, ``req`` (a request).  A dimension is that vector
 of exponents, so bandwidth is B·s⁻¹ and a token price is USD·tok⁻¹.  Named
 dimensions (``"memory"``, ``"bandwidth"``, ...) are labels on common vectors.
 
@@ -27,7 +27,8 @@ Spellings :func:`get_unit` accepts (whitespace anywhere is ignored):
   ``sec`` ``secs`` ``second(s)``; ``min`` ``mins`` ``minute(s)``; ``h``
   ``hr`` ``hrs`` ``hour(s)``; ``day(s)``.
 * Money: ``$`` and ``USD``.  Counts: ``user(s)``, ``GPU(s)``, ``card(s)``
-  (a GPU), ``node(s)``, ``replica(s)``.  ``%`` is 1/100; ``1`` is the
+  (a GPU), ``node(s)``, ``replica(s)``, ``req``/``request(s)``; ``GPU-h``
+  (a GPU for an hour).  ``%`` is 1/100; ``1`` is the
   dimensionless unit.
 * Whole words (bytes, bits, tokens, seconds, minutes, hours, days, USD and
   the counts) are also accepted in any case; short symbols are not.
@@ -44,7 +45,7 @@ from functools import lru_cache
 
 from calculators.engine.errors import AnswerError
 
-BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica")
+BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica", "req")
 Exponents = tuple[int, ...]
 DIMENSIONLESS: Exponents = (0,) * len(BASE_SYMBOLS)
 
@@ -70,17 +71,20 @@ _DIMENSIONS: dict[str, tuple[Exponents, str, str]] = {
     "gpus": (_dims(GPU=1), "a GPU count", "GPUs"),
     "nodes": (_dims(node=1), "a node count", "nodes"),
     "replicas": (_dims(replica=1), "a replica count", "replicas"),
+    "requests": (_dims(req=1), "a request count", "requests"),
+    "request_rate": (_dims(req=1, s=-1), "a request rate", "req/s"),
     "dimensionless": (DIMENSIONLESS, "a plain number", "1"),
 }
 _NAME_OF_EXPONENTS = {dims: name for name, (dims, _, _) in _DIMENSIONS.items()}
 
 #: Dimensions whose messages need no "in <unit>" (a count is a count).
-COUNT_DIMENSIONS = frozenset({"tokens", "users", "gpus", "nodes", "replicas", "dimensionless"})
+COUNT_DIMENSIONS = frozenset({"tokens", "users", "gpus", "nodes", "replicas", "requests", "dimensionless"})
 
 #: The exact unit strings that worked steps use.
 CANONICAL_UNITS = (
     "B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s",
     "s", "ms", "users", "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1",
+    "req/s", "µs", "requests",  # DESIGN §11's additions
 )
 
 
@@ -151,6 +155,8 @@ def _build_vocabulary() -> None:
     _add("GPU GPUs card cards", _dims(GPU=1), 1, any_case=True)
     _add("node nodes", _dims(node=1), 1, any_case=True)
     _add("replica replicas", _dims(replica=1), 1, any_case=True)
+    _add("req reqs request requests", _dims(req=1), 1, any_case=True)
+    _add("GPU-h GPU-hour GPU-hours", _dims(GPU=1, s=1), 3600)
     _add("%", DIMENSIONLESS, Fraction(1, 100))
 
 
@@ -281,7 +287,7 @@ def convert(value: float, from_symbol: str, to_symbol: str) -> float:
 
 _INTEGER_SYMBOLS = frozenset(
     "B byte bytes bit bits tok toks token tokens user users GPU GPUs card cards "
-    "node nodes replica replicas FLOP FLOPs".split()
+    "node nodes replica replicas req reqs request requests FLOP FLOPs".split()
 )
 _MONEY_DIMENSIONS = frozenset({"money", "money_rate", "token_price"})
 _FIXED_LIMIT = 1e15  # beyond this, fixed decimals get long: switch to 1.5e15

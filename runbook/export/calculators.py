@@ -46,8 +46,10 @@ from calculators.engine.formula import Formula
 from calculators.engine.procedures import FAMILIES, Family, StepSpec
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.engine.procedures.ladder import TP_DEGREES
+from calculators.engine.unit_table import display_table
 from calculators.engine.units import get_unit
 
+DISPLAY_TABLE = display_table()  # the engine's unit records, shipped to the offline driver
 DISCRETE_KINDS = ("model", "gpu", "choice")
 NUMBER_KINDS = ("int", "float")
 ABSENT, PRESENT = "-", "+"  # an optional number left blank, or typed
@@ -620,13 +622,8 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
     """The JSON the driver reads: programs, unit display rules, GPU names, headline steps."""
     from calculators.forms import HEADLINES  # the same headline choice as the pages
 
-    units = {}
-    for unit in sorted(table.units):
-        try:
-            spec = get_unit(unit)
-        except AnswerError:
-            continue  # shown bare or by format_number's own rules ('req/s'), never by format_quantity
-        units[unit] = {"symbol": spec.symbol, "dimension": spec.dimension}
+    units = {unit: unit_payload(unit) for unit in sorted(table.units)}
+    units = {unit: payload for unit, payload in units.items() if payload}
     catalog = default_catalog()
     return {
         "programs": {slug: program.to_json() for slug, program in programs.items()},
@@ -634,6 +631,17 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
         "gpu_names": {gpu_id: gpu.name for gpu_id, gpu in catalog.gpus.items()},
         "headlines": {slug: list(keys) for slug, keys in HEADLINES.items()},
     }
+
+
+def unit_payload(unit: str) -> dict | None:
+    """A unit's display rule for the offline driver: the engine's unit-table record
+    (:func:`calculators.engine.unit_table.display_table`) with the parser's symbol and dimension,
+    or ``None`` for a unit the parser does not know."""
+    try:
+        spec = get_unit(unit)
+    except AnswerError:
+        return None
+    return {**DISPLAY_TABLE.get(unit, {}), "symbol": spec.symbol, "dimension": spec.dimension}
 
 
 def formulas_script(table: FormulaTable) -> str:

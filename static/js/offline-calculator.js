@@ -176,7 +176,8 @@
   function formatQuantity(value, unit, units) {
     var spec = units[unit], symbol = spec.symbol;
     if (!isFinite(value)) throw new Error("Cannot display " + value + " " + symbol + ": it is not a finite number.");
-    if (MONEY_DIMENSIONS.indexOf(spec.dimension) >= 0 && (symbol.indexOf("$") === 0 || symbol.indexOf("USD") === 0)) {
+    if (spec.style === "money" ||
+        (MONEY_DIMENSIONS.indexOf(spec.dimension) >= 0 && (symbol.indexOf("$") === 0 || symbol.indexOf("USD") === 0))) {
       var rest = symbol.indexOf("$") === 0 ? symbol.slice(1) : symbol.slice(3);
       var number = unitsFixed(Math.abs(value), 2);
       var sign = value < 0 && number.replace(/[0.,]/g, "") ? "-" : "";
@@ -185,16 +186,19 @@
     if (symbol === "1") return unitsSignificant(value);
     if (symbol === "%") return unitsSignificant(value) + "%";
     var text;
-    if (INTEGER_SYMBOLS.indexOf(symbol) >= 0) text = unitsFixed(value, 0);
+    if (spec.style === "whole") text = unitsFixed(value, 0);
+    else if (spec.style === "fixed") text = unitsFixed(value, spec.decimals);
+    else if (spec.style === "significant") text = unitsSignificant(value);
+    else if (INTEGER_SYMBOLS.indexOf(symbol) >= 0) text = unitsFixed(value, 0);
     else if (spec.dimension === "memory") text = unitsFixed(value, 2);
     else if (spec.dimension === "token_rate" || spec.dimension === "intensity") text = unitsFixed(value, 1);
     else text = unitsSignificant(value);
     return text + " " + symbol;
   }
 
-  // calculators.engine.procedures.base: _plain_number, format_operand, format_number
-  var SINGULAR = { users: "user", GPUs: "GPU", nodes: "node", replicas: "replica" };
-  var BARE_OPERAND_UNITS = ["1", "tok", "GPUs", "users", "nodes", "replicas", "req/s"];
+  // calculators.engine.procedures.base: _plain_number, format_operand, format_number. The rules per unit
+  // (style, decimals, small-value rule, singular, bare operand) are calculators.engine.unit_table's records,
+  // exported with the page's data: nothing here names a unit.
 
   function plainNumber(value) {
     if (Math.abs(value) >= 1e15) return general(value, 4).replace("e+", "e");
@@ -205,23 +209,23 @@
   }
 
   function formatNumber(value, unit, units) {
-    if (unit === "1") return plainNumber(value);
-    if (SINGULAR[unit] && value === 1) return "1 " + SINGULAR[unit];
-    if (unit === "tok") return plainNumber(value) + " tok";
-    if (unit === "bit") return general(value, 6) + " bit";
-    if ((unit === "GiB" || unit === "GB") && Math.abs(value) > 0 && Math.abs(value) < 1 &&
-        Math.abs(parseFloat(fixed(value, 2, false)) - value) > 0.001 * Math.abs(value)) {
-      return general(value, 3) + " " + unit;
+    var spec = units[unit];
+    if (!spec || !spec.style) return formatQuantity(value, unit, units);
+    if (spec.style === "plain") return plainNumber(value);
+    if (spec.singular && value === 1) return "1 " + spec.singular;
+    if (spec.style === "tokens") return plainNumber(value) + " " + unit;
+    if (spec.style === "bit") return general(value, 6) + " " + unit;
+    if (spec.small_below && Math.abs(value) > 0 && Math.abs(value) < spec.small_below &&
+        (!spec.small_if_hidden ||
+         Math.abs(parseFloat(fixed(value, spec.decimals, false)) - value) > 0.001 * Math.abs(value))) {
+      return general(value, spec.small_digits) + " " + unit;
     }
-    if ((unit === "tok/s" || unit === "FLOP/byte") && Math.abs(value) > 0 && Math.abs(value) < 10) {
-      return general(value, 3) + " " + unit;
-    }
-    if (unit === "MiB") return (Number.isInteger(value) ? fixed(value, 0, true) : fixed(value, 1, true)) + " MiB";
+    if (spec.style === "mib") return (Number.isInteger(value) ? fixed(value, 0, true) : fixed(value, 1, true)) + " " + unit;
     return formatQuantity(value, unit, units);
   }
 
   function formatOperand(value, unit, units) {
-    return BARE_OPERAND_UNITS.indexOf(unit) >= 0 ? plainNumber(value) : formatNumber(value, unit, units);
+    return units[unit] && units[unit].bare_operand ? plainNumber(value) : formatNumber(value, unit, units);
   }
 
   window.OfflineFormat = { formatNumber: formatNumber, plainNumber: plainNumber, general: general,
@@ -468,11 +472,11 @@
     return node;
   }
 
-  function splitDisplay(text, unit) {  // forms._split_display
+  function splitDisplay(text, unit, units) {  // forms._split_display
     var at = text.lastIndexOf(" ");
     if (at > 0) {
       var suffix = text.slice(at + 1);
-      if (suffix === unit || suffix === SINGULAR[unit]) return [text.slice(0, at), suffix];
+      if (suffix === unit || (units[unit] && suffix === units[unit].singular)) return [text.slice(0, at), suffix];
     }
     return [text, ""];
   }
@@ -512,7 +516,7 @@
       var title = cut >= 0 ? row.step.label.slice(0, cut) : row.step.label;
       var detail = cut >= 0 ? row.step.label.slice(cut + 2).replace(/\)+$/, "") : "";
       if (report.details[key] !== undefined) detail = report.details[key];
-      var parts = splitDisplay(row.display, row.step.unit);
+      var parts = splitDisplay(row.display, row.step.unit, data.units);
       var box = el("div", "calc-embed-headline" + (changed ? " is-changed" : ""));
       box.setAttribute("data-headline", key);
       var head = el("div", "calc-embed-headline-title", title);

@@ -32,6 +32,9 @@ from calculators.engine.units import (
         ("USD/h", "money_rate", 1 / 3600),
         ("USD/Mtok", "token_price", 1e-6),
         ("1", "dimensionless", 1),
+        ("req/s", "request_rate", 1),
+        ("µs", "time", 1e-6),
+        ("requests", "requests", 1),
     ],
 )
 def test_canonical_units(symbol, dimension, factor):
@@ -43,7 +46,7 @@ def test_canonical_units(symbol, dimension, factor):
 
 
 def test_every_canonical_unit_is_listed_and_resolves():
-    assert len(CANONICAL_UNITS) == 19
+    assert len(CANONICAL_UNITS) == 22  # DESIGN §10's nineteen and §11's req/s, µs, requests
     for symbol in CANONICAL_UNITS:
         assert get_unit(symbol).symbol == symbol
 
@@ -203,3 +206,20 @@ def test_quote_shortens_and_cleans():
     long = quote("9" * 100_000)
     assert long.endswith("…'") and len(long) <= 42
     assert quote("a\x00b") == "'a?b'"
+
+
+def test_the_unit_table_is_the_parsers_vocabulary_and_tells_counts_apart():
+    from calculators.engine.unit_table import RECORDS, UNIT_IN_BASE
+
+    for symbol, record in RECORDS.items():
+        assert get_unit(symbol).exponents == record.exponents, symbol
+        assert symbol in UNIT_IN_BASE
+    # users, GPUs, nodes, replicas, requests and tokens are different dimensions: none converts to another.
+    counts = ["users", "GPUs", "nodes", "replicas", "requests", "tok"]
+    assert len({RECORDS[c].exponents for c in counts}) == len(counts)
+    with pytest.raises(AnswerError):
+        convert(3, "users", "GPUs")
+    # A GPU-hour is a GPU for 3,600 s: 7,200 GPU·s is 2 GPU-h, and it is not an hour.
+    assert get_unit("GPU-h").factor == 3600
+    with pytest.raises(AnswerError):
+        convert(1, "GPU-h", "h")

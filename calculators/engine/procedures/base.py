@@ -17,9 +17,8 @@ from typing import Any, Mapping
 from ..errors import InputError
 from ..formula import Formula
 from ..quantities import canonical_key
+from ..unit_table import BARE_OPERAND_UNITS, RECORDS, SINGULAR, WHOLE_UNITS  # noqa: F401  (re-exported)
 
-# Units whose integral values print as JSON integers (131072, not 131072.0).
-WHOLE_UNITS = {"B", "FLOP", "tok", "users", "GPUs", "nodes", "replicas", "1"}
 
 # Integer steps: how a fractional count is rounded (users floor, GPUs and nodes ceil).
 FLOOR = "floor"
@@ -148,11 +147,6 @@ class Result:
         }
 
 
-# A count of one reads in the singular ("1 user", not "1 users").
-SINGULAR = {"users": "user", "GPUs": "GPU", "nodes": "node", "replicas": "replica"}
-
-# Operands printed bare inside a worked substitution ("1 × 3.00 GiB", not "1 GPUs × …").
-BARE_OPERAND_UNITS = {"1", "tok", "GPUs", "users", "nodes", "replicas", "req/s"}
 
 
 def _plain_number(value: float) -> str:
@@ -175,25 +169,30 @@ def format_operand(value: float, unit: str) -> str:
 
 
 def format_number(value: float, unit: str) -> str:
-    """A value with its unit, rounded for display (DESIGN.md §10); full precision stays in JSON."""
+    """A value with its unit, rounded for display by the unit's rule in :mod:`..unit_table`
+    (DESIGN.md §10); full precision stays in JSON. A unit outside the table falls back to
+    :func:`..units.format_quantity`."""
     from ..units import format_quantity  # imported late: units is a sibling module
 
-    if unit == "1":
+    record = RECORDS.get(unit)
+    if record is None:
+        return format_quantity(value, unit)
+    if record.style == "plain":
         return _plain_number(value)
-    if unit in SINGULAR and value == 1:
-        return f"1 {SINGULAR[unit]}"
-    if unit == "tok":
-        return f"{_plain_number(value)} tok"
-    if unit == "bit":
-        return f"{value:g} bit"
-    if unit in ("GiB", "GB") and 0 < abs(value) < 1 and abs(round(value, 2) - value) > 0.001 * abs(value):
-        # Below one, two decimals can hide the value (0.28125 → 0.28, 0.015625 →
-        # 0.02): show three significant figures so it can be typed back.
-        return f"{value:.3g} {unit}"
-    if unit in ("tok/s", "FLOP/byte") and 0 < abs(value) < 10:
-        return f"{value:.3g} {unit}"  # one decimal would turn an intensity of 0.276 into 0.3
-    if unit == "MiB":
-        return f"{value:,.0f} MiB" if float(value).is_integer() else f"{value:,.1f} MiB"
+    if record.singular and value == 1:
+        return f"1 {record.singular}"
+    if record.style == "tokens":
+        return f"{_plain_number(value)} {unit}"
+    if record.style == "bit":
+        return f"{value:g} {unit}"
+    if record.small_below and 0 < abs(value) < record.small_below and (
+            not record.small_if_hidden
+            or abs(round(value, record.decimals) - value) > 0.001 * abs(value)):
+        # Below the threshold, fixed decimals can hide the value (0.28125 GiB → 0.28, an intensity of
+        # 0.276 → 0.3): show significant figures so it can be typed back.
+        return f"{value:.{record.small_digits}g} {unit}"
+    if record.style == "mib":
+        return f"{value:,.0f} {unit}" if float(value).is_integer() else f"{value:,.1f} {unit}"
     return format_quantity(value, unit)
 
 
