@@ -19,7 +19,7 @@ def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tu
     two days after ``now``. Needs the content loaded (``load_content``): the question and the ladder template.
     Returns the cohort and the assignment.
     """
-    from drills.problems.grading import grade_problem, save_attempt
+    from drills.problems.grading import submit
     from drills.models import BankItem, Card, ProblemInstance
     from drills.reviews.services import record_open_review
     from drills.reviews.scheduling import add_to_deck
@@ -35,7 +35,7 @@ def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tu
     for person in people[::10]:
         url = services.start_entry(assignment, person, entry, now=now)
         problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
-        save_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
+        submit(problem, person, {"card_gib": "1"})
         add_to_deck(person, [question], now=now)
         card = Card.objects.get(user=person, item=question)
         record_open_review(person, card.pk, card.version, None, answer="Fewer KV heads.", ticked=[0], now=now)

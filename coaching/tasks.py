@@ -12,7 +12,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.utils.dateparse import parse_datetime
 
-from drills.tasks import RETRY
+from config.celery import RETRY
 from outbox.services import enqueue
 
 from . import services

@@ -262,9 +262,6 @@ def set_new(request: HttpRequest) -> HttpResponse:
 def _set_page(request: HttpRequest, question_set: QuestionSet, form: SetForm | None = None,
               bound_add_form=None, status: int = 200) -> HttpResponse:
     """The set page; ``bound_add_form`` replaces its unbound twin so a rejected add keeps what was typed."""
-    from drills.rounds.services import sync_presets
-
-    sync_presets()
     if form is None:
         form = SetForm(initial={"title": question_set.title, "instructions": question_set.instructions})
     add_forms = {"add_item": AddItemForm(request.user), "add_template": AddTemplateForm(request.user),

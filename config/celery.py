@@ -16,12 +16,18 @@ Start a worker with ``celery -A config worker``.
 import os
 
 from celery import Celery
+from django.db import InterfaceError, OperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# The retry policy of every task that touches the database or a mail server: exponential back-off with jitter, up
+# to ten minutes between tries, five tries; acknowledged after it ran, so a worker lost mid-task does not lose it.
+RETRY = {"autoretry_for": (OperationalError, InterfaceError, OSError), "retry_backoff": True,
+         "retry_backoff_max": 600, "retry_jitter": True, "max_retries": 5, "acks_late": True}
 
 
 @app.task(name="config.ping")

@@ -286,6 +286,8 @@ CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {
     "reviews-nightly": {"task": "drills.tasks.nightly_reviews", "schedule": crontab(minute=7)},
+    # Closes the timed rounds past their deadline (grading, FSRS): GET pages only read (drills.tasks).
+    "rounds-close-due": {"task": "drills.tasks.close_due_rounds", "schedule": 60.0, "options": {"expire_seconds": 50}},
     "coaching-due-reminders": {"task": "coaching.tasks.send_due_reminders", "schedule": crontab(hour=8, minute=17)},
     # Publishes the tasks that could not be queued (broker down) once it is back: outbox.services.drain.
     # A run not started within 50 s is dropped (django-celery-beat's expire_seconds): no pile-up behind an outage.

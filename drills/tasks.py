@@ -7,6 +7,12 @@ commit, through the outbox (:func:`outbox.services.enqueue`: kept if the broker
 is down), on the queue it was itself taken from. The per-candidate tasks take
 ids, are idempotent for a local day, and retry with exponential back-off on
 database and mail-server errors.
+
+``close_due_rounds`` (beat, every minute) selects the timed rounds whose
+deadline has passed and enqueues one ``close_round`` per round; closing is
+idempotent (a round already closed is left as it is). A round's own requests
+also close it once its deadline has passed, so without a beat (the embedded
+default, ``./bin/serve``) a round closes when its candidate next opens it.
 """
 
 from __future__ import annotations
@@ -14,15 +20,15 @@ from __future__ import annotations
 from datetime import date, datetime
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from config.celery import RETRY
+from drills.reviews import nightly
+from drills.rounds import services as rounds
+from drills.rounds.models import Round
 from outbox.services import enqueue
 
-from drills.reviews import nightly
-
-RETRY = {"autoretry_for": (OperationalError, InterfaceError, OSError), "retry_backoff": True,
-         "retry_backoff_max": 600, "retry_jitter": True, "max_retries": 5, "acks_late": True}
 
 
 def _moment(now: str | None) -> datetime | None:
@@ -64,3 +70,23 @@ def refit_parameters(self, user_id: int, day: str | None = None, now: str | None
 def send_due_digest(self, user_id: int, day: str | None = None, now: str | None = None) -> bool:
     """Send one candidate's due-today digest (once per local day); whether a mail went out."""
     return nightly.send_digest(user_id, _day(day), _moment(now))
+
+
+@shared_task(bind=True, name="drills.tasks.close_due_rounds", **RETRY)
+def close_due_rounds(self, now: str | None = None) -> list[int]:
+    """Enqueue the closing of every active round past its deadline; returns their ids."""
+    moment = _moment(now) or timezone.now()
+    due = list(Round.objects.active().filter(deadline__lte=moment).order_by("pk").values_list("pk", flat=True))
+    queue = _queue_of(self.request)
+    for round_id in due:
+        enqueue(close_round, [round_id, now], queue=queue)
+    return due
+
+
+@shared_task(bind=True, name="drills.tasks.close_round", **RETRY)
+def close_round(self, round_id: int, now: str | None = None) -> str:
+    """Close one round if its deadline has passed (grading what was saved, then the FSRS reviews); its status."""
+    round_ = Round.objects.filter(pk=round_id).first()
+    if round_ is None:
+        return "gone"
+    return rounds.close_if_due(round_, _moment(now)).status

@@ -36,7 +36,8 @@ from django.utils import timezone
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import (Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings, Round, RoundItem,
                            RoundTemplate)
-from drills.reviews.services import UnreadableAnswers, problem_for, problem_seed, record_open_review, record_problem_review
+from drills.problems.grading import UnreadableAnswers
+from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
 from drills.rounds.services import start_round, submit
 from drills.reviews.scheduling import add_to_deck
 

@@ -124,7 +124,7 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
         response = client.post(f"/review/card/{problem_card.pk}/answer/",
                                {**typed, "version": problem_card.version, "started": ""})
     assert response.status_code == 302 and "/review/result/" in response["Location"]
-    with django_assert_max_num_queries(15):  # the first visit writes the preset round templates
+    with django_assert_max_num_queries(15):  # reads only: the presets come with the content
         assert client.get("/rounds/").status_code == 200
     with django_assert_max_num_queries(6):
         assert client.get("/assignments/").status_code == 200

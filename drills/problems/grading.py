@@ -1,15 +1,42 @@
-"""Grade a submission to a problem instance and store it for a logged-in candidate."""
+"""Grade answers to a problem instance, store the attempt, and hand it to a review: :func:`submit`.
+
+:func:`submit` is the one path a worked problem's answers take, wherever they
+are typed: the drill page, a review card (which adds the FSRS review through
+its ``review`` hook), a timed round, and the coach's sample data.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, Callable
 
 from django.db import transaction
 from django.utils import timezone
 
 from calculators.engine.grader import Grade, grade
 
-from drills.models import Attempt, ProblemInstance, StepAnswer
+from drills.problems.models import Attempt, ProblemInstance, StepAnswer
+
+
+class UnreadableAnswers(ValueError):
+    """Some typed steps of a problem review could not be read; nothing was recorded.
+
+    ``messages`` maps each such step's key to the parser's message (``Could not
+    read '7O GiB': 'O' is not a unit I know; …``), in step order.
+    """
+
+    def __init__(self, messages: dict[str, str]):
+        self.messages = messages
+        plural = "s" if len(messages) != 1 else ""
+        super().__init__(f"Nothing was recorded: {len(messages)} answer{plural} could not be read. "
+                         f"Fix the marked step{plural} and grade again.")
+
+
+def unreadable_steps(graded: Grade) -> dict[str, str]:
+    """Step key → parser message for every step typed but unreadable (a blank step is unanswered, not listed)."""
+    return {step.key: step.message for step in graded.steps
+            if step.verdict == "unreadable" and step.given.strip()}
 
 
 def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
@@ -32,3 +59,40 @@ def save_attempt(problem: ProblemInstance, user, result: Grade, started_at: date
         for index, step in enumerate(result.steps)
     ])
     return attempt
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What :func:`submit` did: the grade, the stored attempt (``None`` for a visitor) and the review hook's result."""
+
+    grade: Grade
+    attempt: Attempt | None
+    review: Any = None
+
+
+def submit(problem: ProblemInstance, user, answers: dict[str, str], *, started_at: datetime | None = None,
+           now: datetime | None = None, time_taken_s: float | None = None, strict: bool = False,
+           review: Callable[[Grade, Attempt | None], Any] | None = None) -> Submission:
+    """Grade → attempt → review: the one way a worked problem's answers are recorded.
+
+    ``answers`` maps step keys to the typed text. A logged-in ``user`` gets an
+    :class:`Attempt` with its steps (a visitor, or ``user`` ``None``, only the
+    grade). With ``now`` the attempt is stamped with that clock (a review's or a
+    round's) and ``time_taken_s``; without it, with the wall clock and the time
+    since ``started_at``. ``strict`` raises :class:`UnreadableAnswers` before
+    anything is written when a typed step cannot be read. ``review`` (given the
+    grade and the attempt) records what follows, e.g. the FSRS review of a card;
+    call this inside the caller's transaction when the review must be atomic with it.
+    """
+    graded = grade_problem(problem, answers)
+    if strict:
+        unreadable = unreadable_steps(graded)
+        if unreadable:
+            raise UnreadableAnswers(unreadable)
+    attempt = None
+    if user is not None and user.is_authenticated:
+        attempt = save_attempt(problem, user, graded, started_at)
+        if now is not None:
+            Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=time_taken_s)
+            attempt.submitted_at, attempt.time_taken_s = now, time_taken_s
+    return Submission(graded, attempt, review(graded, attempt) if review is not None else None)

@@ -11,7 +11,7 @@ from calculators.engine.procedures import FAMILIES
 
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, create_problem, drill_families
-from drills.problems.grading import grade_problem, save_attempt
+from drills.problems.grading import submit
 from drills.models import Attempt, ProblemInstance
 from drills.problems.presentation import problem_facts, statement
 
@@ -57,9 +57,8 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)
         form.is_valid()  # every field is optional; over-long text is reported beside its box
-        graded = grade_problem(instance, form.answers())
-        if request.user.is_authenticated:
-            attempt = save_attempt(instance, request.user, graded, read_start(form.cleaned_data.get("started")))
+        submitted = submit(instance, request.user, form.answers(), started_at=read_start(form.cleaned_data.get("started")))
+        graded, attempt = submitted.grade, submitted.attempt  # the attempt is stored for a logged-in candidate only
     else:
         form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
     rows = [

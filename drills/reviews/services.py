@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from calculators.engine.grader import Grade
 
 from drills.problems.generation import create_problem
-from drills.problems.grading import grade_problem, save_attempt
+from drills.problems.grading import submit
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
 
@@ -48,26 +48,6 @@ class Outcome:
     @property
     def duplicate(self) -> bool:
         return self.log is not None and not self.created
-
-
-class UnreadableAnswers(ValueError):
-    """Some typed steps of a problem review could not be read; nothing was recorded.
-
-    ``messages`` maps each such step's key to the parser's message (``Could not
-    read '7O GiB': 'O' is not a unit I know; …``), in step order.
-    """
-
-    def __init__(self, messages: dict[str, str]):
-        self.messages = messages
-        plural = "s" if len(messages) != 1 else ""
-        super().__init__(f"Nothing was recorded: {len(messages)} answer{plural} could not be read. "
-                         f"Fix the marked step{plural} and grade again.")
-
-
-def unreadable_steps(graded: Grade) -> dict[str, str]:
-    """Step key → parser message for every step typed but unreadable (a blank step is unanswered, not listed)."""
-    return {step.key: step.message for step in graded.steps
-            if step.verdict == "unreadable" and step.given.strip()}
 
 
 def problem_seed(card: Card) -> int:
@@ -167,21 +147,19 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
         if card.version != version:
             return _earlier(card.pk, version)
         problem = problem_for(card)
-        graded = grade_problem(problem, answers)
-        unreadable = unreadable_steps(graded)
-        if unreadable:
-            # Checked before anything is written: a typo is the candidate's to fix, not a recall failure that
-            # rates Again and reschedules the card. Raising inside the atomic block releases the row lock.
-            raise UnreadableAnswers(unreadable)
-        attempt = save_attempt(problem, user, graded, started_at)
         duration = _duration_ms(started_at, now)
         seconds = duration / 1000 if duration is not None else None
-        # The review's clock, not the wall clock save_attempt read.
-        Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=seconds)
-        attempt.submitted_at, attempt.time_taken_s = now, seconds
-        rating = rating_for_problem(graded.score, seconds, time_box_of(card.item, len(graded.steps)))
-        return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=graded.score,
-                      suggested_rating=rating, problem=problem, attempt=attempt)
+
+        def review(graded: Grade, attempt: Attempt | None) -> Outcome:
+            rating = rating_for_problem(graded.score, seconds, time_box_of(card.item, len(graded.steps)))
+            return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=graded.score,
+                          suggested_rating=rating, problem=problem, attempt=attempt)
+
+        # Unreadable steps are checked before anything is written (strict): a typo is the candidate's to fix,
+        # not a recall failure that rates Again and reschedules the card. Raising inside the atomic block
+        # releases the row lock. The attempt carries the review's clock, not the wall clock.
+        return submit(problem, user, answers, started_at=started_at, now=now, time_taken_s=seconds, strict=True,
+                      review=review).review
 
 
 def card_of(user, card_id: int) -> Card:

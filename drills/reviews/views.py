@@ -29,7 +29,8 @@ from drills.middleware import remember_time_zone
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.progress import progress_for
-from drills.reviews.services import (UnreadableAnswers, card_of, is_problem, problem_for, record_open_review,
+from drills.problems.grading import UnreadableAnswers
+from drills.reviews.services import (card_of, is_problem, problem_for, record_open_review,
                         record_problem_review)
 from drills.reviews.scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
                          local_today, rating_for_rubric, retention_on_day, time_box_of)

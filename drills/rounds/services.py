@@ -33,8 +33,8 @@ from calculators.engine.misconceptions import MISCONCEPTIONS
 
 from drills.critique.services import grade_critique, read_flags
 from drills.problems.generation import create_problem
-from drills.problems.grading import grade_problem, save_attempt
-from drills.models import (Attempt, BankItem, Card, CritiqueAttempt, CritiqueMark, ReviewLog, ReviewSettings, Round,
+from drills.problems import grading
+from drills.models import (BankItem, Card, CritiqueAttempt, CritiqueMark, ReviewLog, ReviewSettings, Round,
                      RoundItem, RoundTemplate, StepAnswer)
 from drills.reviews.services import record_open_review
 from drills.reviews.scheduling import (HARD_BELOW, _now, add_to_deck, rating_for_problem, rating_for_rubric, retrievability,
@@ -99,6 +99,14 @@ def sync_presets() -> dict[str, RoundTemplate]:
                 setattr(row, name, value)
             row.save()
     return {kind: found[kind] for kind in PRESETS}
+
+
+def on_content_loaded(sender, stdout=None, **kwargs) -> str:
+    """Receiver of :data:`runbook.signals.content_loaded`: write the presets with the content; report the count."""
+    line = f"round presets      {len(sync_presets())}"
+    if stdout is not None:
+        stdout.write(line)
+    return line
 
 
 def preset(kind: str) -> RoundTemplate:
@@ -316,11 +324,10 @@ class Submitted:
 def _grade(item: RoundItem, user, now: datetime) -> None:
     """Grade what ``item`` holds (not saved)."""
     if item.is_worked and item.problem is not None:
-        graded = grade_problem(item.problem, dict(item.answers))
-        attempt = save_attempt(item.problem, user, graded, item.started_at)
-        taken = item.time_taken_s(now)
-        Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=taken)
-        item.attempt, item.grade = attempt, graded.score
+        # The round's FSRS reviews are recorded when it closes (_review), not here.
+        submitted = grading.submit(item.problem, user, dict(item.answers), started_at=item.started_at, now=now,
+                                   time_taken_s=item.time_taken_s(now))
+        item.attempt, item.grade = submitted.attempt, submitted.grade.score
     elif item.is_critique and item.item is not None:
         flags = {int(line): why for line, why in item.answers.items()}
         graded = grade_critique(item.item.details or {}, flags)

@@ -24,6 +24,7 @@ from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.presentation import problem_facts, statement
 from drills.rounds.services import (NoItems, add_review_items, autosave, close, close_if_due, current_item, open_item, report_for,
                      reveal as reveal_item, start_round, submit as submit_item, sync_presets)
+from drills.rounds.services import PRESETS
 from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
 
 CLOCK_POLL_S = 30
@@ -49,16 +50,20 @@ def _timed(response: HttpResponse, round_: Round, now) -> HttpResponse:
 @login_required
 @require_safe
 def index(request: HttpRequest) -> HttpResponse:
-    """The presets, each one click from starting, and the candidate's history of rounds."""
+    """The presets, each one click from starting, and the candidate's history of rounds.
+
+    Only reads: the presets are written by ``load_content`` (:func:`~drills.rounds.services.on_content_loaded`),
+    and a round past its deadline is closed by the beat task ``drills.tasks.close_due_rounds`` or by the
+    next request on the round itself; until then it is listed as out of time, with its report one click away.
+    """
     now = timezone.now()
-    rounds = list(Round.objects.of(request.user).prefetch_related("items")[:50])
-    for row in rounds:
-        close_if_due(row, now)
     rounds = list(Round.objects.of(request.user)[:50])
-    presets = sync_presets()
+    presets = RoundTemplate.objects.filter(owner__isnull=True, slug__in=PRESETS).order_by("position", "slug")
     copies = RoundTemplate.objects.filter(owner=request.user)
-    return render(request, "rounds/index.html", {"presets": presets.values(), "copies": copies, "rounds": rounds,
-                                                 "active": [r for r in rounds if r.is_active], "now": now})
+    overdue = {row.pk for row in rounds if row.is_active and row.is_past_deadline(now)}
+    return render(request, "rounds/index.html", {
+        "presets": presets, "copies": copies, "rounds": rounds, "overdue": overdue,
+        "active": [row for row in rounds if row.is_active and row.pk not in overdue], "now": now})
 
 
 @login_required

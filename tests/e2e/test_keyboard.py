@@ -199,8 +199,10 @@ def test_review_a_due_card_from_the_keyboard(content, live_server, page, candida
 def test_round_started_and_answered_from_the_keyboard(content, live_server, page, candidate):
     from drills.bank.problem_templates import sync_problem_templates
     from drills.rounds.models import Round
+    from drills.rounds.services import sync_presets
 
     sync_problem_templates()
+    sync_presets()  # as load_content does
     log_in(page, live_server.url, "alice", "/rounds/")
     tab_to(page, "form[action='/rounds/start/phone/'] [type='submit']")
     with page.expect_navigation(url=re.compile(r"/rounds/\d+/1/$")):

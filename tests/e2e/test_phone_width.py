@@ -115,9 +115,11 @@ def busy_candidate(content, people):
     from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem
     from drills.reviews.scheduling import add_to_deck
+    from drills.rounds.services import sync_presets
 
     coach, candidate = people
     sync_problem_templates()
+    sync_presets()  # as load_content does
     items = list(BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk")[:2])
     assert add_to_deck(candidate, items) == 2
     question_set = QuestionSet.objects.create(coach=coach, title="KV cache warm-up before the onsite interview")

@@ -32,10 +32,12 @@ def remaining(page) -> int:
 
 @pytest.fixture
 def problem_templates(content):
-    """The bank's problem templates (one per drill family), as the product syncs them after loading content."""
+    """The bank's problem templates (one per drill family) and the round presets, as load_content writes them."""
     from drills.bank.problem_templates import sync_problem_templates
+    from drills.rounds.services import sync_presets
 
     sync_problem_templates()
+    sync_presets()
 
 
 def test_reload_mid_round_then_expire(live_server, page, candidate, problem_templates):

@@ -20,7 +20,8 @@ from django.utils.html import escape
 
 from drills.problems.forms import sign_start
 from drills.models import Attempt, Card, ReviewLog, StepAnswer
-from drills.reviews.services import UnreadableAnswers, problem_for, record_problem_review
+from drills.problems.grading import UnreadableAnswers
+from drills.reviews.services import problem_for, record_problem_review
 from drills.reviews.scheduling import AGAIN, EASY, HARD, add_to_deck
 
 SEVEN_O = "Could not read '7O GiB': 'O' is not a unit I know; this step expects a memory size in GiB"
