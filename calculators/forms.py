@@ -29,6 +29,7 @@ from calculators.engine.errors import ConfigError, EngineError
 from calculators.engine.procedures import Family, Result, Step
 from calculators.engine.procedures.base import SINGULAR, format_number
 from calculators.engine.procedures.inputs import InputSpec
+from calculators.pareto_chart import curve_view
 
 # Field labels by input name; any other input is labelled from its name.
 LABELS = {
@@ -108,6 +109,7 @@ HEADLINES = {
     "fleet": ("replicas", "nodes"),
     "cost": ("usd_per_million_tokens", "usd_per_hour"),
     "tp": ("tp_degree", "nodes"),
+    "pareto": ("tok_s_per_card", "tok_s_per_user", "batch"),
     "moe": ("weights_gib", "saving_ratio"),
     "lora": ("adapter_gib", "adapters_fit"),
     "spec": ("speedup", "expected_tokens"),
@@ -262,6 +264,7 @@ class Report:
     headlines: list[Headline]
     alert: str
     notes: list[str]
+    curve: Any = None  # the pareto family's chart and table (calculators.pareto_chart.CurveView)
 
     @property
     def values_json(self) -> str:
@@ -328,7 +331,11 @@ def build_report(result: Result, previous: Mapping[str, float]) -> Report:
         _ladder_details(result, headlines)
         if not result.extra.get("fits", True) and notes:
             alert = notes.pop(0)
-    return Report(result, rows, headlines, alert, notes)
+    curve = None
+    if "curve" in result.extra:
+        subject = "the pasted config" if "config" in result.inputs else str(result.inputs.get("model", ""))
+        curve = curve_view(result.extra["curve"], default_catalog().gpu(result.inputs["gpu"]).name, subject)
+    return Report(result, rows, headlines, alert, notes, curve)
 
 
 def _ladder_details(result: Result, headlines: list[Headline]) -> None:

@@ -88,4 +88,19 @@ class Command(EngineCommand):
         for row in rows:
             lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
         lines += [f"note: {note}" for note in result.notes]
+        if "curve" in result.extra:
+            lines += self.curve_table(result.extra["curve"])
         return "\n".join(lines)
+
+    def curve_table(self, curve) -> list[str]:
+        """The pareto family's curve, one line per grid point (the page's table)."""
+        lines = [f"curve (TPOT target {curve['target_ms']:g} ms): gpus  batch  step  tok/s per user  tok/s per card"]
+        for degree in curve["degrees"]:
+            for point in degree["points"]:
+                mark = "" if point["meets_target"] else "  (misses the target)"
+                if curve["marked"] == {"gpus": degree["gpus"], "batch": point["batch"]}:
+                    mark += "  <- the target's point"
+                lines.append(f"  {degree['gpus']:>4}  {point['batch']:>5}  {format_number(point['step_ms'], 'ms'):>9}  "
+                             f"{format_number(point['tok_s_per_user'], 'tok/s'):>12}  "
+                             f"{format_number(point['tok_s_per_card'], 'tok/s'):>14}{mark}")
+        return lines

@@ -1,0 +1,318 @@
+"""The ``pareto`` family: the throughput–interactivity curve of a served model (DESIGN.md §12).
+
+Every decode batch trades the speed one user sees (tok/s per user, 1 ÷ step)
+against what the cards earn (tok/s per card, batch ÷ step ÷ cards). The curve
+runs over the grid of DESIGN.md §12: batches 1, 2, 4, … up to the KV limit, at
+each tensor-parallel degree of 1, 2, 4 and 8 (and the degree asked for) that the
+heads accept and whose cards hold the weights, each point costed by
+:func:`~..step_model.step_ms`. The graded steps work out the point a TPOT target
+picks at the degree asked for:
+
+``weights_gib``, ``replica_kv_budget_gib`` (the ladder's budget, as slo has it),
+``kv_replication``, ``per_user_gib`` (one sequence at the context, replica-wide),
+``batch_memory_limit`` (the KV limit: the top of the grid), ``batch_tpot_limit``
+(the largest batch whose step meets the target), ``batch`` (the largest power of
+two within both limits: the grid point the target marks), then the serving step
+at that batch (a mixture of experts reads the experts the batch touches) —
+``weight_bytes_per_step``, ``kv_bytes_per_step``, ``bytes_per_step``,
+``flops_per_step``, ``memory_ms``, ``compute_ms``, ``comm_ms``, ``step_ms`` — and
+the point's coordinates ``tok_s_per_user`` and ``tok_s_per_card``.
+
+The curve itself is in ``result.extra["curve"]`` (:mod:`.pareto_curve`).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import sympy
+
+from .. import formulas as F
+from .. import serving_formulas as S
+from ..catalog import Catalog
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from ..misconceptions import MisconceptionInfo
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .family import Family
+from .inputs import (CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE,
+                     catalog_or_default, clean_inputs, resolve_model)
+from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, replication_spec
+from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
+from .slo import (BATCH_MEMORY_LIMIT, CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, REPLICA_KV_BUDGET_GIB,
+                  TPOT_TARGET_IGNORED, TPOT_TARGET_MS, slo_given)
+from .slo_step import BATCH_TPOT_LIMIT
+from .step import (ALLREDUCE_LATENCY_US, BANDWIDTH_EFFICIENCY, COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, STEP_MFU,
+                   step_given)
+from .decode import KV_READ_IGNORED
+from .roofline import draw_served_model
+
+PARETO_CONTEXT = CONTEXT  # tokens each sequence holds: sizes the KV limit and every step's cache read
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PARETO_CONTEXT, UTILIZATION, RESERVE_GIB,
+          TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, STEP_MFU, ALLREDUCE_LATENCY_US)
+
+# --- formulas ---------------------------------------------------------------------------------
+
+
+class grid_batch(sympy.Function):  # noqa: N801 - printed by name in the formula
+    """The largest power of two at most ``x`` (0 below 1): the doubling grid's point under a limit.
+
+    Evaluates on numbers, prints by name and lambdifies through ``_imp_``
+    (:func:`.pareto_curve.power_of_two_at_most`), so every evaluation agrees."""
+
+    nargs = 1
+    _imp_ = staticmethod(power_of_two_at_most)
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return sympy.Integer(power_of_two_at_most(float(x)))
+        return None
+
+
+GRID_BATCH = Formula(
+    "batch", "Batch the TPOT target marks on the doubling grid", "users",
+    (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
+     Var("batch_tpot_limit", "users", "sequences within the TPOT target")),
+    lambda s: grid_batch(sympy.Min(s["batch_memory_limit"], s["batch_tpot_limit"])),
+)
+
+TOK_S_PER_CARD = Formula(
+    "tok_s_per_card", "Tokens per second per card", "tok/s",
+    (Var("batch", "users", "sequences in the batch (one token each per step)"),
+     Var("step_ms", "ms", "step time"), Var("gpus", "GPUs", "cards in the replica")),
+    lambda s: ratio(s["batch"], product(s["step_ms"], s["gpus"])),
+)
+
+# A mixture of experts reads its dense part and the experts the grid batch touches, E × (1 − (1 − k/E)^B)
+# per MoE layer (serving_formulas.EXPERTS_TOUCHED written out, the batch being a step here).
+WEIGHT_BYTES_AT_BATCH_MOE = Formula(
+    "weight_bytes_per_step", "Weights read per step (the experts the batch touches)", "B",
+    (Var("always_read_params", "1", "parameters every token uses (all but the routed experts)"),
+     Var("moe_layers", "1", "mixture-of-experts layers"),
+     Var("experts", "1", "routed experts per MoE layer (E)"),
+     Var("experts_per_token", "1", "routed experts per token (top-k)"),
+     Var("batch", "users", "sequences in the step"),
+     Var("expert_params", "1", "parameters of one routed expert"),
+     Var("weight_bits", "bit", "bits per weight")),
+    lambda s: product(total(s["always_read_params"], product(
+        s["moe_layers"], s["experts"], 1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["batch"],
+        s["expert_params"])), s["weight_bits"]),
+)
+
+PARETO_FORMULAS = (GRID_BATCH, WEIGHT_BYTES_AT_BATCH_MOE, TOK_S_PER_CARD)
+STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
+             "batch_tpot_limit", "batch", "weight_bytes_per_step", "kv_bytes_per_step", "bytes_per_step",
+             "flops_per_step", "memory_ms", "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_card")
+LIMIT_STEPS = 5  # weights_gib … batch_memory_limit: what a degree's KV limit needs
+
+
+def pareto_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The seventeen steps (experts, windows and a latent change formulas, never the keys)."""
+    per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
+    at_batch = {"batch": "batch"}
+    specs = [
+        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
+                 REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
+        replication_spec(cfg),
+        StepSpec("per_user_gib", "KV cache per sequence at the context (replica-wide)", per_user,
+                 {"kv_replication": "kv_replication"}),
+        StepSpec("batch_memory_limit", "KV limit: the batch the budget holds (top of the grid)", BATCH_MEMORY_LIMIT,
+                 {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
+                 rounding="floor"),
+        StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
+                 {"per_user_gib": "per_user_gib"}, rounding="floor"),
+        StepSpec("batch", "Grid batch the target marks (largest power of two within both limits)", GRID_BATCH,
+                 {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
+                 rounding="floor"),
+    ]
+    if cfg.is_moe:
+        specs.append(StepSpec("weight_bytes_per_step", "Weights read per step (the experts the batch touches)",
+                              WEIGHT_BYTES_AT_BATCH_MOE, at_batch))
+    else:
+        specs.append(StepSpec("weight_bytes_per_step", "Weights read per step (parameters × bytes)",
+                              S.STEP_WEIGHT_BYTES))
+    kv = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
+    flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
+    return specs + [
+        StepSpec("kv_bytes_per_step", "KV cache read per step (every sequence's context)", kv,
+                 {**at_batch, "kv_replication": "kv_replication"}),
+        StepSpec("bytes_per_step", "Bytes read per step", S.STEP_BYTES,
+                 {"weight_bytes_per_step": "weight_bytes_per_step", "kv_bytes_per_step": "kv_bytes_per_step"}),
+        StepSpec("flops_per_step", "FLOPs per step (2 × active parameters + attention, per sequence)", flops,
+                 at_batch),
+        StepSpec("memory_ms", "Memory time (bytes ÷ replica bandwidth × efficiency)", S.MEMORY_MS,
+                 {"bytes_per_step": "bytes_per_step"}),
+        StepSpec("compute_ms", "Compute time (FLOPs ÷ replica peak × MFU)", S.COMPUTE_MS,
+                 {"flops_per_step": "flops_per_step"}),
+        StepSpec("comm_ms", "Communication time (two all-reduces per layer)", S.COMM_MS, {"step_tokens": "batch"}),
+        StepSpec("step_ms", "Step time (TPOT: max(memory, compute) + communication)", S.STEP_MS,
+                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"}),
+        StepSpec("tok_s_per_user", "Tokens per second per user (1 ÷ step: the curve's x)", S.TOK_S_PER_USER,
+                 {"step_ms": "step_ms"}),
+        StepSpec("tok_s_per_card", "Tokens per second per card (batch ÷ step ÷ cards: the curve's y)",
+                 TOK_S_PER_CARD, {"batch": "batch", "step_ms": "step_ms"}),
+    ]
+
+
+def pareto_given(cfg: ModelConfig, gpu, inputs: dict[str, Any]) -> dict[str, float]:
+    """The numbers the steps read: slo's (budget, limits) and the serving step's (bytes, FLOPs, links).
+
+    Raises :class:`~..errors.InputError` on a degree the heads refuse or a ring with no link on record."""
+    given, _, _ = slo_given(cfg, gpu, {**inputs, "request_rate": 1.0, "output_tokens": 1, "gpus_per_node": 8})
+    step = step_given(cfg, gpu, {**inputs, "batch": 1})
+    for key in ("batch", "step_tokens", "experts_touched"):  # these follow the grid batch, a step
+        step.pop(key)
+    return {**step, **given}
+
+
+def check_limits(values: dict[str, float], gpu, inputs: dict[str, Any]) -> None:
+    """Raise :class:`InputError` when the replica holds no sequence or none meets the target."""
+    cards = f"{inputs['gpus']} × {gpu.name}"
+    if values["batch_memory_limit"] < 1:
+        raise InputError(f"The KV budget of {format_number(values['replica_kv_budget_gib'], 'GiB')} on {cards} "
+                         f"holds no sequence of {inputs['context']:,} tokens "
+                         f"({format_number(values['per_user_gib'], 'GiB')}) after the weights: the curve starts at "
+                         f"a larger degree, a smaller precision or a shorter context.", field="gpus")
+    if values["batch_tpot_limit"] < 1:
+        raise InputError(f"Not even one sequence meets a TPOT of {inputs['tpot_target_ms']:g} ms on {cards}: "
+                         f"relax the target or add cards.", field="tpot_target_ms")
+
+
+# --- misconceptions --------------------------------------------------------------------------
+
+PER_REPLICA_FOR_CARD = MisconceptionInfo(
+    "per-replica-for-per-card", "Replica rate quoted per card",
+    "The curve's y is tok/s per card: a replica of t cards makes batch ÷ step tokens per second, and each "
+    "card earns a t-th of it, so a larger degree must more than double its batch to pay.",
+    "/calculators/pareto/")
+WEIGHTS_ONLY = KV_READ_IGNORED  # "weights-only decode": every sequence's cache is read too
+
+
+def _weights(g, s, touched: float) -> float:
+    return S.STEP_WEIGHT_BYTES_MOE({**g, "experts_touched": touched})  # the same bytes with a touched count
+
+
+def _grid(limit: float) -> float | None:
+    return float(power_of_two_at_most(limit))
+
+
+VARIANTS = {
+    **REPLICATION_VARIANTS,
+    "batch": (("cache-fit-ignored", lambda g, s: _grid(s["batch_tpot_limit"])),
+              ("tpot-target-ignored", lambda g, s: _grid(s["batch_memory_limit"]))),
+    "weight_bytes_per_step": (
+        ("experts-all-read", lambda g, s: _weights(g, s, g["experts"]) if g["experts"] else None),
+        ("experts-top-k-read", lambda g, s: _weights(g, s, g["experts_per_token"])
+         if g["experts"] and s["batch"] > 1 else None),
+    ),
+    "kv_bytes_per_step": (("kv-replication-ignored", lambda g, s: (
+        S.STEP_KV_BYTES_WINDOWED if g["window_layers"] else S.STEP_KV_BYTES)(
+        {**g, "batch": s["batch"], "kv_replication": 1}) if s["kv_replication"] > 1 else None),),
+    "bytes_per_step": (("kv-read-ignored", lambda g, s: s["weight_bytes_per_step"]
+                        if s["kv_bytes_per_step"] > 0 else None),),
+    "memory_ms": (("one-card-bandwidth", lambda g, s: S.MEMORY_MS({**g, "gpus": 1, "bytes_per_step": s["bytes_per_step"]})
+                   if g["gpus"] > 1 else None),),
+    "step_ms": (("comm-ignored", lambda g, s: max(s["memory_ms"], s["compute_ms"]) if s["comm_ms"] > 0 else None),),
+    "tok_s_per_card": (("per-replica-for-per-card", lambda g, s: s["tok_s_per_user"] * s["batch"]
+                        if g["gpus"] > 1 else None),
+                       ("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if s["batch"] > 1
+                        else None)),
+}
+MISCONCEPTIONS = (WEIGHTS_ONLY, REPLICATION_IGNORED, COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, CACHE_FIT_IGNORED,
+                  TPOT_TARGET_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, PER_REPLICA_FOR_CARD)
+
+
+# --- the procedure ---------------------------------------------------------------------------
+
+def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The point a TPOT target marks at the degree asked for, and the curve over the grid.
+
+    ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (the degree of the graded point: it must obey
+    the degree rule), ``weights_dtype``/``weights_bits``, ``kv_dtype``, ``context`` (tokens each sequence
+    holds, default 8,192), ``utilization`` (0.9) and ``reserve_gib`` (3) for the KV limit,
+    ``tpot_target_ms`` (50), ``bandwidth_efficiency`` (0.75), ``mfu`` (0.5) and ``allreduce_latency_us``
+    (10). ``result.extra["curve"]`` holds every degree's points. Raises
+    :class:`~..errors.EngineError` subclasses on bad input, :class:`~..errors.InputError` when the
+    degree holds no sequence (field ``gpus``) or none meets the target (``tpot_target_ms``).
+    """
+    catalog = catalog_or_default(catalog)
+    inputs = clean_inputs(INPUTS, raw, catalog)
+    cfg, model_name = resolve_model(inputs, catalog)
+    gpu = catalog.gpu(inputs["gpu"])
+    given = pareto_given(cfg, gpu, inputs)
+    if inputs["gpus"] > 1 and not given["link_gb_s"]:
+        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
+                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
+    specs = pareto_specs(cfg)
+    check_limits(evaluate_steps(specs[:STEP_KEYS.index("batch")], given), gpu, inputs)
+    result = run("pareto", inputs, specs, given, [], {"model_name": model_name})
+    curve = pareto_curve(cfg, gpu, inputs, lambda degree: _limit_at(cfg, gpu, inputs, degree))
+    result.extra["curve"] = curve
+    result.notes = curve_notes(curve, inputs, result.values, gpu.name) + [gpu.memory_note] + list(cfg.notes)
+    return result
+
+
+def _limit_at(cfg: ModelConfig, gpu, inputs: dict[str, Any], degree: int) -> int:
+    """The KV limit (batch the budget holds) at ``degree``; raises InputError where the degree is refused."""
+    given = pareto_given(cfg, gpu, {**inputs, "gpus": degree})
+    values = evaluate_steps(pareto_specs(cfg)[:LIMIT_STEPS], given)
+    return int(values["batch_memory_limit"])
+
+
+# --- problems ---------------------------------------------------------------------------------
+
+TPOT_TARGETS_DRAWN = (20, 25, 30, 40, 50, 60, 75, 100)
+CONTEXTS_DRAWN = (2048, 4096, 8192, 16384, 32768)
+MAX_DRAWS = 300
+
+
+def generate_pareto(rng: random.Random, catalog: Catalog) -> dict:
+    """A curve problem: a served model on the smallest degree that holds it (one time in three the next
+    one up, so comm and replication enter), a context it supports, and a TPOT target some batch meets."""
+    for _ in range(MAX_DRAWS):
+        inputs = draw_served_model(rng, catalog)
+        cfg = catalog.model(inputs["model"]).config
+        if rng.random() < 1 / 3 and inputs["gpus"] * 2 <= 8 and not cfg.heads % (inputs["gpus"] * 2):
+            inputs["gpus"] *= 2
+        limit = cfg.max_position_embeddings or 8192
+        inputs["context"] = rng.choice([c for c in CONTEXTS_DRAWN if c <= limit] or [2048])
+        inputs["kv_dtype"] = "fp8" if catalog.gpu(inputs["gpu"]).dense_tflops.get("fp8") and rng.random() < 0.3 \
+            else "bf16"
+        for target in rng.sample(TPOT_TARGETS_DRAWN, len(TPOT_TARGETS_DRAWN)):
+            inputs["tpot_target_ms"] = float(target)
+            try:
+                run_pareto(inputs, catalog)
+            except InputError:
+                continue
+            return inputs
+    raise RuntimeError("No throughput–interactivity problem could be drawn from the catalog.")
+
+
+def describe_pareto(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
+    gpu = catalog.gpu(i["gpu"]).name
+    cards = f"one {gpu}" if i["gpus"] == 1 else f"{i['gpus']} × {gpu} in tensor parallel"
+    return (
+        f"You serve {inputs.get('model', 'the pasted config')} with {i['weights_dtype']} weights and a "
+        f"{i['kv_dtype']} KV cache; every sequence holds {i['context']:,} tokens. The engine uses "
+        f"{i['utilization']:.0%} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for activations; "
+        f"decode reaches {i['bandwidth_efficiency']:g} of peak bandwidth and an MFU of {i['mfu']:g}, and each "
+        f"all-reduce costs {i['allreduce_latency_us']:g} µs. On a replica of {cards}, sweep the batch 1, 2, 4, … up "
+        f"to what the KV cache holds: where does a TPOT target of {i['tpot_target_ms']:g} ms put you? Give the KV "
+        f"limit, the largest batch the target allows, the grid batch that meets both, the bytes, FLOPs, memory, "
+        f"compute and all-reduce times of its step, and its tok/s per user and per card.")
+
+
+FAMILIES = (
+    Family("pareto", "Throughput–interactivity curve",
+           "Tokens per second per card against tokens per second per user, batch by batch up to the KV limit at "
+           "each tensor-parallel degree, and the point a TPOT target picks.",
+           INPUTS, run_pareto, generate=generate_pareto, variants=VARIANTS, misconceptions=MISCONCEPTIONS,
+           order=72, describe=describe_pareto),
+)
