@@ -34,7 +34,9 @@ from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.models import (Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, ReviewSettings,
                            Round, RoundItem, RoundTemplate)
 from drills.reviews.scheduling import add_to_deck
+from outbox.services import enqueue
 
+from .access import can_see_candidate
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
 
 NOT_STARTED, IN_PROGRESS, DONE, LATE = "not_started", "in_progress", "done", "late"
@@ -222,11 +224,6 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
     The set's bank items join each recipient's review deck, and one "assigned"
     e-mail per recipient is enqueued, through the outbox, once the transaction commits.
     """
-    from outbox.services import enqueue
-
-    from .access import can_see_candidate
-    from .tasks import send_assignment_notice
-
     now = _now(now)
     if (candidate is None) == (cohort is None):
         raise CoachingError("Assign the set to one candidate or to one cohort.")
@@ -245,7 +242,8 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
         items = [entry.item for entry in question_set.entries.select_related("item") if entry.item_id]
         for user in recipients(assignment):
             add_to_deck(user, items, now=now)
-            enqueue(send_assignment_notice, [assignment.pk, user.pk, Notice.ASSIGNED])
+            # By name: coaching.tasks imports this module, so importing the task here would close a circle.
+            enqueue("coaching.tasks.send_assignment_notice", [assignment.pk, user.pk, Notice.ASSIGNED])
     return assignment
 
 

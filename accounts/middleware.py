@@ -1,4 +1,4 @@
-"""Show every date and time in the logged-in candidate's own time zone."""
+"""Show every date and time in the logged-in user's own time zone (kept in their review settings)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import zoneinfo
 
 from django.utils import timezone
 
-# The session entry holding the zone name: (user pk, name), "" for "no settings, UTC".
+from drills.models import ReviewSettings
+
+# The session entry holding the zone name: (user pk, name), "" for "no settings, UTC". (The key's name is older
+# than this module: kept, so sessions opened before the middleware moved here keep their zone.)
 SESSION_ZONE_KEY = "drills_time_zone"
 
 
@@ -19,8 +22,6 @@ def remember_time_zone(request, name: str) -> None:
 
 def _stored_zone_name(user) -> str:
     """The zone name in the user's ``ReviewSettings`` ("" without settings): one query."""
-    from .models import ReviewSettings
-
     return ReviewSettings.objects.filter(user=user).values_list("time_zone", flat=True).first() or ""
 
 
