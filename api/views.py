@@ -222,6 +222,9 @@ def body_inputs(request: HttpRequest) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise BadRequest(f"The request body is not valid JSON (line {exc.lineno}, column {exc.colno}: "
                          f"{exc.msg}).") from None
+    except ValueError:
+        # An integer past Python's 4,300-digit limit on reading one (sys.get_int_max_str_digits()).
+        raise BadRequest("The request body holds an integer thousands of digits long.") from None
     if not isinstance(data, dict):
         raise BadRequest('The request body must be a JSON object: {"inputs": {...}, "config": {...}}.')
     unknown = sorted(set(data) - set(POST_KEYS))

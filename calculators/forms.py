@@ -290,8 +290,10 @@ def parse_previous(text: str | None) -> dict[str, float]:
         return {}
     if not isinstance(data, dict):
         return {}
+    # An int is checked by size before math.isfinite, which would overflow converting a huge one to a float.
     return {str(key): float(value) for key, value in data.items()
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)}
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (abs(value) < 10**300 if isinstance(value, int) else math.isfinite(value))}
 
 
 def _changed(previous: Mapping[str, float], step: Step) -> bool:

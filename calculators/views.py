@@ -7,7 +7,7 @@ band) instead of the whole page.
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
 from calculators.forms import CalculatorForm
@@ -19,18 +19,21 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "calculators/index.html", {"families": list(FAMILIES.values())})
 
 
-@require_safe
+# POST carries a pasted config.json too long for a query string (a 414 past ~4 KB): static/js/calculator.js
+# sends the form by POST (with the page's CSRF token, as every htmx request) while the config box holds text.
+@require_http_methods(["GET", "HEAD", "POST"])
 def calculator(request: HttpRequest, family: str) -> HttpResponse:
-    """Show one family's form and its worked result for the inputs in the query string."""
+    """Show one family's form and its worked result for the inputs in the query string or the POST body."""
     try:
         chosen = FAMILIES[family]
     except KeyError:
         raise Http404(f"No calculator family {family!r}.") from None
-    form = CalculatorForm(chosen, request.GET)
+    data = request.POST if request.method == "POST" else request.GET
+    form = CalculatorForm(chosen, data)
     form.is_valid()
     template = "calculators/calculator.html"
     if request.htmx:
         # A calculator embedded in a chapter (calculators/embed.py) swaps its own, smaller results.
-        template = "calculators/_embed.html#results" if request.GET.get("embed") else template + "#results"
+        template = "calculators/_embed.html#results" if data.get("embed") else template + "#results"
     context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
     return render(request, template, context)

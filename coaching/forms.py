@@ -41,8 +41,26 @@ class QuestionForm(forms.Form):
             # element (no errors yet) is ignored by screen readers, so one static value serves both states.
             field.widget.attrs["aria-describedby"] = f"id_{name}_helptext id_{name}_errors"
 
+    @staticmethod
+    def _within_shortcode_budget(text: str) -> str:
+        """``text`` when it holds at most ``MAX_AUTHORED_SHORTCODES`` shortcodes, else a ValidationError."""
+        from runbook.content import check_shortcode_budget
+        from runbook.shortcodes import ShortcodeError
+
+        try:
+            check_shortcode_budget(text)
+        except ShortcodeError as error:
+            raise forms.ValidationError(str(error)) from None
+        return text
+
+    def clean_prompt(self) -> str:
+        return self._within_shortcode_budget(self.cleaned_data["prompt"])
+
+    def clean_model_answer(self) -> str:
+        return self._within_shortcode_budget(self.cleaned_data["model_answer"])
+
     def clean_rubric(self) -> list[str]:
-        points = _lines(self.cleaned_data["rubric"])
+        points = _lines(self._within_shortcode_budget(self.cleaned_data["rubric"]))
         if not points:
             raise forms.ValidationError("Write at least one rubric point.")
         return points

@@ -102,11 +102,11 @@ def preview_html(markdown: str) -> str:
     """The sanitised HTML of ``markdown`` with its live numbers, or a sentence saying what is wrong."""
     from django.utils.html import escape
 
-    from runbook.content import render_markdown
+    from runbook.content import render_authored
     from runbook.shortcodes import ShortcodeError
 
     try:
-        return render_markdown(markdown or "").html
+        return render_authored(markdown or "").html
     except ShortcodeError as error:
         return f'<p class="text-danger">{escape(str(error))}</p>'
 

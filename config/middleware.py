@@ -51,3 +51,28 @@ class NulMiddleware:
         if request.method == "POST" and request.content_type in FORM_TYPES:
             request.POST = without_nul(request.POST)
         return None
+
+
+class SecurityHeadersMiddleware:
+    """Add ``Content-Security-Policy`` and ``Permissions-Policy`` to every response.
+
+    The values are the ``CONTENT_SECURITY_POLICY`` and ``PERMISSIONS_POLICY``
+    settings (``config/settings.py``). The policy allows scripts, styles,
+    fonts and fetches from the site itself only: no inline ``<script>``, no
+    ``style`` attribute, no ``eval`` (htmx's injected indicator ``<style>`` is
+    turned off in ``templates/base.html``, its indicator rules live in
+    ``static/css/app.css``). A view that sets its own header keeps it.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        response = self.get_response(request)
+        from django.conf import settings
+
+        if settings.CONTENT_SECURITY_POLICY:
+            response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        if settings.PERMISSIONS_POLICY:
+            response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        return response

@@ -168,6 +168,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy and Permissions-Policy on every response (the settings of the same names).
+    "config.middleware.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -385,6 +387,27 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", SITE_IS_HTTPS)
 SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", SITE_IS_HTTPS)
 CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", SITE_IS_HTTPS)
 X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy of every page (config.middleware.SecurityHeadersMiddleware): everything from the
+# site itself; no inline script, no style attribute, no eval, no plugin, no framing; images also as data:
+# URIs (Bootstrap's icons). Coach Markdown cannot show another site's image (runbook.content) and the
+# browser would refuse one anyway. Browser tests (tests/e2e/test_csp.py) fail on any violation report.
+CONTENT_SECURITY_POLICY = envstr("CONTENT_SECURITY_POLICY", "; ".join([
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+]))
+# Browser features no page uses, turned off for every page and anything embedded in it.
+PERMISSIONS_POLICY = envstr("PERMISSIONS_POLICY", ", ".join(
+    f"{feature}=()" for feature in ("accelerometer", "camera", "geolocation", "gyroscope", "magnetometer",
+                                    "microphone", "payment", "usb")))
 
 # "HTTP_X_FORWARDED_PROTO=https" when a trusted proxy terminates TLS.
 _PROXY_SSL_HEADER = envstr("SECURE_PROXY_SSL_HEADER")

@@ -18,6 +18,17 @@ The pipeline for one Markdown text:
 4. **nh3** with an explicit allowlist of tags, attributes and URL schemes.
 5. The placeholders are swapped for the trusted HTML.
 
+Fields (questions, answers, glossary answers, anything a coach may write) are
+rendered *authored* (:data:`AUTHORED`): no raw HTML, no ``class``, ``id`` or
+``style`` (a ``position-fixed`` overlay could draw a fake login over a
+candidate's page), no image from another site, and every link to another site
+marked (``rel="noopener noreferrer nofollow"`` and a visible ↗). Chapters,
+which only the fixture files write, keep the full allowlist. A coach's text
+holds at most :data:`MAX_AUTHORED_SHORTCODES` shortcodes (each runs the
+engine): :func:`check_shortcode_budget`. Table alignment is a Bootstrap class
+(``text-end``), never a ``style`` attribute, so the Content-Security-Policy
+needs no inline styles.
+
 A chapter's rendering (HTML and table of contents) is cached under a key made
 of its content hash, the glossary's digest and :func:`engine_version` (the
 catalog, the engine's source and this renderer), so a page render costs a
@@ -52,7 +63,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 from runbook.shortcodes import SHORTCODE, resolve
 
 # Bump when the output of this module changes for the same input.
-RENDER_VERSION = "3"
+RENDER_VERSION = "4"
 CACHE_TIMEOUT = 60 * 60 * 24 * 7
 
 ALLOWED_TAGS = {
@@ -72,6 +83,26 @@ ALLOWED_ATTRIBUTES = {
     "abbr": {"title"},
 }
 URL_SCHEMES = {"http", "https", "mailto"}
+
+# Authored fields: the same tags, no class/id/style (alignment classes excepted), links marked.
+AUTHORED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "img": {"src", "alt", "width", "height"},
+    "ol": {"start", "reversed"},
+    "td": {"colspan", "rowspan"},
+    "th": {"colspan", "rowspan", "scope"},
+    "details": {"open"},
+    "abbr": {"title"},
+    "span": {"aria-hidden"},
+}
+ALIGN_CLASSES = {"left": "text-start", "center": "text-center", "right": "text-end"}
+# nh3's allowed_classes: the only class values kept (and ``class`` must not be in the attributes above).
+AUTHORED_CLASSES = {"td": set(ALIGN_CLASSES.values()), "th": set(ALIGN_CLASSES.values()), "span": {"ext-mark", "visually-hidden"}}
+EXTERNAL_REL = "noopener noreferrer nofollow"
+
+# Shortcodes one coach-written text may hold: each runs the engine (an embedded calculator ~11 ms,
+# 500 of them 14 s of CPU per render); the fixture chapters, written by the team, have no cap.
+MAX_AUTHORED_SHORTCODES = 10
 
 # Shortcode kinds rendered as HTML (placeholders) rather than text.
 BLOCK_KINDS = ("formula", "calculator", "figure")
@@ -242,6 +273,58 @@ def _split_text(child: Token, matcher: GlossaryMatcher, linked: set[str]) -> lis
     return pieces
 
 
+def _alignment_classes(state: StateCore) -> None:
+    """Table cells' ``style="text-align:…"`` → a Bootstrap class (no inline style under the CSP)."""
+    for token in state.tokens:
+        if token.type in ("td_open", "th_open"):
+            style = str(token.attrs.pop("style", "") or "")
+            align = style.partition(":")[2].strip().rstrip(";")
+            if align in ALIGN_CLASSES:
+                token.attrSet("class", ALIGN_CLASSES[align])
+
+
+def is_external(url: str) -> bool:
+    """Whether ``url`` leaves the site: an absolute ``http(s)`` or protocol-relative address."""
+    lowered = url.strip().lower()
+    return lowered.startswith(("http://", "https://", "//"))
+
+
+def _external_marks(state: StateCore) -> None:
+    """Authored text only: mark links to other sites, replace images from other sites by their alt text."""
+    for token in state.tokens:
+        if token.type != "inline" or not token.children:
+            continue
+        children: list[Token] = []
+        for child in token.children:
+            if child.type == "image" and (is_external(str(child.attrs.get("src", "")))
+                                          or not str(child.attrs.get("src", "")).startswith("/")):
+                alt = "".join(grand.content for grand in child.children or ()) or "image"
+                children.append(_text_token(f"[image from another site not shown: {alt}]"))
+                continue
+            children.append(child)
+            if child.type == "link_open" and is_external(str(child.attrs.get("href", ""))):
+                child.attrSet("rel", EXTERNAL_REL)
+                child.attrSet("title", "Another site: " + str(child.attrs["href"])[:200])
+                child.meta = {**(child.meta or {}), "external": True}
+        token.children = _with_link_marks(children)
+
+
+def _with_link_marks(children: list[Token]) -> list[Token]:
+    """Put a visible ↗ (with a spoken "(another site)") before the closing tag of each external link."""
+    out: list[Token] = []
+    stack: list[bool] = []
+    for child in children:
+        if child.type == "link_open":
+            stack.append(bool((child.meta or {}).get("external")))
+        elif child.type == "link_close" and stack and stack.pop():
+            mark = Token("html_inline", "", 0,
+                         content='<span class="ext-mark" aria-hidden="true"> ↗</span>'
+                                 '<span class="visually-hidden"> (another site)</span>')
+            out.append(mark)
+        out.append(child)
+    return out
+
+
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
     """The configured parser (shared; rules read per-render data from ``env``)."""
@@ -252,6 +335,17 @@ def markdown_parser() -> MarkdownIt:
     md.core.ruler.before("inline", "heading_ids", _explicit_heading_ids)
     md.core.ruler.push("heading_slugs", _heading_slugs)
     md.core.ruler.push("glossary_links", _glossary_links)
+    md.core.ruler.push("alignment_classes", _alignment_classes)
+    return md
+
+
+@lru_cache(maxsize=1)
+def authored_parser() -> MarkdownIt:
+    """The parser for fields (what a coach may write): raw HTML is text, other sites' links marked."""
+    md = MarkdownIt("commonmark", {"html": False, "typographer": True})
+    md.enable(["table", "strikethrough", "replacements", "smartquotes"])
+    md.core.ruler.push("alignment_classes", _alignment_classes)
+    md.core.ruler.push("external_marks", _external_marks)
     return md
 
 
@@ -322,17 +416,57 @@ def sanitise(html: str) -> str:
     )
 
 
-def render_markdown(markdown: str, glossary: GlossaryMatcher | None = None) -> Rendered:
-    """Render one Markdown text (uncached). Raises ``ShortcodeError`` for a bad shortcode."""
+def sanitise_authored(html: str) -> str:
+    """Authored fields: the same tags, no ``class``/``id``/``style`` (alignment and the link mark excepted)."""
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        clean_content_tags={"script", "style"},
+        attributes={**AUTHORED_ATTRIBUTES, "a": AUTHORED_ATTRIBUTES["a"] | {"rel"}},
+        allowed_classes=AUTHORED_CLASSES,
+        url_schemes=URL_SCHEMES,
+        link_rel=None,
+    )
+
+
+def shortcode_count(markdown: str) -> int:
+    """How many shortcodes ``markdown`` holds (each one a run of the engine)."""
+    return len(SHORTCODE.findall(markdown or ""))
+
+
+def check_shortcode_budget(markdown: str) -> None:
+    """Raise :class:`~runbook.shortcodes.ShortcodeError` when a coach's text holds more than
+    :data:`MAX_AUTHORED_SHORTCODES` shortcodes."""
+    from runbook.shortcodes import ShortcodeError
+
+    count = shortcode_count(markdown)
+    if count > MAX_AUTHORED_SHORTCODES:
+        raise ShortcodeError(f"This text holds {count} shortcodes; a coach's text may hold at most "
+                             f"{MAX_AUTHORED_SHORTCODES} (each one runs the calculator).")
+
+
+def render_markdown(markdown: str, glossary: GlossaryMatcher | None = None, *, authored: bool = False) -> Rendered:
+    """Render one Markdown text (uncached). Raises ``ShortcodeError`` for a bad shortcode.
+
+    ``authored``: a field anyone with an account may have written (:func:`authored_parser`,
+    :func:`sanitise_authored`); ``False`` only for the fixture chapters.
+    """
     source, placeholders = substitute_shortcodes(markdown)
-    md = markdown_parser()
-    env = {"glossary": glossary} if glossary else {}
+    md = authored_parser() if authored else markdown_parser()
+    env = {"glossary": glossary} if glossary and not authored else {}
     tokens = md.parse(source, env)
     toc = [Heading(str(token.attrs["id"]), _heading_text(tokens[index + 1]))
            for index, token in enumerate(tokens)
            if token.type == "heading_open" and token.tag == "h2" and "id" in token.attrs]
-    html = sanitise(md.renderer.render(tokens, md.options, env))
+    rendered = md.renderer.render(tokens, md.options, env)
+    html = sanitise_authored(rendered) if authored else sanitise(rendered)
     return Rendered(_swap_placeholders(html, placeholders), toc)
+
+
+def render_authored(markdown: str) -> Rendered:
+    """A coach's text: :func:`check_shortcode_budget`, then :func:`render_markdown` authored."""
+    check_shortcode_budget(markdown)
+    return render_markdown(markdown, authored=True)
 
 
 def heading_anchors(markdown: str) -> list[str]:
@@ -378,7 +512,7 @@ def _cache_key(kind: str, *parts: str) -> str:
 
 
 def render_cached(markdown: str) -> Rendered:
-    """:func:`render_markdown` (no glossary links) through the cache, keyed by the text.
+    """:func:`render_markdown` (authored: no glossary links, no class/id/style) through the cache, keyed by the text.
 
     Two levels: this process's memory first, then the shared cache. A page shows a
     field per question (prompt, model answer, each rubric point), so one Redis round
@@ -394,7 +528,7 @@ def _render_cached_pairs(markdown: str) -> tuple[str, tuple[tuple[str, str], ...
     cache_key = _cache_key("md", markdown)
     stored = cache.get(cache_key)
     if stored is None:
-        rendered = render_markdown(markdown)
+        rendered = render_markdown(markdown, authored=True)
         stored = {"html": rendered.html, "toc": [(h.anchor, h.title) for h in rendered.toc]}
         cache.set(cache_key, stored, CACHE_TIMEOUT)
     return stored["html"], tuple(tuple(pair) for pair in stored["toc"])

@@ -402,5 +402,7 @@ class TestOtherFamilies:
     def test_an_unknown_family_is_404(self, client):
         assert client.get("/calculators/nope/").status_code == 404
 
-    def test_only_get_is_allowed(self, client):
-        assert client.post(LADDER).status_code == 405
+    def test_get_and_post_are_allowed_nothing_else(self, client):
+        assert client.put(LADDER).status_code == 405
+        assert client.delete(LADDER).status_code == 405
+        assert client.post(LADDER).status_code == 200

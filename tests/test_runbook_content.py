@@ -33,7 +33,8 @@ class TestMarkdown:
         html = html_of("| step | value |\n|---|--:|\n| card | 79.65 GiB |\n")
 
         assert "<table>" in html and "<th>step</th>" in html
-        assert '<td style="text-align:right">79.65 GiB</td>' in html
+        # Alignment is a class, never a style attribute (the Content-Security-Policy allows no inline style).
+        assert '<td class="text-end">79.65 GiB</td>' in html and "style=" not in html
 
     def test_footnotes_render_with_references_and_notes(self):
         html = html_of("A claim.[^1]\n\n[^1]: Its source.\n")

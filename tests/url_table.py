@@ -79,9 +79,10 @@ TABLE: dict[str, Post | Get | Skip] = {
     "password_reset_done": Get(),
     "password_reset_confirm": Post(("new_password1", "new_password2")),
     "password_reset_complete": Get(),
-    # calculators: the form binds the query string (htmx recomputes with GET)
+    # calculators: the form binds the query string (htmx recomputes with GET), or the POST body when a
+    # config.json is pasted (static/js/calculator.js): too long for an address
     "calculators:index": Get(),
-    "calculators:calculator": Get(("embed", "config", "previous")),
+    "calculators:calculator": Post(("embed", "config", "previous"), get_query=("embed", "config", "previous")),
     # drills
     "drills:index": Get(),
     "drills:design": Get(),

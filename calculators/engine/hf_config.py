@@ -81,6 +81,10 @@ NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
 # arithmetic finite on a hostile pasted config.
 MAX_DIMENSION = 10**9
 
+# No number in a real config.json is this large (rope_theta, the largest, is ~10**7); an integer past it
+# is refused before any arithmetic, which would otherwise overflow converting it to a float.
+MAX_MAGNITUDE = 10**18
+
 # Alternative spellings, tried in order after the Hugging Face name.
 ALIASES = {
     "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
@@ -233,9 +237,30 @@ def parse_config_text(text: str, family: str | None = None) -> ModelConfig:
         raise ConfigError(
             f"The config is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
         ) from exc
+    except ValueError:
+        # Python refuses to read an integer of more than 4,300 digits (sys.get_int_max_str_digits()).
+        raise ConfigError("The config holds an integer thousands of digits long; no real config does.") from None
     if not isinstance(data, dict):
         raise ConfigError("The config must be a JSON object such as a model's config.json.")
     return parse_config(data, family=family)
+
+
+def _refuse_huge_integers(value, key: str = "config") -> None:
+    """Raise :class:`ConfigError` naming the first integer whose magnitude exceeds :data:`MAX_MAGNITUDE`.
+
+    Walks nested objects and lists (an ``int`` of hundreds of digits would raise
+    ``OverflowError`` in any float arithmetic further on).
+    """
+    stack = [(key, value)]
+    while stack:
+        name, item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_MAGNITUDE:
+            raise ConfigError(f"'{name}' is an integer of {len(str(abs(item)))} digits; no real config holds one.",
+                              field=name)
+        if isinstance(item, dict):
+            stack.extend((str(k), v) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((name, v) for v in item)
 
 
 def parse_config(config: dict, family: str | None = None) -> ModelConfig:
@@ -248,6 +273,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
     """
     if not isinstance(config, dict):
         raise ConfigError("The config must be a JSON object such as a model's config.json.")
+    _refuse_huge_integers(config)
     model_type = _model_type(config, family)
     notes: list[str] = []
 

@@ -139,6 +139,9 @@ def clean_inputs(specs: tuple[InputSpec, ...], raw: dict[str, Any], catalog: Cat
             except json.JSONDecodeError as exc:
                 raise ConfigError(f"The config is not valid JSON (line {exc.lineno}, column "
                                   f"{exc.colno}: {exc.msg}).", field="config") from exc
+            except ValueError:  # an integer past Python's 4,300-digit limit on reading one
+                raise ConfigError("The config holds an integer thousands of digits long; no real config does.",
+                                  field="config") from None
         if not isinstance(config, dict):
             raise ConfigError("The config must be a JSON object such as a model's config.json.",
                               field="config")
