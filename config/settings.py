@@ -135,6 +135,17 @@ SITE_IS_HTTPS = urlsplit(SITE_URL).scheme.lower() == "https"
 # /_floor/, the static page bench/bench_http.py measures every other page against; a 404 unless true.
 BENCH_FLOOR = envbool("BENCH_FLOOR", False)
 
+# Spaced repetition (drills/reviews/scheduling.py): no review is scheduled further out than this many days
+# (FSRS's own ceiling is 100 years), and a candidate's review day turns at this local hour, not at midnight
+# (a review at 01:00 counts for the evening before, for "due today" and streaks). Anki's defaults differ
+# (36,500 days; 04:00): a year keeps an interview's material in sight.
+REVIEW_MAXIMUM_INTERVAL_DAYS = envint("REVIEW_MAXIMUM_INTERVAL_DAYS", 365)
+if REVIEW_MAXIMUM_INTERVAL_DAYS < 2:
+    raise ImproperlyConfigured("REVIEW_MAXIMUM_INTERVAL_DAYS must be at least 2 (Hard stays a day under Good).")
+REVIEW_DAY_STARTS_HOUR = envint("REVIEW_DAY_STARTS_HOUR", 4)
+if not 0 <= REVIEW_DAY_STARTS_HOUR <= 23:
+    raise ImproperlyConfigured("REVIEW_DAY_STARTS_HOUR must be an hour from 0 to 23.")
+
 # Seconds between two refreshes of an open coach dashboard's tables (htmx polling, paused while the tab is hidden).
 COACH_DASHBOARD_POLL_S = envint("COACH_DASHBOARD_POLL_S", 20)
 

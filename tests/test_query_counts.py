@@ -108,12 +108,13 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
     assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
     with django_assert_max_num_queries(12):  # 31 cards due: the queue and the forecast are one query each
         assert client.get("/review/").status_code == 200
-    # Exactly the session, its user and the card: no queue, forecast, counts nor settings behind the card alone.
+    # Exactly the session, its user, the card and the review settings (the rating buttons show each rating's
+    # next interval, which depends on the desired retention and the interview date): no queue, forecast nor counts.
     with CaptureQueriesContext(connection) as captured:
         response = client.post(f"/review/card/{open_card.pk}/reveal/",
                                {"version": open_card.version, "answer": "Fewer KV heads.", "started": ""},
                                headers={"HX-Request": "true"})
-    assert len(captured.captured_queries) == 3
+    assert len(captured.captured_queries) == 4
     assert response.status_code == 200
     assert b'id="review-card"' in response.content and b"<html" not in response.content  # the card fragment
     assert client.get(f"/review/card/{problem_card.pk}/").status_code == 200  # draws the variant

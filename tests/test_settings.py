@@ -22,7 +22,7 @@ SETTINGS_VARIABLES = [
     "EMAIL_HOST_PASSWORD", "EMAIL_USE_TLS", "DEFAULT_FROM_EMAIL", "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", "LOG_LEVEL", "SITE_URL",
-    "SQLITE_TIMEOUT_S",
+    "SQLITE_TIMEOUT_S", "REVIEW_MAXIMUM_INTERVAL_DAYS", "REVIEW_DAY_STARTS_HOUR",
 ]
 
 PRODUCTION_SECRET_KEY = "k3P$9vQ2!xR7@mW4#tY8^zL1&bN6*cV5(fG0)hJ-uI_oE+aS=dF" + "x" * 10
@@ -223,6 +223,16 @@ class TestEnvironmentParsing:
     def test_an_unknown_cache_scheme_is_a_clear_error(self, monkeypatch):
         with pytest.raises(ImproperlyConfigured, match="CACHE_URL must start with"):
             load_settings(monkeypatch, CACHE_URL="memcached://x")
+
+    def test_the_review_ceiling_and_day_start_are_settings_with_bounds(self, monkeypatch):
+        names = load_settings(monkeypatch)
+        assert (names["REVIEW_MAXIMUM_INTERVAL_DAYS"], names["REVIEW_DAY_STARTS_HOUR"]) == (365, 4)
+        names = load_settings(monkeypatch, REVIEW_MAXIMUM_INTERVAL_DAYS="90", REVIEW_DAY_STARTS_HOUR="0")
+        assert (names["REVIEW_MAXIMUM_INTERVAL_DAYS"], names["REVIEW_DAY_STARTS_HOUR"]) == (90, 0)
+        with pytest.raises(ImproperlyConfigured, match="at least 2"):
+            load_settings(monkeypatch, REVIEW_MAXIMUM_INTERVAL_DAYS="1")
+        with pytest.raises(ImproperlyConfigured, match="from 0 to 23"):
+            load_settings(monkeypatch, REVIEW_DAY_STARTS_HOUR="24")
 
     def test_a_boolean_that_is_not_one_is_a_clear_error(self, monkeypatch):
         with pytest.raises(ImproperlyConfigured, match="DEBUG must be true or false"):

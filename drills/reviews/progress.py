@@ -158,7 +158,7 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
     active_days: set[date] = set()
     by_chapter: dict[tuple, list[float]] = defaultdict(list)
     for log in logs:
-        day = log.reviewed_at.astimezone(tz).date()
+        day = local_today(tz, log.reviewed_at)  # the review day: a 01:00 review counts for the evening before
         active_days.add(day)
         if log.grade is not None:
             chapter = log.item.chapter if log.item else None

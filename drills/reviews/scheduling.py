@@ -7,12 +7,18 @@ omitted), so tests move the clock by passing it.
   at a time, a chapter, a track, a chapter's questions once finished, or a bank
   search); a new card is due at once.
 - **Local days.** "Due today" means before the end of the candidate's own day in
-  their time zone (:func:`local_today`, :func:`day_bounds`).
+  their time zone, a day that turns at ``REVIEW_DAY_STARTS_HOUR`` (04:00 by
+  default, as in Anki: a review at 01:00 still counts for the evening before)
+  (:func:`local_today`, :func:`day_bounds`); streaks count these days too.
 - **The queue** (:func:`due_queue`): cards due by the end of the local day. Those
   due now come first — oldest due first, or, with an interview date, those that
   would be *least* remembered on the interview day if not reviewed now (their
   FSRS retrievability on that day, ascending) — then those due later today (a card
   just failed comes back after its relearning step).
+- **The intervals.** :func:`next_outcomes` gives every rating's next state from
+  the card's current one (``drills.reviews.intervals``): Again ≤ Hard < Good ≤
+  Easy, never past ``REVIEW_MAXIMUM_INTERVAL_DAYS`` (365 by default), fuzzed by
+  one draw per card version so the buttons show what a rating will do.
 - **The interview date.** Besides the queue order, a review whose next due would
   fall after the interview while the card would then be below the desired
   retention on the day (fuzzing can do that) is brought back to the day before.
@@ -29,12 +35,14 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone as dt_timezone
 from typing import Iterable
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
+from drills.reviews.intervals import Outcome, fuzz_draw, outcomes
 
 # Interval fuzzing spreads reviews out; tests switch it off for exact dates.
 FUZZ = True
@@ -61,20 +69,29 @@ def _now(now: datetime | None) -> datetime:
 # --- local days -------------------------------------------------------------------------
 
 
+def day_starts_at() -> time:
+    """The local time at which a review day turns (``REVIEW_DAY_STARTS_HOUR``, 04:00 by default)."""
+    return time(settings.REVIEW_DAY_STARTS_HOUR)
+
+
 def local_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
-    """The calendar date in ``tz`` at ``now``."""
-    return _now(now).astimezone(tz).date()
+    """The review day in ``tz`` at ``now`` (or any other instant): the calendar date, until the day turns.
+
+    At 02:30 local time, with the day turning at 04:00, it is still the day before.
+    """
+    local = _now(now).astimezone(tz)
+    return local.date() if local.time() >= day_starts_at() else local.date() - timedelta(days=1)
 
 
 def day_bounds(tz: zoneinfo.ZoneInfo, day: date) -> tuple[datetime, datetime]:
-    """The UTC instants where local ``day`` starts and ends (23 or 25 hours long across a DST change)."""
-    start = datetime.combine(day, time.min, tzinfo=tz)
-    end = datetime.combine(day + timedelta(days=1), time.min, tzinfo=tz)
+    """The UTC instants where review ``day`` starts and ends (23 or 25 hours long across a DST change)."""
+    start = datetime.combine(day, day_starts_at(), tzinfo=tz)
+    end = datetime.combine(day + timedelta(days=1), day_starts_at(), tzinfo=tz)
     return start.astimezone(dt_timezone.utc), end.astimezone(dt_timezone.utc)
 
 
 def interview_start(review_settings: ReviewSettings, now: datetime | None = None) -> datetime | None:
-    """When the interview day begins (local midnight), or ``None`` without a date still to come."""
+    """When the interview day begins (its review day, local), or ``None`` without a date still to come."""
     day = review_settings.interview_date
     if day is None or day < local_today(review_settings.tz, now):
         return None
@@ -85,18 +102,20 @@ def interview_start(review_settings: ReviewSettings, now: datetime | None = None
 
 
 def scheduler_for(review_settings: ReviewSettings | None, fuzz: bool | None = None) -> Scheduler:
-    """The candidate's FSRS scheduler: their fitted parameters (or the defaults) and desired retention."""
+    """The candidate's FSRS scheduler: their fitted parameters (or the defaults), desired retention and the
+    site's maximum interval (``REVIEW_MAXIMUM_INTERVAL_DAYS``)."""
     parameters = DEFAULT_PARAMETERS
     retention = 0.9
     if review_settings is not None:
         retention = review_settings.desired_retention
         if review_settings.parameters and len(review_settings.parameters) == len(DEFAULT_PARAMETERS):
             parameters = review_settings.parameters
+    common = {"desired_retention": retention, "maximum_interval": settings.REVIEW_MAXIMUM_INTERVAL_DAYS,
+              "enable_fuzzing": FUZZ if fuzz is None else fuzz}
     try:
-        return Scheduler(parameters=parameters, desired_retention=retention,
-                         enable_fuzzing=FUZZ if fuzz is None else fuzz)
+        return Scheduler(parameters=parameters, **common)
     except ValueError:  # stored parameters out of the package's bounds: fall back to the defaults
-        return Scheduler(desired_retention=retention, enable_fuzzing=FUZZ if fuzz is None else fuzz)
+        return Scheduler(**common)
 
 
 def retrievability(scheduler: Scheduler, card: Card, moment: datetime) -> float:
@@ -115,19 +134,22 @@ class Scheduled:
     due: datetime
 
 
+def next_outcomes(card: Card, review_settings: ReviewSettings, now: datetime | None = None) -> dict[int, Outcome]:
+    """Every rating's outcome for ``card`` reviewed at ``now``, keyed by rating: what the buttons show and
+    what :func:`schedule` applies (the same fuzz draw for the card's version, the interview rule)."""
+    now = _now(now)
+    return outcomes(scheduler_for(review_settings, fuzz=False), card.to_fsrs(), now,
+                    draw=fuzz_draw(card.pk or 0, card.version) if FUZZ else None,
+                    interview=interview_start(review_settings, now), retention=review_settings.desired_retention)
+
+
 def schedule(card: Card, rating: int, review_settings: ReviewSettings, now: datetime | None = None,
              duration_ms: int | None = None) -> Scheduled:
-    """Rate ``card`` at ``now``: update its FSRS state on the row (the caller saves) and apply the interview rule."""
+    """Rate ``card`` at ``now``: update its FSRS state on the row (the caller saves), as :func:`next_outcomes`."""
     now = _now(now)
-    scheduler = scheduler_for(review_settings)
     before = card.state
-    recall = retrievability(scheduler, card, now) if card.last_review else None
-    updated, _ = scheduler.review_card(card.to_fsrs(), Rating(rating), review_datetime=now,
-                                       review_duration=duration_ms)
-    target = interview_start(review_settings, now)
-    if (target is not None and updated.due > target and updated.stability
-            and scheduler.get_card_retrievability(updated, target) < review_settings.desired_retention):
-        updated.due = max(now, target - timedelta(days=1))
+    recall = retrievability(scheduler_for(review_settings, fuzz=False), card, now) if card.last_review else None
+    updated = next_outcomes(card, review_settings, now)[int(rating)].card
     card.take_fsrs(updated)
     card.reps += 1
     if before == Card.REVIEW and rating == AGAIN:
@@ -219,7 +241,7 @@ def due_forecast(user, days: int = 7, now: datetime | None = None,
     _, end = day_bounds(tz, dates[-1])
     counts = dict.fromkeys(dates, 0)
     for due in Card.objects.of(user).filter(due__lt=end).values_list("due", flat=True):
-        day = max(due.astimezone(tz).date(), dates[0])
+        day = max(local_today(tz, due), dates[0])
         counts[day] += 1
     return list(counts.items())
 

@@ -32,8 +32,9 @@ from drills.reviews.progress import progress_for
 from drills.problems.grading import UnreadableAnswers
 from drills.reviews.services import (card_of, is_problem, problem_for, record_open_review,
                         record_problem_review)
+from drills.reviews.intervals import interval_label
 from drills.reviews.scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
-                         local_today, rating_for_rubric, retention_on_day, time_box_of)
+                         local_today, next_outcomes, rating_for_rubric, retention_on_day, time_box_of)
 
 FORECAST_DAYS = 7
 
@@ -57,9 +58,18 @@ def _sidebar(user, review_settings: ReviewSettings, now: datetime, left: int) ->
     }
 
 
-def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer") -> dict:
+def rating_buttons(card: Card, review_settings: ReviewSettings, now: datetime) -> list[tuple[int, str, str]]:
+    """(rating, label, next interval) for each rating, the interval being what recording it now would give."""
+    outcomes = next_outcomes(card, review_settings, now)
+    return [(value, label, interval_label(outcomes[value].interval)) for value, label in ReviewLog.RATINGS]
+
+
+def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer",
+                  review_settings: ReviewSettings | None = None) -> dict:
     context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
                "rubric_rule": RUBRIC_RULE, "ratings": ReviewLog.RATINGS}
+    if is_problem(card.item) or stage == "revealed":  # the rule's outcomes, or the buttons' intervals
+        context["rating_buttons"] = rating_buttons(card, review_settings or ReviewSettings.for_user(request.user), now)
     if is_problem(card.item):
         problem = problem_for(card)
         solution = problem.solve()
@@ -80,7 +90,7 @@ def _show(request: HttpRequest, card: Card | None, review_settings: ReviewSettin
           **extra) -> HttpResponse:
     context = _sidebar(request.user, review_settings, now, left)
     if card is not None:
-        context.update(_card_context(request, card, now, **extra))
+        context.update(_card_context(request, card, now, review_settings=review_settings, **extra))
     return _render(request, "reviews/review.html", context, review_settings)
 
 
@@ -151,6 +161,7 @@ def suggest(request: HttpRequest, pk: int) -> HttpResponse:
     review_settings = ReviewSettings.for_user(request.user)
     return _render(request, "reviews/review.html#ratings", {
         "card": current, "item": current.item, "ratings": ReviewLog.RATINGS, "suggested": suggested,
+        "rating_buttons": rating_buttons(current, review_settings, timezone.now()),
         "suggested_label": RATING_LABELS.get(suggested), "ticked_count": len(ticked), "rubric_total": total,
         "rubric_rule": RUBRIC_RULE}, review_settings)
 

@@ -141,10 +141,8 @@ class TestOneReviewPerVersion:
 
     @pytest.mark.django_db(transaction=True)
     def test_two_concurrent_submissions_record_one_review(self, bank, candidate, h):
-        """Two threads post the same card version at once (on PostgreSQL: row lock; SQLite: serialised writes)."""
-        if connection.vendor != "postgresql":
-            pytest.skip("concurrent transactions need PostgreSQL (DATABASE_URL=postgres://…); the sequential "
-                        "double submission is tested above")
+        """Two threads post the same card version at once (on PostgreSQL: row lock; SQLite, a file in WAL mode:
+        ``BEGIN IMMEDIATE`` serialises the writers, the second waits instead of failing "database is locked")."""
         add_to_deck(candidate, [bank["kv-paged"]], now=h.T0)
         card = Card.objects.get(user=candidate)
         barrier = threading.Barrier(2)
@@ -238,3 +236,20 @@ def test_streaks(days, today, expected):
     from drills.reviews.progress import streaks
 
     assert streaks(days, today) == expected
+
+
+def test_a_review_after_midnight_keeps_the_evening_streak(bank, candidate, h):
+    """Reviews at 21:00 on Monday and 01:30 on Wednesday (Paris) are one streak of two days, Monday and Tuesday:
+    the review day turns at 04:00. At 03:00 on Wednesday it is still Tuesday, and the streak is current."""
+    h.settings(candidate, time_zone="Europe/Paris")  # UTC+1 in March
+    add_to_deck(candidate, [bank["kv-fp8"], bank["ridge"]], now=h.T0)
+    first, second = Card.objects.filter(user=candidate).order_by("pk")
+    record_open_review(candidate, first.pk, 0, GOOD, now=datetime(2026, 3, 2, 20, 0, tzinfo=dt_timezone.utc))
+    record_open_review(candidate, second.pk, 0, GOOD, now=datetime(2026, 3, 4, 0, 30, tzinfo=dt_timezone.utc))
+
+    progress = progress_for(candidate, now=datetime(2026, 3, 4, 2, 0, tzinfo=dt_timezone.utc))
+
+    assert progress.today == date(2026, 3, 3)
+    assert (progress.streak, progress.longest_streak) == (2, 2)
+    assert [(row.day, row.reviews) for row in progress.days if row.reviews] == [(date(2026, 3, 2), 1),
+                                                                                 (date(2026, 3, 3), 1)]

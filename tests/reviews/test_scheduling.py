@@ -90,16 +90,25 @@ class TestLocalDays:
         assert [card.item.slug for card in due_queue(bob, now)] == ["kv-fp8"]
         assert due_forecast(bob, 3, now)[0] == (date(2026, 3, 2), 1)
 
-    def test_the_local_date_flips_at_local_midnight(self):
+    def test_the_review_day_turns_at_four_in_the_morning_local_time(self):
+        paris = ZoneInfo("Europe/Paris")  # UTC+1 in March
+        assert local_today(paris, datetime(2026, 3, 2, 23, 0, tzinfo=UTC)) == date(2026, 3, 2)  # 00:00 Tuesday
+        assert local_today(paris, datetime(2026, 3, 3, 2, 59, tzinfo=UTC)) == date(2026, 3, 2)  # 03:59 Tuesday
+        assert local_today(paris, datetime(2026, 3, 3, 3, 0, tzinfo=UTC)) == date(2026, 3, 3)  # 04:00 Tuesday
+
+    def test_the_hour_is_a_setting(self, settings):
+        settings.REVIEW_DAY_STARTS_HOUR = 0
         paris = ZoneInfo("Europe/Paris")
-        assert local_today(paris, datetime(2026, 3, 2, 22, 59, tzinfo=UTC)) == date(2026, 3, 2)
         assert local_today(paris, datetime(2026, 3, 2, 23, 0, tzinfo=UTC)) == date(2026, 3, 3)
+        assert day_bounds(paris, date(2026, 3, 3))[0] == datetime(2026, 3, 2, 23, 0, tzinfo=UTC)
 
     def test_a_day_with_a_clock_change_is_23_or_25_hours(self):
         paris = ZoneInfo("Europe/Paris")
-        start, end = day_bounds(paris, date(2026, 3, 29))
-        assert (start, end) == (datetime(2026, 3, 28, 23, 0, tzinfo=UTC), datetime(2026, 3, 29, 22, 0, tzinfo=UTC))
-        start, end = day_bounds(paris, date(2026, 10, 25))
+        # Clocks go forward at 02:00 on Sunday 29 March: the review day of Saturday 28 (04:00 CET to 04:00 CEST)
+        # is 23 hours; Sunday's starts at 04:00 CEST = 02:00 UTC.
+        start, end = day_bounds(paris, date(2026, 3, 28))
+        assert (start, end) == (datetime(2026, 3, 28, 3, 0, tzinfo=UTC), datetime(2026, 3, 29, 2, 0, tzinfo=UTC))
+        start, end = day_bounds(paris, date(2026, 10, 24))  # back at 03:00 on Sunday 25 October
         assert end - start == timedelta(hours=25)
 
     def test_a_card_due_later_today_comes_after_those_due_now(self, bank, candidate, h):
@@ -171,8 +180,9 @@ class TestInterviewDate:
         monkeypatch.setattr("drills.reviews.scheduling.scheduler_for",
                             lambda settings, fuzz=None: Scheduler(desired_retention=0.7, enable_fuzzing=False))
         scheduled = schedule(card, GOOD, row, h.T0)
-        # The interview day starts at midnight UTC (the candidate's zone): the card comes back a day before.
-        assert scheduled.due == card.due == datetime(2026, 3, 19, 0, 0, tzinfo=UTC)
+        # The interview's review day starts at 04:00 UTC on the 20th (the candidate's zone), the day before it at
+        # 04:00 on the 19th: whole days from Monday 08:00 into that day, ceil(16.83) = 17, give the 19th, 08:00.
+        assert scheduled.due == card.due == datetime(2026, 3, 19, 8, 0, tzinfo=UTC)
 
     def test_without_an_interview_the_interval_is_fsrs_own(self, bank, candidate, h):
         row = h.settings(candidate)
