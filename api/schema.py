@@ -16,6 +16,7 @@ from calculators.engine.catalog import Catalog
 from calculators.engine.procedures import FAMILIES, Family, InputSpec
 
 from api import payloads
+from api.simulate_schema import simulate_path, simulate_schemas
 
 OPENAPI_VERSION = "3.1.0"
 
@@ -292,6 +293,7 @@ def component_schemas(catalog: Catalog) -> dict[str, Any]:
     }
     for family in FAMILIES.values():
         schemas[f"CalcResult_{family.slug}"] = result_schema(family)
+    schemas.update(simulate_schemas())
     return schemas
 
 
@@ -359,6 +361,7 @@ def openapi_schema() -> dict[str, Any]:
     }
     for family in FAMILIES.values():
         paths[f"{PREFIX}/calc/{family.slug}/"] = calc_path(family, catalog)
+    paths[f"{PREFIX}/simulate/"] = simulate_path(catalog, input_schema, error_responses, _json)
     return {
         "openapi": OPENAPI_VERSION,
         "info": {
@@ -371,5 +374,6 @@ def openapi_schema() -> dict[str, Any]:
         },
         "paths": paths,
         "components": {"schemas": component_schemas(catalog)},
-        "tags": [{"name": "calculators", "description": "One path per calculator family."}],
+        "tags": [{"name": "calculators", "description": "One path per calculator family."},
+                 {"name": "simulator", "description": "The serving simulator."}],
     }

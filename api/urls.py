@@ -20,5 +20,6 @@ urlpatterns = [
     path("families/", views.families, name="families"),
     path("families/<str:slug>/", views.family, name="family"),
     path("calc/<str:slug>/", views.calc, name="calc"),
+    path("simulate/", views.simulate, name="simulate"),
     re_path(r"^(?P<rest>.*)$", views.not_found, name="not_found"),
 ]

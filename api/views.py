@@ -31,6 +31,7 @@ from calculators.engine.errors import ConfigError, EngineError
 from calculators.engine.procedures import FAMILIES
 
 from api import payloads
+from calculators import simulation
 from api.schema import openapi_schema
 
 # Catalog endpoints change only with a deploy; calculator results are pure functions of their inputs.
@@ -114,6 +115,9 @@ def index(request: HttpRequest) -> JsonResponse:
                                                          "manage.py calc FAMILY --json"),
         ("POST", _pattern("calc", "{family}"), 'run a family on {"inputs": {...}, "config": '
                                                           '{...}} (a pasted config.json); same JSON'),
+        ("GET", reverse("api:simulate"), "simulate serving a workload on ?input=value… (sweep=R1,R2 for a "
+                                         "sweep and its knee); the JSON of manage.py simulate --json"),
+        ("POST", reverse("api:simulate"), 'the same on {"inputs": {...}} (a trace, a pasted config)'),
     ]
     return ok({
         "name": "LLM serving prep API",
@@ -271,6 +275,31 @@ def calc(request: HttpRequest, slug: str) -> JsonResponse:
     except EngineError as exc:
         return error(str(exc), _field(exc, raw))
     response = ok(result.to_json())
+    if request.method in ("GET", "HEAD"):
+        patch_cache_control(response, public=True, max_age=CALC_MAX_AGE)
+    else:
+        patch_cache_control(response, no_store=True)
+    return response
+
+
+@methods("GET", "POST")
+def simulate(request: HttpRequest) -> JsonResponse:
+    """``/api/v1/simulate/``: ``manage.py simulate --json``'s JSON, or a 400 naming the input at fault.
+
+    Each rate's run is cached by the inputs' hash (:mod:`calculators.simulation`); a call may
+    simulate at most ``SIMULATOR_WEB_MAX_STEPS`` engine steps in all.
+    """
+    try:
+        raw = query_inputs(request) if request.method in ("GET", "HEAD") else body_inputs(request)
+    except BadRequest as exc:
+        return error(str(exc), exc.field)
+    if raw.get("model") not in (None, "") and raw.get("config") not in (None, ""):
+        return error("Give model or config, not both.", field="config")
+    try:
+        result = simulation.simulate_for_api(raw)
+    except EngineError as exc:
+        return error(str(exc), _field(exc, raw))
+    response = ok(result)
     if request.method in ("GET", "HEAD"):
         patch_cache_control(response, public=True, max_age=CALC_MAX_AGE)
     else:

@@ -271,6 +271,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 CACHES = {"default": cache_from_url(envstr("CACHE_URL") or envstr("REDIS_URL") or "locmem://")}
 
+# --- Serving simulator --------------------------------------------------------
+# Engine steps one web request (the /simulator/ page's rate, an API call) may simulate: about
+# ten simulated minutes of the reference stack at 20 req/s is 50,000 (calculators/simulation.py).
+SIMULATOR_WEB_MAX_STEPS = envint("SIMULATOR_WEB_MAX_STEPS", 400_000)
+
 # --- Celery -----------------------------------------------------------------
 # No broker configured: tasks run eagerly, in-process, and raise their errors.
 # With one, tasks are queued through the outbox (outbox.services.enqueue): a

@@ -17,6 +17,7 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("admin/", admin.site.urls),
     path("calculators/", include("calculators.urls")),
+    path("simulator/", include("calculators.sim_urls")),
     path("", include("drills.urls")),  # /drills/, /bank/, /review/, /progress/, /lab/, /rounds/
     path("", include("coaching.urls")),
     path("api/v1/", include("api.urls")),

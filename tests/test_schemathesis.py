@@ -53,6 +53,12 @@ def no_connection_recycling():
     request_finished.connect(close_old_connections)
 
 
+@pytest.fixture(autouse=True)
+def short_simulations(settings):
+    """Keep each generated /api/v1/simulate/ call short: a run past 20,000 engine steps is its documented 400."""
+    settings.SIMULATOR_WEB_MAX_STEPS = 20_000
+
+
 @schema.parametrize()
 @settings(max_examples=MAX_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
@@ -71,4 +77,5 @@ def test_the_schema_lists_every_api_operation():
                 ("GET", "/api/v1/gpus/"), ("GET", "/api/v1/gpus/{id}/"), ("GET", "/api/v1/families/"),
                 ("GET", "/api/v1/families/{family}/")}
     expected |= {(method, f"/api/v1/calc/{slug}/") for slug in FAMILIES for method in ("GET", "POST")}
+    expected |= {("GET", "/api/v1/simulate/"), ("POST", "/api/v1/simulate/")}
     assert operations == expected

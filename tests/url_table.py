@@ -83,6 +83,11 @@ TABLE: dict[str, Post | Get | Skip] = {
     # config.json is pasted (static/js/calculator.js): too long for an address
     "calculators:index": Get(),
     "calculators:calculator": Post(("embed", "config", "previous"), get_query=("embed", "config", "previous")),
+    # the simulator: the form binds the query string; each request runs at most one rate
+    "simulator:page": Get(("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "prompt_tokens", "prompt_dist",
+                           "output_tokens", "output_dist", "prefix_fraction", "arrival", "cv", "duration_s",
+                           "ttft_slo_ms", "tpot_slo_ms", "replicas", "router", "max_batched_tokens",
+                           "max_num_seqs", "bandwidth_efficiency", "mfu", "seed", "sweep", "show")),
     # drills
     "drills:index": Get(),
     "drills:design": Get(),

@@ -23,6 +23,7 @@ import heapq
 from typing import Any
 
 from calculators.engine.catalog import Catalog
+from calculators.engine.errors import InputError
 
 from .config import build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
@@ -59,12 +60,11 @@ class _Series:
             self.next_ms = self.duration_ms * min(points + 1, SERIES_POINTS) / SERIES_POINTS
 
 
-def run_workload(inputs: dict, workload, setup) -> dict:
+def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) -> dict:
     """Simulate ``workload`` on the replicas ``setup`` describes, with cleaned ``inputs``;
     returns ``{"summary", "series"}``. Raises :class:`InputError` (field ``prompt_tokens``)
-    when a request could never fit one replica's KV cache."""
-    from calculators.engine.errors import InputError
-
+    when a request could never fit one replica's KV cache, and (field ``duration_s``) when the
+    replicas' engine steps pass ``max_steps`` (a web request's budget; None: no limit)."""
     count = len(workload)
     longest = max((p + o for p, o in zip(workload.prompt, workload.output)), default=0)
     if longest > setup.kv_tokens:
@@ -83,6 +83,7 @@ def run_workload(inputs: dict, workload, setup) -> dict:
     infinity = float("inf")
     index = 0
     waking: list[int] = []  # replicas given a request at this instant
+    step_limit = infinity if max_steps is None else max_steps // replicas
     while True:
         next_arrival = arrivals[index] if index < count else infinity
         next_step = steps[0][0] if steps else infinity
@@ -122,6 +123,10 @@ def run_workload(inputs: dict, workload, setup) -> dict:
                     engine.busy = False
                     break
                 now += step
+                if engine.steps > step_limit:
+                    raise InputError(f"This run needs more than {step_limit:,} engine steps, more than a web "
+                                     f"request may take: shorten the duration or run manage.py simulate.",
+                                     field="duration_s")
                 if now >= horizon:
                     heapq.heappush(steps, (now, target))
                     break
@@ -149,23 +154,24 @@ def echo_inputs(inputs: dict, setup) -> dict:
     return shown
 
 
-def simulate(raw: dict[str, Any], catalog: Catalog | None = None) -> dict:
+def simulate(raw: dict[str, Any], catalog: Catalog | None = None, max_steps: int | None = None) -> dict:
     """One run, or a sweep when ``raw`` has ``sweep``: DESIGN.md §13's JSON.
 
-    ``raw`` uses the command's snake-case names. Returns ``{"inputs", "summary", "series"}``, or
+    ``raw`` uses the command's snake-case names; ``max_steps`` bounds each run's engine steps. Returns ``{"inputs", "summary", "series"}``, or
     with a sweep ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors
     (:class:`InputError` …) for bad input, before any simulation.
     """
     inputs = clean_sim_inputs(raw, catalog)
     setup = build_setup(inputs, catalog)
     if "sweep" in inputs:
-        summaries = [run_workload(inputs, workload_for(inputs, rate), setup)["summary"] for rate in inputs["sweep"]]
+        summaries = [run_workload(inputs, workload_for(inputs, rate), setup, max_steps)["summary"] for rate in inputs["sweep"]]
         return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
     workload = workload_for(inputs)
     inputs["duration_s"] = workload.duration_ms / 1000  # a trace's span when not given
-    return {"inputs": echo_inputs(inputs, setup), **run_workload(inputs, workload, setup)}
+    return {"inputs": echo_inputs(inputs, setup), **run_workload(inputs, workload, setup, max_steps)}
 
 
-def simulate_rate(inputs: dict, rate: float | None, catalog: Catalog | None = None) -> dict:
+def simulate_rate(inputs: dict, rate: float | None, catalog: Catalog | None = None,
+                  max_steps: int | None = None) -> dict:
     """One run of already-cleaned ``inputs`` at ``rate`` (a sweep's point): ``{"summary", "series"}``."""
-    return run_workload(inputs, workload_for(inputs, rate), build_setup(inputs, catalog))
+    return run_workload(inputs, workload_for(inputs, rate), build_setup(inputs, catalog), max_steps)

@@ -1,0 +1,93 @@
+"""The OpenAPI pieces of ``/api/v1/simulate/``: its parameters, body and result (DESIGN.md §13).
+
+The query parameters are the simulator's inputs (:data:`calculators.sim.config.INPUTS`,
+with their types, bounds, enums and defaults) plus ``sweep``, ``trace`` and ``config``;
+a POST carries the same names in ``{"inputs": {...}, "config": {...}}``. The result is
+``manage.py simulate --json``'s: one run (``inputs``, ``summary``, ``series``) or a sweep
+(``inputs``, ``sweep``, ``knee_req_s``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calculators.engine.catalog import Catalog
+from calculators.sim.config import INPUTS, MAX_SWEEP_POINTS
+
+TEXT_PARAMETERS = {
+    "sweep": ("Arrival rates to sweep, req/s, comma-separated (at most "
+              f"{MAX_SWEEP_POINTS}); the result is then the sweep and its knee."),
+    "trace": "A CSV trace with the header arrival_s,prompt_tokens,output_tokens (instead of generated arrivals).",
+    "config": "A model's Hugging Face config.json, instead of model, as JSON text.",
+}
+
+_NUMBER = {"type": ["number", "null"]}
+_DISTRIBUTION = {"type": "object", "required": ["mean", "p50", "p90", "p99"],
+                 "properties": {key: _NUMBER for key in ("mean", "p50", "p90", "p95", "p99")}}
+SUMMARY = {
+    "type": "object",
+    "description": "One run's results; latencies in ms over the completed requests.",
+    "required": ["arrived", "completed", "in_flight", "output_tokens", "ttft_ms", "tpot_ms", "e2e_ms",
+                 "throughput_req_s", "output_tok_s", "goodput_req_s", "preemptions", "kv_peak_fraction",
+                 "mean_in_system"],
+    "properties": {
+        "rate_req_s": _NUMBER, "duration_s": {"type": "number"},
+        "arrived": {"type": "integer"}, "completed": {"type": "integer"}, "in_flight": {"type": "integer"},
+        "output_tokens": {"type": "integer"}, "ttft_ms": _DISTRIBUTION, "tpot_ms": _DISTRIBUTION,
+        "itl_ms": _DISTRIBUTION, "e2e_ms": _DISTRIBUTION, "throughput_req_s": {"type": "number"},
+        "output_tok_s": {"type": "number"}, "goodput_req_s": {"type": "number"},
+        "preemptions": {"type": "integer"}, "kv_peak_fraction": {"type": "number"},
+        "mean_in_system": {"type": "number"}, "steps": {"type": "integer"},
+    },
+}
+SERIES = {
+    "type": "object",
+    "description": "The run in 120 even intervals: KV-cache use (peak), running and waiting at the end, "
+                   "preemptions in the interval.",
+    "required": ["t_s", "kv_used_fraction", "running", "waiting", "preemptions"],
+    "additionalProperties": {"type": "array", "items": {"type": "number"}},
+}
+
+
+def simulate_schemas() -> dict[str, Any]:
+    """Component schemas: ``SimulateSummary``, ``SimulateResult`` (a run or a sweep)."""
+    inputs = {"type": "object", "description": "The inputs as cleaned (defaults applied), with the KV budget."}
+    return {
+        "SimulateSummary": SUMMARY,
+        "SimulateResult": {
+            "oneOf": [
+                {"type": "object", "required": ["inputs", "summary", "series"], "additionalProperties": False,
+                 "properties": {"inputs": inputs, "summary": {"$ref": "#/components/schemas/SimulateSummary"},
+                                "series": SERIES}},
+                {"type": "object", "required": ["inputs", "sweep", "knee_req_s"], "additionalProperties": False,
+                 "properties": {"inputs": inputs,
+                                "sweep": {"type": "array", "items": {"$ref": "#/components/schemas/SimulateSummary"}},
+                                "knee_req_s": _NUMBER}},
+            ],
+        },
+    }
+
+
+def simulate_path(catalog: Catalog, input_schema, error_responses, json_content) -> dict[str, Any]:
+    """The path item of ``/api/v1/simulate/`` (GET with a query string, POST with a body)."""
+    schemas = {spec.name: input_schema(spec, catalog) for spec in INPUTS}
+    schemas.update({name: {"type": "string", "description": text} for name, text in TEXT_PARAMETERS.items()})
+    parameters = [{"name": name, "in": "query", "required": False, "description": schema["description"],
+                   "schema": schema} for name, schema in schemas.items()]
+    body = {"type": "object", "additionalProperties": False,
+            "properties": {"inputs": {"type": "object", "additionalProperties": False, "properties": schemas},
+                           "config": {"type": "object", "description": "A model's config.json, instead of model."}}}
+    responses = {"200": {"description": "The simulation: manage.py simulate --json's JSON.",
+                         "content": json_content("SimulateResult")},
+                 **error_responses(400)}
+    description = ("Simulate the serving of a workload (DESIGN.md §13): manage.py simulate --json over HTTP. "
+                   "Results are cached by the inputs' hash; a call may simulate a bounded number of engine steps.")
+    return {
+        "get": {"operationId": "simulate", "summary": "Serving simulator", "description": description,
+                "tags": ["simulator"], "parameters": parameters, "responses": responses},
+        "post": {"operationId": "simulate_post", "summary": "Serving simulator (inputs in a JSON body)",
+                 "description": description + " The body may carry a trace or a pasted config.",
+                 "tags": ["simulator"],
+                 "requestBody": {"required": False, "content": {"application/json": {"schema": body}}},
+                 "responses": responses},
+    }

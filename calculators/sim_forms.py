@@ -1,0 +1,116 @@
+"""The simulator page's form and what its charts and tables show.
+
+:class:`SimulatorForm` has one field per simulator input the page offers (the
+calculators' :func:`~calculators.forms.field_for` builds each from its
+:class:`InputSpec`) plus the rates to sweep; ``clean()`` runs the simulator's
+own checks (:func:`~calculators.sim.config.clean_sim_inputs`), so an error lands
+beside the input it names. A trace or a pasted config go through the API or
+``manage.py simulate``.
+
+:func:`sweep_view` turns a finished :class:`~calculators.simulation.SweepStatus`
+into rows for the tables and the JSON the charts read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from calculators.engine.errors import EngineError
+from calculators.forms import field_for
+from calculators.sim import config as C
+from calculators.sim.results import KNEE_SHARE
+
+PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOKENS, C.PROMPT_DIST, C.OUTPUT_TOKENS,
+               C.OUTPUT_DIST, C.PREFIX_FRACTION, C.ARRIVAL, C.CV, C.DURATION_S, C.TTFT_SLO_MS, C.TPOT_SLO_MS,
+               C.REPLICAS, C.ROUTER, C.MAX_BATCHED_TOKENS, C.MAX_NUM_SEQS, C.BANDWIDTH_EFFICIENCY, C.MFU, C.SEED)
+LABELS = {
+    "duration_s": "Simulated time", "arrival": "Arrivals", "cv": "Burstiness (CV of the gaps)",
+    "prompt_dist": "Prompt lengths", "output_dist": "Output lengths", "prefix_fraction": "Shared prefix share",
+    "ttft_slo_ms": "TTFT target", "tpot_slo_ms": "TPOT target", "replicas": "Replicas", "router": "Router",
+    "max_batched_tokens": "Token budget per step", "max_num_seqs": "Most running sequences", "seed": "Seed",
+    "prompt_tokens": "Mean prompt length", "output_tokens": "Mean output length",
+}
+DEFAULT_SWEEP = "5,10,15,20,25,30,35,40"
+TABLE_ROWS = 24  # the over-time table shows the series in this many slices
+
+
+class SimulatorForm(forms.Form):
+    """The page's inputs; after ``is_valid()``, ``inputs`` holds the simulator's cleaned inputs."""
+
+    def __init__(self, data=None):
+        super().__init__(data)
+        for spec in PAGE_INPUTS:
+            field = field_for(spec)
+            field.required = False
+            if spec.name in LABELS:
+                field.label = LABELS[spec.name]
+            if spec.name == "duration_s":
+                field.initial = f"{C.DEFAULT_DURATION_S:g}"
+            self.fields[spec.name] = field
+        self.fields["sweep"] = forms.CharField(
+            label="Arrival rates to sweep", initial=DEFAULT_SWEEP, required=False, max_length=200,
+            help_text=f"Requests per second, comma-separated, at most {C.MAX_SWEEP_POINTS}.",
+            widget=forms.TextInput(attrs={"class": "form-control", "inputmode": "decimal"}))
+        self.inputs: dict[str, Any] | None = None
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        raw = {name: value for name, value in cleaned.items() if value not in (None, "")}
+        raw.setdefault("sweep", DEFAULT_SWEEP)
+        try:
+            self.inputs = C.clean_sim_inputs(raw)
+        except EngineError as exc:
+            name = getattr(exc, "field", None)
+            self.add_error(name if name in self.fields else None, str(exc))
+        return cleaned
+
+
+def _slices(series: dict, rows: int) -> list[dict]:
+    """The series in ``rows`` slices: peak KV use, running and waiting at the slice's end, preemptions in it."""
+    count = len(series["t_s"])
+    size = max(1, -(-count // rows))
+    out = []
+    for start in range(0, count, size):
+        end = min(count, start + size)
+        out.append({"t_s": series["t_s"][end - 1], "kv": max(series["kv_used_fraction"][start:end]),
+                    "running": series["running"][end - 1], "waiting": series["waiting"][end - 1],
+                    "preemptions": sum(series["preemptions"][start:end])})
+    return out
+
+
+def sweep_view(status, show: str | None) -> dict:
+    """Rows and chart data for a finished sweep; ``show`` picks the rate whose series is drawn
+    (default: the highest)."""
+    points = [(rate, result) for rate, result in status.points if result and "summary" in result]
+    summaries = [result["summary"] for _, result in points]
+    rates = [rate for rate, _ in points]
+    chosen = len(points) - 1
+    for index, rate in enumerate(rates):
+        if show is not None and f"{rate:g}" == show:
+            chosen = index
+    series = points[chosen][1]["series"]
+    knee_req_s = status.knee_req_s()
+    rows = [{"rate": rate, "s": s, "meets": s["goodput_req_s"] >= KNEE_SHARE * rate,
+             "is_knee": knee_req_s is not None and rate == knee_req_s} for rate, s in zip(rates, summaries)]
+
+    def pick(metric, key):
+        return [s[metric][key] for s in summaries]
+
+    chart = {
+        "rates": rates,
+        "ttft": {"p50": pick("ttft_ms", "p50"), "p90": pick("ttft_ms", "p90"), "p99": pick("ttft_ms", "p99")},
+        "tpot": {"p50": pick("tpot_ms", "p50"), "p90": pick("tpot_ms", "p90"), "p99": pick("tpot_ms", "p99")},
+        "targets": {"ttft_ms": status.inputs["ttft_slo_ms"], "tpot_ms": status.inputs["tpot_slo_ms"]},
+        "goodput": [s["goodput_req_s"] for s in summaries],
+        "throughput": [s["throughput_req_s"] for s in summaries],
+        "knee": knee_req_s,
+        "series": {"t_s": series["t_s"], "kv": [round(100 * v, 2) for v in series["kv_used_fraction"]],
+                   "preemptions": series["preemptions"], "running": series["running"],
+                   "waiting": series["waiting"]},
+    }
+    return {"rows": rows, "chart": chart, "shown_rate": rates[chosen], "rates": rates,
+            "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "share": KNEE_SHARE}

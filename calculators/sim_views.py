@@ -1,0 +1,41 @@
+"""The simulator page, ``/simulator/``: a sweep over arrival rates, its curves and its tables.
+
+The view binds the form to the query string and asks :mod:`calculators.simulation`
+what the cache holds for the sweep. Embedded (no broker) it computes one missing
+rate per request, so an htmx chain (or, without JavaScript, the "next rate" link)
+walks the sweep a rate at a time; with a broker it enqueues the missing rates once
+and the page polls. An htmx request gets the ``#sweep`` partial.
+"""
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from calculators import simulation
+from calculators.engine.errors import EngineError
+from calculators.sim_forms import SimulatorForm, sweep_view
+
+
+@require_safe
+def simulator(request: HttpRequest) -> HttpResponse:
+    """Show the form; for submitted inputs, the sweep's progress or its charts and tables."""
+    form = SimulatorForm(request.GET if request.GET else None)
+    status, error, view = None, None, None
+    broker = simulation.broker_configured()
+    if form.is_bound and form.is_valid():
+        status = simulation.sweep_status(form.inputs)
+        if not status.complete:
+            if broker:
+                simulation.queue_missing(status)
+            else:
+                try:
+                    status = simulation.run_next(status)
+                except EngineError as exc:
+                    error = str(exc)
+        error = error or status.error
+        if status.complete and not error:
+            view = sweep_view(status, request.GET.get("show"))
+    context = {"form": form, "status": status, "error": error, "sweep": view, "broker": broker,
+               "query": request.GET.urlencode()}
+    template = "calculators/simulator.html" + ("#sweep" if request.htmx else "")
+    return render(request, template, context)

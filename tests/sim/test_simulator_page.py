@@ -1,0 +1,108 @@
+"""The /simulator/ page (one rate per request, embedded) and the /api/v1/simulate/ JSON API.
+
+Values: the reference stack at 10 req/s of 512/256-token requests meets both default targets
+(TTFT ≤ 500 ms, TPOT ≤ 50 ms), 60 req/s is far above its capacity (about 28 req/s), so a sweep
+of 10 and 60 has its knee at 10.
+"""
+
+import json
+
+import pytest
+from django.core.cache import cache
+
+from calculators import simulation
+from calculators.sim.config import clean_sim_inputs
+
+pytestmark = pytest.mark.django_db
+
+QUERY = "/simulator/?sweep=10,60&duration_s=20"
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def test_the_form_alone_runs_nothing(client):
+    page = client.get("/simulator/").content.decode()
+    assert "Choose a workload" in page and 'name="sweep"' in page and "simulator-data" not in page
+
+
+def test_each_request_simulates_one_rate_until_the_sweep_is_done(client):
+    first = client.get(QUERY).content.decode()
+    assert "Simulated 1 of 2 rates" in first and 'hx-trigger="load delay:20ms"' in first
+    assert "Simulate the next rate" in first  # the link that walks the sweep without JavaScript
+    second = client.get(QUERY, HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in second and 'id="sweep"' in second
+    assert "simulator-data" in second and "hx-trigger" not in second
+    data = json.loads(second.split('id="simulator-data" type="application/json">', 1)[1].split("</script>")[0])
+    assert data["rates"] == [10, 60] and data["knee"] == 10
+    assert len(data["series"]["t_s"]) == 120 and data["targets"] == {"ttft_ms": 500, "tpot_ms": 50}
+    for table in ("table-latency", "table-goodput", "table-time"):
+        assert f'id="{table}"' in second
+    assert "at 60 req/s" in second  # the highest rate's KV use and preemptions over time
+
+
+def test_results_are_cached_by_the_inputs_hash(client):
+    inputs = clean_sim_inputs({"sweep": "10,60", "duration_s": 20})
+    client.get(QUERY)
+    client.get(QUERY)
+    assert simulation.sweep_status(inputs).complete
+    again = clean_sim_inputs({"sweep": "60,10", "duration_s": 20.0})  # the same inputs, written otherwise
+    assert simulation.point_key(inputs, 10) == simulation.point_key(again, 10)
+    assert simulation.point_key(inputs, 10) != simulation.point_key({**inputs, "seed": 1}, 10)
+    page = client.get(QUERY + "&show=10").content.decode()
+    assert "at 10 req/s" in page
+
+
+def test_bad_input_is_shown_beside_its_field(client):
+    page = client.get("/simulator/?sweep=5,abc&duration_s=9999").content.decode()
+    assert "Must be at most 3,600." in page
+    page = client.get("/simulator/?sweep=5,abc").content.decode()
+    assert "sweep: &#x27;abc&#x27; is not a rate in req/s." in page
+
+
+def test_a_run_over_the_web_budget_says_so(client, settings):
+    settings.SIMULATOR_WEB_MAX_STEPS = 500
+    page = client.get(QUERY).content.decode()
+    assert "more than 500 engine steps" in page
+
+
+def test_with_a_broker_each_missing_rate_is_queued_once(client, settings, monkeypatch):
+    queued = []
+    monkeypatch.setattr("outbox.services.enqueue", lambda task, args=(): queued.append((task.name, args[1])))
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    first = client.get(QUERY).content.decode()
+    client.get(QUERY, HTTP_HX_REQUEST="true")
+    assert queued == [("calculators.simulate_point", 10), ("calculators.simulate_point", 60)]
+    assert 'hx-trigger="every 2s"' in first and "Simulated 0 of 2 rates (on a worker)" in first
+    from calculators.tasks import simulate_point
+
+    inputs = clean_sim_inputs({"sweep": "10,60", "duration_s": 20})
+    for rate in (10, 60):
+        simulate_point(inputs, rate)  # what the worker runs
+    done = client.get(QUERY, HTTP_HX_REQUEST="true").content.decode()
+    assert "simulator-data" in done
+
+
+def test_the_api_returns_the_command_json(client):
+    body = client.get("/api/v1/simulate/", {"rate": 5, "duration_s": 20, "seed": 2}).json()
+    assert set(body) == {"inputs", "summary", "series"} and body["summary"]["arrived"] > 0
+    sweep = client.get("/api/v1/simulate/", {"sweep": "10,60", "duration_s": 20}).json()
+    assert [s["rate_req_s"] for s in sweep["sweep"]] == [10, 60] and sweep["knee_req_s"] == 10
+
+
+def test_the_api_takes_a_trace_in_a_posted_body(client):
+    trace = "arrival_s,prompt_tokens,output_tokens\n0,512,16\n1.5,256,4\n"
+    response = client.post("/api/v1/simulate/", {"inputs": {"trace": trace}}, content_type="application/json")
+    assert response.status_code == 200
+    assert response.json()["summary"]["output_tokens"] == 20 and response.json()["inputs"]["duration_s"] == 2
+
+
+@pytest.mark.parametrize("query, field", [({"rate": "0"}, "rate"), ({"sweep": "1,x"}, "sweep"),
+                                          ({"router": "random"}, "router"), ({"model": "gpt-9"}, "model")])
+def test_the_api_answers_bad_input_with_a_400_naming_the_field(client, query, field):
+    response = client.get("/api/v1/simulate/", query)
+    assert response.status_code == 400 and response.json()["field"] == field
