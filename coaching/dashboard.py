@@ -6,8 +6,6 @@ and exported as CSV by the same view (``?export=<table name>``).
 
 from __future__ import annotations
 
-import csv
-import io
 from html import escape
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -19,6 +17,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
+from config.csv_export import write_csv
 from drills.models import Attempt, Card, ReviewLog, StepAnswer
 
 from . import services
@@ -58,12 +57,8 @@ class Table:
         return mark_safe(html)  # noqa: S308 - every text, URL and class escaped by _cell_html
 
     def csv(self) -> str:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(self.headers)
-        for row in self.rows:
-            writer.writerow([cell.text for cell in row])
-        return out.getvalue()
+        """The table as CSV text through the project's one writer (formula-looking text neutralised)."""
+        return write_csv(self.headers, ([cell.text for cell in row] for row in self.rows))
 
 
 def _cell_html(cell: Cell) -> str:

@@ -8,15 +8,14 @@ importing a fresh export again updates the notes instead of duplicating them.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
 import tempfile
 from typing import Iterable
 
 from django.utils.html import escape
 
+from config.csv_export import write_csv
 from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import state_label
@@ -38,14 +37,7 @@ def _local(moment, tz) -> str:
 
 
 def _csv(header: list[str], rows: Iterable[list]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(header)
-    for row in rows:
-        # A cell starting with = + - @ would be read as a formula by spreadsheet programs.
-        writer.writerow([f"'{cell}" if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@") else cell
-                         for cell in row])
-    return out.getvalue()
+    return write_csv(header, rows)  # formula-looking text neutralised: config/csv_export.py
 
 
 def deck_csv(user) -> str:
