@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 
 from calculators.engine.errors import EngineError
-from calculators.forms import field_for
+from calculators.forms import _initial, field_for
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE
 
@@ -40,14 +40,17 @@ class SimulatorForm(forms.Form):
     """The page's inputs; after ``is_valid()``, ``inputs`` holds the simulator's cleaned inputs."""
 
     def __init__(self, data=None):
+        defaults = {spec.name: _initial(spec) for spec in PAGE_INPUTS}
+        defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP)
+        if data is not None:  # a field left out of the query shows (and means) its default
+            data = {name: data.get(name, default) for name, default in defaults.items()}
         super().__init__(data)
         for spec in PAGE_INPUTS:
             field = field_for(spec)
             field.required = False
+            field.initial = defaults[spec.name]
             if spec.name in LABELS:
                 field.label = LABELS[spec.name]
-            if spec.name == "duration_s":
-                field.initial = f"{C.DEFAULT_DURATION_S:g}"
             self.fields[spec.name] = field
         self.fields["sweep"] = forms.CharField(
             label="Arrival rates to sweep", initial=DEFAULT_SWEEP, required=False, max_length=200,
