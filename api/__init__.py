@@ -1,4 +1,4 @@
-"""The read-only JSON API at ``/api/v1/`` (DESIGN.md §10).
+"""The read-only JSON API at ``/api/v1/`` (docs/architecture.md §10).
 
 Plain Django views (``api.views``) over the same engine as the pages and
 ``manage.py calc``: the catalog of models and GPUs, the calculator families with

@@ -20,7 +20,7 @@ from api.simulate_schema import simulate_path, simulate_schemas
 
 OPENAPI_VERSION = "3.1.0"
 
-# DESIGN.md §10: the fixed vocabulary of a step's unit.
+# docs/architecture.md §10: the fixed vocabulary of a step's unit.
 STEP_UNITS = ["B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"]
 

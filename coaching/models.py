@@ -1,4 +1,4 @@
-"""Coaching (DESIGN.md §7): cohorts, invitations, question sets, assignments and the work they start.
+"""Coaching (docs/architecture.md §7): cohorts, invitations, question sets, assignments and the work they start.
 
 - A :class:`Cohort` is a coach's named group of candidates; a candidate joins
   by accepting an :class:`Invitation` (a random token link) and may be in the

@@ -188,7 +188,7 @@ MIDDLEWARE = [
     # NUL in form data and query strings becomes U+FFFD (PostgreSQL refuses NUL in text): config/middleware.py.
     "config.middleware.NulMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "accounts.middleware.UserTimezoneMiddleware",
+    "config.timezones.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",

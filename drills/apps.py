@@ -10,10 +10,15 @@ class DrillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Imported here, not at the top: services import models, which the app registry is still loading then.
+        # Imported here, not at the top: these modules import models, which the app registry is still loading
+        # when this module is imported.
+        from django.contrib.auth.signals import user_logged_in
+
+        from config.timezones import remember_time_zone_at_login
         from drills.bank.problem_templates import on_content_loaded
         from drills.rounds.services import on_content_loaded as sync_presets_on_load
         from runbook.signals import content_loaded
 
         content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")
         content_loaded.connect(sync_presets_on_load, dispatch_uid="drills.round_presets")
+        user_logged_in.connect(remember_time_zone_at_login, dispatch_uid="drills.time_zone_at_login")

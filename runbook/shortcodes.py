@@ -42,7 +42,7 @@ KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calc
 GPU_FIELDS = {
     "memory_mib": "MiB", "memory_gib": "GiB", "bandwidth_gb_s": "GB/s", "marketed_gb": "GB",
     "name": None, "memory_marketed": None,
-    # Links (DESIGN.md §12): cards in one NVLink domain, and per-direction link rates.
+    # Links (docs/architecture.md §12): cards in one NVLink domain, and per-direction link rates.
     "nvlink_domain_gpus": "GPUs", "nvlink_gb_s_per_direction": "GB/s", "pcie_gb_s_per_direction": "GB/s",
     "scale_out_gb_s": "GB/s",
 }

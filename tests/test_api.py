@@ -1,4 +1,4 @@
-"""The read-only JSON API at ``/api/v1/`` (issue 11; DESIGN.md §10).
+"""The read-only JSON API at ``/api/v1/`` (issue 11; docs/architecture.md §10).
 
 Real values through the API (the reference stack's 53 and 191 users, the H100's
 ridge point and decode ceiling); the calculator endpoint's JSON equal to

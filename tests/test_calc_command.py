@@ -1,4 +1,4 @@
-"""``manage.py calc FAMILY [flags] [--json]`` (DESIGN.md §10).
+"""``manage.py calc FAMILY [flags] [--json]`` (docs/architecture.md §10).
 
 The JSON shape and values are checked in-process with ``call_command``; exit codes
 and stderr are checked by running ``manage.py calc`` in subprocesses (started

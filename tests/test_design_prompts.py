@@ -221,7 +221,7 @@ class TestDesignPage:
         text = visible(client.get("/drills/design/design-capacity-math/"))
 
         # 70B bf16 on 8 × H100: budget 8 × 79.65 × 0.9 − 131.42 − 24 = 418.05 GiB, 2.50 GiB a sequence → 167;
-        # 1,000 req/s × 500 tokens ÷ 5,118.7 tok/s (the step with its all-reduces, DESIGN.md §12) → 98 nodes.
+        # 1,000 req/s × 500 tokens ÷ 5,118.7 tok/s (the step with its all-reduces, docs/architecture.md §12) → 98 nodes.
         assert "167 users" in text and "98 nodes" in text
         assert resolve("value", "slo.tokens_per_s").text in text
         assert resolve("value", "decode.ceiling_tok_s model=llama-3.1-70b gpus=8").text == "189.9 tok/s"

@@ -1,7 +1,7 @@
 """Drill pages: the family list, seeded problems, grading on the page, stored attempts.
 
 Expected numbers are derived by hand from ``fixtures/catalog/*.json`` (the
-derivations are in comments). The reference stack (DESIGN.md §2): card
+derivations are in comments). The reference stack (docs/architecture.md §2): card
 81,559 MiB = 79.65 GiB, usable × 0.90 = 71.68 GiB, Llama-3.1-8B weights
 8,030,261,248 × 2 B = 14.96 GiB, budget 71.68 − 14.96 − 3 = 53.73 GiB, KV
 2 × 32 × 8 × 128 × 2 = 131,072 B, 1.00 GiB per user at 8,192, 53 users worst
@@ -198,7 +198,7 @@ class TestNewProblem:
 
     def test_generator_v3_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
         """Reproducibility across releases: generator v3 (v1's ladder draw, unchanged; v2 changed the kv,
-        tp and slo draws for the K/V replication of DESIGN.md §12, v3 added the 2026 cards) always draws
+        tp and slo draws for the K/V replication of docs/architecture.md §12, v3 added the 2026 cards) always draws
         this problem for seed 5.
 
         Mixtral-8x7B: 32 × (attention 41,943,040 + 8 experts × 176,160,768 + router 32,768

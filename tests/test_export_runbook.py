@@ -223,7 +223,7 @@ def test_a_database_never_migrated_gets_one_sentence_not_a_traceback(tmp_path):
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_driver_computes_the_serving_step_like_the_engine(tmp_path):
-    """DESIGN.md §12 in the offline driver: K/V replication and the ring's link (derived givens), tp's
+    """docs/architecture.md §12 in the offline driver: K/V replication and the ring's link (derived givens), tp's
     settled degree and slo's largest batch, run by node and compared with the procedures."""
     from calculators.engine.procedures import FAMILIES as ALL
     from runbook.export.calculators import formulas_script, page_data

@@ -1,10 +1,10 @@
 """The compute families through Django: ``roofline``, ``decode``, ``prefill`` and ``prefix``.
 
-``manage.py calc FAMILY --json`` prints DESIGN.md §10's shape with each family's step keys
+``manage.py calc FAMILY --json`` prints docs/architecture.md §10's shape with each family's step keys
 in order; bad input exits 2 with one sentence on stderr; ``/calculators/<slug>/`` shows the
 values and survives garbage; ``/drills/<slug>/new/`` draws a problem whose page grades answers.
 
-Reference values, by hand (DESIGN.md §2: Llama-3.1-8B, 8,030,261,248 parameters, on one
+Reference values, by hand (docs/architecture.md §2: Llama-3.1-8B, 8,030,261,248 parameters, on one
 H100 SXM at 3,350 GB/s and 989.4 dense bf16 TFLOP/s):
 
 * ridge 989.4 ÷ 3,350 × 1,000 = 295.34 FLOP/byte; decode at batch 1 reads 2 × N ÷ (2N B) =

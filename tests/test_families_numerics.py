@@ -39,7 +39,7 @@ def calc_json(*args) -> dict:
 
 
 def check_contract(payload: dict, family: str) -> dict:
-    """DESIGN.md §10's shape; returns the step values by key."""
+    """docs/architecture.md §10's shape; returns the step values by key."""
     assert list(payload) == ["family", "inputs", "steps", "notes"]
     assert payload["family"] == family
     assert [step["key"] for step in payload["steps"]] == KEYS[family]

@@ -3,7 +3,7 @@ calculator pages and the drill pages.
 
 Values are the families' defaults, derived by hand in tests/engine/test_family_{slo,fleet,cost}.py:
 slo — Llama-3.1-70B on 8 × H100: 167 sequences (memory binds), 32.63 ms (29.32 ms of reads + 3.30 ms of
-all-reduces, DESIGN.md §12), 5,118.7 tok/s, 2 replicas,
+all-reduces, docs/architecture.md §12), 5,118.7 tok/s, 2 replicas,
 2 nodes; fleet — 20 req/s × 20 s = 400 in flight, ⌈400 ÷ (53 × 0.8)⌉ = 10 replicas = 10 GPUs →
 2 nodes; cost — $3 × 8 = $24/h, 10,000 × 3,600 = 36,000,000 tokens, $0.67 per million.
 """

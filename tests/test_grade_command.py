@@ -1,4 +1,4 @@
-"""``manage.py grade FAMILY (--seed N | --inputs JSON) --answers FILE [--json]`` (DESIGN.md §10).
+"""``manage.py grade FAMILY (--seed N | --inputs JSON) --answers FILE [--json]`` (docs/architecture.md §10).
 
 Run as a subprocess, as a user or a CI script would. Expected numbers are derived
 by hand from ``fixtures/catalog/*.json``; see the comments.

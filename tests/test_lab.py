@@ -1,6 +1,6 @@
 """The lab (/lab/): a candidate's measurements beside the engine's predictions, and their saved runs.
 
-Hand derivations on the reference stack (Llama-3.1-8B, bf16, one H100 SXM, DESIGN.md §2):
+Hand derivations on the reference stack (Llama-3.1-8B, bf16, one H100 SXM, docs/architecture.md §2):
 
 * weights 8,030,261,248 × 2 B = 16,060,522,496 B; ceiling 3,350 GB/s ÷ 16,060,522,496 B = 208.6 tok/s;
   MBU of a measured 150 tok/s = 150 × 16,060,522,496 ÷ 3,350,000,000,000 = 0.7191;

@@ -8,7 +8,7 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.middleware import SESSION_ZONE_KEY, UserTimezoneMiddleware
+from config.timezones import SESSION_ZONE_KEY, UserTimezoneMiddleware
 from drills.models import ReviewSettings
 
 

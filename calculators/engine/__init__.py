@@ -1,1 +1,1 @@
-"""The formula engine: pure Python and sympy, no Django (see DESIGN.md §3)."""
+"""The formula engine: pure Python and sympy, no Django (see docs/architecture.md §3)."""

@@ -49,7 +49,7 @@ class Gpu:
     tdp_w: float | None
     source: tuple = field(hash=False, default=())
     entry: dict = field(hash=False, default_factory=dict, repr=False)
-    # Links per card, per direction, GB/s (DESIGN.md §12): NVLink inside the NVLink
+    # Links per card, per direction, GB/s (docs/architecture.md §12): NVLink inside the NVLink
     # domain (``nvlink_domain_gpus`` cards: 8 on HGX, 72 on NVL72, 2 for bridged
     # PCIe pairs, 1 without NVLink), PCIe, and the scale-out network across domains.
     nvlink_domain_gpus: int = 1

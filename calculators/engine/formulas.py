@@ -1,6 +1,6 @@
 """Every formula of the foundation families, written once.
 
-The six formulas of DESIGN.md §9 in the form the capacity ladder and the
+The six formulas of docs/architecture.md §9 in the form the capacity ladder and the
 ``params``, ``weights`` and ``kv`` families use them. Each is a
 :class:`~.formula.Formula`: a physical relation whose variables carry units, so
 its conversions (÷ 8 bits per byte, ÷ 2^30 bytes per GiB) are derived rather
@@ -69,7 +69,7 @@ KV_BYTES_PER_TOKEN_MLA = Formula(
 
 # Replica-wide: a K/V head is never split across cards, so under a tensor-parallel
 # degree above the K/V head count (or any degree, for an MLA latent) each user's
-# cache is kept kv_replication times (DESIGN.md §12; 1 on one card).
+# cache is kept kv_replication times (docs/architecture.md §12; 1 on one card).
 _replication = Var("kv_replication", "1", "copies of each K/V head across the replica")
 
 PER_USER_GIB = Formula(

@@ -1,6 +1,6 @@
 """Grade a worked answer step by step, the way an interviewer reads a whiteboard.
 
-For each step, in order (DESIGN.md §10), the typed text is read by
+For each step, in order (docs/architecture.md §10), the typed text is read by
 :func:`~.answers.parse_answer` in the step's unit and then judged:
 
 1. ``correct`` (credit 1) — within the step's relative tolerance (0.5 % by
@@ -68,7 +68,7 @@ class StepGrade:
         return MISCONCEPTIONS.get(self.misconception) if self.misconception else None
 
     def to_json(self) -> dict[str, Any]:
-        """DESIGN.md §10's step shape (plus credit and the worked substitution)."""
+        """docs/architecture.md §10's step shape (plus credit and the worked substitution)."""
         data = asdict(self)
         data.pop("label")
         return data

@@ -4,7 +4,7 @@ The engine never trusts a marketing parameter count: every figure is derived fro
 the architecture fields of the model's own ``config.json``. This module turns
 that file (as a dict or as pasted JSON text) into a :class:`ModelConfig`.
 
-Rules (DESIGN.md §10):
+Rules (docs/architecture.md §10):
 
 * extra keys are ignored;
 * a missing ``head_dim`` is ``hidden_size / num_attention_heads``;

@@ -1,4 +1,4 @@
-"""Every quantity the calculator families compute, declared once (DESIGN.md §11).
+"""Every quantity the calculator families compute, declared once (docs/architecture.md §11).
 
 A :class:`Quantity` has its canonical key, its unit (one of :mod:`.units`'
 vocabulary), a label, its physical bounds and the formula that computes it.

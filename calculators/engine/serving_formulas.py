@@ -1,4 +1,4 @@
-"""The serving model's formulas (DESIGN.md §12), each written once as a sympy relation with units.
+"""The serving model's formulas (docs/architecture.md §12), each written once as a sympy relation with units.
 
 One step of one replica: ``t`` cards in tensor parallel decode a batch of
 ``B`` sequences holding ``c`` tokens each on average. These formulas are what
@@ -7,7 +7,7 @@ the families (``decode``, ``roofline``, ``slo``, ``tp`` …) show and grade;
 simulator's hot path, and ``tests/engine/test_step_model.py`` proves the two
 agree.
 
-Conventions (DESIGN.md §12): K/V heads are never split across cards, so a
+Conventions (docs/architecture.md §12): K/V heads are never split across cards, so a
 degree above the K/V head count replicates them (``r = max(1, t ÷ kv_heads)``;
 an MLA latent is replicated on every card, ``r = t``); a mixture of experts
 reads the experts its batch touches, ``E × (1 − (1 − k/E)^T)`` per MoE layer

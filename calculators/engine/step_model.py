@@ -1,4 +1,4 @@
-"""The serving model's step (DESIGN.md §12) in plain Python, for callers that need it fast.
+"""The serving model's step (docs/architecture.md §12) in plain Python, for callers that need it fast.
 
 The relations are :mod:`.serving_formulas` (sympy, with units), which the
 families show and grade; this module evaluates the same relations with
@@ -42,7 +42,7 @@ ACTIVATION_BYTES = 2
 # the eight-card server both vendors' sizing files assume (aiconfigurator's num_gpus_per_node).
 PCIE_NODE_GPUS = 8
 
-# The tensor-core precision each weight format computes in (DESIGN.md §12). A
+# The tensor-core precision each weight format computes in (docs/architecture.md §12). A
 # format the card cannot compute in falls back to bf16 (weight-only: the weights
 # are widened on the fly).
 COMPUTE_PRECISION = {
@@ -159,7 +159,7 @@ class Replica:
     (fraction of peak bandwidth reached, default 0.75), ``mfu`` and
     ``prefill_mfu`` (fractions of the dense peak, 0.5 and 0.4),
     ``allreduce_latency_us`` (fixed cost of one collective, µs, default 10):
-    DESIGN.md §12's defaults. Raises :class:`InputError` when the degree breaks
+    docs/architecture.md §12's defaults. Raises :class:`InputError` when the degree breaks
     the degree rule, a fraction is outside (0, 1], or the link a ring of
     ``tp`` cards needs has no figure on record.
     """

@@ -1,4 +1,4 @@
-"""The one table of the units steps and formulas are written in (DESIGN.md §10–§11).
+"""The one table of the units steps and formulas are written in (docs/architecture.md §10–§11).
 
 Each :class:`UnitRecord` carries the unit's symbol, its dimension vector over
 :data:`.units.BASE_SYMBOLS` (bytes, FLOP, tokens, seconds, USD, users, GPUs,

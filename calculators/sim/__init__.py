@@ -1,7 +1,7 @@
-"""The serving simulator (DESIGN.md §13): pure Python beside the engine, no Django.
+"""The serving simulator (docs/architecture.md §13): pure Python beside the engine, no Django.
 
 A discrete-event simulation of replicas serving a workload, each step costed by
-the engine's step model (:mod:`calculators.engine.step_model`, DESIGN.md §12).
+the engine's step model (:mod:`calculators.engine.step_model`, docs/architecture.md §12).
 :func:`~.run.simulate` takes the ``simulate`` command's inputs (snake case) and
 returns its JSON; the same seed gives the same result.
 

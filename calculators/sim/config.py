@@ -1,4 +1,4 @@
-"""The simulator's inputs: their defaults, bounds (DESIGN.md §13) and the replica they describe.
+"""The simulator's inputs: their defaults, bounds (docs/architecture.md §13) and the replica they describe.
 
 Inputs use the snake-case names of the ``simulate`` command's flags
 (``--max-batched-tokens`` → ``max_batched_tokens``). :func:`clean_sim_inputs`
@@ -8,7 +8,7 @@ ever evaluated. :func:`build_setup` turns cleaned inputs into the
 :class:`~calculators.engine.step_model.Replica` whose steps the simulator
 costs, and the number of KV blocks the ladder's budget holds.
 
-Defaults: the reference stack (DESIGN.md §2: Llama-3.1-8B bf16 on one H100
+Defaults: the reference stack (docs/architecture.md §2: Llama-3.1-8B bf16 on one H100
 SXM, utilisation 0.90, 3 GiB activation reserve per card, 16-token blocks);
 vLLM's scheduler defaults for chunked prefill (``--max-num-batched-tokens``
 8192, ``--max-num-seqs`` 256); a chat service's targets of 500 ms TTFT and
@@ -33,7 +33,7 @@ from calculators.engine.step_model import Replica
 GIB = 2**30
 MIB = 2**20
 
-# DESIGN.md §13's bounds.
+# docs/architecture.md §13's bounds.
 MAX_DURATION_S = 3600
 MAX_REQUESTS = 50_000
 MAX_SWEEP_POINTS = 12
@@ -170,7 +170,7 @@ class Setup:
 def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup:
     """The replica and its KV blocks for cleaned ``inputs``.
 
-    The budget is the ladder's (DESIGN.md §12): cards × card memory × utilisation −
+    The budget is the ladder's (docs/architecture.md §12): cards × card memory × utilisation −
     weights − cards × activation reserve; blocks = ⌊budget ÷ (block × KV bytes per token ×
     K/V replication)⌋, every layer charged in full (a windowed layer is charged as a full
     one, as vLLM's paged allocator sizes blocks). Raises :class:`InputError` (field ``gpus``)

@@ -17,7 +17,7 @@ takes effect at its end (:meth:`ReplicaEngine.commit`). A plan, in order:
    prefix is cached skips those tokens (prefix-cache hit, whole blocks only).
 
 The step's time is :func:`~calculators.engine.step_model.step_ms` of that
-plan (DESIGN.md §12's step with prefill). Decoders advance together, so no
+plan (docs/architecture.md §12's step with prefill). Decoders advance together, so no
 work is done per decoder per step: they are counted by the step at which
 they joined, their contexts are one running sum, their block boundaries are
 counted per phase modulo the block size, and their finishes sit in a heap.
@@ -224,7 +224,7 @@ class ReplicaEngine:
         """:func:`step_ms` of a decode-only step, from per-batch coefficients.
 
         Without sliding windows a decode step's memory and compute times are each linear in the
-        summed context at a fixed batch (DESIGN.md §12), and its communication does not depend on
+        summed context at a fixed batch (docs/architecture.md §12), and its communication does not depend on
         it; the two lines come from ``step_ms`` itself at contexts 0 and :data:`PROBE_TOKENS`.
         """
         batch = self.dec_count

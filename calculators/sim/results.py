@@ -1,4 +1,4 @@
-"""A run's numbers: latency percentiles, throughput, goodput, the knee (DESIGN.md §13's definitions).
+"""A run's numbers: latency percentiles, throughput, goodput, the knee (docs/architecture.md §13's definitions).
 
 - TTFT = first token − arrival; end-to-end (e2e) = last token − arrival;
   TPOT of a request = (e2e − TTFT) ÷ (output tokens − 1), for requests of at
@@ -82,7 +82,7 @@ def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_
     """The summary of one run of ``workload`` whose outcomes are ``records``.
 
     ``in_flight_tokens``: tokens produced by requests unfinished at the end. Keys are those of
-    the ``simulate`` command's JSON ``summary`` (DESIGN.md §13), latencies in ms.
+    the ``simulate`` command's JSON ``summary`` (docs/architecture.md §13), latencies in ms.
     """
     duration_ms = workload.duration_ms
     duration_s = duration_ms / 1000

@@ -155,7 +155,7 @@ def echo_inputs(inputs: dict, setup) -> dict:
 
 
 def simulate(raw: dict[str, Any], catalog: Catalog | None = None, max_steps: int | None = None) -> dict:
-    """One run, or a sweep when ``raw`` has ``sweep``: DESIGN.md §13's JSON.
+    """One run, or a sweep when ``raw`` has ``sweep``: docs/architecture.md §13's JSON.
 
     ``raw`` uses the command's snake-case names; ``max_steps`` bounds each run's engine steps. Returns ``{"inputs", "summary", "series"}``, or
     with a sweep ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors

@@ -2,7 +2,7 @@
 
 :func:`sync_problem_templates` makes the bank hold exactly one template per
 calculator family that has a problem generator (``FAMILIES`` entries with
-``generate``): created or updated by slug (the family's slug, DESIGN.md §10),
+``generate``): created or updated by slug (the family's slug, docs/architecture.md §10),
 with the family's title, summary and steps, the chapter that teaches it (when
 that chapter is written) and a time box. ``load_content`` calls it after
 loading the content files, through :data:`runbook.signals.content_loaded`; a

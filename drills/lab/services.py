@@ -23,7 +23,7 @@ from calculators.engine.catalog import GIB, default_catalog
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
-# The reference stack's settings where the flags say nothing (DESIGN.md §2).
+# The reference stack's settings where the flags say nothing (docs/architecture.md §2).
 DEFAULT_UTILIZATION = 0.90
 DEFAULT_CONTEXT = 8192
 DEFAULT_BLOCK = 16

@@ -25,7 +25,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from drills.reviews.exports import deck_csv, history_csv
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.reviews.forms import OpenAnswerForm, RateForm, ReviewSettingsForm
-from accounts.middleware import remember_time_zone
+from config.timezones import remember_time_zone
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.progress import progress_for

@@ -1,4 +1,4 @@
-"""Timed mock rounds (DESIGN.md §6), registered with the app through :mod:`drills.models`.
+"""Timed mock rounds (docs/architecture.md §6), registered with the app through :mod:`drills.models`.
 
 A :class:`RoundTemplate` is a round kind as data — a title, a time limit and
 an ordered list of *slots* saying which bank items to draw — so a coach can

@@ -1,4 +1,4 @@
-"""Timed mock rounds (DESIGN.md §6): presets, drawing items, autosave, submission, the clock, the report.
+"""Timed mock rounds (docs/architecture.md §6): presets, drawing items, autosave, submission, the clock, the report.
 
 The server's clock is the only one: every call takes ``now`` (the request's
 ``timezone.now()``; tests pass their own) and the time left is always

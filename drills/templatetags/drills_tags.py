@@ -19,7 +19,7 @@ VERDICT_STYLES = {
 
 @register.filter
 def quantity(value, unit):
-    """``value|quantity:unit`` → the display rounding of DESIGN.md §10 ("14.96 GiB")."""
+    """``value|quantity:unit`` → the display rounding of docs/architecture.md §10 ("14.96 GiB")."""
     if value is None or value == "":
         return "—"
     return format_number(float(value), unit)

@@ -63,7 +63,7 @@ ADAPTERS: dict[tuple[str, str], sympy.Expr] = {
 }
 
 # Given numbers computed from typed inputs AND other given numbers (evaluated after the tabulated
-# ones), in every family that has them. The K/V replication of DESIGN.md §12: a degree above the K/V
+# ones), in every family that has them. The K/V replication of docs/architecture.md §12: a degree above the K/V
 # head count copies each head; an MLA latent is copied on every card (step_model.kv_replication).
 _GPUS, _KV_HEADS, _RANK = sympy.Symbol("gpus"), sympy.Symbol("kv_heads"), sympy.Symbol("kv_lora_rank")
 _E, _K, _BATCH = sympy.Symbol("experts"), sympy.Symbol("experts_per_token"), sympy.Symbol("batch")

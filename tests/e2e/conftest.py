@@ -19,7 +19,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
-# The reference stack (DESIGN.md §2): Llama-3.1-8B bf16 on one H100 SXM, 53 users worst case, 191 paged.
+# The reference stack (docs/architecture.md §2): Llama-3.1-8B bf16 on one H100 SXM, 53 users worst case, 191 paged.
 REFERENCE_INPUTS = {
     "model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "weights_dtype": "bf16",
     "kv_dtype": "bf16", "context": 8192, "utilization": 0.9, "reserve_gib": 3.0, "avg_tokens": 2300,

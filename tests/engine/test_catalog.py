@@ -1,4 +1,4 @@
-"""The catalog of models and GPUs (fixtures/catalog, DESIGN.md §2 and §10)."""
+"""The catalog of models and GPUs (fixtures/catalog, docs/architecture.md §2 and §10)."""
 
 import json
 from pathlib import Path

@@ -294,7 +294,7 @@ def test_a_wrong_byte_count_carries_forward_to_the_ceiling_and_the_range():
         "carried_forward"] * 3
 
 
-# --- the step (DESIGN.md §12) -------------------------------------------------------------------
+# --- the step (docs/architecture.md §12) -------------------------------------------------------------------
 
 def test_the_step_equals_the_step_model_on_a_moe_across_two_cards():
     from calculators.engine.step_model import Replica, step_ms

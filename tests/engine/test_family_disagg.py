@@ -1,4 +1,4 @@
-"""The ``disagg`` family (DESIGN.md §12), hand-derived on two models and cards and a pasted config."""
+"""The ``disagg`` family (docs/architecture.md §12), hand-derived on two models and cards and a pasted config."""
 
 import random
 

@@ -253,7 +253,7 @@ def test_the_misconceptions_are_declared():
         assert MISCONCEPTIONS[mid].explanation.endswith(".")
 
 
-# --- expert parallelism (DESIGN.md §12) --------------------------------------------------------------
+# --- expert parallelism (docs/architecture.md §12) --------------------------------------------------------------
 
 def test_mixtral_at_batch_64_over_eight_h100s_is_bandwidth_bound():
     v = moe().values

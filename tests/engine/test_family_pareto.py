@@ -1,4 +1,4 @@
-"""The ``pareto`` family (DESIGN.md §12): the throughput–interactivity curve and the point a TPOT target
+"""The ``pareto`` family (docs/architecture.md §12): the throughput–interactivity curve and the point a TPOT target
 marks, hand-derived on two catalog models and two cards and on a pasted config."""
 
 import random
@@ -69,7 +69,7 @@ def test_seventy_b_on_eight_h100s_pays_its_all_reduces():
 
 
 def test_the_kv_limit_of_design_twelve_replicates_the_heads():
-    """DESIGN.md §12's example: 70B at 131,072 tokens on 16 H100s holds 12 sequences, not 24."""
+    """docs/architecture.md §12's example: 70B at 131,072 tokens on 16 H100s holds 12 sequences, not 24."""
     v = pareto(model="llama-3.1-70b", gpus=16, context=131_072).values
     assert v["kv_replication"] == 2 and v["per_user_gib"] == 80.0
     assert v["batch_memory_limit"] == 12

@@ -1,4 +1,4 @@
-"""The ``preempt`` family (DESIGN.md §12): recompute versus swap, hand-derived on two models and cards
+"""The ``preempt`` family (docs/architecture.md §12): recompute versus swap, hand-derived on two models and cards
 and a pasted config."""
 
 import random

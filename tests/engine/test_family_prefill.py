@@ -1,6 +1,6 @@
 """The ``prefill`` family: prefill FLOPs with the attention term, time at an MFU, TTFT, the crossover.
 
-Pure engine, no Django. DESIGN.md §2's convention: N = all 8,030,261,248 parameters of
+Pure engine, no Django. docs/architecture.md §2's convention: N = all 8,030,261,248 parameters of
 Llama-3.1-8B (test_param_count.py), attention term 4 × layers × d_model × L² with no
 causal halving. By hand, for the reference stack at a 2,048-token prompt:
 

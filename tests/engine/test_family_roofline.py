@@ -292,7 +292,7 @@ def test_the_batch_at_the_ridge_is_a_whole_number_of_sequences(reference):
     assert verdict(reference, "batch_at_ridge", "295.34").verdict == "close"
 
 
-# --- the roofline at a context (DESIGN.md §12) -------------------------------------------------------
+# --- the roofline at a context (docs/architecture.md §12) -------------------------------------------------------
 
 def test_at_8192_tokens_no_batch_of_the_8b_reaches_the_ridge():
     # Per sequence: FLOPs 2 × 8,030,261,248 + 4 × 32 × 128 × 32 × 8,192 = 20,355,228,672; cache bytes

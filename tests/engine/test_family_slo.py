@@ -83,7 +83,7 @@ def test_default_weights_budget_and_cache_follow_the_ladder(default):
 def test_default_memory_binds_at_167_sequences(default):
     v = default.values
     assert v["batch_memory_limit"] == 167  # ⌊418.045 ÷ 2.5⌋ = ⌊167.22⌋
-    # The step at batch B (DESIGN.md §12): (131.417 + 2.5 B) GiB ÷ (8 × 3,350e9 × 0.75 B/s) + 160 all-reduces ×
+    # The step at batch B (architecture §12): (131.417 + 2.5 B) GiB ÷ (8 × 3,350e9 × 0.75 B/s) + 160 all-reduces ×
     # (2 × 7/8 × B × 8,192 × 2 B ÷ 450e9 B/s + 10 µs). At 287: 45.349 + 4.526 = 49.875 ms ≤ 50; at 288:
     # 45.483 + 4.536 = 50.019 ms > 50. (Without the all-reduces it would have been 321.)
     gib = 2**30
@@ -463,7 +463,7 @@ MISCONCEPTION_CASES = [
     # 50 req/s on two H100s: 25,000 ÷ 3,926.87 = 6.37 → 7 replicas × 2 = 14 GPUs → 2 nodes, ⌊1.75⌋ = 1
     ({**CASE_B, "request_rate": 90}, "nodes", "3", "rounded-nodes-down"),
     ({**CASE_E, "request_rate": 50}, "nodes", "1", "rounded-nodes-down"),
-    # The values above are DESIGN.md §12's step: the batch limit and TPOT include the attention FLOPs and,
+    # The values above are docs/architecture.md §12's step: the batch limit and TPOT include the attention FLOPs and,
     # on more than one card, 2 × layers all-reduces (70B on 8 H100s: 160 × (10 µs + bytes over 450 GB/s)).
     # All-reduces left out: the 70B's 29.32 ms of memory time alone; the 8B on 2 H100s: 19.22 ms.
     ({}, "tpot_ms", "29.32", "comm-ignored"),

@@ -1,4 +1,4 @@
-"""Formulas written once with units (DESIGN.md §3 "one source of truth", §9 the six formulas).
+"""Formulas written once with units (docs/architecture.md §3 "one source of truth", §9 the six formulas).
 
 Checks: each formula's dimensions reduce to its unit (and a wrong one cannot be
 defined); the cached numeric evaluator agrees with exact sympy evaluation over
@@ -16,7 +16,7 @@ from calculators.engine.errors import InputError
 from calculators.engine.formula import UNIT_IN_BASE, Formula, FormulaUnitError, Var
 from calculators.engine.procedures.base import format_number
 
-# DESIGN.md §10's unit vocabulary for step results.
+# docs/architecture.md §10's unit vocabulary for step results.
 STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 UNIT_SYMBOLS = {sympy.Symbol("unit_byte", positive=True), sympy.Symbol("unit_second", positive=True),

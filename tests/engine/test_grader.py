@@ -4,7 +4,7 @@ No Django, no database: only ``calculators.engine``. Every expected number is
 derived by hand from ``fixtures/catalog/models.json`` and ``gpus.json``; the
 derivation sits in a comment beside it.
 
-The reference stack (DESIGN.md §2), by hand:
+The reference stack (docs/architecture.md §2), by hand:
 
 * card: the H100 SXM reports 81,559 MiB → 81,559 / 1,024 = 79.6474609375 GiB
   (in decimal GB: 81,559 × 2^20 = 85,520,809,984 B = 85.52 GB);

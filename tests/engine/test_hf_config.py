@@ -1,4 +1,4 @@
-"""Reading a Hugging Face ``config.json`` into a ModelConfig (DESIGN.md §10, "Configs").
+"""Reading a Hugging Face ``config.json`` into a ModelConfig (docs/architecture.md §10, "Configs").
 
 Every expectation is read off the config by hand; the raw configs come straight
 from ``fixtures/catalog/models.json`` (data, not engine code).
@@ -177,7 +177,7 @@ def test_invalid_json_text_says_line_and_column(text, line, column):
     assert "not valid JSON" in str(info.value)
 
 
-# --- tie_word_embeddings defaults (DESIGN.md §10) -------------------------------------------
+# --- tie_word_embeddings defaults (docs/architecture.md §10) -------------------------------------------
 
 @pytest.mark.parametrize(
     "model_type, tied, word",

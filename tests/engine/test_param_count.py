@@ -1,4 +1,4 @@
-"""Exact parameter counts, derived by hand from each config.json (DESIGN.md §2, §9 formula 2).
+"""Exact parameter counts, derived by hand from each config.json (docs/architecture.md §2, §9 formula 2).
 
 Every figure below is worked out in the comment beside it from the config
 fields in ``fixtures/catalog/models.json``; none is computed by the engine.

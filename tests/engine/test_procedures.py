@@ -1,4 +1,4 @@
-"""The ladder, kv, params and weights procedures (DESIGN.md §2, §9 formulas 1–3, §10 contracts).
+"""The ladder, kv, params and weights procedures (docs/architecture.md §2, §9 formulas 1–3, §10 contracts).
 
 Numbers are derived by hand in the comments: GiB = 2^30 bytes, the H100 SXM's
 card is the driver's 81,559 MiB, Llama-3.1-8B has 8,030,261,248 parameters
@@ -33,7 +33,7 @@ def approx(value):
     return pytest.approx(value, rel=1e-12)
 
 
-# --- the reference stack (DESIGN.md §2) --------------------------------------------------------
+# --- the reference stack (docs/architecture.md §2) --------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def reference():
@@ -100,7 +100,7 @@ def test_reference_stack_says_which_memory_figure_it_used(reference):
 
 
 def test_reference_stack_echoes_its_inputs(reference):
-    # DESIGN.md §2: Llama-3.1-8B, bf16, one H100 SXM, 8,192, 0.90, 3 GiB, 2,300 tokens, 16-token blocks.
+    # docs/architecture.md §2: Llama-3.1-8B, bf16, one H100 SXM, 8,192, 0.90, 3 GiB, 2,300 tokens, 16-token blocks.
     inputs = reference.inputs
     assert (inputs["model"], inputs["gpu"], inputs["gpus"]) == ("llama-3.1-8b", "h100-sxm5-80gb", 1)
     assert (inputs["weights_dtype"], inputs["kv_dtype"], inputs["context"]) == ("bf16", "bf16", 8192)

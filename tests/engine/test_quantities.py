@@ -1,4 +1,4 @@
-"""The quantities registry (DESIGN.md §11): one key, one unit, one formula per quantity, older keys read."""
+"""The quantities registry (docs/architecture.md §11): one key, one unit, one formula per quantity, older keys read."""
 
 from __future__ import annotations
 

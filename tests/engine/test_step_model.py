@@ -1,4 +1,4 @@
-"""The serving model's step (DESIGN.md §12): calculators/engine/step_model.py against hand
+"""The serving model's step (docs/architecture.md §12): calculators/engine/step_model.py against hand
 derivations from the configs and against the sympy formulas of serving_formulas.py."""
 
 import time

@@ -1,4 +1,4 @@
-"""``manage.py simulate … --json`` (DESIGN.md §13): the JSON shape, a trace file, a sweep, and bad input
+"""``manage.py simulate … --json`` (docs/architecture.md §13): the JSON shape, a trace file, a sweep, and bad input
 as exit 2 with one sentence."""
 
 import io

@@ -1,7 +1,7 @@
-"""The serving simulator (DESIGN.md §13) on its own output: step model agreement, Little's law,
+"""The serving simulator (docs/architecture.md §13) on its own output: step model agreement, Little's law,
 conservation, determinism, queue growth above capacity, and workloads whose values are derived by hand.
 
-Reference stack (DESIGN.md §2): Llama-3.1-8B bf16 on one H100 SXM. By hand: the weights are
+Reference stack (docs/architecture.md §2): Llama-3.1-8B bf16 on one H100 SXM. By hand: the weights are
 8,030,261,248 × 2 = 16,060,522,496 B, read at 3,350 GB/s × 0.75 = 2.5125 TB/s in 6.3922 ms; a
 2,048-token prefill is 2 × 8,030,261,248 × 2,048 + 4 × 32 × 32 × 128 × 2,048² = 35,090,973,327,360
 FLOP at 989.4 TFLOP/s × 0.4, 88.667 ms; the KV budget is 81,559 MiB × 0.9 − 14.9575 GiB − 3 GiB =

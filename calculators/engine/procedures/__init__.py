@@ -1,4 +1,4 @@
-"""The calculator families: each a procedure with named steps (DESIGN.md §10).
+"""The calculator families: each a procedure with named steps (docs/architecture.md §10).
 
 :data:`FAMILIES` maps a family's slug to its :class:`Family` (title, inputs,
 procedure, problem generator, misconception variants). Every module of this

@@ -74,7 +74,7 @@ class Step:
     substituted: str
 
     def to_json(self) -> dict[str, Any]:
-        """The step in the ``calc --json`` shape of DESIGN.md §10."""
+        """The step in the ``calc --json`` shape of docs/architecture.md §10."""
         value = self.value
         if self.unit in WHOLE_UNITS and float(value).is_integer():
             value = int(value)
@@ -89,7 +89,7 @@ class Step:
 
 
 class StepValues(dict):
-    """Step values by canonical key; reading an alias of a key (DESIGN.md §11) gives its value.
+    """Step values by canonical key; reading an alias of a key (docs/architecture.md §11) gives its value.
     Iteration and ``keys()`` list the canonical keys only."""
 
     def __init__(self, family: str, values: Mapping[str, float]):
@@ -138,7 +138,7 @@ class Result:
         return StepValues(self.family, {step.key: step.value for step in self.steps})
 
     def to_json(self) -> dict[str, Any]:
-        """``{"family", "inputs", "steps", "notes"}`` as DESIGN.md §10 specifies."""
+        """``{"family", "inputs", "steps", "notes"}`` as docs/architecture.md §10 specifies."""
         return {
             "family": self.family,
             "inputs": self.inputs,
@@ -170,7 +170,7 @@ def format_operand(value: float, unit: str) -> str:
 
 def format_number(value: float, unit: str) -> str:
     """A value with its unit, rounded for display by the unit's rule in :mod:`..unit_table`
-    (DESIGN.md §10); full precision stays in JSON. A unit outside the table falls back to
+    (docs/architecture.md §10); full precision stays in JSON. A unit outside the table falls back to
     :func:`..units.format_quantity`."""
     from ..units import format_quantity  # imported late: units is a sibling module
 

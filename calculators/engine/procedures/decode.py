@@ -1,4 +1,4 @@
-"""The ``decode`` family: one decode step of a replica (DESIGN.md §12) and the range to expect.
+"""The ``decode`` family: one decode step of a replica (docs/architecture.md §12) and the range to expect.
 
 A replica of ``gpus`` cards in tensor parallel decodes ``batch`` sequences that
 hold ``context`` tokens each on average. Steps, in order: today's eight —

@@ -1,4 +1,4 @@
-"""The ``disagg`` family: disaggregated prefill and decode (DESIGN.md §12).
+"""The ``disagg`` family: disaggregated prefill and decode (docs/architecture.md §12).
 
 Prefill runs on its own pool of cards, and each request's KV cache crosses the
 network to a decode replica. Steps, in order: ``kv_bytes_per_token``,

@@ -1,4 +1,4 @@
-"""Whole-fleet cost for the ``disagg`` family (DESIGN.md §12): both pools, occupancy and spares.
+"""Whole-fleet cost for the ``disagg`` family (docs/architecture.md §12): both pools, occupancy and spares.
 
 Cost per million output tokens of the whole fleet = (prefill cards + decode cards) ÷ occupancy,
 rounded up, + spare cards, × the price per GPU-hour, ÷ the output tokens the load produces in that

@@ -2,7 +2,7 @@
 
 One :class:`InputSpec` per input serves the command line (``--kebab-case``
 flags), the ``--inputs`` JSON of ``grade`` (snake case), the API and the forms.
-Defaults are the reference stack of DESIGN.md §2: Llama-3.1-8B at bf16 on one
+Defaults are the reference stack of docs/architecture.md §2: Llama-3.1-8B at bf16 on one
 H100 SXM, 8,192-token context limit, utilisation 0.90, 3 GiB activation
 reserve, 2,300-token average conversation, 16-token KV blocks.
 """

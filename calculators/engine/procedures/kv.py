@@ -29,7 +29,7 @@ INPUTS = (MODEL, KV_DTYPE, CONTEXT, GPUS)
 
 def kv_given(cfg: ModelConfig, kv_dtype: str, gpus: int = 1) -> dict[str, float]:
     """The config's numbers that the KV formulas read, keyed by variable name, for a replica of
-    ``gpus`` cards in tensor parallel (``kv_replication``: DESIGN.md §12). Raises
+    ``gpus`` cards in tensor parallel (``kv_replication``: docs/architecture.md §12). Raises
     :class:`~..errors.InputError` when ``gpus`` breaks the degree rule (it must divide the query
     heads, and divide the K/V heads or be a multiple of them)."""
     check_degree(cfg, gpus)

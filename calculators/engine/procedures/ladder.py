@@ -1,12 +1,12 @@
 """The capacity ladder: how many users one replica serves (formula 3).
 
-Eight steps, in this order (DESIGN.md §10): ``card_gib``, ``usable_gib`` (×
+Eight steps, in this order (docs/architecture.md §10): ``card_gib``, ``usable_gib`` (×
 utilisation), ``weights_gib``, ``kv_budget_gib`` (after the activation reserve),
 ``kv_bytes_per_token``, ``per_user_gib`` (at the context limit),
 ``users_worst_case`` and ``users_paged`` (the average conversation rounded up to
 whole KV blocks). A replica of N cards (tensor parallel) pools N × utilisation
 × card, pays N reserves, and holds one copy of the weights; ``per_user_gib`` is
-one user's replica-wide cache, × the K/V replication N needs (DESIGN.md §12: a
+one user's replica-wide cache, × the K/V replication N needs (docs/architecture.md §12: a
 K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). When nothing fits, the result says by how much and
 which tensor-parallel degree (1, 2, 4 or 8) would serve at least one user.
 """

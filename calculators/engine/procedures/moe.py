@@ -14,7 +14,7 @@ one token reads at batch 1), ``flops_per_token`` (2 × active parameters: a
 multiply and an add per weight) and ``saving_ratio`` (total ÷ active: how many
 times fewer operations per token than a dense model of the same size).
 
-Convention (the project's, DESIGN.md §2): every parameter a token touches
+Convention (the project's, docs/architecture.md §2): every parameter a token touches
 counts, the whole embedding table included, as the reference decode ceiling
 and prefill FLOPs count all 8,030,261,248 of Llama-3.1-8B. DeepSeek quotes its
 active counts without the input embedding.

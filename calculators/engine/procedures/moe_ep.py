@@ -1,4 +1,4 @@
-"""Expert parallelism for the ``moe`` family (DESIGN.md §12): the all-to-all and the expert matmuls.
+"""Expert parallelism for the ``moe`` family (docs/architecture.md §12): the all-to-all and the expert matmuls.
 
 With the experts spread over ``EP`` cards, each step's tokens travel to the
 cards holding their experts and back: ``all_to_all_bytes`` = 2 × MoE layers ×

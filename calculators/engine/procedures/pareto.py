@@ -1,8 +1,8 @@
-"""The ``pareto`` family: the throughput–interactivity curve of a served model (DESIGN.md §12).
+"""The ``pareto`` family: the throughput–interactivity curve of a served model (docs/architecture.md §12).
 
 Every decode batch trades the speed one user sees (tok/s per user, 1 ÷ step)
 against what the cards earn (tok/s per card, batch ÷ step ÷ cards). The curve
-runs over the grid of DESIGN.md §12: batches 1, 2, 4, … up to the KV limit, at
+runs over the grid of docs/architecture.md §12: batches 1, 2, 4, … up to the KV limit, at
 each tensor-parallel degree of 1, 2, 4 and 8 (and the degree asked for) that the
 heads accept and whose cards hold the weights, each point costed by
 :func:`~..step_model.step_ms`. The graded steps work out the point a TPOT target

@@ -1,4 +1,4 @@
-"""The throughput–interactivity curve itself: every grid point of DESIGN.md §12, costed by the step model.
+"""The throughput–interactivity curve itself: every grid point of docs/architecture.md §12, costed by the step model.
 
 :func:`pareto_curve` walks the tensor-parallel degrees 1, 2, 4 and 8 (and the
 one asked for), keeps those the heads accept and whose cards hold the weights

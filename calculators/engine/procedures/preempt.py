@@ -1,4 +1,4 @@
-"""The ``preempt`` family: what evicting a running sequence costs — recompute or swap (DESIGN.md §12).
+"""The ``preempt`` family: what evicting a running sequence costs — recompute or swap (docs/architecture.md §12).
 
 When the KV cache runs out, an engine preempts a sequence and later brings its
 cache back, either by recomputing it (a prefill of every token it held) or by

@@ -2,7 +2,7 @@
 
 Steps, in order: ``linear_flops`` (2 × N × L, N the parameters a token uses:
 all 8,030,261,248 for Llama-3.1-8B), ``attention_flops`` (4 × layers × d_model
-× L², every query against every key: no causal halving, DESIGN.md §2),
+× L², every query against every key: no causal halving, docs/architecture.md §2),
 ``prefill_flops`` (their sum), ``crossover_tokens`` (the prompt length where
 the two are equal, L* = 2N ÷ (4 × layers × d_model): 30,633 for Llama-3.1-8B),
 ``effective_flop_s`` (cards × dense peak × MFU), ``prefill_ms`` and ``ttft_ms``
@@ -42,7 +42,7 @@ def linear_term(s, tokens):
 
 
 def attention_term(s, tokens):
-    """4 × layers × d_model × tokens²: every query scores every key, no causal halving (DESIGN.md §2)."""
+    """4 × layers × d_model × tokens²: every query scores every key, no causal halving (docs/architecture.md §2)."""
     return product(4, s["layers"], s["hidden_size"], tokens, tokens)
 
 

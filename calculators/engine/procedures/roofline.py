@@ -111,7 +111,7 @@ def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: 
     card = catalog.gpu(gpu_id).memory_bytes
     for degree in TP_DEGREES:
         try:
-            check_degree(cfg, degree)  # only degrees the heads accept (DESIGN.md §12)
+            check_degree(cfg, degree)  # only degrees the heads accept (docs/architecture.md §12)
         except InputError:
             continue
         if total * bits / 8 <= FIT_FRACTION * degree * card:

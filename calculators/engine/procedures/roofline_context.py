@@ -1,4 +1,4 @@
-"""The roofline at a context (DESIGN.md §12): decode's intensity once the KV cache is read too.
+"""The roofline at a context (docs/architecture.md §12): decode's intensity once the KV cache is read too.
 
 A decode step of ``B`` sequences holding ``c`` tokens each performs ``B × (2 ×
 N_active + 4 × q_heads × head_dim × c)`` FLOPs (windowed layers at most their

@@ -196,7 +196,7 @@ ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed c
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE, ALLREDUCE_LATENCY_US)
 
-# The tensor-core precision a decode step multiplies in, by weight format (step_model's table, DESIGN.md
+# The tensor-core precision a decode step multiplies in, by weight format (step_model's table, docs/architecture.md
 # §12): int4 weights are dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own
 # tensor cores; nvfp4 and mxfp4 run on fp4 tensor cores where the card lists them.
 COMPUTE_PRECISION = STEP_COMPUTE_PRECISION

@@ -1,4 +1,4 @@
-"""The ``slo`` family's step (DESIGN.md §12): the batch limit, bytes and TPOT of the serving model.
+"""The ``slo`` family's step (docs/architecture.md §12): the batch limit, bytes and TPOT of the serving model.
 
 slo's TPOT is the serving step: max(memory, compute) + communication, where
 memory reads the weights (a mixture of experts: the experts the batch touches)

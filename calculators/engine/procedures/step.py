@@ -1,4 +1,4 @@
-"""The serving model's step as family steps (DESIGN.md §12), shared by the families that show it.
+"""The serving model's step as family steps (docs/architecture.md §12), shared by the families that show it.
 
 :func:`step_given` resolves a replica (model, card, degree, precisions) and a
 batch into the plain numbers :mod:`..serving_formulas` read, with the very

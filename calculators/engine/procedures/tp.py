@@ -95,7 +95,7 @@ def buyable_degree(cards: float, per_node: float) -> int:
 
 
 def splits_heads(degree: int, heads: int, kv_heads: int) -> bool:
-    """The degree rule (DESIGN.md §12): ``degree`` divides the query heads, and divides the K/V
+    """The degree rule (docs/architecture.md §12): ``degree`` divides the query heads, and divides the K/V
     heads or is a multiple of them."""
     return heads % degree == 0 and (kv_heads % degree == 0 or degree % kv_heads == 0)
 

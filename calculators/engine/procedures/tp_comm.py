@@ -1,7 +1,7 @@
 """What tensor parallelism's all-reduces cost per step, and when a bigger degree stops paying.
 
 Read by the ``tp`` family's notes. Every number comes from the serving model's
-step (:mod:`..step_model`, DESIGN.md §12): two ring all-reduces of the step's
+step (:mod:`..step_model`, docs/architecture.md §12): two ring all-reduces of the step's
 activations per layer, each ``2 × (t − 1) ÷ t × tokens × d_model × 2 B`` over
 the ring's slowest per-direction link plus a fixed latency. At batch 1 a step
 is memory-bound: a doubling of the degree halves the memory time but adds

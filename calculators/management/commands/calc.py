@@ -2,7 +2,7 @@
 
 Flags are the family's inputs in kebab case (``--reserve-gib 3``); ``--config
 FILE`` reads a model's ``config.json`` instead of ``--model``. Without
-``--json`` it prints a table; with it, DESIGN.md §10's JSON. Exit 2 and one
+``--json`` it prints a table; with it, docs/architecture.md §10's JSON. Exit 2 and one
 sentence on stderr for bad input.
 """
 
@@ -17,7 +17,7 @@ from calculators.engine.units import get_unit
 from calculators.engine.procedures.base import format_number
 from django.core.management.base import CommandError
 
-from calculators.management.engine_command import BAD_INPUT, EngineCommand
+from config.engine_command import BAD_INPUT, EngineCommand
 
 
 class Command(EngineCommand):

@@ -1,4 +1,4 @@
-"""``manage.py simulate [flags] [--json]``: run the serving simulator (DESIGN.md §13) from the shell.
+"""``manage.py simulate [flags] [--json]``: run the serving simulator (docs/architecture.md §13) from the shell.
 
 Flags are the simulator's inputs in kebab case (``--rate 20 --duration-s 600``);
 ``--config FILE`` reads a model's ``config.json`` instead of ``--model``;
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
-from calculators.management.engine_command import BAD_INPUT, EngineCommand
+from config.engine_command import BAD_INPUT, EngineCommand
 from calculators.sim.config import INPUTS
 from calculators.sim.run import simulate
 

@@ -1,6 +1,6 @@
-"""A management-command base for engine commands: bad input exits 2 with one sentence.
+"""A management-command base for the engine commands (`calc`, `simulate`, `grade`): bad input exits 2 with one sentence.
 
-DESIGN.md §10: ``calc`` and ``grade`` exit 0 on success and 2 with one sentence
+docs/architecture.md §10: ``calc`` and ``grade`` exit 0 on success and 2 with one sentence
 on stderr for bad input (an unknown model, a value out of range, an unreadable
 file, a malformed flag), never a traceback.
 """
