@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
 from calculators.engine.errors import ConfigError, EngineError
 from calculators.engine.procedures import Family, Result, Step
 from calculators.engine.procedures.base import SINGULAR, format_number
@@ -87,9 +87,11 @@ LABELS = {
 # Help where the spec's own would only repeat the label.
 HELP = {
     "model": "From the catalog; a pasted config.json below replaces it.",
-    "gpu": "Memory is the total the driver reports, not the marketed figure.",
+    "gpu": ("Memory is the total the driver reports where a capture is on record; otherwise the marketed "
+            "figure in decimal GB, and the notes say so."),
     "weights_dtype": "The format the weights are stored in.",
-    "kv_dtype": "The format of each cached K and V value.",
+    "kv_dtype": ("The format of each cached K and V value; nvfp4 and mxfp4 are charged their block scales "
+                 "(FP4 KV caches run on Blackwell-class cards)."),
 }
 
 # How a spec's unit reads beside its input.
@@ -154,8 +156,9 @@ def _bound_validators(spec: InputSpec) -> list:
 
 
 def _choice_label(spec: InputSpec, choice: str) -> str:
-    """``bf16 · 16 bits``; int4 weights show their effective width."""
-    if spec.name == "weights_dtype" and choice in DEFAULT_WEIGHT_BITS:
+    """``bf16 · 16 bits``; int4 weights and the FP4 block formats show their effective width."""
+    if spec.name in ("weights_dtype", "kv_dtype", "adapter_dtype") and choice in DEFAULT_WEIGHT_BITS \
+            and (spec.name == "weights_dtype" or choice in BLOCK_FORMATS):
         bits = DEFAULT_WEIGHT_BITS[choice]
         suffix = " effective" if bits != NOMINAL_BITS[choice] else ""
         return f"{choice} · {bits:g} bits{suffix}"

@@ -25,7 +25,12 @@ DEFAULT_WEIGHT_BITS = {**NOMINAL_BITS, "int4": 4.5,
                        **{name: NOMINAL_BITS[name] + scale / block for name, (block, scale, _) in BLOCK_FORMATS.items()}}
 
 WEIGHT_DTYPES = tuple(DEFAULT_WEIGHT_BITS)
-KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8")
+# KV cache formats. The two FP4 layouts store K and V as E2M1 elements with their block scales, so a
+# cached value costs the same effective width as a weight: 4.5 bits (nvfp4) and 4.25 (mxfp4).
+# Engines offer them on Blackwell-class tensor cores: TensorRT-LLM's "NVFP4 KV Cache" recipe
+# (nvidia.github.io/TensorRT-LLM/features/quantization.html) and SGLang's FP4 KV cache
+# (docs.sglang.io/advanced_features/quantized_kv_cache.html).
+KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "nvfp4", "mxfp4")
 
 
 def weight_bits(dtype: str, bits: float | None = None) -> float:
@@ -45,11 +50,18 @@ def weight_bits(dtype: str, bits: float | None = None) -> float:
     return float(bits)
 
 
-def kv_bytes_per_value(dtype: str) -> float:
-    """Bytes per cached K or V value for ``dtype``; :class:`InputError` if unknown."""
+def kv_bits_per_value(dtype: str) -> float:
+    """Effective bits per cached K or V value for ``dtype``: the nominal width, or for a block
+    format element + scale ÷ block (nvfp4 4.5, mxfp4 4.25). :class:`InputError` if unknown."""
     if dtype not in KV_DTYPES:
         raise InputError(
             f"Unknown KV cache precision '{dtype}'; choose one of {', '.join(KV_DTYPES)}.",
             field="kv_dtype",
         )
-    return NOMINAL_BITS[dtype] / 8
+    return float(DEFAULT_WEIGHT_BITS[dtype] if dtype in BLOCK_FORMATS else NOMINAL_BITS[dtype])
+
+
+def kv_bytes_per_value(dtype: str) -> float:
+    """Bytes per cached K or V value for ``dtype`` (effective bits ÷ 8: nvfp4 0.5625, mxfp4
+    0.53125); :class:`InputError` if unknown."""
+    return kv_bits_per_value(dtype) / 8

@@ -113,6 +113,13 @@ def _kv_per_token(g):
     return F.KV_BYTES_PER_TOKEN_MLA(g) if g["kv_lora_rank"] else F.KV_BYTES_PER_TOKEN(g)
 
 
+def _kv_nominal_4bit(g, s):
+    """An FP4 cache (nvfp4 0.5625, mxfp4 0.53125 bytes per value) sized at a bare half byte."""
+    if not 0.5 < g["kv_bytes"] < 0.6:
+        return None
+    return _kv_per_token({**g, "kv_bytes": 0.5})
+
+
 def _kv_latent_as_heads(g, s):
     if not g["kv_lora_rank"]:
         return None
@@ -270,6 +277,7 @@ VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
         ("missing-kv-factor-2", _kv_missing_2),
         ("bits-for-bytes", _kv_bits),
         ("latent-as-heads", _kv_latent_as_heads),
+        ("nominal-4bit", _kv_nominal_4bit),
     ),
     "per_user_gib": (
         ("window-ignored", _per_user_window_ignored),

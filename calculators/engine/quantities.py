@@ -106,7 +106,7 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("adapters_fit", "1", "Adapters that fit", "nonnegative", f"{_P}lora:ADAPTERS_FIT"),
     # --- one serving step (DESIGN §12) -----------------------------------------------------------------
     _q("weight_bytes_per_step", "B", "Weights read per step", "positive",
-       f"{_S}:STEP_WEIGHT_BYTES", f"{_S}:STEP_WEIGHT_BYTES_MOE"),
+       f"{_S}:STEP_WEIGHT_BYTES", f"{_S}:STEP_WEIGHT_BYTES_MOE", f"{_P}pareto:WEIGHT_BYTES_AT_BATCH_MOE"),
     _q("kv_bytes_per_step", "B", "KV cache read per step", "nonnegative",
        f"{_S}:STEP_KV_BYTES", f"{_S}:STEP_KV_BYTES_WINDOWED"),
     _q("bytes_per_step", "B", "Bytes read per step", "positive", f"{_S}:STEP_BYTES"),
@@ -128,6 +128,10 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
        at_most=("ceiling_tok_s",)),
     _q("tok_s_per_replica", "tok/s", "Tokens per second per replica", "positive", f"{_S}:TOK_S_PER_REPLICA",
        at_most=("ceiling_tok_s",)),
+    # the throughput–interactivity curve's point (pareto)
+    _q("batch", "users", "Grid batch a TPOT target marks", "nonnegative", f"{_P}pareto:GRID_BATCH",
+       at_most=("batch_memory_limit", "batch_tpot_limit")),
+    _q("tok_s_per_card", "tok/s", "Tokens per second per card", "positive", f"{_P}pareto:TOK_S_PER_CARD"),
     # --- roofline and mixture of experts -------------------------------------------------------------
     _q("ridge_flop_per_byte", "FLOP/byte", "Ridge point", "positive", f"{_S}:RIDGE"),
     _q("decode_flop_per_byte", "FLOP/byte", "Arithmetic intensity of a decode step", "positive",

@@ -91,7 +91,7 @@ SETTLED = {"tp": ("gpus", "kv_replication")}
 # through the buyable degrees. An expression calling any other function the JavaScript printer
 # does not know stops the export.
 JS_FUNCTIONS = {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor", "next_tp_degree": "R.nextTpDegree",
-                "largest_batch": "R.largestBatch"}
+                "largest_batch": "R.largestBatch", "grid_batch": "R.gridBatch"}
 # The refusals a procedure makes on its typed numbers, before or between its steps (in plain Python,
 # so they cannot be observed as tables): the driver implements each kind with the engine's sentence.
 # The degree rule (step_model.check_degree) reads the model's head counts from the tables: before
@@ -103,6 +103,9 @@ CHECKS: dict[str, list[dict]] = {
     "kv": [_DEGREE],
     "ladder": [_DEGREE],
     "preempt": [{**_DEGREE, "after": "given"}],  # preempt.py refuses a card without PCIe first
+    # pareto.py: the degree rule inside slo_given, then check_limits once both batch limits are known.
+    "pareto": [{**_DEGREE, "after": "given"}, {"kind": "link", "after": "given"},
+               {"kind": "pareto_feasible", "after": "batch_tpot_limit"}],
     "slo": [{"kind": "packing", "replica": "gpus", "node": "gpus_per_node"}, {**_DEGREE, "after": "given"},
             {"kind": "slo_feasible", "after": "max_batch"}],  # slo._check_feasible
     "tp": [{"kind": "power_of_two", "name": "gpus_per_node"}],  # tp.py run_tp
@@ -473,6 +476,11 @@ class _Builder:
         if settled:
             program.extras["settle"] = {"keys": list(settled), "replication": self.table.expression(
                 self.family.slug, "kv_replication", DERIVED["kv_replication"])}
+        if self.family.slug == "pareto":
+            # The driver's curve (procedures/pareto_curve.py): the steps re-run at each degree and grid batch.
+            from calculators.engine.procedures.pareto_curve import CURVE_DEGREES
+
+            program.extras["curve"] = {"degrees": list(CURVE_DEGREES)}
         if self.family.slug == "ladder":
             # The driver's one hand-written branch: the ladder's does-not-fit alert (procedures/ladder.py).
             program.alert = "ladder"

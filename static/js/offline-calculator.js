@@ -42,6 +42,13 @@
       while (degree < needed) degree *= 2;
       return Math.min(degree, node);
     },
+    // procedures/pareto_curve.py power_of_two_at_most: the doubling grid's largest point at most x.
+    gridBatch: function (x) {
+      if (!(x >= 1)) return 0;
+      var power = 1;
+      while (power * 2 <= x) power *= 2;
+      return power;
+    },
     splitsHeads: function (degree, heads, kvHeads) {
       return heads % degree === 0 && (kvHeads % degree === 0 || degree % kvHeads === 0);
     },
@@ -330,13 +337,14 @@
     }
   }
 
-  // Evaluate the steps in order; `override` replaces given numbers (the ladder's TP search).
-  function evaluate(steps, given, formulas) {
+  // Evaluate the steps in order (the ladder's TP search passes other given numbers); `fixed` replaces
+  // a step's value for the steps after it (the pareto curve's grid batch).
+  function evaluate(steps, given, formulas, fixed) {
     var values = {};
     steps.forEach(function (step) {
       var bound = {};
       step.args.forEach(function (name) { bound[name] = step.from[name] ? values[step.from[name]] : given[name]; });
-      values[step.key] = callByName(formulas[step.formula], step.args, bound);
+      values[step.key] = fixed && step.key in fixed ? fixed[step.key] : callByName(formulas[step.formula], step.args, bound);
     });
     return values;
   }
@@ -377,6 +385,25 @@
     power_of_two: function (check, raw) {  // procedures/tp.py run_tp
       var n = raw[check.name];
       if (n & (n - 1)) return check.name + " must be a power of two (1, 2, 4, 8, 16 …), not " + n + ".";
+    },
+    link: function (check, raw, values, given, data) {  // procedures/slo.py slo_given
+      if (raw.gpus > 1 && !given.link_gb_s) {
+        return "No bandwidth is on record for the link a ring of " + raw.gpus + " × " + data.gpu_names[raw.gpu] +
+          " crosses; choose gpus inside its NVLink domain of " + given.nvlink_domain_gpus + ".";
+      }
+    },
+    pareto_feasible: function (check, raw, values, given, data) {  // procedures/pareto.py check_limits
+      var gib = function (v) { return formatNumber(v, "GiB", data.units); };
+      var cards = raw.gpus + " × " + data.gpu_names[raw.gpu];
+      if (values.batch_memory_limit < 1) {
+        return "The KV budget of " + gib(values.replica_kv_budget_gib) + " on " + cards + " holds no sequence of " +
+          group(String(raw.context)) + " tokens (" + gib(values.per_user_gib) + ") after the weights: the curve " +
+          "starts at a larger degree, a smaller precision or a shorter context.";
+      }
+      if (values.batch_tpot_limit < 1) {
+        return "Not even one sequence meets a TPOT of " + general(raw.tpot_target_ms, 6) + " ms on " + cards +
+          ": relax the target or add cards.";
+      }
     },
     slo_feasible: function (check, raw, values, given, data) {  // procedures/slo.py _check_feasible
       var gib = function (v) { return formatNumber(v, "GiB", data.units); };
@@ -431,7 +458,56 @@
     });
     var report = { rows: rows, values: values, alert: "", details: {} };
     if (program.alert === "ladder") ladderBranch(program, raw, resolved, values, report, data);
+    if (program.extras && program.extras.curve) {
+      report.curve = paretoCurve(program, raw, values, data);
+      report.gpu = raw.gpu;
+    }
     return report;
+  }
+
+  // procedures/pareto_curve.py pareto_curve: at each degree the heads accept and whose cards hold a
+  // sequence, the steps re-run with the grid batch fixed at 1, 2, 4, … up to the KV limit.
+  function paretoCurve(program, raw, values, data) {
+    var formulas = window.OfflineFormulas, target = raw.tpot_target_ms;
+    var degrees = program.extras.curve.degrees.slice();
+    if (degrees.indexOf(raw.gpus) < 0) degrees.push(raw.gpus);
+    degrees.sort(function (a, b) { return a - b; });
+    var curve = { target_ms: target, target_tok_s_per_user: 1000 / target, degrees: [], marked: null, best: null };
+    degrees.forEach(function (degree) {
+      var entry = { gpus: degree, kv_limit: 0, refused: "", points: [], marked_batch: 0 };
+      curve.degrees.push(entry);
+      var at = Object.assign({}, raw, { gpus: degree });
+      try {
+        var resolved = resolve(program, at, formulas);
+        runChecks(program, "given", at, null, resolved.given, data);
+        var limit = evaluate(resolved.steps, resolved.given, formulas).batch_memory_limit;
+        entry.kv_limit = limit;
+        if (limit < 1) {
+          entry.refused = "a replica of " + degree + " × " + data.gpu_names[raw.gpu] + " holds no sequence of " +
+            group(String(raw.context)) + " tokens beside the weights and reserves.";
+          return;
+        }
+        for (var batch = 1; batch <= limit; batch *= 2) {
+          var v = evaluate(resolved.steps, resolved.given, formulas, { batch: batch });
+          entry.points.push({ batch: batch, step_ms: v.step_ms, tok_s_per_user: v.tok_s_per_user,
+                              tok_s_per_card: v.tok_s_per_card, meets_target: v.step_ms <= target * (1 + 1e-12) });
+          if (v.step_ms <= target * (1 + 1e-12)) entry.marked_batch = batch;
+        }
+      } catch (error) {
+        entry.refused = error.message;
+      }
+    });
+    curve.degrees.forEach(function (d) {
+      if (d.gpus === raw.gpus && d.marked_batch) curve.marked = { gpus: d.gpus, batch: d.marked_batch };
+      d.points.forEach(function (p) {
+        if (!p.meets_target) return;
+        var b = curve.best;
+        if (!b || p.tok_s_per_card > b.tok_s_per_card || (p.tok_s_per_card === b.tok_s_per_card && p.tok_s_per_user > b.tok_s_per_user)) {
+          curve.best = Object.assign({ gpus: d.gpus }, p);
+        }
+      });
+    });
+    return curve;
   }
 
   // procedures/ladder.py run_ladder and forms._ladder_details: the does-not-fit alert and the headline details.
@@ -530,6 +606,7 @@
       headlines.appendChild(box);
     });
     container.appendChild(headlines);
+    if (report.curve) container.appendChild(drawCurve(report.curve, data, data.gpu_names[report.gpu]));
     var list = el("ol", "calc-embed-steps");
     report.rows.forEach(function (row) {
       var changed = isChanged(previous, row);
@@ -549,6 +626,141 @@
     container.appendChild(list);
     container.appendChild(el("p", "calc-embed-offline-note small text-body-secondary mb-0",
       "Worked offline in this page. The notes on each result are on the site's calculator."));
+  }
+
+  // calculators/pareto_chart.py curve_view and templates/calculators/_curve.html: the chart (one line,
+  // colour, marker shape and dash per degree; the target dashed, its too-slow side hatched; the
+  // target's point ringed) and the table of every point.
+  var SVG_NS = "http://www.w3.org/2000/svg";
+  var CURVE = { width: 620, height: 420, left: 74, right: 600, top: 30, bottom: 330 };
+  var CURVE_STYLES = [["#0072B2", "circle", null], ["#D55E00", "square", "7 4"], ["#009E73", "triangle", "2 4"],
+                      ["#CC79A7", "diamond", "10 4 2 4"], ["#E69F00", "circle", "4 3"], ["#56B4E9", "square", "1 3"]];
+
+  function svgEl(tag, attrs, text) {
+    var node = document.createElementNS(SVG_NS, tag);
+    Object.keys(attrs || {}).forEach(function (key) { if (attrs[key] !== null) node.setAttribute(key, String(attrs[key])); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function niceStep(span) {  // pareto_chart._nice_step
+    var raw = span / 6, power = Math.pow(10, Math.floor(Math.log10(raw)));
+    var factors = [1, 2, 5, 10];
+    for (var i = 0; i < factors.length; i += 1) if (factors[i] * power >= raw) return factors[i] * power;
+    return 10 * power;
+  }
+
+  function curveMarker(kind, x, y, colour, filled) {
+    var fill = filled ? colour : "#ffffff", size = 5, a = { fill: fill, stroke: colour, "stroke-width": 1.5 };
+    var poly = function (points) {
+      return svgEl("polygon", Object.assign({ points: points.map(function (p) { return p[0].toFixed(2) + "," + p[1].toFixed(2); }).join(" ") }, a));
+    };
+    if (kind === "square") return svgEl("rect", Object.assign({ x: x - size, y: y - size, width: 2 * size, height: 2 * size }, a));
+    if (kind === "triangle") return poly([[x, y - size * 1.2], [x + size * 1.1, y + size * 0.8], [x - size * 1.1, y + size * 0.8]]);
+    if (kind === "diamond") return poly([[x, y - size * 1.3], [x + size * 1.3, y], [x, y + size * 1.3], [x - size * 1.3, y]]);
+    return svgEl("circle", Object.assign({ cx: x, cy: y, r: size }, a));
+  }
+
+  function cardsText(gpus) { return gpus === 1 ? "1 GPU" : gpus + " GPUs"; }
+
+  function drawCurve(curve, data, gpuName) {
+    var C = CURVE, units = data.units, tokS = function (v) { return formatNumber(v, "tok/s", units); };
+    var series = curve.degrees.filter(function (d) { return d.points.length; });
+    var points = [].concat.apply([], series.map(function (d) { return d.points; }));
+    var section = el("section", "card shadow-sm mb-3 calc-curve");
+    section.appendChild(el("h3", "h6 card-header bg-white mb-0", "Throughput against interactivity"));
+    var body = el("div", "card-body");
+    section.appendChild(body);
+    if (!points.length) { body.appendChild(el("p", "small mb-0", "No degree holds a sequence.")); return section; }
+    var xMax = Math.max.apply(null, points.map(function (p) { return p.tok_s_per_user; }).concat([curve.target_tok_s_per_user])) * 1.08;
+    var yMax = Math.max.apply(null, points.map(function (p) { return p.tok_s_per_card; })) * 1.1;
+    var xStep = niceStep(xMax), yStep = niceStep(yMax);
+    xMax = Math.ceil(xMax / xStep) * xStep; yMax = Math.ceil(yMax / yStep) * yStep;
+    var sx = function (v) { return C.left + v / xMax * (C.right - C.left); };
+    var sy = function (v) { return C.bottom - v / yMax * (C.bottom - C.top); };
+    var label = "Line chart of tok/s per card against tok/s per user on " + series.map(function (d) { return cardsText(d.gpus); }).join(", ") +
+      " of " + gpuName + ", batches doubling up to the KV limit; the TPOT target of " + general(curve.target_ms, 6) +
+      " ms is the dashed line at " + tokS(curve.target_tok_s_per_user) + " per user. The table below gives every point.";
+    var svg = svgEl("svg", { viewBox: "0 0 " + C.width + " " + C.height, role: "img", "aria-label": label,
+                             "class": "rb-figure-svg", "font-size": 15 });
+    svg.appendChild(svgEl("title", {}, label));
+    var tx = sx(curve.target_tok_s_per_user);
+    svg.appendChild(svgEl("rect", { x: C.left, y: C.top, width: Math.max(0, tx - C.left), height: C.bottom - C.top,
+                                    fill: "#e9ecf1", opacity: 0.7 }));
+    for (var t = 0; t <= xMax + 1e-9; t += xStep) {
+      svg.appendChild(svgEl("line", { x1: sx(t), y1: C.top, x2: sx(t), y2: C.bottom, stroke: "#e3e7ee" }));
+      svg.appendChild(svgEl("text", { x: sx(t), y: C.bottom + 18, "font-size": 13, "text-anchor": "middle", fill: "#5c6675" }, fixed(t, 0, true)));
+    }
+    for (t = 0; t <= yMax + 1e-9; t += yStep) {
+      svg.appendChild(svgEl("line", { x1: C.left, y1: sy(t), x2: C.right, y2: sy(t), stroke: "#e3e7ee" }));
+      svg.appendChild(svgEl("text", { x: C.left - 6, y: sy(t) + 4.5, "font-size": 13, "text-anchor": "end", fill: "#5c6675" }, fixed(t, 0, true)));
+    }
+    svg.appendChild(svgEl("rect", { x: C.left, y: C.top, width: C.right - C.left, height: C.bottom - C.top, fill: "none", stroke: "#c9d2de" }));
+    svg.appendChild(svgEl("text", { x: C.left - 66, y: C.top - 12, "font-size": 13, fill: "#5c6675" }, "tok/s per card"));
+    svg.appendChild(svgEl("text", { x: C.right, y: C.top - 12, "font-size": 13, "text-anchor": "end", fill: "#5c6675" },
+                          "hollow marker, shaded side: slower than the target"));
+    svg.appendChild(svgEl("text", { x: (C.left + C.right) / 2, y: C.bottom + 38, "font-size": 13, "text-anchor": "middle", fill: "#5c6675" },
+                          "tok/s per user (interactivity)"));
+    svg.appendChild(svgEl("line", { x1: tx, y1: C.top, x2: tx, y2: C.bottom, stroke: "#1d2330", "stroke-width": 1.5, "stroke-dasharray": "6 4" }));
+    svg.appendChild(svgEl("text", { x: tx + 6, y: C.bottom - 8, "font-size": 13, "font-weight": 600 }, "TPOT " + general(curve.target_ms, 6) + " ms"));
+    var legendX = C.left - 60, isAt = function (mark, gpus, batch) { return mark && mark.gpus === gpus && mark.batch === batch; };
+    series.forEach(function (degree, index) {
+      var style = CURVE_STYLES[index % CURVE_STYLES.length];
+      var coords = degree.points.map(function (p) { return [sx(p.tok_s_per_user), sy(p.tok_s_per_card)]; });
+      if (coords.length > 1) {
+        svg.appendChild(svgEl("path", { d: "M" + coords.map(function (c) { return c[0].toFixed(2) + " " + c[1].toFixed(2); }).join("L"),
+                                        fill: "none", stroke: style[0], "stroke-width": 2, "stroke-dasharray": style[2] }));
+      }
+      degree.points.forEach(function (p, i) {
+        svg.appendChild(curveMarker(style[1], coords[i][0], coords[i][1], style[0], p.meets_target));
+        if (isAt(curve.marked, degree.gpus, p.batch)) {
+          var left = coords[i][0] < C.right - 240;
+          svg.appendChild(svgEl("circle", { cx: coords[i][0], cy: coords[i][1], r: 11, fill: "none", stroke: "#1d2330", "stroke-width": 2.5 }));
+          svg.appendChild(svgEl("text", { x: coords[i][0] + (left ? 14 : -14), y: coords[i][1] + 20, "font-size": 13, "font-weight": 700,
+                                          "text-anchor": left ? "start" : "end" },
+                                "target's point: batch " + group(String(p.batch)) + ", " + cardsText(degree.gpus)));
+        }
+      });
+      var ly = C.height - 20;
+      svg.appendChild(svgEl("line", { x1: legendX, y1: ly - 5, x2: legendX + 26, y2: ly - 5, stroke: style[0], "stroke-width": 2, "stroke-dasharray": style[2] }));
+      svg.appendChild(curveMarker(style[1], legendX + 13, ly - 5, style[0], true));
+      svg.appendChild(svgEl("text", { x: legendX + 32, y: ly, "font-size": 13 }, cardsText(degree.gpus)));
+      legendX += 100;
+    });
+    var figure = el("figure", "mb-3");
+    figure.appendChild(svg);
+    body.appendChild(figure);
+    var table = el("table", "table table-sm numbers mb-0 calc-curve-table");
+    table.appendChild(el("caption", "small", "Every point of the curve: " + gpuName + ", TPOT target " + general(curve.target_ms, 6) +
+                         " ms (" + tokS(curve.target_tok_s_per_user) + " per user)."));
+    var head = el("tr");
+    ["GPUs", "Batch", "Step (TPOT)", "tok/s per user", "tok/s per card", "Meets the target", "Mark"].forEach(function (name) {
+      var th = el("th", "", name); th.setAttribute("scope", "col"); head.appendChild(th);
+    });
+    table.appendChild(el("thead")).appendChild(head);
+    var tbody = table.appendChild(el("tbody"));
+    series.forEach(function (degree) {
+      degree.points.forEach(function (p) {
+        var marks = [];
+        if (isAt(curve.marked, degree.gpus, p.batch)) marks.push("the target's point");
+        if (isAt(curve.best, degree.gpus, p.batch)) marks.push("best per card");
+        var tr = el("tr", marks.length ? "table-active" : "");
+        var th = el("th", "tabular-nums", String(degree.gpus)); th.setAttribute("scope", "row"); tr.appendChild(th);
+        [group(String(p.batch)), formatNumber(p.step_ms, "ms", units), tokS(p.tok_s_per_user), tokS(p.tok_s_per_card),
+         p.meets_target ? "yes" : "no", marks.join(", ")].forEach(function (text) { tr.appendChild(el("td", "tabular-nums", text)); });
+        tbody.appendChild(tr);
+      });
+    });
+    var wrap = el("div", "table-responsive");
+    wrap.appendChild(table);
+    body.appendChild(wrap);
+    var refused = curve.degrees.filter(function (d) { return d.refused; });
+    if (refused.length) {
+      var list = el("ul", "small text-body-secondary mt-2 mb-0");
+      refused.forEach(function (d) { list.appendChild(el("li", "", "No curve at " + cardsText(d.gpus) + ": " + d.refused)); });
+      body.appendChild(list);
+    }
+    return section;
   }
 
   function isChanged(previous, row) {  // forms._changed
