@@ -58,3 +58,13 @@ def test_a_refused_input_shows_beside_its_field_and_no_chart(client):
     assert "calc-curve-table" not in page
     error = re.search(r'<div id="error-gpus"[^>]*>(.*?)</div>', page, re.S).group(1)
     assert "holds no sequence" in html.unescape(error)
+
+
+def test_a_card_without_a_driver_total_says_its_memory_is_the_marketed_figure(client):
+    """H100 PCIe: no nvidia-smi capture is on record, so the KV limit uses 80 GB decimal and the page says so."""
+    page = html.unescape(client.get(URL, {"gpu": "h100-pcie-80gb"}).content.decode())
+    assert "H100 PCIe 80GB: no driver-reported total is on record, so the marketed 80 GB HBM2e is read as " \
+           "decimal GB." in page
+    assert "the marketed figure in decimal GB" in page  # the GPU field's help
+    v = FAMILIES["pareto"].run({"gpu": "h100-pcie-80gb"}).values
+    assert v["replica_kv_budget_gib"] == pytest.approx(80e9 / 2**30 * 0.9 - 8_030_261_248 * 2 / 2**30 - 3, rel=1e-12)
