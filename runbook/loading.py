@@ -62,6 +62,17 @@ CRITIQUE_CATEGORIES = {
     "nominal-4bit": ("4-bit weights sized at exactly four bits", "nominal-4bit"),
     "fits-is-not-serves": ("\"Fits\" taken for \"serves\"", "fits-is-not-serves"),
     "fleet-at-full-occupancy": ("Fleet sized at full occupancy, no headroom", ""),
+    # The 2026 serving model's corrections (DESIGN.md §12), each with its erratum where one exists.
+    "bits-for-bytes": ("Bits and bytes confused in a transfer", ""),
+    "kv-replication-ignored": ("A K/V head or latent counted once across more cards than it splits over",
+                               "kv-replication"),
+    "single-node-cost": ("Cost per token priced from one node running flat out", "fleet-cost"),
+    "moe-active-memory": ("MoE memory sized from the active parameters", "moe-nine-gpus"),
+    "experts-starved": ("Experts fed too few tokens per step to be efficient", ""),
+    "batch-free-below-ridge": ("A batch below the ridge taken as free", "batch-reads-every-cache"),
+    "floored-twice": ("A count rounded down, then doubled", "floor-once"),
+    "swap-recompute-backwards": ("Swap and recompute compared backwards", "swap-versus-recompute"),
+    "sla-at-average-capacity": ("A deadline promised on average capacity, no dip allowed for", ""),
 }
 # A critique document's length in lines (outside it: a warning).
 CRITIQUE_LINES = (15, 40)
