@@ -22,6 +22,7 @@ from calculators.engine.catalog import default_catalog
 
 from drills.problems.generation import drill_families, generate_inputs
 from drills.models import BankItem
+from drills.bank.template_rubrics import TEMPLATE_RUBRICS
 
 SOURCE_PREFIX = "engine:"
 SECONDS_PER_STEP = 45
@@ -67,7 +68,7 @@ def _template_row(family, chapters: dict) -> dict:
         "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
                    "new numbers; work every step on paper, then type your values."),
         "model_answer": f"The steps, in order:\n\n{steps}",
-        "rubric": [f"{spec.label} ({spec.unit})" for spec in result.specs],
+        "rubric": TEMPLATE_RUBRICS.get(family.slug) or [f"{spec.label} ({spec.unit})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,
         "track": chapter.track if chapter else "",
         "topic": family.title.lower(),

@@ -14,6 +14,7 @@ from django.core.management import call_command
 
 from calculators.engine.procedures import FAMILIES
 from drills.bank.problem_templates import sync_problem_templates, time_box_s
+from drills.bank.template_rubrics import TEMPLATE_RUBRICS
 from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.models import BankItem, Card
 from drills.reviews.services import record_open_review, record_problem_review, problem_for
@@ -98,7 +99,11 @@ class TestProblemTemplates:
         assert sorted(templates.values_list("slug", flat=True)) == sorted(families)
         assert all(item.family == item.slug and item.source_path == f"engine:{item.slug}" for item in templates)
         ladder = templates.get(slug="ladder")
-        assert ladder.details == {"time_box_s": 360, "steps": 8} and len(ladder.rubric) == 8
+        assert ladder.details == {"time_box_s": 360, "steps": 8}
+        # A family with a written rubric gets its points, not its step labels; the others keep the labels.
+        assert ladder.rubric == TEMPLATE_RUBRICS["ladder"] and "driver reports" in ladder.rubric[0]
+        fleet = templates.get(slug="fleet")
+        assert "fleet" not in TEMPLATE_RUBRICS and fleet.rubric[0] == "Requests in flight (rate × time in system) (users)"
         again = sync_problem_templates()
         assert (again.created, again.updated, again.unchanged) == (0, 0, 20)
 
