@@ -64,3 +64,10 @@ def test_the_form_labels_the_effective_width():
     labels = dict(form.fields["kv_dtype"].choices)
     assert labels["nvfp4"] == "nvfp4 · 4.5 bits effective" and labels["mxfp4"] == "mxfp4 · 4.25 bits effective"
     assert labels["fp8"] == "fp8 · 8 bits"
+
+
+@pytest.mark.parametrize("slug", ["ladder", "decode", "slo", "pareto"])
+def test_an_fp4_cache_on_a_card_without_fp4_says_no_engine_runs_it(slug):
+    note = "lists no FP4 tensor cores, and engines offer nvfp4 KV caches only on cards that have them"
+    assert any(note in n for n in FAMILIES[slug].run({"kv_dtype": "nvfp4"}).notes)  # H100: fp8 at most
+    assert not any("FP4 tensor cores" in n for n in FAMILIES[slug].run({"kv_dtype": "nvfp4", "gpu": "b200"}).notes)

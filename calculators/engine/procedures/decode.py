@@ -39,7 +39,7 @@ from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import (GPU, GPUS, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
                      clean_inputs, resolve_model)
-from .kv import REPLICATION_IGNORED, kv_notes
+from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
 from .slo import PER_USER_RATE
 from .step import (ALLREDUCE_LATENCY_US, BANDWIDTH_EFFICIENCY, BATCH, STEP_MFU, STEP_MISCONCEPTIONS, STEP_VARIANTS,
                    kv_read_spec, replication_step, step_given, time_specs, weight_spec)
@@ -204,7 +204,8 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "measured_tok_s": inputs["measured_tok_s"] or 0.0,
     })
     result = run("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name})
-    result.notes = decode_notes(cfg, gpu, inputs, given, result.values) + kv_notes(cfg) + list(cfg.notes)
+    result.notes = (decode_notes(cfg, gpu, inputs, given, result.values) + fp4_cache_note(inputs["kv_dtype"], gpu)
+                    + kv_notes(cfg) + list(cfg.notes))
     return result
 
 

@@ -110,6 +110,16 @@ REPLICATION_VARIANTS = {
 }
 
 
+def fp4_cache_note(kv_dtype: str, gpu) -> list[str]:
+    """A sentence when an FP4 KV cache is chosen on a card without FP4 tensor cores (engines offer
+    nvfp4/mxfp4 caches on Blackwell-class cards only), or none."""
+    if kv_dtype not in ("nvfp4", "mxfp4") or gpu.dense_tflops.get("fp4"):
+        return []
+    return [f"The {gpu.name} lists no FP4 tensor cores, and engines offer {kv_dtype} KV caches only on cards "
+            f"that have them (Blackwell and later): the cache sizes here are what the format would take, not a "
+            f"deployment this card runs."]
+
+
 def kv_notes(cfg: ModelConfig) -> list[str]:
     """Sentences about the attention kind that change the cache arithmetic."""
     notes = []

@@ -28,8 +28,8 @@ from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL
                      resolve_model)
 from .params import params_given
 from ..step_model import kv_replication
-from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, kv_per_token_spec, per_user_spec,
-                 replication_notes, valid_degree)
+from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, kv_given, kv_notes, kv_per_token_spec,
+                 per_user_spec, replication_notes, valid_degree)
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           AVG_TOKENS, BLOCK_SIZE)
@@ -109,7 +109,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     specs = ladder_specs(cfg)
     values = evaluate_steps(specs, given)
 
-    notes = [gpu.memory_note]
+    notes = [gpu.memory_note, *fp4_cache_note(inputs["kv_dtype"], gpu)]
     if inputs["avg_tokens"] > inputs["context"]:
         notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
                      f"limit; no conversation can outgrow the limit, so the paged count uses "

@@ -40,7 +40,7 @@ from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .family import Family
 from .inputs import (CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE,
                      catalog_or_default, clean_inputs, resolve_model)
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, replication_spec
+from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, replication_spec
 from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
 from .slo import (BATCH_MEMORY_LIMIT, CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, REPLICA_KV_BUDGET_GIB,
                   TPOT_TARGET_IGNORED, TPOT_TARGET_MS, slo_given)
@@ -215,8 +215,8 @@ VARIANTS = {
         {**g, "batch": s["batch"], "kv_replication": 1}) if s["kv_replication"] > 1 else None),),
     "bytes_per_step": (("kv-read-ignored", lambda g, s: s["weight_bytes_per_step"]
                         if s["kv_bytes_per_step"] > 0 else None),),
-    "memory_ms": (("one-card-bandwidth", lambda g, s: S.MEMORY_MS({**g, "gpus": 1, "bytes_per_step": s["bytes_per_step"]})
-                   if g["gpus"] > 1 else None),),
+    "memory_ms": (("one-card-bandwidth", lambda g, s: S.MEMORY_MS(
+        {**g, "gpus": 1, "bytes_per_step": s["bytes_per_step"]}) if g["gpus"] > 1 else None),),
     "step_ms": (("comm-ignored", lambda g, s: max(s["memory_ms"], s["compute_ms"]) if s["comm_ms"] > 0 else None),),
     "tok_s_per_card": (("per-replica-for-per-card", lambda g, s: s["tok_s_per_user"] * s["batch"]
                         if g["gpus"] > 1 else None),
@@ -253,7 +253,8 @@ def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     result = run("pareto", inputs, specs, given, [], {"model_name": model_name})
     curve = pareto_curve(cfg, gpu, inputs, lambda degree: _limit_at(cfg, gpu, inputs, degree))
     result.extra["curve"] = curve
-    result.notes = curve_notes(curve, inputs, result.values, gpu.name) + [gpu.memory_note] + list(cfg.notes)
+    result.notes = (curve_notes(curve, inputs, result.values, gpu.name) + fp4_cache_note(inputs["kv_dtype"], gpu)
+                    + [gpu.memory_note] + list(cfg.notes))
     return result
 
 
@@ -273,7 +274,8 @@ MAX_DRAWS = 300
 
 def generate_pareto(rng: random.Random, catalog: Catalog) -> dict:
     """A curve problem: a served model on the smallest degree that holds it (one time in three the next
-    one up, so comm and replication enter), a context it supports, and a TPOT target some batch meets."""
+    one up, so comm and replication enter), a context it supports, a KV precision the card's engines
+    offer, and a TPOT target some batch meets."""
     for _ in range(MAX_DRAWS):
         inputs = draw_served_model(rng, catalog)
         cfg = catalog.model(inputs["model"]).config
@@ -281,8 +283,11 @@ def generate_pareto(rng: random.Random, catalog: Catalog) -> dict:
             inputs["gpus"] *= 2
         limit = cfg.max_position_embeddings or 8192
         inputs["context"] = rng.choice([c for c in CONTEXTS_DRAWN if c <= limit] or [2048])
-        inputs["kv_dtype"] = "fp8" if catalog.gpu(inputs["gpu"]).dense_tflops.get("fp8") and rng.random() < 0.3 \
-            else "bf16"
+        card = catalog.gpu(inputs["gpu"])
+        # bf16 mostly; fp8 where the card has it, and on FP4 cards the nvfp4 cache engines offer there.
+        caches = ["bf16", "bf16"] + (["fp8"] if card.dense_tflops.get("fp8") else []) \
+            + (["nvfp4"] if card.dense_tflops.get("fp4") else [])
+        inputs["kv_dtype"] = rng.choice(caches)
         for target in rng.sample(TPOT_TARGETS_DRAWN, len(TPOT_TARGETS_DRAWN)):
             inputs["tpot_target_ms"] = float(target)
             try:

@@ -46,7 +46,8 @@ from .family import Family
 from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
 from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
                      catalog_or_default, clean_inputs, resolve_model)
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, replication_spec, valid_degree
+from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, kv_given, kv_notes, replication_spec,
+                 valid_degree)
 from .slo_step import BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from ..step_model import largest_batch
@@ -313,6 +314,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     reading, computing = _step_parts_ms(given, values["bytes_per_step_gib"], batch)
     notes = [
         gpu.memory_note,
+        *fp4_cache_note(inputs["kv_dtype"], gpu),
         f"A decode step at batch B (the serving model's step) takes the longer of two times, plus the "
         f"all-reduces: the bytes read (the weights once plus B replica-wide caches, each at the full "
         f"{context:,}-token context) over {n} × {format_number(gpu.bandwidth_gb_s, 'GB/s')} at "
