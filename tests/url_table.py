@@ -117,7 +117,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "reviews:progress": Get(),
     # lab
     "lab:index": Post(("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "engine_flags", "startup_gib",
-                       "decode_tok_s", "knee_batch", "preempt_pct", "prefill_ms", "prompt_tokens"),
+                       "decode_tok_s", "knee_batch", "preempt_pct", "prefill_ms", "prompt_tokens", "startup_log"),
                       echo=("engine_flags", "startup_gib", "decode_tok_s", "knee_batch", "preempt_pct",
                             "prefill_ms", "prompt_tokens", "gpus")),
     "lab:run": Get(),

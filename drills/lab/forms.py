@@ -55,6 +55,11 @@ class LabForm(forms.Form):
         label="Prefill time, ms (optional)", required=False, min_value=0.001, max_value=10_000_000,
         help_text="For the prompt length beside it; the engine's own timing, not the client's TTFT.",
         widget=_number())
+    startup_log = forms.CharField(
+        label="vLLM start-up log (optional)", required=False, max_length=200_000,
+        help_text="Paste the engine's start-up output: the weights it loaded, the KV cache memory, blocks or "
+                  "tokens, and the maximum concurrency are read into the ladder's steps. Not saved with the run.",
+        widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 4, "spellcheck": "false"}))
     prompt_tokens = forms.IntegerField(
         label="Prompt length, tokens", required=False, min_value=1, max_value=10_000_000,
         help_text="Also the length each sequence held during your batch sweep.",
@@ -85,16 +90,16 @@ class LabForm(forms.Form):
 
     def measured(self) -> dict:
         data = self.cleaned_data
-        return {key: data.get(key) for key in (*MEASUREMENTS, "prompt_tokens")}
+        return {key: data.get(key) for key in (*MEASUREMENTS, "prompt_tokens", "startup_log")}
 
     def clean(self):
         data = super().clean()
         if self.errors:
             return data
-        if all(data.get(key) is None for key in MEASUREMENTS):
+        if all(data.get(key) is None for key in MEASUREMENTS) and not data.get("startup_log"):
             raise forms.ValidationError("Enter at least one measurement: start-up memory, decode rate, the batch "
-                                        "where latency climbs, the cache utilisation at preemption, or a prefill "
-                                        "time.")
+                                        "where latency climbs, the cache utilisation at preemption, a prefill "
+                                        "time, or a start-up log.")
         if data.get("prefill_ms") is not None and not data.get("prompt_tokens"):
             self.add_error("prompt_tokens", "Give the prompt length the prefill time was measured for.")
         catalog = default_catalog()

@@ -150,7 +150,8 @@ def predict(setup: dict[str, Any], measured: dict[str, Any]) -> Prediction:
 
     ``setup``: model, gpu, gpus, weights_dtype, kv_dtype, engine_flags.
     ``measured`` (any may be ``None``): startup_gib (per card), decode_tok_s,
-    knee_batch, preempt_pct, prefill_ms with prompt_tokens.
+    knee_batch, preempt_pct, prefill_ms with prompt_tokens, startup_log (a pasted vLLM
+    start-up log, read into the ladder's steps by :mod:`drills.lab.vllm_log`).
     Raises the engine's :class:`~calculators.engine.errors.EngineError` for an
     impossible setup (e.g. fp8 on a card with no fp8 throughput).
     """
@@ -190,6 +191,10 @@ def predict(setup: dict[str, Any], measured: dict[str, Any]) -> Prediction:
     prefill = _prefill(base, gpu, gpus, measured.get("prefill_ms"), prompt_tokens)
     if prefill is not None:
         comparisons.append(prefill)
+    if measured.get("startup_log"):
+        from drills.lab.vllm_log import log_comparison, read_startup_log
+
+        comparisons.append(log_comparison(read_startup_log(measured["startup_log"]), lv, gpus, context, block))
     summary = {c.key: next((f.value for f in c.derived if f.value is not None), None) for c in comparisons}
     return Prediction(comparisons, flags_read, notes, summary)
 
