@@ -189,7 +189,7 @@ PER_REPLICA_FOR_CARD = MisconceptionInfo(
     "per-replica-for-per-card", "Replica rate quoted per card",
     "The curve's y is tok/s per card: a replica of t cards makes batch ÷ step tokens per second, and each "
     "card earns a t-th of it, so a larger degree must more than double its batch to pay.",
-    "/calculators/pareto/")
+    "/runbook/05-prefill-and-decode/#throughput-interactivity")
 WEIGHTS_ONLY = KV_READ_IGNORED  # "weights-only decode": every sequence's cache is read too
 
 
