@@ -12,11 +12,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from calculators.engine.catalog import Catalog
-from calculators.engine.procedures import FAMILIES, Family, InputSpec
-
 from api import payloads
 from api.simulate_schema import simulate_path, simulate_schemas
+from calculators.engine.catalog import Catalog
+from calculators.engine.procedures import FAMILIES, Family, InputSpec
 
 OPENAPI_VERSION = "3.1.0"
 

@@ -27,12 +27,11 @@ from django.urls import Resolver404, resolve, reverse
 from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 
+from api import payloads
+from api.schema import openapi_schema
+from calculators import simulation
 from calculators.engine.errors import ConfigError, EngineError
 from calculators.engine.procedures import FAMILIES
-
-from api import payloads
-from calculators import simulation
-from api.schema import openapi_schema
 
 # Catalog endpoints change only with a deploy; calculator results are pure functions of their inputs.
 CATALOG_MAX_AGE = 3600

@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calculators.engine.catalog import default_catalog  # noqa: E402
-from calculators.engine.formula import Formula  # noqa: E402
-from calculators.engine.grader import grade  # noqa: E402
-from calculators.engine.procedures import FAMILIES  # noqa: E402
+from calculators.engine.catalog import default_catalog
+from calculators.engine.formula import Formula
+from calculators.engine.grader import grade
+from calculators.engine.procedures import FAMILIES
 
 TARGET_RATIO = 50
 
@@ -115,7 +115,7 @@ def main() -> int:
     print(f"ratio naive/cached: {ratio:9.1f}×  (target ≥ {TARGET_RATIO}×) {'OK' if ratio >= TARGET_RATIO else 'MISSED'}")
     print(f"verdicts differing between the two: {mismatches}")
 
-    import bench_parser  # noqa: E402  (sibling script)
+    import bench_parser
 
     print("\nparser on hostile input:")
     sys.argv = ["bench_parser.py", "--repeat", "10"]  # bench_parser reads its own flags

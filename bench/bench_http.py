@@ -143,8 +143,8 @@ def seed() -> dict:
     from django.utils import timezone
 
     from coaching.sample import cohort_with_progress
-    from drills.problems.generation import create_problem
     from drills.models import BankItem, Card
+    from drills.problems.generation import create_problem
     from drills.reviews.scheduling import add_to_deck
     from runbook.models import Chapter
 
@@ -384,7 +384,7 @@ def login_all(port: int, role_user: dict[str, str], count: int) -> dict[str, lis
         for session, username in chunk:
             try:
                 session.login(username)
-            except Exception as exc:  # noqa: BLE001 - reported below, the run then stops
+            except Exception as exc:
                 failures.append(f"{username}: {exc}")
 
     threads = [threading.Thread(target=work, args=(jobs[n::4],)) for n in range(4)]
@@ -399,7 +399,7 @@ def login_all(port: int, role_user: dict[str, str], count: int) -> dict[str, lis
 
 def run_http(args, env: dict[str, str], paths: dict) -> int:
     """Start gunicorn, log the clients in, measure every endpoint at each concurrency, print the tables."""
-    log = open(Path(args.tmp) / "gunicorn.log", "wb")  # noqa: SIM115 - closed in finally
+    log = open(Path(args.tmp) / "gunicorn.log", "wb")
     process = start_gunicorn(env, log)
     missed, errors = [], 0
     try:
@@ -501,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
         began = time.perf_counter()
         paths = seed()
         print(f"set-up (migrate, load_content, collectstatic, seed): {time.perf_counter() - began:.1f} s")
-    except Exception as exc:  # noqa: BLE001 - one line, then exit 2
+    except Exception as exc:
         print(f"set-up failed: {exc!r}", file=sys.stderr)
         return 2
     try:

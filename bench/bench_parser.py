@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calculators.engine.answers import parse_answer  # noqa: E402
-from calculators.engine.errors import AnswerError  # noqa: E402
+from calculators.engine.answers import parse_answer
+from calculators.engine.errors import AnswerError
 
 TARGET_SECONDS = 0.050
 NORMAL = ("2*32*8*128*2", "B")

@@ -20,8 +20,28 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.procedures.base import format_number
-from runbook.figures.frames import (BLUE, GREEN, GRID, INK, MUTED, ORANGE, PAPER, PURPLE, RULE, SKY, VERMILLION,
-                                    circle, group, hatch, line, path, polygon, rect, svg, text)
+from runbook.figures.frames import (
+    BLUE,
+    GREEN,
+    GRID,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    PURPLE,
+    RULE,
+    SKY,
+    VERMILLION,
+    circle,
+    group,
+    hatch,
+    line,
+    path,
+    polygon,
+    rect,
+    svg,
+    text,
+)
 
 WIDTH, HEIGHT = 620, 420
 LEFT, RIGHT, TOP, BOTTOM = 74, 600, 30, 330
@@ -170,5 +190,5 @@ def curve_view(curve: dict[str, Any], gpu_name: str, subject: str) -> CurveView:
     refused = [f"{_cards(d['gpus'])}: {d['refused']}" for d in curve["degrees"] if d["refused"]]
     caption = (f"Every point of the curve: {subject} on {gpu_name}, TPOT target {curve['target_ms']:g} ms "
                f"({tok_s(curve['target_tok_s_per_user'])} per user).")
-    return CurveView(mark_safe(svg(WIDTH, HEIGHT, label, group(body))),  # noqa: S308 - built by escaping helpers
+    return CurveView(mark_safe(svg(WIDTH, HEIGHT, label, group(body))),
                      caption, rows, refused, curve["target_ms"])

@@ -125,9 +125,8 @@ def broker_configured() -> bool:
 
 def queue_missing(status: SweepStatus) -> None:
     """Enqueue one task per missing rate not already queued (with a broker)."""
-    from outbox.services import enqueue
-
     from calculators.tasks import simulate_point
+    from outbox.services import enqueue
 
     for rate in status.missing:
         flag = point_key(status.inputs, rate) + ":queued"

@@ -1,3 +1,5 @@
+"""App configuration for ``coaching``."""
+
 from django.apps import AppConfig
 
 

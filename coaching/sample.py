@@ -19,10 +19,10 @@ def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tu
     two days after ``now``. Needs the content loaded (``load_content``): the question and the ladder template.
     Returns the cohort and the assignment.
     """
-    from drills.problems.grading import submit
     from drills.models import BankItem, Card, ProblemInstance
-    from drills.reviews.services import record_open_review
+    from drills.problems.grading import submit
     from drills.reviews.scheduling import add_to_deck
+    from drills.reviews.services import record_open_review
 
     cohort = services.create_cohort(coach, name)
     Membership.objects.bulk_create([Membership(cohort=cohort, candidate=person) for person in people])

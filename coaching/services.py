@@ -31,8 +31,17 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from drills.models import (Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, ReviewSettings,
-                           Round, RoundItem, RoundTemplate)
+from drills.models import (
+    Attempt,
+    BankItem,
+    Card,
+    CritiqueAttempt,
+    ReviewLog,
+    ReviewSettings,
+    Round,
+    RoundItem,
+    RoundTemplate,
+)
 from drills.reviews.scheduling import add_to_deck
 from outbox.services import enqueue
 
@@ -175,7 +184,7 @@ def parse_fixed_inputs(text: str, family: str) -> dict:
         with transaction.atomic():
             create_problem(family, seed=1, fixed_inputs=value).solve()
             transaction.set_rollback(True)
-    except Exception as error:  # noqa: BLE001 - the engine's errors are sentences
+    except Exception as error:
         raise CoachingError(f"Those fixed inputs do not work for {family}: {error}") from None
     return value
 

@@ -22,8 +22,7 @@ from drills.models import Attempt, BankItem, ReviewLog
 
 from . import dashboard, services
 from .access import can_see_candidate, candidates_of, coach_required, cohorts_of
-from .forms import (AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, QuestionForm, SetForm,
-                    add_form_for)
+from .forms import AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, QuestionForm, SetForm, add_form_for
 from .models import Assignment, QuestionSet, SetEntry
 from .services import CoachingError
 from .visibility import hidden_work

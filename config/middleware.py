@@ -23,7 +23,7 @@ def without_nul(data: QueryDict) -> QueryDict:
 
 
 class NulMiddleware:
-    """Replace NUL characters in form data and query strings by U+FFFD before a view sees them.
+    r"""Replace NUL characters in form data and query strings by U+FFFD before a view sees them.
 
     PostgreSQL refuses NUL in text (psycopg raises ``DataError`` for a string
     parameter holding one; ``jsonb`` refuses ``\\u0000``), so a NUL that a form

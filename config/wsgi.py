@@ -13,4 +13,4 @@ from django.urls import get_resolver
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 application = get_wsgi_application()
-get_resolver().url_patterns  # noqa: B018 - evaluated for its side effect: the URLconf's imports
+get_resolver().url_patterns

@@ -30,7 +30,6 @@ from drills.rounds.models import Round
 from outbox.services import enqueue
 
 
-
 def _moment(now: str | None) -> datetime | None:
     return parse_datetime(now) if now else None
 

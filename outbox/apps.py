@@ -1,3 +1,5 @@
+"""App configuration for ``outbox``."""
+
 from django.apps import AppConfig
 
 

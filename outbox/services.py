@@ -114,7 +114,7 @@ def _publish(message: OutboxMessage) -> bool:
         with transaction.atomic():
             _task(message.task).apply_async(args=message.args, kwargs=message.kwargs, ignore_result=True,
                                             retry=True, **options)
-    except Exception as error:  # noqa: BLE001 - whatever failed, the row stays pending and the caller goes on
+    except Exception as error:
         _paused_until = time.monotonic() + PAUSE_AFTER_ERROR
         message.last_error = describe(error)
         message.available_at = timezone.now() + backoff(message.attempts)

@@ -33,8 +33,7 @@ import yaml
 from django.db import models, transaction
 
 from runbook.content import heading_anchors, plain_text
-from runbook.models import (BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage,
-                            Track)
+from runbook.models import BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage, Track
 from runbook.shortcodes import find_errors
 
 # The sixteen documents of the map (CONTENT.md); tracks.yaml lists them with their titles.
@@ -206,7 +205,7 @@ def _read(path: Path, errors: list[str], warnings: list[str]) -> _Source | None:
 
 def _yaml(source: _Source) -> Any:
     try:
-        return yaml.load(source.text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(source.text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -389,7 +388,7 @@ def _read_chapters(parsed: _Parsed) -> None:
             continue
         front, body, body_line = split
         try:
-            meta = yaml.load(front, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+            meta = yaml.load(front, Loader=_Loader)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             source.error(mark.line + 2 if mark else 1, f"the front matter is not valid YAML: "
@@ -908,7 +907,7 @@ def _bank_model() -> type[models.Model] | None:
     """The question bank's model, reached through ``Chapter.questions`` (the runbook never imports drills)."""
     try:
         return Chapter._meta.get_field("questions").related_model
-    except Exception:  # noqa: BLE001 - the bank's app is not installed
+    except Exception:
         return None
 
 

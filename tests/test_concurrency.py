@@ -34,12 +34,21 @@ from django.urls import reverse
 from django.utils import timezone
 
 from drills.bank.problem_templates import sync_problem_templates
-from drills.models import (Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings, Round, RoundItem,
-                           RoundTemplate)
+from drills.models import (
+    Attempt,
+    BankItem,
+    Card,
+    ProblemInstance,
+    ReviewLog,
+    ReviewSettings,
+    Round,
+    RoundItem,
+    RoundTemplate,
+)
 from drills.problems.grading import UnreadableAnswers
+from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
 from drills.rounds.services import start_round, submit
-from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,7 +90,7 @@ def run_together(calls):
             connection.ensure_connection()
             barrier.wait(timeout=60)
             results[index] = function(*args)
-        except Exception:  # noqa: BLE001 - every failure is reported by the assertion below
+        except Exception:
             errors.append(f"thread {index} {args!r}:\n{traceback.format_exc()}")
         finally:
             connections.close_all()

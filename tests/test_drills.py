@@ -26,9 +26,9 @@ from django.utils.safestring import mark_safe
 
 from calculators.engine.catalog import default_catalog, gpu_from_entry
 from calculators.engine.procedures import FAMILIES
+from drills.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextInput, sign_start
 from drills.problems.generation import GENERATOR_VERSION, generate_inputs
-from drills.models import Attempt, ProblemInstance, StepAnswer
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
 

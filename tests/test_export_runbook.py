@@ -6,9 +6,9 @@ The browser half (the calculators driven offline) is ``tests/e2e/test_export_off
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
-import os
 import shutil
 import subprocess
 import sys

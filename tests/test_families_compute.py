@@ -31,8 +31,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from drills.problems.generation import GENERATOR_VERSION
 from drills.models import ProblemInstance
+from drills.problems.generation import GENERATOR_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOG = REPO / "fixtures" / "catalog"

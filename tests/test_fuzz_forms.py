@@ -31,7 +31,8 @@ from django.conf import settings as django_settings
 from django.db import transaction
 from django.test import Client
 from django.utils.html import escape
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from coaching.models import Cohort
 from tests.url_table import TABLE, Get, Post, Skip, build_world, fill, site_patterns, skipped_prefix, url_patterns

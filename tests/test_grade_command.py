@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from drills.problems.generation import generate_inputs
 from drills.models import Attempt
+from drills.problems.generation import generate_inputs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 CATALOG_DIR = BASE_DIR / "fixtures" / "catalog"

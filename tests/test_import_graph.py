@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("accounts", "api", "calculators", "coaching", "config", "drills", "outbox", "runbook")
 

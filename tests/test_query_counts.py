@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from coaching.sample import cohort_with_progress
 from drills.bank.problem_templates import sync_problem_templates
-from drills.problems.generation import create_problem
 from drills.models import BankItem, Card
+from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
 from runbook.loading import load_content
 from runbook.models import Chapter

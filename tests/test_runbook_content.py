@@ -7,8 +7,14 @@ import re
 import pytest
 
 from runbook import content
-from runbook.content import (GlossaryEntry, GlossaryMatcher, escape_markdown, plain_text, render_markdown,
-                             strip_paragraph)
+from runbook.content import (
+    GlossaryEntry,
+    GlossaryMatcher,
+    escape_markdown,
+    plain_text,
+    render_markdown,
+    strip_paragraph,
+)
 from runbook.shortcodes import ShortcodeError, resolve
 
 

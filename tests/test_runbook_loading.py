@@ -12,8 +12,7 @@ from django.core.management.base import CommandError
 
 from drills.models import BankItem
 from runbook.loading import ContentError, load_content
-from runbook.models import (BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage,
-                            Track)
+from runbook.models import BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage, Track
 
 pytestmark = pytest.mark.django_db
 

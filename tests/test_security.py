@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from drills.problems.generation import GENERATOR_VERSION
 from drills.models import BankItem, ProblemInstance
+from drills.problems.generation import GENERATOR_VERSION
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,8 @@ go through it; these tests pin what it writes for each kind of caller.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.contrib.auth.models import AnonymousUser

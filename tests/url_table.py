@@ -261,11 +261,11 @@ def build_world(candidate, coach) -> World:
     from coaching.models import QuestionSet
     from drills.bank.problem_templates import sync_problem_templates
     from drills.critique.services import grade_critique
-    from drills.problems.generation import create_problem
     from drills.models import BankItem, Card, CritiqueAttempt
+    from drills.problems.generation import create_problem
+    from drills.reviews.scheduling import add_to_deck
     from drills.reviews.services import problem_for
     from drills.rounds.services import start_round, sync_presets
-    from drills.reviews.scheduling import add_to_deck
     from runbook.models import Chapter
 
     now = timezone.now()

@@ -50,8 +50,19 @@ from typing import NoReturn
 
 from calculators.engine.errors import AnswerError
 from calculators.engine.units import (
-    COUNT_DIMENSIONS, DIMENSIONLESS, Exponents, Unit, base_unit_symbol, dimension_name,
-    dimension_phrase, format_quantity, get_unit, quote, rescale, resolve_unit, unit_hint,
+    COUNT_DIMENSIONS,
+    DIMENSIONLESS,
+    Exponents,
+    Unit,
+    base_unit_symbol,
+    dimension_name,
+    dimension_phrase,
+    format_quantity,
+    get_unit,
+    quote,
+    rescale,
+    resolve_unit,
+    unit_hint,
 )
 
 MAX_LENGTH = 200
@@ -162,13 +173,17 @@ class _Reader:
             if ch in _NUMBER_CHARS:
                 i = self._read_number(i)
             elif text.startswith("**", i):
-                self.tokens.append(_Token("op", "**")); i += 2
+                self.tokens.append(_Token("op", "**"))
+                i += 2
             elif ch in _OPERATORS:
-                self.tokens.append(_Token("op", ch)); i += 1
+                self.tokens.append(_Token("op", ch))
+                i += 1
             elif ch in "()":
-                self.tokens.append(_Token(ch, ch)); i += 1
+                self.tokens.append(_Token(ch, ch))
+                i += 1
             elif ch in "xX" and previous in ("num", ")", "unit") and self._operand_follows(i + 1):
-                self.tokens.append(_Token("op", "*")); i += 1  # "2 x 32": a typed times sign
+                self.tokens.append(_Token("op", "*"))  # "2 x 32": a typed times sign
+                i += 1
             elif ch == "$" and previous not in ("num", ")", "unit"):
                 i = self._read_money(i)
             elif ch.isalpha() or ch in "$%":
@@ -334,6 +349,8 @@ class _Reader:
         quantity = self._power(depth)
         if self.peek().kind == "unit":
             unit = self.take().unit
+            if unit is None:  # a "unit" token always carries its unit
+                self.fail("it has a unit the reader lost")
             if quantity.has_unit:
                 self.fail(f"it puts the unit '{_short(unit.symbol)}' on a value that already has a unit")
             self.units_seen.append(unit)

@@ -34,7 +34,7 @@ from .errors import InputError
 
 # The unit check's bases and every unit's size in them come from the one unit table
 # (:mod:`.unit_table`, itself read from the parser's vocabulary in :mod:`.units`).
-from .unit_table import BYTE, SECOND, UNIT_IN_BASE, USD  # noqa: E402  (after the module docstring's imports)
+from .unit_table import BYTE, SECOND, UNIT_IN_BASE, USD
 
 _BASE_UNITS = (BYTE, SECOND, USD)
 

@@ -49,7 +49,7 @@ class Quantity:
     @cached_property
     def formulas(self) -> tuple:
         """The :class:`~.formula.Formula` objects of :attr:`forms` (a name may hold a dict of them)."""
-        found = []
+        found: list = []
         for ref in self.forms:
             module, _, name = ref.partition(":")
             value = getattr(importlib.import_module(f"calculators.engine.{module}"), name)

@@ -253,7 +253,8 @@ class Replica:
             memory_rate=t * self.gpu.bandwidth_gb_s * 1e6 * self.bandwidth_efficiency,
             decode_rate=peak * self.mfu, prefill_rate=peak * self.prefill_mfu,
             allreduces=2 * cfg.layers if t > 1 else 0,
-            comm_ms_per_token=(2 * (t - 1) / t * cfg.hidden_size * ACTIVATION_BYTES / (link * 1e6)) if t > 1 else 0.0,
+            comm_ms_per_token=(2 * (t - 1) / t * cfg.hidden_size * ACTIVATION_BYTES / (link * 1e6)) if t > 1 and link
+            else 0.0,
             comm_latency_ms=self.allreduce_latency_us / 1000,
         )
 

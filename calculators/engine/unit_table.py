@@ -31,7 +31,7 @@ from fractions import Fraction
 
 import sympy
 
-from .units import BASE_SYMBOLS, resolve_unit
+from .units import BASE_SYMBOLS, Unit, resolve_unit
 
 # Bases a formula's dimension check keeps (positive symbols, so sympy cancels them exactly).
 BYTE = sympy.Symbol("unit_byte", positive=True)
@@ -58,20 +58,27 @@ class UnitRecord:
     bare_operand: bool = False
     whole_json: bool = False
 
+    def _unit(self) -> Unit:
+        """The parser's unit of this symbol (every symbol of the table is one the parser reads)."""
+        unit = resolve_unit(self.symbol)
+        if unit is None:
+            raise LookupError(f"The unit table's symbol {self.symbol!r} is not a unit the parser reads.")
+        return unit
+
     @property
     def exponents(self) -> tuple[int, ...]:
         """The dimension vector over :data:`.units.BASE_SYMBOLS`."""
-        return resolve_unit(self.symbol).exponents
+        return self._unit().exponents
 
     @property
     def factor(self) -> Fraction:
         """The exact factor to the coherent base unit of the dimension."""
-        return resolve_unit(self.symbol).exact_factor
+        return self._unit().exact_factor
 
     @property
     def dimension(self) -> str:
         """The dimension's name (``memory``, ``bandwidth`` …) from :mod:`.units`."""
-        return resolve_unit(self.symbol).dimension
+        return self._unit().dimension
 
 
 def _r(symbol, label, style, decimals=0, **rest):

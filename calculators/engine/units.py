@@ -216,9 +216,12 @@ def resolve_unit(spelling: str) -> Unit | None:
     parts = symbol.split("/")
     if not symbol or len(parts) > 4:
         return None
-    found = [_lookup_simple(part) for part in parts]
-    if any(item is None for item in found):
-        return None
+    found = []
+    for part in parts:
+        item = _lookup_simple(part)
+        if item is None:
+            return None
+        found.append(item)
     exponents, factor = found[0]
     for part_exponents, part_factor in found[1:]:
         exponents = tuple(a - b for a, b in zip(exponents, part_exponents))

@@ -25,9 +25,21 @@ from calculators.engine.catalog import Catalog
 from calculators.engine.dtypes import weight_bits
 from calculators.engine.errors import InputError
 from calculators.engine.param_count import param_breakdown
-from calculators.engine.procedures.inputs import (BLOCK_SIZE, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION,
-                                                  WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
-                                                  clean_inputs, resolve_model)
+from calculators.engine.procedures.inputs import (
+    BLOCK_SIZE,
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from calculators.engine.step_model import Replica
 
 GIB = 2**30

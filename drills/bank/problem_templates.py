@@ -19,10 +19,9 @@ import math
 from dataclasses import dataclass
 
 from calculators.engine.catalog import default_catalog
-
-from drills.problems.generation import drill_families, generate_inputs
-from drills.models import BankItem
 from drills.bank.template_rubrics import TEMPLATE_RUBRICS
+from drills.models import BankItem
+from drills.problems.generation import drill_families, generate_inputs
 
 SOURCE_PREFIX = "engine:"
 SECONDS_PER_STEP = 45

@@ -5,7 +5,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 from calculators.engine.procedures import FAMILIES
-
 from drills.models import BankItem
 
 

@@ -18,11 +18,10 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
 from calculators.engine.procedures import FAMILIES
-
 from drills.bank.forms import BankFilterForm
 from drills.bank.services import item_title
-from drills.reviews.exports import bank_apkg as build_apkg
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
+from drills.reviews.exports import bank_apkg as build_apkg
 from drills.reviews.scheduling import add_to_deck, remove_from_deck, state_label, time_box_of
 
 PAGE_SIZE = 40

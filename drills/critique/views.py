@@ -17,11 +17,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from runbook.models import Resource
-
 from drills.critique.services import RULE, SELF_RATINGS, CritiqueGrade, grade_critique, read_flags
-from drills.problems.forms import read_start, sign_start
 from drills.models import BankItem, CritiqueAttempt, CritiqueMark
+from drills.problems.forms import read_start, sign_start
+from runbook.models import Resource
 
 
 def _item(slug: str, kind: str) -> BankItem:

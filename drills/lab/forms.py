@@ -7,7 +7,6 @@ from django import forms
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from calculators.engine.errors import EngineError
-
 from drills.lab.services import predict
 
 # Engine inputs that come from another field of the form (flags read as text, the sweep length).

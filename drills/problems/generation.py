@@ -14,7 +14,6 @@ import secrets
 
 from calculators.engine.catalog import Catalog, default_catalog
 from calculators.engine.procedures import FAMILIES
-
 from drills.models import ProblemInstance
 
 GENERATOR_VERSION = 3

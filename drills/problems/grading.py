@@ -15,7 +15,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from calculators.engine.grader import Grade, grade
-
 from drills.problems.models import Attempt, ProblemInstance, StepAnswer
 
 

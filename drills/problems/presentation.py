@@ -7,7 +7,6 @@ import json
 from calculators.engine.catalog import catalog_from_entries
 from calculators.engine.dtypes import NOMINAL_BITS
 from calculators.engine.procedures import Result
-
 from drills.models import ProblemInstance
 
 # config.json keys worth showing, in reading order (Hugging Face, Falcon RW and

@@ -8,11 +8,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
-
+from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, create_problem, drill_families
 from drills.problems.grading import submit
-from drills.models import Attempt, ProblemInstance
 from drills.problems.presentation import problem_facts, statement
 
 

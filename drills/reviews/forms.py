@@ -7,8 +7,8 @@ from functools import lru_cache
 
 from django import forms
 
-from drills.problems.forms import DirectHiddenInput
 from drills.models import ReviewLog, ReviewSettings
+from drills.problems.forms import DirectHiddenInput
 from drills.reviews.scheduling import local_today
 
 RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [("auto", "From my ticks")]

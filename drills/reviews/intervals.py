@@ -33,7 +33,8 @@ import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from fsrs import Card as FsrsCard, Rating, Scheduler, State
+from fsrs import Card as FsrsCard
+from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
 
 DAY = timedelta(days=1)

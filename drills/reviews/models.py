@@ -16,7 +16,8 @@ the review flow in :mod:`drills.reviews.services`.
 from __future__ import annotations
 
 import zoneinfo
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -126,7 +127,8 @@ class Card(models.Model):
 
     def to_fsrs(self):
         """This card as an ``fsrs.Card`` (UTC datetimes, as the package wants)."""
-        from fsrs import Card as FsrsCard, State
+        from fsrs import Card as FsrsCard
+        from fsrs import State
 
         return FsrsCard(card_id=self.pk or 1, state=State(self.state), step=self.step, stability=self.stability,
                         difficulty=self.difficulty, due=_utc(self.due), last_review=_utc(self.last_review))
@@ -203,7 +205,8 @@ class ReviewLog(models.Model):
         raise ValueError("Review logs are append-only: a review is never deleted.")
 
     def to_fsrs(self):
-        from fsrs import Rating, ReviewLog as FsrsReviewLog
+        from fsrs import Rating
+        from fsrs import ReviewLog as FsrsReviewLog
 
         return FsrsReviewLog(card_id=self.card_id or -self.pk, rating=Rating(self.rating),
                              review_datetime=_utc(self.reviewed_at), review_duration=self.duration_ms)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import FAMILIES
-
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.reviews.scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day
 

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import zoneinfo
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone as dt_timezone
+from datetime import date, datetime, time, timedelta
+from datetime import timezone as dt_timezone
 from typing import Iterable
 
 from django.conf import settings

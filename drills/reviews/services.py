@@ -29,10 +29,9 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 
 from calculators.engine.grader import Grade
-
+from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
-from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
 
 MAX_DURATION_MS = 24 * 3600 * 1000

@@ -22,19 +22,29 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from drills.reviews.exports import deck_csv, history_csv
-from drills.problems.forms import AnswerForm, read_start, sign_start
-from drills.reviews.forms import OpenAnswerForm, RateForm, ReviewSettingsForm
 from config.timezones import remember_time_zone
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
-from drills.problems.presentation import problem_facts, statement
-from drills.reviews.progress import progress_for
+from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.grading import UnreadableAnswers
-from drills.reviews.services import (card_of, is_problem, problem_for, record_open_review,
-                        record_problem_review)
+from drills.problems.presentation import problem_facts, statement
+from drills.reviews.exports import deck_csv, history_csv
+from drills.reviews.forms import OpenAnswerForm, RateForm, ReviewSettingsForm
 from drills.reviews.intervals import interval_label
-from drills.reviews.scheduling import (RATING_LABELS, RATING_RULE, RUBRIC_RULE, due_count, due_forecast, due_queue,
-                         local_today, next_outcomes, rating_for_rubric, retention_on_day, time_box_of)
+from drills.reviews.progress import progress_for
+from drills.reviews.scheduling import (
+    RATING_LABELS,
+    RATING_RULE,
+    RUBRIC_RULE,
+    due_count,
+    due_forecast,
+    due_queue,
+    local_today,
+    next_outcomes,
+    rating_for_rubric,
+    retention_on_day,
+    time_box_of,
+)
+from drills.reviews.services import card_of, is_problem, problem_for, record_open_review, record_problem_review
 
 FORECAST_DAYS = 7
 

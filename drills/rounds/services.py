@@ -30,15 +30,32 @@ from django.db import transaction
 from django.db.models import Count
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-
 from drills.critique.services import grade_critique, read_flags
-from drills.problems.generation import create_problem
+from drills.models import (
+    BankItem,
+    Card,
+    CritiqueAttempt,
+    CritiqueMark,
+    ReviewLog,
+    ReviewSettings,
+    Round,
+    RoundItem,
+    RoundTemplate,
+    StepAnswer,
+)
 from drills.problems import grading
-from drills.models import (BankItem, Card, CritiqueAttempt, CritiqueMark, ReviewLog, ReviewSettings, Round,
-                     RoundItem, RoundTemplate, StepAnswer)
+from drills.problems.generation import create_problem
+from drills.reviews.scheduling import (
+    HARD_BELOW,
+    _now,
+    add_to_deck,
+    rating_for_problem,
+    rating_for_rubric,
+    retrievability,
+    scheduler_for,
+    time_box_of,
+)
 from drills.reviews.services import record_open_review
-from drills.reviews.scheduling import (HARD_BELOW, _now, add_to_deck, rating_for_problem, rating_for_rubric, retrievability,
-                         scheduler_for, time_box_of)
 
 MAX_TEXT = 20_000
 

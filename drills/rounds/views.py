@@ -22,10 +22,22 @@ from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.presentation import problem_facts, statement
-from drills.rounds.services import (NoItems, add_review_items, autosave, close, close_if_due, current_item, open_item, report_for,
-                     reveal as reveal_item, start_round, submit as submit_item, sync_presets)
-from drills.rounds.services import PRESETS
 from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
+from drills.rounds.services import (
+    PRESETS,
+    NoItems,
+    add_review_items,
+    autosave,
+    close,
+    close_if_due,
+    current_item,
+    open_item,
+    report_for,
+    start_round,
+    sync_presets,
+)
+from drills.rounds.services import reveal as reveal_item
+from drills.rounds.services import submit as submit_item
 
 CLOCK_POLL_S = 30
 

@@ -149,7 +149,7 @@ def export_runbook(out_dir: Path, site_url: str | None = None) -> list[ExportedF
         questions = list(chapter.questions.filter(published=True).order_by("position", "slug"))
         context = {
             "chapter": chapter,
-            "body": mark_safe(body),  # noqa: S308 - sanitised by nh3 in runbook.content, links rewritten
+            "body": mark_safe(body),
             "toc": rendered.toc,
             "chapters": chapters,
             "previous": chapters[position - 1] if position > 0 else None,
@@ -157,10 +157,10 @@ def export_runbook(out_dir: Path, site_url: str | None = None) -> list[ExportedF
             "questions": questions,
             "site_url": site_url,
             "online_url": f"{site_url}{chapter.get_absolute_url()}",
-            "css": mark_safe(css),  # noqa: S308 - our own stylesheets
-            "scripts": mark_safe(_script(static_js)),  # noqa: S308 - our own scripts
-            "driver": mark_safe(_script(driver)) if families else "",  # noqa: S308
-            "formulas": mark_safe(_script(formulas_script(table))) if families else "",  # noqa: S308
+            "css": mark_safe(css),
+            "scripts": mark_safe(_script(static_js)),
+            "driver": mark_safe(_script(driver)) if families else "",
+            "formulas": mark_safe(_script(formulas_script(table))) if families else "",
             "data": page_data(programs, table) if families else None,
         }
         html = _render_page("runbook/export/chapter.html", context, slugs, site_url)

@@ -22,8 +22,30 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, DARK, GRID, INK, MUTED, ORANGE, PAPER, RULE, TINT, VERMILLION, Frame, gpu_name, group,
-                     int_option, line, model_name, path, polygon, rect, render_figure, take_options, text)
+from .frames import (
+    BLUE,
+    DARK,
+    GRID,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    RULE,
+    TINT,
+    VERMILLION,
+    Frame,
+    gpu_name,
+    group,
+    int_option,
+    line,
+    model_name,
+    path,
+    polygon,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "chunked-prefill"
 DEFAULTS = {"model": None, "gpu": None, "prompt_tokens": "8192", "chunk_tokens": "2048", "streams": "3",

@@ -19,9 +19,31 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, GREEN, INK, MUTED, ORANGE, PAPER, PURPLE, RULE, SKY, TINT, VERMILLION, YELLOW,
-                     Frame, gpu_name, group, hatch, int_option, line, model_name, rect, render_figure, take_options,
-                     text)
+from .frames import (
+    BLUE,
+    GREEN,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    PURPLE,
+    RULE,
+    SKY,
+    TINT,
+    VERMILLION,
+    YELLOW,
+    Frame,
+    gpu_name,
+    group,
+    hatch,
+    int_option,
+    line,
+    model_name,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "continuous-batching"
 DEFAULTS = {"model": None, "gpu": None, "context": "2300"}

@@ -21,8 +21,25 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, PURPLE, RULE, TINT, Frame, group,
-                     model_name, rect, render_figure, take_options, text)
+from .frames import (
+    BLUE,
+    DARK,
+    GREEN,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    PURPLE,
+    RULE,
+    TINT,
+    Frame,
+    group,
+    model_name,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "paged-blocks"
 DEFAULTS = {"model": None, "gpu": None, "kv_dtype": None}

@@ -20,8 +20,26 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, DARK, INK, MUTED, ORANGE, PAPER, RULE, TINT, Frame, gpu_name, group, int_option,
-                     model_name, path, rect, render_figure, take_options, text)
+from .frames import (
+    BLUE,
+    DARK,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    RULE,
+    TINT,
+    Frame,
+    gpu_name,
+    group,
+    int_option,
+    model_name,
+    path,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "prefill-decode-cache"
 DEFAULTS = {"model": None, "gpu": None, "kv_dtype": None, "prompt_tokens": "2048", "steps": "4"}

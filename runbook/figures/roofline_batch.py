@@ -22,8 +22,29 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, DARK, GRID, INK, MUTED, PAPER, RULE, TINT, VERMILLION, Frame, circle, gpu_name, group, line,
-                     model_name, num, polygon, rect, render_figure, take_options, text)
+from .frames import (
+    BLUE,
+    DARK,
+    GRID,
+    INK,
+    MUTED,
+    PAPER,
+    RULE,
+    TINT,
+    VERMILLION,
+    Frame,
+    circle,
+    gpu_name,
+    group,
+    line,
+    model_name,
+    num,
+    polygon,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "roofline-batch"
 DEFAULTS = {"model": None, "gpu": None, "precision": None, "weights_dtype": None, "batches": "1,8,32,128,512",

@@ -18,8 +18,27 @@ from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 
 from . import register
-from .frames import (BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, RULE, TINT, VERMILLION, Frame, group, int_option,
-                     line, path, rect, render_figure, take_options, text)
+from .frames import (
+    BLUE,
+    DARK,
+    GREEN,
+    INK,
+    MUTED,
+    ORANGE,
+    PAPER,
+    RULE,
+    TINT,
+    VERMILLION,
+    Frame,
+    group,
+    int_option,
+    line,
+    path,
+    rect,
+    render_figure,
+    take_options,
+    text,
+)
 
 NAME = "speculative-decoding"
 DEFAULTS = {"alpha": None, "gamma": "4", "draft_cost": None}

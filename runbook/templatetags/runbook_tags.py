@@ -13,7 +13,7 @@ def markdown(text: str) -> SafeString:
     """A Markdown field (shortcodes resolved, sanitised) as HTML blocks."""
     if not text:
         return mark_safe("")
-    return mark_safe(render_cached(str(text)).html)  # noqa: S308 - sanitised by nh3 in render_markdown
+    return mark_safe(render_cached(str(text)).html)
 
 
 @register.filter
@@ -21,4 +21,4 @@ def markdown_inline(text: str) -> SafeString:
     """A one-paragraph Markdown field as inline HTML (no ``<p>`` around it)."""
     if not text:
         return mark_safe("")
-    return mark_safe(strip_paragraph(render_cached(str(text)).html))  # noqa: S308 - sanitised by nh3
+    return mark_safe(strip_paragraph(render_cached(str(text)).html))

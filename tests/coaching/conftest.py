@@ -8,7 +8,8 @@ fixed to the 70B on an H200) assigned to the cohort, due two days after T0.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from types import SimpleNamespace
 
 import pytest

@@ -15,10 +15,10 @@ from django.urls import reverse
 
 from coaching import services
 from coaching.models import QuestionSet
-from drills.problems.grading import grade_problem, save_attempt
 from drills.models import BankItem, Card, ProblemInstance, ReviewLog
-from drills.reviews.services import record_open_review
+from drills.problems.grading import grade_problem, save_attempt
 from drills.reviews.scheduling import add_to_deck
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ OWN_ANSWER = "own-practice-answer-55e1"
 @pytest.fixture
 def two_coaches(world, h, django_capture_on_commit_callbacks):
     """demo works carol's assignment (open question + ladder), dave's assignment, and a published question alone."""
-    demo, carol, dave = world.demo, world.coach, world.dave
+    demo, dave = world.demo, world.dave
     autumn = services.create_cohort(dave, "Autumn")
     services.accept_invitation(services.invite(autumn), demo, now=world.T0)
 

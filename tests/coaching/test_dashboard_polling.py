@@ -10,7 +10,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from coaching.models import Assignment
-
 from drills.models import Card
 from drills.reviews.services import record_open_review
 

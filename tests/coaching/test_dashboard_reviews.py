@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from coaching import dashboard, services
 from drills.models import Card, ReviewLog
-from drills.reviews.services import record_open_review
 from drills.reviews.scheduling import add_to_deck
+from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
 

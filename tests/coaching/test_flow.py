@@ -188,8 +188,8 @@ def test_no_reminder_for_work_already_done(world, h):
     record_open_review(world.demo, card.pk, card.version, None, answer="x", ticked=[0, 1], now=world.T0)
     problem_url = services.start_entry(world.assignment, world.demo, world.set.entries.get(item=world.ladder),
                                        now=world.T0)
-    from drills.problems.grading import grade_problem, save_attempt
     from drills.models import ProblemInstance
+    from drills.problems.grading import grade_problem, save_attempt
 
     problem = ProblemInstance.objects.get(pk=int(problem_url.rstrip("/").split("/")[-1]))
     save_attempt(problem, world.demo, grade_problem(problem, h.answers(problem)), None)

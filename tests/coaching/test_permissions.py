@@ -27,8 +27,8 @@ from django.utils.http import urlsafe_base64_encode
 
 from coaching import services
 from drills.critique.services import grade_critique
+from drills.models import BankItem, Card, CritiqueAttempt, LabRun, ProblemInstance
 from drills.problems.grading import grade_problem, save_attempt
-from drills.models import (BankItem, Card, CritiqueAttempt, LabRun, ProblemInstance, Round)
 from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db

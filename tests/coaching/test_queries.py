@@ -9,8 +9,8 @@ from django.urls import reverse
 
 from coaching import services
 from coaching.models import Membership
-from drills.problems.grading import grade_problem, save_attempt
 from drills.models import Card
+from drills.problems.grading import grade_problem, save_attempt
 from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db

@@ -119,8 +119,8 @@ def page(new_context):
 @pytest.fixture
 def reference_problem(content):
     """A ladder problem on the reference stack (53 users worst case, 191 paged)."""
-    from drills.problems.generation import GENERATOR_VERSION
     from drills.models import ProblemInstance
+    from drills.problems.generation import GENERATOR_VERSION
 
     return ProblemInstance.objects.create(
         family="ladder", seed=0, generator_version=GENERATOR_VERSION, inputs=dict(REFERENCE_INPUTS),

@@ -199,9 +199,9 @@ def test_public_pages_logged_out(content, live_server, page, reference_problem):
 
 def test_candidate_pages(live_server, page, people, assigned_set, reference_problem):
     from drills.models import BankItem
+    from drills.reviews.scheduling import add_to_deck
     from drills.rounds.models import Round
     from drills.rounds.services import start_round
-    from drills.reviews.scheduling import add_to_deck
 
     _, candidate = people
     item = BankItem.objects.filter(kind=BankItem.OPEN, published=True).exclude(rubric=[]).order_by("pk").first()

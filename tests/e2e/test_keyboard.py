@@ -8,7 +8,6 @@ a live recompute triggered by leaving or ticking a field leaves focus where it w
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest

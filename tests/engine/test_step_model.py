@@ -9,8 +9,7 @@ from calculators.engine import serving_formulas as S
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.param_count import param_breakdown
-from calculators.engine.step_model import (Replica, attention_head_dim, check_degree, compute_precision,
-                                           step_ms, tp_link)
+from calculators.engine.step_model import Replica, attention_head_dim, check_degree, compute_precision, step_ms, tp_link
 
 CATALOG = default_catalog()
 

@@ -6,7 +6,13 @@ import pytest
 
 from calculators.engine.errors import AnswerError
 from calculators.engine.units import (
-    CANONICAL_UNITS, Unit, convert, dimension_phrase, format_quantity, get_unit, quote,
+    CANONICAL_UNITS,
+    Unit,
+    convert,
+    dimension_phrase,
+    format_quantity,
+    get_unit,
+    quote,
 )
 
 

@@ -8,7 +8,8 @@ not fuzzed here, so every due date is exact.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone as dt_timezone
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.contrib.auth import get_user_model

@@ -15,10 +15,10 @@ from django.core.management import call_command
 from calculators.engine.procedures import FAMILIES
 from drills.bank.problem_templates import sync_problem_templates, time_box_s
 from drills.bank.template_rubrics import TEMPLATE_RUBRICS
-from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.models import BankItem, Card
-from drills.reviews.services import record_open_review, record_problem_review, problem_for
+from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.reviews.scheduling import GOOD, add_to_deck
+from drills.reviews.services import problem_for, record_open_review, record_problem_review
 
 
 def rows(response) -> list[dict]:

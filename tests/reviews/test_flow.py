@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import threading
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import date, datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.db import connection
 
 from drills.models import Attempt, Card, ProblemInstance, ReviewLog, StepAnswer
 from drills.reviews.progress import progress_for
-from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
 from drills.reviews.scheduling import EASY, GOOD, add_to_deck, chapter_items, due_forecast, due_queue
+from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
 
 UTC = dt_timezone.utc
 
@@ -152,7 +153,7 @@ class TestOneReviewPerVersion:
             try:
                 barrier.wait(timeout=10)
                 outcomes.append(record_open_review(candidate, card.pk, 0, rating, answer="x", now=h.T0))
-            except Exception as exc:  # noqa: BLE001 - reported below
+            except Exception as exc:
                 errors.append(exc)
             finally:
                 connection.close()

@@ -9,12 +9,15 @@ page, whose buttons must show what recording each rating does.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 
 import pytest
 from django.utils import timezone
-from fsrs import Card as FsrsCard, Rating, Scheduler, State
-from hypothesis import assume, given, strategies as st
+from fsrs import Card as FsrsCard
+from fsrs import Rating, Scheduler, State
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from drills.models import Card, ReviewLog
 from drills.reviews.intervals import DAY, fuzzed_days, interval_label, outcomes

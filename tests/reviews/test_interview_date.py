@@ -5,7 +5,8 @@ Regression: a past date was saved silently, and /progress/ then read "interview 
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone as dt_timezone
+from datetime import date, datetime
+from datetime import timezone as dt_timezone
 
 import pytest
 

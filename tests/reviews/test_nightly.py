@@ -9,7 +9,8 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import date, datetime, timedelta
+from datetime import timezone as dt_timezone
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,10 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from config.celery import app as celery_app
 from drills import tasks
-from drills.reviews import nightly
 from drills.models import Card, ReviewLog, ReviewSettings
-from drills.reviews.services import record_open_review
+from drills.reviews import nightly
 from drills.reviews.scheduling import GOOD, add_to_deck, scheduler_for
+from drills.reviews.services import record_open_review
 
 UTC = dt_timezone.utc
 BASE_DIR = Path(__file__).resolve().parents[2]

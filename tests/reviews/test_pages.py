@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
-from drills.reviews.services import problem_for, record_open_review
 from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck
+from drills.reviews.services import problem_for, record_open_review
 
 
 def hidden(html: str, name: str) -> str:

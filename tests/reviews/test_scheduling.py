@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone as dt_timezone
+from datetime import date, datetime, timedelta
+from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo
 
 import pytest
 from fsrs import Scheduler
 
 from drills.models import Card, ReviewLog
-from drills.reviews.scheduling import (AGAIN, EASY, GOOD, HARD, add_to_deck, chapter_items, day_bounds, due_forecast,
-                               due_queue, horizon, interview_start, local_today, rating_for_problem,
-                               rating_for_rubric, remove_from_deck, retention_on_day, schedule, track_items)
+from drills.reviews.scheduling import (
+    AGAIN,
+    EASY,
+    GOOD,
+    HARD,
+    add_to_deck,
+    chapter_items,
+    day_bounds,
+    due_forecast,
+    due_queue,
+    horizon,
+    interview_start,
+    local_today,
+    rating_for_problem,
+    rating_for_rubric,
+    remove_from_deck,
+    retention_on_day,
+    schedule,
+    track_items,
+)
 
 UTC = dt_timezone.utc
 

@@ -18,11 +18,11 @@ import pytest
 from django.utils import timezone
 from django.utils.html import escape
 
-from drills.problems.forms import sign_start
 from drills.models import Attempt, Card, ReviewLog, StepAnswer
+from drills.problems.forms import sign_start
 from drills.problems.grading import UnreadableAnswers
-from drills.reviews.services import problem_for, record_problem_review
 from drills.reviews.scheduling import AGAIN, EASY, HARD, add_to_deck
+from drills.reviews.services import problem_for, record_problem_review
 
 SEVEN_O = "Could not read '7O GiB': 'O' is not a unit I know; this step expects a memory size in GiB"
 COMMA = ("Could not read '65,5': commas only separate groups of three digits, as in 1,024; for a decimal, "

@@ -8,7 +8,8 @@ the time a test sets (``clock.set(t)``, ``clock.advance(seconds=…)``).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
 from types import SimpleNamespace
 
 import pytest

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 
 from drills.models import Attempt, Card, ReviewLog, Round, RoundItem
-from drills.rounds.services import close, report_for, start_round
 from drills.reviews.scheduling import add_to_deck, rating_for_rubric
+from drills.rounds.services import close, report_for, start_round
 
 pytestmark = pytest.mark.django_db
 

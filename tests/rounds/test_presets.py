@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from drills.models import Attempt, Card, CritiqueAttempt, Round, RoundTemplate, StepAnswer
+from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import record_open_review
 from drills.rounds.services import PRESETS, preset, sync_presets
-from drills.reviews.scheduling import add_to_deck
 
 pytestmark = pytest.mark.django_db
 

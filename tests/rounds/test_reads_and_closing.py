@@ -6,8 +6,6 @@ The capacity preset is one ladder in five minutes. Its right answers, saved
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext

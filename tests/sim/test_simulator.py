@@ -19,6 +19,7 @@ from calculators.sim.results import knee, percentile, weighted_percentile
 from calculators.sim.run import run_workload, simulate
 from calculators.sim.workload import Workload, generate, parse_trace
 
+
 def ms(value):
     """A time as the summary rounds it (to the µs)."""
     return pytest.approx(value, abs=6e-4)

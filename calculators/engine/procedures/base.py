@@ -19,7 +19,6 @@ from ..formula import Formula
 from ..quantities import canonical_key
 from ..unit_table import BARE_OPERAND_UNITS, RECORDS, SINGULAR, WHOLE_UNITS  # noqa: F401  (re-exported)
 
-
 # Integer steps: how a fractional count is rounded (users floor, GPUs and nodes ceil).
 FLOOR = "floor"
 CEIL = "ceil"

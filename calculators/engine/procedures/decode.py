@@ -31,20 +31,48 @@ from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
-from ..formulas import product, ratio, total
+from ..formulas import product, ratio
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
-from .inputs import (GPU, GPUS, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
-                     clean_inputs, resolve_model)
+from .inputs import (
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
+from .roofline import (
+    ROOFLINE_AS_EXPECTATION,
+    datasheet_phrase,
+    draw_served_model,
+    gpu_phrase,
+    model_phrase,
+    moe_note,
+    params_used,
+)
 from .slo import PER_USER_RATE
-from .step import (ALLREDUCE_LATENCY_US, BANDWIDTH_EFFICIENCY, BATCH, STEP_MFU, STEP_MISCONCEPTIONS, STEP_VARIANTS,
-                   kv_read_spec, replication_step, step_given, time_specs, weight_spec)
-from .roofline import (ROOFLINE_AS_EXPECTATION, datasheet_phrase, draw_served_model, gpu_phrase, model_phrase,
-                       moe_note, params_used)
+from .step import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
+    BATCH,
+    STEP_MFU,
+    STEP_MISCONCEPTIONS,
+    STEP_VARIANTS,
+    kv_read_spec,
+    replication_step,
+    step_given,
+    time_specs,
+    weight_spec,
+)
 
 CONTEXT = InputSpec("context", "int", 0, "average tokens already in each sequence's KV cache, read at every "
                     "step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")

@@ -38,12 +38,20 @@ from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import attention_head_dim, compute_precision
 from .base import Result, StepSpec, format_number, run
+from .disagg_cost import COST_INPUTS, COST_SPECS
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
-from .inputs import GPU, KV_DTYPE, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, \
-    resolve_model
+from .inputs import (
+    GPU,
+    KV_DTYPE,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .kv import kv_given, kv_per_token_spec
-from .disagg_cost import COST_INPUTS, COST_SPECS
 from .preempt import SWAP_IN_BITS
 from .roofline import draw_served_model
 from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
@@ -231,7 +239,7 @@ def generate_disagg(rng: random.Random, catalog: Catalog) -> dict:
                       network_gb_s=rng.choice((12.5, 25.0, 50.0, 100.0)), tpot_target_ms=rng.choice((30.0, 50.0, 80.0)))
         try:
             run_disagg(inputs, catalog)
-        except Exception:  # noqa: BLE001 - a draw the slo family refuses (nothing fits): draw again
+        except Exception:
             continue
         return inputs
     raise RuntimeError("No disaggregation problem could be drawn from the catalog.")

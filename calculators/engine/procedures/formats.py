@@ -168,7 +168,7 @@ VALUE_TOLERANCE = 2e-4
 def format_specs(fmt: NumberFormat) -> list[StepSpec]:
     """The six steps for one format (integers and E4M3 take their own formulas)."""
     steps = {"total_bits": "total_bits", "exponent_bits": "exponent_bits", "mantissa_bits": "mantissa_bits"}
-    exact = dict(rounding="floor")
+    exact: dict[str, Any] = {"rounding": "floor"}
     if fmt.is_int:
         return [
             StepSpec("total_bits", "Total bits", TOTAL_BITS, **exact),

@@ -15,9 +15,9 @@ from .. import formulas as F
 from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..dtypes import kv_bytes_per_value
+from ..errors import InputError
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
-from ..errors import InputError
 from ..step_model import check_degree, kv_replication
 from .base import Result, StepSpec, run
 from .drawing import KV_DTYPES_DRAWN, draw_context

@@ -19,17 +19,46 @@ from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..param_count import param_breakdown
-from .base import Result, StepSpec, evaluate_steps, format_number, run
-from .drawing import (KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports,
-                      weights_phrase)
-from .family import Family
-from .inputs import (AVG_TOKENS, BLOCK_SIZE, CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB,
-                     UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs,
-                     resolve_model)
-from .params import params_given
 from ..step_model import kv_replication
-from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, kv_given, kv_notes, kv_per_token_spec,
-                 per_user_spec, replication_notes, valid_degree)
+from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .drawing import (
+    KV_DTYPES_DRAWN,
+    draw_context,
+    draw_gpu,
+    draw_model,
+    draw_weights_dtype,
+    gpu_supports,
+    weights_phrase,
+)
+from .family import Family
+from .inputs import (
+    AVG_TOKENS,
+    BLOCK_SIZE,
+    CONTEXT,
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
+from .kv import (
+    REPLICATION_IGNORED,
+    REPLICATION_VARIANTS,
+    fp4_cache_note,
+    kv_given,
+    kv_notes,
+    kv_per_token_spec,
+    per_user_spec,
+    replication_notes,
+    valid_degree,
+)
+from .params import params_given
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           AVG_TOKENS, BLOCK_SIZE)

@@ -41,8 +41,18 @@ from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import gpu_supports
 from .family import Family
-from .inputs import (GPU, GPUS, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
-                     clean_inputs, resolve_model)
+from .inputs import (
+    GPU,
+    GPUS,
+    MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 
 # --- inputs ------------------------------------------------------------------------------------
 
@@ -81,7 +91,7 @@ _MLP_VARS = (
 
 
 def _adapter(s, d_in: str, d_out: str):
-    """r × (d_in + d_out): the A and B factors of one adapted matrix."""
+    """R × (d_in + d_out): the A and B factors of one adapted matrix."""
     return product(s["rank"], total(s[d_in], s[d_out]))
 
 
@@ -331,7 +341,7 @@ def run_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     ]
     if by_budget:
         notes.append(f"Spare memory is the {format_number(inputs['budget_gib'], 'GiB')} given for adapters.")
-    else:
+    elif gpu is not None:  # always, without a budget
         budget = values["spare_gib"] / inputs["budget_share"]
         cards = f"{inputs['gpus']} × {gpu.name}"
         if budget <= 0:

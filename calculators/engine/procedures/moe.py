@@ -31,12 +31,12 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
+from ..step_model import COMPUTE_PRECISION, compute_precision
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
 from .family import Family
 from .inputs import GPU, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
 from .moe_ep import EP_BATCH, EP_DEGREE, EP_SPECS, ep_given, ep_notes
-from ..step_model import COMPUTE_PRECISION, compute_precision
 from .params import TOTAL_PARAMS_STEP, params_given, params_notes
 
 MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "

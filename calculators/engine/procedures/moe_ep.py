@@ -16,8 +16,8 @@ from sympy import Min, floor
 
 from ..formula import Formula, Var
 from ..formulas import product, ratio
-from ..serving_formulas import RIDGE
 from ..hf_config import ModelConfig
+from ..serving_formulas import RIDGE
 from ..step_model import ACTIVATION_BYTES
 from .base import StepSpec, format_number
 from .inputs import InputSpec

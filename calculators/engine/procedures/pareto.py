@@ -37,18 +37,45 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .decode import KV_READ_IGNORED
 from .family import Family
-from .inputs import (CONTEXT, GPU, GPUS, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE,
-                     catalog_or_default, clean_inputs, resolve_model)
+from .inputs import (
+    CONTEXT,
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, replication_spec
 from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
-from .slo import (BATCH_MEMORY_LIMIT, CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, REPLICA_KV_BUDGET_GIB,
-                  TPOT_TARGET_IGNORED, TPOT_TARGET_MS, slo_given)
-from .slo_step import BATCH_TPOT_LIMIT
-from .step import (ALLREDUCE_LATENCY_US, BANDWIDTH_EFFICIENCY, COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, STEP_MFU,
-                   step_given)
-from .decode import KV_READ_IGNORED
 from .roofline import draw_served_model
+from .slo import (
+    BATCH_MEMORY_LIMIT,
+    CACHE_FIT_IGNORED,
+    ONE_CARD_BANDWIDTH,
+    PER_USER_RATE,
+    REPLICA_KV_BUDGET_GIB,
+    TPOT_TARGET_IGNORED,
+    TPOT_TARGET_MS,
+    slo_given,
+)
+from .slo_step import BATCH_TPOT_LIMIT
+from .step import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
+    COMM_IGNORED,
+    EXPERTS_ALL,
+    EXPERTS_TOP_K,
+    STEP_MFU,
+    step_given,
+)
 
 PARETO_CONTEXT = CONTEXT  # tokens each sequence holds: sizes the KV limit and every step's cache read
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PARETO_CONTEXT, UTILIZATION, RESERVE_GIB,
@@ -57,7 +84,7 @@ INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PARETO_CONTEX
 # --- formulas ---------------------------------------------------------------------------------
 
 
-class grid_batch(sympy.Function):  # noqa: N801 - printed by name in the formula
+class grid_batch(sympy.Function):  # lower case: printed by name in the formula
     """The largest power of two at most ``x`` (0 below 1): the doubling grid's point under a limit.
 
     Evaluates on numbers, prints by name and lambdifies through ``_imp_``

@@ -36,8 +36,18 @@ from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
 from .base import Result, StepSpec, format_number, run
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
-from .inputs import GPU, GPUS, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, \
-    clean_inputs, resolve_model
+from .inputs import (
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
 from .roofline import draw_served_model
 from .step import replication_step

@@ -22,9 +22,21 @@ from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-from .roofline import (MFU, PRECISION, PROMPT_TOKENS, ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS, compute_peak_note,
-                       datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used,
-                       peak_tflops)
+from .roofline import (
+    MFU,
+    PRECISION,
+    PROMPT_TOKENS,
+    ROOFLINE_AS_EXPECTATION,
+    SPARSE_TFLOPS,
+    compute_peak_note,
+    datasheet_phrase,
+    draw_served_model,
+    gpu_phrase,
+    model_phrase,
+    moe_note,
+    params_used,
+    peak_tflops,
+)
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
                      minimum=0, maximum=3_600_000, unit="ms")

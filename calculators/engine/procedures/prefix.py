@@ -19,7 +19,6 @@ import random
 from typing import Any
 
 from .. import formulas as F
-
 from ..catalog import Catalog
 from ..dtypes import weight_bits
 from ..formula import Formula, Var
@@ -31,11 +30,31 @@ from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import GPU, GPUS, KV_DTYPE, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
 from .kv import kv_given, kv_notes, kv_per_token_spec
-from .prefill import (ATTENTION_TERM_IGNORED, EFFECTIVE_SPEC, EFFECTIVE_VARIANTS, LINEAR_FLOPS, attention_term,
-                      delivered, flops_given, linear_term, time_ms)
-from .roofline import (MFU, PRECISION, ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS, compute_peak_note,
-                       datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used,
-                       peak_tflops)
+from .prefill import (
+    ATTENTION_TERM_IGNORED,
+    EFFECTIVE_SPEC,
+    EFFECTIVE_VARIANTS,
+    LINEAR_FLOPS,
+    attention_term,
+    delivered,
+    flops_given,
+    linear_term,
+    time_ms,
+)
+from .roofline import (
+    MFU,
+    PRECISION,
+    ROOFLINE_AS_EXPECTATION,
+    SPARSE_TFLOPS,
+    compute_peak_note,
+    datasheet_phrase,
+    draw_served_model,
+    gpu_phrase,
+    model_phrase,
+    moe_note,
+    params_used,
+    peak_tflops,
+)
 
 PREFIX_TOKENS = InputSpec("prefix_tokens", "int", 1024, "length of the shared prefix (system prompt, tools), "
                           "tokens", minimum=1, maximum=10_000_000, unit="tok")

@@ -39,8 +39,17 @@ from ..step_model import check_degree
 from .base import Result, StepSpec, format_number, run
 from .drawing import computing_gpus
 from .family import Family
-from .inputs import (GPU, KV_DTYPE, MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default,
-                     clean_inputs, resolve_model)
+from .inputs import (
+    GPU,
+    KV_DTYPE,
+    MODEL,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .roofline_context import DECODE_INTENSITY, RIDGE_REACHABLE, context_given, reach_notes
 
 # --- what the compute families share ---------------------------------------------------------

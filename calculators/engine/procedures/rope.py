@@ -119,7 +119,7 @@ def rope_settings(raw: dict, cfg: ModelConfig, source_field: str) -> dict[str, A
     if raw.get("alibi") is True or raw.get("position_embedding_type") == "alibi":
         raise ConfigError("This model uses ALiBi position biases, not RoPE: it has no frequency bands.",
                           field=source_field)
-    parameters = raw.get("rope_parameters") if isinstance(raw.get("rope_parameters"), dict) else {}
+    parameters: dict = raw["rope_parameters"] if isinstance(raw.get("rope_parameters"), dict) else {}
     theta_raw = raw.get("rope_theta", parameters.get("rope_theta"))
     theta = _number(theta_raw) if theta_raw is not None else DEFAULT_ROPE_THETA
     if theta is None or theta <= 1 or theta > 1e12:
@@ -136,7 +136,7 @@ def rope_settings(raw: dict, cfg: ModelConfig, source_field: str) -> dict[str, A
     if rotary_dim < 2 or rotary_dim % 2:
         raise ConfigError(f"RoPE rotates pairs of values, so the rotated width must be even; this config gives "
                           f"{rotary_dim}.", field=source_field)
-    scaling = raw.get("rope_scaling") if isinstance(raw.get("rope_scaling"), dict) else {}
+    scaling: dict = raw["rope_scaling"] if isinstance(raw.get("rope_scaling"), dict) else {}
     factor = None
     if "factor" in scaling:
         factor = _number(scaling["factor"])

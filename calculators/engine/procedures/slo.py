@@ -40,18 +40,36 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import GIB_PER_GB, MisconceptionInfo
 from ..param_count import param_breakdown
+from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
+from ..step_model import largest_batch
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
 from .family import Family
 from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
-from .inputs import (CONTEXT, GPU, KV_DTYPE, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
-                     catalog_or_default, clean_inputs, resolve_model)
-from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, kv_given, kv_notes, replication_spec,
-                 valid_degree)
-from .slo_step import BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS
-from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
-from ..step_model import largest_batch
+from .inputs import (
+    CONTEXT,
+    GPU,
+    KV_DTYPE,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
+from .kv import (
+    REPLICATION_IGNORED,
+    REPLICATION_VARIANTS,
+    fp4_cache_note,
+    kv_given,
+    kv_notes,
+    replication_spec,
+    valid_degree,
+)
 from .params import params_given
+from .slo_step import BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS
 from .step import COMM_IGNORED, step_given
 
 GIB = 2**30

@@ -19,7 +19,7 @@ from ..formulas import product, ratio, total
 from ..step_model import largest_batch as largest_batch_number
 
 
-class largest_batch(sympy.Function):  # noqa: N801 - printed as the function's name in formulas
+class largest_batch(sympy.Function):
     """sympy face of :func:`~..step_model.largest_batch`: evaluates on numbers, prints by name and
     lambdifies through ``_imp_``, so the numeric and exact evaluations agree."""
 

@@ -19,8 +19,14 @@ from ..dtypes import weight_bits
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import mlp_params, param_breakdown
-from ..step_model import (ACTIVATION_BYTES, PCIE_NODE_GPUS, attention_head_dim, check_degree, compute_precision,
-                          kv_bytes_per_token)
+from ..step_model import (
+    ACTIVATION_BYTES,
+    PCIE_NODE_GPUS,
+    attention_head_dim,
+    check_degree,
+    compute_precision,
+    kv_bytes_per_token,
+)
 from .base import StepSpec
 from .inputs import InputSpec
 from .kv import kv_given

@@ -43,15 +43,33 @@ from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
-from .tp_comm import comm_notes
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, computing_gpus, draw_context, gpu_supports
 from .family import Family
-from .inputs import (GPU, KV_DTYPE, MODEL, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec,
-                     catalog_or_default, clean_inputs, resolve_model)
-from .kv import (REPLICATION_IGNORED, REPLICATION_VARIANTS, kv_given, kv_notes, kv_per_token_spec, per_user_spec,
-                 replication_spec)
+from .inputs import (
+    GPU,
+    KV_DTYPE,
+    MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
+from .kv import (
+    REPLICATION_IGNORED,
+    REPLICATION_VARIANTS,
+    kv_given,
+    kv_notes,
+    kv_per_token_spec,
+    per_user_spec,
+    replication_spec,
+)
 from .params import params_given
+from .tp_comm import comm_notes
 
 # --- inputs ------------------------------------------------------------------------------------
 
@@ -112,7 +130,7 @@ def head_splitting_degree(cards: float, per_node: float, heads: float, kv_heads:
     return first
 
 
-class next_tp_degree(sympy.Function):  # noqa: N801 - printed as the function's name in formulas
+class next_tp_degree(sympy.Function):
     """sympy face of :func:`head_splitting_degree`: evaluates on numbers, prints by name, and
     lambdifies through ``_imp_`` (so the numeric evaluator and the exact one agree)."""
 

@@ -41,8 +41,8 @@ def comm_notes(cfg: ModelConfig, gpu: Gpu, degree: int, weights_dtype: str, kv_d
         return {}, []
     notes = []
     here = step_ms(replica, decode_batch=1, decode_context_tokens=0)
-    if degree > 1:
-        link, kind = replica.link
+    link, kind = replica.link
+    if degree > 1 and link is not None:  # a ring without a link on record was refused when the replica was made
         notes.append(
             f"All-reduces: 2 per layer × {cfg.layers} layers = {2 * cfg.layers} per step, each moving "
             f"{cfg.hidden_size:,} × 2 B per token over {kind} ({format_number(link, 'GB/s')} per direction). "
@@ -56,7 +56,7 @@ def comm_notes(cfg: ModelConfig, gpu: Gpu, degree: int, weights_dtype: str, kv_d
             steps[candidate] = step_ms(other, decode_batch=1, decode_context_tokens=0).step_ms
     if not steps:
         return {"comm_ms": here.comm_ms, "step_ms": here.step_ms}, notes
-    fastest = min(steps, key=steps.get)
+    fastest = min(steps, key=lambda candidate: steps[candidate])
     if fastest == max(steps) and fastest > degree:
         notes.append(f"A single stream's step keeps falling through {fastest} cards, the largest degree compared "
                      f"({steps[degree]:.3f} → {steps[fastest]:.3f} ms), but ever more slowly: the all-reduces' "

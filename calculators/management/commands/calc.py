@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 
+from django.core.management.base import CommandError
+
 from calculators.engine.answers import parse_answer
 from calculators.engine.errors import AnswerError
 from calculators.engine.procedures import FAMILIES
-from calculators.engine.units import get_unit
 from calculators.engine.procedures.base import format_number
-from django.core.management.base import CommandError
-
+from calculators.engine.units import get_unit
 from config.engine_command import BAD_INPUT, EngineCommand
 
 
