@@ -13,6 +13,7 @@ import json
 import pytest
 
 from calculators.engine.errors import InputError
+from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_model import step_ms
 from calculators.sim.config import Setup, build_setup, clean_sim_inputs
 from calculators.sim.results import knee, percentile, weighted_percentile
@@ -47,6 +48,8 @@ def test_low_rate_tpot_is_the_decode_step_at_batch_one_and_the_average_context()
     # Decode steps read contexts 64 … 94: on average prompt + (output − 2) ÷ 2 = 79 tokens.
     step = step_ms(reference_setup().replica, decode_batch=1, decode_context_tokens=79).step_ms
     assert mean_tpot == pytest.approx(step, rel=0.05)
+    decode = {s.key: s.value for s in FAMILIES["decode"].run({"context": 79, "batch": 1}).steps}
+    assert mean_tpot == pytest.approx(decode["step_ms"], rel=0.05)
     assert mean_tpot == pytest.approx(WEIGHTS_READ_MS + 79 * 131_072 / 2.5125e9, rel=0.05)  # 6.396 ms
 
 
