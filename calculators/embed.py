@@ -4,7 +4,7 @@ A chapter's ``{{calculator FAMILY key=value …}}`` shortcode becomes
 :func:`render_embed`'s HTML: a real ``<form>`` that submits to the family's page
 (so it works without JavaScript) and, through htmx, fetches the results partial
 of ``calculators/_embed.html`` into the embed's own container
-(``?embed=1``; see :func:`calculators.views.calculator`). The results are in the
+(``?embed=<the embed id>``; see :func:`calculators.views.calculator`). The results are in the
 page from the start, so the chapter prints with the preset's values.
 """
 

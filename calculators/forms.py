@@ -15,6 +15,7 @@ come back in the hidden ``previous`` input), the headline numbers and notes.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -388,6 +389,11 @@ class CalculatorForm(forms.Form):
                                                  "placeholder": CONFIG_PLACEHOLDER}))
         for name, field in self.fields.items():
             field.widget.attrs["aria-describedby"] = f"error-{name} help-{name}"
+        if "model" in self.fields and str(merged.get("config") or "").strip():
+            # The pasted config replaces the catalog model: the dropdown says so instead of showing a model
+            # that is not the one computed (static/js/calculator.js keeps this in step while typing).
+            attrs = self.fields["model"].widget.attrs
+            attrs.update({"disabled": True, "aria-describedby": attrs["aria-describedby"] + " model-replaced"})
 
     @property
     def input_rows(self) -> list[InputRow]:
@@ -436,6 +442,16 @@ class CalculatorForm(forms.Form):
 
     def _attach(self, message: str, name: str | None) -> None:
         self.add_error(name if name in self.fields else None, message)
+
+    @property
+    def config_pasted(self) -> bool:
+        """Whether a pasted config.json replaces the catalog model."""
+        return bool(str(self.data.get("config") or "").strip())
+
+    def state_query(self) -> str:
+        """The inputs as typed, as a query string for the page's address (a reload or a shared link shows
+        the same calculation). The pasted config is left out: it can be far longer than an address holds."""
+        return urlencode([(name, str(self.data.get(name, ""))) for name in self.fields if name != "config"])
 
     @property
     def previous_json(self) -> str:

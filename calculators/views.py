@@ -5,12 +5,17 @@ render; an htmx request gets the results partial (with the field errors out of
 band) instead of the whole page.
 """
 
+import re
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
 from calculators.forms import CalculatorForm
+
+# An embed's id as calculators/embed.py makes it (the chapter's shortcode counter); anything else names no element.
+EMBED_ID = re.compile(r"[A-Za-z][\w-]{0,63}")
 
 
 @require_safe
@@ -31,9 +36,18 @@ def calculator(request: HttpRequest, family: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else request.GET
     form = CalculatorForm(chosen, data)
     form.is_valid()
-    template = "calculators/calculator.html"
-    if request.htmx:
-        # A calculator embedded in a chapter (calculators/embed.py) swaps its own, smaller results.
-        template = "calculators/_embed.html#results" if data.get("embed") else template + "#results"
     context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
-    return render(request, template, context)
+    state_url = f"{request.path}?{form.state_query()}"
+    if not request.htmx:
+        return render(request, "calculators/calculator.html", context)
+    embed = str(data.get("embed") or "")
+    if embed:
+        # A calculator embedded in a chapter (calculators/embed.py) swaps its own, smaller results, and its
+        # "open the full calculator" link (out of band, by the embed's id) follows the inputs.
+        context.update({"embed_id": embed if EMBED_ID.fullmatch(embed) else "", "full_url": state_url})
+        return render(request, "calculators/_embed.html#results", context)
+    response = render(request, "calculators/calculator.html#results", context)
+    # The address follows the inputs (replaced, not pushed: one history entry per visit), so a reload or a
+    # shared link shows this calculation; the results were computed from exactly these values.
+    response["HX-Replace-Url"] = state_url
+    return response

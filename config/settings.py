@@ -191,6 +191,8 @@ MIDDLEWARE = [
     "config.timezones.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Whole pages for htmx history restores; Vary: HX-Request on every response (config/htmx_history.py).
+    "config.htmx_history.HtmxHistoryMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # django-axes: last, so it sees the login view's response and answers a lockout.
     "axes.middleware.AxesMiddleware",

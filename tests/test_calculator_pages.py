@@ -207,6 +207,70 @@ class TestHtmx:
         assert "Nothing computed yet" in page
 
 
+class TestHistoryAndState:
+    """Issue 20: the address carries the inputs, caches keep pages and fragments apart, and the model dropdown
+    never pretends to be what a pasted config replaced."""
+
+    def test_an_htmx_recompute_replaces_the_address_with_the_inputs_as_typed(self, htmx_client):
+        response = htmx_client.get(LADDER, {"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb", "gpus": "2",
+                                            "previous": '{"card_gib":74.5}'})
+
+        url = response["HX-Replace-Url"]
+        path, query = url.split("?", 1)
+        pairs = [pair.split("=", 1) for pair in query.split("&")]
+        assert path == LADDER
+        assert [name for name, _ in pairs] == [name for name in LADDER_INPUTS if name != "config"]
+        assert dict(pairs)["model"] == "llama-3.1-70b" and dict(pairs)["gpus"] == "2"
+        assert dict(pairs)["context"] == "8192"  # untouched inputs are written out too: the link is complete
+
+    def test_the_replaced_address_renders_the_same_results(self, client, htmx_client):
+        fragment = htmx_client.get(LADDER, {"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"})
+        page = client.get(fragment["HX-Replace-Url"]).content.decode()
+
+        assert headline(page, "users_paged") == headline(fragment.content.decode(), "users_paged")
+        assert '<option value="llama-3.1-70b" selected>' in page
+
+    def test_a_pasted_config_stays_out_of_the_address_and_disables_the_dropdown(self, client, htmx_client):
+        config = catalog_config("llama-2-7b")
+        fragment = htmx_client.post(LADDER, {"config": config, "model": "llama-3.1-70b"})
+        assert "config=" not in fragment["HX-Replace-Url"]
+
+        page = client.get(LADDER, {"config": config}).content.decode()
+        select = re.search(r'<select name="model"[^>]*>', page).group(0)
+        assert " disabled" in select and "model-replaced" in select
+        note = re.search(r'<div[^>]*id="model-replaced"[^>]*>(.*?)</div>', page, re.S)
+        assert "hidden" not in note.group(0) and "replaces it" in note.group(1)
+        plain = client.get(LADDER).content.decode()
+        assert " disabled" not in re.search(r'<select name="model"[^>]*>', plain).group(0)
+        assert re.search(r'<div[^>]*id="model-replaced"[^>]*hidden', plain)
+
+    def test_every_answer_varies_on_the_htmx_headers(self, client, htmx_client):
+        for response in (client.get(LADDER), htmx_client.get(LADDER), client.get("/")):
+            assert {"HX-Request", "HX-History-Restore-Request"} <= {
+                value.strip() for value in response["Vary"].split(",")}
+
+    def test_a_history_restore_gets_the_whole_page(self, client):
+        response = client.get(LADDER, {"model": "llama-3.1-70b"},
+                              headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+
+        page = response.content.decode()
+        assert "<html" in page and 'class="calc-form"' in page and "app-navbar" in page
+        assert "HX-Replace-Url" not in response
+
+    def test_an_embed_gets_its_open_link_with_the_inputs_out_of_band(self, htmx_client):
+        page = htmx_client.get(LADDER, {"embed": "calc-ladder-1", "model": "llama-3.1-70b"}).content.decode()
+
+        link = re.search(r'<a class="calc-embed-open" id="calc-ladder-1-open" href="([^"]+)" hx-swap-oob="true">',
+                         page)
+        assert link and html.unescape(link.group(1)).startswith(f"{LADDER}?model=llama-3.1-70b&")
+        assert "embed=" not in link.group(1) and "previous=" not in link.group(1)
+
+    def test_an_embed_id_that_names_no_embed_gets_no_link(self, htmx_client):
+        page = htmx_client.get(LADDER, {"embed": '"><script>x</script>'}).content.decode()
+
+        assert "calc-embed-open" not in page and "<script>x" not in page
+
+
 class TestChangedSteps:
     def test_nothing_is_highlighted_on_the_first_load(self, client):
         page = client.get(LADDER).content.decode()

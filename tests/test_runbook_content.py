@@ -165,7 +165,8 @@ class TestShortcodes:
         assert 'hx-target="#calc-ladder-1-results"' in html
         assert 'id="calc-ladder-1-results"' in html
         assert '<option value="llama-3.1-70b" selected>' in html
-        assert 'name="embed" value="1"' in html
+        assert 'name="embed" value="calc-ladder-1"' in html  # the results name the embed's link to update
+        assert '<a class="calc-embed-open" id="calc-ladder-1-open" href="/calculators/ladder/?model=llama-3.1-70b">' in html
         seventy = resolve("value", "ladder.users_worst_case model=llama-3.1-70b").text.split()[0]
         assert f'<span class="tabular-nums">{seventy}</span>' in html
 

@@ -20,3 +20,53 @@
     }
   });
 })();
+
+/* Calculator page: the form and its results never disagree (issue 20).
+ *
+ * - The address follows the inputs (the server's HX-Replace-Url), so a reload or a link shows the same calculation.
+ * - A browser that restores form values on Back or reload (they are not in the address when a config was pasted,
+ *   or a cached copy is older) may show values the results were not computed from: on pageshow, a control whose
+ *   value differs from the one the page was rendered with asks for the results again.
+ * - While the config box holds text the model dropdown is disabled, with a sentence saying the config replaces it.
+ */
+(function () {
+  "use strict";
+  var form = document.querySelector("form.calc-form");
+  if (!form) { return; }
+  var config = form.querySelector("textarea[name='config']");
+  var model = form.querySelector("select[name='model']");
+  var note = document.getElementById("model-replaced");
+
+  function syncModel() {
+    if (!config || !model) { return; }
+    var pasted = config.value.trim() !== "";
+    model.disabled = pasted;
+    if (note) { note.hidden = !pasted; }
+    var described = (model.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== "model-replaced";
+    });
+    if (pasted) { described.push("model-replaced"); }
+    model.setAttribute("aria-describedby", described.join(" "));
+  }
+
+  function differsFromRendered(control) {
+    if (!control.name || control.name === "previous" || control.type === "hidden") { return false; }
+    if (control.tagName === "SELECT") {
+      var rendered = 0;  // without a selected attribute the first option is the rendered choice
+      Array.prototype.forEach.call(control.options, function (option, index) {
+        if (option.defaultSelected) { rendered = index; }
+      });
+      return control.selectedIndex !== rendered;
+    }
+    if (control.type === "checkbox" || control.type === "radio") { return control.checked !== control.defaultChecked; }
+    return control.value.replace(/\r\n/g, "\n") !== control.defaultValue.replace(/\r\n/g, "\n");
+  }
+
+  if (config) { config.addEventListener("input", syncModel); }
+  window.addEventListener("pageshow", function (event) {
+    syncModel();
+    if (event.persisted) { return; }  // the back-forward cache kept the page exactly as it was left
+    var stale = Array.prototype.some.call(form.elements, differsFromRendered);
+    if (stale && window.htmx) { window.htmx.trigger(form, "change"); }
+  });
+})();

@@ -44,7 +44,7 @@ def recompute_calculator(page) -> None:
     embed = page.locator(ROOFLINE_EMBED)
     embed.scroll_into_view_if_needed()
     field = embed.locator("input[name='batch']")
-    with page.expect_response(lambda r: "/calculators/roofline/" in r.url and "embed=1" in r.url) as response:
+    with page.expect_response(lambda r: "/calculators/roofline/" in r.url and "embed=calc-" in r.url) as response:
         field.fill(NEW_BATCH)
         field.dispatch_event("change")
     assert response.value.ok

@@ -32,7 +32,7 @@ def test_reader_walks_from_the_track_page_to_the_errata(content, live_server, pa
     assert before == "53"
     page.evaluate("window.__noReload = 'still here'")
     url = page.url
-    with page.expect_response(lambda r: "/calculators/ladder/" in r.url and "embed=1" in r.url) as response:
+    with page.expect_response(lambda r: "/calculators/ladder/" in r.url and "embed=calc-" in r.url) as response:
         embed.locator("select[name='model']").select_option("qwen2.5-7b")
     assert response.value.ok
     headline.locator(".calc-badge", has_text="changed").wait_for()
