@@ -1,0 +1,21 @@
+"""The /simulator/ page in Chromium: the htmx chain walks the sweep a rate at a time, then the four charts are
+drawn from the embedded JSON, with no Content-Security-Policy violation on the way."""
+
+import pytest
+
+from .test_csp import RECORD_VIOLATIONS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_the_sweep_runs_rate_by_rate_and_draws_its_charts(live_server, page):
+    page.add_init_script(RECORD_VIOLATIONS)
+    response = page.goto(live_server.url + "/simulator/?sweep=10,40,60&duration_s=20")
+    assert "Simulated 1 of 3 rates" in response.text()  # the first request ran one rate; htmx asks for the rest
+    page.wait_for_selector("#simulator-data", state="attached", timeout=60_000)
+    page.wait_for_function("document.querySelectorAll('canvas[data-sim-chart]').length === 4 && "
+                           "Array.from(document.querySelectorAll('canvas[data-sim-chart]'))"
+                           ".every(c => window.Chart && window.Chart.getChart(c))")
+    rows = page.eval_on_selector_all("#table-goodput tbody tr", "rows => rows.map(r => r.cells[0].textContent.trim())")
+    assert rows == ["10 (knee)", "40", "60"]
+    assert page.evaluate("window.__cspViolations") == []
