@@ -55,10 +55,15 @@ def time_box_s(step_count: int) -> int:
     return max(MIN_TIME_BOX_S, math.ceil(step_count * SECONDS_PER_STEP / 30) * 30)
 
 
+def _unit_phrase(unit: str) -> str:
+    """How a step's unit reads in prose: "in GiB", or "a plain number" for unit ``1``."""
+    return "a plain number" if unit == "1" else f"in {unit}"
+
+
 def _template_row(family, chapters: dict) -> dict:
     """The bank item's fields for one family (its steps read from a sample problem, seed 0)."""
     result = family.run(generate_inputs(family.slug, 0, default_catalog()), default_catalog())
-    steps = "\n".join(f"{index}. **{spec.label}** (in {spec.unit}): `{spec.key} = {spec.formula.text}`"
+    steps = "\n".join(f"{index}. **{spec.label}** ({_unit_phrase(spec.unit)}): `{spec.key} = {spec.formula.text}`"
                       for index, spec in enumerate(result.specs, start=1))
     chapter = chapters.get(FAMILY_CHAPTERS.get(family.slug, ""))
     box = time_box_s(len(result.specs))
@@ -67,7 +72,8 @@ def _template_row(family, chapters: dict) -> dict:
         "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
                    "new numbers; work every step on paper, then type your values."),
         "model_answer": f"The steps, in order:\n\n{steps}",
-        "rubric": TEMPLATE_RUBRICS.get(family.slug) or [f"{spec.label} ({spec.unit})" for spec in result.specs],
+        "rubric": TEMPLATE_RUBRICS.get(family.slug)
+        or [f"{spec.label} ({_unit_phrase(spec.unit)})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,
         "track": chapter.track if chapter else "",
         "topic": family.title.lower(),

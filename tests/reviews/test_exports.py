@@ -100,10 +100,10 @@ class TestProblemTemplates:
         assert all(item.family == item.slug and item.source_path == f"engine:{item.slug}" for item in templates)
         ladder = templates.get(slug="ladder")
         assert ladder.details == {"time_box_s": 360, "steps": 8}
-        # A family with a written rubric gets its points, not its step labels; the others keep the labels.
+        # Every family has a written rubric: its points, not its step labels.
         assert ladder.rubric == TEMPLATE_RUBRICS["ladder"] and "driver reports" in ladder.rubric[0]
         fleet = templates.get(slug="fleet")
-        assert "fleet" not in TEMPLATE_RUBRICS and fleet.rubric[0] == "Requests in flight (rate × time in system) (users)"
+        assert fleet.rubric == TEMPLATE_RUBRICS["fleet"] and "Little's law" in fleet.rubric[0]
         again = sync_problem_templates()
         assert (again.created, again.updated, again.unchanged) == (0, 0, 20)
 
