@@ -29,6 +29,7 @@ from calculators.sim.config import build_setup, clean_sim_inputs
 from calculators.sim.results import knee
 from calculators.sim.run import echo_inputs, run_workload
 from calculators.sim.workload import workload_for
+from outbox import services as outbox
 
 RESULT_TTL_S = 24 * 3600
 QUEUED_TTL_S = 600
@@ -125,13 +126,11 @@ def broker_configured() -> bool:
 
 def queue_missing(status: SweepStatus) -> None:
     """Enqueue one task per missing rate not already queued (with a broker)."""
-    from calculators.tasks import simulate_point
-    from outbox.services import enqueue
-
     for rate in status.missing:
         flag = point_key(status.inputs, rate) + ":queued"
         if cache.add(flag, True, QUEUED_TTL_S):
-            enqueue(simulate_point, args=(status.inputs, rate))
+            # By name: calculators.tasks imports this module, so importing the task here would close a circle.
+            outbox.enqueue("calculators.simulate_point", args=(status.inputs, rate))
 
 
 def simulate_for_api(raw: dict[str, Any]) -> dict:

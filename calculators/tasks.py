@@ -10,17 +10,15 @@ stores a bad-input error as the point's result, so the page can say why.
 from __future__ import annotations
 
 from celery import shared_task
+from django.core.cache import cache
 
+from calculators import simulation
 from calculators.engine.errors import EngineError
 
 
 @shared_task(name="calculators.simulate_point", acks_late=True)
 def simulate_point(inputs: dict, rate: float | None) -> None:
     """Simulate ``inputs`` (cleaned, JSON) at ``rate`` req/s into the cache."""
-    from django.core.cache import cache
-
-    from calculators import simulation
-
     try:
         simulation.run_point(inputs, rate)
     except EngineError as exc:

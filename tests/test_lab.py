@@ -20,7 +20,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from drills.lab.services import predict, read_engine_flags
+from drills.lab.flags import read_engine_flags
+from drills.lab.services import predict
 from drills.models import LabRun
 
 pytestmark = pytest.mark.django_db

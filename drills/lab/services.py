@@ -15,13 +15,15 @@ Engine flags are free text; a few are read to set the inputs they decide
 from __future__ import annotations
 
 import math
-import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from calculators.engine.catalog import GIB, default_catalog
 from calculators.engine.procedures import FAMILIES
-from calculators.engine.procedures.base import format_number
+from drills.lab.comparison import Comparison, Figure
+from drills.lab.comparison import fmt as _fmt
+from drills.lab.flags import read_engine_flags
+from drills.lab.vllm_log import log_comparison, read_startup_log
 
 # The reference stack's settings where the flags say nothing (docs/architecture.md §2).
 DEFAULT_UTILIZATION = 0.90
@@ -34,41 +36,6 @@ PREFILL_MFU_RANGE = (0.35, 0.50)
 # A start-up reading within this many GiB of the prediction counts as matching.
 MEMORY_SLACK_GIB = 1.5
 
-# Flags of vLLM and SGLang that set an input of the predictions.
-_FLAG_INPUTS = {
-    "--gpu-memory-utilization": "utilization", "--mem-fraction-static": "utilization",
-    "--max-model-len": "context", "--context-length": "context",
-    "--block-size": "block_size", "--page-size": "block_size",
-    "--max-num-seqs": "max_seqs", "--max-running-requests": "max_seqs",
-    "--tensor-parallel-size": "tp", "--tp-size": "tp", "--tp": "tp", "-tp": "tp",
-    "--kv-cache-dtype": "kv_dtype",
-}
-_FLAG_SWITCHES = {"--enforce-eager": "eager", "--disable-cuda-graph": "eager"}
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One labelled number (already formatted for display) and its raw value."""
-
-    label: str
-    text: str
-    value: float | None = None
-
-
-@dataclass
-class Comparison:
-    """One measurement beside the engine's prediction."""
-
-    key: str
-    title: str
-    measured: Figure | None
-    predicted: list[Figure]
-    derived: list[Figure] = field(default_factory=list)
-    verdict: str = ""
-    tone: str = "secondary"  # success, warning, danger, secondary
-    reasons: list[str] = field(default_factory=list)
-
-
 @dataclass
 class Prediction:
     """Everything the lab shows for one run."""
@@ -79,66 +46,11 @@ class Prediction:
     summary: dict[str, float | None]
 
 
-def read_engine_flags(text: str) -> tuple[dict[str, Any], list[str]]:
-    """Settings found in free-text engine flags, and a sentence for each one read.
-
-    Understands ``--flag value`` and ``--flag=value``; anything unknown or
-    unreadable is ignored (the flags stay as typed in the run).
-    """
-    try:
-        tokens = shlex.split(text or "", comments=False)
-    except ValueError:
-        tokens = (text or "").split()
-    found: dict[str, Any] = {}
-    read: list[str] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        name, _, inline = token.partition("=")
-        name = name.replace("_", "-")
-        if name in _FLAG_SWITCHES:
-            found[_FLAG_SWITCHES[name]] = True
-            read.append(f"{name}: CUDA graphs off")
-        elif name in _FLAG_INPUTS:
-            value = inline
-            if not inline and index + 1 < len(tokens) and not tokens[index + 1].startswith("-"):
-                index += 1
-                value = tokens[index]
-            key = _FLAG_INPUTS[name]
-            parsed = _flag_value(key, value)
-            if parsed is not None:
-                found[key] = parsed
-                read.append(f"{name} {value}")
-        index += 1
-    return found, read
-
-
-def _flag_value(key: str, value: str) -> Any:
-    if key == "kv_dtype":
-        low = value.lower()
-        return "fp8" if low.startswith("fp8") else low if low in ("bf16", "fp16", "int8", "fp32") else None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    if not math.isfinite(number):
-        return None
-    if key == "utilization":
-        return number if 0 < number <= 1 else None
-    if number.is_integer() and number >= 1:
-        return int(number)
-    return None
-
-
 def compute_precision(weights_dtype: str, gpu) -> str:
     """The precision whose dense peak bounds the matmuls: fp8/fp16 weights run in theirs, the rest in bf16."""
     if weights_dtype in ("fp8", "fp16") and gpu.dense_tflops.get(weights_dtype):
         return weights_dtype
     return "bf16"
-
-
-def _fmt(value: float, unit: str) -> str:
-    return format_number(value, unit)
 
 
 def _pct(fraction: float) -> str:
@@ -192,8 +104,6 @@ def predict(setup: dict[str, Any], measured: dict[str, Any]) -> Prediction:
     if prefill is not None:
         comparisons.append(prefill)
     if measured.get("startup_log"):
-        from drills.lab.vllm_log import log_comparison, read_startup_log
-
         comparisons.append(log_comparison(read_startup_log(measured["startup_log"]), lv, gpus, context, block))
     summary = {c.key: next((f.value for f in c.derived if f.value is not None), None) for c in comparisons}
     return Prediction(comparisons, flags_read, notes, summary)

@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from drills.lab.services import Comparison, Figure, _fmt
+from drills.lab.comparison import Comparison, Figure
+from drills.lab.comparison import fmt as _fmt
 
 MATCH_SHARE = 0.02
 MAX_LOG_CHARS = 200_000

@@ -72,7 +72,8 @@ def test_a_run_over_the_web_budget_says_so(client, settings):
 
 def test_with_a_broker_each_missing_rate_is_queued_once(client, settings, monkeypatch):
     queued = []
-    monkeypatch.setattr("outbox.services.enqueue", lambda task, args=(): queued.append((task.name, args[1])))
+    monkeypatch.setattr("outbox.services.enqueue",
+                        lambda task, args=(): queued.append((getattr(task, "name", task), args[1])))
     settings.CELERY_TASK_ALWAYS_EAGER = False
     first = client.get(QUERY).content.decode()
     client.get(QUERY, HTTP_HX_REQUEST="true")
