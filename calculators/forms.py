@@ -15,10 +15,10 @@ come back in the hidden ``previous`` input), the headline numbers and notes.
 from __future__ import annotations
 
 import json
-from urllib.parse import urlencode
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
+from urllib.parse import urlencode
 
 from django import forms
 from django.core.exceptions import ValidationError
