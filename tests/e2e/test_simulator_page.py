@@ -19,3 +19,20 @@ def test_the_sweep_runs_rate_by_rate_and_draws_its_charts(live_server, page):
     rows = page.eval_on_selector_all("#table-goodput tbody tr", "rows => rows.map(r => r.cells[0].textContent.trim())")
     assert rows == ["10 (knee)", "40", "60"]
     assert page.evaluate("window.__cspViolations") == []
+
+
+def test_the_finished_sweep_passes_axe_and_fits_a_phone(live_server, page, new_context):
+    from .test_axe import AXE, Scanner
+    from .test_phone_width import check, phone
+
+    if not AXE.exists():
+        pytest.skip(f"{AXE} is missing: run `npm ci` at the repository root")
+    path = "/simulator/?sweep=10,40&duration_s=20"
+    page.goto(live_server.url + path)
+    page.wait_for_selector("#simulator-data", state="attached", timeout=60_000)
+    scanner = Scanner(page, live_server.url)
+    scanner.scan("simulator, every rate done")
+    scanner.check()
+    problems: dict[str, list[str]] = {}
+    check(phone(new_context, live_server).new_page(), "simulator", path, problems)
+    assert problems == {}
