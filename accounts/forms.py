@@ -26,3 +26,22 @@ class SignUpForm(UserCreationForm):
         if get_user_model()._default_manager.filter(email__iexact=email).exists():
             raise forms.ValidationError("An account with this e-mail address already exists.")
         return email
+
+
+class DeleteAccountForm(forms.Form):
+    """Deleting one's account: the password again, so that a borrowed session cannot do it."""
+
+    password = forms.CharField(label="Your password", strip=False,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "current-password",
+                                                                 "class": "form-control"}))
+
+    def __init__(self, user, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self) -> str:
+        """Refuse a password that is not the account's."""
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError("That is not your password.")
+        return password

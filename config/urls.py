@@ -15,6 +15,7 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("_floor/", views.floor, name="floor"),  # the benchmark floor; 404 unless BENCH_FLOOR=true
     path("accounts/", include("accounts.urls")),
+    path("account/", include("accounts.urls_data")),  # a person's own data: export, leave a cohort, delete
     path("admin/", admin.site.urls),
     path("calculators/", include("calculators.urls")),
     path("simulator/", include("calculators.sim_urls")),

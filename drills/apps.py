@@ -1,6 +1,7 @@
 """App configuration for ``drills``."""
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class DrillsConfig(AppConfig):
@@ -22,3 +23,18 @@ class DrillsConfig(AppConfig):
         content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")
         content_loaded.connect(sync_presets_on_load, dispatch_uid="drills.round_presets")
         user_logged_in.connect(remember_time_zone_at_login, dispatch_uid="drills.time_zone_at_login")
+        post_migrate.connect(_reinstall_review_log_triggers, sender=self, dispatch_uid="drills.reviewlog_triggers")
+
+
+def _reinstall_review_log_triggers(sender, using="default", **kwargs) -> None:
+    """Put the review log's append-only triggers back after every ``migrate`` (idempotent).
+
+    A later migration that alters ``ReviewLog`` rebuilds the table on SQLite, which drops its triggers.
+    """
+    from django.db import connections
+
+    from drills.reviews.append_only import install
+
+    connection = connections[using]
+    if "drills_reviewlog" in connection.introspection.table_names():
+        install(connection)

@@ -11,10 +11,10 @@ from drills.bank.models import BankItem, BankItemQuerySet
 from drills.critique.models import CritiqueAttempt, CritiqueMark
 from drills.lab.models import LabRun
 from drills.problems.models import Attempt, ProblemInstance, StepAnswer
-from drills.reviews.models import Card, ReviewLog, ReviewSettings
+from drills.reviews.models import Card, ReviewLog, ReviewLogErasure, ReviewSettings
 from drills.rounds.models import Round, RoundItem, RoundTemplate
 
 __all__ = [
     "Attempt", "BankItem", "BankItemQuerySet", "Card", "CritiqueAttempt", "CritiqueMark", "LabRun",
-    "ProblemInstance", "ReviewLog", "ReviewSettings", "Round", "RoundItem", "RoundTemplate", "StepAnswer",
+    "ProblemInstance", "ReviewLog", "ReviewLogErasure", "ReviewSettings", "Round", "RoundItem", "RoundTemplate", "StepAnswer",
 ]

@@ -971,7 +971,10 @@ def _write(parsed: _Parsed, report: LoadReport) -> None:
             row["track"] = chapter.track if chapter else ""
             rows.append(row)  # the item computes its own search text when saved
         _sync(bank, rows, tally("questions", Tally()),
-              scope=bank._default_manager.filter(author__isnull=True).exclude(source_path__startswith="critiques/")
+              # Only items that came from fixture files (a source path): a deleted coach's questions have no
+              # author and no source path, and are kept (archived), never removed by a reload.
+              scope=bank._default_manager.filter(author__isnull=True).exclude(source_path="")
+              .exclude(source_path__startswith="critiques/")
               .exclude(source_path__startswith="engine:"),  # problem templates: drills.bank.problem_templates
               protected=lambda item: item.author_id is not None, warnings=report.warnings)
     if parsed.critiques is not None and bank is not None:

@@ -31,6 +31,36 @@ hypothesis_settings.load_profile(
 )
 
 
+def _flush_lifts_review_log_triggers() -> None:
+    """Let the database flush between transactional tests empty ``drills_reviewlog``.
+
+    The review log refuses DELETE in the database (drills/reviews/append_only.py); SQLite's flush is a
+    DELETE per table, so the flush's SQL drops the triggers first and creates them again at its end
+    (PostgreSQL's TRUNCATE fires no row trigger, the same wrapping is harmless there).
+    """
+    from django.core.management.commands import flush
+
+    original = flush.sql_flush
+    if getattr(original, "lifts_triggers", False):
+        return
+
+    def sql_flush(style, connection, *args, **kwargs):
+        from drills.reviews.append_only import create_statements, drop_statements
+
+        statements = original(style, connection, *args, **kwargs)
+        if not statements:
+            return statements
+        return [*drop_statements(connection.vendor), *statements, *create_statements(connection.vendor)]
+
+    sql_flush.lifts_triggers = True
+    flush.sql_flush = sql_flush
+
+
+def pytest_configure(config):
+    """Install the flush wrapper above before any test database is made."""
+    _flush_lifts_review_log_triggers()
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Hash passwords with a fast algorithm: tests check behaviour, not hashing cost."""

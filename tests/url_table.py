@@ -79,6 +79,11 @@ TABLE: dict[str, Post | Get | Skip] = {
     "password_reset_done": Get(),
     "password_reset_confirm": Post(("new_password1", "new_password2")),
     "password_reset_complete": Get(),
+    # a person's own data (accounts/urls_data.py)
+    "account:overview": Get(),
+    "account:export": Get(),
+    "account:delete": Post(("password",)),
+    "account:leave": Post(()),
     # calculators: the form binds the query string (htmx recomputes with GET), or the POST body when a
     # config.json is pasted (static/js/calculator.js): too long for an address
     "calculators:index": Get(),
@@ -337,6 +342,7 @@ def build_world(candidate, coach) -> World:
         k[f"coaching:{name}"] = [{"pk": cohort.pk}]
     k["coaching:cohort_remove"] = [{"pk": cohort.pk, "user_pk": candidate.pk}, {"pk": cohort.pk, "user_pk": bob.pk}]
     k["coaching:candidate"] = [{"pk": candidate.pk}, {"pk": bob.pk}]
+    k["account:leave"] = [{"pk": cohort.pk}, {"pk": cohort.pk + 1000}]
     k["coaching:attempt"] = [{"pk": 1}]
     k["coaching:review"] = [{"pk": 1}]
     k["coaching:assignment"] = [{"pk": assignment.pk}]

@@ -24,8 +24,11 @@ class BankItemQuerySet(models.QuerySet):
         return self.filter(models.Q(published=True) | models.Q(author=user) | models.Q(author__in=coaches))
 
     def from_fixtures(self) -> "BankItemQuerySet":
-        """Items loaded by ``load_content`` (no author), which a reload may update or remove."""
-        return self.filter(author__isnull=True)
+        """Items loaded by ``load_content`` (no author, a fixture file's path), which a reload may update or remove.
+
+        A deleted coach's questions also have no author but no source path: they are archived, not fixtures.
+        """
+        return self.filter(author__isnull=True).exclude(source_path="")
 
 
 class BankItem(models.Model):
@@ -81,7 +84,8 @@ class BankItem(models.Model):
 
     @property
     def from_fixtures(self) -> bool:
-        return self.author_id is None
+        """Whether ``load_content`` wrote it (no author, a fixture file's path); see ``BankItemQuerySet``."""
+        return self.author_id is None and bool(self.source_path)
 
     def save(self, *args, **kwargs):
         self.search_text = self.plain_text()

@@ -24,7 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-__all__ = ["Card", "ReviewLog", "ReviewSettings"]
+__all__ = ["Card", "ReviewLog", "ReviewLogErasure", "ReviewSettings"]
 
 
 def validate_time_zone(value: str) -> None:
@@ -155,6 +155,10 @@ class ReviewLogQuerySet(models.QuerySet):
 class ReviewLog(models.Model):
     """One review, written once and never changed.
 
+    Append-only in the database itself: triggers (migration ``drills.0007``, :mod:`drills.reviews.append_only`)
+    refuse every UPDATE and every DELETE, except the DELETE of an account's own reviews inside the
+    transaction that deletes the account (:class:`ReviewLogErasure`).
+
     ``grade`` is the problem's score (0–1) for a problem template, or the share
     of rubric points ticked for an open question; ``retrievability`` is what FSRS
     predicted the recall probability was just before the review; ``state_before``
@@ -164,9 +168,12 @@ class ReviewLog(models.Model):
     AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4
     RATINGS = [(AGAIN, "Again"), (HARD, "Hard"), (GOOD, "Good"), (EASY, "Easy")]
 
-    card = models.ForeignKey(Card, null=True, on_delete=models.SET_NULL, related_name="logs")
+    # History is never rewritten: removing a card, an item, a problem or an attempt leaves the review's ids as
+    # they were (no SET_NULL, no database constraint to enforce on them); item_slug keeps what the item was.
+    card = models.ForeignKey(Card, null=True, on_delete=models.DO_NOTHING, db_constraint=False, related_name="logs")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_logs")
-    item = models.ForeignKey("drills.BankItem", null=True, on_delete=models.SET_NULL, related_name="+")
+    item = models.ForeignKey("drills.BankItem", null=True, on_delete=models.DO_NOTHING, db_constraint=False,
+                             related_name="+")
     item_slug = models.SlugField(max_length=120, help_text="Kept when the item is removed from the bank.")
     card_version = models.PositiveIntegerField(help_text="The card's version this review was made against.")
     rating = models.PositiveSmallIntegerField(choices=RATINGS)
@@ -174,10 +181,10 @@ class ReviewLog(models.Model):
     reviewed_at = models.DateTimeField(db_index=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True, help_text="Time on the card.")
     grade = models.FloatField(null=True, blank=True)
-    problem = models.ForeignKey("drills.ProblemInstance", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="+")
-    attempt = models.ForeignKey("drills.Attempt", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="reviews")
+    problem = models.ForeignKey("drills.ProblemInstance", null=True, blank=True, on_delete=models.DO_NOTHING,
+                                db_constraint=False, related_name="+")
+    attempt = models.ForeignKey("drills.Attempt", null=True, blank=True, on_delete=models.DO_NOTHING,
+                                db_constraint=False, related_name="reviews")
     answer = models.TextField(blank=True, help_text="What the candidate typed for an open question.")
     said_aloud = models.BooleanField(default=False)
     rubric_ticked = models.JSONField(default=list, blank=True, help_text="Indexes of the rubric points ticked.")
@@ -210,3 +217,17 @@ class ReviewLog(models.Model):
 
         return FsrsReviewLog(card_id=self.card_id or -self.pk, rating=Rating(self.rating),
                              review_datetime=_utc(self.reviewed_at), review_duration=self.duration_ms)
+
+
+class ReviewLogErasure(models.Model):
+    """The marker that lets an account deletion through the review log's DELETE trigger.
+
+    :func:`accounts.data.delete_account` writes one row (the user's id and, on PostgreSQL, the current
+    transaction id) before deleting the account and removes it before committing; the trigger lets a
+    DELETE of a review through only while a row for that review's user exists (on PostgreSQL: written by
+    the same transaction). Outside an account deletion no row exists, so every DELETE is refused.
+    """
+
+    user_id = models.BigIntegerField(db_index=True)
+    txid = models.BigIntegerField(default=0, help_text="PostgreSQL's txid_current() of the deleting transaction.")
+    created_at = models.DateTimeField(auto_now_add=True)

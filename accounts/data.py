@@ -1,0 +1,147 @@
+"""A person's own data: the full export (JSON and CSV in one zip) and the account's deletion.
+
+:data:`TABLES` names every table that holds something a person did or was given, and how to select their
+rows; :func:`export_zip` writes them all (``data.json`` with every table, one ``<table>.csv`` each, through
+the project's one CSV writer) and :func:`delete_account` removes the account and everything listed as
+deleted in :data:`DELETED`, in one transaction. What is kept is listed in :data:`KEPT` (the account pages
+show both lists).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from dataclasses import dataclass
+from typing import Callable
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from config.csv_export import write_csv
+
+
+@dataclass(frozen=True)
+class Table:
+    """One exported table: its file name, its model (``app.Model``), what it holds, and the owner's rows."""
+
+    name: str
+    model: str
+    about: str
+    rows: Callable[[object], QuerySet]
+
+
+def _model(label: str):
+    return apps.get_model(label)
+
+
+TABLES = [
+    Table("account", "auth.User", "your account: user name, e-mail, when it was made and last used",
+          lambda u: _model("auth.User").objects.filter(pk=u.pk).values(
+              "id", "username", "email", "first_name", "last_name", "date_joined", "last_login")),
+    Table("problems", "drills.ProblemInstance", "the problems you drew or worked (seed and inputs)",
+          lambda u: _model("drills.ProblemInstance").objects.filter(
+              Q(created_by=u) | Q(attempts__user=u)).distinct()),
+    Table("attempts", "drills.Attempt", "your worked-problem attempts", lambda u: _model("drills.Attempt").objects.filter(user=u)),
+    Table("attempt_steps", "drills.StepAnswer", "every step of every attempt: what you typed and its verdict",
+          lambda u: _model("drills.StepAnswer").objects.filter(attempt__user=u)),
+    Table("cards", "drills.Card", "your review cards", lambda u: _model("drills.Card").objects.filter(user=u)),
+    Table("reviews", "drills.ReviewLog", "every review you made", lambda u: _model("drills.ReviewLog").objects.filter(user=u)),
+    Table("review_settings", "drills.ReviewSettings", "your review settings",
+          lambda u: _model("drills.ReviewSettings").objects.filter(user=u)),
+    Table("rounds", "drills.Round", "your timed rounds", lambda u: _model("drills.Round").objects.filter(user=u)),
+    Table("round_items", "drills.RoundItem", "the items of your rounds",
+          lambda u: _model("drills.RoundItem").objects.filter(round__user=u)),
+    Table("round_templates", "drills.RoundTemplate", "round presets you made",
+          lambda u: _model("drills.RoundTemplate").objects.filter(owner=u)),
+    Table("critiques", "drills.CritiqueAttempt", "your critique attempts",
+          lambda u: _model("drills.CritiqueAttempt").objects.filter(user=u)),
+    Table("critique_marks", "drills.CritiqueMark", "the lines you flagged in each critique",
+          lambda u: _model("drills.CritiqueMark").objects.filter(attempt__user=u)),
+    Table("lab_runs", "drills.LabRun", "your lab runs", lambda u: _model("drills.LabRun").objects.filter(user=u)),
+    Table("memberships", "coaching.Membership", "the cohorts you are in",
+          lambda u: _model("coaching.Membership").objects.filter(candidate=u)),
+    Table("assignments", "coaching.Assignment", "the assignments given to you or to your cohorts",
+          lambda u: _model("coaching.Assignment").objects.filter(
+              Q(candidate=u) | Q(cohort__memberships__candidate=u)).distinct()),
+    Table("assignment_work", "coaching.Work", "what each assignment started for you",
+          lambda u: _model("coaching.Work").objects.filter(candidate=u)),
+    Table("notices", "coaching.Notice", "the e-mails sent to you about assignments",
+          lambda u: _model("coaching.Notice").objects.filter(candidate=u)),
+    Table("questions_written", "drills.BankItem", "questions you wrote as a coach",
+          lambda u: _model("drills.BankItem").objects.filter(author=u).defer("search_text")),
+]
+
+DELETED = [
+    "your account (user name, e-mail, password hash) and your log-in session",
+    "every worked-problem attempt with all its steps, every review card and every review you made",
+    "your timed rounds, critiques, lab runs, review settings and round presets",
+    "your cohort memberships, the assignments given to you alone, their progress and the e-mails sent about them",
+]
+KEPT = [
+    "questions you wrote as a coach: kept for the cohorts that use them, with no author (archived, unpublished)",
+    "problems you drew: a seed and calculator inputs, with nothing that names you",
+    "failed log-in records (user name and address) until they expire, 15 minutes after the last one",
+    "e-mails already sent, and the web server's access logs (outside the database)",
+]
+
+
+def _rows(table: Table, user) -> list[dict]:
+    query = table.rows(user)
+    if query.query.values_select or getattr(query, "_fields", None):
+        return list(query)
+    return list(query.values())
+
+
+def collect(user) -> dict[str, list[dict]]:
+    """Every table of :data:`TABLES` as a list of row dicts (column -> value), for ``user``."""
+    return {table.name: _rows(table, user) for table in TABLES}
+
+
+def _cell(value):
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, cls=DjangoJSONEncoder, ensure_ascii=False)
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def export_zip(user) -> bytes:
+    """One zip: ``data.json`` (every table) and ``<table>.csv`` per table, with a ``README.txt`` naming them."""
+    data = collect(user)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("data.json", json.dumps({"exported_at": timezone.now(), "tables": data},
+                                                 cls=DjangoJSONEncoder, ensure_ascii=False, indent=1))
+        for table in TABLES:
+            rows = data[table.name]
+            columns = list(rows[0]) if rows else [f.attname for f in _model(table.model)._meta.concrete_fields]
+            archive.writestr(f"{table.name}.csv", write_csv(columns, ([_cell(r[c]) for c in columns] for r in rows)))
+        archive.writestr("README.txt", "Everything you did on LLM Serving Prep, as JSON (data.json) and CSV.\n\n"
+                         + "\n".join(f"{t.name}.csv: {t.about} ({len(data[t.name])} rows)" for t in TABLES) + "\n")
+    return buffer.getvalue()
+
+
+def delete_account(user) -> None:
+    """Delete ``user`` and what :data:`DELETED` lists, keep what :data:`KEPT` lists, in one transaction.
+
+    Their questions are unpublished and kept without an author (archived: ``load_content`` only removes
+    items that came from fixture files); cohorts, sets, assignments and presets they made as a coach are
+    handed to a superuser (:func:`accounts.deletion.hand_over_coaching`, which raises ``HandOverError``
+    when there is none), so their candidates' work on them stays. Their reviews go through the review
+    log's DELETE trigger by the marker written here and removed before the commit.
+    """
+    from accounts.deletion import clear_account_deletion, hand_over_coaching, mark_account_deletion
+    from drills.models import BankItem
+
+    user_id = user.pk
+    with transaction.atomic():
+        hand_over_coaching(user)
+        BankItem.objects.filter(author=user).update(published=False)
+        mark_account_deletion(user)
+        get_user_model().objects.filter(pk=user_id).delete()
+        clear_account_deletion(user_id)
