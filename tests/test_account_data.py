@@ -109,10 +109,9 @@ def test_deleting_needs_the_password_and_then_removes_the_account_and_its_review
 
 
 def test_deleting_a_coach_keeps_their_questions_cohorts_and_the_candidates_work(world, coach):
+    from accounts.data import delete_account
     from coaching.models import Assignment, Cohort
     from drills.models import BankItem
-
-    from accounts.data import delete_account
 
     admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-12345")
     question, cohort = world.objects.own_question, world.objects.cohort
