@@ -325,12 +325,12 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
 
     ``drills.rounds.services.start_round`` draws from a template's slots and cannot take
     an explicit list of items, so the round is built here from the set's
-    entries (round presets among them drawn by ``drills.rounds.services.draw_items``),
+    entries (round presets among them drawn by ``drills.rounds.drawing.draw_items``),
     with the server's clock: the deadline is now plus the time limit. The
     rounds pages then run it (countdown, autosave, late flags, grading, FSRS).
     """
     from drills.problems.generation import create_problem
-    from drills.rounds.services import draw_items
+    from drills.rounds.drawing import draw_items
 
     now = _now(now)
     if not assignment.time_limit_s:

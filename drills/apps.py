@@ -17,7 +17,7 @@ class DrillsConfig(AppConfig):
 
         from config.timezones import remember_time_zone_at_login
         from drills.bank.problem_templates import on_content_loaded
-        from drills.rounds.services import on_content_loaded as sync_presets_on_load
+        from drills.rounds.presets import on_content_loaded as sync_presets_on_load
         from runbook.signals import content_loaded
 
         content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")

@@ -270,7 +270,8 @@ def build_world(candidate, coach) -> World:
     from drills.problems.generation import create_problem
     from drills.reviews.scheduling import add_to_deck
     from drills.reviews.services import problem_for
-    from drills.rounds.services import start_round, sync_presets
+    from drills.rounds.presets import sync_presets
+    from drills.rounds.services import start_round
     from runbook.models import Chapter
 
     now = timezone.now()

@@ -23,19 +23,10 @@ from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
-from drills.rounds.services import (
-    PRESETS,
-    NoItems,
-    add_review_items,
-    autosave,
-    close,
-    close_if_due,
-    current_item,
-    open_item,
-    report_for,
-    start_round,
-    sync_presets,
-)
+from drills.rounds.drawing import NoItems
+from drills.rounds.presets import PRESETS, sync_presets
+from drills.rounds.report import add_review_items, report_for
+from drills.rounds.services import autosave, close, close_if_due, current_item, open_item, start_round
 from drills.rounds.services import reveal as reveal_item
 from drills.rounds.services import submit as submit_item
 
@@ -64,7 +55,7 @@ def _timed(response: HttpResponse, round_: Round, now) -> HttpResponse:
 def index(request: HttpRequest) -> HttpResponse:
     """The presets, each one click from starting, and the candidate's history of rounds.
 
-    Only reads: the presets are written by ``load_content`` (:func:`~drills.rounds.services.on_content_loaded`),
+    Only reads: the presets are written by ``load_content`` (:func:`~drills.rounds.presets.on_content_loaded`),
     and a round past its deadline is closed by the beat task ``drills.tasks.close_due_rounds`` or by the
     next request on the round itself; until then it is listed as out of time, with its report one click away.
     """

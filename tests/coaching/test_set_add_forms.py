@@ -164,7 +164,7 @@ def test_another_coachs_round_copy_is_refused(coach_in, world):
 
 
 def _sync_presets():
-    from drills.rounds.services import sync_presets
+    from drills.rounds.presets import sync_presets
 
     sync_presets()
     return RoundTemplate.objects.filter(owner__isnull=True).first()

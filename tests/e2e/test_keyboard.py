@@ -198,7 +198,7 @@ def test_review_a_due_card_from_the_keyboard(content, live_server, page, candida
 def test_round_started_and_answered_from_the_keyboard(content, live_server, page, candidate):
     from drills.bank.problem_templates import sync_problem_templates
     from drills.rounds.models import Round
-    from drills.rounds.services import sync_presets
+    from drills.rounds.presets import sync_presets
 
     sync_problem_templates()
     sync_presets()  # as load_content does

@@ -115,7 +115,7 @@ def busy_candidate(content, people):
     from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem
     from drills.reviews.scheduling import add_to_deck
-    from drills.rounds.services import sync_presets
+    from drills.rounds.presets import sync_presets
 
     coach, candidate = people
     sync_problem_templates()

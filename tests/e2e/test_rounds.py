@@ -34,7 +34,7 @@ def remaining(page) -> int:
 def problem_templates(content):
     """The bank's problem templates (one per drill family) and the round presets, as load_content writes them."""
     from drills.bank.problem_templates import sync_problem_templates
-    from drills.rounds.services import sync_presets
+    from drills.rounds.presets import sync_presets
 
     sync_problem_templates()
     sync_presets()

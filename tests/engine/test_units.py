@@ -5,15 +5,7 @@ import math
 import pytest
 
 from calculators.engine.errors import AnswerError
-from calculators.engine.units import (
-    CANONICAL_UNITS,
-    Unit,
-    convert,
-    dimension_phrase,
-    format_quantity,
-    get_unit,
-    quote,
-)
+from calculators.engine.units import CANONICAL_UNITS, Unit, convert, dimension_phrase, format_quantity, get_unit, quote
 
 
 @pytest.mark.parametrize(

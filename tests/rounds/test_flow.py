@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from drills.models import Attempt, Card, ReviewLog, Round, RoundItem
 from drills.reviews.scheduling import add_to_deck, rating_for_rubric
-from drills.rounds.services import close, report_for, start_round
+from drills.rounds.report import report_for
+from drills.rounds.services import close, start_round
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 from drills.models import Attempt, Card, CritiqueAttempt, Round, RoundTemplate, StepAnswer
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import record_open_review
-from drills.rounds.services import PRESETS, preset, sync_presets
+from drills.rounds.presets import PRESETS, preset, sync_presets
 
 pytestmark = pytest.mark.django_db
 

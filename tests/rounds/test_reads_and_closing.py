@@ -13,7 +13,8 @@ from django.urls import reverse
 
 from drills import tasks
 from drills.models import Round, RoundTemplate
-from drills.rounds.services import PRESETS, autosave, start_round, sync_presets
+from drills.rounds.presets import PRESETS, sync_presets
+from drills.rounds.services import autosave, start_round
 from runbook.signals import content_loaded
 
 pytestmark = pytest.mark.django_db

@@ -1,0 +1,83 @@
+"""The report of a closed round, and adding its items to the review deck."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from drills.models import BankItem, Card, CritiqueMark, Round, RoundItem, StepAnswer
+from drills.reviews.scheduling import HARD_BELOW, add_to_deck
+
+# --- the report ---------------------------------------------------------------------------
+
+
+@dataclass
+class ReportRow:
+    item: RoundItem
+    taken_s: float | None
+    over_box: bool
+    misconceptions: list
+    pending: bool
+
+
+@dataclass
+class Report:
+    round: Round
+    rows: list[ReportRow]
+    misconceptions: list[dict]
+    to_review: list[BankItem]
+    in_deck: set[int]
+    earlier: list[Round]
+    previous: Round | None = None
+    earlier_mean: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def not_in_deck(self) -> list[BankItem]:
+        return [item for item in self.to_review if item.pk not in self.in_deck]
+
+
+def report_for(round_: Round) -> Report:
+    """Score and time per item against its box, misconceptions made, what to review next, earlier rounds."""
+    items = list(round_.items.select_related("item", "problem", "attempt", "critique_attempt", "round"))
+    end = round_.finished_at or round_.deadline
+    steps = Counter()
+    made: dict[str, dict] = {}
+    rows = []
+    for item in items:
+        mistakes = []
+        if item.attempt_id:
+            for step in StepAnswer.objects.filter(attempt_id=item.attempt_id, verdict="misconception"):
+                info = MISCONCEPTIONS.get(step.misconception)
+                mistakes.append(info or step.misconception)
+                if step.misconception:
+                    steps[step.misconception] += 1
+                    made.setdefault(step.misconception, {"info": info, "id": step.misconception, "items": []})
+                    made[step.misconception]["items"].append(item)
+        if item.critique_attempt_id:
+            for mark in CritiqueMark.objects.filter(attempt_id=item.critique_attempt_id, outcome=CritiqueMark.MISSED):
+                mistakes.append(f"missed: {mark.category or 'line ' + str(mark.line)}")
+        taken = item.time_taken_s(end)
+        rows.append(ReportRow(item, taken, bool(item.time_box_s and taken and taken > item.time_box_s), mistakes,
+                              pending=item.grade is None))
+    for entry in made.values():
+        entry["count"] = steps[entry["id"]]
+    to_review = [row.item.item for row in rows if row.item.item is not None and (
+        row.item.grade is None or row.item.grade < HARD_BELOW or row.misconceptions)]
+    in_deck = set(Card.objects.of(round_.user).filter(item__in=to_review).values_list("item_id", flat=True))
+    earlier = list(Round.objects.of(round_.user).closed().filter(kind=round_.kind, started_at__lt=round_.started_at)
+                   .order_by("-started_at")[:10])
+    scored = [r.score for r in earlier if r.score is not None]
+    return Report(round_, rows, sorted(made.values(), key=lambda e: -e["count"]), to_review, in_deck, earlier,
+                  previous=earlier[0] if earlier else None,
+                  earlier_mean=sum(scored) / len(scored) if scored else None)
+
+
+def add_review_items(user, round_: Round, item_ids, now: datetime | None = None) -> int:
+    """Put the chosen items of ``round_`` in the candidate's deck (only items that were in the round)."""
+    # Whole numbers a bigint can hold ("²" passes isdigit but not int(); 40 digits overflow the column).
+    ids = [int(i) for i in item_ids if str(i).isdecimal() and len(str(i)) < 19]
+    allowed = BankItem.objects.filter(pk__in=ids, round_items__round=round_).distinct()
+    return add_to_deck(user, list(allowed), Card.VIA_ITEM, now)
