@@ -94,6 +94,32 @@
     recoverFocus(root);
   });
 
+  // A calculator formula wider than its row scrolls inside it (.calc-formula, overflow-x: auto). Only such a
+  // formula joins the Tab order (tabindex 0, named by its step) so a keyboard user can scroll it; one that
+  // fits stays out of it, so Tab through the results is not lengthened by formulas with nothing to scroll.
+  function scrollableFormulas() {
+    document.querySelectorAll(".calc-formula").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) {
+        var step = box.closest("li");
+        var label = step && step.querySelector(".calc-step-label .fw-semibold");
+        box.setAttribute("tabindex", "0");
+        box.setAttribute("role", "group");
+        box.setAttribute("aria-label", "Formula" + (label ? " of " + label.textContent.trim() : "") +
+          ", wider than its row: scroll sideways");
+      } else if (box.getAttribute("tabindex") === "0") {
+        ["tabindex", "role", "aria-label"].forEach(function (name) { box.removeAttribute(name); });
+      }
+    });
+  }
+  var resizing = null;
+  document.addEventListener("DOMContentLoaded", scrollableFormulas);
+  window.addEventListener("load", scrollableFormulas);  // web fonts can widen a formula after the first layout
+  document.addEventListener("htmx:afterSettle", scrollableFormulas);
+  window.addEventListener("resize", function () {
+    window.clearTimeout(resizing);
+    resizing = window.setTimeout(scrollableFormulas, 150);
+  });
+
   // After a full page load: a form sent back with errors marks its fields aria-invalid, and the first takes
   // focus (over a field's autofocus, which Django puts on the first field whatever its state). Otherwise the
   // page's messages, which say what the last post did, take it — unless something (autofocus) already has it.
