@@ -68,3 +68,21 @@ def test_a_card_without_a_driver_total_says_its_memory_is_the_marketed_figure(cl
     assert "the marketed figure in decimal GB" in page  # the GPU field's help
     v = FAMILIES["pareto"].run({"gpu": "h100-pcie-80gb"}).values
     assert v["replica_kv_budget_gib"] == pytest.approx(80e9 / 2**30 * 0.9 - 8_030_261_248 * 2 / 2**30 - 3, rel=1e-12)
+
+
+def test_calc_prints_the_curve_under_the_steps_and_json_keeps_the_contract():
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("calc", "pareto", "--model", "llama-3.1-70b", "--gpus", "8", "--tpot-target-ms", "30", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert "curve (TPOT target 30 ms): gpus  batch  step  tok/s per user  tok/s per card" in lines
+    marked = [line for line in lines if line.endswith("<- the target's point")]
+    assert len(marked) == 1 and marked[0].split()[:2] == ["8", "128"] and "592.2 tok/s" in marked[0]
+    out = StringIO()
+    call_command("calc", "pareto", "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert set(body) == {"family", "inputs", "steps", "notes"} and len(body["steps"]) == 17
