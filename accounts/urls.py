@@ -6,9 +6,10 @@ No ``app_name``: Django's auth views reverse their own un-namespaced names
 
 from django.urls import include, path
 
-from accounts.views import SignUpView
+from accounts.views import SignUpView, start
 
 urlpatterns = [
     path("signup/", SignUpView.as_view(), name="signup"),
+    path("start/", start, name="start"),
     path("", include("django.contrib.auth.urls")),
 ]

@@ -11,7 +11,11 @@ from django.views.decorators.http import require_safe
 
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """Render the landing page: what the product is and where to start."""
+    """The landing page for a visitor; a signed-in candidate's day (accounts.home) for everyone logged in."""
+    if request.user.is_authenticated:
+        from accounts.home import home_for
+
+        return render(request, "home_user.html", {"home": home_for(request.user)})
     return render(request, "home.html")
 
 

@@ -70,6 +70,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "favicon": Get(),
     "floor": Get(),
     # accounts (Django's auth views, and our sign-up)
+    "start": Post(("time_zone", "path")),
     "signup": Post(("username", "email", "password1", "password2"), echo=("username", "email")),
     "login": Post(("username", "password", "next"), echo=("username",)),
     "logout": Post(("next",)),

@@ -53,6 +53,8 @@ class ReviewSettings(models.Model):
                                         help_text="The local day the nightly job last considered a refit.")
     refit_note = models.CharField(max_length=300, blank=True, help_text="What the last refit did, in a sentence.")
     last_digest_on = models.DateField(null=True, blank=True, help_text="The local day the last digest was sent.")
+    reading_path = models.SlugField(max_length=80, blank=True,
+                                    help_text="The runbook path the candidate follows (runbook.ReadingPath's slug).")
 
     class Meta:
         verbose_name_plural = "review settings"

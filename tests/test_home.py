@@ -1,0 +1,139 @@
+"""The signed-in home page (issue 20): the candidate's day, from their own data, and the first-run steps."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone as dt_timezone
+
+import pytest
+from django.utils import timezone
+
+from accounts.home import home_for
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from coaching import services as coaching
+from coaching.models import Cohort, Membership, QuestionSet
+from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewSettings, StepAnswer
+from drills.problems.generation import create_problem
+from drills.reviews.scheduling import add_to_deck
+from runbook.models import Chapter, Document, ReadingPath
+
+pytestmark = pytest.mark.django_db
+
+
+def chapter(number: int, slug: str) -> Chapter:
+    found = Chapter.objects.create(number=number, slug=slug, track="B", title=slug.split("-", 1)[1].title(),
+                                   summary="S.", reading_minutes=12, body="Body.", content_hash="x" * 64)
+    Document.objects.create(number=number, slug=slug, title=found.title, chapter=found)
+    return found
+
+
+@pytest.fixture
+def world(candidate, coach):
+    """Chapters 05 and 06 on the cram path (06 first), one open question in each."""
+    fifth, sixth = chapter(5, "05-prefill-and-decode"), chapter(6, "06-kv-cache")
+    ReadingPath.objects.create(slug="cram", title="The cram path", description="Fast.", document_numbers=[6, 5])
+    questions = {}
+    for found in (fifth, sixth):
+        questions[found.number] = BankItem.objects.create(
+            slug=f"q-{found.number}", kind=BankItem.OPEN, prompt="Why?", model_answer="Because.", rubric=["A"],
+            chapter=found, track="B", topic="kv cache")
+    return {"chapters": (fifth, sixth), "questions": questions}
+
+
+def misconception_step(user, family: str, ident: str, position: int) -> None:
+    problem = create_problem(family, seed=position, user=user)
+    attempt = Attempt.objects.create(problem=problem, user=user, score=0.5)
+    StepAnswer.objects.create(attempt=attempt, position=1, key="kv_bytes_per_token", unit="B", raw_input="1",
+                              parsed_value=1, verdict="misconception", credit=0, misconception=ident, expected=2)
+
+
+def test_a_new_candidate_sees_the_three_first_run_steps(candidate_client, world):
+    page = candidate_client.get("/").content.decode()
+
+    assert "Three steps to start" in page
+    assert 'name="time_zone" id="first-run-zone"' in page
+    assert 'name="path" value="cram"' in page and "The cram path · 2 chapters" in page
+    assert "Pick a path first" in page
+    assert "Size the cluster before they ask" not in page  # not the visitors' landing page
+
+
+def test_the_first_run_steps_set_the_zone_and_path_then_offer_the_first_chapter(candidate_client, candidate, world):
+    candidate_client.post("/accounts/start/", {"time_zone": "Europe/Paris"})
+    candidate_client.post("/accounts/start/", {"path": "cram"})
+    row = ReviewSettings.objects.get(user=candidate)
+    assert (row.time_zone, row.reading_path) == ("Europe/Paris", "cram")
+
+    page = candidate_client.get("/").content.decode()
+    assert 'name="chapter" value="06-kv-cache"' in page  # the path's first chapter, not the lowest number
+
+    response = candidate_client.post("/bank/deck/add/", {"chapter": "06-kv-cache", "next": "/"})
+    assert response["Location"] == "/"
+    page = candidate_client.get("/").content.decode()
+    assert "Three steps to start" not in page
+    assert '<span class="display-6 fw-bold" id="home-due-today">1</span>' in page
+    assert "05 · Prefill-And-Decode" in page or "Prefill-And-Decode" in page  # next on the path: 05
+
+
+def test_an_unknown_zone_or_path_changes_nothing(candidate_client, candidate, world):
+    candidate_client.post("/accounts/start/", {"time_zone": "Mars/Olympus", "path": "nope"})
+    row = ReviewSettings.for_user(candidate)
+    assert (row.time_zone, row.reading_path) == ("UTC", "")
+
+
+def test_the_home_numbers(candidate, coach, world):
+    now = datetime(2026, 3, 2, 10, 0, tzinfo=dt_timezone.utc)
+    seventh = chapter(7, "07-attention-variants")
+    ReadingPath.objects.filter(slug="cram").update(document_numbers=[6, 5, 7])
+    ReviewSettings.objects.create(user=candidate, time_zone="UTC", reading_path="cram",
+                                  interview_date=date(2026, 3, 12))
+    add_to_deck(candidate, [world["questions"][6]], now=now - timedelta(hours=1))
+    Card.objects.filter(user=candidate).update(state=Card.REVIEW, step=None, stability=10.0, difficulty=5.0,
+                                               last_review=now - timedelta(days=2), due=now + timedelta(days=3))
+    cohort = Cohort.objects.create(coach=coach, name="C")
+    Membership.objects.create(cohort=cohort, candidate=candidate)
+    fresh = QuestionSet.objects.create(coach=coach, title="Fresh set")
+    coaching.add_entry(fresh, item=world["questions"][5])
+    coaching.assign(fresh, coach, candidate=candidate, due_at=now + timedelta(days=2), now=now - timedelta(days=1))
+    old = QuestionSet.objects.create(coach=coach, title="Old set")
+    coaching.add_entry(old, item=world["questions"][6])
+    coaching.assign(old, coach, candidate=candidate, due_at=now + timedelta(days=1), now=now - timedelta(days=20))
+    for n in range(3):
+        misconception_step(candidate, "kv", "query-heads-for-kv-heads", n)
+    misconception_step(candidate, "ladder", "bits-for-bytes", 9)
+
+    home = home_for(candidate, now)
+
+    # The assigned set put chapter 05's question in the deck, due at once; 06's falls due in 3 days.
+    assert (home.today, home.due_today, home.deck_size) == (date(2026, 3, 2), 1, 2)
+    assert [count for _, count in home.forecast] == [1, 0, 0, 1, 0, 0, 0]
+    assert [(row.assignment.question_set.title, row.is_new) for row in home.assignments] == [
+        ("Old set", False), ("Fresh set", True)]  # soonest due first; new = not started, assigned ≤ 7 days ago
+    # The interview's day begins at 04:00 on the 12th: the 06 card (S = 10 days, last reviewed 28 Feb 10:00)
+    # is then 11 whole days old, (1 + 0.98035 · 11/10)^-0.1542 = 0.8933 (FSRS-6, w20 = 0.1542); the 05 card was
+    # never reviewed (0). Card-weighted mean if stopped now: 0.4467.
+    assert home.interview.days_left == 10
+    assert home.interview.if_stopped == pytest.approx((0.8933 + 0) / 2, abs=1e-3)
+    assert home.interview.if_kept_up >= home.interview.if_stopped
+    assert home.next_chapter == seventh and not home.path_done  # 06 and 05 have questions in the deck
+    assert [(m.id, m.family, m.count) for m in home.mistakes] == [("query-heads-for-kv-heads", "kv", 3),
+                                                                  ("bits-for-bytes", "ladder", 1)]
+    assert home.mistakes[0].title == MISCONCEPTIONS["query-heads-for-kv-heads"].title
+
+
+def test_the_page_shows_the_countdown_assignments_and_a_drill_per_mistake(candidate_client, candidate, coach, world):
+    ReviewSettings.objects.create(user=candidate, time_zone="Europe/Paris", reading_path="cram",
+                                  interview_date=timezone.localdate() + timedelta(days=5))
+    add_to_deck(candidate, [world["questions"][6]])
+    misconception_step(candidate, "kv", "query-heads-for-kv-heads", 1)
+    cohort = Cohort.objects.create(coach=coach, name="C")
+    Membership.objects.create(cohort=cohort, candidate=candidate)
+    fresh = QuestionSet.objects.create(coach=coach, title="Fresh set")
+    coaching.add_entry(fresh, item=world["questions"][5])
+    coaching.assign(fresh, coach, candidate=candidate, due_at=timezone.now() + timedelta(days=2))
+
+    page = candidate_client.get("/").content.decode()
+
+    assert 'id="home-days-left">' in page and "Expected recall on the day" in page
+    assert "Fresh set</a>\n              <span class=\"badge text-bg-primary\">new</span>" in page
+    assert 'href="/drills/kv/new/"' in page
+    assert ProblemInstance.objects.filter(family="kv").count() == 1
+    assert candidate_client.get("/drills/kv/new/").status_code == 302  # one click draws a fresh problem
