@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('drills', '0006_rounds'),
+        ('drills', '0007_reviewlog_append_only'),
     ]
 
     operations = [
