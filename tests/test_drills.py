@@ -160,7 +160,16 @@ class TestIndex:
 
 @pytest.mark.django_db
 class TestNewProblem:
-    def test_a_seed_redirects_to_the_stored_problem_page(self, client):
+    @pytest.fixture
+    def client(self, candidate):
+        """Logged in: a visitor's problem is not stored (TestVisitorsStoreNothing)."""
+        from django.test import Client
+
+        logged_in = Client()
+        logged_in.force_login(candidate)
+        return logged_in
+
+    def test_a_seed_redirects_to_the_stored_problem_page(self, client, candidate):
         response = client.get("/drills/ladder/new/?seed=5")
 
         problem = ProblemInstance.objects.get()
@@ -170,7 +179,7 @@ class TestNewProblem:
         assert problem.seed == 5
         assert problem.generator_version == GENERATOR_VERSION
         assert problem.inputs == generate_inputs("ladder", 5)
-        assert problem.created_by is None
+        assert problem.created_by == candidate
 
     def test_a_problem_opened_twice_shows_the_same_numbers(self, client):
         url = client.get("/drills/ladder/new/?seed=5")["Location"]
@@ -309,6 +318,15 @@ def h100_shrunk_in_the_catalog():
 
 @pytest.mark.django_db
 class TestSnapshot:
+    @pytest.fixture
+    def client(self, candidate):
+        """Logged in: these tests read the stored problem."""
+        from django.test import Client
+
+        logged_in = Client()
+        logged_in.force_login(candidate)
+        return logged_in
+
     def test_a_problem_stores_the_catalog_entries_it_was_drawn_from(self, client):
         client.get("/drills/ladder/new/?seed=5")
 
@@ -710,3 +728,27 @@ def test_the_review_forms_hidden_inputs_are_byte_for_byte_djangos():
             assert str(field) == field.as_widget(widget=forms.HiddenInput(field.field.widget.attrs))
     assert str(OpenAnswerForm(initial={"version": 3})["version"]) == (
         '<input type="hidden" name="version" value="3" id="id_version">')
+
+
+@pytest.mark.django_db
+class TestVisitorsStoreNothing:
+    """An anonymous ``GET /drills/<family>/new/`` stored a row each time (issue 21, finding 6): now nothing."""
+
+    def test_a_visitor_is_sent_to_a_seeded_address_and_nothing_is_stored(self, client):
+        response = client.get("/drills/ladder/new/")
+        assert response.status_code == 302
+        assert re.fullmatch(r"/drills/ladder/new/\?seed=\d+", response["Location"])
+        for _ in range(3):
+            page = client.get("/drills/ladder/new/?seed=5")
+            assert page.status_code == 200
+        assert ProblemInstance.objects.count() == 0
+
+    def test_the_page_is_drawn_from_the_seed_and_grades_without_storing(self, client):
+        page = client.get("/drills/ladder/new/?seed=5")
+        problem = ProblemInstance(family="ladder", seed=5, generator_version=GENERATOR_VERSION,
+                                  inputs=generate_inputs("ladder", 5))
+        assert problem.inputs["model"] in page_text(page)
+        assert 'action="/drills/ladder/new/?seed=5"' in page.content.decode()
+        graded = client.post("/drills/ladder/new/?seed=5", {"card_gib": "1"})
+        assert graded.status_code == 200 and "Graded but not saved" in page_text(graded)
+        assert ProblemInstance.objects.count() == 0 and Attempt.objects.count() == 0

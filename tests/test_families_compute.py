@@ -79,6 +79,17 @@ REFERENCE_INPUTS = {
                "prefix_tokens": 1024, "hit_rate": 0.8, "mfu": 0.4, "distinct_prefixes": 1},
 }
 
+@pytest.fixture
+def client(candidate):
+    """A logged-in candidate: a visitor's ``/drills/<family>/new/`` stores no problem (issue 21), these tests
+    follow the stored one."""
+    from django.test import Client
+
+    logged_in = Client()
+    logged_in.force_login(candidate)
+    return logged_in
+
+
 
 def calc_json(*args) -> dict:
     out = io.StringIO()

@@ -47,7 +47,8 @@ def test_right_answers_score_every_step_and_a_slip_is_named(client):
     assert "Replica rate quoted per card" in named
 
 
-def test_a_new_problem_is_drawn(client):
+def test_a_new_problem_is_drawn(client, candidate):
+    client.force_login(candidate)  # a visitor's problem is drawn from its seed and not stored (issue 21)
     response = client.get("/drills/pareto/new/", follow=True)
     assert response.status_code == 200
     assert ProblemInstance.objects.filter(family="pareto").count() == 1

@@ -43,6 +43,18 @@ def snapshot_for(inputs: dict, catalog: Catalog) -> dict:
     return snapshot
 
 
+def draw_problem(family: str, seed: int) -> ProblemInstance:
+    """The problem of ``family`` drawn from ``seed``, *not saved* (what an anonymous visitor is shown).
+
+    The same seed always draws the same inputs (``generate_inputs``), so the page can be rebuilt from the
+    address alone (``/drills/<family>/new/?seed=N``) and nothing is stored for a visitor.
+    """
+    catalog = default_catalog()
+    inputs = generate_inputs(family, seed, catalog)
+    return ProblemInstance(family=family, seed=seed, generator_version=GENERATOR_VERSION, inputs=inputs,
+                           snapshot=snapshot_for(inputs, catalog))
+
+
 def create_problem(family: str, seed: int | None = None, user=None,
                    fixed_inputs: dict | None = None) -> ProblemInstance:
     """Draw and save a problem; a random seed when none is given.

@@ -43,6 +43,9 @@ class ProblemInstance(models.Model):
         return f"{self.family} #{self.pk} (seed {self.seed})"
 
     def get_absolute_url(self) -> str:
+        """The saved problem's page; an unsaved one (an anonymous visitor's) is rebuilt from its seed."""
+        if self.pk is None:
+            return f"{reverse('drills:new', args=[self.family])}?seed={self.seed}"
         return reverse("drills:problem", args=[self.family, self.pk])
 
     @property

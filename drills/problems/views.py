@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -10,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_safe
 from calculators.engine.procedures import FAMILIES
 from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
-from drills.problems.generation import MAX_SEED, create_problem, drill_families
+from drills.problems.generation import MAX_SEED, create_problem, draw_problem, drill_families
 from drills.problems.grading import submit
 from drills.problems.presentation import problem_facts, statement
 
@@ -33,7 +35,12 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def new_problem(request: HttpRequest, family: str) -> HttpResponse:
-    """Draw a seeded problem (``?seed=N`` to choose the seed) and redirect to it."""
+    """Draw a seeded problem (``?seed=N`` to choose the seed).
+
+    A logged-in candidate's problem is saved and they are sent to it. An anonymous visitor's is never
+    stored: they are sent to ``?seed=N`` and the page is drawn from the seed each time (their answers
+    are graded by a POST to the same address, and not saved either).
+    """
     _family_or_404(family)
     seed = request.GET.get("seed") or request.POST.get("seed")
     try:
@@ -42,15 +49,23 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
         seed = None
     if seed is not None and not 0 <= seed < MAX_SEED:
         seed = None
-    problem = create_problem(family, seed=seed, user=request.user)
-    return redirect(problem)
+    if request.user.is_authenticated:
+        return redirect(create_problem(family, seed=seed, user=request.user))
+    if seed is None or "seed" not in request.GET:
+        seed = secrets.randbelow(MAX_SEED) if seed is None else seed
+        return redirect(f"{request.path}?seed={seed}")
+    return _problem_page(request, draw_problem(family, seed))
 
 
 @require_http_methods(["GET", "POST"])
 def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
     _family_or_404(family)
-    instance = get_object_or_404(ProblemInstance, pk=pk, family=family)
+    return _problem_page(request, get_object_or_404(ProblemInstance, pk=pk, family=family))
+
+
+def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
+    """The problem page for ``instance`` (saved or drawn from a seed); a POST grades the answers."""
     solution = instance.solve()
     graded = attempt = None
     if request.method == "POST":
