@@ -56,3 +56,14 @@ def item_name(thing, length: int = 80) -> str:
     if item is None:
         return getattr(thing, "item_slug", "") or ""
     return name_of(item, int(length))
+
+
+@register.filter
+def in_sentence(title: str) -> str:
+    """A title put inside a sentence: each word lower-cased except acronyms and mixed-case names.
+
+    ``"KV cache"`` stays ``KV cache``, ``"Prefill and TTFT"`` becomes ``prefill and TTFT``, ``"LoRA adapters"``
+    ``LoRA adapters``, ``"RoPE frequency bands"`` ``RoPE frequency bands`` (a word with a capital after its
+    first letter is kept as written).
+    """
+    return " ".join(word if any(ch.isupper() for ch in word[1:]) else word.lower() for word in str(title).split(" "))
