@@ -36,3 +36,12 @@ def test_the_finished_sweep_passes_axe_and_fits_a_phone(live_server, page, new_c
     problems: dict[str, list[str]] = {}
     check(phone(new_context, live_server).new_page(), "simulator", path, problems)
     assert problems == {}
+
+
+def test_without_javascript_the_next_rate_link_walks_the_sweep(live_server, new_context):
+    page = new_context(java_script_enabled=False).new_page()
+    page.goto(live_server.url + "/simulator/?sweep=10,60&duration_s=20")
+    assert "Simulated 1 of 2 rates" in page.inner_text("#sweep")
+    page.click("text=Simulate the next rate")
+    rows = page.eval_on_selector_all("#table-goodput tbody tr", "rows => rows.map(r => r.cells[0].textContent.trim())")
+    assert rows == ["10 (knee)", "60"]
