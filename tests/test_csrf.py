@@ -42,6 +42,7 @@ EXEMPT = {
     "api:families": "read-only catalog",
     "api:family": "read-only catalog",
     "api:calc": "pure computation: stores nothing, reads no session",
+    "api:simulate": "pure computation: reads no session; only caches its result under the inputs' hash",
     "api:not_found": "JSON 404 for any other /api/v1/ path",
 }
 
