@@ -20,6 +20,16 @@ class SignUpForm(UserCreationForm):
         model = get_user_model()
         fields = ("username", "email")
 
+    def clean_username(self) -> str:
+        """Refuse a username that looks like an existing one (UTS #39-style skeleton: ``аlice`` for ``alice``)."""
+        from accounts.confusables import look_alike
+
+        username = self.cleaned_data["username"]
+        names = get_user_model()._default_manager.values_list("username", flat=True).iterator()
+        if look_alike(username, names) is not None:
+            raise forms.ValidationError("This username looks like one already taken: choose another.")
+        return username
+
     def clean_email(self) -> str:
         """Refuse an address another account already uses (ignoring case)."""
         email = self.cleaned_data["email"].strip()

@@ -63,13 +63,19 @@ def _now(now: datetime | None) -> datetime:
 # --- cohorts and invitations ------------------------------------------------------------------
 
 
-def create_cohort(coach, name: str) -> Cohort:
+def create_cohort(coach, name: str, *, with_invitation: bool = False) -> Cohort:
+    """A new cohort of ``coach``; with its first invitation link when ``with_invitation`` (one transaction:
+    never a cohort nobody can join because the invitation failed to save)."""
     name = name.strip()[:120]
     if not name:
         raise CoachingError("Give the cohort a name.")
     if Cohort.objects.filter(coach=coach, name=name).exists():
         raise CoachingError(f"You already have a cohort called “{name}”.")
-    return Cohort.objects.create(coach=coach, name=name)
+    with transaction.atomic():
+        cohort = Cohort.objects.create(coach=coach, name=name)
+        if with_invitation:
+            invite(cohort)
+    return cohort
 
 
 def invite(cohort: Cohort, days: int | None = 30, now: datetime | None = None) -> Invitation:

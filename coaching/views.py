@@ -87,11 +87,10 @@ def cohort_page(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def cohort_new(request: HttpRequest) -> HttpResponse:
     try:
-        cohort = services.create_cohort(request.user, request.POST.get("name", ""))
+        cohort = services.create_cohort(request.user, request.POST.get("name", ""), with_invitation=True)
     except CoachingError as error:
         messages.error(request, str(error))
         return redirect("coaching:dashboard")
-    services.invite(cohort)
     return redirect(cohort)
 
 

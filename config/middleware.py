@@ -76,3 +76,54 @@ class SecurityHeadersMiddleware:
         if settings.PERMISSIONS_POLICY:
             response.headers.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
         return response
+
+
+# SQLSTATEs of a database that cannot take writes: read-only transaction, insufficient resources, disk full.
+UNWRITABLE_SQLSTATES = {"25006", "53000", "53100"}
+UNWRITABLE_WORDS = ("readonly database", "read-only", "disk is full", "no space left on device")
+
+
+def database_unwritable(error: BaseException) -> bool:
+    """Whether ``error`` says the database cannot save right now (read-only, or its disk full).
+
+    PostgreSQL says so by SQLSTATE (psycopg's error is the ``__cause__`` of Django's); SQLite only in
+    its message ("attempt to write a readonly database", "database or disk is full").
+    """
+    from django.db import DatabaseError
+
+    if not isinstance(error, DatabaseError):
+        return False
+    cause = error.__cause__
+    if getattr(cause, "sqlstate", None) in UNWRITABLE_SQLSTATES:
+        return True
+    text = str(error).lower()
+    return any(words in text for words in UNWRITABLE_WORDS)
+
+
+class DatabaseUnwritableMiddleware:
+    """A database that cannot take writes answers a clear "cannot save right now" page (503), not a traceback.
+
+    Pages that only read keep working; a write that fails because the database is read-only (a replica
+    promoted late, a failover, ``default_transaction_read_only``) or out of disk gets the page
+    ``templates/cannot_save.html`` with ``Retry-After: 60``; ``/healthz`` checks a write too
+    (``config.views.healthz``). Any other database error is left to Django.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception):
+        """Render the 503 page for an unwritable database; ``None`` (Django's handling) otherwise."""
+        if not database_unwritable(exception):
+            return None
+        import logging
+
+        from django.shortcuts import render
+
+        logging.getLogger(__name__).error("Database cannot save: %s", exception)
+        response = render(request, "cannot_save.html", status=503)
+        response["Retry-After"] = "60"
+        return response

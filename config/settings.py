@@ -181,6 +181,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Permissions-Policy on every response (the settings of the same names).
     "config.middleware.SecurityHeadersMiddleware",
+    # A read-only or full database: the "cannot save right now" page (503), never a traceback.
+    "config.middleware.DatabaseUnwritableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -326,6 +328,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # backend then does the actual authentication.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
+    # Beside axes's per-(username, address) lockout: 50 failures from one address in 15 minutes, any usernames.
+    "accounts.address_limit.AddressLimitBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 # Login rate limiting: after AXES_FAILURE_LIMIT failed attempts for one username
@@ -333,6 +337,9 @@ AUTHENTICATION_BACKENDS = [
 # AXES_COOLOFF_MINUTES have passed; a successful login resets the count.
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
+# Failures from one address, over all usernames, that lock the address out for the same cool-off
+# (accounts.address_limit): one password tried on many accounts is stopped too.
+AXES_ADDRESS_FAILURE_LIMIT = envint("AXES_ADDRESS_FAILURE_LIMIT", 50)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 # The attempted username, cut to the 255 characters axes stores (a longer one was a 500 on PostgreSQL).

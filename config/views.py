@@ -1,10 +1,14 @@
 """Site-wide views that belong to no app: the landing page, the health check and the benchmark floor."""
 
+import secrets
+
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.contrib.sessions.models import Session
+from django.db import DatabaseError, connection, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.shortcuts import render
 from django.templatetags.static import static
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -31,13 +35,24 @@ def favicon(request: HttpRequest) -> HttpResponsePermanentRedirect:
 @never_cache
 @require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Answer 200 when ``SELECT 1`` works on the default database, 503 otherwise."""
+    """Answer 200 when the default database reads (``SELECT 1``) and takes a write, 503 otherwise.
+
+    The write is a session row inserted inside a transaction that is then rolled back: a read-only or
+    full database fails it (``"database": "read-only"``) while every page that only reads still works.
+    """
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
     except DatabaseError:
         return JsonResponse({"status": "error", "database": "unreachable"}, status=503)
+    try:
+        with transaction.atomic():
+            Session.objects.create(session_key="healthz-write-check-" + secrets.token_hex(8), session_data="",
+                                   expire_date=timezone.now())
+            transaction.set_rollback(True)
+    except DatabaseError:
+        return JsonResponse({"status": "error", "database": "read-only"}, status=503)
     return JsonResponse({"status": "ok", "database": "ok"})
 
 
