@@ -30,7 +30,8 @@ from .errors import AnswerError
 from .misconceptions import MISCONCEPTIONS
 from .procedures import variants_for
 from .procedures.base import Result, StepSpec, format_number
-from .quantities import aliases_of
+from .perturbations import candidates, chains
+from .quantities import aliases_of, quantity
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -109,19 +110,30 @@ def _relative_error(value: float, target: float) -> float:
     return abs(value - target) / abs(target)
 
 
-def _bound_violation(key: str, value: float, right: Mapping[str, float], given: Mapping[str, float]) -> str | None:
-    """The hard bound a value breaks, as a sentence, or ``None``."""
+def _bound_violation(key: str, value: float, right: Mapping[str, float], given: Mapping[str, float],
+                     family: str | None = None) -> str | None:
+    """The physical bound a value breaks, as a sentence, or ``None`` (DESIGN.md §11).
+
+    The quantity's own bounds (:mod:`.quantities`: fractions in [0, 1], verdicts 1 or 0, sizes, times
+    and counts not negative), the steps it may not exceed (usable memory ≤ the card, a batch ≤ what the
+    KV budget holds, a rate ≤ its ceiling), and the ladder's user ceilings (no more users than the card
+    holds with no weights at all). A bound the right answer itself breaks is not applied.
+    """
+    declared = quantity(key, family)
     gib = lambda v: format_number(v, "GiB")  # noqa: E731 - a local shorthand
-    if key in ("card_gib", "weights_gib", "weight_bytes", "weight_gib", "kv_bytes_per_token",
-               "per_user_gib", "total_params", "active_params") and value <= 0:
-        return "this quantity is always positive"
-    if key == "usable_gib" and "card_gib" in right and (value <= 0 or value > right["card_gib"] * 1.0001):
-        return f"usable memory lies between 0 and the card's {gib(right['card_gib'])} (a utilisation of 0 to 1)"
-    if key == "kv_budget_gib" and "usable_gib" in right and value > right["usable_gib"] * 1.0001:
-        return f"the KV budget cannot exceed the {gib(right['usable_gib'])} usable"
-    if key in ("users_worst_case", "users_paged") and "card_gib" in right:
-        if value < 0:
-            return "a user count cannot be negative"
+    if declared is not None:
+        expected = right.get(declared.key)
+        broken = declared.violation(value)
+        if broken and (expected is None or declared.violation(expected) is None):
+            return broken
+        for other in declared.at_most:
+            limit = right.get(other)
+            if limit is not None and expected is not None and expected <= limit * 1.0001 \
+                    and value > limit * 1.0001 + 1e-9:
+                bound = quantity(other, family)
+                return (f"it cannot exceed the {bound.label.lower() if bound else other} "
+                        f"({format_number(limit, bound.unit if bound else declared.unit)})")
+    if key in ("users_worst_case", "users_paged") and "card_gib" in right and "avg_tokens" in given:
         if key == "users_worst_case":
             per_user = right["per_user_gib"]
         else:
@@ -133,8 +145,6 @@ def _bound_violation(key: str, value: float, right: Mapping[str, float], given: 
         if value > ceiling_users:
             return (f"even with no weights at all, {gib(right['card_gib'])} holds at most "
                     f"{ceiling_users:,} such users")
-    if key == "active_params" and "total_params" in right and value > right["total_params"] * 1.0001:
-        return "a token cannot use more parameters than the model has"
     return None
 
 
@@ -148,25 +158,15 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
     return result if math.isfinite(result) else math.nan
 
 
-def _variant_values(family: str, spec: StepSpec, given, earlier) -> list[tuple[str, float]]:
-    found = []
-    for misconception_id, variant in variants_for(family, spec.key):
-        try:
-            produced = variant(given, earlier)
-        except (KeyError, ZeroDivisionError, ValueError, OverflowError):
-            continue  # a variant that needs a value this family lacks (or a degenerate own value)
-        for value in produced if isinstance(produced, list) else [produced]:
-            if value is not None:
-                found.append((misconception_id, float(value)))
-    return found
-
-
 def grade_step(spec: StepSpec, text: str | None, result: Result,
-               own: Mapping[str, float]) -> StepGrade:
+               own: Mapping[str, float], chain_list: list | None = None) -> StepGrade:
     """Judge one step's typed ``text`` against ``result`` (the problem's right answers).
 
     ``own`` holds the candidate's readable values of the earlier steps (for
-    carried-forward credit and for misconceptions made after a slip).
+    carried-forward credit and for misconceptions made after a slip);
+    ``chain_list`` the problem's perturbations (:func:`.perturbations.chains`),
+    or a function returning them (called only if the step needs them), built
+    here when not given.
     """
     given, right = result.given, result.values
     expected = right[spec.key]
@@ -198,12 +198,16 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                                   f"({format_number(carried, spec.unit)}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
 
-    candidates = _variant_values(result.family, spec, given, right)
-    if own:
-        candidates += _variant_values(result.family, spec, given, mixed)
-    for misconception_id, wrong_value in candidates:
+    if chain_list is None:
+        chain_list = chains(result, variants_for)
+    elif callable(chain_list):
+        chain_list = chain_list()
+    index = result.specs.index(spec)
+    declared = quantity(spec.key, result.family)
+    verdict_step = declared is not None and declared.bounds == "flag"
+    for misconception_id, wrong_value in candidates(chain_list, index, spec, own, result.specs, right, verdict_step):
         if _matches(wrong_value, expected, spec):
-            continue  # this variant gives the right answer here (query heads on an MHA model)
+            continue  # this perturbation gives the right answer here (query heads on an MHA model)
         if _matches(value, wrong_value, spec):
             info = MISCONCEPTIONS[misconception_id]
             return StepGrade(verdict="misconception", credit=0.0, value=value, conversion=conversion,
@@ -211,7 +215,7 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                              message=f"{prefix}{info.title}: {info.explanation} Expected {shown_expected}.",
                              **base)
 
-    violation = _bound_violation(spec.key, value, right, given)
+    violation = _bound_violation(spec.key, value, right, given, result.family)
     if violation:
         return StepGrade(verdict="impossible", credit=0.0, value=value, conversion=conversion,
                          message=f"{prefix}Impossible: {violation}. Expected {shown_expected}.", **base)
@@ -238,11 +242,18 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
     """
     own: dict[str, float] = {}
     grades = []
+    built: list = []
+
+    def chain_list() -> list:
+        if not built:  # once per submission, at the first step that needs the perturbations
+            built.append(chains(result, variants_for))
+        return built[0]
+
     for spec in result.specs:
         used = spec.key
         if spec.key not in answers:
             used = next((old for old in aliases_of(spec.key, result.family) if old in answers), spec.key)
-        step_grade = grade_step(spec, answers.get(used), result, own)
+        step_grade = grade_step(spec, answers.get(used), result, own, chain_list)
         step_grade.key = used
         if step_grade.value is not None and step_grade.verdict != "impossible":
             # An impossible value earns nothing downstream either.

@@ -88,7 +88,94 @@ MISCONCEPTIONS: dict[str, MisconceptionInfo] = {m.id: m for m in (
         "latent-as-heads", "Latent cache sized as heads",
         "MLA caches one compressed latent (kv_lora_rank) plus a shared rotary key per layer, not K and V "
         "for every head.", "/runbook/07-attention-variants/#mla"),
+    # Shared by several families (each declared here once; a family lists the same object).
+    MisconceptionInfo(
+        "sparse-tflops", "2:4-sparsity TFLOP/s used",
+        "Datasheets headline the 2:4 structured-sparsity figure, twice the dense one; dense inference never "
+        "reaches it, so it doubles the ridge point, halves every compute time and inflates every batch "
+        "derived from it.", "/errata/#sparse-tflops"),
+    MisconceptionInfo(
+        "roofline-as-expectation", "Roofline quoted as an expectation",
+        "Peak bandwidth and peak FLOP/s are bounds: kernels reach about 65–85 % of peak bandwidth in decode "
+        "and 35–50 % of peak FLOP/s (MFU) in prefill. Quote the derated range, not the ceiling.",
+        "/errata/#roofline-as-expectation"),
+    MisconceptionInfo(
+        "kv-read-ignored", "KV cache read left out",
+        "Each decode step reads every sequence's whole KV cache as well as the weights; at long contexts or "
+        "large batches that read rivals or outweighs the weights.",
+        "/runbook/05-prefill-and-decode/#decode-ceiling"),
+    MisconceptionInfo(
+        "rounded-nodes-down", "Rounded down instead of up",
+        "Replicas, GPUs and nodes are bought whole: a fraction of a replica serves no one and 9 GPUs is "
+        "two nodes of 8, so every count rounds up.", "/errata/#moe-nine-gpus"),
+    # Perturbations that reach many families (perturbations.py).
+    MisconceptionInfo(
+        "ms-s-mix", "Milliseconds and seconds mixed",
+        "A time in ms used as seconds (or the reverse) is off by 1,000: convert before dividing or "
+        "multiplying.", "/runbook/14-capacity-planning/#batch-and-tpot"),
+    MisconceptionInfo(
+        "prefill-n-not-2n", "N FLOPs per token, not 2N",
+        "Each parameter costs a multiply and an add per token: a forward pass is 2 × N FLOPs per token, "
+        "not N.", "/runbook/05-prefill-and-decode/#two-shapes"),
+    MisconceptionInfo(
+        "littles-law-ms-s", "Little's law with milliseconds as seconds",
+        "Requests in flight = arrival rate × time in system, both in seconds: a latency in ms read as seconds "
+        "multiplies the concurrency by 1,000.", "/runbook/14-capacity-planning/#littles-law"),
+    MisconceptionInfo(
+        "ceiling-from-flops", "Decode ceiling taken from the FLOPs",
+        "At small batches decode is memory-bound: the ceiling is bandwidth ÷ bytes per step, not peak FLOP/s "
+        "÷ 2N, which is several times higher.", "/runbook/05-prefill-and-decode/#decode-ceiling"),
+    MisconceptionInfo(
+        "spec-no-plus-one", "The target's pass dropped from the cost",
+        "Each verify step runs the target once as well as the draft γ times: the cost is 1 + γ·c target "
+        "passes, not γ·c.", "/runbook/13-speculative-and-constrained/#speed-up"),
+    MisconceptionInfo(
+        "lora-rank-once", "Rank counted for one factor only",
+        "An adapter stores two factors, A (r × d_in) and B (d_out × r): r × (d_in + d_out) values per "
+        "matrix, not r × d_in.", "/runbook/12-engines/#lora-memory"),
+    MisconceptionInfo(
+        "moe-ridge-as-dense-active", "Experts batched like a dense model",
+        "A dense model's decode reaches the ridge at a batch of about ridge ÷ 2 tokens per weight; each "
+        "expert sees only B × k ÷ E of the batch, so the expert matmuls need E ÷ k times the batch.",
+        "/runbook/11-multi-gpu/#tokens-per-expert"),
+    MisconceptionInfo(
+        "fp16-subnormal-for-normal", "Smallest subnormal given for the smallest normal",
+        "Subnormals reach below the smallest normal by the mantissa's 2^−m (fp16: 2^−24 vs 2^−14), at "
+        "reduced precision; the smallest normal is 2^(1 − bias).", "/runbook/09-number-formats/#epsilon"),
+    MisconceptionInfo(
+        "int4-unsigned", "int4 read as unsigned",
+        "Weight int4 is signed two's complement: −8 … 7, not 0 … 15.", "/runbook/09-number-formats/#int8-and-int4"),
+    MisconceptionInfo(
+        "partial-rotary-ignored", "Partial rotary ignored",
+        "With partial_rotary_factor below 1 only that share of each head is rotated: the bands come from the "
+        "rotated dimensions, not the whole head_dim.", "/runbook/08-rope-and-long-context/#frequency-bands"),
+    MisconceptionInfo(
+        "distinct-prefixes-ignored", "One prefix counted for all",
+        "Each distinct cached prefix pins its own KV blocks: multiply one prefix's cache by the number of "
+        "distinct prefixes kept.", "/runbook/10-paged-memory-and-prefix-caching/#prefix-caching"),
+    MisconceptionInfo(
+        "tp-not-dividing-heads", "Degree that does not divide the heads",
+        "Tensor parallelism splits attention by heads: the degree must divide the query heads (and divide or "
+        "be a multiple of the K/V heads), so round up to the next such degree.",
+        "/runbook/11-multi-gpu/#tensor-parallel"),
 )}
+
+
+#: Ids added with the perturbation engine (DESIGN.md §11): where a typed value matches one of these and an
+#: older id, the older id wins.
+ADDED_IN_V2 = frozenset({
+    "ms-s-mix", "prefill-n-not-2n", "littles-law-ms-s", "ceiling-from-flops", "spec-no-plus-one", "lora-rank-once",
+    "moe-ridge-as-dense-active", "fp16-subnormal-for-normal", "int4-unsigned", "partial-rotary-ignored",
+    "distinct-prefixes-ignored", "tp-not-dividing-heads"})
+
+
+def register(info: MisconceptionInfo) -> None:
+    """Add a family's misconception to the one registry. Raises ``ValueError`` when the id is already
+    declared by another record (each id is declared once; a family reuses a shared one by listing it)."""
+    existing = MISCONCEPTIONS.get(info.id)
+    if existing is not None and existing is not info:
+        raise ValueError(f"Misconception '{info.id}' is declared twice; declare it once and reuse it.")
+    MISCONCEPTIONS[info.id] = info
 
 Variant = Callable[[Mapping[str, float], Mapping[str, float]], "float | list[float] | None"]
 
@@ -128,10 +215,15 @@ def _kv_latent_as_heads(g, s):
             F.KV_BYTES_PER_TOKEN({**g, "kv_heads": g["heads"], "head_dim": g["hidden_size"] / g["heads"]})]
 
 
+def _per_token(g, s) -> float:
+    """KV bytes per token: an earlier step where the family has one (ladder, kv, tp), else its given (slo)."""
+    return s["kv_bytes_per_token"] if "kv_bytes_per_token" in s else g["kv_bytes_per_token"]
+
+
 def _per_user_window_ignored(g, s):
     if not g["window_layers"] or g["context"] <= g["window"]:
         return None
-    return F.PER_USER_GIB({"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"],
+    return F.PER_USER_GIB({"kv_bytes_per_token": _per_token(g, s), "context": g["context"],
                            "kv_replication": g.get("kv_replication", 1)})
 
 
@@ -175,12 +267,15 @@ def _weights_bits_for_bytes(g, s):
 
 
 def _tied_delta(g) -> float:
-    """Parameters a candidate adds (tied model) or drops (untied) by miscounting the output head."""
+    """Parameters a candidate adds (tied model) or drops (untied) by miscounting the output head.
+    Raises ``KeyError`` in a family that does not resolve the vocabulary (the variant does not apply)."""
     embedding = g["vocab_size"] * g["hidden_size"]
     return embedding if g["embedding_copies"] == 1 else -embedding
 
 
 def _weights_tied(g, s):
+    if "vocab_size" not in g:
+        return None  # a family that does not resolve the vocabulary (its output head) cannot hold this slip
     values = _weights_values(g, s)
     return F.WEIGHTS_GIB({**values, "total_params": values["total_params"] + _tied_delta(g)})
 
@@ -200,7 +295,7 @@ def _paged_gib(g, s):
     tokens = math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
     if g["window_layers"]:
         tokens = (g["full_layers"] * tokens + g["window_layers"] * min(tokens, g["window"])) / g["layers"]
-    return s["kv_bytes_per_token"] * tokens * g.get("kv_replication", 1) / GIB
+    return _per_token(g, s) * tokens * g.get("kv_replication", 1) / GIB
 
 
 def _short_ladder(which: str, *, utilization: bool, reserve: bool) -> Variant:
@@ -246,11 +341,13 @@ def _users_window_ignored(which):
         tokens = g["context"] if which == "worst" else math.ceil(g["avg_tokens"] / g["block_size"]) * g["block_size"]
         if tokens <= g["window"]:
             return None
-        return _users(s["kv_budget_gib"], s["kv_bytes_per_token"] * tokens * g.get("kv_replication", 1) / GIB)
+        return _users(s["kv_budget_gib"], _per_token(g, s) * tokens * g.get("kv_replication", 1) / GIB)
     return variant
 
 
 def _total_params_tied(g, s):
+    if "vocab_size" not in g:
+        return None
     return F.TOTAL_PARAMS(g) + _tied_delta(g)
 
 
@@ -265,6 +362,8 @@ def _weight_bytes_bits(g, s):
 
 
 def _weight_bytes_tied(g, s):
+    if "vocab_size" not in g:
+        return None
     return F.WEIGHT_BYTES({"total_params": s["total_params"] + _tied_delta(g),
                            "weight_bits": g["weight_bits"]})
 
@@ -282,7 +381,7 @@ VARIANTS: dict[str, tuple[tuple[str, Variant], ...]] = {
     "per_user_gib": (
         ("window-ignored", _per_user_window_ignored),
         ("gb-gib-mix", lambda g, s: F.PER_USER_GIB(
-            {"kv_bytes_per_token": s["kv_bytes_per_token"], "context": g["context"],
+            {"kv_bytes_per_token": _per_token(g, s), "context": g["context"],
              "kv_replication": g.get("kv_replication", 1)}) * GIB_PER_GB
             if not g["window_layers"] else None),
     ),

@@ -489,13 +489,13 @@ class TestImpossible:
         step = by_key(grade_family("ladder", {"usable_gib": "90"}))["usable_gib"]
 
         assert step.verdict == "impossible"
-        assert "the card's 79.65 GiB" in step.message
+        assert "cannot exceed the card memory (79.65 GiB)" in step.message
 
     def test_kv_budget_above_usable_memory(self):
         step = by_key(grade_family("ladder", {"kv_budget_gib": "75"}))["kv_budget_gib"]
 
         assert step.verdict == "impossible"
-        assert "cannot exceed the 71.68 GiB usable" in step.message
+        assert "cannot exceed the usable memory (71.68 GiB)" in step.message
 
     @pytest.mark.parametrize(("family", "key", "text"), [
         ("ladder", "weights_gib", "-14.96"),
@@ -539,15 +539,25 @@ class TestCloseAndWrong:
         assert "6.5% off 79.65 GiB" in step.message
         assert step.conversion == "Read 80 GB and converted it to 74.51 GiB."
 
-    @pytest.mark.parametrize("text", ["53.7", "52", "54"])
+    @pytest.mark.parametrize("text", ["53.7", "51", "55"])
     def test_users_want_the_whole_number(self, text):
-        # 53.7 is 1.3 % off, 52 and 54 are 1.9 % off: close, never correct.
+        # 53.7 is 1.3 % off, 51 and 55 are 3.8 % off: close, never correct.
         step = by_key(grade_family("ladder", {"users_worst_case": text}))["users_worst_case"]
 
         assert step.verdict == "close"
         assert step.credit == 0.5
-        # Only a fractional count is told to round down; 52 was not a rounding slip.
+        # Only a fractional count is told to round down; 51 was not a rounding slip.
         assert ("users are whole" in step.message) == (text == "53.7")
+
+    def test_a_unit_slip_upstream_names_the_users_unless_the_candidate_typed_that_step_right(self):
+        # Weights in GB (16,060,522,496 B = 16.06 GB) taken as GiB: 71.68 − 16.06 − 3 = 52.62 → 52 users;
+        # the GiB figure read as GB (14.96 ÷ 1.0737 = 13.93): 71.68 − 13.93 − 3 = 54.75 → 54.
+        for text in ("52", "54"):
+            step = by_key(grade_family("ladder", {"users_worst_case": text}))["users_worst_case"]
+            assert (step.verdict, step.misconception) == ("misconception", "gb-gib-mix")
+        # With the weights typed right, the slip was not made there: 52 is a near miss.
+        step = by_key(grade_family("ladder", {"weights_gib": "14.96", "users_worst_case": "52"}))["users_worst_case"]
+        assert step.verdict == "close"
 
     def test_far_off_is_wrong_and_gives_the_expected_value(self):
         step = by_key(grade_family("ladder", {"weights_gib": "30"}))["weights_gib"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..misconceptions import MISCONCEPTIONS, VARIANTS
+from ..misconceptions import VARIANTS, register
 from .base import Result, Step, StepSpec, evaluate_steps
 from .family import Family
 from .inputs import InputSpec
@@ -29,7 +29,7 @@ def _discover() -> dict[str, Family]:
             raise ValueError(f"Two calculator families are called '{family.slug}'.")
         families[family.slug] = family
         for info in family.misconceptions:
-            MISCONCEPTIONS.setdefault(info.id, info)
+            register(info)  # a second record for one id fails here, at import
     return families
 
 

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
@@ -148,11 +148,7 @@ def decode_specs(cfg: ModelConfig) -> list[StepSpec]:
 
 # --- misconceptions --------------------------------------------------------------------------
 
-KV_READ_IGNORED = MisconceptionInfo(
-    "kv-read-ignored", "KV cache read left out",
-    "Each decode step reads the sequence's whole KV cache as well as the weights; at long contexts that read "
-    "rivals the weights and the ceiling falls with every token.",
-    "/runbook/05-prefill-and-decode/#decode-ceiling")
+KV_READ_IGNORED = MISCONCEPTIONS["kv-read-ignored"]  # declared once (misconceptions.py)
 
 
 def _kv_ignored_bytes(g, s):

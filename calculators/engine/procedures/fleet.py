@@ -21,17 +21,14 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var, near_whole, whole_ceil, whole_floor
 from ..formulas import product, ratio, total
-from ..misconceptions import MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 
 # --- what the planning families share ------------------------------------------------------------
 
-ROUNDED_NODES_DOWN = MisconceptionInfo(
-    "rounded-nodes-down", "Rounded down instead of up",
-    "Replicas, GPUs and nodes are bought whole: a fraction of a replica serves no one and 9 GPUs is "
-    "two nodes of 8, so every count rounds up.", "/errata/#moe-nine-gpus")
+ROUNDED_NODES_DOWN = MISCONCEPTIONS["rounded-nodes-down"]  # declared once (misconceptions.py)
 
 
 def check_packing(gpus_per_replica: int, gpus_per_node: int, field: str) -> None:

@@ -81,10 +81,15 @@ REPLICATION_IGNORED = MisconceptionInfo(
     "/errata/#kv-replication")
 
 
+def _per_token(g, s) -> float:
+    """KV bytes per token: an earlier step where the family has one, else its given (slo, decode)."""
+    return s["kv_bytes_per_token"] if "kv_bytes_per_token" in s else g["kv_bytes_per_token"]
+
+
 def _unreplicated_per_user(g, s) -> float | None:
     if g.get("kv_replication", 1) <= 1:
         return None
-    values = {**g, "kv_bytes_per_token": s.get("kv_bytes_per_token", g["kv_bytes_per_token"]), "kv_replication": 1}
+    values = {**g, "kv_bytes_per_token": _per_token(g, s), "kv_replication": 1}
     return (F.PER_USER_GIB_WINDOWED if g["window_layers"] else F.PER_USER_GIB)(values)
 
 
@@ -96,7 +101,7 @@ def _unreplicated_users(which: str):
             per_user = _unreplicated_per_user(g, s)
             return max(0, math.floor(s["kv_budget_gib"] / per_user)) if per_user > 0 else None
         formula = F.USERS_PAGED_WINDOWED if g["window_layers"] else F.USERS_PAGED
-        return formula({**g, "kv_budget_gib": s["kv_budget_gib"], "kv_bytes_per_token": s["kv_bytes_per_token"],
+        return formula({**g, "kv_budget_gib": s["kv_budget_gib"], "kv_bytes_per_token": _per_token(g, s),
                         "kv_replication": 1})
     return variant
 

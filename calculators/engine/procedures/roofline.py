@@ -32,7 +32,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..param_count import param_breakdown
 from ..serving_formulas import RIDGE as SERVING_RIDGE
 from ..step_model import check_degree
@@ -246,21 +246,13 @@ INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKE
 
 # --- misconceptions --------------------------------------------------------------------------
 
-SPARSE_TFLOPS = MisconceptionInfo(
-    "sparse-tflops", "2:4-sparsity TFLOP/s used",
-    "Datasheets headline the 2:4 structured-sparsity figure, twice the dense one; dense inference never "
-    "reaches it, so it doubles the ridge point and every batch size derived from it.",
-    "/errata/#sparse-tflops")
+SPARSE_TFLOPS = MISCONCEPTIONS["sparse-tflops"]  # declared once (misconceptions.py)
 PREFILL_DECODE_SWAP = MisconceptionInfo(
     "prefill-decode-swap", "Prefill and decode swapped",
     "Decode reads every weight to make one token per sequence, so it is memory-bound until the batch is "
     "large; prefill pushes the whole prompt through each weight it reads, so it is compute-bound.",
     "/runbook/04-gpu-roofline/#arithmetic-intensity")
-ROOFLINE_AS_EXPECTATION = MisconceptionInfo(
-    "roofline-as-expectation", "Roofline quoted as an expectation",
-    "Peak bandwidth and peak FLOP/s are bounds: kernels reach about 65–85 % of peak bandwidth in decode and "
-    "35–50 % of peak FLOP/s (MFU) in prefill. Quote the derated range, not the ceiling.",
-    "/errata/#roofline-as-expectation")
+ROOFLINE_AS_EXPECTATION = MISCONCEPTIONS["roofline-as-expectation"]  # declared once (misconceptions.py)
 
 
 def _sparse_ridge(g) -> float | None:

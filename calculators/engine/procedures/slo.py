@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..formula import BYTE, SECOND, USD, Formula, Var, whole_floor
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import GIB_PER_GB, MisconceptionInfo
+from ..misconceptions import GIB_PER_GB, MISCONCEPTIONS, MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from ..step_model import largest_batch
@@ -430,20 +430,13 @@ def run_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
 
 # --- misconceptions ------------------------------------------------------------------------------
 
-# Ids shared with the roofline and decode families (same meaning; whichever family
-# registers first supplies the wording).
-ROOFLINE_AS_EXPECTATION = MisconceptionInfo(
-    "roofline-as-expectation", "Roofline quoted as an expectation",
-    "Decode kernels reach about 65–85 % of peak bandwidth and well under peak FLOP/s: the datasheet "
-    "roofline is a bound, so derate it before sizing a batch or quoting a TPOT.", "/errata/#roofline-as-expectation")
+# Ids shared with the roofline and decode families: declared once, in misconceptions.py.
+ROOFLINE_AS_EXPECTATION = MISCONCEPTIONS["roofline-as-expectation"]  # declared once (misconceptions.py)
 ONE_CARD_BANDWIDTH = MisconceptionInfo(
     "one-card-bandwidth", "One card's bandwidth for the replica",
     "Under tensor parallelism each card reads its own shard of the weights and caches, so a replica of N "
     "cards reads N × the bandwidth (and computes on N × the FLOP/s).", "/runbook/11-multi-gpu/#tensor-parallel")
-KV_READ_IGNORED = MisconceptionInfo(
-    "kv-read-ignored", "KV cache read left out",
-    "Every decode step reads each sequence's whole KV cache as well as the weights; at a large batch the "
-    "caches outweigh the weights.", "/runbook/05-prefill-and-decode/#decode-ceiling")
+KV_READ_IGNORED = MISCONCEPTIONS["kv-read-ignored"]  # declared once (misconceptions.py)
 CACHE_FIT_IGNORED = MisconceptionInfo(
     "cache-fit-ignored", "Batch sized by latency alone",
     "A batch is capped by the KV cache memory as well as by the TPOT target: take the smaller of the two "
@@ -456,10 +449,7 @@ PER_USER_RATE = MisconceptionInfo(
     "per-user-rate-for-replica", "One stream's speed quoted for the replica",
     "1 ÷ TPOT is what one user sees; each step emits a token for every sequence in the batch, so the replica "
     "produces batch ÷ TPOT tokens per second.", "/runbook/15-production/#tpot")
-SPARSE_TFLOPS = MisconceptionInfo(
-    "sparse-tflops", "Sparse TFLOP/s used",
-    "The headline datasheet figure assumes 2:4 structured sparsity, which inference does not use; the dense "
-    "figure is half of it.", "/errata/#sparse-tflops")
+SPARSE_TFLOPS = MISCONCEPTIONS["sparse-tflops"]  # declared once (misconceptions.py)
 
 
 def _flops_per_sequence(g) -> float:

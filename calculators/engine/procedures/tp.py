@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -214,10 +214,7 @@ def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
 # --- misconceptions ----------------------------------------------------------------------------
 
 MISCONCEPTION_INFO = (
-    MisconceptionInfo(
-        "rounded-nodes-down", "Nodes rounded down",
-        "Nobody sells a fraction of a node: a replica that needs 10 cards of 8 per node needs 2 nodes. "
-        "Round node counts up.", "/errata/#moe-nine-gpus"),
+    MISCONCEPTIONS["rounded-nodes-down"],  # declared once (misconceptions.py)
     MisconceptionInfo(
         "non-buyable-degree", "Card count that no engine splits over",
         "Engines shard each layer evenly over a power of two inside a node (1, 2, 4, 8) and over whole "
