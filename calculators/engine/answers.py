@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NoReturn
 
@@ -506,6 +506,13 @@ _LEADING_QUALIFIER = r"^(?:[≈~≃=]|about\b|approx(?:\.|imately\b)|roughly\b|a
 _TRAILING_QUALIFIER = r"\s*(?:(?:/|\bper\s+)(?:user|token|tok|request|GPU|card|replica|node)s?|\beach)\s*$"
 
 
+# A ratio typed with its multiplication sign after it ("2.5x", "3 ×"), read in a plain-number step.
+_RATIO_SUFFIX = r"^(.*[0-9.)])\s*[x×X]$"
+# One comma between a group of one to three digits and exactly three more, alone: 3,145 is 3145 here,
+# though some write it for 3.145; the feedback says which reading was taken.
+_AMBIGUOUS_GROUP = r"(?<![0-9,.])[0-9]{1,3},[0-9]{3}(?![0-9,])"
+
+
 def _without_qualifiers(text: str) -> str:
     """Drop approximation marks and per-item qualifiers that do not change the value."""
     cleaned = re.sub(_LEADING_QUALIFIER, "", text, count=1, flags=re.IGNORECASE)
@@ -537,6 +544,24 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
     """
     step = get_unit(unit)
     stripped = _without_qualifiers(_check_length(text, step))
+    note = None
+    ratio = re.match(_RATIO_SUFFIX, stripped) if step.dimension == "dimensionless" else None
+    if ratio:  # "2.5x", "3 ×": a ratio, in a plain-number step
+        stripped = ratio.group(1)
+        note = f"Read {quote(text.strip())} as the ratio {stripped}."
+    grouped = re.search(_AMBIGUOUS_GROUP, stripped)
+    if grouped:
+        note = ((note + " ") if note else "") + (
+            f"Read {grouped.group(0)} as {grouped.group(0).replace(',', '')} (a comma groups thousands; "
+            f"write {grouped.group(0).replace(',', '.')} for a decimal).")
+    parsed = _read_in_step(stripped, step, unit, text)
+    if note:
+        parsed = replace(parsed, conversion=f"{note} {parsed.conversion}" if parsed.conversion else note)
+    return parsed
+
+
+def _read_in_step(stripped: str, step: Unit, unit: str, text: str) -> ParsedAnswer:
+    """:func:`parse_answer` after its notes: read ``stripped`` and convert it into ``step``."""
     reader = _Reader(stripped, step)
     result = reader.evaluate()
     if not result.has_unit:

@@ -283,3 +283,24 @@ def test_no_dynamic_evaluation_in_the_parser():
 ])
 def test_common_handwriting_is_read(text, unit, expected):
     assert parse_answer(text, unit).value == pytest.approx(expected)
+
+
+class TestWhatCandidatesWrite:
+    """Ratio suffixes and ambiguous group separators (issue 16, item 7)."""
+
+    @pytest.mark.parametrize(("text", "value"), [("2.5x", 2.5), ("3 ×", 3.0), ("(1 + 2)X", 3.0), ("20×", 20.0)])
+    def test_a_ratio_suffix_reads_as_the_ratio_in_a_plain_number_step(self, text, value):
+        parsed = parse_answer(text, "1")
+        assert parsed.value == value
+        assert "as the ratio" in parsed.conversion
+
+    def test_a_ratio_suffix_is_not_a_unit_in_a_memory_step(self):
+        with pytest.raises(AnswerError, match="to multiply"):
+            parse_answer("20x", "GiB")
+
+    def test_an_ambiguous_comma_keeps_its_thousands_reading_and_says_so(self):
+        parsed = parse_answer("3,145", "1")
+        assert parsed.value == 3145
+        assert parsed.conversion == "Read 3,145 as 3145 (a comma groups thousands; write 3.145 for a decimal)."
+        # Several groups are not ambiguous: no note.
+        assert parse_answer("1,024,000", "B").conversion is None

@@ -1,0 +1,105 @@
+"""Misconceptions as perturbations (DESIGN.md §11): one registry, and every step downstream gets the name."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from calculators.engine.catalog import default_catalog
+from calculators.engine.grader import grade
+from calculators.engine.misconceptions import MISCONCEPTIONS, MisconceptionInfo, register
+from calculators.engine.perturbations import chains
+from calculators.engine.procedures import FAMILIES, variants_for
+
+H100, A100 = "h100-sxm5-80gb", "a100-sxm4-80gb"
+# Outside the catalog: 24 layers of 32 query and 8 K/V heads of 80 (61,440 B of KV per token at bf16).
+PASTED = {"model_type": "llama", "hidden_size": 2560, "num_hidden_layers": 24, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "head_dim": 80, "intermediate_size": 6912, "vocab_size": 50000,
+          "max_position_embeddings": 8192, "tie_word_embeddings": False}
+
+
+def step(result, answers, key):
+    graded = next(s for s in grade(result, answers).steps if s.key == key)
+    return graded.verdict, graded.misconception
+
+
+def test_an_id_declared_twice_fails_and_reusing_the_record_does_not():
+    with pytest.raises(ValueError, match="declared twice"):
+        register(MisconceptionInfo("gb-gib-mix", "Another wording", "…", "/errata/"))
+    register(MISCONCEPTIONS["gb-gib-mix"])  # the same record, listed by a second family: fine
+
+
+def test_every_family_builds_its_perturbations_without_a_missing_value():
+    """A variant that needs a value its family lacks is a bug (it used to be swallowed as a KeyError)."""
+    catalog = default_catalog()
+    for slug, family in FAMILIES.items():
+        results = [family.run({}, catalog)]
+        if family.generate:
+            results += [family.run(family.generate(random.Random(f"{slug}:{i}"), catalog), catalog)
+                        for i in range(15)]
+        for result in results:
+            for chain in chains(result, variants_for):
+                assert chain.id in MISCONCEPTIONS, (slug, chain.id)
+
+
+@pytest.mark.parametrize(("inputs", "users"), [
+    # Query heads for K/V heads: 2 × 32 × 32 × 128 × 2 = 524,288 B per token, 4 GiB per user at 8,192:
+    # ⌊53.73 ÷ 4⌋ = 13 on the H100, ⌊54.04 ÷ 4⌋ = 13 on the A100.
+    ({}, "13"),
+    ({"gpu": A100}, "13"),
+    # The pasted model: 2 × 24 × 32 × 80 × 2 = 245,760 B, 1.875 GiB per user; weights 3.58 GiB:
+    # ⌊(71.68 − 3.58 − 3) ÷ 1.875⌋ = ⌊34.72⌋ = 34; on the A100 ⌊65.42 ÷ 1.875⌋ = 34.
+    ({"config": PASTED}, "34"),
+    ({"config": PASTED, "gpu": A100}, "34"),
+])
+def test_query_heads_reach_the_user_count_two_steps_down(inputs, users):
+    result = FAMILIES["ladder"].run(inputs)
+    assert step(result, {"users_worst_case": users}, "users_worst_case") == ("misconception",
+                                                                            "query-heads-for-kv-heads")
+
+
+@pytest.mark.parametrize(("inputs", "per_user"), [
+    ({}, "0.5"),                                   # 131,072 B ÷ 2 × 8,192 = 0.5 GiB
+    ({"model": "llama-3.1-70b"}, "1.25"),          # 327,680 B ÷ 2 × 8,192 = 1.25 GiB
+    ({"config": PASTED}, "0.234375"),              # 61,440 B ÷ 2 × 8,192 = 0.234 GiB
+])
+def test_the_missing_factor_two_is_named_downstream_of_the_per_token_step(inputs, per_user):
+    result = FAMILIES["kv"].run(inputs)
+    assert step(result, {"per_user_gib": per_user}, "per_user_gib") == ("misconception", "missing-kv-factor-2")
+
+
+def test_prefill_at_n_flops_per_token_is_named_in_every_step_it_reaches():
+    # Llama-3.1-8B, 2,048 tokens, H100 at MFU 0.4 (395.76 TFLOP/s): linear N × P = 8,030,261,248 × 2,048
+    # = 16,445,975,035,904; + attention 2,199,023,255,552 = 18,644,998,291,456 FLOPs → 47.11 ms.
+    result = FAMILIES["prefill"].run({})
+    assert step(result, {"linear_flops": "16445975035904"}, "linear_flops") == ("misconception", "prefill-n-not-2n")
+    assert step(result, {"prefill_flops": "18644998291456"}, "prefill_flops") == ("misconception",
+                                                                                "prefill-n-not-2n")
+    assert step(result, {"prefill_ms": "47.11"}, "prefill_ms") == ("misconception", "prefill-n-not-2n")
+    # Typed N × P first, the rest follows from it: carried forward, full credit.
+    graded = {s.key: s.verdict for s in grade(result, {"linear_flops": "16445975035904",
+                                                        "attention_flops": "2199023255552",
+                                                        "prefill_flops": "18644998291456"}).steps}
+    assert graded["prefill_flops"] == "carried_forward"
+
+
+@pytest.mark.parametrize(("inputs", "concurrency", "replicas"), [
+    # 20 req/s × 20 s = 400 in flight; the latency read as 20,000 s: 400,000, ⌈400,000 ÷ (53 × 0.8)⌉ = 9,434.
+    ({}, "400000", "9434"),
+    # 5 req/s × 12 s = 60; as 12,000 s: 60,000, ⌈60,000 ÷ (30 × 0.8)⌉ = 2,500.
+    ({"rate": 5, "latency_s": 12, "users_per_replica": 30}, "60000", "2500"),
+])
+def test_littles_law_with_milliseconds_as_seconds_reaches_the_replicas(inputs, concurrency, replicas):
+    result = FAMILIES["fleet"].run(inputs)
+    assert step(result, {"concurrency": concurrency}, "concurrency") == ("misconception", "littles-law-ms-s")
+    assert step(result, {"replicas": replicas}, "replicas") == ("misconception", "littles-law-ms-s")
+
+
+def test_a_fraction_above_one_and_a_verdict_that_is_neither_one_nor_zero_are_impossible():
+    decode = FAMILIES["decode"].run({"measured_tok_s": 150})
+    assert step(decode, {"mbu": "1.2"}, "mbu")[0] == "impossible"
+    roofline = FAMILIES["roofline"].run({})
+    assert step(roofline, {"decode_bound": "2"}, "decode_bound")[0] == "impossible"
+    # A realistic rate above the ceiling (208.6 tok/s at batch 1 on the H100) cannot be.
+    assert step(decode, {"realistic_high_tok_s": "250"}, "realistic_high_tok_s")[0] == "impossible"
