@@ -28,9 +28,9 @@ from typing import Any, Mapping
 from .answers import parse_answer
 from .errors import AnswerError
 from .misconceptions import MISCONCEPTIONS
+from .perturbations import candidates, chains
 from .procedures import variants_for
 from .procedures.base import Result, StepSpec, format_number
-from .perturbations import candidates, chains
 from .quantities import aliases_of, quantity
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..hf_config import ModelConfig
-from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS
 from .base import Result, StepSpec, format_number, run
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
