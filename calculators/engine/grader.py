@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .answers import parse_answer
 from .errors import AnswerError
@@ -159,7 +159,7 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
 
 
 def grade_step(spec: StepSpec, text: str | None, result: Result,
-               own: Mapping[str, float], chain_list: list | None = None) -> StepGrade:
+               own: Mapping[str, float], chain_list: list | Callable[[], list] | None = None) -> StepGrade:
     """Judge one step's typed ``text`` against ``result`` (the problem's right answers).
 
     ``own`` holds the candidate's readable values of the earlier steps (for

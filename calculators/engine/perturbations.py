@@ -204,8 +204,8 @@ def _run_chain(chain: Chain, specs, right: Mapping[str, float]) -> Chain:
     for index, spec in enumerate(specs):
         if index < chain.start:
             values[spec.key] = right[spec.key]
-        elif index == chain.start and chain.override is not None:
-            values[spec.key] = _safe(lambda: chain.override(chain.given, {**right, **values}))
+        elif index == chain.start and (override := chain.override) is not None:
+            values[spec.key] = _safe(lambda: override(chain.given, {**right, **values}))
         elif chain.local:
             break
         else:
@@ -322,8 +322,8 @@ def candidates(chain_list: list[Chain], index: int, spec, own: Mapping[str, floa
         if not own:
             continue
         mixed = {**chain.values, **{k: v for k, v in own.items() if k != spec.key}}
-        if index == chain.start and chain.override is not None:
-            found.append(((near, chain.rank), chain.id, _safe(lambda: chain.override(chain.given, mixed))))
+        if index == chain.start and (override := chain.override) is not None:
+            found.append(((near, chain.rank), chain.id, _safe(lambda: override(chain.given, mixed))))
         elif index > chain.start or chain.override is None:
             found.append(((near, chain.rank), chain.id, _safe(lambda: spec.evaluate(chain.given, mixed))))
     found.sort(key=lambda item: item[0])
