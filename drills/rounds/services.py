@@ -192,10 +192,14 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
         item.grade = graded.score
     else:
         total = len((item.item.rubric if item.item else None) or ())
-        if item.self_score is None:
+        rated = item.self_score is not None
+        if not rated:
             item.self_score = rating_for_rubric(len(item.ticked), total) or (
                 ReviewLog.AGAIN if not (item.answer.strip() or item.said_aloud) else ReviewLog.GOOD)
-        item.grade = len(item.ticked) / total if total else (item.self_score - 1) / 3
+        # The rubric's ticks score the item; an answer said aloud with no point ticked and a self-rating
+        # scores as that rating (Again 0, Hard 1/3, Good 2/3, Easy 1), not as 0 ticks (issue 20).
+        by_ticks = total and (item.ticked or not (item.said_aloud and rated))
+        item.grade = len(item.ticked) / total if by_ticks else (item.self_score - 1) / 3
 
 
 GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",

@@ -156,3 +156,17 @@ def test_an_open_item_is_answered_revealed_ticked_and_self_scored(candidate_clie
     item.refresh_from_db()
     total = len(item.item.rubric)
     assert item.grade == pytest.approx(2 / total) and item.self_score == rating_for_rubric(2, total)
+
+
+@pytest.mark.parametrize("self_score, grade", [("1", 0.0), ("2", 1 / 3), ("3", 2 / 3), ("4", 1.0)])
+def test_an_answer_said_aloud_scores_as_its_self_rating(candidate_client, candidate, bank, clock, self_score, grade):
+    """Said aloud, nothing typed and no rubric point ticked: the self-rating is the score, not 0 % (issue 20)."""
+    candidate_client.post(reverse("rounds:start", args=["phone"]))
+    round_ = Round.objects.get(user=candidate)
+    candidate_client.post(reverse("rounds:reveal", args=[round_.pk, 3]), {"answer": "", "said_aloud": "on",
+                                                                          "present": "1"})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 3]),
+                          {"version": 0, "present_ticks": "1", "self_score": self_score})
+    item = RoundItem.objects.get(round=round_, position=3)
+    assert item.said_aloud and item.ticked == [] and item.self_score == int(self_score)
+    assert item.grade == pytest.approx(grade)
