@@ -135,7 +135,9 @@ def test_public_pages_fit_a_phone(content, live_server, new_context, reference_p
     problems: dict[str, list[str]] = {}
     for name, path in [("home", "/"), ("track", "/runbook/"), ("chapter", "/runbook/06-kv-cache/"),
                        ("chapter-figure", "/runbook/04-gpu-roofline/"), ("calculator", "/calculators/ladder/"),
-                       ("problem", reference_problem.get_absolute_url()), ("login", "/accounts/login/")]:
+                       ("problem", reference_problem.get_absolute_url()), ("login", "/accounts/login/"),
+                       ("errata", "/errata/"), ("glossary", "/glossary/"), ("bank", "/bank/"),
+                       ("reading", "/reading/"), ("drills", "/drills/"), ("signup", "/accounts/signup/")]:
         check(page, name, path, problems)
     assert problems == {}
 
@@ -176,6 +178,16 @@ def test_candidate_pages_fit_a_phone(live_server, new_context, busy_candidate):
     with page.expect_navigation(url=re.compile(r"/rounds/\d+/1/$")):
         preset.locator("[type='submit']").click()
     check(page, "round", page.url, problems)
+    check(page, "home-signed-in", "/", problems)
+
+    # The round closed: its report, with the rounds table now holding a row.
+    from drills.models import Round
+    from drills.rounds.services import close
+
+    round_ = Round.objects.get(user=busy_candidate)
+    close(round_)
+    check(page, "round-report", f"/rounds/{round_.pk}/report/", problems)
+    check(page, "rounds-with-a-row", "/rounds/", problems)
     assert problems == {}
 
 
@@ -237,3 +249,14 @@ def test_no_chapter_scrolls_sideways_on_a_desktop(content, live_server, new_cont
         if measured["scrollWidth"] > measured["width"]:
             wide[chapter.slug] = (measured["scrollWidth"], measured["outside"])
     assert wide == {}
+
+
+def test_the_coach_navbar_holds_one_row_at_1366_px(live_server, new_context, busy_candidate):
+    """A laptop's 1366 px: the coach's menu (five links, search, Assignments, Coach, name, Log out) is one row."""
+    page = new_context(viewport={"width": 1366, "height": 800}, base_url=live_server.url).new_page()
+    log_in(page, live_server.url, "carol", "/coach/")
+    tops = page.evaluate("""() => [...document.querySelectorAll(
+        '.app-navbar .navbar-brand, .app-navbar .nav-link, .app-navbar .navbar-text, .app-navbar form button')]
+        .map(el => Math.round(el.getBoundingClientRect().top + el.getBoundingClientRect().height / 2))""")
+    assert len(tops) >= 9 and max(tops) - min(tops) <= 4, tops
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
