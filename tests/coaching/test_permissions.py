@@ -92,6 +92,12 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "api:not_found": (404,) * 6,
     "runbook:index": PUBLIC, "runbook:chapter": PUBLIC, "runbook:glossary": PUBLIC, "runbook:errata": PUBLIC,
     "runbook:reading": PUBLIC, "runbook:search": PUBLIC,
+    "favicon": (301,) * 6,  # to the SVG icon under static/
+    "simulator:page": PUBLIC, "api:simulate": PUBLIC,
+    "start": LOGIN_POST,  # the first-run steps post here (time zone, path, first deck)
+    # A person's own data: always the signed-in user's own, so no object of anyone else's can be named.
+    "account:overview": LOGGED_IN, "account:export": LOGGED_IN, "account:delete": LOGGED_IN,
+    "account:leave": (LOGIN, 405, 405, 405, 405, 405),  # POST only; leaving someone else's cohort is refused there
 }
 
 # The admin: staff only (everyone else is sent to the admin's login page).
@@ -181,6 +187,7 @@ def objects(loaded, world, h):
         "coaching:invitation": {"token": world.invitation.token},
         "api:model": {"model_id": "llama-3.1-70b"}, "api:gpu": {"gpu_id": "h200-sxm-141gb"},
         "api:family": {"slug": "ladder"}, "api:calc": {"slug": "ladder"}, "api:not_found": {"rest": "nope"},
+        "account:leave": {"pk": world.cohort.pk},
         "runbook:chapter": {"slug": Chapter.objects.order_by("number").first().slug},
     }
     assert outcome is not None and default_token_generator
