@@ -149,6 +149,9 @@ GIVEN_PERTURBATIONS: tuple[GivenPerturbation, ...] = (
     GivenPerturbation("prefill-n-not-2n", _n_not_2n),
     GivenPerturbation("littles-law-ms-s", _latency_ms_as_s),
     GivenPerturbation("ms-s-mix", _target_ms_as_s),
+    GivenPerturbation("distinct-prefixes-ignored", lambda g: _changed(g, distinct_prefixes=1)),
+    GivenPerturbation("partial-rotary-ignored",
+                      lambda g: _changed(g, rotary_dim=g["head_dim"]) if "head_dim" in g else None),
 )
 
 

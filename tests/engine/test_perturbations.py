@@ -103,3 +103,40 @@ def test_a_fraction_above_one_and_a_verdict_that_is_neither_one_nor_zero_are_imp
     assert step(roofline, {"decode_bound": "2"}, "decode_bound")[0] == "impossible"
     # A realistic rate above the ceiling (208.6 tok/s at batch 1 on the H100) cannot be.
     assert step(decode, {"realistic_high_tok_s": "250"}, "realistic_high_tok_s")[0] == "impossible"
+
+
+@pytest.mark.parametrize(("inputs", "one_prefix"), [
+    # 4 distinct prefixes of 1,024 tokens at 131,072 B: 0.5 GiB pinned; one prefix only: 0.125 GiB.
+    ({"distinct_prefixes": 4}, "0.125"),
+    # Llama-3.1-70B (327,680 B per token), 3 prefixes of 2,048: 1.875 GiB; one: 0.625 GiB.
+    ({"model": "llama-3.1-70b", "gpus": 2, "distinct_prefixes": 3, "prefix_tokens": 2048}, "0.625"),
+])
+def test_one_prefix_counted_for_all_is_named(inputs, one_prefix):
+    result = FAMILIES["prefix"].run(inputs)
+    assert step(result, {"pinned_gib": one_prefix}, "pinned_gib") == ("misconception", "distinct-prefixes-ignored")
+
+
+@pytest.mark.parametrize(("inputs", "typed"), [
+    ({}, "16.81"),                                             # 3.3616 ÷ (4 × 0.05) = 16.81
+    ({"alpha": 0.6, "gamma": 3, "draft_cost": 0.1}, "7.253"),   # (1 + 0.6 + 0.36 + 0.216) ÷ 0.3 = 7.253
+])
+def test_the_targets_own_pass_dropped_from_the_cost_is_named(inputs, typed):
+    result = FAMILIES["spec"].run(inputs)
+    assert step(result, {"speedup": typed}, "speedup") == ("misconception", "spec-no-plus-one")
+
+
+def test_int4_read_as_unsigned_and_a_subnormal_for_the_smallest_normal_are_named():
+    int4 = FAMILIES["formats"].run({"format": "int4"})
+    assert step(int4, {"max_normal": "15"}, "max_normal") == ("misconception", "int4-unsigned")
+    assert step(int4, {"min_normal": "0"}, "min_normal") == ("misconception", "int4-unsigned")
+    fp16 = FAMILIES["formats"].run({"format": "fp16"})
+    assert step(fp16, {"min_normal": "2^-24"}, "min_normal") == ("misconception", "fp16-subnormal-for-normal")
+
+
+def test_partial_rotary_ignored_reaches_the_wavelengths():
+    # The pasted model with partial_rotary_factor 0.5: 40 of 80 values rotate. Taking all 80, the longest
+    # wavelength is 2π × 10,000^(78/80) = 2π × 10^3.9 = 49,909.6 tokens (right: 2π × 10^3.8 = 39,644).
+    config = {**PASTED, "partial_rotary_factor": 0.5, "rope_theta": 10000}
+    result = FAMILIES["rope"].run({"config": config})
+    assert step(result, {"longest_wavelength_tok": "49910"}, "longest_wavelength_tok") == (
+        "misconception", "partial-rotary-ignored")

@@ -375,8 +375,13 @@ def _min_normal_is_epsilon(g, s):
 VARIANTS = {
     "exponent_bits": (("bf16-fp16-swap", _swapped("exponent_bits")),),
     "mantissa_bits": (("bf16-fp16-swap", _swapped("mantissa_bits")),),
-    "max_normal": (("bf16-fp16-swap", _swapped("max_normal")), ("e4m3-ieee-max", _e4m3_ieee)),
-    "min_normal": (("bf16-fp16-swap", _swapped("min_normal")), ("epsilon-as-min-normal", _min_normal_is_epsilon)),
+    "max_normal": (("bf16-fp16-swap", _swapped("max_normal")), ("e4m3-ieee-max", _e4m3_ieee),
+                   ("int4-unsigned", lambda g, s: 2 ** g["width"] - 1 if g["is_int"] else None)),
+    "min_normal": (("bf16-fp16-swap", _swapped("min_normal")), ("epsilon-as-min-normal", _min_normal_is_epsilon),
+                   ("int4-unsigned", lambda g, s: 0 if g["is_int"] else None),
+                   # The smallest subnormal, 2^(1 − bias) × 2^−m: fp16's 2^−24 for its 2^−14.
+                   ("fp16-subnormal-for-normal", lambda g, s: s["min_normal"] * 2 ** -s["mantissa_bits"]
+                    if not g["is_int"] and s["mantissa_bits"] > 0 else None)),
     "epsilon": (("bf16-fp16-swap", _swapped("epsilon")), ("unit-roundoff-for-epsilon", _unit_roundoff),
                 ("epsilon-as-min-normal", _epsilon_is_min_normal)),
     # The nominal 4 bits, the shared scale forgotten.

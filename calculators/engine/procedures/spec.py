@@ -210,6 +210,8 @@ def _no_bonus(g, s):
 VARIANTS = {
     "expected_tokens": (("acceptance-as-tokens", _linear_tokens), ("bonus-token-forgotten", _no_bonus)),
     "speedup": (("draft-cost-ignored", lambda g, s: s["expected_tokens"]),
+                ("spec-no-plus-one", lambda g, s: s["expected_tokens"] / (g["gamma"] * g["draft_cost"])
+                 if g["gamma"] * g["draft_cost"] > 0 else None),
                 ("acceptance-as-tokens", _linear_speedup)),
 }
 
