@@ -18,38 +18,31 @@ from __future__ import annotations
 import json
 import random
 import secrets
-from collections import defaultdict
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
-from django.core.mail import send_mail
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Max
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.text import slugify
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from drills.models import (
-    Attempt,
-    BankItem,
-    Card,
-    CritiqueAttempt,
-    ReviewLog,
-    ReviewSettings,
-    Round,
-    RoundItem,
-    RoundTemplate,
-)
+from coaching.notices import reminders_due as reminders_due
+from coaching.notices import send_notice as send_notice
+from coaching.progress import DONE as DONE
+from coaching.progress import IN_PROGRESS as IN_PROGRESS
+from coaching.progress import LATE as LATE
+from coaching.progress import NOT_STARTED as NOT_STARTED
+from coaching.progress import STATUS_LABELS as STATUS_LABELS
+from coaching.progress import CandidateProgress as CandidateProgress
+from coaching.progress import EntryResult as EntryResult
+from coaching.progress import assignments_for as assignments_for
+from coaching.progress import progress_for as progress_for
+from drills.models import BankItem, Card, Round, RoundItem, RoundTemplate
 from drills.reviews.scheduling import add_to_deck
 from outbox.services import enqueue
 
 from .access import can_see_candidate
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
-
-NOT_STARTED, IN_PROGRESS, DONE, LATE = "not_started", "in_progress", "done", "late"
-STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "Done", LATE: "Late"}
 
 
 class CoachingError(Exception):
@@ -262,11 +255,6 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
     return assignment
 
 
-def assignments_for(user):
-    return (Assignment.objects.for_candidate(user).select_related("question_set", "coach", "cohort")
-            .prefetch_related("question_set__entries__item", "question_set__entries__round_template"))
-
-
 def assignment_for(user, pk: int) -> Assignment:
     """One of ``user``'s assignments (``Assignment.DoesNotExist`` otherwise)."""
     return assignments_for(user).get(pk=pk)
@@ -366,221 +354,3 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
     return round_
 
 
-# --- status ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class EntryResult:
-    entry: SetEntry
-    done: bool = False
-    started: bool = False
-    score: float | None = None
-    seconds: float | None = None
-    finished_at: datetime | None = None
-    attempt_id: int | None = None
-    review_id: int | None = None
-    critique_id: int | None = None
-    round_id: int | None = None
-    late: bool = False
-
-
-@dataclass
-class CandidateProgress:
-    assignment: Assignment
-    candidate: object
-    results: list[EntryResult] = field(default_factory=list)
-    status: str = NOT_STARTED
-    finished_late: bool = False
-    round_id: int | None = None
-
-    @property
-    def status_label(self) -> str:
-        return STATUS_LABELS[self.status]
-
-    @property
-    def done_count(self) -> int:
-        return sum(1 for r in self.results if r.done)
-
-    @property
-    def total(self) -> int:
-        return len(self.results)
-
-    @property
-    def score(self) -> float | None:
-        scores = [r.score for r in self.results if r.score is not None]
-        return sum(scores) / len(scores) if scores else None
-
-    @property
-    def seconds(self) -> float | None:
-        times = [r.seconds for r in self.results if r.seconds is not None]
-        return sum(times) if times else None
-
-
-def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None) -> dict:
-    """``{(assignment_id, candidate_id): CandidateProgress}`` for every pair, in a fixed number of queries.
-
-    The assignments must come with ``question_set__entries`` prefetched. Evidence
-    counts only from the moment the assignment was made: a review of an open
-    item or design prompt, an attempt on the problem the assignment drew, a
-    critique attempt, a closed round (a round preset, or the timed round of a
-    time-limited assignment, whose items are matched to the entries).
-    """
-    now = _now(now)
-    if not pairs:
-        return {}
-    assignments = {a.pk: a for a, _ in pairs}
-    user_ids = {c.pk for _, c in pairs}
-    item_ids = {e.item_id for a in assignments.values() for e in a.question_set.entries.all() if e.item_id}
-    since = min(a.created_at for a in assignments.values())
-    works = list(Work.objects.filter(assignment_id__in=assignments, candidate_id__in=user_ids))
-    work_of = {(w.assignment_id, w.candidate_id, w.entry_id): w for w in works}
-    attempts: dict[int, dict] = {}
-    for row in (Attempt.objects.filter(problem_id__in=[w.problem_id for w in works if w.problem_id])
-                .order_by("submitted_at").values("pk", "problem_id", "user_id", "score", "time_taken_s",
-                                                  "submitted_at")):
-        attempts.setdefault((row["problem_id"], row["user_id"]), row)  # the first attempt counts
-    logs: dict[tuple, list] = defaultdict(list)
-    for row in (ReviewLog.objects.filter(user_id__in=user_ids, item_id__in=item_ids, reviewed_at__gte=since)
-                .order_by("reviewed_at").values("pk", "user_id", "item_id", "grade", "duration_ms", "reviewed_at")):
-        logs[(row["user_id"], row["item_id"])].append(row)
-    critiques: dict[tuple, list] = defaultdict(list)
-    for row in (CritiqueAttempt.objects.filter(user_id__in=user_ids, item_id__in=item_ids, submitted_at__gte=since)
-                .order_by("submitted_at").values("pk", "user_id", "item_id", "score", "time_taken_s",
-                                                 "submitted_at")):
-        critiques[(row["user_id"], row["item_id"])].append(row)
-    round_ids = [w.round_id for w in works if w.round_id]
-    rounds = {r.pk: r for r in Round.objects.filter(pk__in=round_ids)}
-    round_items: dict[int, list] = defaultdict(list)
-    for row in RoundItem.objects.filter(round_id__in=round_ids).order_by("position").values(
-            "round_id", "item_id", "grade", "submitted_at", "started_at", "late", "attempt_id"):
-        round_items[row["round_id"]].append(row)
-
-    out = {}
-    for assignment, candidate in pairs:
-        progress = CandidateProgress(assignment, candidate)
-        key = (assignment.pk, candidate.pk)
-        timed = work_of.get((*key, None))
-        timed_round = rounds.get(timed.round_id) if timed and timed.round_id else None
-        timed_items = {row["item_id"]: row for row in round_items.get(timed_round.pk, [])} if timed_round else {}
-        if timed_round:
-            progress.round_id = timed_round.pk
-        for entry in assignment.question_set.entries.all():
-            result = EntryResult(entry)
-            work = work_of.get((*key, entry.pk))
-            result.started = work is not None
-            if timed_round is not None:
-                result.started = True
-                row = timed_items.get(entry.item_id) if entry.item_id else None
-                closed = timed_round.status != Round.ACTIVE
-                if row and row["submitted_at"]:
-                    result.done, result.score, result.late = True, row["grade"], row["late"]
-                    result.finished_at, result.attempt_id = row["submitted_at"], row["attempt_id"]
-                    if row["started_at"]:
-                        result.seconds = (row["submitted_at"] - row["started_at"]).total_seconds()
-                elif entry.round_template_id and closed:
-                    result.done, result.score, result.finished_at = True, timed_round.score, timed_round.finished_at
-                result.round_id = timed_round.pk
-            elif entry.round_template_id:
-                round_ = rounds.get(work.round_id) if work and work.round_id else None
-                if round_ is not None:
-                    result.round_id = round_.pk
-                    if round_.status != Round.ACTIVE:
-                        result.done, result.score = True, round_.score
-                        result.finished_at, result.seconds = round_.finished_at, round_.time_used_s
-            elif entry.kind == BankItem.PROBLEM:
-                row = attempts.get((work.problem_id, candidate.pk)) if work and work.problem_id else None
-                if row:
-                    result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
-                    result.finished_at, result.attempt_id = row["submitted_at"], row["pk"]
-            elif entry.kind == BankItem.CRITIQUE:
-                rows = [r for r in critiques.get((candidate.pk, entry.item_id), ())
-                        if r["submitted_at"] >= assignment.created_at]
-                if rows:
-                    row = rows[0]
-                    result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
-                    result.finished_at, result.critique_id = row["submitted_at"], row["pk"]
-            else:
-                rows = [r for r in logs.get((candidate.pk, entry.item_id), ())
-                        if r["reviewed_at"] >= assignment.created_at]
-                if rows:
-                    row = rows[0]
-                    result.done, result.score = True, row["grade"]
-                    result.seconds = row["duration_ms"] / 1000 if row["duration_ms"] is not None else None
-                    result.finished_at, result.review_id = row["reviewed_at"], row["pk"]
-            result.started = result.started or result.done
-            progress.results.append(result)
-        all_done = bool(progress.results) and all(r.done for r in progress.results)
-        if all_done:
-            progress.status = DONE
-            last = max((r.finished_at for r in progress.results if r.finished_at), default=None)
-            progress.finished_late = bool(last and last > assignment.due_at) or any(r.late for r in progress.results)
-        elif now > assignment.due_at:
-            progress.status = LATE
-        elif any(r.started for r in progress.results):
-            progress.status = IN_PROGRESS
-        out[key] = progress
-    return out
-
-
-# --- notices --------------------------------------------------------------------------------------
-
-
-def send_notice(assignment_id: int, candidate_id: int, kind: str, now: datetime | None = None) -> bool:
-    """E-mail one candidate about one assignment, at most once per kind; whether a mail went out.
-
-    Nothing is sent to someone the assignment is no longer for (they left the
-    cohort), nor a reminder for work already done.
-    """
-    from django.contrib.auth import get_user_model
-    from django.urls import reverse
-
-    now = _now(now)
-    assignment = Assignment.objects.select_related("question_set", "coach", "cohort").filter(pk=assignment_id).first()
-    user = get_user_model().objects.filter(pk=candidate_id, is_active=True).first()
-    if assignment is None or user is None or not user.email:
-        return False
-    if not Assignment.objects.for_candidate(user).filter(pk=assignment.pk).exists():
-        return False
-    if kind == Notice.REMINDER:
-        assignment = assignments_for(user).get(pk=assignment.pk)
-        if progress_for([(assignment, user)], now)[(assignment.pk, user.pk)].status == DONE:
-            return False
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                Notice.objects.create(assignment=assignment, candidate=user, kind=kind, sent_at=now)
-        except IntegrityError:
-            return False
-        context = {"assignment": assignment, "user": user, "kind": kind,
-                   "url": getattr(settings, "SITE_URL", "").rstrip("/") + reverse("coaching:my_assignment",
-                                                                                  args=[assignment.pk])}
-        subject = (f"New assignment: {assignment.question_set.title}" if kind == Notice.ASSIGNED
-                   else f"Due tomorrow: {assignment.question_set.title}")
-        send_mail(subject, render_to_string("coaching/notice_email.txt", context), None, [user.email])
-    return True
-
-
-def reminders_due(now: datetime | None = None) -> list[tuple[int, int]]:
-    """(assignment id, candidate id) pairs whose due day is tomorrow in the candidate's time zone,
-    not done and not yet reminded."""
-    now = _now(now)
-    window = list(Assignment.objects.filter(due_at__gt=now, due_at__lte=now + timedelta(hours=50))
-                  .select_related("question_set", "candidate", "cohort")
-                  .prefetch_related("question_set__entries__item", "cohort__memberships__candidate"))
-    pairs = [(a, user) for a in window
-             for user in ([a.candidate] if a.candidate_id else [m.candidate for m in a.cohort.memberships.all()])]
-    if not pairs:
-        return []
-    zones = {s.user_id: s.tz for s in ReviewSettings.objects.filter(user_id__in={u.pk for _, u in pairs})}
-    reminded = set(Notice.objects.filter(assignment__in=window, kind=Notice.REMINDER)
-                   .values_list("assignment_id", "candidate_id"))
-    import zoneinfo
-
-    due = []
-    for assignment, user in pairs:
-        tz = zones.get(user.pk, zoneinfo.ZoneInfo("UTC"))
-        tomorrow = now.astimezone(tz).date() + timedelta(days=1)
-        if assignment.due_at.astimezone(tz).date() == tomorrow and (assignment.pk, user.pk) not in reminded:
-            due.append((assignment, user))
-    progress = progress_for(due, now)
-    return [(a.pk, u.pk) for a, u in due if progress[(a.pk, u.pk)].status != DONE]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import candidate_views, views
 
 app_name = "coaching"
 
@@ -29,9 +29,9 @@ urlpatterns = [
     path("coach/sets/<int:pk>/entries/<int:entry_pk>/remove/", views.entry_remove, name="entry_remove"),
     path("coach/sets/<int:pk>/entries/<int:entry_pk>/move/", views.entry_move, name="entry_move"),
     path("coach/sets/<int:pk>/assign/", views.set_assign, name="set_assign"),
-    path("assignments/", views.my_assignments, name="my_assignments"),
-    path("assignments/<int:pk>/", views.my_assignment, name="my_assignment"),
-    path("assignments/<int:pk>/start/", views.start_timed, name="start_timed"),
-    path("assignments/<int:pk>/entries/<int:entry_pk>/start/", views.start_entry, name="start_entry"),
-    path("invite/<str:token>/", views.invitation, name="invitation"),
+    path("assignments/", candidate_views.my_assignments, name="my_assignments"),
+    path("assignments/<int:pk>/", candidate_views.my_assignment, name="my_assignment"),
+    path("assignments/<int:pk>/start/", candidate_views.start_timed, name="start_timed"),
+    path("assignments/<int:pk>/entries/<int:entry_pk>/start/", candidate_views.start_entry, name="start_entry"),
+    path("invite/<str:token>/", candidate_views.invitation, name="invitation"),
 ]

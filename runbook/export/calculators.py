@@ -628,7 +628,7 @@ def build_programs(slugs: list[str], table: FormulaTable) -> dict[str, FamilyPro
 
 def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
     """The JSON the driver reads: programs, unit display rules, GPU names, headline steps."""
-    from calculators.forms import HEADLINES  # the same headline choice as the pages
+    from calculators.report import HEADLINES  # the same headline choice as the pages
 
     units = {unit: unit_payload(unit) for unit in sorted(table.units)}
     units = {unit: payload for unit, payload in units.items() if payload}

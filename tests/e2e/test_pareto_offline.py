@@ -9,7 +9,7 @@ from django.conf import settings
 
 from calculators.embed import render_embed
 from calculators.engine.procedures import FAMILIES
-from calculators.forms import build_report
+from calculators.report import build_report
 from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
 from runbook.export.pages import offline_calculators
 

@@ -34,7 +34,8 @@ from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import FAMILIES
-from calculators.engine.procedures.tp import ALL_FORMULAS, TP_DEGREE, buyable_degree
+from calculators.engine.procedures.tp import ALL_FORMULAS, TP_DEGREE
+from calculators.engine.procedures.tp_degree import buyable_degree
 
 GIB = 2**30
 H100 = "h100-sxm5-80gb"

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import sympy
 from sympy import ceiling
 
 from .. import formulas as F
@@ -70,6 +69,8 @@ from .kv import (
 )
 from .params import params_given
 from .tp_comm import comm_notes
+from .tp_degree import next_tp_degree, splits_heads
+from .tp_notes import describe_tp, head_notes, proposal_notes, users_note
 
 # --- inputs ------------------------------------------------------------------------------------
 
@@ -89,64 +90,6 @@ INPUTS = (MODEL, PARAMS_B, GPU, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, TP_CONTEX
 
 STEP_KEYS = ("weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib",
              "room_per_gpu_gib", "min_gpus", "tp_degree", "nodes")
-
-
-# --- the buyable degree ------------------------------------------------------------------------
-
-def buyable_degree(cards: float, per_node: float) -> int:
-    """The smallest tensor-parallel degree of at least ``cards`` (a count of GPUs).
-
-    Inside a node of ``per_node`` cards (a power of two) the degrees are the
-    powers of two up to ``per_node``; beyond it, whole nodes (multiples of
-    ``per_node``). Engines shard each layer evenly over the degree, and a
-    degree of 3, 5 or 9 is neither a split they support nor a machine anyone
-    sells. Returns an ``int``; never raises for positive numbers.
-    """
-    needed = max(1, math.ceil(cards))
-    node = max(1, int(per_node))
-    if needed > node:
-        return node * math.ceil(needed / node)
-    degree = 1
-    while degree < needed:
-        degree *= 2
-    return min(degree, node)
-
-
-def splits_heads(degree: int, heads: int, kv_heads: int) -> bool:
-    """The degree rule (docs/architecture.md §12): ``degree`` divides the query heads, and divides the K/V
-    heads or is a multiple of them."""
-    return heads % degree == 0 and (kv_heads % degree == 0 or degree % kv_heads == 0)
-
-
-def head_splitting_degree(cards: float, per_node: float, heads: float, kv_heads: float) -> int:
-    """The smallest buyable degree (:func:`buyable_degree`) of at least ``cards`` that also obeys
-    the degree rule for ``heads`` query and ``kv_heads`` K/V heads; when no degree up to 64 nodes
-    does (Falcon-7B's 71 heads), the plain buyable degree, which the notes then flag."""
-    first = buyable_degree(cards, per_node)
-    node = max(1, int(per_node))
-    for degree in _degree_ladder(node, 64 * node):
-        if degree >= first and splits_heads(degree, int(heads), int(kv_heads)):
-            return degree
-    return first
-
-
-class next_tp_degree(sympy.Function):
-    """sympy face of :func:`head_splitting_degree`: evaluates on numbers, prints by name, and
-    lambdifies through ``_imp_`` (so the numeric evaluator and the exact one agree)."""
-
-    nargs = 4
-    _imp_ = staticmethod(head_splitting_degree)
-
-    @classmethod
-    def eval(cls, cards, per_node, heads, kv_heads):
-        if all(arg.is_Number for arg in (cards, per_node, heads, kv_heads)):
-            return sympy.Integer(head_splitting_degree(float(cards), float(per_node), float(heads),
-                                                       float(kv_heads)))
-        return None
-
-    def _latex(self, printer):
-        args = ", ".join(printer._print(arg) for arg in self.args)
-        return r"\operatorname{next\_tp\_degree}\left(" + args + r"\right)"
 
 
 # --- formulas ----------------------------------------------------------------------------------
@@ -292,90 +235,6 @@ VARIANTS = {
 
 # --- notes -------------------------------------------------------------------------------------
 
-def _degree_ladder(per_node: int, up_to: int):
-    """Buyable degrees in order, up to ``up_to`` cards."""
-    degree = 1
-    while degree <= min(per_node, up_to):
-        yield degree
-        degree *= 2
-    degree = 2 * per_node
-    while degree <= up_to:
-        yield degree
-        degree += per_node
-
-
-def head_notes(cfg: ModelConfig, degree: int, per_node: int) -> list[str]:
-    """Sentences on how ``degree`` splits the attention heads and the K/V heads.
-
-    Engines such as vLLM shard attention by whole heads: the query heads must
-    divide evenly over the cards, and the K/V heads must either divide evenly
-    or be replicated a whole number of times.
-    """
-    if degree == 1:
-        return []
-    notes = []
-    if cfg.heads % degree:
-        better = next((d for d in _degree_ladder(per_node, 64 * per_node)
-                       if d > degree and cfg.heads % d == 0), None)
-        where = (f"the next degree that splits them is {better}" if better else
-                 "no larger buyable degree splits them either: split the layers across cards (pipeline "
-                 "parallel) instead")
-        notes.append(f"{cfg.heads} query heads do not divide evenly over {degree} cards: engines shard "
-                     f"attention by whole heads and refuse this degree; {where}.")
-    if cfg.kv_lora_rank:
-        notes.append(f"MLA caches one latent per token that every head shares, so tensor parallelism does not "
-                     f"split it: each of the {degree} cards keeps the whole latent of the users it serves "
-                     f"(unless the engine runs attention data-parallel).")
-    elif cfg.kv_heads < degree:
-        if degree % cfg.kv_heads:
-            notes.append(f"{cfg.kv_heads} K/V heads cannot be replicated evenly over {degree} cards.")
-        else:
-            notes.append(f"Only {cfg.kv_heads} K/V head{'s' if cfg.kv_heads > 1 else ''} for {degree} cards: "
-                         f"each is replicated on {degree // cfg.kv_heads} cards.")
-    elif cfg.kv_heads % degree:
-        notes.append(f"{cfg.kv_heads} K/V heads do not divide evenly over {degree} cards.")
-    return notes
-
-
-def users_note(room: float, per_user: float, copies: float, degree: int, gpu_name: str, context: int) -> str:
-    """The users the chosen degree serves: the KV budget over one user's replica-wide cache
-    (``copies`` = the K/V replication already counted in ``per_user``)."""
-    if per_user <= 0:
-        return "Context 0: the cards are sized for the weights alone, before any KV cache."
-    users = math.floor(room / per_user)
-    text = (f"At {degree} × {gpu_name} the KV budget is {format_number(room, 'GiB')}: {users:,} "
-            f"user{'s' if users != 1 else ''} at the {context:,}-token limit.")
-    if copies > 1:
-        text += (f" Each user's cache is kept {copies:g} times across the cards, so one user takes "
-                 f"{format_number(per_user, 'GiB')}; pooling it as if it were stored once would promise "
-                 f"{math.floor(room / (per_user / copies)):,}.")
-    return text
-
-
-def proposal_notes(proposed: int | None, degree: int, per_node: int, gpu_name: str) -> list[str]:
-    """What to say about a proposed card count, compared with the minimum degree."""
-    if proposed is None:
-        return []
-    if proposed < degree:
-        return [f"The proposed {proposed} × {gpu_name} cannot hold the weights and one user: the minimum is "
-                f"{degree}."]
-    notes = []
-    if buyable_degree(proposed, per_node) != proposed:
-        notes.append(f"The proposed {proposed} cards are not a tensor-parallel degree an engine splits over "
-                     f"(powers of two up to {per_node}, then whole nodes of {per_node}); "
-                     f"{buyable_degree(proposed, per_node)} is the next one.")
-    if degree == 1 and proposed > 1:
-        notes.insert(0, f"Over-engineering tell: the model fits on one {gpu_name}, yet {proposed} cards are "
-                        f"proposed. Splitting it adds an all-reduce to every layer and a failure domain "
-                        f"{proposed} cards wide; the gains (the weights stored once, more bandwidth per token) "
-                        f"are worth it only for a stated latency target. Otherwise run {proposed} replicas of "
-                        f"one card.")
-    elif proposed > degree:
-        notes.append(f"The proposed {proposed} cards are more than the {degree} needed: the extra memory "
-                     f"goes to KV cache (more users), at the price of more cross-card traffic per layer.")
-    return notes
-
-
 # --- the procedure -----------------------------------------------------------------------------
 
 def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -513,33 +372,6 @@ def generate_tp(rng, catalog: Catalog) -> dict:
         if degree <= MAX_DEGREE_DRAWN and (degree > 1) == want_split:
             return inputs
     raise RuntimeError("No tensor-parallel problem could be drawn from the catalog.")
-
-
-def degree_words(per_node: int) -> str:
-    """The buyable degrees in words: ``1, 2, 4, 8, then 16, 24, 32 …`` for eight-card nodes."""
-    inside = ", ".join(str(d) for d in _degree_ladder(per_node, per_node))
-    beyond = ", ".join(str(per_node * k) for k in (2, 3, 4))
-    return f"{inside}, then whole nodes: {beyond} …"
-
-
-def describe_tp(inputs: dict[str, Any], catalog: Catalog) -> str:
-    """The problem in an interviewer's words."""
-    gpu = catalog.gpu(inputs["gpu"]).name
-    model = inputs.get("model", "the pasted model")
-    if inputs.get("params_b"):
-        model = f"a {inputs['params_b']:g}-billion-parameter model (cache shaped like {model}'s)"
-    dtype = inputs.get("weights_dtype", "bf16")
-    bits = inputs.get("weights_bits")
-    weights = f"{dtype} weights" + (f" at {bits:g} bits each" if bits else "")
-    context = inputs.get("context", 8192)
-    user = (f"one user holding a full {context:,}-token context ({inputs.get('kv_dtype', 'bf16')} KV cache)"
-            if context else "no KV cache at all (weights only)")
-    return (f"You must place {model} with {weights} on {gpu} cards, {inputs.get('gpus_per_node', 8)} to a "
-            f"node. The serving engine may fill {inputs.get('utilization', 0.9) * 100:g} % of each card and "
-            f"sets aside {inputs.get('reserve_gib', 3.0):g} GiB per card for activations. The replica must hold "
-            f"the weights plus {user}. How many cards does that take, what is the smallest tensor-parallel "
-            f"degree an engine will actually split over ({degree_words(inputs.get('gpus_per_node', 8))}), and "
-            f"how many nodes is that?")
 
 
 FAMILIES = (

@@ -1,0 +1,181 @@
+"""Where each candidate stands on each assignment: status per entry and overall, for the dashboard and the pages."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+
+from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, Round, RoundItem
+
+from .models import Assignment, SetEntry, Work
+
+NOT_STARTED, IN_PROGRESS, DONE, LATE = "not_started", "in_progress", "done", "late"
+STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "Done", LATE: "Late"}
+
+# --- status ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class EntryResult:
+    entry: SetEntry
+    done: bool = False
+    started: bool = False
+    score: float | None = None
+    seconds: float | None = None
+    finished_at: datetime | None = None
+    attempt_id: int | None = None
+    review_id: int | None = None
+    critique_id: int | None = None
+    round_id: int | None = None
+    late: bool = False
+
+
+@dataclass
+class CandidateProgress:
+    assignment: Assignment
+    candidate: object
+    results: list[EntryResult] = field(default_factory=list)
+    status: str = NOT_STARTED
+    finished_late: bool = False
+    round_id: int | None = None
+
+    @property
+    def status_label(self) -> str:
+        return STATUS_LABELS[self.status]
+
+    @property
+    def done_count(self) -> int:
+        return sum(1 for r in self.results if r.done)
+
+    @property
+    def total(self) -> int:
+        return len(self.results)
+
+    @property
+    def score(self) -> float | None:
+        scores = [r.score for r in self.results if r.score is not None]
+        return sum(scores) / len(scores) if scores else None
+
+    @property
+    def seconds(self) -> float | None:
+        times = [r.seconds for r in self.results if r.seconds is not None]
+        return sum(times) if times else None
+
+
+def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None) -> dict:
+    """``{(assignment_id, candidate_id): CandidateProgress}`` for every pair, in a fixed number of queries.
+
+    The assignments must come with ``question_set__entries`` prefetched. Evidence
+    counts only from the moment the assignment was made: a review of an open
+    item or design prompt, an attempt on the problem the assignment drew, a
+    critique attempt, a closed round (a round preset, or the timed round of a
+    time-limited assignment, whose items are matched to the entries).
+    """
+    now = _now(now)
+    if not pairs:
+        return {}
+    assignments = {a.pk: a for a, _ in pairs}
+    user_ids = {c.pk for _, c in pairs}
+    item_ids = {e.item_id for a in assignments.values() for e in a.question_set.entries.all() if e.item_id}
+    since = min(a.created_at for a in assignments.values())
+    works = list(Work.objects.filter(assignment_id__in=assignments, candidate_id__in=user_ids))
+    work_of = {(w.assignment_id, w.candidate_id, w.entry_id): w for w in works}
+    attempts: dict[int, dict] = {}
+    for row in (Attempt.objects.filter(problem_id__in=[w.problem_id for w in works if w.problem_id])
+                .order_by("submitted_at").values("pk", "problem_id", "user_id", "score", "time_taken_s",
+                                                  "submitted_at")):
+        attempts.setdefault((row["problem_id"], row["user_id"]), row)  # the first attempt counts
+    logs: dict[tuple, list] = defaultdict(list)
+    for row in (ReviewLog.objects.filter(user_id__in=user_ids, item_id__in=item_ids, reviewed_at__gte=since)
+                .order_by("reviewed_at").values("pk", "user_id", "item_id", "grade", "duration_ms", "reviewed_at")):
+        logs[(row["user_id"], row["item_id"])].append(row)
+    critiques: dict[tuple, list] = defaultdict(list)
+    for row in (CritiqueAttempt.objects.filter(user_id__in=user_ids, item_id__in=item_ids, submitted_at__gte=since)
+                .order_by("submitted_at").values("pk", "user_id", "item_id", "score", "time_taken_s",
+                                                 "submitted_at")):
+        critiques[(row["user_id"], row["item_id"])].append(row)
+    round_ids = [w.round_id for w in works if w.round_id]
+    rounds = {r.pk: r for r in Round.objects.filter(pk__in=round_ids)}
+    round_items: dict[int, list] = defaultdict(list)
+    for row in RoundItem.objects.filter(round_id__in=round_ids).order_by("position").values(
+            "round_id", "item_id", "grade", "submitted_at", "started_at", "late", "attempt_id"):
+        round_items[row["round_id"]].append(row)
+
+    out = {}
+    for assignment, candidate in pairs:
+        progress = CandidateProgress(assignment, candidate)
+        key = (assignment.pk, candidate.pk)
+        timed = work_of.get((*key, None))
+        timed_round = rounds.get(timed.round_id) if timed and timed.round_id else None
+        timed_items = {row["item_id"]: row for row in round_items.get(timed_round.pk, [])} if timed_round else {}
+        if timed_round:
+            progress.round_id = timed_round.pk
+        for entry in assignment.question_set.entries.all():
+            result = EntryResult(entry)
+            work = work_of.get((*key, entry.pk))
+            result.started = work is not None
+            if timed_round is not None:
+                result.started = True
+                row = timed_items.get(entry.item_id) if entry.item_id else None
+                closed = timed_round.status != Round.ACTIVE
+                if row and row["submitted_at"]:
+                    result.done, result.score, result.late = True, row["grade"], row["late"]
+                    result.finished_at, result.attempt_id = row["submitted_at"], row["attempt_id"]
+                    if row["started_at"]:
+                        result.seconds = (row["submitted_at"] - row["started_at"]).total_seconds()
+                elif entry.round_template_id and closed:
+                    result.done, result.score, result.finished_at = True, timed_round.score, timed_round.finished_at
+                result.round_id = timed_round.pk
+            elif entry.round_template_id:
+                round_ = rounds.get(work.round_id) if work and work.round_id else None
+                if round_ is not None:
+                    result.round_id = round_.pk
+                    if round_.status != Round.ACTIVE:
+                        result.done, result.score = True, round_.score
+                        result.finished_at, result.seconds = round_.finished_at, round_.time_used_s
+            elif entry.kind == BankItem.PROBLEM:
+                row = attempts.get((work.problem_id, candidate.pk)) if work and work.problem_id else None
+                if row:
+                    result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
+                    result.finished_at, result.attempt_id = row["submitted_at"], row["pk"]
+            elif entry.kind == BankItem.CRITIQUE:
+                rows = [r for r in critiques.get((candidate.pk, entry.item_id), ())
+                        if r["submitted_at"] >= assignment.created_at]
+                if rows:
+                    row = rows[0]
+                    result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
+                    result.finished_at, result.critique_id = row["submitted_at"], row["pk"]
+            else:
+                rows = [r for r in logs.get((candidate.pk, entry.item_id), ())
+                        if r["reviewed_at"] >= assignment.created_at]
+                if rows:
+                    row = rows[0]
+                    result.done, result.score = True, row["grade"]
+                    result.seconds = row["duration_ms"] / 1000 if row["duration_ms"] is not None else None
+                    result.finished_at, result.review_id = row["reviewed_at"], row["pk"]
+            result.started = result.started or result.done
+            progress.results.append(result)
+        all_done = bool(progress.results) and all(r.done for r in progress.results)
+        if all_done:
+            progress.status = DONE
+            last = max((r.finished_at for r in progress.results if r.finished_at), default=None)
+            progress.finished_late = bool(last and last > assignment.due_at) or any(r.late for r in progress.results)
+        elif now > assignment.due_at:
+            progress.status = LATE
+        elif any(r.started for r in progress.results):
+            progress.status = IN_PROGRESS
+        out[key] = progress
+    return out
+
+
+def assignments_for(user):
+    """The assignments given to ``user`` (directly or through a cohort they are in), with their sets' entries."""
+    return (Assignment.objects.for_candidate(user).select_related("question_set", "coach", "cohort")
+            .prefetch_related("question_set__entries__item", "question_set__entries__round_template"))
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or timezone.now()
