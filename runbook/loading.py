@@ -61,7 +61,7 @@ CRITIQUE_CATEGORIES = {
     "nominal-4bit": ("4-bit weights sized at exactly four bits", "nominal-4bit"),
     "fits-is-not-serves": ("\"Fits\" taken for \"serves\"", "fits-is-not-serves"),
     "fleet-at-full-occupancy": ("Fleet sized at full occupancy, no headroom", ""),
-    # The 2026 serving model's corrections (DESIGN.md §12), each with its erratum where one exists.
+    # The 2026 serving model's corrections (docs/architecture.md §12), each with its erratum where one exists.
     "bits-for-bytes": ("Bits and bytes confused in a transfer", ""),
     "kv-replication-ignored": ("A K/V head or latent counted once across more cards than it splits over",
                                "kv-replication"),

@@ -37,3 +37,13 @@ def test_every_concept_is_a_package():
         package = ROOT / "drills" / concept
         assert (package / "__init__.py").is_file(), concept
         assert (package / "models.py").is_file() and (package / "views.py").is_file(), concept
+
+
+def test_docstrings_cite_the_architecture_document_in_the_repository():
+    """Sections are cited as ``docs/architecture.md §N``; a design file outside the repository is never cited."""
+    cited = sorted(str(path.relative_to(ROOT)) for package in ("accounts", "api", "calculators", "coaching", "config",
+                                                               "drills", "outbox", "runbook", "tests", "fixtures")
+                   for path in (ROOT / package).rglob("*") if path.suffix in (".py", ".md", ".yaml", ".html")
+                   and "DESIGN" + ".md" in path.read_text(errors="ignore"))
+    assert cited == []
+    assert (ROOT / "docs" / "architecture.md").is_file()

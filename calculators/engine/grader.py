@@ -112,7 +112,7 @@ def _relative_error(value: float, target: float) -> float:
 
 def _bound_violation(key: str, value: float, right: Mapping[str, float], given: Mapping[str, float],
                      family: str | None = None) -> str | None:
-    """The physical bound a value breaks, as a sentence, or ``None`` (DESIGN.md §11).
+    """The physical bound a value breaks, as a sentence, or ``None`` (docs/architecture.md §11).
 
     The quantity's own bounds (:mod:`.quantities`: fractions in [0, 1], verdicts 1 or 0, sizes, times
     and counts not negative), the steps it may not exceed (usable memory ≤ the card, a batch ≤ what the

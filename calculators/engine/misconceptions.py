@@ -161,7 +161,7 @@ MISCONCEPTIONS: dict[str, MisconceptionInfo] = {m.id: m for m in (
 )}
 
 
-#: Ids added with the perturbation engine (DESIGN.md §11): where a typed value matches one of these and an
+#: Ids added with the perturbation engine (docs/architecture.md §11): where a typed value matches one of these and an
 #: older id, the older id wins.
 ADDED_IN_V2 = frozenset({
     "ms-s-mix", "prefill-n-not-2n", "littles-law-ms-s", "ceiling-from-flops", "spec-no-plus-one", "lora-rank-once",

@@ -1,4 +1,4 @@
-"""Misconceptions as perturbations of a family's own steps (DESIGN.md §11).
+"""Misconceptions as perturbations of a family's own steps (docs/architecture.md §11).
 
 A classic mistake changes one thing — an input swapped or overridden (K/V heads
 ← query heads, utilisation ← 1, dense ← sparse TFLOP/s …), one step's value
@@ -269,7 +269,7 @@ def chains(result, variants_for) -> list[Chain]:
 
 
 def _rank(family: str, misconception_id: str) -> tuple:
-    """Precedence among misconceptions a typed value matches at equal distance (DESIGN.md §11): the
+    """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
     family's own ids, then the shared ones, then those added with this engine; within each, the order
     of the registry."""
     from .procedures import FAMILIES  # the registry is complete once the families are discovered

@@ -1,4 +1,4 @@
-"""Misconceptions as perturbations (DESIGN.md §11): one registry, and every step downstream gets the name."""
+"""Misconceptions as perturbations (docs/architecture.md §11): one registry, and every step downstream gets the name."""
 
 from __future__ import annotations
 
