@@ -180,6 +180,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": str(Path(tempfile.gettempdir()) / f"prep-test-{os.getpid()}.sqlite3"),
     }
+else:
+    # The test database is named per test run (the test process's id): two runs against one server
+    # (two developers, CI beside a developer) never create, flush or drop each other's database.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"[:63]}
 
 # --- Cache ------------------------------------------------------------------
 
@@ -201,6 +205,12 @@ if CELERY_BROKER_URL:
     CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
     # Redis transport: give up on an unreachable or silent broker within seconds, never wait forever.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+    # CELERY_KEY_PREFIX puts every broker and result key under one prefix (kombu's global_keyprefix), so a
+    # Redis shared with others (a CI run, a second site) can be cleaned of this one's keys by that prefix.
+    _CELERY_KEY_PREFIX = envstr("CELERY_KEY_PREFIX")
+    if _CELERY_KEY_PREFIX:
+        CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] = _CELERY_KEY_PREFIX
+        CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"global_keyprefix": _CELERY_KEY_PREFIX}
 else:
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True

@@ -118,3 +118,11 @@ def test_load_content_removes_only_items_from_fixture_files(world, coach, settin
     load_content(settings.BASE_DIR / "fixtures")
     assert BankItem.objects.filter(pk=archived.pk).exists()
     assert not BankItem.objects.filter(pk=fixture_only.pk).exists()
+
+
+def test_the_test_database_is_named_for_this_run(db):
+    """Two test runs on one database server never drop each other's database (issue 21, finding 8)."""
+    import os
+
+    name = str(connection.settings_dict["NAME"])
+    assert str(os.getpid()) in name

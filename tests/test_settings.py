@@ -167,7 +167,9 @@ class TestEnvironmentParsing:
         assert database["TEST"]["NAME"].endswith(f"prep-test-{os.getpid()}.sqlite3")  # a file: WAL applies
         assert load_settings(monkeypatch, SQLITE_TIMEOUT_S="5")["DATABASES"]["default"]["OPTIONS"]["timeout"] == 5
         postgres = load_settings(monkeypatch, DATABASE_URL="postgres://u:p@h:5432/n")["DATABASES"]["default"]
-        assert "transaction_mode" not in postgres.get("OPTIONS", {}) and "TEST" not in postgres
+        assert "transaction_mode" not in postgres.get("OPTIONS", {})
+        # PostgreSQL's test database is named per run, so two runs never drop each other's (issue 21, finding 8).
+        assert postgres["TEST"]["NAME"] == f"test_{postgres['NAME']}_{os.getpid()}"
 
     def test_the_running_test_database_is_a_wal_file(self, db):
         from django.db import connection

@@ -14,6 +14,7 @@ from datetime import timezone as dt_timezone
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings as django_settings
 from django.db import connection
 from fsrs.scheduler import DEFAULT_PARAMETERS
@@ -225,16 +226,21 @@ def test_the_nightly_task_runs_on_a_real_worker_through_redis(reviewers, tmp_pat
 
     broker = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     queue = f"test-nightly-{uuid.uuid4().hex[:12]}"
+    # Every broker and result key of this run under one prefix, deleted at the end: the shared Redis keeps
+    # nothing of this test (issue 21, finding 8).
+    prefix = f"{queue}:"
     environment = {key: value for key, value in os.environ.items()
                    if not key.startswith(("CELERY_", "DATABASE_", "EMAIL_"))}
     environment.update(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker, DATABASE_URL=database_url,
-                       EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
+                       CELERY_KEY_PREFIX=prefix, EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--queues", queue,
          "--hostname", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
          "--loglevel=INFO"],
         cwd=BASE_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     client = Celery(broker=broker, backend=broker)
+    client.conf.broker_transport_options = {"global_keyprefix": prefix}
+    client.conf.result_backend_transport_options = {"global_keyprefix": prefix}
     try:
         result = client.send_task("drills.tasks.nightly_reviews", args=[MORNING.isoformat()], queue=queue)
         assert result.get(timeout=90) == {"refit": [alice.pk], "digest": [alice.pk]}
@@ -251,6 +257,16 @@ def test_the_nightly_task_runs_on_a_real_worker_through_redis(reviewers, tmp_pat
             worker.kill()
             output, _ = worker.communicate()
         client.close()
+        shared = redis.Redis.from_url(broker)
+        try:
+            for key in shared.scan_iter(match=f"{prefix}*", count=500):
+                shared.delete(key)
+            # The result of the task sent from here is stored under Celery's own name for it.
+            shared.delete(f"celery-task-meta-{result.id}", f"{prefix}celery-task-meta-{result.id}")
+            left = [key for key in shared.scan_iter(match=f"*{queue}*", count=500)]
+        finally:
+            shared.close()
+    assert not left, f"keys left in the shared Redis: {left[:5]}"
 
     assert state[0] == state[1] == "2026-03-03", output
     assert "211 reviews, but fsrs's optimiser is not installed" in state[2]
