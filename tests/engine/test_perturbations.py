@@ -140,3 +140,19 @@ def test_partial_rotary_ignored_reaches_the_wavelengths():
     result = FAMILIES["rope"].run({"config": config})
     assert step(result, {"longest_wavelength_tok": "49910"}, "longest_wavelength_tok") == (
         "misconception", "partial-rotary-ignored")
+
+
+@pytest.mark.parametrize(("layers", "gpu"), [
+    # 160 layers on the L4: 180.74 GiB of weights + one user (2 × 160 × 24 × 256 × 2 B × 4,096 = 15 GiB)
+    # over 17.24 GiB of room per card: ⌈11.35⌉ = 12 cards; 16 does not divide 24 heads, so 24 (3 nodes).
+    (160, "l4"),
+    # 320 layers on the L40S: (360.74 + 30) ÷ 37.49 = 10.42 → 11 cards; again 16 → 24.
+    (320, "l40s"),
+])
+def test_tp_proposes_only_degrees_that_divide_the_heads_and_names_one_that_does_not(layers, gpu):
+    config = {"model_type": "llama", "hidden_size": 6144, "num_hidden_layers": layers, "num_attention_heads": 24,
+              "num_key_value_heads": 24, "head_dim": 256, "intermediate_size": 24576, "vocab_size": 32000,
+              "max_position_embeddings": 8192, "tie_word_embeddings": False}
+    result = FAMILIES["tp"].run({"config": config, "gpu": gpu, "context": 4096})
+    assert result.values["tp_degree"] == 24
+    assert step(result, {"tp_degree": "16"}, "tp_degree") == ("misconception", "tp-not-dividing-heads")

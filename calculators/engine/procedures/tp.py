@@ -228,7 +228,9 @@ VARIANTS = {
         ("skipped-activation-reserve", _min_gpus_no_reserve),
         ("skipped-utilization", _min_gpus_no_utilization),
     ),
-    "tp_degree": (("non-buyable-degree", _degree_not_buyable),),
+    "tp_degree": (("non-buyable-degree", _degree_not_buyable),
+                  # The next buyable degree with the heads ignored (one the heads may not split over).
+                  ("tp-not-dividing-heads", lambda g, s: buyable_degree(s["min_gpus"], g["gpus_per_node"])),),
     "nodes": (("rounded-nodes-down", _nodes_rounded_down),),
 }
 
