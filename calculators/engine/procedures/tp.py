@@ -69,7 +69,7 @@ from .kv import (
 )
 from .params import params_given
 from .tp_comm import comm_notes
-from .tp_degree import next_tp_degree, splits_heads
+from .tp_degree import buyable_degree, next_tp_degree, splits_heads
 from .tp_notes import describe_tp, head_notes, proposal_notes, users_note
 
 # --- inputs ------------------------------------------------------------------------------------
