@@ -16,7 +16,7 @@ from runbook.shortcodes import ShortcodeError, find_errors, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("roofline-batch", "prefill-decode-cache", "paged-blocks", "speculative-decoding", "chunked-prefill",
-         "continuous-batching")
+         "continuous-batching", "load-sweep")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -48,7 +48,7 @@ def plain(html: str) -> str:
 # --- every figure ----------------------------------------------------------------------------------
 
 
-def test_all_six_figures_are_registered():
+def test_every_figure_is_registered():
     assert set(NAMES) <= set(FIGURES)
 
 
@@ -377,3 +377,35 @@ def test_without_script_every_frame_shows_and_print_shows_the_final_picture_and_
     assert page.evaluate(shown) == ["6"]
     assert page.is_visible(".rb-figure-steps") and not page.is_visible(".rb-figure-controls")
     assert page.locator(".rb-figure-steps li").count() == 6
+
+
+# --- load-sweep: the serving simulator's numbers, rate by rate ----------------------------------------
+
+
+def test_load_sweep_captions_are_the_simulators_numbers_and_mark_its_knee():
+    from calculators.sim.run import simulate
+
+    raw = {"prompt_tokens": "512", "output_tokens": "256", "tpot_slo_ms": "10", "ttft_slo_ms": "1000"}
+    sweep = simulate({**raw, "sweep": "5,10,20,30"})
+    root = parse(figure_html("load-sweep prompt_tokens=512 output_tokens=256 tpot_slo_ms=10 ttft_slo_ms=1000 "
+                             "rates=5,10,20,30"))
+    steps = steps_list(root)
+
+    assert len(steps) == 4
+    for step, point in zip(steps, sweep["sweep"]):
+        assert step.startswith(f"At {format_number(point['rate_req_s'], 'req/s')}: TPOT p50 "
+                               f"{format_number(point['tpot_ms']['p50'], 'ms')}, p99 "
+                               f"{format_number(point['tpot_ms']['p99'], 'ms')} against a 10 ms target")
+        assert f"goodput {format_number(point['goodput_req_s'], 'req/s')}" in step
+    # TPOT only climbs with the rate: every added sequence brings its cache read to each step.
+    p50s = [point["tpot_ms"]["p50"] for point in sweep["sweep"]]
+    assert p50s == sorted(p50s) and p50s[-1] > 10 > p50s[0]
+    assert sweep["knee_req_s"] in (5, 10, 20)
+    assert steps[-1].endswith(f"is {format_number(sweep['knee_req_s'], 'req/s')}.")
+
+
+def test_load_sweep_refuses_bad_rates_and_says_the_simulators_sentence():
+    with pytest.raises(ValueError, match="from 2 to 8 rates"):
+        FIGURES["load-sweep"]({"rates": "5"})
+    with pytest.raises(ValueError, match="Unknown GPU"):
+        FIGURES["load-sweep"]({"gpu": "h100-sxm-80gb"})
