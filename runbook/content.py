@@ -266,14 +266,15 @@ def plain_text(markdown: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def engine_version() -> str:
-    """A digest of what the numbers depend on: the catalog, the engine's source, the figures, the
-    embed and this renderer. Read once per process (a code change restarts the process)."""
+    """A digest of what the numbers depend on: the catalog, the engine's and the serving simulator's
+    source (the load-sweep figure runs it), the figures, the embed and this renderer. Read once per process (a code change restarts the process)."""
     import calculators.engine as engine
     from calculators.engine.catalog import DEFAULT_CATALOG_DIR
 
     digest = hashlib.sha256(RENDER_VERSION.encode())
     root = Path(__file__).resolve().parent.parent
     paths = sorted(Path(DEFAULT_CATALOG_DIR).glob("*.json")) + sorted(Path(engine.__file__).parent.rglob("*.py"))
+    paths += sorted((root / "calculators" / "sim").glob("*.py"))
     paths += sorted((root / "runbook" / "figures").glob("*.py"))
     paths += [root / "templates" / "calculators" / "_embed.html", root / "calculators" / "forms.py",
               Path(__file__)]
