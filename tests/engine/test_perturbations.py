@@ -156,3 +156,12 @@ def test_tp_proposes_only_degrees_that_divide_the_heads_and_names_one_that_does_
     result = FAMILIES["tp"].run({"config": config, "gpu": gpu, "context": 4096})
     assert result.values["tp_degree"] == 24
     assert step(result, {"tp_degree": "16"}, "tp_degree") == ("misconception", "tp-not-dividing-heads")
+
+
+@pytest.mark.parametrize(("gpu", "typed"), [
+    (H100, "61600"),   # 989.4 TFLOP/s ÷ (2 × 8,030,261,248) = 61,604 tok/s (the memory roof: 208.6)
+    (A100, "19430"),   # 312 TFLOP/s ÷ 16,060,522,496 FLOP per token = 19,426 tok/s (memory roof: 127.0)
+])
+def test_a_decode_ceiling_taken_from_the_flops_is_named(gpu, typed):
+    result = FAMILIES["decode"].run({"gpu": gpu})
+    assert step(result, {"ceiling_tok_s": typed}, "ceiling_tok_s") == ("misconception", "ceiling-from-flops")

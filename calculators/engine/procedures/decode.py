@@ -181,7 +181,9 @@ VARIANTS = {
         *STEP_VARIANTS["weight_bytes_per_step"],
     ),
     "bytes_per_step": (("kv-read-ignored", _kv_ignored_bytes),),
-    "ceiling_tok_s": (("kv-read-ignored", _kv_ignored_ceiling),),
+    "ceiling_tok_s": (("kv-read-ignored", _kv_ignored_ceiling),
+                      # The compute roof instead of the memory roof: replica peak ÷ 2N per token.
+                      ("ceiling-from-flops", lambda g, s: g["gpus"] * g["peak_tflops"] * 1e12 / (2 * g["active_params"]))),
     "realistic_low_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
     "realistic_high_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
     "tok_s_per_replica": (("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if g["batch"] > 1
