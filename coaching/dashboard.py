@@ -19,6 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from config.csv_export import write_csv
 from drills.models import Attempt, Card, ReviewLog, StepAnswer
+from drills.reviews.progress import ladder_specs
 
 from . import services
 from .access import candidates_of, cohorts_of
@@ -318,7 +319,6 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
                           Cell(p.status_label + (" (late)" if p.finished_late else ""), css=STATUS_CSS[p.status]),
                           Cell(f"{p.done_count}/{p.total}"), Cell(pct(p.score)), Cell(duration(p.seconds))])
     steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
-    from drills.reviews.progress import ladder_specs
 
     ladder_answers = StepAnswer.objects.filter(attempt__user=candidate, attempt__problem__family="ladder")
     if hidden.attempt_ids:

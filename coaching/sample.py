@@ -9,6 +9,10 @@ from datetime import datetime, timedelta
 
 from coaching import services
 from coaching.models import Assignment, Cohort, Membership, QuestionSet
+from drills.models import BankItem, Card, ProblemInstance
+from drills.problems.grading import submit
+from drills.reviews.scheduling import add_to_deck
+from drills.reviews.services import record_open_review
 
 
 def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tuple[Cohort, Assignment]:
@@ -19,11 +23,6 @@ def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tu
     two days after ``now``. Needs the content loaded (``load_content``): the question and the ladder template.
     Returns the cohort and the assignment.
     """
-    from drills.models import BankItem, Card, ProblemInstance
-    from drills.problems.grading import submit
-    from drills.reviews.scheduling import add_to_deck
-    from drills.reviews.services import record_open_review
-
     cohort = services.create_cohort(coach, name)
     Membership.objects.bulk_create([Membership(cohort=cohort, candidate=person) for person in people])
     question = BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk").first()

@@ -22,10 +22,13 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Max
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 from django.utils.text import slugify
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.procedures import FAMILIES
 from coaching.notices import reminders_due as reminders_due
 from coaching.notices import send_notice as send_notice
 from coaching.progress import DONE as DONE
@@ -38,8 +41,13 @@ from coaching.progress import EntryResult as EntryResult
 from coaching.progress import assignments_for as assignments_for
 from coaching.progress import progress_for as progress_for
 from drills.models import BankItem, Card, Round, RoundItem, RoundTemplate
+from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
+from drills.rounds.drawing import draw_items
+from drills.rounds.services import start_round
 from outbox.services import enqueue
+from runbook.content import render_authored
+from runbook.shortcodes import ShortcodeError
 
 from .access import can_see_candidate
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
@@ -108,11 +116,6 @@ def leave_cohort(cohort: Cohort, candidate_id: int) -> bool:
 
 def preview_html(markdown: str) -> str:
     """The sanitised HTML of ``markdown`` with its live numbers, or a sentence saying what is wrong."""
-    from django.utils.html import escape
-
-    from runbook.content import render_authored
-    from runbook.shortcodes import ShortcodeError
-
     try:
         return render_authored(markdown or "").html
     except ShortcodeError as error:
@@ -165,9 +168,6 @@ def copy_item(coach, item: BankItem) -> BankItem:
 
 def parse_fixed_inputs(text: str, family: str) -> dict:
     """``{"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}`` checked against the family and the catalog."""
-    from calculators.engine.procedures import FAMILIES
-    from drills.problems.generation import create_problem
-
     text = (text or "").strip()
     if not text:
         return {}
@@ -270,9 +270,6 @@ def _entries(assignment: Assignment) -> list[SetEntry]:
 @transaction.atomic
 def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetime | None = None) -> str:
     """Where to go to do ``entry`` (untimed assignments): draws the problem or starts the round once."""
-    from drills.problems.generation import create_problem
-    from drills.rounds.services import start_round
-
     now = _now(now)
     if assignment.time_limit_s:
         raise CoachingError("This assignment is timed: start it as a round.")
@@ -291,14 +288,12 @@ def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetim
         return work.problem.get_absolute_url()
     _record_work(work, assignment, candidate, entry, now)
     if kind == BankItem.CRITIQUE:
-        from django.urls import reverse
 
         return reverse("drills:critique", args=[entry.item.slug])
     card = Card.objects.filter(user=candidate, item=entry.item).first()
     if card is None or card.suspended:
         add_to_deck(candidate, [entry.item], now=now)
         card = Card.objects.get(user=candidate, item=entry.item)
-    from django.urls import reverse
 
     return reverse("reviews:card", args=[card.pk])
 
@@ -323,9 +318,6 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
     with the server's clock: the deadline is now plus the time limit. The
     rounds pages then run it (countdown, autosave, late flags, grading, FSRS).
     """
-    from drills.problems.generation import create_problem
-    from drills.rounds.drawing import draw_items
-
     now = _now(now)
     if not assignment.time_limit_s:
         raise CoachingError("This assignment has no time limit.")

@@ -6,6 +6,7 @@ from django import forms
 from django.db.models import Q
 
 from drills.models import BankItem
+from runbook.models import Chapter
 
 MAX_QUERY = 200
 
@@ -25,7 +26,6 @@ class BankFilterForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        from runbook.models import Chapter
 
         published = BankItem.objects.published()
         chapter_ids = set(published.exclude(chapter=None).values_list("chapter_id", flat=True))

@@ -22,6 +22,7 @@ from calculators.engine.catalog import default_catalog
 from drills.bank.template_rubrics import TEMPLATE_RUBRICS
 from drills.models import BankItem
 from drills.problems.generation import drill_families, generate_inputs
+from runbook.models import Chapter
 
 SOURCE_PREFIX = "engine:"
 SECONDS_PER_STEP = 45
@@ -91,8 +92,6 @@ def _template_row(family, chapters: dict) -> dict:
 
 def sync_problem_templates() -> TemplateTally:
     """Create or update the bank's problem templates, one per drill family; idempotent."""
-    from runbook.models import Chapter
-
     chapters = {chapter.slug: chapter for chapter in Chapter.objects.all()}
     tally = TemplateTally()
     for family in drill_families():

@@ -6,12 +6,12 @@ from functools import lru_cache
 
 from calculators.engine.procedures import FAMILIES
 from drills.models import BankItem
+from runbook.content import plain_text
+from runbook.shortcodes import ShortcodeError
 
 
 @lru_cache(maxsize=4096)
 def _first_line(prompt: str) -> str:
-    from runbook.content import plain_text
-    from runbook.shortcodes import ShortcodeError
 
     try:
         text = plain_text(prompt)

@@ -13,6 +13,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
@@ -23,6 +24,7 @@ from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.exports import bank_apkg as build_apkg
 from drills.reviews.scheduling import add_to_deck, remove_from_deck, state_label, time_box_of
+from runbook.models import Chapter
 
 PAGE_SIZE = 40
 
@@ -84,8 +86,6 @@ def _back(request: HttpRequest, fallback: str) -> str:
 @require_POST
 def deck_add(request: HttpRequest) -> HttpResponse:
     """Add one item (``item``), a chapter (``chapter``), a track (``track``) or a bank search's items to the deck."""
-    from runbook.models import Chapter
-
     via = request.POST.get("via", "")
     if request.POST.get("item"):
         item = get_object_or_404(BankItem.objects.visible_to(request.user), slug=request.POST["item"])
@@ -134,7 +134,6 @@ def deck_remove(request: HttpRequest) -> HttpResponse:
 
 
 def item_url(item: BankItem) -> str:
-    from django.urls import reverse
 
     return reverse("reviews:bank_item", args=[item.slug])
 

@@ -19,6 +19,8 @@ from config.csv_export import write_csv
 from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import state_label
+from runbook.content import render_cached
+from runbook.shortcodes import ShortcodeError
 
 DECK_COLUMNS = ["item", "kind", "title", "chapter", "track", "state", "due", "stability_days", "difficulty", "reps",
                 "lapses", "last_review", "added_via", "added_at", "in_deck"]
@@ -79,8 +81,6 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 2
 
 
 def _html(markdown: str) -> str:
-    from runbook.content import render_cached
-    from runbook.shortcodes import ShortcodeError
 
     try:
         return render_cached(markdown).html

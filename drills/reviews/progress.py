@@ -26,6 +26,7 @@ from functools import lru_cache
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import FAMILIES
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
+from drills.problems.generation import generate_inputs
 from drills.reviews.scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day
 
 HISTORY_DAYS = 30  # the most the charts show; they start at the first day with a review
@@ -139,8 +140,6 @@ def streaks(days_with_reviews: set[date], today: date) -> tuple[int, int]:
 @lru_cache(maxsize=1)
 def ladder_specs() -> tuple[tuple[str, str], ...]:
     """(key, label) of the capacity ladder's steps, in order."""
-    from drills.problems.generation import generate_inputs
-
     result = FAMILIES["ladder"].run(generate_inputs("ladder", 0))
     return tuple((spec.key, spec.label) for spec in result.specs)
 

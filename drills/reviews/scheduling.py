@@ -42,6 +42,7 @@ from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
+from drills.bank.problem_templates import time_box_s
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.intervals import Outcome, fuzz_draw, outcomes
 
@@ -320,8 +321,6 @@ def rating_for_rubric(ticked: int, total: int) -> int | None:
 
 def time_box_of(item: BankItem, step_count: int | None = None) -> int | None:
     """A problem template's time box in seconds (its ``details``, else 45 s a step, at least 2 minutes)."""
-    from drills.bank.problem_templates import time_box_s
-
     box = (item.details or {}).get("time_box_s")
     if box:
         return int(box)

@@ -1,12 +1,18 @@
 """``manage.py create_demo_accounts``: the groups and two demo logins, idempotently."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils import timezone
+
+from coaching import services
+from coaching.models import Assignment, Cohort, Membership, QuestionSet
+from drills.models import BankItem
 
 COACH_GROUP = "coach"
 CANDIDATE_GROUP = "candidate"
@@ -88,14 +94,6 @@ class Command(BaseCommand):
 
     def _ensure_coaching(self):
         """The demo coach's cohort (both demo candidates), a set and an assignment to the cohort; returns the cohort."""
-        from datetime import timedelta
-
-        from django.utils import timezone
-
-        from coaching import services
-        from coaching.models import Assignment, Cohort, Membership, QuestionSet
-        from drills.models import BankItem
-
         users = {u.username: u for u in get_user_model()._default_manager.filter(username__in=["coach", "demo", "demo2"])}
         cohort, created = Cohort.objects.get_or_create(coach=users["coach"], name="Demo cohort")
         self._report("cohort Demo cohort", created)
