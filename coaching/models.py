@@ -139,8 +139,23 @@ class SetEntry(models.Model):
 
         text = item_title(self.item, 90)
         if self.fixed_inputs:
-            text += " (" + ", ".join(f"{k}={v}" for k, v in sorted(self.fixed_inputs.items())) + ")"
+            text += " (" + ", ".join(fixed_input_phrase(k, v) for k, v in sorted(self.fixed_inputs.items())) + ")"
         return text
+
+
+def fixed_input_phrase(name: str, value) -> str:
+    """One fixed input in words: ``GPU H200 SXM 141GB``, ``context limit 32768`` (not ``gpu=h200-sxm-141gb``)."""
+    from calculators.engine.catalog import default_catalog
+    from calculators.forms import LABELS
+
+    label = LABELS.get(name, name.replace("_", " ").capitalize())
+    label = label if any(ch.isupper() for ch in label[1:]) else label[:1].lower() + label[1:]
+    catalog = default_catalog()
+    if name == "gpu" and value in catalog.gpus:
+        value = catalog.gpus[value].name
+    elif name == "model" and value in catalog.models:
+        value = catalog.models[value].name
+    return f"{label} {value}"
 
 
 class AssignmentQuerySet(models.QuerySet):

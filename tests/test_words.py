@@ -20,3 +20,12 @@ def test_the_drill_buttons_name_the_family_with_its_acronyms(client):
 
     assert "New KV cache problem" in page and "New prefill and TTFT problem" in page
     assert "New kv cache problem" not in page and "lora adapters" not in page
+
+
+def test_a_fixed_input_reads_as_words_not_as_a_keyword_argument():
+    from coaching.models import fixed_input_phrase
+
+    assert fixed_input_phrase("gpu", "h200-sxm-141gb") == "GPU H200 SXM 141GB"
+    assert fixed_input_phrase("model", "llama-3.1-70b") == "model meta-llama/Llama-3.1-70B"
+    assert fixed_input_phrase("context", 32768) == "context limit 32768"
+    assert fixed_input_phrase("kv_dtype", "fp8") == "KV cache precision fp8"
