@@ -50,8 +50,6 @@ MY_ASSIGNMENT = (LOGIN, 200, 404, 404, 404, 404)   # only the candidates it is f
 
 EXPECTED: dict[str, tuple[int, ...]] = {
     "home": PUBLIC, "healthz": PUBLIC,
-    "favicon": (301,) * 6,  # to the static icon
-    "start": LOGIN_POST,  # the home page's first-run steps
     "floor": (404,) * 6,  # the benchmark floor answers only with BENCH_FLOOR=true (off here)
     "signup": (200, 302, 302, 302, 302, 302),  # logged in: sent home
     "login": PUBLIC, "logout": POST_ONLY,
