@@ -7,6 +7,8 @@ from django.db import models
 
 
 class BankItemQuerySet(models.QuerySet):
+    """The bank's items, filtered by who may see them and where they came from."""
+
     def published(self) -> "BankItemQuerySet":
         """Items candidates may see."""
         return self.filter(published=True)

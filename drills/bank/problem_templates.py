@@ -43,6 +43,8 @@ ROLES = {"ladder": ["architect", "engineer", "manager"], "fleet": ["architect", 
 
 @dataclass
 class TemplateTally:
+    """How many problem templates a sync created, updated and left unchanged."""
+
     created: int = 0
     updated: int = 0
     unchanged: int = 0

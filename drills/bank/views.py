@@ -134,7 +134,7 @@ def deck_remove(request: HttpRequest) -> HttpResponse:
 
 
 def item_url(item: BankItem) -> str:
-
+    """The bank page of ``item``."""
     return reverse("reviews:bank_item", args=[item.slug])
 
 

@@ -16,6 +16,8 @@ from django.urls import reverse
 
 
 class CritiqueAttemptQuerySet(models.QuerySet):
+    """Critique attempts, by candidate."""
+
     def of(self, user) -> "CritiqueAttemptQuerySet":
         """Attempts of one candidate (never anyone else's)."""
         return self.filter(user=user) if user.is_authenticated else self.none()

@@ -14,6 +14,8 @@ from django.urls import reverse
 
 
 class LabRunQuerySet(models.QuerySet):
+    """Lab runs, by candidate."""
+
     def of(self, user) -> "LabRunQuerySet":
         """One candidate's runs (never anyone else's)."""
         return self.filter(user=user) if user.is_authenticated else self.none()

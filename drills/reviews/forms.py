@@ -52,6 +52,7 @@ class RateForm(OpenAnswerForm):
 
 @lru_cache(maxsize=1)
 def time_zone_choices() -> list[tuple[str, str]]:
+    """The IANA zones (Region/City, and UTC) as (name, label) choices, sorted."""
     names = sorted(name for name in zoneinfo.available_timezones() if "/" in name or name == "UTC")
     return [(name, name.replace("_", " ")) for name in names]
 
@@ -62,6 +63,8 @@ def _zone_names() -> frozenset[str]:
 
 
 class ReviewSettingsForm(forms.ModelForm):
+    """A candidate's review settings: interview date, time zone, digest e-mail, desired retention."""
+
     class Meta:
         model = ReviewSettings
         fields = ["interview_date", "time_zone", "digest", "desired_retention"]

@@ -36,6 +36,8 @@ TOP_MISCONCEPTIONS = 8
 
 @dataclass
 class DayRow:
+    """One local day of the progress page: reviews done, how many recalled, the grades of worked problems."""
+
     day: date
     reviews: int = 0
     recalled: int = 0
@@ -67,6 +69,8 @@ class Share:
 
 @dataclass
 class Misconception:
+    """A misconception the candidate has made, with its explanation, link and count."""
+
     id: str
     title: str
     explanation: str
@@ -76,6 +80,8 @@ class Misconception:
 
 @dataclass
 class Progress:
+    """Everything the progress page shows for one candidate."""
+
     today: date
     days: list[DayRow]
     chapters: list[Share]
@@ -145,6 +151,7 @@ def ladder_specs() -> tuple[tuple[str, str], ...]:
 
 
 def progress_for(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> Progress:
+    """The candidate's progress at ``now``: days, chapters, ladder steps, misconceptions, streaks and forecast."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
     tz = review_settings.tz

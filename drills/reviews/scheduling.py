@@ -187,10 +187,12 @@ def remove_from_deck(user, item: BankItem) -> bool:
 
 
 def chapter_items(chapter) -> list[BankItem]:
+    """The published bank items of ``chapter``."""
     return list(BankItem.objects.published().filter(chapter=chapter))
 
 
 def track_items(letter: str) -> list[BankItem]:
+    """The published bank items of track ``letter`` (A–E)."""
     return list(BankItem.objects.published().filter(track=letter))
 
 
@@ -328,5 +330,6 @@ def time_box_of(item: BankItem, step_count: int | None = None) -> int | None:
 
 
 def state_label(state: int) -> str:
+    """The name of an FSRS card state (Learning, Review, Relearning)."""
     return {State.Learning.value: "Learning", State.Review.value: "Review",
             State.Relearning.value: "Relearning"}.get(state, str(state))

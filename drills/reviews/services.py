@@ -172,5 +172,6 @@ def card_of(user, card_id: int) -> Card:
 
 
 def is_problem(item: BankItem) -> bool:
+    """Whether ``item`` is a problem template (reviewed by working a fresh variant)."""
     return item.kind == BankItem.PROBLEM and bool(item.family)
 

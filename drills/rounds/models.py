@@ -72,6 +72,8 @@ class RoundTemplate(models.Model):
 
 
 class RoundQuerySet(models.QuerySet):
+    """Rounds, by candidate and by whether they are still running."""
+
     def of(self, user) -> "RoundQuerySet":
         """One candidate's rounds (never anyone else's)."""
         return self.filter(user=user) if user.is_authenticated else self.none()

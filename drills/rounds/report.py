@@ -15,6 +15,8 @@ from drills.reviews.scheduling import HARD_BELOW, add_to_deck
 
 @dataclass
 class ReportRow:
+    """One item of a round's report: time taken, over its box or not, misconceptions met."""
+
     item: RoundItem
     taken_s: float | None
     over_box: bool
@@ -24,6 +26,8 @@ class ReportRow:
 
 @dataclass
 class Report:
+    """A closed round's report: its rows, the misconceptions met, what to review, earlier rounds of the kind."""
+
     round: Round
     rows: list[ReportRow]
     misconceptions: list[dict]
