@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Mapping
 
 from . import formulas as F
@@ -268,6 +269,7 @@ def chains(result, variants_for) -> list[Chain]:
     return [_run_chain(chain, specs, right) for chain in found]
 
 
+@lru_cache(maxsize=4096)
 def _rank(family: str, misconception_id: str) -> tuple:
     """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
     family's own ids, then the shared ones, then those added with this engine; within each, the order
