@@ -203,8 +203,11 @@ CELERY_BROKER_URL = envstr("CELERY_BROKER_URL")
 if CELERY_BROKER_URL:
     CELERY_TASK_ALWAYS_EAGER = False
     CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
-    # Redis transport: give up on an unreachable or silent broker within seconds, never wait forever.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+    # Redis transport: give up on an unreachable or silent (frozen) broker within half a second, so an enqueue
+    # never holds a request much longer than a second; the outbox row stays pending for the drain.
+    # visibility_timeout: a message taken by a worker that died unacknowledged is handed out again after an hour.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.5,
+                                       "visibility_timeout": 3600}
     # CELERY_KEY_PREFIX puts every broker and result key under one prefix (kombu's global_keyprefix), so a
     # Redis shared with others (a CI run, a second site) can be cleaned of this one's keys by that prefix.
     _CELERY_KEY_PREFIX = envstr("CELERY_KEY_PREFIX")
@@ -219,8 +222,12 @@ else:
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Publishing retries once, briefly: a request never waits long on a broker that is down, the outbox keeps the task.
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+CELERY_BROKER_CONNECTION_TIMEOUT = 0.5
+# Publishing retries once, at once: a request never waits long on a broker that is down, the outbox keeps the task.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0, "interval_max": 0}
+# A row published this many seconds ago whose task never acknowledged it (Redis lost the message) is published
+# again by the outbox drain (outbox.services.drain); the tasks are idempotent, so a slow worker costs nothing.
+OUTBOX_REPUBLISH_AFTER_S = envint("OUTBOX_REPUBLISH_AFTER_S", 900)
 CELERY_TIMEZONE = "UTC"
 # `celery -A config beat` keeps its schedule in the database (django-celery-beat);
 # the entries below are written there when beat starts. The review job runs

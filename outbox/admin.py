@@ -10,6 +10,6 @@ from .models import OutboxMessage
 
 @admin.register(OutboxMessage)
 class OutboxMessageAdmin(admin.ModelAdmin):
-    list_display = ("task", "args", "queue", "created_at", "attempts", "available_at", "sent_at")
-    list_filter = ("task", ("sent_at", admin.EmptyFieldListFilter))
-    readonly_fields = ("created_at", "attempts", "last_error", "sent_at")
+    list_display = ("task", "args", "queue", "created_at", "attempts", "available_at", "sent_at", "delivered_at")
+    list_filter = ("task", ("sent_at", admin.EmptyFieldListFilter), ("delivered_at", admin.EmptyFieldListFilter))
+    readonly_fields = ("created_at", "attempts", "last_error", "sent_at", "delivered_at")

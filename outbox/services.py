@@ -23,6 +23,13 @@ drainers, or a drainer and a committing request, never publish the same row.
 Publication is at least once (a crash after the broker took a message but
 before its row was marked repeats it): the tasks are idempotent by their own
 rows (a ``Notice`` per mail, a day per digest or refit).
+
+A row is done only when its task has run: each message carries the task id
+``outbox-<row id>-<random>`` and the worker marks the row ``delivered_at`` when
+that task finishes (:func:`acknowledge`, on Celery's ``task_postrun``). A row
+published more than ``settings.OUTBOX_REPUBLISH_AFTER_S`` seconds ago and never
+acknowledged (the message died with a Redis restarted without persistence, or
+evicted) goes back to pending and the drain publishes it again.
 """
 
 from __future__ import annotations
@@ -31,9 +38,11 @@ import functools
 import logging
 import re
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -54,6 +63,9 @@ PAUSE_AFTER_ERROR = 15.0
 KEEP_SENT = timedelta(days=3)
 #: Rows locked and published per transaction by the drain.
 BATCH = 100
+
+#: The prefix of the Celery task id of every message published from a row: ``outbox-<pk>-<random hex>``.
+TASK_ID_PREFIX = "outbox-"
 
 _paused_until = 0.0
 _CREDENTIALS = re.compile(r"(\w+://)[^@/\s]+@")
@@ -113,7 +125,8 @@ def _publish(message: OutboxMessage) -> bool:
         # A savepoint: a task run eagerly that fails must not spoil the caller's transaction.
         with transaction.atomic():
             _task(message.task).apply_async(args=message.args, kwargs=message.kwargs, ignore_result=True,
-                                            retry=True, **options)
+                                            retry=True, task_id=f"{TASK_ID_PREFIX}{message.pk}-{uuid.uuid4().hex}",
+                                            **options)
     except Exception as error:
         _paused_until = time.monotonic() + PAUSE_AFTER_ERROR
         message.last_error = describe(error)
@@ -128,24 +141,52 @@ def _publish(message: OutboxMessage) -> bool:
     return True
 
 
+def acknowledge(task_id: str | None, now: datetime | None = None) -> bool:
+    """Mark the row a finished task came from delivered (idempotent); whether ``task_id`` named a row.
+
+    ``task_id`` is the Celery task id; ids not of the form ``outbox-<pk>-…`` (tasks
+    not queued through the outbox) are ignored. A row already delivered keeps its first time.
+    """
+    if not task_id or not task_id.startswith(TASK_ID_PREFIX):
+        return False
+    pk = task_id[len(TASK_ID_PREFIX):].split("-", 1)[0]
+    if not pk.isdigit():
+        return False
+    OutboxMessage.objects.filter(pk=int(pk), delivered_at__isnull=True).update(delivered_at=now or timezone.now())
+    return True
+
+
+def republish_after() -> timedelta:
+    """How long a published row may wait for its task's acknowledgement (``settings.OUTBOX_REPUBLISH_AFTER_S``)."""
+    return timedelta(seconds=getattr(settings, "OUTBOX_REPUBLISH_AFTER_S", 900))
+
+
 @dataclass(frozen=True)
 class Drained:
-    """What one drain did: rows published, rows that failed (0 or 1: it stops at the first) and why, rows pending."""
+    """What one drain did: rows published, rows that failed (0 or 1: it stops at the first) and why, rows pending,
+    and rows put back to pending because their task never acknowledged them."""
 
     sent: int
     failed: int
     pending: int
     error: str = ""
+    republished: int = 0
 
 
 def drain(*, everything: bool = False, limit: int = 1000, now: datetime | None = None) -> Drained:
     """Publish pending rows whose back-off has passed (``everything``: all pending rows), oldest first.
 
-    Stops at the first failure (the broker is down again: the next run retries)
-    or after ``limit`` rows; deletes rows published more than :data:`KEEP_SENT` ago.
+    First puts back to pending (due at once) the rows published more than
+    :func:`republish_after` ago and never acknowledged. Stops at the first
+    failure (the broker is down again: the next run retries) or after ``limit``
+    rows; deletes rows delivered more than :data:`KEEP_SENT` ago.
     """
     now = now or timezone.now()
-    OutboxMessage.objects.filter(sent_at__lt=now - KEEP_SENT).delete()
+    OutboxMessage.objects.filter(delivered_at__lt=now - KEEP_SENT).delete()
+    republished = OutboxMessage.objects.unacknowledged(now - republish_after()).update(sent_at=None, available_at=now)
+    if republished:
+        logger.warning("Outbox: %s published messages were never acknowledged by a worker; publishing them again.",
+                       republished)
     sent = failed = 0
     error = ""
     while not failed and sent < limit:
@@ -159,7 +200,7 @@ def drain(*, everything: bool = False, limit: int = 1000, now: datetime | None =
                     failed, error = 1, message.last_error
                     break
                 sent += 1
-    result = Drained(sent, failed, OutboxMessage.objects.pending().count(), error)
+    result = Drained(sent, failed, OutboxMessage.objects.pending().count(), error, republished)
     if sent or failed:
         logger.info("Outbox drained: %s published, %s failed, %s pending.", result.sent, result.failed, result.pending)
     return result

@@ -233,12 +233,52 @@ class TestDrain:
         assert [m.to for m in mailoutbox] == [["dan@example.com"]] and Notice.objects.count() == 1
         assert services.drain(everything=True).sent == 0 and len(mailoutbox) == 1
 
-    def test_it_deletes_rows_sent_long_ago(self):
+    def test_it_deletes_rows_delivered_long_ago(self):
         now = timezone.now()
-        old = pending(sent_at=now - services.KEEP_SENT - timedelta(minutes=1))
-        recent = pending(sent_at=now - timedelta(hours=1))
+        long_ago = now - services.KEEP_SENT - timedelta(minutes=1)
+        old = pending(sent_at=long_ago, delivered_at=long_ago)
+        recent = pending(sent_at=now - timedelta(hours=1), delivered_at=now - timedelta(hours=1))
         services.drain(now=now)
         assert list(OutboxMessage.objects.all()) == [recent] and not OutboxMessage.objects.filter(pk=old.pk).exists()
+
+    def test_rows_never_acknowledged_are_published_again_after_the_setting(self, broker, settings):
+        """900 s after publication without a worker's acknowledgement the row goes out again; 899 s: not yet."""
+        broker.up()
+        settings.OUTBOX_REPUBLISH_AFTER_S = 900
+        now = timezone.now()
+        lost = pending(1, sent_at=now - timedelta(seconds=901), attempts=1)
+        waiting = pending(2, sent_at=now - timedelta(seconds=899), attempts=1)
+        done = pending(3, sent_at=now - timedelta(hours=2), delivered_at=now - timedelta(hours=2), attempts=1)
+        drained = services.drain(now=now)
+        assert (drained.sent, drained.republished, drained.pending) == (1, 1, 0)
+        assert broker.published() == [(NOTICE, [1, 1, Notice.ASSIGNED])]
+        assert [(m.pk, m.attempts) for m in OutboxMessage.objects.order_by("pk")] == \
+            [(lost.pk, 2), (waiting.pk, 1), (done.pk, 1)]
+        assert OutboxMessage.objects.get(pk=lost.pk).sent_at > now - timedelta(seconds=1)
+
+    def test_the_task_id_names_the_row_and_acknowledging_is_idempotent(self, broker):
+        broker.up()
+        row = pending(4)
+        assert services.drain(everything=True).sent == 1
+        with celery_app.connection_for_write() as conn:
+            message = conn.SimpleQueue("celery").get(timeout=1)
+            task_id = message.headers["id"]
+            message.ack()
+        assert task_id.startswith(f"outbox-{row.pk}-")
+        first = timezone.now() - timedelta(minutes=5)
+        assert services.acknowledge(task_id, now=first) is True
+        assert services.acknowledge(task_id) is True  # a second run of the same message: the first time stays
+        assert OutboxMessage.objects.get(pk=row.pk).delivered_at == first
+        assert services.acknowledge("5f0c-not-ours") is False and services.acknowledge("outbox-x-1") is False
+        assert services.acknowledge(None) is False
+
+    def test_the_worker_acknowledges_on_success_and_final_failure_not_on_retry(self):
+        from outbox.tasks import acknowledge_outbox_row
+
+        rows = [pending(n) for n in (1, 2, 3)]
+        for row, state in zip(rows, ("SUCCESS", "FAILURE", "RETRY"), strict=True):
+            acknowledge_outbox_row(task_id=f"outbox-{row.pk}-abc", state=state)
+        assert [OutboxMessage.objects.get(pk=r.pk).delivered_at is not None for r in rows] == [True, True, False]
 
     def test_an_unknown_task_stays_pending_with_the_reason(self, broker):
         broker.up()
@@ -303,4 +343,5 @@ class TestDrain:
         pending()
         # (apply: run here, whichever Celery app another test left current)
         assert drain_outbox.apply(kwargs={"everything": True}).get() == {"sent": 1, "failed": 0, "pending": 0,
-                                                                         "error": ""}
+                                                                         "error": "", "republished": 0}
+        assert OutboxMessage.objects.get().delivered_at is not None  # the eager run acknowledged it
