@@ -240,7 +240,7 @@ def test_families_list_inputs_and_step_keys():
     assert inputs["utilization"] == {**inputs["utilization"], "kind": "float", "type": "number", "default": 0.9,
                                      "minimum": 0, "maximum": 1, "exclusive_minimum": True}
     assert inputs["context"]["unit"] == "tok" and inputs["context"]["type"] == "integer"
-    assert inputs["kv_dtype"]["choices"] == ["fp32", "bf16", "fp16", "fp8", "int8"]
+    assert inputs["kv_dtype"]["choices"] == ["fp32", "bf16", "fp16", "fp8", "int8", "nvfp4", "mxfp4"]
     assert inputs["model"]["choices"] == list(CATALOG.models)
     assert inputs["gpu"]["default"] == "h100-sxm5-80gb"
     assert inputs["reserve_gib"]["flag"] == "--reserve-gib"
