@@ -8,7 +8,8 @@ The project's code queues tasks with :func:`outbox.services.enqueue` (never
 ``.delay()``): with a broker the call is written to the database first, in the
 caller's transaction, and published after commit, so a broker outage delays a
 task instead of losing it; the beat task ``outbox.tasks.drain_outbox`` (every
-minute) and ``manage.py drain_outbox`` publish what is left.
+minute) and ``manage.py drain_outbox`` publish what is left, and publish again
+what a worker never acknowledged (``outbox.tasks.acknowledge_outbox_row``).
 
 Start a worker with ``celery -A config worker``.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ import redis
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
@@ -39,6 +40,8 @@ from runbook.models import Chapter
 from tests.ports import free_port
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+#: As config/settings.py sets them when CELERY_BROKER_URL is set (the worker started below reads them there).
+BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.3, "visibility_timeout": 3600}
 
 
 def make_chapter() -> Chapter:
@@ -112,6 +115,12 @@ class RedisServer:
             finally:
                 client.close()
 
+    def kill(self) -> None:
+        """SIGKILL: what Redis holds in memory is gone (no persistence)."""
+        self.process.kill()
+        self.process.wait(15)
+        self.process = None
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
@@ -135,14 +144,15 @@ def private_redis(tmp_path):
 @pytest.fixture
 def on_private_redis(private_redis, settings, monkeypatch):
     """This process's broker and cache on the private Redis (Celery's configuration follows), until the end."""
-    saved = {name: celery_app.conf[name] for name in ("broker_url", "task_always_eager", "broker_transport_options")}
+    saved = {name: celery_app.conf[name] for name in ("broker_url", "task_always_eager", "broker_transport_options",
+                                                      "broker_connection_timeout")}
     monkeypatch.setattr(outbox, "_paused_until", 0.0)
     monkeypatch.setattr(config.cache, "_paused_until", {})
     settings.CELERY_BROKER_URL = private_redis.url(0)
     settings.CACHES = {"default": cache_from_url(private_redis.url(1))}
     celery_app._after_fork()  # forget the connection pools of the previous broker
     celery_app.conf.update(broker_url=private_redis.url(0), task_always_eager=False,
-                           broker_transport_options={"socket_connect_timeout": 2, "socket_timeout": 5})
+                           broker_transport_options=BROKER_TRANSPORT_OPTIONS, broker_connection_timeout=0.5)
     yield private_redis
     celery_app._after_fork()
     celery_app.conf.update(saved)
@@ -276,3 +286,83 @@ def test_redis_stopped_mid_run_loses_nothing_and_doubles_nothing(on_private_redi
     assert len(received) == 4, output
     assert output.count("Subject: New assignment: Week 1") == 2 and output.count("Subject: New assignment: Week 2") == 2
     assert ReviewLog.objects.filter(user=dan).count() == 1 and Attempt.objects.filter(user=dan).count() == 1
+
+
+def stop_worker(worker: subprocess.Popen) -> None:
+    worker.terminate()
+    try:
+        worker.wait(30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_redis_killed_with_unrun_tasks_loses_nothing_the_republisher_delivers_once(on_private_redis, coach,
+                                                                                      tmp_path):
+    """No worker: the notice is published, Redis is killed and restarted empty; the re-publisher sends it again
+    and a real worker mails it once; a second run of the same row (re-published anyway) mails nothing more."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the worker must share the test database: run with DATABASE_URL=postgres://… (as CI does)")
+    server = on_private_redis
+    dan = get_user_model().objects.create_user("dan", "dan@example.com", "pw-outage-12345")
+    cohort = coaching.create_cohort(coach, "Spring")
+    coaching.accept_invitation(coaching.invite(cohort), dan)
+    question_set = QuestionSet.objects.create(coach=coach, title="Week 1")
+    coaching.add_entry(question_set, item=coaching.save_question(coach, {
+        "prompt": "Why page the KV cache?", "model_answer": "Fragmentation.", "rubric": ["Fragmentation"],
+        "tags": [], "misconceptions": [], "difficulty": 2}))
+    coaching.assign(question_set, coach, cohort=cohort, due_at=timezone.now() + timedelta(days=3))
+    row = OutboxMessage.objects.get()
+    assert row.sent_at is not None and row.delivered_at is None  # published, not acknowledged: no worker
+    assert redis.Redis(port=server.port).llen("celery") == 1
+
+    server.kill()
+    server.start()  # on the same port, without persistence: the message is gone
+    assert redis.Redis(port=server.port).llen("celery") == 0
+    assert outbox.drain(everything=True).republished == 0  # published moments ago: not yet
+    later = timezone.now() + outbox.republish_after() + timedelta(seconds=1)
+    drained = outbox.drain(now=later)
+    assert (drained.republished, drained.sent, drained.failed) == (1, 1, 0)
+
+    log = tmp_path / "worker.log"
+    worker = start_worker(server.url(0), log)
+    try:
+        wait_for(lambda: finished(log) == 1 and OutboxMessage.objects.filter(delivered_at__isnull=False).exists(),
+                 90, "the notice mailed and its row acknowledged", log)
+        assert Notice.objects.filter(candidate=dan).count() == 1
+        assert outbox.drain(now=later + outbox.republish_after()).republished == 0  # acknowledged: left alone
+
+        # The same row run a second time (as if its acknowledgement had been lost): nothing is mailed twice.
+        OutboxMessage.objects.update(delivered_at=None)
+        assert outbox.drain(now=later + outbox.republish_after()).republished == 1
+        wait_for(lambda: finished(log) == 2 and OutboxMessage.objects.filter(delivered_at__isnull=False).exists(),
+                 90, "the second run finished and acknowledged", log)
+    finally:
+        stop_worker(worker)
+    output = log.read_text()
+    assert output.count("Subject: New assignment: Week 1") == 1, output
+    assert Notice.objects.count() == 1 and OutboxMessage.objects.get().attempts == 3
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_frozen_redis_holds_an_enqueue_about_a_second_and_the_row_stays_pending(on_private_redis):
+    """SIGSTOP: Redis accepts connections (the kernel does) but never answers; the commit returns within 1.5 s."""
+    server = on_private_redis
+    with transaction.atomic():  # warm the producer's connection pool while Redis answers
+        outbox.enqueue("config.ping")
+    assert OutboxMessage.objects.get().sent_at is not None
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with transaction.atomic():
+            outbox.enqueue("config.ping")
+        elapsed_s = time.monotonic() - started
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    assert elapsed_s < 1.5, elapsed_s
+    frozen = OutboxMessage.objects.order_by("pk").last()
+    assert frozen.sent_at is None and frozen.attempts == 1 and frozen.last_error
+    assert list(OutboxMessage.objects.pending()) == [frozen]
