@@ -132,7 +132,9 @@ TABLE: dict[str, Post | Get | Skip] = {
     "rounds:start": Post(()),
     "rounds:round": Get(),
     "rounds:clock": Get(),
-    "rounds:finish": Post(()),
+    "rounds:finish": Post(("confirm",)),
+    "rounds:confirm_finish": Get(),
+    "rounds:again": Post(()),
     "rounds:report": Get(),
     "rounds:deck": Post(("item",)),
     "rounds:item": Get(),
@@ -335,9 +337,9 @@ def build_world(candidate, coach) -> World:
     k["reviews:result"] = [{"pk": 1}]
     k["lab:run"] = [{"pk": 1}]
     k["rounds:start"] = [{"slug": slug} for slug in ("capacity", "phone", "critique", "weak", "manager")]
-    for name in ("round", "clock", "finish", "report", "deck"):
+    for name in ("round", "clock", "finish", "confirm_finish", "report", "deck"):
         k[f"rounds:{name}"] = [{"pk": phone.pk}, {"pk": critique_round.pk}, {"pk": bob_round.pk}]
-    for name in ("item", "save", "reveal", "submit"):
+    for name in ("item", "save", "reveal", "submit", "again"):
         k[f"rounds:{name}"] = ([{"pk": phone.pk, "position": p} for p in (1, 2, 3, 4)] +
                                [{"pk": critique_round.pk, "position": 1}, {"pk": bob_round.pk, "position": 1}])
     for name in ("cohort", "cohort_invite"):

@@ -22,6 +22,7 @@ class ReportRow:
     over_box: bool
     misconceptions: list
     pending: bool
+    steps: list[StepAnswer] = field(default_factory=list)
 
 
 @dataclass
@@ -52,9 +53,14 @@ def report_for(round_: Round) -> Report:
     rows = []
     for item in items:
         mistakes = []
+        graded = list(StepAnswer.objects.filter(attempt_id=item.attempt_id)) if item.attempt_id else []
+        labels = {spec.key: spec.label for spec in item.problem.solve().specs} if graded and item.problem else {}
+        for step in graded:
+            step.label = labels.get(step.key, step.key.replace("_", " "))
+            step.info = MISCONCEPTIONS.get(step.misconception) if step.misconception else None
         if item.attempt_id:
-            for step in StepAnswer.objects.filter(attempt_id=item.attempt_id, verdict="misconception"):
-                info = MISCONCEPTIONS.get(step.misconception)
+            for step in (s for s in graded if s.verdict == "misconception"):
+                info = step.info
                 mistakes.append(info or step.misconception)
                 if step.misconception:
                     steps[step.misconception] += 1
@@ -65,7 +71,7 @@ def report_for(round_: Round) -> Report:
                 mistakes.append(f"missed: {mark.category or 'line ' + str(mark.line)}")
         taken = item.time_taken_s(end)
         rows.append(ReportRow(item, taken, bool(item.time_box_s and taken and taken > item.time_box_s), mistakes,
-                              pending=item.grade is None))
+                              pending=item.grade is None, steps=graded))
     for entry in made.values():
         entry["count"] = steps[entry["id"]]
     to_review = [row.item.item for row in rows if row.item.item is not None and (

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_POST, require_safe
 from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
+from drills.problems.generation import create_problem
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
 from drills.rounds.drawing import NoItems
@@ -205,13 +206,43 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 
 
 @login_required
-@require_POST
-def finish(request: HttpRequest, pk: int) -> HttpResponse:
-    """End the round now: grade what was typed and update the FSRS cards."""
+@require_safe
+def confirm_finish(request: HttpRequest, pk: int) -> HttpResponse:
+    """Ask before ending the round early: what is unsubmitted, and the time left (works without JavaScript)."""
     now = timezone.now()
     round_ = close_if_due(_own_round(request, pk), now)
+    if not round_.is_active:
+        return redirect("rounds:report", pk=round_.pk)
+    waiting = [item for item in round_.items.select_related("item") if not item.is_submitted]
+    return _timed(render(request, "rounds/confirm_finish.html", {"round": round_, "waiting": waiting,
+                                                                  "remaining": round_.remaining_s(now)}), round_, now)
+
+
+@login_required
+@require_POST
+def finish(request: HttpRequest, pk: int) -> HttpResponse:
+    """End the round now, once confirmed: grade what was typed and update the FSRS cards.
+
+    A post without ``confirm=yes`` (an old page's button) goes to the confirmation page instead.
+    """
+    now = timezone.now()
+    round_ = close_if_due(_own_round(request, pk), now)
+    if round_.is_active and request.POST.get("confirm") != "yes":
+        return redirect("rounds:confirm_finish", pk=round_.pk)
     close(round_, now, Round.FINISHED)
     return redirect("rounds:report", pk=round_.pk)
+
+
+@login_required
+@require_POST
+def again(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Work a round's problem again: a fresh seed of the same template, with the template's fixed inputs."""
+    round_ = _own_round(request, pk)
+    item = _own_item(round_, position)
+    if round_.is_active or not item.is_worked or item.item is None:
+        raise Http404("Only a problem of a closed round can be worked again.")
+    problem = create_problem(item.item.family, user=request.user, fixed_inputs=item.item.fixed_inputs)
+    return redirect(problem)
 
 
 @login_required

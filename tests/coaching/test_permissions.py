@@ -75,7 +75,8 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "rounds:round": (LOGIN, 302, 404, 404, 404, 404),  # to the current item
     "rounds:clock": OWNER, "rounds:finish": OWNER_POST, "rounds:report": (LOGIN, 302, 404, 404, 404, 404),  # back to the round while it runs
     "rounds:deck": OWNER_POST, "rounds:item": OWNER, "rounds:save": OWNER_POST, "rounds:reveal": OWNER_POST,
-    "rounds:submit": OWNER_POST,
+    "rounds:submit": OWNER_POST, "rounds:confirm_finish": OWNER,
+    "rounds:again": OWNER_POST,
     "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST, "coaching:cohort": COACH_OBJECT,
     "coaching:cohort_invite": COACH_POST, "coaching:cohort_remove": COACH_POST,
     "coaching:candidate": COACH_OBJECT, "coaching:attempt": COACH_OBJECT, "coaching:review": COACH_OBJECT,
@@ -171,8 +172,8 @@ def objects(loaded, world, h):
         "reviews:result": {"pk": log.pk},
         "lab:run": {"pk": run.pk},
         "rounds:start": {"slug": "capacity"},
-        **{f"rounds:{n}": {"pk": round_.pk} for n in ("round", "clock", "finish", "report", "deck")},
-        **{f"rounds:{n}": {"pk": round_.pk, "position": 1} for n in ("item", "save", "reveal", "submit")},
+        **{f"rounds:{n}": {"pk": round_.pk} for n in ("round", "clock", "finish", "confirm_finish", "report", "deck")},
+        **{f"rounds:{n}": {"pk": round_.pk, "position": 1} for n in ("item", "save", "reveal", "submit", "again")},
         "coaching:cohort": {"pk": world.cohort.pk}, "coaching:cohort_invite": {"pk": world.cohort.pk},
         "coaching:cohort_remove": {"pk": world.cohort.pk, "user_pk": demo.pk},
         "coaching:candidate": {"pk": demo.pk}, "coaching:attempt": {"pk": attempt.pk},

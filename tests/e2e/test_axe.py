@@ -233,6 +233,7 @@ def test_candidate_pages(live_server, page, people, assigned_set, reference_prob
     scanner.scan("problem graded and saved")
 
     page.goto(f"{live_server.url}/rounds/{over.pk}/1/")
+    page.locator(f"a[href='/rounds/{over.pk}/finish/confirm/']").click()
     with page.expect_navigation(url=re.compile(rf"/rounds/{over.pk}/report/$")):
         page.locator(f"form[action='/rounds/{over.pk}/finish/'] [type='submit']").click()
     assert not Round.objects.get(pk=over.pk).is_active

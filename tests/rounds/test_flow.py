@@ -72,7 +72,7 @@ def test_finishing_a_round_updates_the_fsrs_cards_of_its_items(candidate_client,
                           {"version": 0, "present_ticks": "1", "ticked": ["0"], "self_score": "2"})
     assert not ReviewLog.objects.exists()  # nothing is reviewed until the round ends
     clock.advance(minutes=12)
-    candidate_client.post(reverse("rounds:finish", args=[round_.pk]))
+    candidate_client.post(reverse("rounds:finish", args=[round_.pk]), {"confirm": "yes"})
 
     round_.refresh_from_db()
     assert round_.status == Round.FINISHED
