@@ -142,3 +142,24 @@ def test_the_embedded_calculator_opens_the_full_one_with_its_inputs(content, liv
     page.wait_for_url(re.compile(re.escape(LADDER) + r"\?.*model=qwen2\.5-7b"))
     assert page.locator("select[name='model']").input_value() == "qwen2.5-7b"
     assert page.locator("#step-users_worst_case .calc-value .tabular-nums").inner_text().split()[0] == worst
+
+
+def test_typing_recomputes_without_leaving_the_field_and_no_request_is_aborted(content, live_server, page):
+    errors = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.goto(f"{live_server.url}{LADDER}")
+    field = page.locator("input[name='context']")
+    field.click()
+    field.fill("")
+    with page.expect_response(lambda r: LADDER in r.url and "context=16384" in r.url):
+        field.type("16384")  # no blur, no Enter: the pause after typing sends it
+    page.wait_for_url(re.compile(r"context=16384"))
+    expected = server_headline(page, live_server.url, page.url.split("?", 1)[1], "users_worst_case")
+    assert headline_number(page, "users_worst_case") == expected
+    assert page.evaluate("document.activeElement.name") == "context"  # focus stays where the user types
+
+    with page.expect_response(lambda r: LADDER in r.url and "context=4096" in r.url):
+        field.fill("4096")
+        page.get_by_role("button", name=re.compile("Calculate")).click()  # blur (change) and submit together
+    page.wait_for_timeout(800)
+    assert not [e for e in errors if "htmx" in e], errors
