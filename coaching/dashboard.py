@@ -124,7 +124,7 @@ def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWor
     ``hidden`` (from :func:`coaching.visibility.hidden_work`) leaves out attempts the coach may not see.
     """
     recent, earlier = now - timedelta(days=TREND_DAYS), now - timedelta(days=2 * TREND_DAYS)
-    found = StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception")
+    found = StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception").first_graded()
     if hidden.attempt_ids:
         found = found.exclude(attempt_id__in=hidden.attempt_ids)
     rows = (found.exclude(misconception="").values("attempt__user_id", "misconception")
@@ -320,7 +320,8 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
                           Cell(f"{p.done_count}/{p.total}"), Cell(pct(p.score)), Cell(duration(p.seconds))])
     steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
 
-    ladder_answers = StepAnswer.objects.filter(attempt__user=candidate, attempt__problem__family="ladder")
+    ladder_answers = StepAnswer.objects.filter(attempt__user=candidate,
+                                               attempt__problem__family="ladder").first_graded()
     if hidden.attempt_ids:
         ladder_answers = ladder_answers.exclude(attempt_id__in=hidden.attempt_ids)
     stats = {row["key"]: row for row in ladder_answers.values("key").annotate(n=Count("pk"), credit=Avg("credit"),

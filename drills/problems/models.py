@@ -91,8 +91,35 @@ def _solve(problem: _Solvable) -> Result:
     return FAMILIES[problem.family].run(dict(problem.inputs), catalog)
 
 
+def _earlier_attempt(user_ref: str, problem_ref: str, pk_ref: str) -> models.Exists:
+    return models.Exists(Attempt.objects.filter(user=models.OuterRef(user_ref), problem=models.OuterRef(problem_ref),
+                                                pk__lt=models.OuterRef(pk_ref)))
+
+
+class AttemptQuerySet(models.QuerySet):
+    """Attempts, and the ones that are evidence of what a candidate knows."""
+
+    def first_graded(self) -> "AttemptQuerySet":
+        """Each candidate's first graded attempt of each problem only (issue 20, item 4).
+
+        Grading shows the expected value of every step, so a later attempt of
+        the same problem is practice with the answers seen, not evidence.
+        """
+        return self.exclude(_earlier_attempt("user", "problem", "pk"))
+
+
+class StepAnswerQuerySet(models.QuerySet):
+    """Graded steps, and the ones that are evidence (of a first graded attempt)."""
+
+    def first_graded(self) -> "StepAnswerQuerySet":
+        """Only the steps of each candidate's first graded attempt of a problem (see ``Attempt.first_graded``)."""
+        return self.exclude(_earlier_attempt("attempt__user", "attempt__problem", "attempt_id"))
+
+
 class Attempt(models.Model):
     """A candidate's submitted answers to one problem, graded step by step."""
+
+    objects = AttemptQuerySet.as_manager()
 
     problem = models.ForeignKey(ProblemInstance, on_delete=models.CASCADE, related_name="attempts")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attempts")
@@ -110,6 +137,8 @@ class Attempt(models.Model):
 
 class StepAnswer(models.Model):
     """One step of an attempt: the raw text, what was read, and the verdict."""
+
+    objects = StepAnswerQuerySet.as_manager()
 
     VERDICTS = [(v, v.replace("_", " ")) for v in
                 ("correct", "carried_forward", "close", "misconception", "impossible", "wrong", "unreadable")]

@@ -63,7 +63,7 @@ class Share:
 
     label: str
     count: int
-    mean: float
+    mean: float | None
     key: str = ""
 
 
@@ -181,12 +181,14 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
     chapters = [Share(label, len(values), sum(values) / len(values))
                 for (_, label), values in sorted(by_chapter.items())]
 
-    steps = StepAnswer.objects.filter(attempt__user=user, attempt__submitted_at__lte=now)
+    # A re-submission after grading showed the expected values is practice: only first attempts count.
+    steps = StepAnswer.objects.filter(attempt__user=user, attempt__submitted_at__lte=now).first_graded()
     ladder = defaultdict(list)
     for key, credit in steps.filter(attempt__problem__family="ladder").values_list("key", "credit"):
         ladder[key].append(credit)
-    ladder_steps = [Share(label, len(ladder[key]), sum(ladder[key]) / len(ladder[key]), key)
-                    for key, label in ladder_specs() if ladder.get(key)]
+    # Every step of the ladder, answered or not (a step never answered shows 0 answers and no mean).
+    ladder_steps = [Share(label, len(ladder[key]), sum(ladder[key]) / len(ladder[key]) if ladder.get(key) else None,
+                          key) for key, label in ladder_specs()]
 
     counted = Counter(steps.filter(verdict="misconception").exclude(misconception="")
                       .values_list("misconception", flat=True))

@@ -1,0 +1,59 @@
+"""Re-submissions after grading revealed the expected values are practice, not evidence (issue 20, item 4).
+
+Problem: the ladder at seed 7 (Qwen2.5-7B, one B300, FP8 KV cache, 16384-token context). Its KV cache per
+token is 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B. The candidate first types 200704 B (the
+28 query heads used for the 4 KV heads: 7 × 28672), is shown 28672 B, then submits again with it right.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from datetime import timezone as dt_timezone
+
+import pytest
+
+from coaching.dashboard import candidate_tables, misconception_counts
+from coaching.visibility import hidden_work
+from drills.models import Attempt, StepAnswer
+from drills.problems.generation import create_problem
+from drills.problems.grading import submit
+from drills.reviews.progress import progress_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def resubmitted(candidate):
+    problem = create_problem("ladder", seed=7, user=candidate)
+    first = submit(problem, candidate, {"kv_bytes_per_token": "200704", "per_user_gib": "0.4375"}).attempt
+    second = submit(problem, candidate, {"kv_bytes_per_token": "28672", "per_user_gib": "0.4375"}).attempt
+    return problem, first, second
+
+
+def test_only_the_first_graded_attempt_is_evidence(candidate, resubmitted):
+    _problem, first, second = resubmitted
+    assert list(Attempt.objects.filter(user=candidate).first_graded()) == [first]
+    steps = StepAnswer.objects.filter(attempt__user=candidate, key="kv_bytes_per_token").first_graded()
+    assert [(s.raw_input, s.verdict) for s in steps] == [("200704", "misconception")]
+    assert second.steps.get(key="kv_bytes_per_token").verdict == "correct"  # kept, as practice
+
+
+def test_progress_counts_the_first_attempt_and_lists_every_ladder_step(candidate, resubmitted):
+    progress = progress_for(candidate, datetime(2100, 1, 1, tzinfo=dt_timezone.utc))
+    steps = {share.key: share for share in progress.ladder_steps}
+    assert list(steps) == ["card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token",
+                           "per_user_gib", "users_worst_case", "users_paged"]
+    # One answer each (not two), and the wrong first try is what counts: 0 % not 50 %.
+    assert (steps["kv_bytes_per_token"].count, steps["kv_bytes_per_token"].mean) == (1, 0.0)
+    assert (steps["per_user_gib"].count, steps["per_user_gib"].mean) == (1, 1.0)
+    assert [(m.id, m.count) for m in progress.misconceptions] == [("query-heads-for-kv-heads", 1)]
+
+
+def test_coach_tables_count_the_first_attempt(candidate, coach, resubmitted):
+    now = datetime(2100, 1, 1, tzinfo=dt_timezone.utc)
+    counts = misconception_counts([candidate.pk], now, hidden_work(coach, [candidate.pk]))[candidate.pk]
+    assert [(m["id"], m["total"]) for m in counts] == [("query-heads-for-kv-heads", 1)]
+    ladder = next(table for table in candidate_tables(coach, candidate, now) if table.name == "ladder")
+    rows = {row[0].text: [cell.text for cell in row[1:]] for row in ladder.rows}
+    assert rows["KV cache per token (kv_bytes_per_token)"] == ["1", "0%", "1"]
+    assert rows["KV cache per user at the context limit (per_user_gib)"] == ["1", "100%", "0"]
