@@ -79,6 +79,12 @@ LABELS = {
     "adapter_dtype": "Adapter precision",
     "budget_gib": "Adapter budget",
     "budget_share": "Share of the KV budget",
+    "allreduce_latency_us": "All-reduce latency",
+    "prefill_mfu": "Prefill MFU",
+    "decode_batch": "Decode batch it rides in",
+    "network_gb_s": "Network between pools",
+    "spare_gpus": "Spare GPUs",
+    "ep_degree": "Expert-parallel degree",
 }
 
 # Help where the spec's own would only repeat the label.

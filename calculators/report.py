@@ -35,6 +35,8 @@ HEADLINES = {
     "spec": ("speedup", "expected_tokens"),
     "formats": ("max_normal", "epsilon"),
     "rope": ("longest_wavelength_tok", "bands_longer_than_context"),
+    # The whole fleet's price first: the single-node figure alone under-prices a long-prompt service.
+    "disagg": ("fleet_usd_per_mtok", "fleet_gpus", "node_usd_per_mtok"),
 }
 
 PREVIOUS_MAX_CHARS = 4_000

@@ -51,6 +51,8 @@ class SimulatorForm(forms.Form):
             field.initial = defaults[spec.name]
             if spec.name in LABELS:
                 field.label = LABELS[spec.name]
+            if spec.name == "model":  # this page has no paste box: a config goes through the command or the API
+                field.help_text = "From the catalog; simulate a pasted config.json with the command or the API."
             self.fields[spec.name] = field
         self.fields["sweep"] = forms.CharField(
             label="Arrival rates to sweep", initial=DEFAULT_SWEEP, required=False, max_length=200,

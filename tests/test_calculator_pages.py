@@ -136,7 +136,7 @@ class TestLadderPage:
         assert 'method="get"' in form
         assert 'action="/calculators/ladder/"' in form
         assert 'hx-get="/calculators/ladder/"' in form
-        assert 'hx-trigger="change, submit"' in form
+        assert 'hx-trigger="input delay:600ms, change, submit"' in form
         assert 'hx-target="#results"' in form
         assert '<button type="submit"' in page
 
