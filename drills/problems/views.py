@@ -80,9 +80,12 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
          "step": solution.steps[i]}
         for i, spec in enumerate(solution.specs)
     ]
+    # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
+    first = (Attempt.objects.filter(user=request.user, problem=instance).first_graded().first()
+             if attempt is not None else None)
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
-        "attempt": attempt, "solution": solution,
+        "attempt": attempt, "solution": solution, "counted": first if first and first.pk != attempt.pk else None,
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
