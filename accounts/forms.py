@@ -25,7 +25,9 @@ class SignUpForm(UserCreationForm):
         from accounts.confusables import look_alike
 
         username = self.cleaned_data["username"]
-        names = get_user_model()._default_manager.values_list("username", flat=True).iterator()
+        # A plain list, not .iterator(): look_alike stops at the first match, and on PostgreSQL an abandoned
+        # server-side cursor is closed later, after its transaction ended, which aborts the next one.
+        names = list(get_user_model()._default_manager.values_list("username", flat=True))
         if look_alike(username, names) is not None:
             raise forms.ValidationError("This username looks like one already taken: choose another.")
         return username
