@@ -2,10 +2,20 @@
 drawn from the embedded JSON, with no Content-Security-Policy violation on the way."""
 
 import pytest
+from django.core.cache import cache
 
 from .test_csp import RECORD_VIOLATIONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def no_cached_rates():
+    """Each test walks its sweep from the first rate: results another test cached for the same inputs
+    would show the sweep already finished."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def test_the_sweep_runs_rate_by_rate_and_draws_its_charts(live_server, page):
