@@ -28,7 +28,6 @@ from typing import Any
 
 import sympy
 
-from .. import formulas as F
 from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..errors import InputError
@@ -53,20 +52,18 @@ from .inputs import (
     clean_inputs,
     resolve_model,
 )
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, replication_spec
+from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
 from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
 from .roofline import draw_served_model
 from .slo import (
-    BATCH_MEMORY_LIMIT,
     CACHE_FIT_IGNORED,
     ONE_CARD_BANDWIDTH,
     PER_USER_RATE,
-    REPLICA_KV_BUDGET_GIB,
     TPOT_TARGET_IGNORED,
     TPOT_TARGET_MS,
+    batch_limit_specs,
     slo_given,
 )
-from .slo_step import BATCH_TPOT_LIMIT
 from .step import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -139,20 +136,10 @@ LIMIT_STEPS = 5  # weights_gib … batch_memory_limit: what a degree's KV limit 
 
 def pareto_specs(cfg: ModelConfig) -> list[StepSpec]:
     """The seventeen steps (experts, windows and a latent change formulas, never the keys)."""
-    per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
     at_batch = {"batch": "batch"}
     specs = [
-        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
-        StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
-                 REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
-        replication_spec(cfg),
-        StepSpec("per_user_gib", "KV cache per sequence at the context (replica-wide)", per_user,
-                 {"kv_replication": "kv_replication"}),
-        StepSpec("batch_memory_limit", "KV limit: the batch the budget holds (top of the grid)", BATCH_MEMORY_LIMIT,
-                 {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
-                 rounding="floor"),
-        StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
-                 {"per_user_gib": "per_user_gib"}, rounding="floor"),
+        *batch_limit_specs(cfg, per_user_label="KV cache per sequence at the context (replica-wide)",
+                           memory_label="KV limit: the batch the budget holds (top of the grid)"),
         StepSpec("batch", "Grid batch the target marks (largest power of two within both limits)", GRID_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
                  rounding="floor"),

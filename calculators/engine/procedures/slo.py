@@ -160,23 +160,32 @@ STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user
              "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes")
 
 
-def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
-    """The twelve steps for a model (its cache per sequence follows its latent and sliding windows;
-    a mixture of experts reads the experts its batch touches)."""
+def batch_limit_specs(cfg: ModelConfig, *, per_user_label: str, memory_label: str) -> list[StepSpec]:
+    """The six steps slo and pareto share: weights, the replica's KV budget, K/V replication, the cache per
+    sequence (its latent and sliding windows followed) and the two batch limits, memory and TPOT. The
+    labels of the per-sequence cache and the memory limit are each family's own wording."""
     per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
-    step_bytes = BYTES_PER_STEP_MOE if cfg.is_moe else BYTES_PER_STEP
     return [
         StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
         StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
                  REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
         replication_spec(cfg),
-        StepSpec("per_user_gib", "KV cache per sequence at the context limit (replica-wide)", per_user,
-                 {"kv_replication": "kv_replication"}),
-        StepSpec("batch_memory_limit", "Batch the KV budget holds", BATCH_MEMORY_LIMIT,
+        StepSpec("per_user_gib", per_user_label, per_user, {"kv_replication": "kv_replication"}),
+        StepSpec("batch_memory_limit", memory_label, BATCH_MEMORY_LIMIT,
                  {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
                  rounding="floor"),
         StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
                  {"per_user_gib": "per_user_gib"}, rounding="floor"),
+    ]
+
+
+def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The twelve steps for a model (its cache per sequence follows its latent and sliding windows;
+    a mixture of experts reads the experts its batch touches)."""
+    step_bytes = BYTES_PER_STEP_MOE if cfg.is_moe else BYTES_PER_STEP
+    return [
+        *batch_limit_specs(cfg, per_user_label="KV cache per sequence at the context limit (replica-wide)",
+                           memory_label="Batch the KV budget holds"),
         StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
                  rounding="floor"),
