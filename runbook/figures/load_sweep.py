@@ -17,6 +17,7 @@ Options: the simulator's own inputs ``model``, ``gpu``, ``gpus``,
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 from calculators.engine.errors import EngineError
@@ -75,13 +76,8 @@ def _nice_ceiling(value: float) -> float:
     """The smallest of 1, 2, 2.5, 5 × a power of ten at or above ``value`` (an axis top)."""
     if value <= 0:
         return 1.0
-    power = 10 ** len(str(int(value))) / 10 if value >= 1 else 0.1
-    while power > value:
-        power /= 10
-    for step in (1, 2, 2.5, 5, 10):
-        if step * power >= value:
-            return step * power
-    return 10 * power
+    power = 10 ** math.floor(math.log10(value))
+    return next(step * power for step in (1, 2, 2.5, 5, 10) if step * power >= value)
 
 
 def _ms(value: float | None) -> str:
