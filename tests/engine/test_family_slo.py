@@ -23,6 +23,9 @@ from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import slo as S
+from calculators.engine.procedures.slo_formulas import FORMULAS
+from calculators.engine.procedures.slo_step import BATCH_TPOT_LIMIT
+from calculators.engine.procedures.slo_variants import VARIANTS
 
 GIB = 2**30
 KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
@@ -190,14 +193,14 @@ def test_every_step_evaluates_as_its_exact_formula(case):
 
 
 def test_formulas_reduce_to_their_units():
-    assert [f.unit for f in S.FORMULAS] == ["GiB", "users", "users", "users", "GiB", "GiB", "ms", "tok/s",
+    assert [f.unit for f in FORMULAS] == ["GiB", "users", "users", "users", "GiB", "GiB", "ms", "tok/s",
                                             "replicas", "nodes"]
     # ms × GPUs × GB/s → bytes, compared with GiB: the conversion is derived, not typed.
     none = {"always_read_params": 0, "routed_expert_params": 0, "weight_bits": 16, "heads": 1,
             "attention_head_dim": 1, "context": 0, "full_layers": 1, "window_layers": 0, "window": 0, "allreduces": 0,
             "allreduce_latency_us": 10, "hidden_size": 1, "activation_bytes": 2, "link_gb_s": 1, "experts": 0,
             "experts_per_token": 0}
-    assert S.BATCH_TPOT_LIMIT({**none, "tpot_target_ms": 1000, "gpus": 1, "bandwidth_gb_s": 2**30 / 1e9,
+    assert BATCH_TPOT_LIMIT({**none, "tpot_target_ms": 1000, "gpus": 1, "bandwidth_gb_s": 2**30 / 1e9,
                                "bandwidth_efficiency": 1, "per_user_gib": 1, "peak_tflops": 1, "mfu": 1,
                                "active_params": 1}) == 1
 
@@ -502,7 +505,7 @@ def test_every_misconception_of_the_family_is_exercised_on_two_stacks():
         stack = (inputs.get("model", "llama-3.1-70b"), inputs.get("gpu", "h100-sxm5-80gb"), inputs.get("gpus", 8))
         seen.setdefault(misconception, set()).add(stack)
     own = {info.id for info in FAMILIES["slo"].misconceptions}
-    attached = {mid for variants in S.VARIANTS.values() for mid, _ in variants}
+    attached = {mid for variants in VARIANTS.values() for mid, _ in variants}
     assert own <= set(seen) and attached <= set(seen)
     assert {m: stacks for m, stacks in seen.items() if len(stacks) < 2} == {}
 

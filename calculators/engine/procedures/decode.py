@@ -59,7 +59,7 @@ from .roofline import (
     moe_note,
     params_used,
 )
-from .slo import PER_USER_RATE
+from .slo_variants import PER_USER_RATE
 from .step import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,

@@ -54,7 +54,8 @@ from .inputs import (
 from .kv import kv_given, kv_per_token_spec
 from .preempt import SWAP_IN_BITS
 from .roofline import draw_served_model
-from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
+from .slo import run_slo
+from .slo_inputs import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS
 
 PROMPT = InputSpec("prompt_tokens", "int", 4096, "prompt length, tokens", minimum=1, maximum=1_000_000, unit="tok")
 OUTPUT = InputSpec("output_tokens", "int", 256, "mean output tokens per request", minimum=1, maximum=1_000_000,

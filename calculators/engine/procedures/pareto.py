@@ -55,15 +55,9 @@ from .inputs import (
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
 from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
 from .roofline import draw_served_model
-from .slo import (
-    CACHE_FIT_IGNORED,
-    ONE_CARD_BANDWIDTH,
-    PER_USER_RATE,
-    TPOT_TARGET_IGNORED,
-    TPOT_TARGET_MS,
-    batch_limit_specs,
-    slo_given,
-)
+from .slo_formulas import batch_limit_specs
+from .slo_inputs import TPOT_TARGET_MS, slo_given
+from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED
 from .step import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
