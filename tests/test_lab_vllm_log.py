@@ -84,3 +84,29 @@ def test_the_lab_page_reads_a_pasted_log_as_the_only_measurement(client):
     data = {**SETUP, "gpus": "1", "startup_log": V1_MATCHING.replace("53.72 GiB", "52.00 GiB")}
     page = client.post("/lab/", data).content.decode()
     assert "Your start-up log against the ladder" in page and "The reserve step: vLLM kept" in page
+
+
+@pytest.mark.django_db
+def test_a_pasted_log_is_stored_with_the_run_and_read_again_when_it_is_reopened(candidate_client):
+    from drills.models import LabRun
+
+    log_text = V1_MATCHING.replace("53.72 GiB", "52.00 GiB")
+    response = candidate_client.post("/lab/", {**SETUP, "gpus": "1", "startup_log": log_text})
+
+    run = LabRun.objects.get()
+    assert response.status_code == 302 and run.startup_log == log_text.strip()  # the form trims the ends
+    page = candidate_client.get(run.get_absolute_url()).content.decode()
+    # The textarea shows the log as pasted, and the comparison is read from it again: 53.7252 − 52.00 = 1.73 GiB.
+    assert "Available KV cache memory: 52.00 GiB" in page
+    assert "Your start-up log against the ladder" in page and "The reserve step: vLLM kept" in page
+
+
+@pytest.mark.django_db
+def test_a_run_saved_without_a_log_reopens_without_one(candidate_client):
+    from drills.models import LabRun
+
+    candidate_client.post("/lab/", {**SETUP, "gpus": "1", "decode_tok_s": "150"})
+
+    run = LabRun.objects.get()
+    page = candidate_client.get(run.get_absolute_url()).content.decode()
+    assert run.startup_log == "" and "Your start-up log against the ladder" not in page

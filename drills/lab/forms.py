@@ -57,7 +57,7 @@ class LabForm(forms.Form):
     startup_log = forms.CharField(
         label="vLLM start-up log (optional)", required=False, max_length=200_000,
         help_text="Paste the engine's start-up output: the weights it loaded, the KV cache memory, blocks or "
-                  "tokens, and the maximum concurrency are read into the ladder's steps. Not saved with the run.",
+                  "tokens, and the maximum concurrency are read into the ladder's steps, and kept with the run.",
         widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 4, "spellcheck": "false"}))
     prompt_tokens = forms.IntegerField(
         label="Prompt length, tokens", required=False, min_value=1, max_value=10_000_000,

@@ -3,7 +3,9 @@
 A run is what one candidate measured serving a model on a real card, with the
 setup that produced it. The predictions are recomputed from the setup when the
 run is shown (the engine is the source of truth); ``summary`` keeps the derived
-efficiencies as they were when the run was saved, for the list of runs.
+efficiencies as they were when the run was saved, for the list of runs. A pasted
+start-up log is kept as text and read again when the run is reopened, so the
+reader's fixes apply to old runs too.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class LabRun(models.Model):
     preempt_pct = models.FloatField(null=True, blank=True)
     prefill_ms = models.FloatField(null=True, blank=True)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    startup_log = models.TextField(blank=True, help_text="The vLLM start-up log pasted with the run, as pasted; "
+                                                         "read again into the ladder's steps when it is reopened.")
     summary = models.JSONField(default=dict, blank=True,
                                help_text="memory gap (GiB), MBU, knee ÷ ridge batch, pool share, MFU when saved.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -44,7 +48,8 @@ class LabRun(models.Model):
     objects = LabRunQuerySet.as_manager()
 
     SETUP = ("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "engine_flags")
-    MEASURED = ("startup_gib", "decode_tok_s", "knee_batch", "preempt_pct", "prefill_ms", "prompt_tokens")
+    MEASURED = ("startup_gib", "decode_tok_s", "knee_batch", "preempt_pct", "prefill_ms", "prompt_tokens",
+                "startup_log")
 
     class Meta:
         ordering = ["-created_at", "-pk"]

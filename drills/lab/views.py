@@ -17,6 +17,7 @@ def _save(form: LabForm, user) -> LabRun:
     data = form.cleaned_data
     fields = {name: data.get(name) for name in (*LabRun.SETUP, *LabRun.MEASURED)}
     fields["engine_flags"] = fields["engine_flags"] or ""
+    fields["startup_log"] = fields["startup_log"] or ""
     return LabRun.objects.create(user=user, summary=form.prediction.summary, **fields)
 
 
