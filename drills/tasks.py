@@ -9,7 +9,7 @@ ids, are idempotent for a local day, and retry with exponential back-off on
 database and mail-server errors.
 
 ``close_due_rounds`` (beat, every minute) selects the timed rounds whose
-deadline has passed and enqueues one ``close_round`` per round; closing is
+deadline and its few seconds' grace (``LATE_GRACE``) have passed and enqueues one ``close_round`` per round; closing is
 idempotent (a round already closed is left as it is). A round's own requests
 also close it once its deadline has passed, so without a beat (the embedded
 default, ``./bin/serve``) a round closes when its candidate next opens it.
@@ -75,7 +75,7 @@ def send_due_digest(self, user_id: int, day: str | None = None, now: str | None 
 def close_due_rounds(self, now: str | None = None) -> list[int]:
     """Enqueue the closing of every active round past its deadline; returns their ids."""
     moment = _moment(now) or timezone.now()
-    due = list(Round.objects.active().filter(deadline__lte=moment).order_by("pk").values_list("pk", flat=True))
+    due = list(Round.objects.active().filter(deadline__lte=moment - rounds.LATE_GRACE).order_by("pk").values_list("pk", flat=True))
     queue = _queue_of(self.request)
     for round_id in due:
         enqueue(close_round, [round_id, now], queue=queue)
@@ -88,4 +88,4 @@ def close_round(self, round_id: int, now: str | None = None) -> str:
     round_ = Round.objects.filter(pk=round_id).first()
     if round_ is None:
         return "gone"
-    return rounds.close_if_due(round_, _moment(now)).status
+    return rounds.close_if_due(round_, _moment(now), grace=True).status

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.utils.dateparse import parse_datetime
+
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.models import BankItem, Card, CritiqueMark, Round, RoundItem, StepAnswer
 from drills.reviews.scheduling import HARD_BELOW, add_to_deck
@@ -23,6 +25,35 @@ class ReportRow:
     misconceptions: list
     pending: bool
     steps: list[StepAnswer] = field(default_factory=list)
+    kept_aside: list[dict] = field(default_factory=list)
+
+    @property
+    def late_after_grace(self) -> bool:
+        """Whether an answer of this item came past the deadline's grace (kept, scored 0)."""
+        return any(entry["late"] for entry in self.kept_aside)
+
+
+def kept_aside(item: RoundItem, labels: dict[str, str]) -> list[dict]:
+    """``item.late_answers`` as shown on the report: when, whether past the grace, and each field as words.
+
+    ``labels`` maps a worked item's step keys to their labels. Returns dicts ``{"at": datetime, "late":
+    bool, "lines": [(name, text)]}``, oldest first.
+    """
+    shown = []
+    for entry in item.late_answers:
+        lines = []
+        for name, value in entry.items():
+            if name in ("at", "late", "draft"):
+                continue
+            if name == "answers" and isinstance(value, dict):
+                prefix = "line " if item.is_critique else ""
+                lines += [(labels.get(k, f"{prefix}{k}".replace("_", " ")), v or "blank") for k, v in value.items()]
+            elif name == "said_aloud":
+                lines.append(("said aloud", "yes" if value else "no"))
+            else:
+                lines.append((name, value or "blank"))
+        shown.append({"at": parse_datetime(entry.get("at", "")), "late": bool(entry.get("late")), "lines": lines})
+    return shown
 
 
 @dataclass
@@ -54,7 +85,8 @@ def report_for(round_: Round) -> Report:
     for item in items:
         mistakes = []
         graded = list(StepAnswer.objects.filter(attempt_id=item.attempt_id)) if item.attempt_id else []
-        labels = {spec.key: spec.label for spec in item.problem.solve().specs} if graded and item.problem else {}
+        labels = ({spec.key: spec.label for spec in item.problem.solve().specs}
+                  if (graded or item.late_answers) and item.problem else {})
         for step in graded:
             step.label = labels.get(step.key, step.key.replace("_", " "))
             step.info = MISCONCEPTIONS.get(step.misconception) if step.misconception else None
@@ -71,7 +103,7 @@ def report_for(round_: Round) -> Report:
                 mistakes.append(f"missed: {mark.category or 'line ' + str(mark.line)}")
         taken = item.time_taken_s(end)
         rows.append(ReportRow(item, taken, bool(item.time_box_s and taken and taken > item.time_box_s), mistakes,
-                              pending=item.grade is None, steps=graded))
+                              pending=item.grade is None, steps=graded, kept_aside=kept_aside(item, labels)))
     for entry in made.values():
         entry["count"] = steps[entry["id"]]
     to_review = [row.item.item for row in rows if row.item.item is not None and (

@@ -37,6 +37,10 @@ from drills.rounds.drawing import draw_items
 from drills.rounds.presets import preset
 
 MAX_TEXT = 20_000
+LATE_GRACE = timedelta(seconds=5)
+"""How late an answer may reach the server and still count in full (flagged late): the last autosave the
+page sends at zero, or a click at 0:00, is a second or two in flight. Anything later is kept aside with the
+item and scores 0; the report states the rule (docs/architecture.md §6)."""
 
 
 @transaction.atomic
@@ -107,6 +111,18 @@ def _changes(item: RoundItem, content: dict) -> dict:
     return {name: value for name, value in content.items() if getattr(item, name) != value}
 
 
+def keep_aside(entries: list, now: datetime, changes: dict, late: bool, draft: bool = False) -> list:
+    """``entries`` (an item's ``late_answers``) with ``changes`` kept aside: stored and shown, never graded.
+
+    ``late`` marks an answer that arrived after the deadline and its grace (it scores 0); ``draft`` an
+    autosave, which replaces the draft before it (autosave runs on every change: one entry, the last text).
+    """
+    entry = {"at": now.isoformat(), **changes, **({"late": True} if late else {}), **({"draft": True} if draft else {})}
+    if draft and entries and entries[-1].get("draft"):
+        return [*entries[:-1], {**entries[-1], **entry}]
+    return [*entries, entry]
+
+
 @transaction.atomic
 def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem:
     """Keep what was typed (htmx on every change). After the deadline it is still kept, and flagged late.
@@ -124,19 +140,15 @@ def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem
     changes = _changes(item, content)
     if not changes:
         return item
-    past = item.round.is_past_deadline(now)
+    past, beyond = item.round.is_past_deadline(now), item.round.is_past_deadline(now - LATE_GRACE)
     fields = ["saved_at"]
-    if item.is_submitted or not item.round.is_active:
-        answer_changes = {k: v for k, v in changes.items() if k not in ("ticked",)}
-        if item.is_submitted:
-            if answer_changes:
-                item.late_answers = [*item.late_answers, {"at": now.isoformat(), **answer_changes}]
-                fields += ["late_answers"]
-            changes = {}
-        if answer_changes:
-            item.late = True
-            fields.append("late")
-    elif past and set(changes) - {"ticked"}:
+    # The answer itself: not the rubric ticks (a self-assessment), nor the whiteboard while the round runs.
+    typed = {k: v for k, v in changes.items() if k != "ticked" and (k != "scratch" or not item.round.is_active)}
+    if typed and (item.is_submitted or beyond):
+        item.late_answers = keep_aside(item.late_answers, now, typed, late=beyond, draft=True)
+        fields.append("late_answers")
+        changes = {k: v for k, v in changes.items() if k not in typed}
+    if typed and past:
         item.late = True
         fields.append("late")
     for name, value in changes.items():
@@ -203,7 +215,7 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
 
 
 GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",
-                 "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at"]
+                 "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at", "late_answers"]
 
 
 def submit(user, item_id: int, version: int, data, now: datetime | None = None) -> Submitted:
@@ -225,13 +237,19 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
         if not claimed:
             changes = {k: v for k, v in _changes(item, content).items() if k != "scratch"}
             if changes:
-                item.late_answers = [*item.late_answers, {"at": now.isoformat(), **changes}]
+                item.late_answers = keep_aside(item.late_answers, now, changes,
+                                               late=item.round.is_past_deadline(now - LATE_GRACE))
                 item.late = item.late or item.round.is_past_deadline(now)
                 item.save(update_fields=["late_answers", "late"])
             return Submitted(item, False, kept_aside=bool(changes))
         item.version, item.submitted_at = version + 1, now
         item.started_at = item.started_at or (now if item.round.is_active else None)
-        arrived = set(_changes(item, content)) - {"ticked"}  # the answer itself, not the self-assessment
+        # The answer itself, not the self-assessment nor the whiteboard.
+        arrived = {k: v for k, v in _changes(item, content).items() if k not in ("ticked", "scratch")}
+        if arrived and item.round.is_past_deadline(now - LATE_GRACE):
+            # Past the grace: kept aside and shown on the report, scoring 0; what was saved in time is graded.
+            item.late_answers = keep_aside(item.late_answers, now, arrived, late=True)
+            content = {k: v for k, v in content.items() if k not in arrived}
         for name, value in content.items():
             setattr(item, name, value)
         if item.is_open:
@@ -333,10 +351,14 @@ def close(round_: Round, now: datetime | None = None, status: str = Round.FINISH
     return round_
 
 
-def close_if_due(round_: Round, now: datetime | None = None) -> Round:
-    """Close ``round_`` if the server's clock has passed its deadline."""
+def close_if_due(round_: Round, now: datetime | None = None, grace: bool = False) -> Round:
+    """Close ``round_`` if the server's clock has passed its deadline (and :data:`LATE_GRACE` with ``grace``).
+
+    The beat closes with the grace, so it never beats the last autosave a page sends at zero; a request on
+    the round closes it at the deadline, after applying what it brought.
+    """
     now = _now(now)
-    if round_.is_active and round_.is_past_deadline(now):
+    if round_.is_active and round_.is_past_deadline(now - LATE_GRACE if grace else now):
         return close(round_, now, Round.EXPIRED)
     return round_
 

@@ -27,7 +27,7 @@ from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
 from drills.rounds.drawing import NoItems
 from drills.rounds.presets import PRESETS, sync_presets
 from drills.rounds.report import add_review_items, report_for
-from drills.rounds.services import autosave, close, close_if_due, current_item, open_item, start_round
+from drills.rounds.services import LATE_GRACE, autosave, close, close_if_due, current_item, open_item, start_round
 from drills.rounds.services import reveal as reveal_item
 from drills.rounds.services import submit as submit_item
 
@@ -266,7 +266,8 @@ def report(request: HttpRequest, pk: int) -> HttpResponse:
     round_ = close_if_due(_own_round(request, pk), now)
     if round_.is_active:
         return redirect(round_)
-    return _timed(render(request, "rounds/report.html", {"report": report_for(round_), "round": round_}), round_, now)
+    return _timed(render(request, "rounds/report.html", {"report": report_for(round_), "round": round_,
+                                                         "grace_s": int(LATE_GRACE.total_seconds())}), round_, now)
 
 
 @login_required

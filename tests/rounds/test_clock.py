@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -11,6 +12,10 @@ from drills.models import Attempt, Round, RoundItem
 from drills.rounds.services import autosave, close_if_due, start_round, submit
 
 pytestmark = pytest.mark.django_db
+
+
+def _text(html: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", html).split())
 
 
 def form(data: dict):
@@ -88,31 +93,71 @@ def test_expiry_with_an_open_answer_written_waits_for_the_self_score_which_is_no
     assert not submitted.item.late  # only the self-score came after the deadline, not the answer
 
 
-def test_an_answer_arriving_after_the_deadline_is_kept_and_flagged_late(candidate_client, candidate, bank, clock, h):
+def test_an_answer_arriving_within_the_grace_is_flagged_late_and_counts_in_full(candidate_client, candidate, bank,
+                                                                               clock, h):
+    candidate_client.post(reverse("rounds:start", args=["capacity"]))
+    round_ = Round.objects.get(user=candidate)
+    item = round_.items.get()
+    clock.advance(minutes=5, seconds=3)  # the click at 0:00 reaches the server 3 s after the deadline
+    response = candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]),
+                                     {"version": item.version, **h.answers(item.problem)}, follow=True)
+    item.refresh_from_db()
+    round_.refresh_from_db()
+    assert item.late and item.grade == pytest.approx(1.0) and not item.auto_submitted and item.late_answers == []
+    assert item.submitted_at == clock.now and round_.status == Round.EXPIRED and round_.score == pytest.approx(1.0)
+    assert "flagged late" in response.content.decode()
+    report = _text(candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode())
+    assert "late arrived within the grace: counted" in report
+    assert "up to 5 seconds after the deadline is flagged late and counts in full" in report
+
+
+def test_an_answer_arriving_after_the_grace_is_kept_shown_and_scores_zero(candidate_client, candidate, bank, clock,
+                                                                          h):
     candidate_client.post(reverse("rounds:start", args=["capacity"]))
     round_ = Round.objects.get(user=candidate)
     item = round_.items.get()
     candidate_client.post(reverse("rounds:save", args=[round_.pk, 1]), {"scratch": "started"},
                           headers={"HX-Request": "true"})
     clock.advance(minutes=5, seconds=20)  # the connection dropped; the submission arrives 20 s late
+    answers = h.answers(item.problem)
     response = candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]),
-                                     {"version": item.version, **h.answers(item.problem)}, follow=True)
+                                     {"version": item.version, **answers}, follow=True)
     item.refresh_from_db()
     round_.refresh_from_db()
-    assert item.late and item.grade == pytest.approx(1.0) and not item.auto_submitted
+    # Graded from what was saved in time (nothing in the steps): 0; the late answer is kept with the item.
+    assert item.late and item.grade == 0 and round_.score == 0 and not item.auto_submitted
+    assert not any(item.answers.values()) and item.late_answers[0]["answers"] == answers and item.late_answers[0]["late"]
     assert item.submitted_at == clock.now and round_.status == Round.EXPIRED
     assert "flagged late" in response.content.decode()
+    report = _text(candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode())
+    assert "late arrived after the grace: kept below, scores 0" in report
+    assert "Late, 09:05:20: kept, scores 0" in report
+    first_key = next(iter(answers))
+    label = {spec.key: spec.label for spec in item.problem.solve().specs}[first_key]
+    assert f"{label} {answers[first_key]}" in report  # the late answer is shown under its step's label
 
 
-def test_a_late_autosave_on_an_open_round_is_kept_flagged_and_graded(candidate, bank, h):
+def test_a_late_autosave_within_the_grace_is_graded_and_one_past_it_is_kept_aside(candidate, bank, h):
     round_ = start_round(candidate, "capacity", h.T0)
     item = round_.items.get()
     keys = list(h.answers(item.problem))
-    saved = autosave(candidate, item.pk, form({keys[0]: "42"}), h.T0 + timedelta(minutes=6))
-    assert saved.late and saved.answers[keys[0]] == "42"
-    round_ = close_if_due(round_, h.T0 + timedelta(minutes=6))
+    saved = autosave(candidate, item.pk, form({keys[0]: "42"}), h.T0 + timedelta(minutes=5, seconds=4))
+    assert saved.late and saved.answers[keys[0]] == "42" and saved.late_answers == []
+    # A minute late: kept aside (each autosave replaces the last late draft), the in-time "42" is graded.
+    autosave(candidate, item.pk, form({keys[0]: "4"}), h.T0 + timedelta(minutes=6))
+    saved = autosave(candidate, item.pk, form({keys[0]: "43"}), h.T0 + timedelta(minutes=6, seconds=1))
+    assert saved.answers[keys[0]] == "42" and len(saved.late_answers) == 1
+    assert saved.late_answers[0]["answers"][keys[0]] == "43" and saved.late_answers[0]["late"]
+    round_ = close_if_due(round_, h.T0 + timedelta(minutes=6, seconds=2))
     item.refresh_from_db()
     assert round_.status == Round.EXPIRED and item.grade is not None and item.answers[keys[0]] == "42"
+    assert item.attempt.steps.get(key=keys[0]).raw_input == "42"
+
+
+def test_the_beat_waits_for_the_grace_a_request_closes_at_the_deadline(candidate, bank, h):
+    round_ = start_round(candidate, "capacity", h.T0)
+    assert close_if_due(round_, h.T0 + timedelta(minutes=5, seconds=4), grace=True).is_active
+    assert not close_if_due(round_, h.T0 + timedelta(minutes=5, seconds=5), grace=True).is_active
 
 
 def test_a_submission_after_the_round_graded_an_item_is_kept_not_dropped(candidate, bank, h):

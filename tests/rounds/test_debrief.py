@@ -79,7 +79,7 @@ def test_finish_now_asks_first_and_the_report_says_finished_early(candidate_clie
     assert round_.status == Round.FINISHED and (round_.deadline - round_.finished_at).total_seconds() > 0
     report = _text(candidate_client.get(response["Location"]).content.decode())
     assert "finished early" in report and "at the deadline" not in report.replace("closed at the deadline", "")
-    assert "Late answers: an answer that reaches the server after the deadline" in report
+    assert "Late answers: an answer that reaches the server up to 5 seconds after the deadline" in report
 
 
 def test_the_countdown_bar_is_sticky_by_a_class_at_every_width():
