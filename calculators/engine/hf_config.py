@@ -16,86 +16,27 @@ Rules (docs/architecture.md §10):
 * an absent ``tie_word_embeddings`` takes the model type's usual default
   (llama, mistral, mixtral, qwen2, deepseek: untied; gemma, gemma2, falcon:
   tied) and the config records that it was defaulted so outputs can say so.
+
+The field readers are in :mod:`.hf_fields`, the per-model-type defaults in
+:mod:`.hf_architecture`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-
-# Transformers' own defaults for ``tie_word_embeddings`` per ``model_type``
-# (LlamaConfig, MistralConfig, Qwen2Config … default False; GemmaConfig,
-# Gemma2Config and FalconConfig default True).
-TIED_BY_DEFAULT = {
-    "llama": False,
-    "mistral": False,
-    "mixtral": False,
-    "qwen2": False,
-    "qwen2_moe": False,
-    "qwen3": False,
-    "qwen3_moe": False,
-    "deepseek_v2": False,
-    "deepseek_v3": False,
-    "gemma": True,
-    "gemma2": True,
-    "gemma3_text": True,
-    "falcon": True,
-    "RefinedWeb": True,
-    "RefinedWebModel": True,
-    "phi3": False,
-}
-
-# ``architectures[0]`` → ``model_type`` for configs whose copy dropped ``model_type``.
-ARCHITECTURE_MODEL_TYPES = {
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "mistral",
-    "MixtralForCausalLM": "mixtral",
-    "Qwen2ForCausalLM": "qwen2",
-    "Qwen2MoeForCausalLM": "qwen2_moe",
-    "Qwen3ForCausalLM": "qwen3",
-    "Qwen3MoeForCausalLM": "qwen3_moe",
-    "DeepseekV2ForCausalLM": "deepseek_v2",
-    "DeepseekV3ForCausalLM": "deepseek_v3",
-    "GemmaForCausalLM": "gemma",
-    "Gemma2ForCausalLM": "gemma2",
-    "FalconForCausalLM": "falcon",
-    "RWForCausalLM": "falcon",
-    "Phi3ForCausalLM": "phi3",
-}
-
-# Model types whose q/k/v projections carry a bias even though the config does
-# not say so (Qwen2's attention is hard-wired with ``bias=True`` on q, k and v).
-QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
-
-# Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm).
-QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma3"}
-
-# Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
-# post-norm (four RMSNorms); the Llama family has two.
-NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
-
-# Larger than any real layer count, width or vocabulary: a bound that keeps the
-# arithmetic finite on a hostile pasted config.
-MAX_DIMENSION = 10**9
-
-# No number in a real config.json is this large (rope_theta, the largest, is ~10**7); an integer past it
-# is refused before any arithmetic, which would otherwise overflow converting it to a float.
-MAX_MAGNITUDE = 10**18
-
-# Alternative spellings, tried in order after the Hugging Face name.
-ALIASES = {
-    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
-    "num_attention_heads": ("n_head", "num_heads", "n_heads"),
-    "hidden_size": ("d_model", "n_embd", "dim"),
-    "intermediate_size": ("ffn_hidden_size", "inter_dim"),
-    "moe_intermediate_size": ("moe_inter_dim",),
-    "num_key_value_heads": ("num_kv_heads", "n_head_kv"),
-    "first_k_dense_replace": ("n_dense_layers",),
-    "num_experts_per_tok": ("n_activated_experts",),
-}
+from .hf_architecture import (
+    NORMS_PER_LAYER,
+    QK_NORM_TYPES,
+    QKV_BIAS_BY_DEFAULT,
+    TIED_BY_DEFAULT,
+    falcon_norms,
+    model_type_of,
+    sliding_window,
+)
+from .hf_fields import count, positive_int, refuse_huge_integers
 
 
 @dataclass(frozen=True)
@@ -168,61 +109,6 @@ class ModelConfig:
         return self.layers - self.window_layers
 
 
-def _lookup(config: dict, name: str):
-    """Return the first present, non-null value among ``name`` and its aliases."""
-    for key in (name, *ALIASES.get(name, ())):
-        value = config.get(key)
-        if value is not None:
-            return key, value
-    return name, None
-
-
-def _positive_int(config: dict, name: str, *, required: bool = True, default: int = 0) -> int:
-    """Read an integer field that must be positive; raise :class:`ConfigError` naming it."""
-    key, value = _lookup(config, name)
-    if value is None:
-        if required:
-            raise ConfigError(f"The config has no '{name}' field, which is required.", field=name)
-        return default
-    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
-            or value != int(value)):
-        raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
-    if int(value) <= 0:
-        raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
-    if value > MAX_DIMENSION:
-        raise ConfigError(f"'{key}' is {value:,.6g}; no real model has more than {MAX_DIMENSION:,}.", field=key)
-    return int(value)
-
-
-def _count(config: dict, name: str) -> int:
-    """Read an optional whole number that may be zero (shared experts, dense layers …)."""
-    key, value = _lookup(config, name)
-    if value is None or value == 0:
-        return 0
-    return _positive_int(config, name)
-
-
-def _model_type(config: dict, family: str | None) -> str:
-    model_type = config.get("model_type")
-    if model_type:
-        return str(model_type)
-    architectures = config.get("architectures")
-    if architectures is not None and not (
-            isinstance(architectures, list) and all(isinstance(name, str) for name in architectures)):
-        raise ConfigError(f"'architectures' must be a list of class names such as [\"LlamaForCausalLM\"], "
-                          f"not {str(architectures)[:40]}.", field="architectures")
-    for architecture in architectures or ():
-        if architecture in ARCHITECTURE_MODEL_TYPES:
-            return ARCHITECTURE_MODEL_TYPES[architecture]
-    if family:
-        return family
-    if "dim" in config and "n_layers" in config and "kv_lora_rank" in config:
-        return "deepseek_v2"  # DeepSeek's own inference naming
-    if "n_layer" in config and "multi_query" in config:
-        return "falcon"
-    return "llama"  # the family whose defaults most pasted configs follow
-
-
 def parse_config_text(text: str, family: str | None = None) -> ModelConfig:
     """Parse pasted ``config.json`` text.
 
@@ -245,22 +131,91 @@ def parse_config_text(text: str, family: str | None = None) -> ModelConfig:
     return parse_config(data, family=family)
 
 
-def _refuse_huge_integers(value, key: str = "config") -> None:
-    """Raise :class:`ConfigError` naming the first integer whose magnitude exceeds :data:`MAX_MAGNITUDE`.
+def _head_dim(config: dict, hidden: int, heads: int) -> int:
+    """``head_dim``, or hidden_size ÷ heads when absent (which must then divide evenly)."""
+    head_dim = positive_int(config, "head_dim", required=False)
+    if not head_dim:
+        if hidden % heads:
+            raise ConfigError(
+                f"'head_dim' is absent and hidden_size {hidden} is not divisible by "
+                f"num_attention_heads {heads}.",
+                field="head_dim",
+            )
+        head_dim = hidden // heads
+    return head_dim
 
-    Walks nested objects and lists (an ``int`` of hundreds of digits would raise
-    ``OverflowError`` in any float arithmetic further on).
+
+def _kv_heads(config: dict, heads: int, is_falcon: bool) -> int:
+    """K/V heads per layer (``heads`` when absent), which must divide ``heads``."""
+    if is_falcon and config.get("multi_query") and not config.get("new_decoder_architecture"):
+        # Falcon's multi_query mode has exactly one K/V head whatever num_kv_heads says.
+        kv_heads = 1
+    else:
+        kv_heads = positive_int(config, "num_key_value_heads", required=False, default=heads)
+    if kv_heads > heads or heads % kv_heads:
+        raise ConfigError(
+            f"num_key_value_heads {kv_heads} must divide num_attention_heads {heads}.",
+            field="num_key_value_heads",
+        )
+    return kv_heads
+
+
+def _tied(config: dict, model_type: str, notes: list[str]) -> tuple[bool, bool]:
+    """(tied embeddings, whether that was defaulted); a defaulted value adds a note to ``notes``."""
+    tie = config.get("tie_word_embeddings")
+    if tie is not None and not isinstance(tie, bool):
+        raise ConfigError(f"'tie_word_embeddings' must be true or false, not {tie!r}.",
+                          field="tie_word_embeddings")
+    if tie is not None:
+        return tie, False
+    tie = TIED_BY_DEFAULT.get(model_type, False)
+    notes.append(
+        f"tie_word_embeddings is absent; a {model_type} model defaults to "
+        f"{'tied' if tie else 'untied'} embeddings."
+    )
+    return tie, True
+
+
+def _experts(config: dict, layers: int, intermediate: int) -> dict[str, int]:
+    """The mixture-of-experts fields of :class:`ModelConfig` (all 0 for a dense model).
+
+    Mixtral's ``num_local_experts``, DeepSeek's ``n_routed_experts`` and Qwen's ``num_experts``.
     """
-    stack = [(key, value)]
-    while stack:
-        name, item = stack.pop()
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_MAGNITUDE:
-            raise ConfigError(f"'{name}' is an integer of {len(str(abs(item)))} digits; no real config holds one.",
-                              field=name)
-        if isinstance(item, dict):
-            stack.extend((str(k), v) for k, v in item.items())
-        elif isinstance(item, list):
-            stack.extend((name, v) for v in item)
+    num_experts = positive_int(config, "num_local_experts", required=False) or positive_int(
+        config, "n_routed_experts", required=False
+    ) or positive_int(config, "num_experts", required=False)
+    if not num_experts:
+        return {"num_experts": 0, "experts_per_token": 0, "moe_intermediate_size": 0, "shared_experts": 0,
+                "dense_layers": 0}
+    experts_per_token = positive_int(config, "num_experts_per_tok")
+    if experts_per_token > num_experts:
+        raise ConfigError(
+            f"num_experts_per_tok {experts_per_token} exceeds the {num_experts} experts.",
+            field="num_experts_per_tok",
+        )
+    moe_inter = positive_int(config, "moe_intermediate_size", required=False, default=intermediate)
+    shared = count(config, "n_shared_experts")
+    dense_layers = count(config, "first_k_dense_replace")
+    if dense_layers >= layers:
+        raise ConfigError(
+            f"first_k_dense_replace {dense_layers} leaves no mixture-of-experts layer among the "
+            f"{layers} layers.",
+            field="first_k_dense_replace",
+        )
+    return {"num_experts": num_experts, "experts_per_token": experts_per_token, "moe_intermediate_size": moe_inter,
+            "shared_experts": shared, "dense_layers": dense_layers}
+
+
+def _latent_attention(config: dict) -> dict[str, int]:
+    """DeepSeek's multi-head latent attention fields (all 0 without ``kv_lora_rank``)."""
+    names = ("q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
+    kv_lora_rank = positive_int(config, "kv_lora_rank", required=False)
+    mla = {"kv_lora_rank": kv_lora_rank, **dict.fromkeys(names, 0)}
+    if kv_lora_rank:
+        for name in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+            mla[name] = positive_int(config, name)
+        mla["q_lora_rank"] = positive_int(config, "q_lora_rank", required=False)
+    return mla
 
 
 def parse_config(config: dict, family: str | None = None) -> ModelConfig:
@@ -273,168 +228,42 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
     """
     if not isinstance(config, dict):
         raise ConfigError("The config must be a JSON object such as a model's config.json.")
-    _refuse_huge_integers(config)
-    model_type = _model_type(config, family)
+    refuse_huge_integers(config)
+    model_type = model_type_of(config, family)
     notes: list[str] = []
-
-    layers = _positive_int(config, "num_hidden_layers")
-    heads = _positive_int(config, "num_attention_heads")
-    hidden = _positive_int(config, "hidden_size")
-    vocab = _positive_int(config, "vocab_size")
-
-    head_dim = _positive_int(config, "head_dim", required=False)
-    if not head_dim:
-        if hidden % heads:
-            raise ConfigError(
-                f"'head_dim' is absent and hidden_size {hidden} is not divisible by "
-                f"num_attention_heads {heads}.",
-                field="head_dim",
-            )
-        head_dim = hidden // heads
-
+    layers = positive_int(config, "num_hidden_layers")
+    heads = positive_int(config, "num_attention_heads")
+    hidden = positive_int(config, "hidden_size")
+    vocab = positive_int(config, "vocab_size")
+    head_dim = _head_dim(config, hidden, heads)
     is_falcon = model_type in ("falcon", "RefinedWeb", "RefinedWebModel")
-    new_falcon = bool(config.get("new_decoder_architecture"))
-    if is_falcon and config.get("multi_query") and not new_falcon:
-        # Falcon's multi_query mode has exactly one K/V head whatever num_kv_heads says.
-        kv_heads = 1
-    else:
-        kv_heads = _positive_int(config, "num_key_value_heads", required=False, default=heads)
-    if kv_heads > heads or heads % kv_heads:
-        raise ConfigError(
-            f"num_key_value_heads {kv_heads} must divide num_attention_heads {heads}.",
-            field="num_key_value_heads",
-        )
-
+    kv_heads = _kv_heads(config, heads, is_falcon)
     if is_falcon:
-        intermediate = _positive_int(config, "intermediate_size", required=False, default=4 * hidden)
-        gated = False
+        intermediate = positive_int(config, "intermediate_size", required=False, default=4 * hidden)
     else:
-        intermediate = _positive_int(config, "intermediate_size")
-        gated = True
-
-    tie = config.get("tie_word_embeddings")
-    if tie is not None and not isinstance(tie, bool):
-        raise ConfigError(f"'tie_word_embeddings' must be true or false, not {tie!r}.",
-                          field="tie_word_embeddings")
-    tie_defaulted = tie is None
-    if tie_defaulted:
-        tie = TIED_BY_DEFAULT.get(model_type, False)
-        notes.append(
-            f"tie_word_embeddings is absent; a {model_type} model defaults to "
-            f"{'tied' if tie else 'untied'} embeddings."
-        )
-
-    # Mixture of experts: Mixtral's num_local_experts or DeepSeek's n_routed_experts.
-    num_experts = _positive_int(config, "num_local_experts", required=False) or _positive_int(
-        config, "n_routed_experts", required=False
-    ) or _positive_int(config, "num_experts", required=False)
-    experts_per_token = moe_inter = shared = dense_layers = 0
-    if num_experts:
-        experts_per_token = _positive_int(config, "num_experts_per_tok")
-        if experts_per_token > num_experts:
-            raise ConfigError(
-                f"num_experts_per_tok {experts_per_token} exceeds the {num_experts} experts.",
-                field="num_experts_per_tok",
-            )
-        moe_inter = _positive_int(config, "moe_intermediate_size", required=False, default=intermediate)
-        shared = _count(config, "n_shared_experts")
-        dense_layers = _count(config, "first_k_dense_replace")
-        if dense_layers >= layers:
-            raise ConfigError(
-                f"first_k_dense_replace {dense_layers} leaves no mixture-of-experts layer among the "
-                f"{layers} layers.",
-                field="first_k_dense_replace",
-            )
-
-    kv_lora_rank = _positive_int(config, "kv_lora_rank", required=False)
-    mla = {}
-    if kv_lora_rank:
-        for name in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
-            mla[name] = _positive_int(config, name)
-        mla["q_lora_rank"] = _positive_int(config, "q_lora_rank", required=False)
-
-    window, window_layers = _sliding_window(config, model_type, layers)
-
+        intermediate = positive_int(config, "intermediate_size")
+    tie, tie_defaulted = _tied(config, model_type, notes)
+    experts = _experts(config, layers, intermediate)
+    mla = _latent_attention(config)
+    window, window_layers = sliding_window(config, model_type, layers)
     attention_bias = bool(config.get("attention_bias") or config.get("bias"))
     return ModelConfig(
-        model_type=model_type,
-        layers=layers,
-        heads=heads,
-        kv_heads=kv_heads,
-        hidden_size=hidden,
-        head_dim=head_dim,
-        intermediate_size=intermediate,
-        vocab_size=vocab,
-        tie_word_embeddings=bool(tie),
-        tie_defaulted=tie_defaulted,
-        gated_mlp=gated,
+        model_type=model_type, layers=layers, heads=heads, kv_heads=kv_heads, hidden_size=hidden,
+        head_dim=head_dim, intermediate_size=intermediate, vocab_size=vocab,
+        tie_word_embeddings=bool(tie), tie_defaulted=tie_defaulted,
+        gated_mlp=not is_falcon,  # Falcon's MLP is a plain up/down projection, every other family's gated
         qkv_bias=attention_bias or model_type in QKV_BIAS_BY_DEFAULT,
         attention_out_bias=attention_bias,
         mlp_bias=bool(config.get("mlp_bias") or (is_falcon and config.get("bias"))),
         norm_has_bias=is_falcon,
-        norms_per_layer=_falcon_norms(config) if is_falcon else NORMS_PER_LAYER.get(model_type, 2),
+        norms_per_layer=falcon_norms(config) if is_falcon else NORMS_PER_LAYER.get(model_type, 2),
         qk_norm=model_type in QK_NORM_TYPES,
-        num_experts=num_experts,
-        experts_per_token=experts_per_token,
-        moe_intermediate_size=moe_inter,
-        shared_experts=shared,
-        dense_layers=dense_layers,
+        **experts,
         router_bias=config.get("topk_method") == "noaux_tc",
-        shared_expert_intermediate_size=_count(config, "shared_expert_intermediate_size") if num_experts else 0,
-        kv_lora_rank=kv_lora_rank,
-        q_lora_rank=mla.get("q_lora_rank", 0),
-        qk_rope_head_dim=mla.get("qk_rope_head_dim", 0),
-        qk_nope_head_dim=mla.get("qk_nope_head_dim", 0),
-        v_head_dim=mla.get("v_head_dim", 0),
-        sliding_window=window,
-        window_layers=window_layers,
-        max_position_embeddings=_count(config, "max_position_embeddings"),
+        shared_expert_intermediate_size=count(config, "shared_expert_intermediate_size")
+        if experts["num_experts"] else 0,
+        **mla,
+        sliding_window=window, window_layers=window_layers,
+        max_position_embeddings=count(config, "max_position_embeddings"),
         notes=tuple(notes),
     )
-
-
-def _falcon_norms(config: dict) -> int:
-    """LayerNorms per Falcon block: one shared by the parallel attention and MLP
-    branches in the original 7B layout, two otherwise (serial blocks, or the new
-    decoder architecture's ln_attn and ln_mlp)."""
-    if config.get("parallel_attn", True) and not config.get("new_decoder_architecture"):
-        return 1
-    return 2
-
-
-def _sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int]:
-    """Return (window in tokens, number of windowed layers); (0, 0) when none.
-
-    Understands ``layer_types`` lists, Gemma-2's alternation (even layers local),
-    Qwen2's ``use_sliding_window``/``max_window_layers`` and Mistral's window on
-    every layer.
-    """
-    window = config.get("sliding_window") or config.get("sliding_window_size")
-    if not window:
-        return 0, 0
-    if (isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window)
-            or window <= 0 or window != int(window)):
-        raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
-                          field="sliding_window")
-    window = int(window)
-    layer_types = config.get("layer_types")
-    if isinstance(layer_types, list) and layer_types:
-        if len(layer_types) != layers:
-            raise ConfigError(
-                f"'layer_types' lists {len(layer_types)} layers but num_hidden_layers is {layers}.",
-                field="layer_types",
-            )
-        return window, sum(1 for kind in layer_types if "sliding" in str(kind))
-    if "use_sliding_window" in config:
-        if not config["use_sliding_window"]:
-            return 0, 0
-        # Qwen2 windows the layers from max_window_layers upwards.
-        first = _count(config, "max_window_layers")
-        return window, max(0, layers - first)
-    pattern = config.get("sliding_window_pattern")
-    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
-        # Gemma-3: every pattern-th layer (5, 11, 17 … for a pattern of 6) is global.
-        return window, layers - layers // pattern
-    if model_type in ("gemma2", "gemma3_text"):
-        return window, (layers + 1) // 2  # layers 0, 2, 4 … are local
-    return window, layers
