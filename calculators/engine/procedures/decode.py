@@ -35,6 +35,7 @@ from ..formulas import product, ratio
 from ..hf_config import ModelConfig
 from ..misconceptions import MISCONCEPTIONS
 from .base import Result, StepSpec, format_number, run
+from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import (
@@ -50,15 +51,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
-from .roofline import (
-    ROOFLINE_AS_EXPECTATION,
-    datasheet_phrase,
-    draw_served_model,
-    gpu_phrase,
-    model_phrase,
-    moe_note,
-    params_used,
-)
+from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
 from .step import (
     ALLREDUCE_LATENCY_US,

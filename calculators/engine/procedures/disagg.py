@@ -38,6 +38,7 @@ from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import attention_head_dim, compute_precision
 from .base import Result, StepSpec, format_number, run
+from .compute_shared import draw_served_model
 from .disagg_cost import COST_INPUTS, COST_SPECS
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
@@ -53,7 +54,6 @@ from .inputs import (
 )
 from .kv import kv_given, kv_per_token_spec
 from .preempt import SWAP_IN_BITS
-from .roofline import draw_served_model
 from .slo import run_slo
 from .slo_inputs import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS
 

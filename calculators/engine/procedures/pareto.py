@@ -36,6 +36,7 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .compute_shared import draw_served_model
 from .decode import KV_READ_IGNORED
 from .family import Family
 from .inputs import (
@@ -54,7 +55,6 @@ from .inputs import (
 )
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
 from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
-from .roofline import draw_served_model
 from .slo_formulas import batch_limit_specs
 from .slo_inputs import TPOT_TARGET_MS, slo_given
 from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED

@@ -34,6 +34,7 @@ from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
 from .base import Result, StepSpec, format_number, run
+from .compute_shared import draw_served_model
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import (
@@ -49,7 +50,6 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
-from .roofline import draw_served_model
 from .step import replication_step
 
 PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,

@@ -20,14 +20,10 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
-from .family import Family
-from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-from .roofline import (
+from .compute_shared import (
     MFU,
     PRECISION,
     PROMPT_TOKENS,
-    ROOFLINE_AS_EXPECTATION,
-    SPARSE_TFLOPS,
     compute_peak_note,
     datasheet_phrase,
     draw_served_model,
@@ -37,6 +33,9 @@ from .roofline import (
     params_used,
     peak_tflops,
 )
+from .family import Family
+from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
                      minimum=0, maximum=3_600_000, unit="ms")

@@ -26,6 +26,18 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import GIB_PER_GB, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
+from .compute_shared import (
+    MFU,
+    PRECISION,
+    compute_peak_note,
+    datasheet_phrase,
+    draw_served_model,
+    gpu_phrase,
+    model_phrase,
+    moe_note,
+    params_used,
+    peak_tflops,
+)
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import GPU, GPUS, KV_DTYPE, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
@@ -41,20 +53,7 @@ from .prefill import (
     linear_term,
     time_ms,
 )
-from .roofline import (
-    MFU,
-    PRECISION,
-    ROOFLINE_AS_EXPECTATION,
-    SPARSE_TFLOPS,
-    compute_peak_note,
-    datasheet_phrase,
-    draw_served_model,
-    gpu_phrase,
-    model_phrase,
-    moe_note,
-    params_used,
-    peak_tflops,
-)
+from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 PREFIX_TOKENS = InputSpec("prefix_tokens", "int", 1024, "length of the shared prefix (system prompt, tools), "
                           "tokens", minimum=1, maximum=10_000_000, unit="tok")

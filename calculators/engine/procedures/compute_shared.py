@@ -1,0 +1,146 @@
+"""What the compute families (``roofline``, ``decode``, ``prefill``, ``prefix``) share.
+
+The compute-precision, prompt and MFU inputs, the dense/sparse peak lookup
+(``gpus.json``'s ``tflops.<precision>_dense`` and ``_sparse_2to4``), the
+parameters a token uses, the sentences their notes share, and the generators'
+helpers: a model served at the smallest tensor-parallel degree that holds it,
+and the phrases a drawn problem quotes.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..catalog import Catalog, Gpu
+from ..dtypes import weight_bits
+from ..errors import InputError
+from ..hf_config import ModelConfig
+from ..param_count import param_breakdown
+from ..step_model import check_degree
+from .drawing import computing_gpus
+from .inputs import InputSpec
+
+# Precisions a card's dense throughput is quoted at (keys of Gpu.dense_tflops).
+COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "tf32", "fp4")
+
+PRECISION = InputSpec("precision", "choice", "bf16", "compute precision whose dense TFLOP/s is the peak",
+                      choices=COMPUTE_PRECISIONS)
+PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 2048, "prompt length, tokens", minimum=1,
+                          maximum=10_000_000, unit="tok")
+# 0.4: inside the 35–50 % MFU the runbook map's glossary calls realistic for prefill (seed 000).
+MFU = InputSpec("mfu", "float", 0.4, "model FLOPs utilisation (fraction of the dense peak reached)",
+                minimum=0, maximum=1, exclusive_minimum=True)
+
+# Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
+FIT_FRACTION = 0.8
+TP_DEGREES = (1, 2, 4, 8)
+MAX_DRAWS = 200
+
+
+def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, float]:
+    """(dense, 2:4-sparse) TFLOP/s of ``gpu`` at ``precision``, from ``gpus.json``'s
+    ``tflops.<precision>_dense`` and ``_sparse_2to4`` (``int8_tops`` for int8).
+
+    The sparse figure is 0.0 when none is on record. Raises :class:`InputError`
+    (field ``precision``) when the card has no dense figure at that precision
+    (fp8 on an A100, fp4 before Blackwell).
+    """
+    dense = gpu.dense_tflops.get(precision)
+    if not dense:
+        supported = ", ".join(p for p in COMPUTE_PRECISIONS if gpu.dense_tflops.get(p))
+        raise InputError(f"The {gpu.name} has no dense {precision} throughput on record; choose one of "
+                         f"{supported}.", field="precision")
+    return float(dense), float(gpu.sparse_tflops.get(precision) or 0.0)
+
+
+def params_used(cfg: ModelConfig) -> tuple[int, int]:
+    """(total, active) parameters: every stored weight, and those one token multiplies
+    through (equal for a dense model; a mixture of experts uses its routed few)."""
+    breakdown = param_breakdown(cfg)
+    return breakdown.total, breakdown.active
+
+
+def moe_note(cfg: ModelConfig, total: int, active: int, what: str) -> list[str]:
+    """A sentence on which parameter count a mixture of experts is charged, or none."""
+    if not cfg.is_moe:
+        return []
+    return [f"Mixture of experts: a token uses {active:,} of the {total:,} parameters "
+            f"({cfg.experts_per_token} of {cfg.num_experts} routed experts per layer); {what}"]
+
+
+def compute_peak_note(gpu: Gpu, precision: str, dense: float, sparse: float, gpus: int = 1) -> str:
+    """One sentence naming the dense peak used and the sparse figure not used."""
+    cards = f"{gpus} × " if gpus > 1 else ""
+    text = f"Peak compute: {cards}{gpu.name} at {dense:,g} TFLOP/s dense in {precision}"
+    if sparse:
+        text += (f"; the datasheet's {sparse:,g} is the 2:4-sparsity figure, which dense inference "
+                 f"never reaches")
+    return text + "."
+
+
+def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: float) -> int | None:
+    """The smallest tensor-parallel degree of :data:`TP_DEGREES` that obeys the degree rule and
+    whose cards hold the model's weights in :data:`FIT_FRACTION` of their memory, or ``None``."""
+    cfg = catalog.model(model_id).config
+    total, _ = params_used(cfg)
+    card = catalog.gpu(gpu_id).memory_bytes
+    for degree in TP_DEGREES:
+        try:
+            check_degree(cfg, degree)  # only degrees the heads accept (docs/architecture.md §12)
+        except InputError:
+            continue
+        if total * bits / 8 <= FIT_FRACTION * degree * card:
+            return degree
+    return None
+
+
+def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf16", "fp8", "int8", "int4"),
+                      precision: bool = False) -> dict:
+    """A (model, gpu, gpus, weights_dtype[, precision]) that a real deployment would use:
+    the weights fit the replica at the smallest TP degree that holds them.
+
+    With ``precision`` a compute precision is drawn too (the weights' own format
+    when the card computes in it, bf16 for int4 weights). Deterministic for a
+    given ``rng``; raises ``RuntimeError`` if the catalog offers nothing that fits.
+    """
+    for _ in range(MAX_DRAWS):
+        model = rng.choice(sorted(catalog.models))
+        gpu = rng.choice(sorted(computing_gpus(catalog)))
+        dtype = rng.choice(dtypes)
+        card = catalog.gpu(gpu)
+        if dtype in ("fp8", "int8") and not card.dense_tflops.get(dtype):
+            dtype = "bf16"
+        degree = smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype))
+        if degree is None:
+            continue
+        drawn = {"model": model, "gpu": gpu, "gpus": degree, "weights_dtype": dtype}
+        if precision:
+            drawn["precision"] = dtype if dtype in ("bf16", "fp8", "int8") else "bf16"
+        return drawn
+    raise RuntimeError("No model in the catalog fits any card at up to 8-way tensor parallelism.")
+
+
+def datasheet_phrase(gpu: Gpu, precision: str | None = None) -> str:
+    """The card's datasheet figures a drawn problem quotes: bandwidth, and at ``precision``
+    both the 2:4-sparse and the dense TFLOP/s (so the candidate has to pick one)."""
+    text = f"The {gpu.name} datasheet lists {gpu.bandwidth_gb_s:,g} GB/s of memory bandwidth"
+    dense = gpu.dense_tflops.get(precision) if precision else None
+    if dense:
+        sparse = gpu.sparse_tflops.get(precision)
+        text += f" and, in {precision}, "
+        text += (f"{sparse:,g} TFLOP/s with 2:4 sparsity or {dense:,g} TFLOP/s dense" if sparse
+                 else f"{dense:,g} TFLOP/s dense")
+    return text + "."
+
+
+def model_phrase(inputs: dict[str, Any]) -> str:
+    """How a drawn problem names its model."""
+    return inputs.get("model") or "the pasted model"
+
+
+def gpu_phrase(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """``one H100 SXM5 80GB`` or ``4 × H100 SXM5 80GB in tensor parallel``."""
+    name = catalog.gpu(inputs["gpu"]).name
+    gpus = inputs.get("gpus", 1)
+    return f"one {name}" if gpus == 1 else f"{gpus} × {name} in tensor parallel"
