@@ -1,0 +1,143 @@
+"""The ``lora`` family's formulas and steps, and the matrix shapes they read from a config.
+
+One adapted matrix of shape (d_in, d_out) costs r × (d_in + d_out) parameters
+(the A and B factors of Hu et al., 2021); the target presets of :data:`PRESETS`
+name the projections adapted in every layer.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..hf_config import ModelConfig
+from .base import StepSpec
+
+# Target presets: q and v; the four attention projections; those and the MLP's matrices.
+PRESETS = ("qv", "qkvo", "all")
+
+_ATTENTION_VARS = (
+    Var("rank", "1", "adapter rank r"),
+    Var("hidden_size", "1", "model width (hidden_size)"),
+    Var("q_width", "1", "query width (num_attention_heads × head_dim)"),
+    Var("kv_width", "1", "K/V width (num_key_value_heads × head_dim)"),
+)
+_MLP_VARS = (
+    Var("experts", "1", "MLPs per layer (1, or every expert of a mixture)"),
+    Var("mlp_matrices", "1", "matrices per MLP (gate, up, down = 3; up, down = 2)"),
+    Var("mlp_width", "1", "MLP inner width (intermediate_size, or an expert's)"),
+)
+
+
+def _adapter(s, d_in: str, d_out: str):
+    """R × (d_in + d_out): the A and B factors of one adapted matrix."""
+    return product(s["rank"], total(s[d_in], s[d_out]))
+
+
+def _attention_terms(s, preset: str) -> list:
+    q = _adapter(s, "hidden_size", "q_width")
+    k = _adapter(s, "hidden_size", "kv_width")
+    v = _adapter(s, "hidden_size", "kv_width")
+    o = _adapter(s, "q_width", "hidden_size")
+    return [q, v] if preset == "qv" else [q, k, v, o]
+
+
+def _per_layer(preset: str):
+    def build(s):
+        terms = _attention_terms(s, preset)
+        if preset == "all":
+            terms.append(product(s["experts"], s["mlp_matrices"], _adapter(s, "hidden_size", "mlp_width")))
+        return total(*terms)
+    return build
+
+
+PARAMS_PER_LAYER = {
+    preset: Formula("params_per_layer", f"Adapter parameters per layer ({preset})", "1",
+                    _ATTENTION_VARS + (_MLP_VARS if preset == "all" else ()), _per_layer(preset))
+    for preset in PRESETS
+}
+
+ADAPTER_PARAMS = Formula(
+    "adapter_params", "Adapter parameters", "1",
+    (Var("params_per_layer", "1", "adapter parameters per layer"), Var("layers", "1", "layers (num_hidden_layers)")),
+    lambda s: product(s["params_per_layer"], s["layers"]),
+)
+
+ADAPTER_GIB = Formula(
+    "adapter_gib", "Adapter memory", "GiB",
+    (Var("adapter_params", "1", "adapter parameters"), Var("adapter_bits", "bit", "bits per adapter value")),
+    lambda s: product(s["adapter_params"], s["adapter_bits"]),
+)
+
+SPARE_FROM_BUDGET = Formula(
+    "spare_gib", "Memory for adapters (given)", "GiB",
+    (Var("budget_gib", "GiB", "memory set aside for adapters"),),
+    lambda s: s["budget_gib"],
+)
+
+SPARE_FROM_LADDER = Formula(
+    "spare_gib", "Memory for adapters (a share of the KV budget)", "GiB",
+    (Var("gpus", "GPUs", "cards in the replica"),
+     Var("card_mib", "MiB", "memory per card"),
+     Var("utilization", "1", "utilisation fraction"),
+     Var("total_params", "1", "base model parameters"),
+     Var("weight_bits", "bit", "bits per base weight"),
+     Var("reserve_gib", "GiB", "activation reserve per card"),
+     Var("budget_share", "1", "share of the KV budget for adapters")),
+    lambda s: product(total(product(s["gpus"], s["card_mib"], s["utilization"]),
+                            -product(s["total_params"], s["weight_bits"]),
+                            -product(s["gpus"], s["reserve_gib"])),
+                      s["budget_share"]),
+)
+
+ADAPTERS_FIT = Formula(
+    "adapters_fit", "Adapters that fit", "1",
+    (Var("spare_gib", "GiB", "memory for adapters"), Var("adapter_gib", "GiB", "one adapter")),
+    lambda s: sympy.Max(0, sympy.floor(ratio(s["spare_gib"], s["adapter_gib"]))),
+)
+
+ALL_FORMULAS = (*PARAMS_PER_LAYER.values(), ADAPTER_PARAMS, ADAPTER_GIB, SPARE_FROM_BUDGET, SPARE_FROM_LADDER,
+                ADAPTERS_FIT)
+
+
+def lora_specs(preset: str, by_budget: bool) -> list[StepSpec]:
+    """The five steps for a target preset and a source of spare memory."""
+    return [
+        StepSpec("params_per_layer", "Adapter parameters per layer", PARAMS_PER_LAYER[preset], tolerance=0.001),
+        StepSpec("adapter_params", "Adapter parameters (every layer)", ADAPTER_PARAMS,
+                 {"params_per_layer": "params_per_layer"}, tolerance=0.001),
+        StepSpec("adapter_gib", "Memory per adapter", ADAPTER_GIB, {"adapter_params": "adapter_params"}),
+        StepSpec("spare_gib", "Memory for adapters", SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
+        StepSpec("adapters_fit", "Adapters that fit", ADAPTERS_FIT,
+                 {"spare_gib": "spare_gib", "adapter_gib": "adapter_gib"}, rounding="floor"),
+    ]
+
+
+def lora_given(cfg: ModelConfig, preset: str, rank: int) -> dict[str, float]:
+    """The matrix shapes the adapter formulas read, keyed by variable name.
+
+    Raises :class:`InputError` for shapes this family does not model: MLA
+    attention (DeepSeek's down- and up-projections are not q/k/v/o) and, for
+    ``all``, a mixture of experts with dense leading layers or a shared expert
+    of its own width.
+    """
+    if cfg.kv_lora_rank:
+        raise InputError("Multi-head latent attention (kv_lora_rank) has no per-head q/k/v projections to adapt; "
+                         "this calculator models q, k, v, o and the MLP of GQA, MQA and MHA models.",
+                         field="model")
+    if preset == "all" and cfg.is_moe and (cfg.dense_layers or cfg.shared_expert_intermediate_size):
+        raise InputError("This mixture of experts mixes MLP widths (dense layers or a shared expert of its "
+                         "own width); adapt the attention only (qv or qkvo).", field="targets")
+    return {
+        "rank": rank,
+        "hidden_size": cfg.hidden_size,
+        "q_width": cfg.heads * cfg.head_dim,
+        "kv_width": cfg.kv_heads * cfg.head_dim,
+        "experts": (cfg.num_experts + cfg.shared_experts) if cfg.is_moe else 1,
+        "mlp_matrices": 3 if cfg.gated_mlp else 2,
+        "mlp_width": cfg.moe_intermediate_size if cfg.is_moe else cfg.intermediate_size,
+        "layers": cfg.layers,
+        "preset": PRESETS.index(preset),
+    }
