@@ -14,6 +14,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("_floor/", views.floor, name="floor"),  # the benchmark floor; 404 unless BENCH_FLOOR=true
+    path("_floor/write/", views.floor_write, name="floor_write"),  # its write floor (POST); the same
     path("accounts/", include("accounts.urls")),
     path("account/", include("accounts.urls_data")),  # a person's own data: export, leave a cohort, delete
     path("admin/", admin.site.urls),

@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.templatetags.static import static
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 
 @require_safe
@@ -68,3 +68,22 @@ def floor(request: HttpRequest) -> HttpResponse:
     if not settings.BENCH_FLOOR:
         raise Http404("The benchmark floor is off (BENCH_FLOOR=false).")
     return render(request, "bench/floor.html")
+
+
+@require_POST
+def floor_write(request: HttpRequest) -> HttpResponse:
+    """The benchmark's write floor: what any write costs, whatever it saves -- one INSERT and its COMMIT.
+
+    A POST through the full middleware stack (the session and its user, the CSRF check) that inserts one
+    row in a transaction and answers a fixed fragment; ``bench/bench_http.py`` compares the graded
+    submission with it. The row is a session row that has already expired (``manage.py clearsessions``
+    deletes it; nobody can sign in with it), so the floor needs no table of its own. Like :func:`floor`,
+    a 404 unless the ``BENCH_FLOOR`` setting is true, and signed-in visitors only (a 404 for anyone else,
+    like the page it stands for).
+    """
+    if not settings.BENCH_FLOOR or not request.user.is_authenticated:
+        raise Http404("The benchmark floor is off (BENCH_FLOOR=false).")
+    with transaction.atomic():
+        Session.objects.create(session_key="floor-write-" + secrets.token_hex(14), session_data="",
+                               expire_date=timezone.now())
+    return render(request, "bench/floor_write.html")

@@ -69,6 +69,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "healthz": Get(),
     "favicon": Get(),
     "floor": Get(),
+    "floor_write": Post(()),
     # accounts (Django's auth views, and our sign-up)
     "start": Post(("time_zone", "path")),
     "signup": Post(("username", "email", "password1", "password2"), echo=("username", "email")),

@@ -51,6 +51,7 @@ MY_ASSIGNMENT = (LOGIN, 200, 404, 404, 404, 404)   # only the candidates it is f
 EXPECTED: dict[str, tuple[int, ...]] = {
     "home": PUBLIC, "healthz": PUBLIC,
     "floor": (404,) * 6,  # the benchmark floor answers only with BENCH_FLOOR=true (off here)
+    "floor_write": POST_ONLY,  # its write floor: POST only, then a 404 unless BENCH_FLOOR=true
     "signup": (200, 302, 302, 302, 302, 302),  # logged in: sent home
     "login": PUBLIC, "logout": POST_ONLY,
     "password_change": LOGGED_IN, "password_change_done": LOGGED_IN,
