@@ -174,8 +174,11 @@ MALFORMED = [
     ("12 parsecs", "s", ["'12 parsecs'", "'parsecs' is not a unit", "a duration in s"]),
     ("5 Gb", "GB", ["'Gb' is not a unit", "did you mean 'GB'", "bit"]),
     ("80 x", "GiB", ["'x' is not a unit", "write * or ×"]),
-    ("2(3)", "1", ["'2(3)'", "implicit multiplication is not supported"]),
-    ("(2)(3)", "1", ["implicit multiplication"]),
+    ("1/2(3)", "1", ["'1/2(3)'", "no '*' after a '/'", "1/(2*3) or 1/2*3"]),
+    ("2^3(4)", "1", ["'2^3(4)'", "multiplies a power", "2^3*(4) or 2^(3*4)"]),
+    ("80 GiB (0.9)", "GiB", ["'80 GiB (0.9)'", "a '(' follows a unit", "put * before the '('"]),
+    ("x(3)", "1", ["'x' is not a number"]),
+    ("2e(3)", "1", ["'e' is not a unit"]),
     ("1 024", "B", ["'1 024'", "no operator between them"]),
     ("2 GB GB", "GB", ["'2 GB GB'", "already has a unit"]),
     ("(2 GB) GB", "GB", ["already has a unit"]),
@@ -202,7 +205,11 @@ MALFORMED = [
     ("90%", "GiB", ["'90%' is a percentage", "a memory size in GiB"]),
     ("1 GiB / 131072 B", "GiB", ["is a plain ratio", "a memory size in GiB"]),
     ("312 TFLOPs", "FLOP/s", ["an operation count", "TFLOP/s or TFLOPS", "a compute throughput in FLOP/s"]),
-    ("53 users", "GPUs", ["'53 users' is a user count", "a GPU count"]),
+    ("53 users", "GPUs", ["'53 users' is a user count (read as 53 users); this step asks for a GPU count, such as 16."]),
+    ("12 GPUs", "users", ["'12 GPUs' is a GPU count (read as 12 GPUs); this step asks for a user count, such as 53."]),
+    ("1 node", "replicas", ["'1 node' is a node count (read as 1 node); this step asks for a replica count"]),
+    ("4 Ktok", "requests", ["is a token count (read as 4,000 tok); this step asks for a request count"]),
+    ("12 gpus", "1", ["'12 gpus' is a GPU count (read as 12 GPUs); this step asks for a plain number"]),
     ("8 GB / 2 GPUs", "GB", ["a quantity in B/GPU", "a memory size in GB"]),
     ("$abc", "USD", ["'$' must come right before a number"]),
     ("------5", "1", ["more than three signs"]),
@@ -256,7 +263,7 @@ def test_results_are_finite_floats():
 
 def test_no_dynamic_evaluation_in_the_parser():
     banned = {"eval", "exec", "compile", "literal_eval", "sympify", "parse_expr", "__import__"}
-    for module in ("answers.py", "units.py"):
+    for module in ("answers.py", "answer_tokens.py", "answer_reader.py", "units.py"):
         source = (Path(answers.__file__).parent / module).read_text(encoding="utf-8")
         tree = ast.parse(source)
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
@@ -304,3 +311,36 @@ class TestWhatCandidatesWrite:
         assert parsed.conversion == "Read 3,145 as 3145 (a comma groups thousands; write 3.145 for a decimal)."
         # Several groups are not ambiguous: no note.
         assert parse_answer("1,024,000", "B").conversion is None
+
+    @pytest.mark.parametrize(("text", "unit", "expected"), [
+        ("53 users", "users", 53), ("1 user", "users", 1), ("53 Users", "users", 53),
+        ("16 GPUs", "GPUs", 16), ("16 gpus", "GPUs", 16), ("1 GPU", "GPUs", 1), ("16 Gpu", "GPUs", 16),
+        ("2 nodes", "nodes", 2), ("1 node", "nodes", 1), ("4 replicas", "replicas", 4), ("1 Replica", "replicas", 1),
+        ("4096 tok", "tok", 4096), ("4096 tokens", "tok", 4096), ("1 token", "tok", 1), ("4 Ktok", "tok", 4000),
+        ("120 requests", "requests", 120), ("1 request", "requests", 1), ("120 req", "requests", 120),
+        ("2*8 GPUs", "GPUs", 16), ("(80 - 14.96) GPUs", "GPUs", 65.04),
+    ])
+    def test_a_count_with_its_noun_is_read_in_a_step_counting_that_noun(self, text, unit, expected):
+        parsed = parse_answer(text, unit)
+        assert parsed.value == pytest.approx(expected)
+        assert parsed.conversion is None or "Ktok" in text
+
+    @pytest.mark.parametrize(("text", "value", "shown"), [
+        ("2(8)(128)", 2048, "'2*(8)*(128)'"),
+        ("2 (80)", 160, "'2 *(80)'"),
+        ("(8)(128)", 1024, "'(8)*(128)'"),
+        ("(1+1)3", 6, "'(1+1)*3'"),
+        ("2(3)^2", 18, "'2*(3)^2'"),               # the power binds first, as with a written *
+        ("-2(3)", -6, "'-2*(3)'"),
+        ("2(8)/4", 4, "'2*(8)/4'"),               # a '/' after the product is not ambiguous
+        ("(1/2)(3)", 1.5, "'(1/2)*(3)'"),
+    ])
+    def test_a_number_next_to_a_bracket_multiplies_and_the_feedback_says_so(self, text, value, shown):
+        parsed = parse_answer(text, "1")
+        assert parsed.value == value
+        assert parsed.conversion == f"Read '{text}' as {shown}."
+
+    def test_an_implicit_product_carries_its_unit(self):
+        parsed = parse_answer("2(8)(128) KiB", "B")
+        assert parsed.value == 2048 * 1024
+        assert parsed.conversion.startswith("Read '2(8)(128) KiB' as '2*(8)*(128) KiB'.")
