@@ -36,8 +36,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, ConfigError, InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
-from calculators.engine.procedures import rope as rope_module
+from calculators.engine.procedures import FAMILIES, rope_formulas
 
 STEP_KEYS = ["bands", "shortest_wavelength_tok", "longest_wavelength_tok", "bands_longer_than_context",
              "scaled_longest_wavelength_tok"]
@@ -159,14 +158,14 @@ def test_worked_substitution_of_the_band_count(llama):
 # --- formulas: the cached evaluator against exact substitution -------------------------------------
 
 FORMULA_CASES = [
-    (rope_module.BANDS, {"rotary_dim": 128}),
-    (rope_module.SHORTEST_WAVELENGTH, {}),
-    (rope_module.LONGEST_WAVELENGTH, {"rope_theta": 500_000, "rotary_dim": 128}),
-    (rope_module.LONGEST_WAVELENGTH, {"rope_theta": 10_000, "rotary_dim": 64}),
-    (rope_module.BANDS_LONGER_THAN_CONTEXT, {"bands": 64, "context": 8192, "rope_theta": 500_000}),
-    (rope_module.BANDS_LONGER_THAN_CONTEXT, {"bands": 32, "context": 4096, "rope_theta": 10_000}),
-    (rope_module.BANDS_LONGER_THAN_CONTEXT, {"bands": 64, "context": 10_000_000, "rope_theta": 10_000}),
-    (rope_module.SCALED_LONGEST_WAVELENGTH, {"scaling_factor": 8, "longest_wavelength_tok": 2_559_195.5}),
+    (rope_formulas.BANDS, {"rotary_dim": 128}),
+    (rope_formulas.SHORTEST_WAVELENGTH, {}),
+    (rope_formulas.LONGEST_WAVELENGTH, {"rope_theta": 500_000, "rotary_dim": 128}),
+    (rope_formulas.LONGEST_WAVELENGTH, {"rope_theta": 10_000, "rotary_dim": 64}),
+    (rope_formulas.BANDS_LONGER_THAN_CONTEXT, {"bands": 64, "context": 8192, "rope_theta": 500_000}),
+    (rope_formulas.BANDS_LONGER_THAN_CONTEXT, {"bands": 32, "context": 4096, "rope_theta": 10_000}),
+    (rope_formulas.BANDS_LONGER_THAN_CONTEXT, {"bands": 64, "context": 10_000_000, "rope_theta": 10_000}),
+    (rope_formulas.SCALED_LONGEST_WAVELENGTH, {"scaling_factor": 8, "longest_wavelength_tok": 2_559_195.5}),
 ]
 
 

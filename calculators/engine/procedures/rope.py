@@ -23,27 +23,25 @@ only ``qk_rope_head_dim`` values per head are rotated. Source of the
 construction: Su et al., "RoFormer: Enhanced Transformer with Rotary Position
 Embedding" (2021); position interpolation: Chen et al., "Extending Context
 Window of Large Language Models via Positional Interpolation" (2023).
+
+The parts: :mod:`.rope_formulas` (formulas and steps), :mod:`.rope_config` (reading
+the config), :mod:`.rope_notes` and :mod:`.rope_variants` (misconceptions).
 """
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
-from sympy import Max, Pow, floor, log, pi
-
 from ..catalog import Catalog
 from ..errors import ConfigError, InputError
-from ..formula import Formula, Var
-from ..formulas import product, ratio, total
-from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
-from .base import Result, StepSpec, evaluate_steps, run
+from .base import Result, evaluate_steps, run
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-
-DEFAULT_ROPE_THETA = 10_000.0
+from .rope_config import DEFAULT_ROPE_THETA, catalog_rope_config, raw_rope_config, rope_settings
+from .rope_formulas import SPECS
+from .rope_notes import plain_number, rope_notes, rotary_dim_note
+from .rope_variants import MISCONCEPTION_INFOS, VARIANTS
 
 ORIGINAL_CONTEXT = InputSpec(
     "original_context", "int", None, "context the model was trained at, tokens (default: the config's "
@@ -55,181 +53,6 @@ SCALING_FACTOR = InputSpec(
 INPUTS = (MODEL, ORIGINAL_CONTEXT, SCALING_FACTOR)
 STEP_KEYS = ("bands", "shortest_wavelength_tok", "longest_wavelength_tok", "bands_longer_than_context",
              "scaled_longest_wavelength_tok")
-
-BANDS = Formula(
-    "bands", "Frequency bands per head", "1",
-    (Var("rotary_dim", "1", "values rotated per head (head_dim, or qk_rope_head_dim under MLA)"),),
-    lambda s: ratio(s["rotary_dim"], 2),
-)
-SHORTEST_WAVELENGTH = Formula(
-    "shortest_wavelength_tok", "Shortest wavelength", "tok", (),
-    lambda s: product(2, pi),
-)
-LONGEST_WAVELENGTH = Formula(
-    "longest_wavelength_tok", "Longest wavelength", "tok",
-    (Var("rope_theta", "1", "RoPE base (rope_theta)"),
-     Var("rotary_dim", "1", "values rotated per head")),
-    lambda s: product(2, pi, Pow(s["rope_theta"], ratio(total(s["rotary_dim"], -2), s["rotary_dim"]))),
-)
-BANDS_LONGER_THAN_CONTEXT = Formula(
-    "bands_longer_than_context", "Bands longer than the original context", "1",
-    (Var("bands", "1", "frequency bands per head"),
-     Var("context", "tok", "original context"),
-     Var("rope_theta", "1", "RoPE base (rope_theta)")),
-    lambda s: Max(0, total(s["bands"], -floor(ratio(product(s["bands"], log(ratio(s["context"], product(2, pi)))),
-                                                    log(s["rope_theta"]))), -1)),
-)
-SCALED_LONGEST_WAVELENGTH = Formula(
-    "scaled_longest_wavelength_tok", "Longest wavelength after scaling", "tok",
-    (Var("scaling_factor", "1", "scaling factor s"),
-     Var("longest_wavelength_tok", "tok", "longest wavelength")),
-    lambda s: product(s["scaling_factor"], s["longest_wavelength_tok"]),
-)
-ALL_FORMULAS = (BANDS, SHORTEST_WAVELENGTH, LONGEST_WAVELENGTH, BANDS_LONGER_THAN_CONTEXT,
-                SCALED_LONGEST_WAVELENGTH)
-
-SPECS = [
-    StepSpec("bands", "Frequency bands per head (rotated values ÷ 2)", BANDS, rounding="floor"),
-    StepSpec("shortest_wavelength_tok", "Shortest wavelength (band 0, one radian per token)", SHORTEST_WAVELENGTH),
-    StepSpec("longest_wavelength_tok", "Longest wavelength (the last band)", LONGEST_WAVELENGTH),
-    StepSpec("bands_longer_than_context", "Bands that never complete a turn within the original context",
-             BANDS_LONGER_THAN_CONTEXT, {"bands": "bands"}, rounding="floor"),
-    StepSpec("scaled_longest_wavelength_tok", "Longest wavelength with positions divided by s",
-             SCALED_LONGEST_WAVELENGTH, {"longest_wavelength_tok": "longest_wavelength_tok"}),
-]
-
-
-def _number(value: Any) -> float | None:
-    """A finite real number from a config value, or ``None``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def rope_settings(raw: dict, cfg: ModelConfig, source_field: str) -> dict[str, Any]:
-    """The RoPE numbers of a raw ``config.json``.
-
-    Returns ``rope_theta`` (defaulted to 10,000 when absent, with
-    ``theta_defaulted``), ``rotary_dim`` (head_dim × partial_rotary_factor, or
-    qk_rope_head_dim under MLA), ``scaling`` (the ``rope_scaling`` dict or
-    ``{}``), ``factor`` and ``original_context`` (``None`` when the config has
-    neither). Raises :class:`ConfigError` (field ``source_field``) for a model
-    without RoPE (ALiBi) or a malformed value, naming the key.
-    """
-    if raw.get("alibi") is True or raw.get("position_embedding_type") == "alibi":
-        raise ConfigError("This model uses ALiBi position biases, not RoPE: it has no frequency bands.",
-                          field=source_field)
-    parameters: dict = raw["rope_parameters"] if isinstance(raw.get("rope_parameters"), dict) else {}
-    theta_raw = raw.get("rope_theta", parameters.get("rope_theta"))
-    theta = _number(theta_raw) if theta_raw is not None else DEFAULT_ROPE_THETA
-    if theta is None or theta <= 1 or theta > 1e12:
-        raise ConfigError(f"rope_theta must be a number above 1, not {theta_raw!r}.", field=source_field)
-    if cfg.kv_lora_rank:
-        rotary_dim = cfg.qk_rope_head_dim
-    else:
-        fraction_raw = raw.get("partial_rotary_factor", raw.get("rotary_pct", 1))
-        fraction = _number(fraction_raw)
-        if fraction is None or not 0 < fraction <= 1:
-            raise ConfigError(f"partial_rotary_factor must be above 0 and at most 1, not {fraction_raw!r}.",
-                              field=source_field)
-        rotary_dim = int(cfg.head_dim * fraction)
-    if rotary_dim < 2 or rotary_dim % 2:
-        raise ConfigError(f"RoPE rotates pairs of values, so the rotated width must be even; this config gives "
-                          f"{rotary_dim}.", field=source_field)
-    scaling: dict = raw["rope_scaling"] if isinstance(raw.get("rope_scaling"), dict) else {}
-    factor = None
-    if "factor" in scaling:
-        factor = _number(scaling["factor"])
-        if factor is None or factor < 1:
-            raise ConfigError(f"rope_scaling.factor must be a number of at least 1, not {scaling['factor']!r}.",
-                              field=source_field)
-    original = (_number(scaling.get("original_max_position_embeddings"))
-                or _number(raw.get("max_position_embeddings")) or cfg.max_position_embeddings or None)
-    return {"rope_theta": theta, "theta_defaulted": theta_raw is None, "rotary_dim": rotary_dim,
-            "scaling": scaling, "factor": factor, "original_context": int(original) if original else None,
-            "original_from_scaling": bool(_number(scaling.get("original_max_position_embeddings")))}
-
-
-# Keys a catalog entry may lack in its original-format config but state in its library-format copy
-# (Falcon's RW config.json has neither; models.json keeps FalconConfig's values beside it).
-FALLBACK_KEYS = ("rope_theta", "max_position_embeddings")
-
-
-def catalog_rope_config(model) -> tuple[dict, list[str]]:
-    """A catalog model's raw config, with :data:`FALLBACK_KEYS` it lacks filled in from the
-    entry's ``config_transformers_format`` copy; also the keys so filled."""
-    raw = dict(model.raw_config)
-    library = model.entry.get("config_transformers_format") or {}
-    filled = [key for key in FALLBACK_KEYS if raw.get(key) is None and library.get(key) is not None]
-    raw.update({key: library[key] for key in filled})
-    return raw, filled
-
-
-def _raw_config(inputs: dict[str, Any], catalog: Catalog) -> tuple[dict, str, list[str]]:
-    if "config" in inputs:
-        return inputs["config"], "config", []
-    raw, filled = catalog_rope_config(catalog.model(inputs["model"]))
-    return raw, "model", filled
-
-
-def _plain(value: float) -> str:
-    """500,000 rather than 500000.0 or 5e+05."""
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
-
-
-def _turn_degrees(theta_i: float, distance: int) -> float:
-    return math.degrees(theta_i * distance) % 360
-
-
-def rope_notes(settings: dict[str, Any], inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
-    """Where each number came from and what the scaling does, in sentences."""
-    theta, d = settings["rope_theta"], settings["rotary_dim"]
-    bands, context, factor = d // 2, inputs["original_context"], inputs["scaling_factor"]
-    notes = []
-    if settings["theta_defaulted"]:
-        notes.append(f"The config has no rope_theta, so the usual default {DEFAULT_ROPE_THETA:,.0f} is used (the "
-                     f"RoPE paper's base, and the library default for Llama-2, Falcon and DeepSeek).")
-    else:
-        notes.append(f"rope_theta = {_plain(theta)} read from the config.")
-    if settings["rotary_dim_note"]:
-        notes.append(settings["rotary_dim_note"])
-    notes.append(f"Each head rotates its {d} values as {bands} pairs; pair i turns rope_theta^(−2i/{d}) radians "
-                 f"per token, so wavelengths grow geometrically from 2π ≈ 6.28 tokens to "
-                 f"{values['longest_wavelength_tok']:,.0f} tokens.")
-    source = ("rope_scaling.original_max_position_embeddings" if settings["original_from_scaling"]
-              else "max_position_embeddings")
-    where = "as given" if settings["original_given"] else f"from {source}"
-    longer = int(values["bands_longer_than_context"])
-    notes.append(f"Original context {context:,} tokens ({where}): {longer} of {bands} bands never complete a turn "
-                 f"within it, so training only ever showed the model part of their cycle. Those are the bands "
-                 f"context extension has to interpolate; the others have turned many times and can be left alone.")
-    if factor == 1:
-        notes.append("Scaling factor 1: no extension, so the scaled wavelength equals the original; set a "
-                     "scaling factor above 1 to see position interpolation.")
-    else:
-        notes.append(f"Position interpolation divides positions by s = {factor:g}: every angle shrinks by s, every "
-                     f"wavelength grows by s, and {factor:g} × {context:,} = {factor * context:,.0f} positions land on "
-                     f"the angles seen in training. The short bands lose resolution that way, which is why newer "
-                     f"schemes stretch only the long ones.")
-    kind = settings["scaling"].get("rope_type") or settings["scaling"].get("type")
-    if kind == "llama3":
-        low = settings["scaling"].get("low_freq_factor", 1)
-        high = settings["scaling"].get("high_freq_factor", 4)
-        original = settings["original_context"] or context
-        notes.append(f"This config's rope_scaling is llama3-type: bands whose wavelength exceeds {original / low:,.0f} "
-                     f"tokens (original context ÷ low_freq_factor {low:g}) are stretched by the factor, bands under "
-                     f"{original / high:,.0f} tokens (÷ high_freq_factor {high:g}) are left as trained, and those "
-                     f"between are blended. Its longest band is stretched by the full factor, as here.")
-    elif kind == "yarn":
-        notes.append("This config's rope_scaling is YaRN: bands that complete many turns within the original "
-                     "context are left alone, those that complete less than one are interpolated by the full "
-                     "factor, a ramp joins them, and attention logits get a temperature correction. Its longest "
-                     "band is stretched by the full factor, as here.")
-    theta_0, theta_1 = 1.0, theta ** (-2 / d)
-    notes.append(f"RoPE is not one rotation: positions 1 and 3 are {_turn_degrees(theta_0, 2):.1f}° apart in band 0, "
-                 f"{_turn_degrees(theta_1, 2):.1f}° in band 1 and {_turn_degrees(theta ** (-(d - 2) / d), 2):.4f}° "
-                 f"in the last. Two positions are 90° apart only in a band whose angle per token makes it so.")
-    return notes
 
 
 def run_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -245,7 +68,7 @@ def run_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
     cfg, model_name = resolve_model(inputs, catalog)
-    raw_config, source_field, filled = _raw_config(inputs, catalog)
+    raw_config, source_field, filled = raw_rope_config(inputs, catalog)
     settings = rope_settings(raw_config, cfg, source_field)
     settings["original_given"] = inputs["original_context"] is not None
     if inputs["original_context"] is None:
@@ -255,15 +78,7 @@ def run_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         inputs["original_context"] = settings["original_context"]
     if inputs["scaling_factor"] is None:
         inputs["scaling_factor"] = settings["factor"] or 1.0
-    settings["rotary_dim_note"] = ""
-    if cfg.kv_lora_rank:
-        settings["rotary_dim_note"] = (
-            f"Multi-head latent attention: only the decoupled rotary part of each query and key "
-            f"(qk_rope_head_dim = {cfg.qk_rope_head_dim}) is rotated; the {cfg.qk_nope_head_dim} other values "
-            f"per head carry no position.")
-    elif settings["rotary_dim"] != cfg.head_dim:
-        settings["rotary_dim_note"] = (f"partial_rotary_factor: only {settings['rotary_dim']} of the "
-                                       f"{cfg.head_dim} values per head are rotated.")
+    settings["rotary_dim_note"] = rotary_dim_note(cfg, settings["rotary_dim"])
     given = {
         "rotary_dim": settings["rotary_dim"],
         "rope_theta": settings["rope_theta"],
@@ -306,7 +121,7 @@ def describe_rope(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem in the words an interviewer would use."""
     model = catalog.model(inputs["model"])
     settings = rope_settings(catalog_rope_config(model)[0], model.config, "model")
-    theta = (f"rope_theta = {_plain(settings['rope_theta'])}" if not settings["theta_defaulted"]
+    theta = (f"rope_theta = {plain_number(settings['rope_theta'])}" if not settings["theta_defaulted"]
              else f"no rope_theta in its config (take the default {DEFAULT_ROPE_THETA:,.0f})")
     if model.config.kv_lora_rank:
         rotated = "only qk_rope_head_dim values per head are rotated (MLA)"
@@ -320,84 +135,6 @@ def describe_rope(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"scaling factor of {inputs['scaling_factor']:g} to extend the context, what does the longest "
             f"wavelength become?")
 
-
-# --- misconceptions --------------------------------------------------------------------------------
-
-MISCONCEPTION_INFOS = (
-    MisconceptionInfo(
-        "hidden-size-for-head-dim", "Model width used for the head dimension",
-        "RoPE rotates each head's query and key separately: the bands come from head_dim (or MLA's "
-        "qk_rope_head_dim), not hidden_size.", "/runbook/08-rope-and-long-context/#frequency-bands"),
-    MisconceptionInfo(
-        "pairs-not-dims", "Dimensions counted as bands",
-        "Each band rotates a pair of values, so d values make d/2 bands.",
-        "/runbook/08-rope-and-long-context/#frequency-bands"),
-    MisconceptionInfo(
-        "longest-band-as-theta", "Last band's exponent taken as 1",
-        "Bands run i = 0 … d/2 − 1, so the slowest turns rope_theta^(−(d−2)/d) per token; 2π × rope_theta "
-        "overshoots by rope_theta^(2/d).", "/runbook/08-rope-and-long-context/#frequency-bands"),
-    MisconceptionInfo(
-        "wavelength-without-2pi", "Radians taken for tokens",
-        "θ_i is an angle per token; one full turn is 2π radians, so the wavelength is 2π ÷ θ_i tokens.",
-        "/runbook/08-rope-and-long-context/#frequency-bands"),
-    MisconceptionInfo(
-        "rope-single-rotation", "RoPE taken as one rotation",
-        "RoPE turns its pairs at geometrically spaced rates; only the fastest has a 2π-token wavelength. The "
-        "slowest turns far more slowly than that.", "/errata/#rope-single-rotation"),
-    MisconceptionInfo(
-        "extended-context-for-original", "Bands counted against the extended context",
-        "The bands to interpolate are the ones that never turned once during training: count against the "
-        "original context, not the extended one or the config's extended max_position_embeddings.",
-        "/runbook/08-rope-and-long-context/#context-extension"),
-    MisconceptionInfo(
-        "scaling-shrinks-wavelength", "Scaling taken to shorten wavelengths",
-        "Dividing positions by s slows every rotation by s, so wavelengths grow by s; they do not shrink.",
-        "/runbook/08-rope-and-long-context/#context-extension"),
-)
-
-
-def _bands_longer(bands: float, context: float, theta: float) -> float:
-    return BANDS_LONGER_THAN_CONTEXT({"bands": bands, "context": context, "rope_theta": theta})
-
-
-def _hidden_bands(g, s):
-    return g["hidden_size"] / 2
-
-
-def _dims_as_bands(g, s):
-    return g["rotary_dim"]
-
-
-def _longest_as_theta(g, s):
-    return 2 * math.pi * g["rope_theta"]
-
-
-def _without_2pi(key):
-    def variant(g, s):
-        if key == "shortest":
-            return 1.0
-        return g["rope_theta"] ** ((g["rotary_dim"] - 2) / g["rotary_dim"])
-    return variant
-
-
-def _extended_context(g, s):
-    contexts = {g["context"] * g["scaling_factor"], g["max_position_embeddings"]} - {g["context"], 0}
-    return [_bands_longer(s["bands"], context, g["rope_theta"]) for context in sorted(contexts)] or None
-
-
-def _scaled_shorter(g, s):
-    return s["longest_wavelength_tok"] / g["scaling_factor"]
-
-
-VARIANTS = {
-    "bands": (("hidden-size-for-head-dim", _hidden_bands), ("pairs-not-dims", _dims_as_bands)),
-    "shortest_wavelength_tok": (("wavelength-without-2pi", _without_2pi("shortest")),),
-    "longest_wavelength_tok": (("longest-band-as-theta", _longest_as_theta),
-                               ("wavelength-without-2pi", _without_2pi("longest")),
-                               ("rope-single-rotation", lambda g, s: 2 * math.pi)),
-    "bands_longer_than_context": (("extended-context-for-original", _extended_context),),
-    "scaled_longest_wavelength_tok": (("scaling-shrinks-wavelength", _scaled_shorter),),
-}
 
 FAMILIES = (
     Family("rope", "RoPE frequency bands",
