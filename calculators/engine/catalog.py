@@ -196,7 +196,9 @@ def model_from_entry(entry: dict) -> CatalogModel:
     """Build a :class:`CatalogModel` from one object of ``models.json``.
 
     An entry with no Hugging Face ``config`` but DeepSeek's own inference
-    naming (``config_inference_format``) is read from that.
+    naming (``config_inference_format``) is read from that. Raises
+    :class:`~.errors.CatalogError` naming the model when the entry has neither, or
+    when :func:`~.hf_config.parse_config` rejects its config (the reason kept).
     """
     raw = entry.get("config") or entry.get("config_inference_format")
     if raw is None:

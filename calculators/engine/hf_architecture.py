@@ -100,8 +100,10 @@ def sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int
     """Return (window in tokens, number of windowed layers); (0, 0) when none.
 
     Understands ``layer_types`` lists, Gemma-2's alternation (even layers local),
-    Qwen2's ``use_sliding_window``/``max_window_layers`` and Mistral's window on
-    every layer.
+    Qwen2's ``use_sliding_window``/``max_window_layers``, Gemma-3's
+    ``sliding_window_pattern`` and Mistral's window on every layer. Raises
+    :class:`~.errors.ConfigError` when the window is not a positive whole number
+    or ``layer_types`` does not list ``layers`` entries.
     """
     window = config.get("sliding_window") or config.get("sliding_window_size")
     if not window:

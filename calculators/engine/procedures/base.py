@@ -209,7 +209,13 @@ def evaluate_steps(specs: list[StepSpec], given: Mapping[str, float],
 
 def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[str, float],
         notes: list[str], extra: dict[str, Any] | None = None) -> Result:
-    """Evaluate every step and build the :class:`Result` with worked substitutions."""
+    """Evaluate every step and build the :class:`Result` with worked substitutions.
+
+    ``specs`` run in order, each reading ``given`` (the inputs' numbers, in the units of its formula's
+    variables) and the values of earlier steps; ``notes`` and ``extra`` pass through to the result.
+    Raises :class:`~..errors.InputError` when a step evaluates to infinity or NaN (inputs large
+    enough to overflow a float).
+    """
     values: dict[str, float] = {}
     steps = []
     for spec in specs:

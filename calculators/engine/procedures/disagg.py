@@ -230,7 +230,10 @@ PROMPTS = (256, 1024, 4096, 8192, 32768)
 
 
 def generate_disagg(rng: random.Random, catalog: Catalog) -> dict:
-    """A disaggregation problem: a served model, a prompt it supports, a load and a network."""
+    """A disaggregation problem: a served model, a prompt it supports, a load and a network.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when 200 draws give no problem the
+    calculator accepts."""
     for _ in range(200):
         inputs = draw_served_model(rng, catalog, dtypes=("bf16", "bf16", "fp8"))
         limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192

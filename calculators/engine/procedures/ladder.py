@@ -210,7 +210,10 @@ def _draw_candidate(rng, catalog: Catalog) -> dict:
 
 def generate_ladder(rng, catalog: Catalog) -> dict:
     """A ladder problem: fitting (at the smallest TP degree that serves a user) 9 times
-    in 10, deliberately not fitting the tenth time."""
+    in 10, deliberately not fitting the tenth time.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when :data:`MAX_DRAWS` draws give
+    no such problem."""
     want_fit = rng.random() >= NON_FITTING_SHARE
     for _ in range(MAX_DRAWS):
         inputs = _draw_candidate(rng, catalog)

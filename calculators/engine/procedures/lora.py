@@ -199,7 +199,10 @@ MAX_DRAWS = 200
 def generate_lora(rng, catalog: Catalog) -> dict:
     """A LoRA problem on a catalog model with per-head attention (not MLA): four times in
     ten with a stated budget, otherwise a share of the KV budget left on a card that
-    holds the base weights."""
+    holds the base weights.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when :data:`MAX_DRAWS` draws give
+    no problem in which at least one adapter fits."""
     models = sorted(m.id for m in catalog.models.values() if not m.config.kv_lora_rank)
     gpus = sorted(catalog.gpus)
     by_budget = rng.random() < BUDGET_MODE_SHARE

@@ -283,7 +283,10 @@ MAX_DRAWS = 300
 def generate_pareto(rng: random.Random, catalog: Catalog) -> dict:
     """A curve problem: a served model on the smallest degree that holds it (one time in three the next
     one up, so comm and replication enter), a context it supports, a KV precision the card's engines
-    offer, and a TPOT target some batch meets."""
+    offer, and a TPOT target some batch meets.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when :data:`MAX_DRAWS` draws give
+    no such problem."""
     for _ in range(MAX_DRAWS):
         inputs = draw_served_model(rng, catalog)
         cfg = catalog.model(inputs["model"]).config

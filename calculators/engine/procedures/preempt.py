@@ -232,7 +232,10 @@ CONTEXTS = (512, 1024, 2300, 4096, 8192, 16384)
 
 def generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
     """A preemption problem: a served model on the smallest degree that holds it, a card with a PCIe
-    figure, a sequence length the model supports."""
+    figure, a sequence length the model supports.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when 200 draws give no problem the
+    calculator accepts."""
     for _ in range(200):
         inputs = draw_served_model(rng, catalog)
         gpu = catalog.gpu(inputs["gpu"])

@@ -132,7 +132,10 @@ def generate_slo(rng, catalog: Catalog) -> dict:
     """An SLO problem on a catalog model and card: the smallest tensor-parallel degree (1, 2, 4 or 8)
     whose KV budget holds at least four sequences (doubled one time in four), a TPOT target
     (15–100 ms) that at least one sequence meets, drawn so that memory binds in some problems and
-    the target in others, and a load of 1–200 req/s that needs at most 64 replicas."""
+    the target in others, and a load of 1–200 req/s that needs at most 64 replicas.
+
+    Deterministic for a given ``rng``; raises ``RuntimeError`` when :data:`MAX_DRAWS` draws give
+    no such problem."""
     for _ in range(MAX_DRAWS):
         inputs = _draw_candidate(rng, catalog)
         cfg = catalog.model(inputs["model"]).config

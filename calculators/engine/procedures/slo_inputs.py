@@ -55,7 +55,9 @@ def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
     saying why when it is not the weights' own format (``None`` otherwise).
 
     A card without tensor cores for the wanted precision (fp8 on an A100, tf32 on a card that
-    lists none) falls back to bf16.
+    lists none) falls back to bf16. The table of wanted precisions is
+    :data:`~..step_model.COMPUTE_PRECISION`. Raises :class:`~..errors.InputError`
+    (field ``gpu``) when the card has no dense bf16 figure on record.
     """
     wanted = COMPUTE_PRECISION[weights_dtype]
     if not gpu.dense_tflops.get("bf16"):
@@ -77,7 +79,13 @@ def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
 
 
 def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[str, float], str, str | None]:
-    """The numbers the steps read, the compute precision and its note."""
+    """The numbers the steps read (keyed by formula variable: parameter counts, bits, MiB and GiB,
+    GB/s, dense TFLOP/s, ms, req/s), the compute precision and its note (or ``None``).
+
+    ``inputs`` are the cleaned :data:`INPUTS`. Raises :class:`~..errors.InputError` when the card has
+    no dense bf16 figure (:func:`compute_precision`), or (field ``gpus``) when a replica of more
+    than one card crosses a link with no bandwidth on record.
+    """
     precision, precision_note = compute_precision(gpu, inputs["weights_dtype"])
     breakdown = param_breakdown(cfg)
     given: dict[str, Any] = {

@@ -348,7 +348,9 @@ def generate_tp(rng, catalog: Catalog) -> dict:
 
     Eight times in ten the answer needs more than one card (at most
     :data:`MAX_DEGREE_DRAWN`, four nodes); otherwise it fits on one, which is
-    the over-engineering question turned round.
+    the over-engineering question turned round. Deterministic for a given
+    ``rng``; raises ``RuntimeError`` when :data:`MAX_DRAWS` draws give no such
+    problem.
     """
     want_split = rng.random() < MULTI_CARD_SHARE
     models, gpus = sorted(catalog.models), sorted(computing_gpus(catalog))
