@@ -28,80 +28,12 @@ from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.report import InputRow, Report, build_report, parse_previous
 
-# Field labels by input name; any other input is labelled from its name.
-LABELS = {
-    "model": "Model",
-    "config": "config.json",
-    "gpu": "GPU",
-    "gpus": "GPUs per replica",
-    "weights_dtype": "Weight precision",
-    "weights_bits": "Bits per weight",
-    "kv_dtype": "KV cache precision",
-    "context": "Context limit",
-    "utilization": "Memory utilisation",
-    "reserve_gib": "Activation reserve",
-    "avg_tokens": "Average conversation",
-    "block_size": "KV block size",
-    "precision": "Compute precision",
-    "batch": "Decode batch",
-    "prompt_tokens": "Prompt length",
-    "efficiency_low": "Bandwidth efficiency, low",
-    "efficiency_high": "Bandwidth efficiency, high",
-    "measured_tok_s": "Measured decode rate",
-    "mfu": "MFU",
-    "queue_ms": "Queue wait",
-    "prefix_tokens": "Shared prefix",
-    "hit_rate": "Prefix hit rate",
-    "distinct_prefixes": "Distinct prefixes",
-    "tpot_target_ms": "TPOT target",
-    "bandwidth_efficiency": "Bandwidth efficiency",
-    "request_rate": "Request rate",
-    "output_tokens": "Mean output length",
-    "gpus_per_node": "GPUs per node",
-    "rate": "Request rate",
-    "latency_s": "Mean latency",
-    "users_per_replica": "Users per replica",
-    "gpus_per_replica": "GPUs per replica",
-    "occupancy": "Target occupancy",
-    "spares": "Spare replicas",
-    "alpha": "Acceptance rate α",
-    "gamma": "Draft tokens γ",
-    "draft_cost": "Draft cost c",
-    "usd_per_gpu_hour": "Price per GPU-hour",
-    "tokens_per_s": "Fleet tokens per second",
-    "format": "Number format",
-    "params_b": "Parameters (billions)",
-    "proposed_gpus": "Proposed GPUs",
-    "original_context": "Original context",
-    "scaling_factor": "Scaling factor s",
-    "rank": "Adapter rank",
-    "targets": "Target projections",
-    "adapter_dtype": "Adapter precision",
-    "budget_gib": "Adapter budget",
-    "budget_share": "Share of the KV budget",
-    "allreduce_latency_us": "All-reduce latency",
-    "prefill_mfu": "Prefill MFU",
-    "decode_batch": "Decode batch it rides in",
-    "network_gb_s": "Network between pools",
-    "spare_gpus": "Spare GPUs",
-    "ep_degree": "Expert-parallel degree",
-}
-
-# Help where the spec's own would only repeat the label.
-HELP = {
-    "model": "From the catalog; a pasted config.json below replaces it.",
-    "gpu": ("Memory is the total the driver reports where a capture is on record; otherwise the marketed "
-            "figure in decimal GB, and the notes say so."),
-    "weights_dtype": "The format the weights are stored in.",
-    "kv_dtype": ("The format of each cached K and V value; nvfp4 and mxfp4 are charged their block scales "
-                 "(FP4 KV caches run on Blackwell-class cards)."),
-}
-
 # How a spec's unit reads beside its input.
 UNIT_LABELS = {"tok": "tokens", "bit": "bits", "GPUs": "GPUs", "GiB": "GiB"}
 
 
 CONFIG_MAX_CHARS = 100_000
+CONFIG_LABEL = "config.json"
 
 CONFIG_HELP = ("Paste a model's config.json (Hugging Face format); when filled it replaces the model "
                "chosen above. Clear it to go back to the catalog.")
@@ -159,8 +91,8 @@ def _initial(spec: InputSpec) -> str:
 
 def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
-    label = spec.label or LABELS.get(spec.name, spec.name.replace("_", " ").capitalize())
-    help_text = HELP.get(spec.name) or spec.help[:1].upper() + spec.help[1:] + "."
+    label = spec.label or spec.name.replace("_", " ").capitalize()
+    help_text = spec.hint or spec.help[:1].upper() + spec.help[1:] + "."
     catalog = default_catalog()
     if spec.kind in ("model", "gpu", "choice"):
         if spec.kind == "model":
@@ -218,7 +150,7 @@ class CalculatorForm(forms.Form):
             self.fields[spec.name] = field_for(spec)
             if spec.kind == "model":
                 self.fields["config"] = forms.CharField(
-                    label=LABELS["config"], required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
+                    label=CONFIG_LABEL, required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
                     widget=forms.Textarea(attrs={"class": "form-control font-monospace calc-config-text",
                                                  "rows": 8, "spellcheck": "false",
                                                  "placeholder": CONFIG_PLACEHOLDER}))

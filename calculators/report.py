@@ -11,33 +11,9 @@ from django import forms
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.procedures import Result, Step
+from calculators.engine.procedures import FAMILIES, Result, Step
 from calculators.engine.procedures.base import SINGULAR, format_number
 from calculators.pareto_chart import curve_view
-
-# The steps shown large above the worked steps, per family (the last step otherwise).
-HEADLINES = {
-    "ladder": ("users_worst_case", "users_paged"),
-    "kv": ("kv_bytes_per_token", "per_user_gib"),
-    "params": ("total_params", "active_params"),
-    "weights": ("weights_gib", "total_params"),
-    "roofline": ("ridge_flop_per_byte", "batch_at_ridge"),
-    "decode": ("ceiling_tok_s", "realistic_low_tok_s"),
-    "prefill": ("ttft_ms", "crossover_tokens"),
-    "prefix": ("ttft_saved_ms", "pinned_gib"),
-    "slo": ("max_batch", "tpot_ms", "nodes"),
-    "fleet": ("replicas", "nodes"),
-    "cost": ("usd_per_million_tokens", "usd_per_hour"),
-    "tp": ("tp_degree", "nodes"),
-    "pareto": ("tok_s_per_card", "tok_s_per_user", "batch"),
-    "moe": ("weights_gib", "saving_ratio"),
-    "lora": ("adapter_gib", "adapters_fit"),
-    "spec": ("speedup", "expected_tokens"),
-    "formats": ("max_normal", "epsilon"),
-    "rope": ("longest_wavelength_tok", "bands_longer_than_context"),
-    # The whole fleet's price first: the single-node figure alone under-prices a long-prompt service.
-    "disagg": ("fleet_usd_per_mtok", "fleet_gpus", "node_usd_per_mtok"),
-}
 
 PREVIOUS_MAX_CHARS = 4_000
 
@@ -150,7 +126,8 @@ def build_report(result: Result, previous: Mapping[str, float]) -> Report:
         rows.append(StepRow(number, step, format_number(step.value, step.unit), changed,
                             format_number(previous[step.key], step.unit) if changed else ""))
     by_key = {row.key: row for row in rows}
-    keys = HEADLINES.get(result.family, (result.steps[-1].key,))
+    family = FAMILIES.get(result.family)
+    keys = family.headline_keys(result) if family else (result.steps[-1].key,)
     headlines = []
     for key in keys:
         row = by_key.get(key)

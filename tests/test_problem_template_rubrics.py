@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drills.bank.problem_templates import sync_problem_templates
-from drills.bank.template_rubrics import TEMPLATE_RUBRICS
+from calculators.engine.procedures import FAMILIES
 from drills.models import BankItem
 from drills.problems.generation import drill_families
 from runbook.lint import seams
@@ -15,18 +15,18 @@ pytestmark = pytest.mark.django_db
 
 def test_every_drill_family_has_its_own_rubric():
     slugs = {family.slug for family in drill_families()}
-    assert slugs <= set(TEMPLATE_RUBRICS), sorted(slugs - set(TEMPLATE_RUBRICS))
-    assert all(len(points) >= 3 for points in TEMPLATE_RUBRICS.values())
+    assert all(len(FAMILIES[slug].rubric) >= 3 for slug in slugs), [
+        slug for slug in slugs if len(FAMILIES[slug].rubric) < 3]
 
 
 def test_the_e4m3_point_names_the_ocp_maximum():
-    assert any("448" in point for point in TEMPLATE_RUBRICS["formats"])
+    assert any("448" in point for point in FAMILIES["formats"].rubric)
 
 
 def test_the_templates_in_the_bank_use_the_rubrics_and_read_cleanly():
     sync_problem_templates()
     templates = {item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)}
-    assert templates["preempt"].rubric == TEMPLATE_RUBRICS["preempt"]
+    assert templates["preempt"].rubric == list(FAMILIES["preempt"].rubric)
     for item in templates.values():
         step_labels = [line.split("**")[1] for line in item.model_answer.splitlines() if "**" in line]
         assert not set(item.rubric) & set(step_labels), item.slug  # listening points, not the step names

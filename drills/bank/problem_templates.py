@@ -3,7 +3,7 @@
 :func:`sync_problem_templates` makes the bank hold exactly one template per
 calculator family that has a problem generator (``FAMILIES`` entries with
 ``generate``): created or updated by slug (the family's slug, docs/architecture.md §10),
-with the family's title, summary and steps, the chapter that teaches it (when
+with the family's title, summary and steps, the chapter that teaches it (the family's ``chapter``, when
 that chapter is written) and a time box. ``load_content`` calls it after
 loading the content files, through :data:`runbook.signals.content_loaded`; a
 second run changes nothing. Templates carry ``source_path = "engine:<family>"``
@@ -19,7 +19,6 @@ import math
 from dataclasses import dataclass
 
 from calculators.engine.catalog import default_catalog
-from drills.bank.template_rubrics import TEMPLATE_RUBRICS
 from drills.models import BankItem
 from drills.problems.generation import drill_families, generate_inputs
 from runbook.models import Chapter
@@ -27,18 +26,6 @@ from runbook.models import Chapter
 SOURCE_PREFIX = "engine:"
 SECONDS_PER_STEP = 45
 MIN_TIME_BOX_S = 120
-
-# The chapter that teaches each family (used only when that chapter is written).
-FAMILY_CHAPTERS = {
-    "ladder": "06-kv-cache", "kv": "06-kv-cache", "params": "02-forward-pass", "weights": "09-number-formats",
-    "roofline": "04-gpu-roofline", "decode": "05-prefill-and-decode", "prefill": "05-prefill-and-decode",
-    "prefix": "10-paged-memory-and-prefix-caching", "slo": "14-capacity-planning", "fleet": "14-capacity-planning",
-    "spec": "13-speculative-and-constrained", "cost": "14-capacity-planning", "formats": "09-number-formats",
-    "tp": "11-multi-gpu", "moe": "02-forward-pass", "rope": "08-rope-and-long-context", "lora": "12-engines",
-}
-DIFFICULTY = {"params": 1, "formats": 1, "kv": 1, "weights": 1, "tp": 3, "moe": 3, "slo": 3, "lora": 3, "prefix": 3}
-ROLES = {"ladder": ["architect", "engineer", "manager"], "fleet": ["architect", "manager"],
-         "cost": ["architect", "manager"]}
 
 
 @dataclass
@@ -68,20 +55,20 @@ def _template_row(family, chapters: dict) -> dict:
     result = family.run(generate_inputs(family.slug, 0, default_catalog()), default_catalog())
     steps = "\n".join(f"{index}. **{spec.label}** ({_unit_phrase(spec.unit)}): `{spec.key} = {spec.formula.text}`"
                       for index, spec in enumerate(result.specs, start=1))
-    chapter = chapters.get(FAMILY_CHAPTERS.get(family.slug, ""))
+    chapter = chapters.get(family.chapter)
     box = time_box_s(len(result.specs))
     return {
         "kind": BankItem.PROBLEM,
         "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
                    "new numbers; work every step on paper, then type your values."),
         "model_answer": f"The steps, in order:\n\n{steps}",
-        "rubric": TEMPLATE_RUBRICS.get(family.slug)
+        "rubric": list(family.rubric)
         or [f"{spec.label} ({_unit_phrase(spec.unit)})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,
         "track": chapter.track if chapter else "",
         "topic": family.title.lower(),
-        "difficulty": DIFFICULTY.get(family.slug, 2),
-        "roles": ROLES.get(family.slug, ["architect", "engineer"]),
+        "difficulty": family.difficulty,
+        "roles": list(family.roles),
         "misconceptions": [],
         "family": family.slug,
         "fixed_inputs": {},

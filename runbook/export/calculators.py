@@ -628,8 +628,6 @@ def build_programs(slugs: list[str], table: FormulaTable) -> dict[str, FamilyPro
 
 def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
     """The JSON the driver reads: programs, unit display rules, GPU names, headline steps."""
-    from calculators.report import HEADLINES  # the same headline choice as the pages
-
     units = {unit: unit_payload(unit) for unit in sorted(table.units)}
     units = {unit: payload for unit, payload in units.items() if payload}
     catalog = default_catalog()
@@ -637,7 +635,7 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
         "programs": {slug: program.to_json() for slug, program in programs.items()},
         "units": units,
         "gpu_names": {gpu_id: gpu.name for gpu_id, gpu in catalog.gpus.items()},
-        "headlines": {slug: list(keys) for slug, keys in HEADLINES.items()},
+        "headlines": {slug: list(family.headlines) for slug, family in FAMILIES.items() if family.headlines},
     }
 
 

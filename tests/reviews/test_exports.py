@@ -14,7 +14,6 @@ from django.core.management import call_command
 
 from calculators.engine.procedures import FAMILIES
 from drills.bank.problem_templates import sync_problem_templates, time_box_s
-from drills.bank.template_rubrics import TEMPLATE_RUBRICS
 from drills.models import BankItem, Card
 from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.reviews.scheduling import GOOD, add_to_deck
@@ -101,9 +100,9 @@ class TestProblemTemplates:
         ladder = templates.get(slug="ladder")
         assert ladder.details == {"time_box_s": 360, "steps": 8}
         # Every family has a written rubric: its points, not its step labels.
-        assert ladder.rubric == TEMPLATE_RUBRICS["ladder"] and "driver reports" in ladder.rubric[0]
+        assert ladder.rubric == list(FAMILIES["ladder"].rubric) and "driver reports" in ladder.rubric[0]
         fleet = templates.get(slug="fleet")
-        assert fleet.rubric == TEMPLATE_RUBRICS["fleet"] and "Little's law" in fleet.rubric[0]
+        assert fleet.rubric == list(FAMILIES["fleet"].rubric) and "Little's law" in fleet.rubric[0]
         again = sync_problem_templates()
         assert (again.created, again.updated, again.unchanged) == (0, 0, 20)
 

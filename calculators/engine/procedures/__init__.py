@@ -42,4 +42,15 @@ def variants_for(family: str, step_key: str):
     return tuple(own) + tuple(VARIANTS.get(step_key, ()))
 
 
-__all__ = ["FAMILIES", "Family", "InputSpec", "Result", "Step", "StepSpec", "evaluate_steps", "variants_for"]
+def input_label(name: str) -> str:
+    """The form label of the input ``name`` as the families declare it (the first family's, in page
+    order), or the name in words when no family has that input."""
+    for family in FAMILIES.values():
+        for spec in family.inputs:
+            if spec.name == name and spec.label:
+                return spec.label
+    return name.replace("_", " ").capitalize()
+
+
+__all__ = ["FAMILIES", "Family", "InputSpec", "Result", "Step", "StepSpec", "evaluate_steps", "input_label",
+           "variants_for"]

@@ -25,12 +25,12 @@ from .inputs import InputSpec
 COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "tf32", "fp4")
 
 PRECISION = InputSpec("precision", "choice", "bf16", "compute precision whose dense TFLOP/s is the peak",
-                      choices=COMPUTE_PRECISIONS)
+                      choices=COMPUTE_PRECISIONS, label="Compute precision")
 PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 2048, "prompt length, tokens", minimum=1,
-                          maximum=10_000_000, unit="tok")
+                          maximum=10_000_000, unit="tok", label="Prompt length")
 # 0.4: inside the 35–50 % MFU the runbook map's glossary calls realistic for prefill (seed 000).
 MFU = InputSpec("mfu", "float", 0.4, "model FLOPs utilisation (fraction of the dense peak reached)",
-                minimum=0, maximum=1, exclusive_minimum=True)
+                minimum=0, maximum=1, exclusive_minimum=True, label="MFU")
 
 # Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
 FIT_FRACTION = 0.8

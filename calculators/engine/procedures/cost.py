@@ -60,11 +60,12 @@ STEP_KEYS = tuple(spec.key for spec in SPECS)
 # --- inputs --------------------------------------------------------------------------------------
 
 USD_PER_GPU_HOUR = InputSpec("usd_per_gpu_hour", "float", 3.0, "price of one GPU for one hour, USD", minimum=0,
-                             exclusive_minimum=True, maximum=1000, unit="USD/h")
+                             exclusive_minimum=True, maximum=1000, unit="USD/h", label="Price per GPU-hour")
 FLEET_GPUS = InputSpec("gpus", "int", 8, "GPUs in the fleet, every one billed every hour", minimum=1,
                        maximum=1_000_000, unit="GPUs", label="GPUs in the fleet")
 TOKENS_PER_S = InputSpec("tokens_per_s", "float", 10_000.0, "tokens per second the whole fleet produces while "
-                         "busy", minimum=0, exclusive_minimum=True, maximum=1e10, unit="tok/s")
+                         "busy", minimum=0, exclusive_minimum=True, maximum=1e10, unit="tok/s",
+                         label="Fleet tokens per second")
 BUSY_FRACTION = InputSpec("utilization", "float", 1.0, "fraction of each hour the fleet does useful work (idle "
                           "time is billed too); not a memory fraction", minimum=0, maximum=1,
                           exclusive_minimum=True, label="Busy fraction of each hour")
@@ -196,10 +197,22 @@ def describe_cost(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+COST_RUBRIC = (
+    "Multiplies price per GPU-hour by every card billed",
+    "Converts tokens per second to tokens per hour and applies utilisation",
+    "States which tokens are billed (output or all)",
+    "Prices the whole fleet, prefill and spares included, not one node",
+)
+
+
 FAMILIES = (
     Family("cost", "Cost per million tokens",
            "Dollars per million tokens from the price per GPU-hour, the fleet's throughput and its utilisation.",
            INPUTS, run_cost, generate=generate_cost, variants=VARIANTS,
            misconceptions=(UTILIZATION_IGNORED, PER_GPU_NOT_FLEET, HOUR_SECOND_MIX), order=90,
-           describe=describe_cost),
+           describe=describe_cost,
+           headlines=("usd_per_million_tokens", "usd_per_hour"), chapter="14-capacity-planning",
+           roles=("architect", "manager"), rubric=COST_RUBRIC),
 )

@@ -71,11 +71,14 @@ CONTEXT = InputSpec("context", "int", 0, "average tokens already in each sequenc
                     "step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
 # 0.65–0.85: the share of peak bandwidth real decode kernels achieve (the runbook map's errata, seed 000).
 EFFICIENCY_LOW = InputSpec("efficiency_low", "float", 0.65, "low end of the fraction of peak bandwidth "
-                           "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True)
+                           "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True,
+                           label="Bandwidth efficiency, low")
 EFFICIENCY_HIGH = InputSpec("efficiency_high", "float", 0.85, "high end of the fraction of peak bandwidth "
-                            "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True)
+                            "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True,
+                            label="Bandwidth efficiency, high")
 MEASURED_TOK_S = InputSpec("measured_tok_s", "float", None, "measured decode rate of one sequence, for the MBU "
-                           "(optional)", minimum=0, maximum=1_000_000, exclusive_minimum=True, unit="tok/s")
+                           "(optional)", minimum=0, maximum=1_000_000, exclusive_minimum=True, unit="tok/s",
+                           label="Measured decode rate")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, EFFICIENCY_LOW, EFFICIENCY_HIGH,
           MEASURED_TOK_S, BATCH, BANDWIDTH_EFFICIENCY, STEP_MFU, ALLREDUCE_LATENCY_US)
@@ -345,11 +348,24 @@ def describe_decode(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+DECODE_RUBRIC = (
+    "Counts the bytes of a step as the weights once plus every sequence's cache at its context",
+    "Uses the whole replica's bandwidth for a tensor-parallel split",
+    "States the ceiling as a bound and derates it to a realistic 65–85 % of peak bandwidth",
+    "Takes the step as the longer of memory and compute time plus the all-reduces",
+    "Separates the rate each user sees from the replica's throughput",
+    "Computes MBU from a measured rate against the bytes the step must read",
+)
+
+
 FAMILIES = (
     Family("decode", "Decode step",
            "One decode step of a replica: bytes and FLOPs, the bandwidth ceiling and realistic range, MBU, and "
            "the memory, compute and all-reduce times that set the step and the tokens per second.",
            INPUTS, run_decode, generate=generate_decode, variants=VARIANTS,
            misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED, REPLICATION_IGNORED, PER_USER_RATE,
-                           *STEP_MISCONCEPTIONS), order=52, describe=describe_decode),
+                           *STEP_MISCONCEPTIONS), order=52, describe=describe_decode,
+           headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC),
 )

@@ -57,15 +57,17 @@ from .preempt import SWAP_IN_BITS
 from .slo import run_slo
 from .slo_inputs import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS
 
-PROMPT = InputSpec("prompt_tokens", "int", 4096, "prompt length, tokens", minimum=1, maximum=1_000_000, unit="tok")
+PROMPT = InputSpec("prompt_tokens", "int", 4096, "prompt length, tokens", minimum=1, maximum=1_000_000, unit="tok",
+                   label="Prompt length")
 OUTPUT = InputSpec("output_tokens", "int", 256, "mean output tokens per request", minimum=1, maximum=1_000_000,
-                   unit="tok")
+                   unit="tok", label="Mean output length")
 RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second", minimum=0, exclusive_minimum=True,
-                 maximum=1_000_000, unit="req/s")
+                 maximum=1_000_000, unit="req/s", label="Request rate")
 NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill and decode pools, GB/s per "
-                    "direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000, unit="GB/s")
+                    "direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000, unit="GB/s",
+                    label="Network between pools")
 PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
-                        minimum=0, maximum=1, exclusive_minimum=True)
+                        minimum=0, maximum=1, exclusive_minimum=True, label="Prefill MFU")
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
           TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
@@ -260,10 +262,22 @@ def describe_disagg(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"replicas does the load need, and does disaggregation pay?")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+DISAGG_RUBRIC = (
+    "Sizes the transfer as prompt tokens × cache per token, one copy, in bytes",
+    "Converts it to time on the stated link and relates it to the TTFT",
+    "Sizes the prefill pool by FLOPs and the decode pool by the TPOT target",
+    "Prices the whole fleet with occupancy and spares, not one decode node",
+    "States whether disaggregation pays by the stall and transfer rule",
+)
+
+
 FAMILIES = (
     Family("disagg", "Disaggregated prefill and decode",
            "KV transfer per request, TTFT with the transfer, prefill and decode pool sizes and whether "
            "splitting them pays.",
            INPUTS, run_disagg, generate=generate_disagg, variants=VARIANTS,
-           misconceptions=(SWAP_IN_BITS, TRANSFER_REPLICATED), order=78, describe=describe_disagg),
+           misconceptions=(SWAP_IN_BITS, TRANSFER_REPLICATED), order=78, describe=describe_disagg,
+           headlines=("fleet_usd_per_mtok", "fleet_gpus", "node_usd_per_mtok"), rubric=DISAGG_RUBRIC),
 )

@@ -18,7 +18,7 @@ from .fleet import OCCUPANCY
 from .inputs import InputSpec
 
 SPARE_GPUS = InputSpec("spare_gpus", "int", 8, "spare cards kept for failures and rollouts (a node)", minimum=0,
-                       maximum=100_000, unit="GPUs")
+                       maximum=100_000, unit="GPUs", label="Spare GPUs")
 COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, SPARE_GPUS)
 
 FLEET_GPUS = Formula(

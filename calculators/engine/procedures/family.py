@@ -31,6 +31,15 @@ class Family:
     misconception ids it uses; ``order`` sorts the families on the pages;
     ``describe(inputs, catalog)`` states a drawn problem in one paragraph, in
     the words an interviewer would use (the drill page shows it).
+
+    What the pages, the bank and the offline export show of it is on the record
+    too, so a new family is one module (docs/architecture.md §11): ``headlines``
+    are the step keys shown large above the worked steps (the last step when
+    empty); ``chapter`` is the slug of the chapter that teaches it (linked once
+    that chapter is written); ``difficulty`` (1 to 3), ``roles`` and ``rubric``
+    (what a strong worked answer does at each stage, never a value: every review
+    draws fresh numbers; its step labels when empty) are its bank template's;
+    each input's form label and help are on its :class:`InputSpec`.
     """
 
     slug: str
@@ -43,7 +52,16 @@ class Family:
     misconceptions: tuple[MisconceptionInfo, ...] = ()
     order: int = 100
     describe: Callable[[dict[str, Any], Catalog], str] | None = None
+    headlines: tuple[str, ...] = ()
+    chapter: str = ""
+    difficulty: int = 2
+    roles: tuple[str, ...] = ("architect", "engineer")
+    rubric: tuple[str, ...] = ()
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         """Run the procedure on snake-case ``raw`` inputs."""
         return self.procedure(raw, catalog)
+
+    def headline_keys(self, result: Result) -> tuple[str, ...]:
+        """The step keys ``result``'s page shows large: the record's, else its last step."""
+        return self.headlines or (result.steps[-1].key,)

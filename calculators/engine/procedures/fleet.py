@@ -85,20 +85,21 @@ SPECS = [
 # --- inputs --------------------------------------------------------------------------------------
 
 RATE = InputSpec("rate", "float", 20.0, "mean arrival rate, requests per second", minimum=0,
-                 exclusive_minimum=True, maximum=1_000_000, unit="req/s")
+                 exclusive_minimum=True, maximum=1_000_000, unit="req/s", label="Request rate")
 LATENCY_S = InputSpec("latency_s", "float", 20.0, "mean time a request spends in the system (queue, "
-                      "prefill and decode), seconds", minimum=0, exclusive_minimum=True, maximum=86_400, unit="s")
+                      "prefill and decode), seconds", minimum=0, exclusive_minimum=True, maximum=86_400, unit="s",
+                      label="Mean latency")
 USERS_PER_REPLICA = InputSpec("users_per_replica", "int", 53, "requests one replica holds at once (the "
                               "capacity ladder's count: 53 for the reference stack)", minimum=1,
-                              maximum=1_000_000, unit="users")
+                              maximum=1_000_000, unit="users", label="Users per replica")
 GPUS_PER_REPLICA = InputSpec("gpus_per_replica", "int", 1, "cards per replica (tensor-parallel degree)",
-                             minimum=1, maximum=1024, unit="GPUs")
+                             minimum=1, maximum=1024, unit="GPUs", label="GPUs per replica")
 OCCUPANCY = InputSpec("occupancy", "float", 0.8, "target fraction of each replica's slots busy on average",
-                      minimum=0, maximum=1, exclusive_minimum=True)
+                      minimum=0, maximum=1, exclusive_minimum=True, label="Target occupancy")
 GPUS_PER_NODE = InputSpec("gpus_per_node", "int", 8, "cards per node (nodes are bought whole)", minimum=1,
-                          maximum=1024, unit="GPUs")
+                          maximum=1024, unit="GPUs", label="GPUs per node")
 SPARES = InputSpec("spares", "int", 0, "whole spare replicas added after rounding (N+K)", minimum=0,
-                   maximum=10_000, unit="replicas")
+                   maximum=10_000, unit="replicas", label="Spare replicas")
 
 INPUTS = (RATE, LATENCY_S, USERS_PER_REPLICA, GPUS_PER_REPLICA, OCCUPANCY, GPUS_PER_NODE, SPARES)
 STEP_KEYS = tuple(spec.key for spec in SPECS)
@@ -253,9 +254,21 @@ def describe_fleet(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+FLEET_RUBRIC = (
+    "Applies Little's law: concurrency is rate × time in system",
+    "Plans each replica below full occupancy",
+    "Rounds replicas, GPUs and nodes up, never down",
+    "Adds whole spare replicas (N+1) and names the leftover cards",
+)
+
+
 FAMILIES = (
     Family("fleet", "Fleet sizing",
            "Little's law from a traffic forecast to replicas, GPUs and whole nodes, with headroom and spares.",
            INPUTS, run_fleet, generate=generate_fleet, variants=VARIANTS,
-           misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet),
+           misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet,
+           headlines=("replicas", "nodes"), chapter="14-capacity-planning", roles=("architect", "manager"),
+           rubric=FLEET_RUBRIC),
 )

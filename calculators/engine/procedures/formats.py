@@ -19,7 +19,6 @@ Integers have no exponent and no fraction: they show 0 exponent bits and 0
 mantissa bits, ``max_normal`` is their largest value 2^(n−1) − 1,
 ``min_normal`` their most negative value −2^(n−1), and ``epsilon`` the step
 between neighbours, 2^0 = 1.
-
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ FORMATS: dict[str, NumberFormat] = {f.id: f for f in (
                  "OCP Microscaling Formats (MX) Specification v1.0, 2023", True, 32, 8, "E8M0 (a power of two)"),
 )}
 
-FORMAT = InputSpec("format", "choice", "bf16", "number format", choices=tuple(FORMATS))
+FORMAT = InputSpec("format", "choice", "bf16", "number format", choices=tuple(FORMATS), label="Number format")
 INPUTS = (FORMAT,)
 STEP_KEYS = ("total_bits", "exponent_bits", "mantissa_bits", "max_normal", "min_normal", "epsilon")
 
@@ -235,8 +234,7 @@ def format_notes(fmt: NumberFormat, values: Mapping[str, float]) -> list[str]:
             f"{fmt.name} is {'an' if n == 8 else 'a'} {n}-bit two's-complement integer: no exponent and no "
             f"fraction, so exponent_bits and mantissa_bits are 0 by this calculator's convention, max_normal "
             f"is the largest value 2^{n - 1} − 1 = {2 ** (n - 1) - 1}, min_normal the most negative value "
-            f"−2^{n - 1} = −{2 ** (n - 1)}, "
-            f"and epsilon the step between neighbours, 2^0 = 1.",
+            f"−2^{n - 1} = −{2 ** (n - 1)}, and epsilon the step between neighbours, 2^0 = 1.",
             f"As a weight or cache format, {fmt.id} always travels with a scale (per tensor, channel or block of "
             f"32–128 values) that maps its {2 ** n} levels onto the real range; the scale, not the integer, "
             f"decides range and resolution.",
@@ -393,5 +391,10 @@ FAMILIES = (
            "Sign, exponent and mantissa bits of fp32, bf16, fp16, fp8 (E4M3, E5M2), int8, int4 and the block "
            "formats NVFP4 and MXFP4, with range, epsilon and the effective bits a shared scale costs.",
            INPUTS, run_formats, generate=generate_formats, variants=VARIANTS,
-           misconceptions=MISCONCEPTION_INFOS, order=110, describe=describe_formats),
+           misconceptions=MISCONCEPTION_INFOS, order=110, describe=describe_formats,
+           headlines=("max_normal", "epsilon"), chapter="09-number-formats", difficulty=1,
+           rubric=("Derives range from the exponent bits and the bias, precision from the mantissa bits",
+                   "Gives E4M3's 448 (the top exponent code holds numbers), not an IEEE-style 240",
+                   "Keeps epsilon, unit roundoff and the smallest normal apart",
+                   "Sizes block formats at their effective bits, the shared scale included")),
 )

@@ -39,7 +39,8 @@ class InputSpec:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] = ()
     unit: str = ""
-    label: str = ""  # the form's label when the shared one would mislead (decode's context)
+    label: str = ""  # the form's label (every family input has one; tests/test_family_records.py)
+    hint: str = ""  # the form's help where ``help`` (the command line's) would only repeat the label
 
     @property
     def flag(self) -> str:
@@ -47,24 +48,30 @@ class InputSpec:
         return "--" + self.name.replace("_", "-")
 
 
-MODEL = InputSpec("model", "model", REFERENCE_MODEL, "model id from the catalog")
-GPU = InputSpec("gpu", "gpu", REFERENCE_GPU, "GPU id from the catalog")
+MODEL_HINT = "From the catalog; a pasted config.json below replaces it."
+MODEL = InputSpec("model", "model", REFERENCE_MODEL, "model id from the catalog", label="Model", hint=MODEL_HINT)
+GPU = InputSpec("gpu", "gpu", REFERENCE_GPU, "GPU id from the catalog", label="GPU",
+                hint=("Memory is the total the driver reports where a capture is on record; otherwise the marketed "
+                      "figure in decimal GB, and the notes say so."))
 GPUS = InputSpec("gpus", "int", 1, "cards per replica (tensor-parallel degree)", minimum=1, maximum=1024,
-                 unit="GPUs")
-WEIGHTS_DTYPE = InputSpec("weights_dtype", "choice", "bf16", "weight precision", choices=WEIGHT_DTYPES)
+                 unit="GPUs", label="GPUs per replica")
+WEIGHTS_DTYPE = InputSpec("weights_dtype", "choice", "bf16", "weight precision", choices=WEIGHT_DTYPES,
+                          label="Weight precision", hint="The format the weights are stored in.")
 WEIGHTS_BITS = InputSpec("weights_bits", "float", None, "bits per weight (default: the precision's; "
-                         "int4 is charged 4.5)", minimum=1, maximum=32, unit="bit")
-KV_DTYPE = InputSpec("kv_dtype", "choice", "bf16", "KV cache precision", choices=KV_DTYPES)
+                         "int4 is charged 4.5)", minimum=1, maximum=32, unit="bit", label="Bits per weight")
+KV_DTYPE = InputSpec("kv_dtype", "choice", "bf16", "KV cache precision", choices=KV_DTYPES, label="KV cache precision",
+                     hint=("The format of each cached K and V value; nvfp4 and mxfp4 are charged their block scales "
+                           "(FP4 KV caches run on Blackwell-class cards)."))
 CONTEXT = InputSpec("context", "int", 8192, "context limit per user, tokens", minimum=1, maximum=10_000_000,
-                    unit="tok")
+                    unit="tok", label="Context limit")
 UTILIZATION = InputSpec("utilization", "float", 0.90, "fraction of card memory the engine may use",
-                        minimum=0, maximum=1, exclusive_minimum=True)
+                        minimum=0, maximum=1, exclusive_minimum=True, label="Memory utilisation")
 RESERVE_GIB = InputSpec("reserve_gib", "float", 3.0, "activation reserve per card, GiB", minimum=0,
-                        maximum=10_000, unit="GiB")
+                        maximum=10_000, unit="GiB", label="Activation reserve")
 AVG_TOKENS = InputSpec("avg_tokens", "int", 2300, "average conversation length, tokens", minimum=1,
-                       maximum=10_000_000, unit="tok")
+                       maximum=10_000_000, unit="tok", label="Average conversation")
 BLOCK_SIZE = InputSpec("block_size", "int", 16, "tokens per KV block (paged attention)", minimum=1,
-                       maximum=4096, unit="tok")
+                       maximum=4096, unit="tok", label="KV block size")
 
 
 def _plain(bound: float) -> str:

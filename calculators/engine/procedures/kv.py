@@ -219,9 +219,24 @@ def describe_kv(inputs: dict, catalog: Catalog) -> str:
             f"{inputs['context']:,} tokens (sliding windows applied)?{where}")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+KV_RUBRIC = (
+    "Keeps the factor 2 for keys and values",
+    "Reads layers and K/V heads from the config, and the head dimension as hidden size ÷ query heads "
+    "unless the config gives it",
+    "Takes bytes per value from the cache's dtype, in bytes, not bits",
+    "Multiplies by the context, capping only the windowed layers at their window",
+    "Multiplies by the copies a tensor-parallel split keeps when the degree exceeds the K/V heads, or on "
+    "every card for an MLA latent",
+    "Reports the per-user figure in GiB (2^30 bytes)",
+)
+
+
 FAMILIES = (
     Family("kv", "KV cache",
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
            INPUTS, run_kv, generate=generate_kv, variants=REPLICATION_VARIANTS,
-           misconceptions=(REPLICATION_IGNORED,), order=20, describe=describe_kv),
+           misconceptions=(REPLICATION_IGNORED,), order=20, describe=describe_kv,
+           headlines=("kv_bytes_per_token", "per_user_gib"), chapter="06-kv-cache", difficulty=1, rubric=KV_RUBRIC),
 )

@@ -243,9 +243,26 @@ def describe_ladder(inputs: dict, catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+LADDER_RUBRIC = (
+    "Starts from the memory the driver reports, in GiB, not the marketed decimal GB",
+    "Multiplies by the utilisation fraction before subtracting anything",
+    "Subtracts the weights at their stated precision and the activation reserve per card",
+    "Computes KV bytes per token from the K/V heads (not the query heads) and bytes per value (not bits), "
+    "with any K/V replication across the cards",
+    "Charges each user the full context for the worst case, and the average conversation in whole blocks "
+    "for the paged count",
+    "Floors each user count once, from the budget, and says which count is the guarantee and which the "
+    "observation",
+)
+
+
 FAMILIES = (
     Family("ladder", "Capacity ladder",
            "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
            INPUTS, run_ladder, generate=generate_ladder, variants=REPLICATION_VARIANTS,
-           misconceptions=(REPLICATION_IGNORED,), order=10, describe=describe_ladder),
+           misconceptions=(REPLICATION_IGNORED,), order=10, describe=describe_ladder,
+           headlines=("users_worst_case", "users_paged"), chapter="06-kv-cache",
+           roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC),
 )

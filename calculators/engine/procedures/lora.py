@@ -59,16 +59,18 @@ from .lora_variants import MISCONCEPTION_INFO, VARIANTS
 
 ADAPTER_DTYPES = ("bf16", "fp16", "fp32")
 
-RANK = InputSpec("rank", "int", 16, "adapter rank r", minimum=1, maximum=4096)
+RANK = InputSpec("rank", "int", 16, "adapter rank r", minimum=1, maximum=4096, label="Adapter rank")
 TARGETS = InputSpec("targets", "choice", "qv", "projections adapted in every layer: qv (q and v), qkvo (the "
                     "four attention projections) or all (those and the MLP's gate, up and down)",
-                    choices=PRESETS)
-ADAPTER_DTYPE = InputSpec("adapter_dtype", "choice", "bf16", "adapter precision", choices=ADAPTER_DTYPES)
+                    choices=PRESETS, label="Target projections")
+ADAPTER_DTYPE = InputSpec("adapter_dtype", "choice", "bf16", "adapter precision", choices=ADAPTER_DTYPES,
+                          label="Adapter precision")
 BUDGET_GIB = InputSpec("budget_gib", "float", None, "memory set aside for adapters, GiB (default: a share of "
                        "the capacity ladder's KV budget)", minimum=0, maximum=100_000, exclusive_minimum=True,
-                       unit="GiB")
+                       unit="GiB", label="Adapter budget")
 BUDGET_SHARE = InputSpec("budget_share", "float", 0.1, "share of the ladder's KV budget given to adapters "
-                         "when no budget_gib is set", minimum=0, maximum=1, exclusive_minimum=True)
+                         "when no budget_gib is set", minimum=0, maximum=1, exclusive_minimum=True,
+                         label="Share of the KV budget")
 
 INPUTS = (MODEL, RANK, TARGETS, ADAPTER_DTYPE, BUDGET_GIB, GPU, GPUS, WEIGHTS_DTYPE, UTILIZATION, RESERVE_GIB,
           BUDGET_SHARE)
@@ -249,10 +251,21 @@ def describe_lora(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"much memory is there for adapters, and how many fit at once?")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+LORA_RUBRIC = (
+    "Sizes each adapted matrix as rank × (input width + output width), never the full update",
+    "Uses the config's narrower K/V widths under grouped-query attention",
+    "Counts every adapted layer and target projection",
+    "Takes adapter memory from the KV budget and says how many users it costs",
+)
+
+
 FAMILIES = (
     Family("lora", "LoRA adapters",
            "Memory per LoRA adapter from its rank and target projections, and how many fit beside the base "
            "weights.",
            INPUTS, run_lora, generate=generate_lora, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
-           order=130, describe=describe_lora),
+           order=130, describe=describe_lora,
+           headlines=("adapter_gib", "adapters_fit"), chapter="12-engines", difficulty=3, rubric=LORA_RUBRIC),
 )

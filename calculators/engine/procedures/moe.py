@@ -35,12 +35,21 @@ from ..step_model import COMPUTE_PRECISION, compute_precision
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
 from .family import Family
-from .inputs import GPU, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .inputs import (
+    GPU,
+    MODEL_HINT,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
 from .moe_ep import EP_BATCH, EP_DEGREE, EP_SPECS, ep_given, ep_notes
 from .params import TOTAL_PARAMS_STEP, params_given, params_notes
 
 MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "
-                      "is allowed: it has no experts)")
+                      "is allowed: it has no experts)", label="Model", hint=MODEL_HINT)
 
 INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE)
 
@@ -227,10 +236,22 @@ def describe_moe(inputs: dict[str, Any], catalog: Catalog) -> str:
                if "gpu" in inputs and catalog.model(model).config.is_moe else ""))
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+MOE_RUBRIC = (
+    "Sizes memory from the total parameters — every expert stays resident",
+    "Sizes FLOPs per token from the active parameters (shared layers plus the routed experts)",
+    "States the saving as operations, not memory",
+    "Works out tokens per expert at the batch and whether most experts are read each step",
+    "Judges expert parallelism from the all-to-all bytes and the experts' intensity against the ridge",
+)
+
+
 FAMILIES = (
     Family("moe", "Mixture of experts",
            "Memory for every expert against bytes and operations for the active ones: MoE saves operations, "
            "not memory.",
            INPUTS, run_moe, generate=generate_moe, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
-           order=120, describe=describe_moe),
+           order=120, describe=describe_moe,
+           headlines=("weights_gib", "saving_ratio"), chapter="02-forward-pass", difficulty=3, rubric=MOE_RUBRIC),
 )

@@ -22,9 +22,10 @@ from ..step_model import ACTIVATION_BYTES
 from .base import StepSpec, format_number
 from .inputs import InputSpec
 
-EP_BATCH = InputSpec("batch", "int", 64, "tokens in the step (decode batch)", minimum=1, maximum=1_000_000)
+EP_BATCH = InputSpec("batch", "int", 64, "tokens in the step (decode batch)", minimum=1, maximum=1_000_000,
+                     label="Decode batch")
 EP_DEGREE = InputSpec("ep_degree", "int", 8, "cards the experts are spread over (expert parallelism)", minimum=1,
-                      maximum=1024, unit="GPUs")
+                      maximum=1024, unit="GPUs", label="Expert-parallel degree")
 
 _B = Var("batch", "1", "tokens in the step")
 _K = Var("experts_per_token", "1", "routed experts per token (top-k)")

@@ -146,10 +146,30 @@ def describe_weights(inputs: dict, catalog: Catalog) -> str:
             f"then bytes, then GiB.")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+WEIGHTS_RUBRIC = (
+    "Multiplies parameters by the effective bits per weight, not the nominal width",
+    "Divides by 8 for bytes and by 2^30 for GiB, never mixing GB and GiB",
+    "States which tensors a quantised file keeps at higher precision",
+)
+PARAMS_RUBRIC = (
+    "Counts the input embedding once and the output head separately unless the embeddings are tied",
+    "Per layer, sizes the query and output projections from the hidden size and the K and V projections "
+    "from the K/V heads × head dimension",
+    "Counts three MLP matrices (gate, up, down) of hidden × intermediate size",
+    "Adds the norm weights, per layer and final",
+    "Multiplies the per-layer count by the layers and, for a mixture of experts, separates total from "
+    "active parameters",
+)
+
+
 FAMILIES = (
     Family("params", "Parameter count", "Total and active parameters derived from a config.json.",
-           PARAMS_INPUTS, run_params, generate=generate_params, order=30, describe=describe_params),
+           PARAMS_INPUTS, run_params, generate=generate_params, order=30, describe=describe_params,
+           headlines=("total_params", "active_params"), chapter="02-forward-pass", difficulty=1, rubric=PARAMS_RUBRIC),
     Family("weights", "Weight memory",
            "Weight memory at bf16, fp16, fp8, int8 or int4 (at an effective width).",
-           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40, describe=describe_weights),
+           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40, describe=describe_weights,
+           headlines=("weights_gib", "total_params"), chapter="09-number-formats", difficulty=1, rubric=WEIGHTS_RUBRIC),
 )

@@ -325,10 +325,21 @@ def describe_pareto(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"compute and all-reduce times of its step, and its tok/s per user and per card.")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+PARETO_RUBRIC = (
+    "Traces throughput per card against the per-user rate across batch sizes",
+    "Finds the batch the TPOT target allows and reads the throughput there",
+    "Compares degrees at the same target, counting the weights each replica stores",
+    "Names the point the product should run at and why",
+)
+
+
 FAMILIES = (
     Family("pareto", "Throughput–interactivity curve",
            "Tokens per second per card against tokens per second per user, batch by batch up to the KV limit at "
            "each tensor-parallel degree, and the point a TPOT target picks.",
            INPUTS, run_pareto, generate=generate_pareto, variants=VARIANTS, misconceptions=MISCONCEPTIONS,
-           order=72, describe=describe_pareto),
+           order=72, describe=describe_pareto,
+           headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC),
 )

@@ -55,9 +55,9 @@ from .step import replication_step
 PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,
                             maximum=10_000_000, unit="tok", label="Tokens in the sequence")
 PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
-                        minimum=0, maximum=1, exclusive_minimum=True)
+                        minimum=0, maximum=1, exclusive_minimum=True, label="Prefill MFU")
 DECODE_BATCH = InputSpec("decode_batch", "int", 64, "sequences in the decode step a recompute could ride in",
-                         minimum=1, maximum=100_000)
+                         minimum=1, maximum=100_000, label="Decode batch it rides in")
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PREEMPT_CONTEXT, PREFILL_MFU, DECODE_BATCH)
 STEP_KEYS = ("kv_bytes_per_token", "kv_replication", "recompute_flops_per_token", "recompute_ms_per_token",
              "swap_ms_per_token", "recompute_to_swap_ratio", "recompute_ms_per_request", "swap_ms_per_request")
@@ -260,10 +260,21 @@ def describe_preempt(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"copies of the cache does the replica keep, and what is the ratio?")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+PREEMPT_RUBRIC = (
+    "Computes swap per token from the cache bytes over one direction of the host link",
+    "Computes recompute per token from the FLOPs at a prefill MFU, attention included",
+    "Gets the direction right: swap is cheaper per token",
+    "Explains when recompute still wins: folded into a memory-bound decode step",
+)
+
+
 FAMILIES = (
     Family("preempt", "Preemption: recompute or swap",
            "What bringing back a preempted sequence costs: recompute (a prefill) against a swap over PCIe, per "
            "token and per request, and the ratio.",
            INPUTS, run_preempt, generate=generate_preempt, variants=VARIANTS,
-           misconceptions=(PCIE_BOTH_WAYS, SWAP_IN_BITS, REPLICATION_IGNORED), order=75, describe=describe_preempt),
+           misconceptions=(PCIE_BOTH_WAYS, SWAP_IN_BITS, REPLICATION_IGNORED), order=75, describe=describe_preempt,
+           rubric=PREEMPT_RUBRIC),
 )

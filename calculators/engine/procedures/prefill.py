@@ -38,7 +38,7 @@ from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_input
 from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
-                     minimum=0, maximum=3_600_000, unit="ms")
+                     minimum=0, maximum=3_600_000, unit="ms", label="Queue wait")
 
 INPUTS = (MODEL, GPU, GPUS, PRECISION, PROMPT_TOKENS, MFU, QUEUE_MS)
 
@@ -299,10 +299,23 @@ def describe_prefill(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+PREFILL_RUBRIC = (
+    "Computes the linear term as 2 × parameters × prompt tokens",
+    "Adds the attention term, growing with the square of the prompt, and states its convention "
+    "(no causal halving here)",
+    "Converts FLOPs to time over the cards' dense peak × a realistic MFU",
+    "Adds the queue wait to get TTFT",
+    "Finds the crossover where attention equals the linear term and says how causal masking moves it",
+)
+
+
 FAMILIES = (
     Family("prefill", "Prefill and TTFT",
            "Prefill FLOPs with the attention term, time at an MFU, time to first token and the crossover length.",
            INPUTS, run_prefill, generate=generate_prefill, variants=VARIANTS,
            misconceptions=(SPARSE_TFLOPS, ROOFLINE_AS_EXPECTATION, ATTENTION_TERM_IGNORED, TTFT_WITHOUT_QUEUE),
-           order=54, describe=describe_prefill),
+           order=54, describe=describe_prefill,
+           headlines=("ttft_ms", "crossover_tokens"), chapter="05-prefill-and-decode", rubric=PREFILL_RUBRIC),
 )

@@ -56,11 +56,11 @@ from .prefill import (
 from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 PREFIX_TOKENS = InputSpec("prefix_tokens", "int", 1024, "length of the shared prefix (system prompt, tools), "
-                          "tokens", minimum=1, maximum=10_000_000, unit="tok")
+                          "tokens", minimum=1, maximum=10_000_000, unit="tok", label="Shared prefix")
 HIT_RATE = InputSpec("hit_rate", "float", 0.8, "fraction of requests that find the prefix in the cache",
-                     minimum=0, maximum=1)
+                     minimum=0, maximum=1, label="Prefix hit rate")
 DISTINCT_PREFIXES = InputSpec("distinct_prefixes", "int", 1, "distinct prefixes kept in the cache", minimum=1,
-                              maximum=1_000_000)
+                              maximum=1_000_000, label="Distinct prefixes")
 
 INPUTS = (MODEL, GPU, GPUS, PRECISION, KV_DTYPE, PREFIX_TOKENS, HIT_RATE, MFU, DISTINCT_PREFIXES)
 
@@ -273,10 +273,22 @@ def describe_prefix(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+PREFIX_RUBRIC = (
+    "Counts the prefix's own prefill as the saving of a hit",
+    "Averages by the request hit rate, not the per-hit saving",
+    "Notes the hit saves prefill (TTFT), not decode bandwidth",
+    "Charges the pinned blocks against the KV budget",
+)
+
+
 FAMILIES = (
     Family("prefix", "Prefix caching",
            "Prefill FLOPs and TTFT a shared prefix saves per request, and the KV cache it pins.",
            INPUTS, run_prefix, generate=generate_prefix, variants=VARIANTS,
            misconceptions=(HIT_RATE_IGNORED, ATTENTION_TERM_IGNORED, SPARSE_TFLOPS, ROOFLINE_AS_EXPECTATION),
-           order=56, describe=describe_prefix),
+           order=56, describe=describe_prefix,
+           headlines=("ttft_saved_ms", "pinned_gib"), chapter="10-paged-memory-and-prefix-caching", difficulty=3,
+           rubric=PREFIX_RUBRIC),
 )

@@ -118,7 +118,7 @@ SPECS = [
 ]
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,
-                  unit="users")
+                  unit="users", label="Decode batch")
 ROOFLINE_CONTEXT = InputSpec("context", "int", 0, "tokens already in each sequence's KV cache (0: weights "
                              "only)", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
 INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS, ROOFLINE_CONTEXT, KV_DTYPE)
@@ -307,10 +307,22 @@ def _cache_words(inputs: dict[str, Any]) -> str:
     return f"each holding {context:,} tokens in a {inputs.get('kv_dtype', 'bf16')} KV cache read every step"
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+ROOFLINE_RUBRIC = (
+    "Takes the ridge as the dense peak at the precision the multiply runs in ÷ bandwidth, never the sparse figure",
+    "Derives decode intensity as FLOPs per step over bytes per step — the batch shares one weight read",
+    "Adds each sequence's cache bytes, which keep long contexts memory-bound at any batch",
+    "Derives prefill intensity from the prompt tokens sharing one weight read",
+    "Compares each intensity with the ridge and names the bound it implies, as a bound, not a forecast",
+)
+
+
 FAMILIES = (
     Family("roofline", "Roofline",
            "Ridge point of a card, arithmetic intensity of decode and prefill, and which one is memory-bound.",
            INPUTS, run_roofline, generate=generate_roofline, variants=VARIANTS,
            misconceptions=(SPARSE_TFLOPS, PREFILL_DECODE_SWAP, ROOFLINE_AS_EXPECTATION), order=50,
-           describe=describe_roofline),
+           describe=describe_roofline,
+           headlines=("ridge_flop_per_byte", "batch_at_ridge"), chapter="04-gpu-roofline", rubric=ROOFLINE_RUBRIC),
 )

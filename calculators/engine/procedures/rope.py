@@ -46,10 +46,10 @@ from .rope_variants import MISCONCEPTION_INFOS, VARIANTS
 ORIGINAL_CONTEXT = InputSpec(
     "original_context", "int", None, "context the model was trained at, tokens (default: the config's "
     "rope_scaling.original_max_position_embeddings, else max_position_embeddings)", minimum=16,
-    maximum=10_000_000, unit="tok")
+    maximum=10_000_000, unit="tok", label="Original context")
 SCALING_FACTOR = InputSpec(
     "scaling_factor", "float", None, "context-extension factor s: positions divided by s (default: the config's "
-    "rope_scaling.factor, else 1)", minimum=1, maximum=1024)
+    "rope_scaling.factor, else 1)", minimum=1, maximum=1024, label="Scaling factor s")
 INPUTS = (MODEL, ORIGINAL_CONTEXT, SCALING_FACTOR)
 STEP_KEYS = ("bands", "shortest_wavelength_tok", "longest_wavelength_tok", "bands_longer_than_context",
              "scaled_longest_wavelength_tok")
@@ -136,10 +136,22 @@ def describe_rope(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"wavelength become?")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+ROPE_RUBRIC = (
+    "Counts bands as half the rotated head dimension",
+    "Uses 2π for a wavelength and the exponent (d − 2)/d for the slowest band",
+    "Counts unseen bands against the original training context, not the extended one",
+    "Says scaling stretches wavelengths and which bands each method moves",
+)
+
+
 FAMILIES = (
     Family("rope", "RoPE frequency bands",
            "Wavelength of every RoPE band from rope_theta and the head dimension, and what a context-extension "
            "factor does to them.",
            INPUTS, run_rope, generate=generate_rope, variants=VARIANTS, misconceptions=MISCONCEPTION_INFOS,
-           order=120, describe=describe_rope),
+           order=120, describe=describe_rope,
+           headlines=("longest_wavelength_tok", "bands_longer_than_context"), chapter="08-rope-and-long-context",
+           rubric=ROPE_RUBRIC),
 )

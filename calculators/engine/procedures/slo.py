@@ -186,6 +186,16 @@ def describe_slo(inputs: dict[str, Any], catalog: Catalog) -> str:
     )
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+SLO_RUBRIC = (
+    "Takes the smaller of the memory limit and the TPOT limit as the batch",
+    "Builds the step from bytes, FLOPs and the all-reduces, not from one of them",
+    "Derives the replica's rate from the batch over the step",
+    "Rounds replicas and nodes up for the load and names which limit binds",
+)
+
+
 FAMILIES = (
     Family("slo", "Batch size for a TPOT target",
            "The largest decode batch that meets a TPOT target and fits the KV cache, its throughput, and the "
@@ -196,5 +206,7 @@ FAMILIES = (
            misconceptions=(ROOFLINE_AS_EXPECTATION, ONE_CARD_BANDWIDTH, KV_READ_IGNORED, CACHE_FIT_IGNORED,
                            TPOT_TARGET_IGNORED, PER_USER_RATE, SPARSE_TFLOPS, ROUNDED_NODES_DOWN, REPLICATION_IGNORED,
                            COMM_IGNORED),
-           order=70, describe=describe_slo),
+           order=70, describe=describe_slo,
+           headlines=("max_batch", "tpot_ms", "nodes"), chapter="14-capacity-planning", difficulty=3,
+           rubric=SLO_RUBRIC),
 )

@@ -38,11 +38,12 @@ from .inputs import InputSpec, catalog_or_default, clean_inputs
 MAX_ALPHA = 0.99
 MAX_GAMMA = 32
 
-ALPHA = InputSpec("alpha", "float", 0.8, "per-token acceptance rate α (0 to 0.99)", minimum=0, maximum=MAX_ALPHA)
+ALPHA = InputSpec("alpha", "float", 0.8, "per-token acceptance rate α (0 to 0.99)", minimum=0, maximum=MAX_ALPHA,
+                  label="Acceptance rate α")
 GAMMA = InputSpec("gamma", "int", 4, "draft tokens proposed per verify step γ", minimum=1, maximum=MAX_GAMMA,
-                  unit="tok")
+                  unit="tok", label="Draft tokens γ")
 DRAFT_COST = InputSpec("draft_cost", "float", 0.05, "one draft forward pass as a fraction c of a target pass",
-                       minimum=0, maximum=1)
+                       minimum=0, maximum=1, label="Draft cost c")
 INPUTS = (ALPHA, GAMMA, DRAFT_COST)
 STEP_KEYS = ("expected_tokens", "speedup")
 
@@ -215,10 +216,21 @@ VARIANTS = {
                 ("acceptance-as-tokens", _linear_speedup)),
 }
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+SPEC_RUBRIC = (
+    "Sums 1 + α + … + α^γ, counting the target's own token",
+    "Charges the draft's cost per drafted token in the speed-up",
+    "Chooses γ from acceptance and draft cost rather than maximising it",
+    "Says the bound holds only while the verify step is memory-bound",
+)
+
+
 FAMILIES = (
     Family("spec", "Speculative decoding",
            "Expected tokens per verify step and the speed-up bound, from the acceptance rate, the draft "
            "length and the draft's cost.",
            INPUTS, run_spec, generate=generate_spec, variants=VARIANTS, misconceptions=MISCONCEPTION_INFOS,
-           order=80, describe=describe_spec),
+           order=80, describe=describe_spec,
+           headlines=("speedup", "expected_tokens"), chapter="13-speculative-and-constrained", rubric=SPEC_RUBRIC),
 )

@@ -77,13 +77,13 @@ from .tp_notes import describe_tp, head_notes, proposal_notes, users_note
 PARAMS_B = InputSpec(
     "params_b", "float", None,
     "parameters in billions, replacing the model's own count (the model still gives the KV cache and "
-    "the heads)", minimum=0, maximum=100_000, exclusive_minimum=True)
+    "the heads)", minimum=0, maximum=100_000, exclusive_minimum=True, label="Parameters (billions)")
 TP_CONTEXT = InputSpec("context", "int", 8192, "context limit of the one user who must fit, tokens "
-                       "(0 sizes the weights alone)", minimum=0, maximum=10_000_000, unit="tok")
+                       "(0 sizes the weights alone)", minimum=0, maximum=10_000_000, unit="tok", label="Context limit")
 GPUS_PER_NODE = InputSpec("gpus_per_node", "int", 8, "cards per node (a power of two: 8 for an HGX or "
-                          "DGX board)", minimum=1, maximum=64, unit="GPUs")
+                          "DGX board)", minimum=1, maximum=64, unit="GPUs", label="GPUs per node")
 PROPOSED_GPUS = InputSpec("proposed_gpus", "int", None, "a proposed number of cards to check against the "
-                          "minimum", minimum=1, maximum=4096, unit="GPUs")
+                          "minimum", minimum=1, maximum=4096, unit="GPUs", label="Proposed GPUs")
 
 INPUTS = (MODEL, PARAMS_B, GPU, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, TP_CONTEXT, UTILIZATION, RESERVE_GIB,
           GPUS_PER_NODE, PROPOSED_GPUS)
@@ -378,11 +378,22 @@ def generate_tp(rng, catalog: Catalog) -> dict:
     raise RuntimeError("No tensor-parallel problem could be drawn from the catalog.")
 
 
+# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
+# marks, never a value (every review draws fresh numbers).
+TP_RUBRIC = (
+    "Sizes the split for the weights and at least one user, not the weights alone",
+    "Rounds to a degree the heads divide and the inference engine supports, then to whole nodes",
+    "Counts K/V replication past the K/V head count",
+    "Keeps the tensor-parallel group inside one NVLink domain and names the all-reduce cost",
+)
+
+
 FAMILIES = (
     Family("tp", "Tensor-parallel degree",
            "The fewest cards, rounded to a degree an engine supports and to whole nodes, that hold the "
            "weights and one user's KV cache.",
            INPUTS, run_tp, generate=generate_tp, variants={**VARIANTS, **REPLICATION_VARIANTS},
            misconceptions=(*MISCONCEPTION_INFO, REPLICATION_IGNORED),
-           order=110, describe=describe_tp),
+           order=110, describe=describe_tp,
+           headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC),
 )

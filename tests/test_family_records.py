@@ -1,0 +1,152 @@
+"""A family is a record (docs/architecture.md §11, issue 16 item 5): its input labels, headline steps, chapter,
+difficulty, roles and rubric live on the :class:`Family`, so a new family is one module.
+
+Two guards: no module outside the family modules keeps a table keyed by family slug, and a family that exists
+only in this test file gets a calculator page, report headlines, an API entry, a bank template and an offline
+export entry without any other module knowing its name.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from calculators.engine.formula import Formula, Var
+from calculators.engine.procedures import FAMILIES, Family, InputSpec, StepSpec, input_label
+from calculators.engine.procedures.base import run
+from calculators.engine.procedures.inputs import GPU, catalog_or_default, clean_inputs
+from calculators.forms import CalculatorForm
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIPPED_PARTS = {"tests", "migrations", ".venv", "node_modules", "procedures", "staticfiles", "var"}
+# The quantity registry's older step keys of one family (§11 aliases) are the registry's, not the family's pages.
+ALLOWED = {"calculators/engine/quantities.py:FAMILY_ALIASES",
+           # Until the export reads its rules from the records too (the next commit of issue 16 item 5).
+           "runbook/export/calculators.py:ADAPTERS", "runbook/export/calculators.py:CHECKS"}
+
+
+def _slug_keys(node: ast.Dict) -> set[str]:
+    """The family slugs among a dict literal's keys (a ``(slug, …)`` tuple key counts as its slug)."""
+    found = set()
+    for key in node.keys:
+        if isinstance(key, ast.Tuple) and key.elts:
+            key = key.elts[0]
+        if isinstance(key, ast.Constant) and key.value in FAMILIES:
+            found.add(key.value)
+    return found
+
+
+def slug_tables(root: Path = ROOT) -> list[str]:
+    """``path:line`` of every dict literal outside the family modules whose keys are mostly family slugs
+    (two or more, at least half of them), or ``(slug, …)`` tuples. A payload that happens to have a ``params``
+    and a ``moe`` field among a dozen is not a table by family."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if SKIPPED_PARTS & set(relative.parts):
+            continue
+        tree = ast.parse(path.read_text())
+        allowed = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.AnnAssign | ast.Assign)
+                   for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                   if f"{relative}:{getattr(target, 'id', '')}" in ALLOWED}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict) and id(node) not in allowed:
+                slugs = len(_slug_keys(node))
+                tuple_keyed = any(isinstance(key, ast.Tuple) for key in node.keys)
+                if (tuple_keyed and slugs) or (slugs >= 2 and 2 * slugs >= len(node.keys)):
+                    found.append(f"{relative}:{node.lineno}")
+    return found
+
+
+def test_no_module_keeps_a_table_keyed_by_family_slug():
+    assert slug_tables() == []
+
+
+def test_the_guard_finds_a_slug_table(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "pages.py").write_text('HEADLINES = {"kv": ("a",), "ladder": ("b",)}\n'
+                                               'ADAPTERS = {("ladder", "avg_tokens"): 1}\nOTHER = {"kv": 1}\n')
+    assert slug_tables(tmp_path) == ["pkg/pages.py:1", "pkg/pages.py:2"]
+
+
+def test_every_family_input_carries_its_form_label():
+    missing = [(slug, spec.name) for slug, family in FAMILIES.items() for spec in family.inputs if not spec.label]
+    assert missing == []
+    # The labels the pages showed before they moved onto the inputs.
+    assert FAMILIES["ladder"].inputs[0].label == "Model"
+    assert input_label("gpus") == "GPUs per replica" and input_label("alpha") == "Acceptance rate α"
+    assert input_label("no_such_input") == "No such input"
+
+
+def test_every_headline_is_a_step_of_its_family():
+    for slug, family in FAMILIES.items():
+        result = family.run({})
+        keys = [step.key for step in result.steps]
+        assert set(family.headline_keys(result)) <= set(keys), slug
+    assert FAMILIES["ladder"].headlines == ("users_worst_case", "users_paged")
+
+
+# --- a family that exists only here -----------------------------------------------------------------------
+
+WIDGETS = InputSpec("widgets", "int", 4, "widgets per batch", minimum=1, maximum=100, label="Widgets per batch",
+                    hint="How many widgets one batch carries.")
+DOUBLED = Formula("doubled_widgets", "Doubled widgets (two per batch slot)", "1",
+                  (Var("widgets", "1", "widgets per batch"),), lambda s: 2 * s["widgets"])
+INPUTS = (GPU, WIDGETS)
+
+
+def run_widgets(raw, catalog=None):
+    """Two widgets per batch slot (a made-up family for the record tests)."""
+    inputs = clean_inputs(INPUTS, raw, catalog_or_default(catalog))
+    return run("widgets", inputs, [StepSpec("doubled_widgets", "Doubled widgets (two per batch slot)", DOUBLED)],
+               {"widgets": inputs["widgets"]}, [])
+
+
+WIDGET_FAMILY = Family("widgets", "Widget doubler", "Doubles the widgets of a batch.", INPUTS, run_widgets,
+                       generate=lambda rng, catalog: {"widgets": rng.randint(1, 100)}, order=999,
+                       headlines=("doubled_widgets",), chapter="02-forward-pass", difficulty=1, roles=("manager",),
+                       rubric=("Doubles the widgets", "Says why a slot holds two", "Keeps the count whole"))
+
+
+@pytest.fixture
+def widgets(monkeypatch):
+    """The made-up family, registered for one test."""
+    monkeypatch.setitem(FAMILIES, "widgets", WIDGET_FAMILY)
+    return WIDGET_FAMILY
+
+
+def test_a_new_family_gets_a_form_and_report_headlines_from_its_record(widgets):
+    form = CalculatorForm(widgets, {"widgets": "21"})
+    assert form.is_valid(), form.errors
+    assert form["widgets"].label == "Widgets per batch"
+    assert form.fields["widgets"].help_text == "How many widgets one batch carries."
+    assert form.fields["gpu"].help_text.startswith("Memory is the total the driver reports")
+    report = form.report()
+    assert [(h.key, h.title, h.number) for h in report.headlines] == [("doubled_widgets", "Doubled widgets", "42")]
+    assert report.headlines[0].detail == "two per batch slot"
+
+
+@pytest.mark.django_db
+def test_a_new_family_gets_a_page_and_an_api_entry(client, widgets):
+    page = client.get("/calculators/widgets/", {"widgets": "21"})
+    assert page.status_code == 200
+    assert "Widgets per batch" in page.content.decode() and "42" in page.content.decode()
+    api = client.get("/api/v1/calc/widgets/", {"widgets": "21"})
+    assert api.status_code == 200
+    assert [(step["key"], step["value"]) for step in api.json()["steps"]] == [("doubled_widgets", 42)]
+
+
+@pytest.mark.django_db
+def test_a_new_family_gets_a_bank_template_from_its_record(widgets):
+    from drills.bank.problem_templates import sync_problem_templates
+    from drills.models import BankItem
+    from runbook.models import Chapter
+
+    chapter = Chapter.objects.filter(slug="02-forward-pass").first()
+    sync_problem_templates()
+    item = BankItem.objects.get(slug="widgets")
+    assert (item.difficulty, item.roles, item.family) == (1, ["manager"], "widgets")
+    assert item.rubric == ["Doubles the widgets", "Says why a slot holds two", "Keeps the count whole"]
+    assert item.chapter_id == (chapter.pk if chapter else None)
