@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from drills.bank.problem_templates import sync_problem_templates
 from calculators.engine.procedures import FAMILIES
+from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
 from drills.problems.generation import drill_families
 from runbook.lint import seams
