@@ -21,9 +21,10 @@ from urllib.parse import urlencode
 from django import forms
 from django.core.exceptions import ValidationError
 
+from calculators.engine.answers import read_input
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
-from calculators.engine.errors import ConfigError, EngineError
+from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.report import InputRow, Report, build_report, parse_previous
@@ -113,16 +114,66 @@ def field_for(spec: InputSpec) -> forms.Field:
                 "invalid": "Enter a whole number." if spec.kind == "int" else "Enter a number."}
     if spec.kind == "int":
         attrs.update(step="1", inputmode="numeric")
-        field_class = forms.IntegerField
+        field_class: type[forms.Field] = _TypedIntegerField
     else:
         attrs.update(step="any", inputmode="decimal")
-        field_class = forms.FloatField
+        field_class = _TypedFloatField
     if spec.default is None:
         attrs["placeholder"] = "default"
-    field = field_class(label=label, required=spec.default is not None, help_text=help_text,
-                        validators=_bound_validators(spec), error_messages=messages,
-                        widget=forms.NumberInput(attrs=attrs))
-    return field
+    widget: forms.Widget = forms.NumberInput(attrs=attrs)
+    if _is_fraction(spec):  # a number box cannot hold "90%": a text box, read as answers are
+        widget = forms.TextInput(attrs={key: value for key, value in attrs.items() if key not in ("min", "max", "step")})
+    return field_class(label=label, required=spec.default is not None, help_text=help_text, unit=spec.unit,
+                       validators=_bound_validators(spec), error_messages=messages, widget=widget)
+
+
+def _is_fraction(spec: InputSpec) -> bool:
+    """A plain number between 0 and 1 (utilisation, hit rate, MFU): one a candidate may type as 90%."""
+    return spec.kind == "float" and not spec.unit and spec.maximum is not None and spec.maximum <= 1
+
+
+def _read_typed(unit: str, value: str) -> float:
+    """Text a number field cannot read ("90%", "2^13", "3 GiB"), read by the engine as a typed answer."""
+    try:
+        return read_input(value, unit)
+    except AnswerError as exc:
+        raise ValidationError(str(exc).replace("this input", "this field"), code="invalid") from None
+
+
+class _TypedFloatField(forms.FloatField):
+    """A FloatField that also reads what candidates type in answers (calculators.engine.answers.read_input),
+    in the input's ``unit``."""
+
+    def __init__(self, *, unit: str = "", **kwargs):
+        self.unit = unit
+        super().__init__(**kwargs)
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except ValidationError:
+            if isinstance(value, str) and any(ch.isdigit() for ch in value):
+                return _read_typed(self.unit, value)
+            raise
+
+
+class _TypedIntegerField(forms.IntegerField):
+    """An IntegerField that also reads typed expressions ("2^13", "8,192 tok"); the result must be whole."""
+
+    def __init__(self, *, unit: str = "", **kwargs):
+        self.unit = unit
+        super().__init__(**kwargs)
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except ValidationError:
+            if not (isinstance(value, str) and any(ch.isdigit() for ch in value)):
+                raise
+            number = _read_typed(self.unit, value)
+            if not float(number).is_integer():
+                raise
+            return int(number)
 
 
 class CalculatorForm(forms.Form):

@@ -8,6 +8,7 @@ file, a malformed flag), never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from django.db import connections
 from calculators.engine.errors import EngineError
 
 BAD_INPUT = 2
+_NEGATIVE_VALUE = re.compile(r"^[-−–]\s*[0-9.(]")
 
 
 class EngineCommand(BaseCommand):
@@ -74,6 +76,10 @@ def _route_errors(parser) -> None:
         raise CommandError(f"{message[0].upper()}{message[1:]}.", returncode=BAD_INPUT)
 
     parser.error = error
+    # A value with a leading minus is a value, not a flag: argparse knows -1 and -0.5 but not -1e3, -1_000,
+    # -2^10, -90% or −1 (U+2212), which it would take for an unknown option and leave the flag without its
+    # value. No flag of these commands starts with a digit, a point, a bracket or a second minus sign.
+    parser._negative_number_matcher = _NEGATIVE_VALUE
     for action in parser._actions:
         choices = getattr(action, "choices", None)
         if isinstance(choices, dict):  # a sub-parser action: name → parser

@@ -311,6 +311,9 @@ def test_config_for_a_family_without_a_model_is_an_unknown_input():
     ("roofline", {"gpu": "tpu-v5"}, "gpu", "Unknown GPU 'tpu-v5'"),
     ("spec", {"alpha": "1"}, "alpha", "alpha must be at most 0.99"),
     ("fleet", {"rate": "-3"}, "rate", "rate must be above 0"),
+    ("ladder", {"utilization": "9o%"}, "utilization", "utilization: Could not read '9o%': 'o%' is not a unit I know; this input expects a plain number"),
+    ("ladder", {"utilization": "90 GiB"}, "utilization", "'90 GiB' is a memory size; this input asks for a plain"),
+    ("ladder", {"reserve_gib": "-1e3"}, "reserve_gib", "reserve_gib must be at least 0, not '-1e3'."),
 ])
 def test_out_of_range_and_bad_values_are_400(family, params, field, fragment):
     assert_error(get(f"/calc/{family}/", **params), 400, field, fragment)
@@ -564,3 +567,17 @@ def test_extreme_values_are_a_400_not_an_overflow(family, params):
     response = get(f"/calc/{family}/", **params)
     assert response.status_code == 400
     validator("Error").validate(response.json())
+
+
+@pytest.mark.parametrize(("params", "inputs"), [
+    ({"utilization": "90%"}, {"utilization": 0.9}),
+    ({"utilization": "90 %", "context": "2^13"}, {"utilization": 0.9, "context": 8192}),
+    ({"reserve_gib": "3072 MiB", "avg_tokens": "2,300"}, {"reserve_gib": 3.0, "avg_tokens": 2300}),
+])
+def test_inputs_are_read_as_typed_answers_are(params, inputs):
+    """A percentage, an expression or a value in another unit of the input's dimension, as in answers."""
+    for response in (get("/calc/ladder/", **params), post("/calc/ladder/", {"inputs": params})):
+        assert response.status_code == 200, response.content
+        body = response.json()
+        assert {key: body["inputs"][key] for key in inputs} == inputs
+        assert (values(body)["users_worst_case"], values(body)["users_paged"]) == (53, 191)

@@ -264,3 +264,66 @@ def test_bad_input_exits_2_with_one_sentence_on_stderr(runs, case, expected):
     assert message.endswith("."), message
     assert not message.startswith("CommandError")
     assert expected in message
+
+
+def run_from_argv(capsys, *args) -> tuple[int, str, str]:
+    """``manage.py calc ARGS`` in this process, through the command's own argv parsing:
+    (exit code, stdout, stderr)."""
+    from calculators.management.commands.calc import Command
+
+    code = 0
+    try:
+        Command().run_from_argv(["manage.py", "calc", *args])
+    except SystemExit as exit_:
+        code = exit_.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize(("args", "sentence"), [
+    (["ladder", "--reserve-gib", "-1e3"], "reserve_gib must be at least 0, not '-1e3'."),
+    (["ladder", "--reserve-gib", "-1"], "reserve_gib must be at least 0, not '-1'."),
+    (["tp", "--reserve-gib=-0.5"], "reserve_gib must be at least 0, not '-0.5'."),
+    (["fleet", "--spares", "−1"], "spares must be at least 0, not '−1'."),
+    (["ladder", "--utilization", "-90%"], "utilization must be above 0, not '-90%'."),
+    (["ladder", "--contxt", "-1"], "Unrecognized arguments: --contxt -1."),
+])
+def test_a_leading_minus_is_a_value_that_a_non_negative_input_refuses_in_one_sentence(capsys, args, sentence):
+    assert run_from_argv(capsys, *args) == (2, "", sentence + "\n")
+
+
+def test_a_leading_minus_is_read_where_the_quantity_may_be_negative(capsys):
+    """A KV budget may be negative (what is left over): ``calc parse -1e3`` reads it, not a flag."""
+    assert run_from_argv(capsys, "parse", "-1e3", "--unit", "GiB") == (0, "-1,000.00 GiB\n", "")
+    assert run_from_argv(capsys, "parse", "-14.96", "--unit", "GiB") == (0, "-14.96 GiB\n", "")
+
+
+def test_flags_take_percentages_and_expressions_as_answers_do(capsys):
+    code, stdout, stderr = run_from_argv(capsys, "ladder", "--utilization", "90%", "--context", "2^13", "--json")
+    assert code == 0, stderr
+    payload = json.loads(stdout)
+    assert (payload["inputs"]["utilization"], payload["inputs"]["context"]) == (0.9, 8192)
+    # The reference stack's numbers (docs/architecture.md §2), as with --utilization 0.9 --context 8192.
+    assert (values(payload)["users_worst_case"], values(payload)["users_paged"]) == (53, 191)
+
+
+@pytest.mark.parametrize(("flags", "inputs"), [
+    (["--utilization", "92.5%"], {"utilization": 0.925}),
+    (["--reserve-gib", "3072 MiB"], {"reserve_gib": 3.0}),
+    (["--avg-tokens", "2,300"], {"avg_tokens": 2300}),
+    (["--reserve-gib", "-0"], {"reserve_gib": 0.0}),
+])
+def test_flag_values_are_read_in_the_inputs_unit(flags, inputs):
+    payload = calc_json("ladder", *flags)
+    assert {key: payload["inputs"][key] for key in inputs} == inputs
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--utilization", "90 GiB"], "utilization: '90 GiB' is a memory size; this input asks for a plain number."),
+    (["--context", "8k"], "context: Could not read '8k': 'k' is not a unit I know; this input expects a token count"),
+    (["--context", "8192.5 tok"], "context must be a whole number, not '8192.5 tok'."),
+])
+def test_a_flag_value_of_the_wrong_kind_is_one_sentence(flags, message):
+    with pytest.raises(CommandError) as caught:
+        call_command("calc", "ladder", *flags)
+    assert str(caught.value).startswith(message)

@@ -146,8 +146,23 @@ class TestLadderPage:
         context = re.search(r'<input[^>]*name="context"[^>]*>', page).group(0)
         assert 'type="number"' in context
         assert 'min="1"' in context and 'max="10000000"' in context and 'step="1"' in context
+        # A fraction is a text box, so "90%" can be typed (a number box would refuse the '%').
         utilization = re.search(r'<input[^>]*name="utilization"[^>]*>', page).group(0)
-        assert 'max="1"' in utilization and 'step="any"' in utilization
+        assert 'type="text"' in utilization and 'inputmode="decimal"' in utilization
+
+    @pytest.mark.parametrize("typed", ["90%", "90 %", "0.9"])
+    def test_a_fraction_may_be_typed_as_a_percentage(self, client, typed):
+        page = client.get(LADDER, {"utilization": typed}).content.decode()
+
+        assert input_value(page, "utilization") == typed
+        assert headline(page, "users_worst_case") == "53"
+        assert step_value(page, "users_paged") == "191 users"
+
+    def test_an_unreadable_percentage_says_what_was_read(self, client):
+        page = client.get(LADDER, {"utilization": "9o%"}).content.decode()
+
+        assert "Could not read &#x27;9o%&#x27;: &#x27;o%&#x27; is not a unit I know; this field expects a plain " \
+               "number, such as 0.9 or 90%." in page
 
     def test_it_serves_one_user_of_llama_70b_at_fp8(self, client):
         page = client.get(LADDER, {"model": "llama-3.1-70b", "weights_dtype": "fp8"}).content.decode()

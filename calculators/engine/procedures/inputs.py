@@ -13,9 +13,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..answers import read_input
 from ..catalog import Catalog, default_catalog
 from ..dtypes import KV_DTYPES, WEIGHT_DTYPES
-from ..errors import ConfigError, InputError
+from ..errors import AnswerError, ConfigError, InputError
 from ..hf_config import ModelConfig, parse_config, parse_config_text
 
 REFERENCE_MODEL = "llama-3.1-8b"
@@ -79,6 +80,16 @@ def _plain(bound: float) -> str:
     return f"{bound:,.0f}" if float(bound).is_integer() else f"{bound:g}"
 
 
+def _read_text(spec: InputSpec, raw: Any) -> float:
+    """Text ``float`` cannot read (``90%``, ``2^13``, ``3 GiB``, ``1,024``), read as a typed answer is."""
+    if not isinstance(raw, str) or not any(ch.isdigit() for ch in raw):
+        raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name)
+    try:
+        return read_input(raw, spec.unit)
+    except AnswerError as exc:
+        raise InputError(f"{spec.name}: {exc}", field=spec.name) from None
+
+
 def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
     if isinstance(raw, bool):
         raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name)
@@ -87,7 +98,7 @@ def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
     except OverflowError:
         raise InputError(f"{spec.name} is far too large.", field=spec.name) from None
     except (TypeError, ValueError):
-        raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name) from None
+        number = _read_text(spec, raw)
     if number != number or number in (float("inf"), float("-inf")):
         raise InputError(f"{spec.name} must be a finite number.", field=spec.name)
     if spec.kind == "int":
