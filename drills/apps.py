@@ -16,12 +16,7 @@ class DrillsConfig(AppConfig):
         from django.contrib.auth.signals import user_logged_in
 
         from config.timezones import remember_time_zone_at_login
-        from drills.bank.problem_templates import on_content_loaded
-        from drills.rounds.presets import on_content_loaded as sync_presets_on_load
-        from runbook.signals import content_loaded
 
-        content_loaded.connect(on_content_loaded, dispatch_uid="drills.problem_templates")
-        content_loaded.connect(sync_presets_on_load, dispatch_uid="drills.round_presets")
         user_logged_in.connect(remember_time_zone_at_login, dispatch_uid="drills.time_zone_at_login")
         post_migrate.connect(_reinstall_review_log_triggers, sender=self, dispatch_uid="drills.reviewlog_triggers")
 

@@ -22,7 +22,6 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from coaching.sample import cohort_with_progress
-from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem, Card
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
@@ -48,7 +47,6 @@ def _user(username: str, group: str):
 def content(db):
     """The repository's content (chapters, bank, problem templates) loaded, and the cache emptied."""
     load_content(FIXTURES)
-    sync_problem_templates()  # what `manage.py load_content` does after loading (runbook.signals)
     cache.clear()
     yield
     cache.clear()

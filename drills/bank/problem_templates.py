@@ -4,9 +4,9 @@
 calculator family that has a problem generator (``FAMILIES`` entries with
 ``generate``): created or updated by slug (the family's slug, docs/architecture.md §10),
 with the family's title, summary and steps, the chapter that teaches it (the family's ``chapter``, when
-that chapter is written) and a time box. ``load_content`` calls it after
-loading the content files, through :data:`runbook.signals.content_loaded`; a
-second run changes nothing. Templates carry ``source_path = "engine:<family>"``
+that chapter is written) and a time box. ``load_content`` runs it with the
+content files, in the same transaction (:data:`PROBLEM_TEMPLATES`, a reader of
+:mod:`drills.content_readers`); a second run changes nothing. Templates carry ``source_path = "engine:<family>"``
 so the content loader leaves them alone.
 
 Reviewing a template draws a fresh seeded variant (:mod:`drills.reviews.services`),
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from calculators.engine.catalog import default_catalog
 from drills.models import BankItem
 from drills.problems.generation import drill_families, generate_inputs
+from runbook.loading import ContentTree, LoadReport, Reader
 from runbook.models import Chapter
 
 SOURCE_PREFIX = "engine:"
@@ -107,9 +108,11 @@ def sync_problem_templates() -> TemplateTally:
     return tally
 
 
-def on_content_loaded(sender, stdout=None, **kwargs) -> str:
-    """Receiver of :data:`runbook.signals.content_loaded`: sync the templates and report the counts."""
-    line = f"problem templates  {sync_problem_templates()}"
-    if stdout is not None:
-        stdout.write(line)
-    return line
+def write_templates(tree: ContentTree, report: LoadReport) -> None:
+    """The problem templates' step of ``load_content``: sync them, and note the counts for the command."""
+    report.notes.append(f"problem templates  {sync_problem_templates()}")
+
+
+# No files: the templates come from the engine's families; they run after the questions, so that an item a content
+# file wrote under a family's slug keeps it.
+PROBLEM_TEMPLATES = Reader("problem templates", write=write_templates, needs=("documents", "questions"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from drills.models import RoundTemplate
+from runbook.loading import ContentTree, LoadReport, Reader
 
 # The built-in round kinds, as data (synced into RoundTemplate rows with no owner; a coach copies one).
 PRESETS: dict[str, dict] = {
@@ -58,12 +59,13 @@ def sync_presets() -> dict[str, RoundTemplate]:
     return {kind: found[kind] for kind in PRESETS}
 
 
-def on_content_loaded(sender, stdout=None, **kwargs) -> str:
-    """Receiver of :data:`runbook.signals.content_loaded`: write the presets with the content; report the count."""
-    line = f"round presets      {len(sync_presets())}"
-    if stdout is not None:
-        stdout.write(line)
-    return line
+def write_presets(tree: ContentTree, report: LoadReport) -> None:
+    """The presets' step of ``load_content``: write them with the content; note the count for the command."""
+    report.notes.append(f"round presets      {len(sync_presets())}")
+
+
+# No files: the presets are the data above, written with the content so that the rounds' pages only read.
+ROUND_PRESETS = Reader("round presets", write=write_presets)
 
 
 def preset(kind: str) -> RoundTemplate:

@@ -56,7 +56,7 @@ def _timed(response: HttpResponse, round_: Round, now) -> HttpResponse:
 def index(request: HttpRequest) -> HttpResponse:
     """The presets, each one click from starting, and the candidate's history of rounds.
 
-    Only reads: the presets are written by ``load_content`` (:func:`~drills.rounds.presets.on_content_loaded`),
+    Only reads: the presets are written by ``load_content`` (:data:`~drills.rounds.presets.ROUND_PRESETS`),
     and a round past its deadline is closed by the beat task ``drills.tasks.close_due_rounds`` or by the
     next request on the round itself; until then it is listed as out of time, with its report one click away.
     """

@@ -8,7 +8,6 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from runbook.loading import ContentError, load_content
-from runbook.signals import content_loaded
 
 
 class Command(BaseCommand):
@@ -36,7 +35,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{kind.ljust(width)}  {tally}")
         for kind in report.skipped:
             self.stdout.write(f"{kind.ljust(width)}  skipped: no file")
-        content_loaded.send(sender=self.__class__, report=report, stdout=self.stdout)
+        for note in report.notes:  # the readers with no files: problem templates, round presets
+            self.stdout.write(note)
         if not report.changed:
             self.stdout.write(self.style.SUCCESS("Everything unchanged."))
         else:
