@@ -45,7 +45,7 @@ LADDER_KEYS = ["card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_byt
 ALL_VERDICTS_ANSWERS = {
     "card_gib": "79.65",             # correct
     "usable_gib": "79.65",           # misconception: utilisation skipped (usable = card)
-    "weights_gib": "abc",            # unreadable
+    "weights_gib": "",               # unreadable: blank, counted as unanswered (a typo is refused)
     "kv_budget_gib": "61.69",        # carried forward: own usable 79.65 − 14.96 − 3 = 61.69
     "kv_bytes_per_token": "140000",  # close: 140,000 / 131,072 − 1 = 6.8 %
     "per_user_gib": "3",             # wrong: right 1.00, carried 140,000 × 8,192 / 2^30 = 1.07
@@ -137,7 +137,7 @@ class TestIndex:
 
     def test_a_candidate_sees_their_recent_attempts(self, candidate_client):
         problem = make_problem()
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "users_paged": "191"})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "users_paged": "191", "blanks": "count"})
 
         text = page_text(candidate_client.get("/drills/"))
 
@@ -146,7 +146,7 @@ class TestIndex:
 
     def test_a_candidate_does_not_see_someone_elses_attempts(self, candidate_client, coach_client):
         problem = make_problem()
-        coach_client.post(problem.get_absolute_url(), {"users_worst_case": "53"})
+        coach_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "blanks": "count"})
 
         text = page_text(candidate_client.get("/drills/"))
 
@@ -221,7 +221,8 @@ class TestNewProblem:
         assert GENERATOR_VERSION == 3, "a new generator version draws new problems: re-derive this one"
         url = client.get("/drills/ladder/new/?seed=5")["Location"]
 
-        response = client.post(url, {})  # every step blank: each message names the expected value
+        # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
+        response = client.post(url, {"blanks": "count"})
 
         assert ProblemInstance.objects.get().inputs == {
             "model": "mixtral-8x7b-v0.1", "gpu": "h100-pcie-80gb", "gpus": 1, "weights_dtype": "int4",
@@ -341,7 +342,7 @@ class TestSnapshot:
         problem.snapshot["gpus"][0]["memory"]["nvidia_smi_total_MiB"] = 40960
         problem.save()
 
-        steps = step_items(client.post(problem.get_absolute_url(), {}))
+        steps = step_items(client.post(problem.get_absolute_url(), {"blanks": "count"}))
 
         assert "expected 40.00 GiB." in steps["card_gib"]
         assert "expected 36.00 GiB." in steps["usable_gib"]
@@ -354,7 +355,7 @@ class TestSnapshot:
         problem = make_problem()
         assert FAMILIES["ladder"].run({}).values["card_gib"] == 40.0  # the catalog did change
 
-        steps = step_items(client.post(problem.get_absolute_url(), {}))
+        steps = step_items(client.post(problem.get_absolute_url(), {"blanks": "count"}))
 
         assert "expected 79.65 GiB." in steps["card_gib"]
         assert "expected 53 users." in steps["users_worst_case"]
@@ -370,7 +371,7 @@ class TestGradingAsAVisitor:
     def test_answers_are_graded_with_verdicts_expected_values_and_worked_substitutions(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert response.status_code == 200
         steps = step_items(response)
@@ -390,7 +391,7 @@ class TestGradingAsAVisitor:
     def test_every_verdict_kind_can_appear_on_the_page(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         classes = verdict_classes(response)
         assert classes == {
@@ -401,13 +402,13 @@ class TestGradingAsAVisitor:
         assert set(classes.values()) == set(VERDICT_KINDS)
         text = page_text(response)
         for label in ("Correct", "Carried forward", "Close", "Misconception", "Impossible", "Wrong",
-                      "Unreadable"):
+                      "No answer"):  # a typed unreadable step is refused, never graded, on this page
             assert f"verdict-badge\">{label}</span>" in text
 
     def test_a_visitors_grade_is_not_stored(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert Attempt.objects.count() == 0
         assert StepAnswer.objects.count() == 0
@@ -416,7 +417,7 @@ class TestGradingAsAVisitor:
     def test_the_typed_answers_stay_in_their_boxes(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "2*32*8*128*2"})
+        response = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "2*32*8*128*2", "blanks": "count"})
 
         assert 'value="2*32*8*128*2"' in response.content.decode()
 
@@ -441,7 +442,7 @@ class TestGradingAsACandidate:
         answers = {**ALL_VERDICTS_ANSWERS, "weights_gib": "16.06", "kv_bytes_per_token": "128 KiB",
                    "per_user_gib": ""}
 
-        response = candidate_client.post(problem.get_absolute_url(), {**answers, "started": token})
+        response = candidate_client.post(problem.get_absolute_url(), {**answers, "started": token, "blanks": "count"})
 
         assert response.status_code == 200
         attempt = Attempt.objects.get()
@@ -476,7 +477,7 @@ class TestGradingAsACandidate:
         problem = make_problem()
         started = sign_start(timezone.now() - timedelta(seconds=90))
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert 90 <= Attempt.objects.get().time_taken_s < 120
 
@@ -488,7 +489,7 @@ class TestGradingAsACandidate:
     def test_a_forged_start_is_ignored(self, candidate_client, forged):
         problem = make_problem()
 
-        response = candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": forged})
+        response = candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": forged, "blanks": "count"})
 
         assert response.status_code == 200
         attempt = Attempt.objects.get()
@@ -500,15 +501,15 @@ class TestGradingAsACandidate:
         problem = make_problem()
         started = sign_start(timezone.now() + timedelta(hours=1))
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert Attempt.objects.get().time_taken_s is None
 
     def test_each_submission_is_a_new_attempt(self, candidate_client):
         problem = make_problem()
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53"})
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "191"})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "blanks": "count"})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "191", "blanks": "count"})
 
         assert Attempt.objects.count() == 2
         assert sorted(StepAnswer.objects.filter(key="users_worst_case").values_list("verdict", flat=True)) == [
@@ -520,7 +521,7 @@ class TestHtmx:
     def test_an_htmx_post_returns_only_the_answers_form(self, htmx_client):
         problem = make_problem()
 
-        response = htmx_client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = htmx_client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert response.status_code == 200
         body = response.content.decode().strip()
@@ -535,7 +536,7 @@ class TestHtmx:
         htmx_client.force_login(candidate)
         problem = make_problem()
 
-        response = htmx_client.post(problem.get_absolute_url(), {"users_paged": "191"})
+        response = htmx_client.post(problem.get_absolute_url(), {"users_paged": "191", "blanks": "count"})
 
         assert "<html" not in response.content.decode()
         assert Attempt.objects.get().steps.get(key="users_paged").verdict == "correct"
@@ -551,29 +552,30 @@ class TestHostileAnswers:
     def test_an_answer_over_500_characters_is_reported_not_crashed(self, candidate_client):
         problem = make_problem()
 
-        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": "7" * 600})
+        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": "7" * 600, "blanks": "count"})
 
         assert response.status_code == 200
-        assert verdict_classes(response)["card_gib"] == "unreadable"
+        assert verdict_classes(response) == {}  # refused: nothing graded, no expected value shown
         assert "is 600 characters long; answers are limited to 200 characters" in page_text(response)
-        assert Attempt.objects.get().steps.get(key="card_gib").verdict == "unreadable"
+        assert Attempt.objects.count() == 0
 
     def test_an_answer_over_200_characters_is_unreadable_with_the_limit(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"card_gib": "1+" * 150 + "1"})
+        response = client.post(problem.get_absolute_url(), {"card_gib": "1+" * 150 + "1", "blanks": "count"})
 
-        assert verdict_classes(response)["card_gib"] == "unreadable"
+        assert verdict_classes(response) == {}
         assert "answers are limited to 200 characters" in step_items(response)["card_gib"]
 
     def test_an_over_long_answer_is_not_reported_as_no_answer(self, candidate_client):
         problem = make_problem()
         typed = "7" * 600
 
-        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": typed})
+        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": typed, "blanks": "count"})
 
-        assert "No answer given" not in step_items(response)["card_gib"]
-        assert Attempt.objects.get().steps.get(key="card_gib").raw_input == typed
+        step = step_items(response)["card_gib"]
+        assert "No answer given" not in step and "Blank:" not in step
+        assert f'value="{typed}"' in step  # kept in its box to fix
 
     @pytest.mark.parametrize("typed", [
         "５３",            # full-width digits
@@ -587,31 +589,33 @@ class TestHostileAnswers:
     def test_odd_unicode_is_unreadable_not_an_error(self, client, typed):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"users_worst_case": typed, "users_paged": "191"})
+        response = client.post(problem.get_absolute_url(),
+                               {"users_worst_case": typed, "users_paged": "191", "blanks": "count"})
 
         assert response.status_code == 200
-        classes = verdict_classes(response)
-        assert classes["users_worst_case"] == "unreadable"
-        assert classes["users_paged"] == "correct"
+        assert verdict_classes(response) == {}  # refused with the parser's message, nothing graded
+        assert "invalid-feedback d-block" in step_items(response)["users_worst_case"]
+        assert "1 could not be read" in page_text(response)
 
     def test_a_script_tag_in_an_answer_is_escaped(self, client):
         problem = make_problem()
         attack = "<script>alert(1)</script>"
 
-        response = client.post(problem.get_absolute_url(), {"weights_gib": attack, "users_paged": '"><img src=x>'})
+        response = client.post(problem.get_absolute_url(),
+                               {"weights_gib": attack, "users_paged": '"><img src=x>', "blanks": "count"})
 
         body = response.content.decode()
         assert response.status_code == 200
         assert attack not in body
         assert "<img src=x>" not in body
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
-        assert verdict_classes(response)["weights_gib"] == "unreadable"
+        assert "Could not read" in step_items(response)["weights_gib"]
 
     def test_a_zero_per_user_answer_does_not_break_the_page(self, client):
         # Regression: the carried-forward user count used to divide by the typed 0 (a 500).
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"per_user_gib": "0", "users_worst_case": "5"})
+        response = client.post(problem.get_absolute_url(), {"per_user_gib": "0", "users_worst_case": "5", "blanks": "count"})
 
         assert response.status_code == 200
         assert verdict_classes(response)["per_user_gib"] == "impossible"
@@ -643,7 +647,7 @@ class TestEveryCatalogEntryRenders:
         problem = make_problem("kv", {"model": model, "kv_dtype": "bf16", "context": 4096})
 
         shown = client.get(problem.get_absolute_url())
-        graded = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "1"})
+        graded = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "1", "blanks": "count"})
 
         assert shown.status_code == graded.status_code == 200
         assert model in statement_of(shown)
@@ -654,7 +658,7 @@ class TestEveryCatalogEntryRenders:
         problem = make_problem("ladder", {**REFERENCE_INPUTS, "gpu": gpu})
 
         shown = client.get(problem.get_absolute_url())
-        graded = client.post(problem.get_absolute_url(), {"card_gib": "1"})
+        graded = client.post(problem.get_absolute_url(), {"card_gib": "1", "blanks": "count"})
 
         assert shown.status_code == graded.status_code == 200
         assert raw_entry("gpus", gpu)["name"] in page_text(shown)
@@ -749,6 +753,6 @@ class TestVisitorsStoreNothing:
                                   inputs=generate_inputs("ladder", 5))
         assert problem.inputs["model"] in page_text(page)
         assert 'action="/drills/ladder/new/?seed=5"' in page.content.decode()
-        graded = client.post("/drills/ladder/new/?seed=5", {"card_gib": "1"})
+        graded = client.post("/drills/ladder/new/?seed=5", {"card_gib": "1", "blanks": "count"})
         assert graded.status_code == 200 and "Graded but not saved" in page_text(graded)
         assert ProblemInstance.objects.count() == 0 and Attempt.objects.count() == 0

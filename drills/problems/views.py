@@ -13,7 +13,7 @@ from calculators.engine.procedures import FAMILIES
 from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, create_problem, draw_problem, drill_families
-from drills.problems.grading import submit
+from drills.problems.grading import UnreadableAnswers, submit
 from drills.problems.presentation import problem_facts, statement
 
 
@@ -67,12 +67,22 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
     """The problem page for ``instance`` (saved or drawn from a seed); a POST grades the answers."""
     solution = instance.solve()
-    graded = attempt = None
+    graded = attempt = refused = None
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)
         form.is_valid()  # every field is optional; over-long text is reported beside its box
-        submitted = submit(instance, request.user, form.answers(), started_at=read_start(form.cleaned_data.get("started")))
-        graded, attempt = submitted.grade, submitted.attempt  # the attempt is stored for a logged-in candidate only
+        try:
+            # Grading shows the expected values, so a blank or unreadable step records nothing and shows none,
+            # unless the candidate asks to count blanks as unanswered (a typo is always theirs to fix).
+            submitted = submit(instance, request.user, form.answers(), strict=True,
+                               refuse_blank=request.POST.get("blanks") != "count",
+                               started_at=read_start(form.cleaned_data.get("started")))
+        except UnreadableAnswers as error:
+            refused = error
+            for key, message in error.messages.items():
+                form.add_error(key, message)
+        else:
+            graded, attempt = submitted.grade, submitted.attempt  # stored for a logged-in candidate only
     else:
         form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
     rows = [
@@ -86,6 +96,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
         "attempt": attempt, "solution": solution, "counted": first if first and first.pk != attempt.pk else None,
+        "refused": refused,
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.

@@ -174,7 +174,10 @@ def test_public_pages_logged_out(content, live_server, page, reference_problem):
     scanner.visit(path, "problem")
     page.fill("#answers input[name='card_gib']", "79.6")
     page.fill("#answers input[name='usable_gib']", "71.68 GiB")
-    page.locator("#answers [type='submit']").click()
+    page.locator("#answers [type='submit']").first.click()
+    page.locator("#not-recorded").wait_for()  # six steps blank: nothing recorded, the boxes marked
+    scanner.scan("problem with blank steps refused")
+    page.locator("#answers button[name='blanks']").click()
     page.locator("#answers .score").wait_for()
     scanner.scan("problem after a graded submit")
 
@@ -194,7 +197,7 @@ def test_public_pages_logged_out(content, live_server, page, reference_problem):
     scanner.scan("log-in with errors")
 
     scanner.check()
-    assert len(scanner.scanned) == 14
+    assert len(scanner.scanned) == 15
 
 
 def test_candidate_pages(live_server, page, people, assigned_set, reference_problem):
@@ -228,7 +231,8 @@ def test_candidate_pages(live_server, page, people, assigned_set, reference_prob
     problem = reference_problem.get_absolute_url()
     page.goto(live_server.url + problem)
     page.fill("#answers input[name='card_gib']", "79.6")
-    page.locator("#answers [type='submit']").click()
+    page.locator("#answers [type='submit']").first.click()
+    page.locator("#answers button[name='blanks']").click()  # the blank steps counted as unanswered
     page.locator("#answers .score").wait_for()
     scanner.scan("problem graded and saved")
 
