@@ -74,3 +74,69 @@ def test_reload_mid_round_then_expire(live_server, page, candidate, problem_temp
     expect(page.locator("h1")).to_contain_text("Phone screen")
     expect(page.locator("#report-items")).to_be_visible()
     assert not Round.objects.get(pk=round_pk).is_active
+
+
+def _step_rows(page, position: int) -> dict[str, list[str]]:
+    """The report's step table of item ``position``: step label → [typed, expected, verdict, misconception]."""
+    rows = page.locator(f"#steps-{position} tbody tr")
+    cells = [[" ".join(cell.split()) for cell in rows.nth(i).locator("td").all_inner_texts()]
+             for i in range(rows.count())]
+    return {row[0]: row[1:] for row in cells}
+
+
+def test_round_debrief_after_finishing_early(live_server, page, candidate, problem_templates):
+    """Answer the ladder with one slip, submit it, finish early (confirmed), read every step, work it again.
+
+    The ladder is pinned to seed 7 (Qwen2.5-7B, one B300, FP8 KV cache, 16384-token context): KV cache per
+    token 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B; 200704 B is 7× that, the 28 query heads
+    used for the 4 KV heads; per user 28672 × 16384 / 2³⁰ = 0.4375 GiB.
+    """
+    from drills.models import ProblemInstance
+    from drills.problems.generation import create_problem
+    from drills.rounds.models import Round
+
+    log_in(page, live_server.url, "alice", "/rounds/")
+    preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))
+    with page.expect_navigation(url=ITEM_URL):
+        preset.locator("[type='submit']").click()
+    round_ = Round.objects.get(pk=int(ITEM_URL.search(page.url).group(1)), user=candidate)
+    ladder = round_.items.get(position=1)
+    ladder.problem = create_problem("ladder", seed=7, user=candidate)
+    ladder.save(update_fields=["problem"])
+    page.reload()
+
+    page.fill("#item-form input[name='kv_bytes_per_token']", "200704")
+    page.fill("#item-form input[name='per_user_gib']", "0.4375")
+    with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/2/$")):
+        page.locator("#item-form button", has_text="Submit this item").click()
+
+    # Finish now asks first; the question lists what is still unsubmitted.
+    page.locator("a", has_text="Finish the round now").click()
+    expect(page.locator("h1")).to_have_text("Finish the round now?")
+    expect(page.locator("main")).to_contain_text("Item 2:")
+    with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/report/$")):
+        page.locator("button", has_text="Yes, finish now").click()
+    round_.refresh_from_db()
+    assert round_.status == Round.FINISHED
+    expect(page.locator("#round-ending")).to_contain_text("finished early")
+    expect(page.locator("#round-ending")).not_to_contain_text("at the deadline")
+    expect(page.locator("#late-rule")).to_contain_text("up to 5 seconds after the deadline")
+
+    steps = _step_rows(page, 1)
+    assert len(steps) == 8  # every ladder step, typed or not
+    assert steps["KV cache per token"] == ["200704", "28,672 B", "Misconception", "Query heads used for K/V heads"]
+    assert steps["KV cache per user at the context limit"] == ["0.4375", "0.438 GiB", "Correct", "—"]
+    assert steps["Card memory"] == ["blank", "268.59 GiB", "Unreadable", "—"]
+    roofline = _step_rows(page, 2)  # the item left untouched: graded from what was saved, every step blank
+    assert roofline and all(typed == "blank" for typed, *_ in roofline.values())
+    misconception = page.locator("#steps-1 a", has_text="Query heads used for K/V heads")
+    assert misconception.get_attribute("href")
+    expect(page.locator("#report-misconceptions")).to_contain_text("Query heads used for K/V heads")
+
+    # Work it again: a fresh variant of the same template, a blank problem page (not the round's numbers).
+    with page.expect_navigation(url=re.compile(r"/drills/ladder/\d+/$")):
+        page.locator("button", has_text="Work it again").first.click()
+    fresh = ProblemInstance.objects.get(pk=int(re.search(r"/drills/ladder/(\d+)/$", page.url).group(1)))
+    assert fresh.pk != ladder.problem_id and fresh.family == "ladder" and fresh.seed != 7
+    expect(page.locator("#answers input[name='kv_bytes_per_token']")).to_have_value("")
+    expect(page.locator("#answers .score")).to_have_count(0)
