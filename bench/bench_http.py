@@ -458,7 +458,9 @@ def run_http(args, env: dict[str, str], paths: dict) -> int:
 def run_profile(paths: dict, repeat: int, only: str = "") -> int:
     """cProfile each endpoint ``repeat`` times in-process with Django's test client; print the top functions."""
     from django.contrib.auth import get_user_model
+    from django.db import connection
     from django.test import Client
+    from django.test.utils import CaptureQueriesContext
 
     User = get_user_model()
     clients = {"candidate": Client(), "coach": Client()}
@@ -477,7 +479,10 @@ def run_profile(paths: dict, repeat: int, only: str = "") -> int:
             if response.status_code != 200:
                 raise RuntimeError(f"{e.name}: {response.status_code}")
 
-        hit(0)  # warm
+        with CaptureQueriesContext(connection) as captured:
+            for i in range(repeat):  # warm: steady state, as the HTTP run's warm-up window gives (memos filled)
+                hit(i)
+        queries = len(captured.captured_queries) / repeat
         profiler = cProfile.Profile()
         began = time.perf_counter()
         profiler.enable()
@@ -485,7 +490,7 @@ def run_profile(paths: dict, repeat: int, only: str = "") -> int:
             hit(i)
         profiler.disable()
         elapsed = (time.perf_counter() - began) / repeat * 1000
-        print(f"\n=== {e.name}: {elapsed:.1f} ms per request in-process (profiled)")
+        print(f"\n=== {e.name}: {elapsed:.1f} ms per request in-process (profiled), {queries:.1f} queries")
         for order, restriction, count in (("cumulative", r"^((?!site-packages|/lib/python).)*$", 30),
                                           ("tottime", "", 20)):
             out = io.StringIO()

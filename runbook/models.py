@@ -48,10 +48,21 @@ class Track(models.Model):
         return f"{self.letter} · {self.title}"
 
 
+# A chapter's Markdown body and its search text: some 25-40 kB each per chapter. A page that only names or links
+# chapters (the rail, a card's heading, a review queue) leaves them in the database: reading them was most of the
+# time of those queries (the rail read all sixteen bodies, the review queue one per due card).
+CHAPTER_TEXT_FIELDS = ("body", "search_text")
+
+
+def chapter_text(path: str) -> tuple[str, ...]:
+    """The lookups of a related chapter's text fields, for ``defer()``: ``chapter_text("item__chapter")``."""
+    return tuple(f"{path}__{name}" for name in CHAPTER_TEXT_FIELDS)
+
+
 class DocumentQuerySet(models.QuerySet):
     def in_order(self) -> "DocumentQuerySet":
-        """All documents by number, with their track and chapter."""
-        return self.select_related("track", "chapter").order_by("number")
+        """All documents by number, with their track and chapter (without the chapter's text)."""
+        return self.select_related("track", "chapter").defer(*chapter_text("chapter")).order_by("number")
 
 
 class Document(Numbered, models.Model):

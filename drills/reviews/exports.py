@@ -20,6 +20,7 @@ from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import state_label
 from runbook.content import render_cached
+from runbook.models import chapter_text
 from runbook.shortcodes import ShortcodeError
 
 DECK_COLUMNS = ["item", "kind", "title", "chapter", "track", "state", "due", "stability_days", "difficulty", "reps",
@@ -45,7 +46,8 @@ def _csv(header: list[str], rows: Iterable[list]) -> str:
 def deck_csv(user) -> str:
     """Every card the user has (in the deck or taken out), times in their time zone."""
     tz = ReviewSettings.for_user(user).tz
-    cards = Card.objects.filter(user=user).select_related("item", "item__chapter").order_by("due", "pk")
+    cards = (Card.objects.filter(user=user).select_related("item", "item__chapter")
+             .defer(*chapter_text("item__chapter")).order_by("due", "pk"))
     return _csv(DECK_COLUMNS, (
         [card.item.slug, card.item.kind, item_title(card.item), card.item.chapter.slug if card.item.chapter else "",
          card.item.track, state_label(card.state), _local(card.due, tz),

@@ -28,6 +28,7 @@ from calculators.engine.procedures import FAMILIES
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.generation import generate_inputs
 from drills.reviews.scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day
+from runbook.models import chapter_text
 
 HISTORY_DAYS = 30  # the most the charts show; they start at the first day with a review
 FORECAST_DAYS = 30
@@ -159,7 +160,8 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
     first = today - timedelta(days=HISTORY_DAYS - 1)
     rows = {first + timedelta(days=offset): DayRow(first + timedelta(days=offset)) for offset in range(HISTORY_DAYS)}
 
-    logs = list(ReviewLog.objects.of(user).filter(reviewed_at__lte=now).select_related("item__chapter"))
+    logs = list(ReviewLog.objects.of(user).filter(reviewed_at__lte=now).select_related("item__chapter")
+            .defer(*chapter_text("item__chapter")))
     active_days: set[date] = set()
     by_chapter: dict[tuple, list[float]] = defaultdict(list)
     for log in logs:

@@ -45,6 +45,7 @@ from fsrs.scheduler import DEFAULT_PARAMETERS
 from drills.bank.problem_templates import time_box_s
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.intervals import Outcome, fuzz_draw, outcomes
+from runbook.models import chapter_text
 
 # Interval fuzzing spreads reviews out; tests switch it off for exact dates.
 FUZZ = True
@@ -206,7 +207,7 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
     cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1))
                  .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
-                 .select_related("item", "item__chapter"))
+                 .select_related("item", "item__chapter").defer(*chapter_text("item__chapter")))
     due_now = [card for card in cards if card.due <= now]
     later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
     target = interview_start(review_settings, now)
@@ -281,7 +282,7 @@ def retention_on_day(user, now: datetime | None = None,
         return []
     scheduler = scheduler_for(review_settings, fuzz=False)
     groups: dict[tuple, list[Card]] = {}
-    for card in Card.objects.of(user).select_related("item__chapter"):
+    for card in Card.objects.of(user).select_related("item__chapter").defer(*chapter_text("item__chapter")):
         chapter = card.item.chapter
         key = (chapter.number, f"{chapter.label} · {chapter.title}") if chapter else (999, "No chapter")
         groups.setdefault(key, []).append(card)

@@ -33,6 +33,7 @@ from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, R
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
+from runbook.models import chapter_text
 
 MAX_DURATION_MS = 24 * 3600 * 1000
 
@@ -168,7 +169,7 @@ def card_of(user, card_id: int) -> Card:
     70 kB for a long chapter) are left in the database, as reading them was a third of the query's time.
     """
     return (Card.objects.select_related("item", "item__chapter", "pending_problem")
-            .defer("item__chapter__body", "item__chapter__search_text").get(pk=card_id, user=user))
+            .defer(*chapter_text("item__chapter")).get(pk=card_id, user=user))
 
 
 def is_problem(item: BankItem) -> bool:
