@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,8 +20,9 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
+from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
-from runbook.export import calculators as export_calculators
+from runbook.export import tables as export_tables
 from runbook.export.calculators import ExportError, FormulaTable, build_programs
 from runbook.loading import load_content
 
@@ -151,13 +153,14 @@ def test_the_command_needs_loaded_content(db, tmp_path):
 def test_the_self_check_catches_a_missing_adapter(monkeypatch):
     """Without the ladder's min(avg_tokens, context) the tables would disagree with the engine for
     conversations longer than the limit: the export must refuse, not ship it."""
-    monkeypatch.setattr(export_calculators, "ADAPTERS", {})
+    ladder = FAMILIES["ladder"]
+    monkeypatch.setitem(FAMILIES, "ladder", replace(ladder, offline=replace(ladder.offline, adapters={})))
     with pytest.raises(ExportError, match="avg_tokens"):
         build_programs(["ladder"], FormulaTable())
 
 
 def test_a_function_without_javascript_stops_the_export(monkeypatch):
-    monkeypatch.setattr(export_calculators, "JS_FUNCTIONS", {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor"})
+    monkeypatch.setattr(export_tables, "JS_FUNCTIONS", {"ceiling": "R.wholeCeil", "floor": "R.wholeFloor"})
     with pytest.raises(ExportError, match="next_tp_degree"):
         build_programs(["tp"], FormulaTable())
 

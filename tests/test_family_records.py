@@ -22,9 +22,7 @@ from calculators.forms import CalculatorForm
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_PARTS = {"tests", "migrations", ".venv", "node_modules", "procedures", "staticfiles", "var"}
 # The quantity registry's older step keys of one family (§11 aliases) are the registry's, not the family's pages.
-ALLOWED = {"calculators/engine/quantities.py:FAMILY_ALIASES",
-           # Until the export reads its rules from the records too (the next commit of issue 16 item 5).
-           "runbook/export/calculators.py:ADAPTERS", "runbook/export/calculators.py:CHECKS"}
+ALLOWED = {"calculators/engine/quantities.py:FAMILY_ALIASES"}
 
 
 def _slug_keys(node: ast.Dict) -> set[str]:
@@ -150,3 +148,24 @@ def test_a_new_family_gets_a_bank_template_from_its_record(widgets):
     assert (item.difficulty, item.roles, item.family) == (1, ["manager"], "widgets")
     assert item.rubric == ["Doubles the widgets", "Says why a slot holds two", "Keeps the count whole"]
     assert item.chapter_id == (chapter.pk if chapter else None)
+
+
+def test_a_new_family_gets_an_offline_export_entry_from_its_plans(widgets):
+    from runbook.export.calculators import FormulaTable, assemble, build_programs, page_data
+
+    table = FormulaTable()
+    program = build_programs(["widgets"], table)["widgets"]
+    assert program.verified >= 20  # its tables agree with its plans on random inputs
+    assert program.given["widgets"]["deps"] == [] and "expr" in program.given["widgets"]["cells"][""]  # as typed
+    steps, given = assemble(program, {"gpu": "h100-sxm5-80gb", "widgets": 21}, table)
+    assert [step["key"] for step in steps] == ["doubled_widgets"] and given == {"widgets": 21.0}
+    assert page_data({"widgets": program}, table)["headlines"]["widgets"] == ["doubled_widgets"]
+
+
+def test_a_plan_is_data_resolved_without_evaluating():
+    ladder = FAMILIES["ladder"]
+    plan = ladder.resolve({"context": 4096})
+    assert [spec.key for spec in plan.specs] == [step.key for step in ladder.run({"context": 4096}).steps]
+    assert plan.given["context"] == 4096 and plan.inputs["context"] == 4096
+    # disagg runs slo on the way: only its own plan is handed back, slo is evaluated as usual.
+    assert FAMILIES["disagg"].resolve({}).family == "disagg"

@@ -6,13 +6,20 @@ into ``given``: plain numbers keyed by formula variable name. It then lists its
 ``given`` and the rest from earlier steps (``from_steps``); that is what lets
 the grader re-evaluate a step on a candidate's own earlier values (error carried
 forward) with exactly the code that computed the right answer.
+
+The two halves are separate (docs/architecture.md §11): what a procedure
+resolves is a :class:`Plan` (inputs, steps, given numbers, notes: data, no
+arithmetic yet), and :func:`evaluate` turns a plan into a :class:`Result`.
+:func:`resolve` asks a procedure for its plan alone, which is how the offline
+export reads every family's resolution as data.
 """
 
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import InputError
 from ..formula import Formula
@@ -207,19 +214,32 @@ def evaluate_steps(specs: list[StepSpec], given: Mapping[str, float],
     return values
 
 
-def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[str, float],
-        notes: list[str], extra: dict[str, Any] | None = None) -> Result:
-    """Evaluate every step and build the :class:`Result` with worked substitutions.
+@dataclass
+class Plan:
+    """What a procedure resolved its inputs into, before any step is evaluated.
 
-    ``specs`` run in order, each reading ``given`` (the inputs' numbers, in the units of its formula's
-    variables) and the values of earlier steps; ``notes`` and ``extra`` pass through to the result.
-    Raises :class:`~..errors.InputError` when a step evaluates to infinity or NaN (inputs large
-    enough to overflow a float).
+    ``inputs`` are the cleaned inputs; ``specs`` the steps in order; ``given``
+    the plain numbers the formulas read, keyed by variable name (in each
+    variable's unit); ``notes`` the sentences known before evaluation;
+    ``extra`` anything the pages read besides the steps.
     """
+
+    family: str
+    inputs: dict[str, Any]
+    specs: list[StepSpec]
+    given: dict[str, float]
+    notes: list[str]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate(plan: Plan) -> Result:
+    """Evaluate every step of ``plan`` and build the :class:`Result` with worked substitutions.
+
+    Raises :class:`InputError` when a step overflows (inputs far outside any real stack)."""
     values: dict[str, float] = {}
     steps = []
-    for spec in specs:
-        bound = spec.values(given, values)
+    for spec in plan.specs:
+        bound = spec.values(plan.given, values)
         value = spec.formula(bound)
         if math.isnan(value) or math.isinf(value):
             raise InputError(f"These inputs make {spec.label.lower()} overflow; use realistic sizes.")
@@ -227,4 +247,42 @@ def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[
         substituted = (f"{spec.formula.substituted(bound, format_operand)} = "
                        f"{format_number(value, spec.unit)}")
         steps.append(Step(spec.key, spec.label, value, spec.unit, spec.formula, substituted))
-    return Result(family, inputs, steps, notes, specs, dict(given), extra or {})
+    return Result(plan.family, plan.inputs, steps, plan.notes, plan.specs, dict(plan.given), plan.extra)
+
+
+# The family whose plan resolve() is asking for: its run() hands the plan back instead of evaluating. A
+# family that runs another on the way (disagg runs slo) evaluates that one as usual.
+_PLAN_ONLY: ContextVar[str | None] = ContextVar("plan_only", default=None)
+
+
+class _Planned(Exception):
+    """Carries a procedure's plan out of :func:`run` to :func:`resolve`."""
+
+    def __init__(self, plan: Plan):
+        super().__init__(plan.family)
+        self.plan = plan
+
+
+def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[str, float],
+        notes: list[str], extra: dict[str, Any] | None = None) -> Result:
+    """A procedure's last move: its :class:`Plan` evaluated (:func:`evaluate`), or, under
+    :func:`resolve`, the plan itself handed back before any step is evaluated."""
+    plan = Plan(family, inputs, specs, given, notes, extra or {})
+    if _PLAN_ONLY.get() == family:
+        raise _Planned(plan)
+    return evaluate(plan)
+
+
+def resolve(family: str, procedure: Callable[..., Result], raw: dict[str, Any], catalog: Any = None) -> Plan:
+    """The :class:`Plan` the ``procedure`` of ``family`` resolves ``raw`` inputs into, no step of it evaluated.
+
+    Raises what the procedure raises for bad inputs (:class:`~..errors.EngineError` and the like), and
+    ``RuntimeError`` for a procedure that returns without planning. Thread-safe (a context variable)."""
+    token = _PLAN_ONLY.set(family)
+    try:
+        procedure(raw, catalog)
+    except _Planned as planned:
+        return planned.plan
+    finally:
+        _PLAN_ONLY.reset(token)
+    raise RuntimeError(f"{procedure.__qualname__} returned without a plan; a procedure ends in run().")

@@ -51,6 +51,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
+from .offline import DEGREE_RULE, Offline
 from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
 from .step import (
@@ -367,5 +368,7 @@ FAMILIES = (
            INPUTS, run_decode, generate=generate_decode, variants=VARIANTS,
            misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED, REPLICATION_IGNORED, PER_USER_RATE,
                            *STEP_MISCONCEPTIONS), order=52, describe=describe_decode,
-           headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC),
+           headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC,
+           offline=Offline(checks=({"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high"},
+                                   DEGREE_RULE))),
 )

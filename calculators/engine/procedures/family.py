@@ -13,8 +13,9 @@ from typing import Any, Callable, Mapping
 
 from ..catalog import Catalog
 from ..misconceptions import MisconceptionInfo
-from .base import Result
+from .base import Plan, Result, resolve
 from .inputs import InputSpec
+from .offline import Offline
 
 # (misconception id, variant(given, earlier_steps) → value | [values] | None)
 VariantList = tuple[tuple[str, Callable[..., Any]], ...]
@@ -39,7 +40,9 @@ class Family:
     that chapter is written); ``difficulty`` (1 to 3), ``roles`` and ``rubric``
     (what a strong worked answer does at each stage, never a value: every review
     draws fresh numbers; its step labels when empty) are its bank template's;
-    each input's form label and help are on its :class:`InputSpec`.
+    each input's form label and help are on its :class:`InputSpec`; ``offline``
+    holds what the offline export needs beyond the family's plans
+    (:class:`~.offline.Offline`).
     """
 
     slug: str
@@ -57,10 +60,16 @@ class Family:
     difficulty: int = 2
     roles: tuple[str, ...] = ("architect", "engineer")
     rubric: tuple[str, ...] = ()
+    offline: Offline = field(default_factory=Offline)
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         """Run the procedure on snake-case ``raw`` inputs."""
         return self.procedure(raw, catalog)
+
+    def resolve(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
+        """The :class:`Plan` the procedure resolves snake-case ``raw`` inputs into, before any step is
+        evaluated (the offline export reads these); raises what :meth:`run` raises for bad inputs."""
+        return resolve(self.slug, self.procedure, raw, catalog)
 
     def headline_keys(self, result: Result) -> tuple[str, ...]:
         """The step keys ``result``'s page shows large: the record's, else its last step."""

@@ -25,6 +25,7 @@ from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
+from .offline import Offline
 
 # --- what the planning families share ------------------------------------------------------------
 
@@ -270,5 +271,6 @@ FAMILIES = (
            INPUTS, run_fleet, generate=generate_fleet, variants=VARIANTS,
            misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet,
            headlines=("replicas", "nodes"), chapter="14-capacity-planning", roles=("architect", "manager"),
-           rubric=FLEET_RUBRIC),
+           rubric=FLEET_RUBRIC,
+           offline=Offline(checks=({"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node"},))),
 )

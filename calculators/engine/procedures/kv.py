@@ -23,6 +23,7 @@ from .base import Result, StepSpec, run
 from .drawing import KV_DTYPES_DRAWN, draw_context
 from .family import Family
 from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
+from .offline import DEGREE_RULE, Offline
 
 INPUTS = (MODEL, KV_DTYPE, CONTEXT, GPUS)
 
@@ -238,5 +239,6 @@ FAMILIES = (
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
            INPUTS, run_kv, generate=generate_kv, variants=REPLICATION_VARIANTS,
            misconceptions=(REPLICATION_IGNORED,), order=20, describe=describe_kv,
-           headlines=("kv_bytes_per_token", "per_user_gib"), chapter="06-kv-cache", difficulty=1, rubric=KV_RUBRIC),
+           headlines=("kv_bytes_per_token", "per_user_gib"), chapter="06-kv-cache", difficulty=1, rubric=KV_RUBRIC,
+           offline=Offline(checks=(DEGREE_RULE,))),
 )

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import sympy
+
 from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
@@ -58,6 +60,7 @@ from .kv import (
     replication_notes,
     valid_degree,
 )
+from .offline import DEGREE_RULE, Offline
 from .params import params_given
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
@@ -264,5 +267,8 @@ FAMILIES = (
            INPUTS, run_ladder, generate=generate_ladder, variants=REPLICATION_VARIANTS,
            misconceptions=(REPLICATION_IGNORED,), order=10, describe=describe_ladder,
            headlines=("users_worst_case", "users_paged"), chapter="06-kv-cache",
-           roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC),
+           roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC,
+           offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context"))},
+                           checks=(DEGREE_RULE,), alert="ladder", givens=("avg_tokens", "block_size"),
+                           extras={"paged_user_gib": F.PAGED_USER_GIB, "tp_degrees": list(TP_DEGREES)})),
 )

@@ -54,7 +54,8 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
-from .pareto_curve import curve_notes, pareto_curve, power_of_two_at_most
+from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
+from .pareto_curve import CURVE_DEGREES, curve_notes, pareto_curve, power_of_two_at_most
 from .slo_formulas import batch_limit_specs
 from .slo_inputs import TPOT_TARGET_MS, slo_given
 from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED
@@ -341,5 +342,8 @@ FAMILIES = (
            "each tensor-parallel degree, and the point a TPOT target picks.",
            INPUTS, run_pareto, generate=generate_pareto, variants=VARIANTS, misconceptions=MISCONCEPTIONS,
            order=72, describe=describe_pareto,
-           headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC),
+           headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC,
+           offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN, {"kind": "link", "after": "given"},
+                                   {"kind": "pareto_feasible", "after": "batch_tpot_limit"}),
+                           extras={"curve": {"degrees": list(CURVE_DEGREES)}})),
 )

@@ -50,6 +50,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
+from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
 from .step import replication_step
 
 PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,
@@ -276,5 +277,6 @@ FAMILIES = (
            "token and per request, and the ratio.",
            INPUTS, run_preempt, generate=generate_preempt, variants=VARIANTS,
            misconceptions=(PCIE_BOTH_WAYS, SWAP_IN_BITS, REPLICATION_IGNORED), order=75, describe=describe_preempt,
-           rubric=PREEMPT_RUBRIC),
+           rubric=PREEMPT_RUBRIC,
+           offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN,))),
 )

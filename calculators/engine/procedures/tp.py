@@ -67,6 +67,7 @@ from .kv import (
     per_user_spec,
     replication_spec,
 )
+from .offline import Offline
 from .params import params_given
 from .tp_comm import comm_notes
 from .tp_degree import buyable_degree, next_tp_degree, splits_heads
@@ -378,8 +379,6 @@ def generate_tp(rng, catalog: Catalog) -> dict:
     raise RuntimeError("No tensor-parallel problem could be drawn from the catalog.")
 
 
-# What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
-# marks, never a value (every review draws fresh numbers).
 TP_RUBRIC = (
     "Sizes the split for the weights and at least one user, not the weights alone",
     "Rounds to a degree the heads divide and the inference engine supports, then to whole nodes",
@@ -395,5 +394,7 @@ FAMILIES = (
            INPUTS, run_tp, generate=generate_tp, variants={**VARIANTS, **REPLICATION_VARIANTS},
            misconceptions=(*MISCONCEPTION_INFO, REPLICATION_IGNORED),
            order=110, describe=describe_tp,
-           headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC),
+           headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC,
+           offline=Offline(checks=({"kind": "power_of_two", "name": "gpus_per_node"},),
+                           settled=("gpus", "kv_replication"))),
 )

@@ -1,0 +1,41 @@
+"""What a family tells the offline export (``runbook/export/``) beyond the plans it resolves.
+
+The export reads each family's :class:`~.base.Plan` as data over the choices and
+numbers its inputs take, and prints the steps' formulas to JavaScript. What a
+plan alone cannot show is declared here, on the family's record:
+
+* ``adapters``: given numbers that follow several typed inputs at once, as sympy
+  over the inputs' names (the ladder's ``min(avg_tokens, context)``); the export
+  refuses a family whose given numbers follow typed inputs in a way it cannot
+  infer, rather than ship a calculator that disagrees;
+* ``checks``: the refusals the procedure makes in plain Python, before or
+  between its steps, by kind (the driver implements each kind with the engine's
+  sentence); ``"after"`` names the step (or ``"given"``) after which it applies;
+* ``settled``: given numbers a degree loop settles (procedures/tp.py), set by the
+  driver's loop rather than tabulated;
+* ``alert``, ``extras`` and ``givens``: the page's one hand-written branch, data
+  the driver needs besides the steps (a :class:`~..formula.Formula` is shipped as
+  its printed JavaScript) and given numbers shipped though no step reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# The degree rule (step_model.check_degree): before resolving where the procedure checks it first,
+# after the given numbers ("given") where a card's refusal comes first.
+DEGREE_RULE: Mapping[str, str] = {"kind": "degree_rule"}
+DEGREE_RULE_AFTER_GIVEN: Mapping[str, str] = {"kind": "degree_rule", "after": "given"}
+
+
+@dataclass(frozen=True)
+class Offline:
+    """A family's rules for the offline export (see the module docstring)."""
+
+    adapters: Mapping[str, Any] = field(default_factory=dict)
+    checks: tuple[Mapping[str, Any], ...] = ()
+    settled: tuple[str, ...] = ()
+    alert: str | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    givens: tuple[str, ...] = ()
