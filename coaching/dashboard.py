@@ -23,7 +23,7 @@ from drills.reviews.progress import ladder_specs
 
 from . import services
 from .access import candidates_of, cohorts_of
-from .models import Assignment
+from .models import Assignment, Membership
 from .visibility import HiddenWork, hidden_work
 
 TREND_DAYS = 14
@@ -183,21 +183,30 @@ class Overview:
 def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     """The dashboard: one completion table per cohort, a per-candidate summary, and who is falling behind."""
     now = now or timezone.now()
-    cohorts = list(cohorts_of(coach).prefetch_related("memberships__candidate").order_by("name", "pk"))
-    if cohort is not None:
-        cohorts = [c for c in cohorts if c.pk == cohort.pk]
-    candidates = list(candidates_of(coach)) if cohort is None else [m.candidate for m in cohorts[0].memberships.all()]
-    ids = [c.pk for c in candidates]
+    if cohort is None:
+        # Every member of the coach's cohorts is one of candidates_of(coach): each user is read once, not again
+        # per membership (a hundred users, the dashboard's largest rows).
+        cohorts = list(cohorts_of(coach).prefetch_related("memberships").order_by("name", "pk"))
+        candidates = list(candidates_of(coach))
+        who = candidates_of(coach).values("pk")
+    else:
+        cohorts = list(cohorts_of(coach).filter(pk=cohort.pk).prefetch_related("memberships__candidate"))
+        candidates = [m.candidate for m in cohorts[0].memberships.all()]
+        who = Membership.objects.filter(cohort_id=cohort.pk).values("candidate_id")
+    user_of = {c.pk: c for c in candidates}
+    # The queries below select the candidates by ``who``, a subquery, rather than by a list of a hundred ids:
+    # the same rows, without binding and quoting a hundred parameters per query in Python.
+    ids = list(user_of)
     members_of = {c.pk: [m.candidate_id for m in c.memberships.all()] for c in cohorts}
-    assignments = _assignments(coach, ids)
+    assignments = _assignments(coach, who)
     if cohort is not None:
         assignments = [a for a in assignments if a.cohort_id == cohort.pk or
                        (a.candidate_id in ids and a.cohort_id is None)]
     pairs = _pairs(assignments, members_of, candidates)
-    progress = services.progress_for(pairs, now)
-    hidden = hidden_work(coach, ids)
-    mistakes = misconception_counts(ids, now, hidden)
-    activity = review_activity(ids, now, hidden)
+    progress = services.progress_for(pairs, now, users=who)
+    hidden = hidden_work(coach, who)
+    mistakes = misconception_counts(who, now, hidden)
+    activity = review_activity(who, now, hidden)
 
     candidate_url, assignment_url = url_maker("coaching:candidate"), url_maker("coaching:assignment")
     tables = []
@@ -208,7 +217,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
                       ["Candidate", *[f"{a.question_set.title} (due {timezone.localtime(a.due_at):%d %b})"
                                       for a in cols]])
         for membership in group.memberships.all():
-            user = membership.candidate
+            user = user_of[membership.candidate_id]
             row = [Cell(user.get_username(), candidate_url(user.pk))]
             for a in cols:
                 p = progress.get((a.pk, user.pk))

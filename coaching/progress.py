@@ -65,8 +65,11 @@ class CandidateProgress:
         return sum(times) if times else None
 
 
-def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None) -> dict:
+def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None, users=None) -> dict:
     """``{(assignment_id, candidate_id): CandidateProgress}`` for every pair, in a fixed number of queries.
+
+    ``users``, when given, is a ``values()`` subquery selecting (at least) the pairs' candidates, used in the
+    queries instead of the list of their ids (the dashboard's hundred ids are then not bound one by one).
 
     The assignments must come with ``question_set__entries`` prefetched. Evidence
     counts only from the moment the assignment was made: a review of an open
@@ -78,7 +81,7 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
     if not pairs:
         return {}
     assignments = {a.pk: a for a, _ in pairs}
-    user_ids = {c.pk for _, c in pairs}
+    user_ids = {c.pk for _, c in pairs} if users is None else users
     item_ids = {e.item_id for a in assignments.values() for e in a.question_set.entries.all() if e.item_id}
     since = min(a.created_at for a in assignments.values())
     works = list(Work.objects.filter(assignment_id__in=assignments, candidate_id__in=user_ids))

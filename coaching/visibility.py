@@ -46,7 +46,8 @@ class HiddenWork:
 
 
 def hidden_work(coach, candidate_ids) -> HiddenWork:
-    """The attempts and open answers of ``candidate_ids`` that ``coach`` may not see.
+    """The attempts and open answers of ``candidate_ids`` (ids, or a ``values()`` subquery of them) that
+    ``coach`` may not see.
 
     Hidden: anything done on an item the coach may not read (another coach's
     unpublished question, in a review or in a round); the problems and rounds an
@@ -57,7 +58,7 @@ def hidden_work(coach, candidate_ids) -> HiddenWork:
     """
     if coach.is_staff:
         return HiddenWork()
-    ids = list(candidate_ids)
+    ids = candidate_ids if isinstance(candidate_ids, QuerySet) else list(candidate_ids)  # a subquery stays one
     works = list(Work.objects.filter(candidate_id__in=ids)
                  .values("assignment__coach_id", "candidate_id", "problem_id", "round_id", "entry__item_id",
                          "started_at"))
