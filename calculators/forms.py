@@ -46,25 +46,33 @@ def _limit(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
-def _bound_validators(spec: InputSpec) -> list:
-    """Validators for the spec's minimum (inclusive or not) and maximum."""
-    checks = []
+def input_messages(spec: InputSpec) -> dict[str, str]:
+    """What a number input says when it is left blank (``required``), unreadable (``invalid``) or out of
+    bounds (``min``, ``max``, present when the spec has that bound). The form's fields and the offline
+    calculator (runbook/export, static/js/offline-calculator.js) both read these, so they cannot drift."""
+    messages = {"required": f"Enter a value (the reference stack uses {_initial(spec) or 'the default'}).",
+                "invalid": "Enter a whole number." if spec.kind == "int" else "Enter a number."}
     if spec.minimum is not None:
-        low = spec.minimum
-        if spec.exclusive_minimum:
-            def above(value, low=low):
-                if value <= low:
-                    raise ValidationError(f"Must be above {_limit(low)}.", code="min_value")
-            checks.append(above)
-        else:
-            def at_least(value, low=low):
-                if value < low:
-                    raise ValidationError(f"Must be at least {_limit(low)}.", code="min_value")
-            checks.append(at_least)
+        messages["min"] = (f"Must be above {_limit(spec.minimum)}." if spec.exclusive_minimum
+                           else f"Must be at least {_limit(spec.minimum)}.")
     if spec.maximum is not None:
-        def at_most(value, high=spec.maximum):
+        messages["max"] = f"Must be at most {_limit(spec.maximum)}."
+    return messages
+
+
+def _bound_validators(spec: InputSpec) -> list:
+    """Validators for the spec's minimum (inclusive or not) and maximum, with :func:`input_messages`' words."""
+    checks = []
+    messages = input_messages(spec)
+    if spec.minimum is not None:
+        def at_least(value, low=spec.minimum, exclusive=spec.exclusive_minimum, message=messages["min"]):
+            if value < low or (exclusive and value == low):
+                raise ValidationError(message, code="min_value")
+        checks.append(at_least)
+    if spec.maximum is not None:
+        def at_most(value, high=spec.maximum, message=messages["max"]):
             if value > high:
-                raise ValidationError(f"Must be at most {_limit(high)}.", code="max_value")
+                raise ValidationError(message, code="max_value")
         checks.append(at_most)
     return checks
 
@@ -109,9 +117,7 @@ def field_for(spec: InputSpec) -> forms.Field:
         attrs["min"] = _limit(spec.minimum).replace(",", "")
     if spec.maximum is not None:
         attrs["max"] = _limit(spec.maximum).replace(",", "")
-    messages = {"required": "Enter a value (the reference stack uses "
-                            f"{_initial(spec) or 'the default'}).",
-                "invalid": "Enter a whole number." if spec.kind == "int" else "Enter a number."}
+    messages = {key: text for key, text in input_messages(spec).items() if key in ("required", "invalid")}
     if spec.kind == "int":
         attrs.update(step="1", inputmode="numeric")
         field_class: type[forms.Field] = _TypedIntegerField

@@ -191,7 +191,8 @@ def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
     """The driver's format_number against the engine's on values of every size, ties included."""
     rng = random.Random(12)
     units = ["GiB", "GB", "B", "MiB", "tok", "tok/s", "FLOP/byte", "1", "users", "GPUs", "ms", "s", "USD/h",
-             "USD/Mtok", "TB/s", "TFLOP/s", "FLOP", "bit", "nodes", "replicas", "GB/s", "USD"]
+             "USD/Mtok", "TB/s", "TFLOP/s", "FLOP", "bit", "nodes", "replicas", "GB/s", "USD", "requests", "req/s",
+             "us", "tok/h", "GPU-h", "Mtok", "KiB", "h"]
     values = [0.0, 1.0, 0.125, 0.28125, 0.015625, 2.5, 1.0625, 1e15, 3.403e38, 999.995, 0.0078125, 53.0,
               -0.001, 1234567.891, 0.5, 1.5, 9.995, 0.0005, 123456789012.0, 2 ** -7, 6.02e-5]
     values += [rng.uniform(0, 2) * 10 ** rng.randint(-5, 16) for _ in range(300)]

@@ -169,3 +169,26 @@ def test_a_plan_is_data_resolved_without_evaluating():
     assert plan.given["context"] == 4096 and plan.inputs["context"] == 4096
     # disagg runs slo on the way: only its own plan is handed back, slo is evaluated as usual.
     assert FAMILIES["disagg"].resolve({}).family == "disagg"
+
+
+def test_the_offline_driver_words_nothing_and_names_no_unit_by_hand(widgets):
+    """Number display rules and input messages are Python's, shipped as data: the driver has no copy."""
+    from django.conf import settings
+
+    from calculators.engine.units import format_quantity, quantity_rule
+    from runbook.export.calculators import FormulaTable, build_programs, unit_payload
+
+    driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()
+    for hand_copy in ("Must be", "Enter a", "INTEGER_SYMBOLS", "MONEY_DIMENSIONS", '"memory"', '"token_rate"'):
+        assert hand_copy not in driver, hand_copy
+    program = build_programs(["widgets"], FormulaTable())["widgets"]
+    widgets_input = next(spec for spec in program.inputs if spec["name"] == "widgets")
+    assert widgets_input["messages"] == {"required": "Enter a value (the reference stack uses 4).",
+                                         "invalid": "Enter a whole number.", "min": "Must be at least 1.",
+                                         "max": "Must be at most 100."}
+    form = CalculatorForm(widgets, {"widgets": "101"})
+    assert not form.is_valid() and form.errors["widgets"] == ["Must be at most 100."]
+    # The rule the driver formats a quantity by is the one format_quantity applies.
+    assert unit_payload("requests")["quantity"] == quantity_rule("requests")
+    assert quantity_rule("requests")["style"] == "fixed" and format_quantity(1234.0, "requests") == "1,234 requests"
+    assert quantity_rule("USD/h") == {**quantity_rule("USD/h"), "style": "money", "decimals": 2, "suffix": "/h"}

@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 from calculators.engine.errors import AnswerError
 
@@ -295,10 +296,38 @@ _INTEGER_SYMBOLS = frozenset(
 _MONEY_DIMENSIONS = frozenset({"money", "money_rate", "token_price"})
 _FIXED_LIMIT = 1e15  # beyond this, fixed decimals get long: switch to 1.5e15
 _SIGNIFICANT_LIMIT = 1e9  # 9.89e14 FLOP/s reads better than 989,000,000,000,000
+_SIGNIFICANT_FLOOR = 1e-3  # below this, 0.000123 reads better as 1.23e-4
+_DIGITS = 4  # significant figures shown
+
+
+def quantity_rule(unit: str) -> dict[str, Any]:
+    """How :func:`format_quantity` shows a value in ``unit``, as data (the offline calculator's JavaScript
+    formats from it, so the two cannot drift): ``style`` (``money``, ``fixed`` or ``significant``),
+    ``decimals`` (for ``money`` and ``fixed``), ``suffix`` (what follows the number: `` GiB``, ``%``,
+    ``/h`` after a dollar amount, or nothing) and the switch points to e-notation. Raises AnswerError
+    for an unknown unit."""
+    spec = get_unit(unit)
+    symbol = spec.symbol
+    limits = {"fixed_limit": _FIXED_LIMIT, "significant_limit": _SIGNIFICANT_LIMIT,
+              "significant_floor": _SIGNIFICANT_FLOOR, "digits": _DIGITS}
+    if spec.dimension in _MONEY_DIMENSIONS and symbol.startswith(("$", "USD")):
+        return {"style": "money", "decimals": 2, "suffix": symbol[1:] if symbol.startswith("$") else symbol[3:],
+                **limits}
+    if symbol in ("1", "%"):
+        return {"style": "significant", "decimals": 0, "suffix": "" if symbol == "1" else "%", **limits}
+    if symbol in _INTEGER_SYMBOLS:
+        decimals = 0
+    elif spec.dimension == "memory":
+        decimals = 2
+    elif spec.dimension in ("token_rate", "intensity"):
+        decimals = 1
+    else:
+        return {"style": "significant", "decimals": 0, "suffix": f" {symbol}", **limits}
+    return {"style": "fixed", "decimals": decimals, "suffix": f" {symbol}", **limits}
 
 
 def format_quantity(value: float, unit: str) -> str:
-    """Display ``value`` (a finite float, already in ``unit``) with its unit.
+    """Display ``value`` (a finite float, already in ``unit``) with its unit, by :func:`quantity_rule`.
 
     Money to the cent with a leading ``$`` (``$2.50``, ``$2.50/h``,
     ``$0.12/Mtok``); bytes, tokens, FLOP and counts as integers with thousands
@@ -311,29 +340,16 @@ def format_quantity(value: float, unit: str) -> str:
     within the displayed precision.  Raises AnswerError for an unknown unit or
     a value that is not finite.
     """
-    spec = get_unit(unit)
+    rule = quantity_rule(unit)
     if not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise AnswerError(f"Cannot display {value!r} {spec.symbol}: it is not a finite number.")
+        raise AnswerError(f"Cannot display {value!r} {get_unit(unit).symbol}: it is not a finite number.")
     value = float(value)
-    symbol = spec.symbol
-    if spec.dimension in _MONEY_DIMENSIONS and symbol.startswith(("$", "USD")):
-        rest = symbol[1:] if symbol.startswith("$") else symbol[3:]
+    if rule["style"] == "money":
         number = _fixed(abs(value), 2)
         sign = "-" if value < 0 and number.strip("0.,") else ""
-        return f"{sign}${number}{rest}"
-    if symbol == "1":
-        return _significant(value)
-    if symbol == "%":
-        return _significant(value) + "%"
-    if symbol in _INTEGER_SYMBOLS:
-        number = _fixed(value, 0)
-    elif spec.dimension == "memory":
-        number = _fixed(value, 2)
-    elif spec.dimension in ("token_rate", "intensity"):
-        number = _fixed(value, 1)
-    else:
-        number = _significant(value)
-    return f"{number} {symbol}"
+        return f"{sign}${number}{rule['suffix']}"
+    number = _fixed(value, rule["decimals"]) if rule["style"] == "fixed" else _significant(value)
+    return number + rule["suffix"]
 
 
 def _fixed(value: float, decimals: int) -> str:
@@ -343,18 +359,18 @@ def _fixed(value: float, decimals: int) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.,") else text
 
 
-def _significant(value: float, digits: int = 4) -> str:
+def _significant(value: float, digits: int = _DIGITS) -> str:
     magnitude = abs(value)
     if magnitude == 0:
         return "0"
-    if magnitude >= _SIGNIFICANT_LIMIT or magnitude < 1e-3:
+    if magnitude >= _SIGNIFICANT_LIMIT or magnitude < _SIGNIFICANT_FLOOR:
         return _scientific(value, digits)
     decimals = max(0, digits - 1 - math.floor(math.log10(magnitude)))
     text = f"{value:,.{decimals}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _scientific(value: float, digits: int = 4) -> str:
+def _scientific(value: float, digits: int = _DIGITS) -> str:
     mantissa, _, exponent = f"{value:.{digits - 1}e}".partition("e")
     if "." in mantissa:
         mantissa = mantissa.rstrip("0").rstrip(".")

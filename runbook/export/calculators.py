@@ -37,7 +37,8 @@ from calculators.engine.formula import Formula
 from calculators.engine.procedures import FAMILIES, Family, StepSpec
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.engine.unit_table import display_table
-from calculators.engine.units import get_unit
+from calculators.engine.units import get_unit, quantity_rule
+from calculators.forms import input_messages
 
 from .observe import DISCRETE_KINDS, NUMBER_KINDS, Observer, dimensions, numeric_candidates, random_number
 from .tables import (  # noqa: F401  (ExportError, FormulaTable, FamilyProgram and assemble are this module's API)
@@ -309,8 +310,11 @@ def _signature(specs: list[StepSpec]) -> tuple:
 
 
 def _input_json(spec: InputSpec) -> dict:
+    # The form's own messages (calculators.forms.input_messages): the driver checks bounds, never words them.
+    messages = input_messages(spec) if spec.kind in NUMBER_KINDS else {}
     return {"name": spec.name, "kind": spec.kind, "default": spec.default, "min": spec.minimum,
-            "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices)}
+            "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices),
+            "messages": messages}
 
 
 def _signature(specs: list[StepSpec]) -> tuple:
@@ -318,8 +322,11 @@ def _signature(specs: list[StepSpec]) -> tuple:
 
 
 def _input_json(spec: InputSpec) -> dict:
+    # The form's own messages (calculators.forms.input_messages): the driver checks bounds, never words them.
+    messages = input_messages(spec) if spec.kind in NUMBER_KINDS else {}
     return {"name": spec.name, "kind": spec.kind, "default": spec.default, "min": spec.minimum,
-            "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices)}
+            "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices),
+            "messages": messages}
 
 
 def build_programs(slugs: list[str], table: FormulaTable) -> dict[str, FamilyProgram]:
@@ -341,14 +348,16 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
 
 
 def unit_payload(unit: str) -> dict | None:
-    """A unit's display rule for the offline driver: the engine's unit-table record
-    (:func:`calculators.engine.unit_table.display_table`) with the parser's symbol and dimension,
-    or ``None`` for a unit the parser does not know."""
+    """A unit's display rules for the offline driver: the engine's unit-table record
+    (:func:`calculators.engine.unit_table.display_table`) with the parser's symbol and dimension and
+    ``format_quantity``'s rule (:func:`calculators.engine.units.quantity_rule`), or ``None`` for a unit
+    the parser does not know."""
     try:
         spec = get_unit(unit)
     except AnswerError:
         return None
-    return {**DISPLAY_TABLE.get(unit, {}), "symbol": spec.symbol, "dimension": spec.dimension}
+    return {**DISPLAY_TABLE.get(unit, {}), "symbol": spec.symbol, "dimension": spec.dimension,
+            "quantity": quantity_rule(unit)}
 
 
 def formulas_script(table: FormulaTable) -> str:

@@ -151,56 +151,40 @@
     return stripZeros(parts[0]) + "e" + parts[1];
   }
 
-  // calculators.engine.units: _fixed, _significant, _scientific, format_quantity
-  var FIXED_LIMIT = 1e15, SIGNIFICANT_LIMIT = 1e9;
-  var INTEGER_SYMBOLS = ("B byte bytes bit bits tok toks token tokens user users GPU GPUs card cards " +
-                         "node nodes replica replicas FLOP FLOPs").split(" ");
-  var MONEY_DIMENSIONS = ["money", "money_rate", "token_price"];
+  // calculators.engine.units: _fixed, _significant, _scientific, format_quantity. Which of them a unit
+  // takes, its decimals, what follows the number and where e-notation starts are the unit's rule
+  // (units.quantity_rule), shipped with the page's data: nothing here names a unit or a dimension.
 
-  function unitsFixed(value, decimals) {
-    if (Math.abs(value) >= FIXED_LIMIT) return unitsScientific(value);
+  function unitsFixed(value, decimals, rule) {
+    if (Math.abs(value) >= rule.fixed_limit) return unitsScientific(value, rule.digits);
     var text = fixed(value, decimals, true);
     return text.charAt(0) === "-" && !text.replace(/[-0.,]/g, "") ? text.slice(1) : text;
   }
 
-  function unitsSignificant(value, digits) {
-    digits = digits || 4;
-    var magnitude = Math.abs(value);
+  function unitsSignificant(value, rule) {
+    var digits = rule.digits, magnitude = Math.abs(value);
     if (magnitude === 0) return "0";
-    if (magnitude >= SIGNIFICANT_LIMIT || magnitude < 1e-3) return unitsScientific(value, digits);
+    if (magnitude >= rule.significant_limit || magnitude < rule.significant_floor) return unitsScientific(value, digits);
     var decimals = Math.max(0, digits - 1 - Math.floor(Math.log10(magnitude)));
     var text = fixed(value, decimals, true);
     return text.indexOf(".") >= 0 ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
   }
 
   function unitsScientific(value, digits) {
-    digits = digits || 4;
     var parts = scientific(value, digits - 1).split("e"), mantissa = parts[0];
     if (mantissa.indexOf(".") >= 0) mantissa = mantissa.replace(/0+$/, "").replace(/\.$/, "");
     return mantissa + "e" + parseInt(parts[1], 10);
   }
 
   function formatQuantity(value, unit, units) {
-    var spec = units[unit], symbol = spec.symbol;
-    if (!isFinite(value)) throw new Error("Cannot display " + value + " " + symbol + ": it is not a finite number.");
-    if (spec.style === "money" ||
-        (MONEY_DIMENSIONS.indexOf(spec.dimension) >= 0 && (symbol.indexOf("$") === 0 || symbol.indexOf("USD") === 0))) {
-      var rest = symbol.indexOf("$") === 0 ? symbol.slice(1) : symbol.slice(3);
-      var number = unitsFixed(Math.abs(value), 2);
+    var spec = units[unit], rule = spec.quantity;
+    if (!isFinite(value)) throw new Error("Cannot display " + value + " " + spec.symbol + ": it is not a finite number.");
+    if (rule.style === "money") {
+      var number = unitsFixed(Math.abs(value), rule.decimals, rule);
       var sign = value < 0 && number.replace(/[0.,]/g, "") ? "-" : "";
-      return sign + "$" + number + rest;
+      return sign + "$" + number + rule.suffix;
     }
-    if (symbol === "1") return unitsSignificant(value);
-    if (symbol === "%") return unitsSignificant(value) + "%";
-    var text;
-    if (spec.style === "whole") text = unitsFixed(value, 0);
-    else if (spec.style === "fixed") text = unitsFixed(value, spec.decimals);
-    else if (spec.style === "significant") text = unitsSignificant(value);
-    else if (INTEGER_SYMBOLS.indexOf(symbol) >= 0) text = unitsFixed(value, 0);
-    else if (spec.dimension === "memory") text = unitsFixed(value, 2);
-    else if (spec.dimension === "token_rate" || spec.dimension === "intensity") text = unitsFixed(value, 1);
-    else text = unitsSignificant(value);
-    return text + " " + symbol;
+    return (rule.style === "fixed" ? unitsFixed(value, rule.decimals, rule) : unitsSignificant(value, rule)) + rule.suffix;
   }
 
   // calculators.engine.procedures.base: _plain_number, format_operand, format_number. The rules per unit
@@ -240,10 +224,6 @@
 
   // --- reading the form ------------------------------------------------------------------------
 
-  var FIELD_LIMIT = function (value) {  // calculators.forms._limit
-    return Number.isInteger(value) ? group(fixed(value, 0, false)) : general(value, 6);
-  };
-
   function readInputs(form, program) {
     var raw = {}, errors = [];
     program.inputs.forEach(function (spec) {
@@ -258,22 +238,21 @@
       }
       if (text === "") {
         if (spec.default === null) { raw[spec.name] = null; return; }
-        errors.push([name, "Enter a value (the reference stack uses " + (typeof spec.default === "number" &&
-          !Number.isInteger(spec.default) ? general(spec.default, 6) : String(spec.default)) + ")."]);
+        errors.push([name, spec.messages.required]);
         return;
       }
       var number = Number(text);
       if (!isFinite(number) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
-        errors.push([name, spec.kind === "int" ? "Enter a whole number." : "Enter a number."]);
+        errors.push([name, spec.messages.invalid]);
         return;
       }
-      if (spec.kind === "int" && !Number.isInteger(number)) { errors.push([name, "Enter a whole number."]); return; }
+      if (spec.kind === "int" && !Number.isInteger(number)) { errors.push([name, spec.messages.invalid]); return; }
       if (spec.min !== null && (spec.exclusive_min ? number <= spec.min : number < spec.min)) {
-        errors.push([name, (spec.exclusive_min ? "Must be above " : "Must be at least ") + FIELD_LIMIT(spec.min) + "."]);
+        errors.push([name, spec.messages.min]);
         return;
       }
       if (spec.max !== null && number > spec.max) {
-        errors.push([name, "Must be at most " + FIELD_LIMIT(spec.max) + "."]);
+        errors.push([name, spec.messages.max]);
         return;
       }
       raw[spec.name] = number;
