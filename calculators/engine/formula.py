@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
@@ -156,6 +156,12 @@ class Formula:
         except (ZeroDivisionError, OverflowError):
             # Inputs at the edge of float range (5e-324, 1e308): one sentence, never a traceback.
             raise InputError(f"These inputs make {self.label.lower()} overflow; use realistic sizes.") from None
+
+    def call_args(self, args: Sequence[float]) -> float:
+        """Evaluate numerically on ``args``, one number per variable in :attr:`variables` order, with the
+        cached evaluator: the grader's path for re-evaluating a step many times (no mapping built).
+        Errors (``ZeroDivisionError``, ``OverflowError``, ``ValueError``) propagate unchanged."""
+        return float(self._evaluator(*args))
 
     def exact(self, values: Mapping[str, float]) -> sympy.Expr:
         """Evaluate by exact sympy substitution, each value made rational (slow; for

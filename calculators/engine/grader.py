@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 from .answers import parse_answer
 from .errors import AnswerError
 from .misconceptions import MISCONCEPTIONS
-from .perturbations import candidates, chains
+from .perturbations import PROBLEMS, Problem
 from .procedures import variants_for
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
@@ -158,15 +158,19 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
     return result if math.isfinite(result) else math.nan
 
 
+def perturbed(result: Result) -> Problem:
+    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem."""
+    return PROBLEMS.get(result, variants_for)
+
+
 def grade_step(spec: StepSpec, text: str | None, result: Result,
-               own: Mapping[str, float], chain_list: list | Callable[[], list] | None = None) -> StepGrade:
+               own: Mapping[str, float], problem: Problem | Callable[[], Problem] | None = None) -> StepGrade:
     """Judge one step's typed ``text`` against ``result`` (the problem's right answers).
 
     ``own`` holds the candidate's readable values of the earlier steps (for
     carried-forward credit and for misconceptions made after a slip);
-    ``chain_list`` the problem's perturbations (:func:`.perturbations.chains`),
-    or a function returning them (called only if the step needs them), built
-    here when not given.
+    ``problem`` the problem's perturbations (:func:`perturbed`), or a function
+    returning them (called only if the step needs them), found here when not given.
     """
     given, right = result.given, result.values
     expected = right[spec.key]
@@ -198,14 +202,14 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                                   f"({format_number(carried, spec.unit)}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
 
-    if chain_list is None:
-        chain_list = chains(result, variants_for)
-    elif callable(chain_list):
-        chain_list = chain_list()
+    if problem is None:
+        problem = perturbed(result)
+    elif callable(problem):
+        problem = problem()
     index = result.specs.index(spec)
     declared = quantity(spec.key, result.family)
     verdict_step = declared is not None and declared.bounds == "flag"
-    for misconception_id, wrong_value in candidates(chain_list, index, spec, own, result.specs, right, verdict_step):
+    for misconception_id, wrong_value in problem.candidates(index, own, verdict_step):
         if _matches(wrong_value, expected, spec):
             continue  # this perturbation gives the right answer here (query heads on an MHA model)
         if _matches(value, wrong_value, spec):
@@ -242,18 +246,18 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
     """
     own: dict[str, float] = {}
     grades = []
-    built: list = []
+    found: list[Problem] = []
 
-    def chain_list() -> list:
-        if not built:  # once per submission, at the first step that needs the perturbations
-            built.append(chains(result, variants_for))
-        return built[0]
+    def problem() -> Problem:
+        if not found:  # at the first step that needs the perturbations
+            found.append(perturbed(result))
+        return found[0]
 
     for spec in result.specs:
         used = spec.key
         if spec.key not in answers:
             used = next((old for old in aliases_of(spec.key, result.family) if old in answers), spec.key)
-        step_grade = grade_step(spec, answers.get(used), result, own, chain_list)
+        step_grade = grade_step(spec, answers.get(used), result, own, problem)
         step_grade.key = used
         if step_grade.value is not None and step_grade.verdict != "impossible":
             # An impossible value earns nothing downstream either.

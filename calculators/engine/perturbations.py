@@ -1,196 +1,94 @@
 """Misconceptions as perturbations of a family's own steps (docs/architecture.md §11).
 
-A classic mistake changes one thing — an input swapped or overridden (K/V heads
-← query heads, utilisation ← 1, dense ← sparse TFLOP/s …), one step's value
-(a per-step variant of :mod:`.misconceptions` or of the family), or a unit
-(GB ↔ GiB, ms ↔ s) — and everything computed after it follows. A
-:class:`Chain` is that change applied to one problem: the family's own steps
-re-evaluated in order with it, so every step downstream of the perturbed
-variable carries the misconception's name, in every family whose steps it
-reaches. :func:`chains` builds them once per graded submission;
-:func:`candidates` reads, for one step, the value each chain gives both on the
-right earlier values and on the candidate's own (a slip carried forward is
-still named).
+A classic mistake changes one thing — an input (:data:`.perturbation_registry.GIVEN_PERTURBATIONS`),
+one step's value (a per-step variant of :mod:`.misconceptions` or of the family) or a unit
+(:data:`.perturbation_registry.UNIT_SLIPS`) — and everything computed after it follows. A
+:class:`Chain` is that change applied to one problem: the family's own steps re-evaluated in order with
+it, so every step downstream of the perturbed variable carries the misconception's name, in every
+family whose steps it reaches. :meth:`Problem.candidates` reads, for one step, the value each chain
+gives both on the right earlier values and on the candidate's own (a slip carried forward is still
+named). Per-step variants in :data:`.perturbation_registry.LOCAL` belong to their step only.
 
-Given-level perturbations are :data:`GIVEN_PERTURBATIONS`; a value the family
-resolved from the changed inputs (the KV cache per token, the parameter count)
-is derived again (:func:`_rederive`). Per-step variants come from
-:func:`.procedures.variants_for`; those in :data:`LOCAL` belong to their step
-only (worst case and paged swapped) and do not propagate.
+Why it is built this way (bench/bench_grader.py holds it to at most 4× grading without perturbations):
+
+* a :class:`Problem` depends only on the problem (family, given values, steps), never on what a
+  candidate typed, so it is kept in a small LRU (:data:`PROBLEMS`) and shared by every submission on
+  the same inputs;
+* a chain is evaluated lazily, step by step, and only at the steps it can reach (whose inputs,
+  followed back through earlier steps, include what it changes); elsewhere it equals the right value
+  and is skipped unevaluated. A step's per-step variants run only when a step at or after it needs them;
+* candidates are produced one at a time in precedence order, so grading stops at the first match; the
+  re-evaluation on the candidate's own values runs the step's compiled formula, and is skipped when its
+  arguments equal the carried-forward ones or ones already tried at this step.
 """
 
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
-from . import formulas as F
-from .misconceptions import ADDED_IN_V2, GIB_PER_GB, MISCONCEPTIONS
-
-#: Ids whose variant belongs to one step: the mistake is in reading that step, not in a value that flows on.
-LOCAL = frozenset({"worst-case-vs-paged", "per-user-rate-for-replica", "roofline-as-expectation"})
-
-# Unit slips: a step in one of these units typed in its sibling (and carried on).
-UNIT_SLIPS: dict[str, tuple[str, tuple[float, ...]]] = {
-    "GiB": ("gb-gib-mix", (GIB_PER_GB, 1 / GIB_PER_GB)),
-    "GB": ("gb-gib-mix", (GIB_PER_GB, 1 / GIB_PER_GB)),
-    "ms": ("ms-s-mix", (1000.0, 0.001)),
-    "s": ("ms-s-mix", (1000.0, 0.001)),
-}
+from .misconceptions import ADDED_IN_V2, MISCONCEPTIONS
+from .perturbation_registry import GIVEN_PERTURBATIONS, LOCAL, UNIT_SLIPS, rederive
 
 
-def _changed(g: Mapping[str, float], **changes: float) -> dict | None:
-    """``g`` with ``changes``, or ``None`` when a key is missing or nothing changes."""
-    if any(key not in g for key in changes) or all(g[key] == value for key, value in changes.items()):
-        return None
-    return {**g, **changes}
-
-
-def _memory(g, **changes):
-    """A change to the memory ladder's utilisation or reserve, in a family that sizes card memory (in the
-    cost family ``utilization`` is a share of time, another quantity)."""
-    return _changed(g, **changes) if "card_mib" in g else None
-
-
-def _query_heads(g):
-    if g.get("kv_lora_rank") or "heads" not in g:
-        return None
-    return _changed(g, kv_heads=g["heads"])
-
-
-def _kv_once(g):
-    if g.get("kv_lora_rank") or "kv_bytes" not in g or "kv_heads" not in g:
-        return None
-    return _changed(g, kv_bytes=g["kv_bytes"] / 2)
-
-
-def _kv_bits(g):
-    return _changed(g, kv_bytes=g["kv_bytes"] * 8) if "kv_bytes" in g else None
-
-
-def _weight_bits_as_bytes(g):
-    return _changed(g, weight_bits=g["weight_bits"] * 8) if "weight_bits" in g else None
-
-
-def _nominal_4bit(g):
-    if g.get("weights_dtype_bits_nominal") != 4:
-        return None
-    return _changed(g, weight_bits=4)
-
-
-def _sparse(g):
-    if not g.get("sparse_tflops") or "peak_tflops" not in g:
-        return None
-    return _changed(g, peak_tflops=g["sparse_tflops"])
-
-
-def _window_ignored(g):
-    if not g.get("window_layers") or "layers" not in g:
-        return None
-    if "context" in g and g.get("window") and g["context"] <= g["window"]:
-        return None
-    return _changed(g, window_layers=0, full_layers=g["layers"])
-
-
-def _tied(g):
-    if "embedding_copies" not in g:
-        return None
-    return _changed(g, embedding_copies=3 - g["embedding_copies"])
-
-
-def _replication_ignored(g):
-    return _changed(g, kv_replication=1) if "kv_replication" in g else None
-
-
-def _n_not_2n(g):
-    """A forward pass taken as N FLOPs per token, not 2N: the parameter term halved where FLOPs are counted."""
-    for key in ("params", "active_params"):
-        if key in g and ("peak_tflops" in g):
-            return _changed(g, **{key: g[key] / 2})
-    return None
-
-
-def _latency_ms_as_s(g):
-    return [changed for factor in (1000.0, 0.001)
-            if (changed := _changed(g, latency_s=g["latency_s"] * factor)) is not None] if "latency_s" in g else None
-
-
-def _target_ms_as_s(g):
-    found = []
-    for key in ("tpot_target_ms", "queue_ms"):
-        if key in g and g[key]:
-            found += [_changed(g, **{key: g[key] * factor}) for factor in (1000.0, 0.001)]
-    return [f for f in found if f is not None] or None
-
-
-@dataclass(frozen=True)
-class GivenPerturbation:
-    """A misconception as a change to the problem's inputs: ``perturb(given)`` returns the changed
-    given (or a list of them), or ``None`` where it does not apply."""
-
-    id: str
-    perturb: Callable[[Mapping[str, float]], "dict | list[dict] | None"]
-
-
-GIVEN_PERTURBATIONS: tuple[GivenPerturbation, ...] = (
-    GivenPerturbation("query-heads-for-kv-heads", _query_heads),
-    GivenPerturbation("missing-kv-factor-2", _kv_once),
-    GivenPerturbation("bits-for-bytes", _kv_bits),
-    GivenPerturbation("bits-for-bytes", _weight_bits_as_bytes),
-    GivenPerturbation("skipped-utilization", lambda g: _memory(g, utilization=1)),
-    GivenPerturbation("skipped-activation-reserve", lambda g: _memory(g, reserve_gib=0)),
-    GivenPerturbation("stopped-at-weights", lambda g: _memory(g, utilization=1, reserve_gib=0)),
-    GivenPerturbation("nominal-4bit", _nominal_4bit),
-    GivenPerturbation("forgot-tied-embeddings", _tied),
-    GivenPerturbation("window-ignored", _window_ignored),
-    GivenPerturbation("sparse-tflops", _sparse),
-    GivenPerturbation("kv-replication-ignored", _replication_ignored),
-    GivenPerturbation("prefill-n-not-2n", _n_not_2n),
-    GivenPerturbation("littles-law-ms-s", _latency_ms_as_s),
-    GivenPerturbation("ms-s-mix", _target_ms_as_s),
-    GivenPerturbation("distinct-prefixes-ignored", lambda g: _changed(g, distinct_prefixes=1)),
-    GivenPerturbation("partial-rotary-ignored",
-                      lambda g: _changed(g, rotary_dim=g["head_dim"]) if "head_dim" in g else None),
-)
-
-
-def _rederive(changed: dict, original: Mapping[str, float]) -> dict:
-    """Values the family resolved from inputs a perturbation changed, derived again from the change."""
-    kv_parts = ("layers", "kv_heads", "head_dim", "kv_bytes", "kv_lora_rank", "qk_rope_head_dim")
-    if "kv_bytes_per_token" in changed and any(changed.get(k) != original.get(k) for k in kv_parts):
-        try:
-            per_token = (F.KV_BYTES_PER_TOKEN_MLA(changed) if changed.get("kv_lora_rank")
-                         else F.KV_BYTES_PER_TOKEN(changed))
-        except Exception:  # noqa: BLE001 - a family without the parts keeps its value
-            per_token = None
-        if per_token is not None:
-            changed["kv_bytes_per_token"] = per_token
-    if "total_params" in changed and changed.get("embedding_copies") != original.get("embedding_copies"):
-        delta = (changed["embedding_copies"] - original["embedding_copies"]) * original["vocab_size"] * original[
-            "hidden_size"]
-        changed["total_params"] = original["total_params"] + delta
-        if "active_params" in changed:
-            changed["active_params"] = original["active_params"] + delta
-    return changed
-
-
-@dataclass
+@dataclass(eq=False, slots=True)
 class Chain:
     """One perturbation applied to one problem: misconception ``id``, the changed ``given``, the step
-    ``start`` index it takes effect at, an ``override`` of that step's value (``None`` for a change of
-    inputs), and ``values`` — every step re-evaluated on the right earlier values (NaN where undefined)."""
+    ``start`` index it takes effect at — where a per-step ``variant`` (its ``value_index``-th value) or a
+    unit slip (× ``factor``) replaces that step's value, ``start_value`` on the right earlier values;
+    neither for a change of inputs — ``reach`` (the step indices whose value it can change), and
+    ``values``: the steps re-evaluated on the right earlier values (NaN where undefined), filled lazily in
+    step order by :meth:`fill`. Slotted and closure-free: a problem holds dozens, and the cache hundreds
+    of problems, so fewer objects for the garbage collector to trace."""
 
     id: str
     given: Mapping[str, float]
     start: int
-    override: Callable | None = None
-    override_key: str | None = None
-    values: dict[str, float] = field(default_factory=dict)
-    local: bool = False
+    variant: Callable | None = None
+    value_index: int = 0
+    factor: float | None = None
     changed: frozenset = frozenset()
     rank: tuple = ()
+    reach: frozenset = frozenset()
+    start_value: float = math.nan
+    values: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def at_step(self) -> bool:
+        """Whether it replaces step ``start``'s value (a per-step variant or a unit slip)."""
+        return self.variant is not None or self.factor is not None
+
+    def fill(self, index: int, problem: "Problem") -> dict[str, float]:
+        """``values`` up to step ``index`` (inclusive); steps out of reach take the right value unevaluated."""
+        values, right = self.values, problem.right
+        for k in range(len(values), index + 1):
+            key = problem.specs[k].key
+            if k not in self.reach:
+                values[key] = right[key]
+            elif k == self.start and self.at_step:
+                values[key] = self.start_value
+            else:
+                values[key] = problem.run(k, problem.arguments(k, self.given, values))
+        return values
+
+    def own_value(self, problem: "Problem", own: Mapping[str, float]) -> float:
+        """Step ``start``'s replaced value on the candidate's ``own`` earlier values (the chain's elsewhere)."""
+        if self.factor is not None:
+            factor = self.factor
+            return problem.run(self.start, problem.arguments(self.start, self.given, self.values, own)) * factor
+        variant, mixed = self.variant, {**self.values, **own}
+        produced = _safe(lambda: _pick(variant(self.given, mixed), self.value_index))  # type: ignore[misc]
+        return produced
+
+
+def _pick(produced, value_index: int) -> float:
+    produced = produced if isinstance(produced, list) else [produced]
+    if value_index >= len(produced) or produced[value_index] is None:
+        raise ValueError("variant does not apply")
+    return produced[value_index]
 
 
 def _safe(evaluate: Callable[[], float]) -> float:
@@ -203,77 +101,226 @@ def _safe(evaluate: Callable[[], float]) -> float:
     return value if math.isfinite(value) else math.nan
 
 
-def _run_chain(chain: Chain, specs, right: Mapping[str, float]) -> Chain:
-    values: dict[str, float] = {}
-    for index, spec in enumerate(specs):
-        if index < chain.start:
-            values[spec.key] = right[spec.key]
-        elif index == chain.start and (override := chain.override) is not None:
-            values[spec.key] = _safe(lambda: override(chain.given, {**right, **values}))
-        elif chain.local:
-            break
-        else:
-            values[spec.key] = _safe(lambda: spec.evaluate(chain.given, values))
-    chain.values = values
-    return chain
+class StepGraph:
+    """How a family's steps read each other (the same for every problem with these steps): for each step,
+    ``plan`` — its formula's arguments in order, as (variable, the earlier step feeding it or ``None``
+    for a given value); ``direct`` — the given keys it reads itself; ``upstream`` — the earlier steps it
+    reads, directly or through others; ``given_deps`` — the given keys likewise (``None``: it reads a step
+    not in the list, so any); ``downstream`` — itself and the steps that read it."""
+
+    def __init__(self, specs) -> None:
+        self.plan = [tuple((var.name, spec.from_steps.get(var.name)) for var in spec.formula.variables)
+                     for spec in specs]
+        self.direct: list[frozenset] = []
+        self.upstream: list[frozenset] = []
+        self.given_deps: list[frozenset | None] = []
+        index_of = {spec.key: i for i, spec in enumerate(specs)}
+        for i, spec in enumerate(specs):
+            names = {var.name for var in spec.formula.variables}
+            self.direct.append(frozenset(names - set(spec.from_steps)))
+            sources = [index_of.get(spec.from_steps[name]) for name in names & set(spec.from_steps)]
+            if any(s is None or s >= i for s in sources):
+                self.upstream.append(frozenset(range(i)))
+                self.given_deps.append(None)
+                continue
+            upstream: set[int] = set(sources)
+            deps: frozenset | None = self.direct[i]
+            for s in sources:
+                upstream |= self.upstream[s]
+                deps = None if deps is None or self.given_deps[s] is None else deps | self.given_deps[s]
+            self.upstream.append(frozenset(upstream))
+            self.given_deps.append(deps)
+        self.downstream = [frozenset(j for j, up in enumerate(self.upstream) if i in up) | {i}
+                           for i in range(len(specs))]
+        self.own_step = [frozenset({i}) for i in range(len(specs))]
+        self.reach_of: dict[frozenset, frozenset] = {}  # given keys changed → the steps that read them
+
+    def reaches(self, changed: frozenset) -> frozenset:
+        """The steps whose inputs, followed back, include a key of ``changed``."""
+        found = self.reach_of.get(changed)
+        if found is None:
+            found = self.reach_of[changed] = frozenset(
+                j for j, deps in enumerate(self.given_deps) if deps is None or not changed.isdisjoint(deps))
+        return found
 
 
-def _variant_overrides(variant, value_index):
-    def override(g, s):
-        produced = variant(g, s)
-        produced = produced if isinstance(produced, list) else [produced]
-        if value_index >= len(produced) or produced[value_index] is None:
-            raise ValueError("variant does not apply")
-        return produced[value_index]
-    return override
+class Problem:
+    """Every perturbation of one problem (``result``'s family, given values and steps), built lazily.
 
-
-def chains(result, variants_for) -> list[Chain]:
-    """Every perturbation of ``result``'s problem, each re-evaluated through the family's steps.
-
-    ``variants_for(family, step_key)`` lists a step's (id, variant) pairs. Variants that raise
-    ``KeyError`` on this problem are a bug and are raised, not skipped (a variant that does not
-    apply returns ``None``).
+    ``variants_for(family, step_key)`` lists a step's (id, variant) pairs. A variant that raises
+    ``KeyError`` on this problem is a bug and is raised, not skipped (one that does not apply returns
+    ``None``).
     """
-    specs, given, right = result.specs, result.given, result.values
-    found: list[Chain] = []
-    for perturbation in GIVEN_PERTURBATIONS:
-        changed = perturbation.perturb(given)
-        for one in changed if isinstance(changed, list) else [changed]:
-            if one is not None:
-                derived = _rederive(dict(one), given)
-                found.append(Chain(perturbation.id, derived, 0,
-                                   changed=frozenset(k for k, v in derived.items() if given.get(k) != v)))
-    for index, spec in enumerate(specs):
-        for misconception_id, variant in variants_for(result.family, spec.key):
+
+    def __init__(self, result, variants_for, graph: "StepGraph | None" = None) -> None:
+        self.family = result.family
+        self.specs = list(result.specs)
+        self.given = result.given
+        self.right = result.values
+        self._variants_for = variants_for
+        graph = graph or StepGraph(self.specs)
+        self._plan, self._direct, self._upstream = graph.plan, graph.direct, graph.upstream
+        self._given_deps, self._downstream, self._own_step = graph.given_deps, graph.downstream, graph.own_step
+        self._graph = graph
+        # Bound now, so a grader that swaps the evaluator (bench/bench_grader.py's naive one) is used throughout.
+        self._call = [spec.formula.call_args for spec in self.specs]
+        self._given_chains = self._build_given_chains()
+        self._step_chains: dict[int, list[Chain]] = {}
+        self._relevant: dict[int, list[Chain]] = {}
+
+    def arguments(self, index: int, given: Mapping[str, float], steps: Mapping[str, float],
+                  own: Mapping[str, float] | None = None) -> tuple | None:
+        """Step ``index``'s formula arguments, in order, from ``given`` and earlier ``steps`` (``own``'s value
+        first where it has one); ``None`` when one is missing."""
+        try:
+            if own:
+                return tuple([(own[src] if src in own else steps[src]) if src else given[name]
+                              for name, src in self._plan[index]])
+            return tuple([steps[src] if src else given[name] for name, src in self._plan[index]])
+        except KeyError:
+            return None
+
+    def run(self, index: int, arguments: tuple | None) -> float:
+        """Step ``index``'s compiled formula on ``arguments``; NaN where undefined (or ``arguments`` is ``None``)."""
+        if arguments is None:
+            return math.nan
+        try:
+            value = self._call[index](arguments)
+        except Exception:  # noqa: BLE001 - division by zero, overflow, a domain error: undefined here
+            return math.nan
+        return value if math.isfinite(value) else math.nan
+
+    def _build_given_chains(self) -> list[Chain]:
+        given, found = self.given, []
+        for perturbation in GIVEN_PERTURBATIONS:
+            changed = perturbation.perturb(given)
+            for one in changed if isinstance(changed, list) else [changed]:
+                if one is None:
+                    continue
+                derived = rederive(one, given)  # a fresh dict from the perturbation: changed in place
+                try:
+                    keys = frozenset(key for key, _ in derived.items() - given.items())
+                except TypeError:  # an unhashable value
+                    keys = frozenset(k for k, v in derived.items() if given.get(k) != v)
+                found.append(Chain(perturbation.id, derived, 0, changed=keys, reach=self._graph.reaches(keys),
+                                   rank=_rank(self.family, perturbation.id, (1,))))
+        return found
+
+    def step_chains(self, index: int) -> list[Chain]:
+        """The chains that start at step ``index``: its variants (in the order the step lists them),
+        then its unit slips."""
+        if index in self._step_chains:
+            return self._step_chains[index]
+        spec, found = self.specs[index], []
+        downstream = self._downstream[index]
+        position = 0
+        for misconception_id, variant in self._variants_for(self.family, spec.key):
             try:
-                produced = variant(given, right)
+                produced = variant(self.given, self.right)
             except (ZeroDivisionError, OverflowError, ValueError):
                 continue  # degenerate on this problem (a zero context divides)
             produced = produced if isinstance(produced, list) else [produced]
+            local = misconception_id in LOCAL
             for value_index, value in enumerate(produced):
+                position += 1
                 if value is not None:
-                    found.append(Chain(misconception_id, given, index, _variant_overrides(variant, value_index),
-                                       spec.key, local=misconception_id in LOCAL))
+                    found.append(Chain(misconception_id, self.given, index, variant, value_index,
+                                       reach=self._own_step[index] if local else downstream,
+                                       start_value=_safe(lambda: value),
+                                       rank=_rank(self.family, misconception_id, (0, index, position))))
         slip = UNIT_SLIPS.get(spec.unit)
         if slip:
             slip_id, factors = slip
             for factor in factors:
-                found.append(Chain(slip_id, given, index,
-                                   (lambda spec_, f: lambda g, s: spec_.evaluate(g, s) * f)(spec, factor), spec.key))
-    for position, chain in enumerate(found):
-        # Own ids first, then shared, then v2's; at one step, in the order the step lists its variants.
-        own, added, order = _rank(result.family, chain.id)
-        chain.rank = (own, added, position if chain.override is not None else len(found), order)
-    found.sort(key=lambda chain: chain.rank)
-    return [_run_chain(chain, specs, right) for chain in found]
+                position += 1
+                found.append(Chain(slip_id, self.given, index, factor=factor, reach=downstream, start_value=_safe(lambda: self.right[spec.key] * factor),
+                                   rank=_rank(self.family, slip_id, (0, index, position))))
+        self._step_chains[index] = found
+        return found
+
+    def relevant(self, index: int) -> list[Chain]:
+        """The chains that can change step ``index``, in precedence order (:func:`_rank`)."""
+        if index not in self._relevant:
+            found = [chain for chain in self._given_chains if index in chain.reach]
+            for start in sorted(self._upstream[index] | {index}):
+                found += [chain for chain in self.step_chains(start) if index in chain.reach]
+            found.sort(key=lambda chain: chain.rank)
+            self._relevant[index] = found
+        return self._relevant[index]
+
+    def chains(self) -> list[Chain]:
+        """Every chain of the problem, fully evaluated, in precedence order."""
+        found = list(self._given_chains)
+        for index in range(len(self.specs)):
+            found += self.step_chains(index)
+        found.sort(key=lambda chain: chain.rank)
+        for chain in found:
+            chain.fill(len(self.specs) - 1, self)
+        return found
+
+    def _refuted(self, chain: Chain, index: int, own: Mapping[str, float]) -> bool:
+        """Whether the candidate typed the right value at an earlier step this chain changes (so they did
+        not make this slip there)."""
+        for k in range(chain.start, index):
+            if k not in chain.reach:
+                continue
+            key = self.specs[k].key
+            typed, wrong, correct = own.get(key), chain.values[key], self.right[key]
+            if typed is None or math.isnan(wrong) or _close(wrong, correct):
+                continue
+            if _close(typed, correct):
+                return True
+        return False
+
+    def candidates(self, index: int, own: Mapping[str, float], verdict_step: bool = False
+                   ) -> Iterator[tuple[str, float]]:
+        """(id, value) pairs a candidate holding each misconception would type at step ``index``, lazily:
+        on the right earlier values, then on ``own`` (the candidate's readable earlier values, each in
+        place of the chain's). The nearest cause comes first — a slip made at this step, then an input
+        this step reads itself, then one carried from upstream (unless the candidate's own right answer
+        upstream rules it out, or the step is a yes/no verdict) — then the precedence of :func:`_rank`."""
+        spec, direct = self.specs[index], self._direct[index]
+        buckets: tuple[list[Chain], list[Chain], list[Chain]] = ([], [], [])
+        for chain in self.relevant(index):
+            if index == chain.start and chain.at_step:
+                buckets[0].append(chain)  # a slip made at this very step
+            elif not chain.changed.isdisjoint(direct):
+                buckets[1].append(chain)  # an input this step reads itself
+            elif not verdict_step:  # a yes/no verdict is not explained by a far cause
+                buckets[2].append(chain)
+        own_earlier = {k: v for k, v in own.items() if k != spec.key}
+        tried: set[tuple] = set()
+        if own_earlier:
+            carried = self.arguments(index, self.given, self.right, own_earlier)
+            if carried is not None:
+                tried.add(carried)  # the carried-forward value: already not a match
+        for near, bucket in enumerate(buckets):
+            for chain in bucket:
+                values = chain.fill(index, self)
+                if near == 2 and self._refuted(chain, index, own):
+                    continue  # the candidate's own right answer upstream rules this chain out
+                yield chain.id, values[spec.key]
+                if not own_earlier:
+                    continue
+                if near == 0:
+                    yield chain.id, chain.own_value(self, own_earlier)
+                    continue
+                arguments = self.arguments(index, chain.given, values, own_earlier)
+                if arguments is None or arguments in tried:
+                    continue
+                tried.add(arguments)
+                yield chain.id, self.run(index, arguments)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.005 * abs(b) if b else abs(a) < 1e-9
 
 
 @lru_cache(maxsize=4096)
-def _rank(family: str, misconception_id: str) -> tuple:
+def _rank(family: str, misconception_id: str, position: tuple) -> tuple:
     """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
-    family's own ids, then the shared ones, then those added with this engine; within each, the order
-    of the registry."""
+    family's own ids, then the shared ones, then those added with this engine; then ``position`` (a
+    per-step variant's step and place, before input changes); then the order of the registry."""
     from .procedures import FAMILIES  # the registry is complete once the families are discovered
 
     record = FAMILIES.get(family)
@@ -282,54 +329,58 @@ def _rank(family: str, misconception_id: str) -> tuple:
     own = own or any(misconception_id == pair[0] for pairs in (record.variants.values() if record else ())
                      for pair in pairs)
     order = list(MISCONCEPTIONS).index(misconception_id) if misconception_id in MISCONCEPTIONS else len(MISCONCEPTIONS)
-    return (0 if own else 1, 1 if misconception_id in ADDED_IN_V2 else 0, order)
+    return (0 if own else 1, 1 if misconception_id in ADDED_IN_V2 else 0, position, order)
 
 
-def _refuted(chain: Chain, index: int, specs, right: Mapping[str, float], own: Mapping[str, float]) -> bool:
-    """Whether the candidate typed the right value at an earlier step this chain changes (so they did
-    not make this slip there)."""
-    for spec in specs[chain.start:index]:
-        typed, wrong, correct = own.get(spec.key), chain.values.get(spec.key), right[spec.key]
-        if typed is None or wrong is None or math.isnan(wrong) or _close(wrong, correct):
-            continue
-        if _close(typed, correct):
-            return True
-    return False
+class ProblemCache:
+    """The :class:`Problem` s of recently graded problems, least recently used dropped first, keyed by
+    family, given values and steps (never by what a candidate typed). ``enabled = False`` builds every
+    problem afresh (bench/bench_grader.py's naive grader has no cache)."""
+
+    def __init__(self, size: int = 1024):
+        self.size = size
+        self.enabled = True
+        self._problems: OrderedDict[tuple, Problem] = OrderedDict()
+        self._graphs: dict[tuple, StepGraph] = {}  # one per family's step layout: a handful
+        self._graph_specs: list = []
+
+    def get(self, result, variants_for) -> Problem:
+        """``result``'s problem, built once per distinct problem."""
+        if not self.enabled:
+            return Problem(result, variants_for)
+        try:
+            shape = tuple((s.key, id(s.formula), tuple(s.from_steps.items())) for s in result.specs)
+            key = (result.family, frozenset(result.given.items()), id(variants_for), shape)
+        except TypeError:  # an unhashable given value: not cached
+            return Problem(result, variants_for)
+        problem = self._problems.get(key)
+        if problem is not None:
+            self._problems.move_to_end(key)
+            return problem
+        graph = self._graphs.get(shape)
+        if graph is None:
+            if len(self._graphs) >= self.size:  # formulas made per problem would otherwise pile up here
+                self._graphs.clear()
+                self._graph_specs.clear()
+            graph = self._graphs[shape] = StepGraph(result.specs)
+            self._graph_specs.append(result.specs)  # keeps the formulas alive: the ids in ``shape`` stay theirs
+        # The problem keeps its specs (and so their formulas) alive: the ids in the key stay theirs.
+        problem = self._problems[key] = Problem(result, variants_for, graph)
+        if len(self._problems) > self.size:
+            self._problems.popitem(last=False)
+        return problem
+
+    def clear(self) -> None:
+        """Forget every problem."""
+        self._problems.clear()
+        self._graphs.clear()
+        self._graph_specs.clear()
 
 
-def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 0.005 * abs(b) if b else abs(a) < 1e-9
+PROBLEMS = ProblemCache()
 
 
-def candidates(chain_list: list[Chain], index: int, spec, own: Mapping[str, float], specs=(), right=None,
-               verdict_step: bool = False):
-    """(id, value) pairs a candidate holding each chain's misconception would type at step ``index``:
-    on the right earlier values, then on ``own`` (the candidate's readable earlier values, each
-    in place of the chain's). The nearest cause comes first — a slip made at this step, then an input
-    this step reads itself, then one carried from upstream (unless the candidate's own right answer
-    upstream rules it out, or the step is a yes/no verdict) — then the precedence of :func:`_rank`.
-    ``specs`` and ``right`` are the problem's steps and right values."""
-    direct = {var.name for var in spec.formula.variables if var.name not in spec.from_steps}
-    found = []
-    for chain in chain_list:
-        if index < chain.start or spec.key not in chain.values:
-            continue
-        if chain.override is not None and index == chain.start:
-            near = 0  # a slip made at this very step
-        elif chain.changed & direct:
-            near = 1  # an input this step reads itself
-        elif verdict_step or _refuted(chain, index, specs, right, own):
-            continue  # a yes/no verdict is not explained by a far cause; nor is a chain the candidate's own
-            # right answer upstream rules out
-        else:
-            near = 2
-        found.append(((near, chain.rank), chain.id, chain.values[spec.key]))
-        if not own:
-            continue
-        mixed = {**chain.values, **{k: v for k, v in own.items() if k != spec.key}}
-        if index == chain.start and (override := chain.override) is not None:
-            found.append(((near, chain.rank), chain.id, _safe(lambda: override(chain.given, mixed))))
-        elif index > chain.start or chain.override is None:
-            found.append(((near, chain.rank), chain.id, _safe(lambda: spec.evaluate(chain.given, mixed))))
-    found.sort(key=lambda item: item[0])
-    return [(misconception_id, value) for _, misconception_id, value in found]
+def chains(result, variants_for) -> list[Chain]:
+    """Every perturbation of ``result``'s problem, each re-evaluated through the family's steps, in precedence
+    order (the grader reads them lazily through :meth:`Problem.candidates` instead)."""
+    return Problem(result, variants_for).chains()
