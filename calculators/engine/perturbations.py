@@ -118,8 +118,9 @@ class StepGraph:
         for i, spec in enumerate(specs):
             names = {var.name for var in spec.formula.variables}
             self.direct.append(frozenset(names - set(spec.from_steps)))
-            sources = [index_of.get(spec.from_steps[name]) for name in names & set(spec.from_steps)]
-            if any(s is None or s >= i for s in sources):
+            found = [index_of.get(spec.from_steps[name]) for name in names & set(spec.from_steps)]
+            sources = [s for s in found if s is not None and s < i]
+            if len(sources) < len(found):  # a step read that is not an earlier one: depend on everything
                 self.upstream.append(frozenset(range(i)))
                 self.given_deps.append(None)
                 continue
@@ -127,7 +128,8 @@ class StepGraph:
             deps: frozenset | None = self.direct[i]
             for s in sources:
                 upstream |= self.upstream[s]
-                deps = None if deps is None or self.given_deps[s] is None else deps | self.given_deps[s]
+                earlier = self.given_deps[s]
+                deps = None if deps is None or earlier is None else deps | earlier
             self.upstream.append(frozenset(upstream))
             self.given_deps.append(deps)
         self.downstream = [frozenset(j for j, up in enumerate(self.upstream) if i in up) | {i}
