@@ -205,10 +205,10 @@ class TestNewProblem:
         assert response["Location"] == f"/drills/weights/{problem.pk}/"
         assert problem.created_by == candidate
 
-    def test_generator_v3_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
-        """Reproducibility across releases: generator v3 (v1's ladder draw, unchanged; v2 changed the kv,
-        tp and slo draws for the K/V replication of docs/architecture.md §12, v3 added the 2026 cards) always draws
-        this problem for seed 5.
+    def test_generator_v4_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
+        """Reproducibility across releases: generator v4 (v1's ladder draw, unchanged; v2 changed the kv,
+        tp and slo draws for the K/V replication of docs/architecture.md §12, v3 added the 2026 cards, v4
+        draws for a fixed model or card and fits decode batches) always draws this problem for seed 5.
 
         Mixtral-8x7B: 32 × (attention 41,943,040 + 8 experts × 176,160,768 + router 32,768
         + norms 8,192) + 2 × 32,000 × 4,096 + 4,096 = 46,702,792,704 parameters.
@@ -218,7 +218,7 @@ class TestNewProblem:
         × 8,192 = 0.50 GiB → ⌊79.18⌋ = 79 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens
         × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
         """
-        assert GENERATOR_VERSION == 3, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 4, "a new generator version draws new problems: re-derive this one"
         url = client.get("/drills/ladder/new/?seed=5")["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.

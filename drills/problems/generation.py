@@ -5,6 +5,13 @@ Each family's generator lives with its procedure in the engine
 ``random.Random("<family>:<seed>")``. Bump :data:`GENERATOR_VERSION` whenever a
 draw changes, so stored problems keep the version that made them (a problem
 stores its resolved inputs and catalog entries, so its numbers never move).
+
+Fixed inputs (a coach's template, ``{"model": …, "gpu": …}``) are not pasted over
+a free draw: the generator draws on the catalog pinned to that model and card
+(:func:`calculators.engine.procedures.drawing.pinned_catalog`), so every value
+that depends on the stack is drawn for it (v4, which also keeps a decode
+batch's KV cache within the memory the weights leave; other draws without
+fixed inputs are those of v3).
 """
 
 from __future__ import annotations
@@ -13,10 +20,13 @@ import random
 import secrets
 
 from calculators.engine.catalog import Catalog, default_catalog
+from calculators.engine.errors import InputError
 from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.compute_shared import smallest_fitting_degree
+from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 MAX_SEED = 2**63
 
 
@@ -25,12 +35,37 @@ def drill_families() -> list:
     return [family for family in FAMILIES.values() if family.generate is not None]
 
 
-def generate_inputs(family: str, seed: int, catalog: Catalog | None = None) -> dict:
-    """The inputs of problem (``family``, ``seed``); ``KeyError`` for a family without drills."""
+def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixed: dict | None = None) -> dict:
+    """The inputs of problem (``family``, ``seed``), with ``fixed`` inputs held (``{"model": …}``).
+
+    A fixed model or card pins the catalog the family draws from, so the values that depend on it are
+    drawn for it; other fixed inputs replace the drawn ones. ``KeyError`` for a family without drills;
+    :class:`InputError` (one sentence) when the family cannot draw a problem for the fixed stack, and
+    :class:`.errors.CatalogError` for an unknown id.
+    """
     generate = FAMILIES[family].generate
     if generate is None:
         raise KeyError(family)
-    return generate(random.Random(f"{family}:{seed}"), catalog or default_catalog())
+    catalog, fixed = catalog or default_catalog(), fixed or {}
+    pinned = pinned_catalog(catalog, fixed)
+    try:
+        return {**generate(random.Random(f"{family}:{seed}"), pinned), **fixed}
+    except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
+        if pinned is catalog:
+            raise
+        raise InputError(_no_draw(family, fixed, pinned, exc), field="model" if "model" in fixed else "gpu") from exc
+
+
+def _no_draw(family: str, fixed: dict, pinned: Catalog, problem: Exception) -> str:
+    """Why ``family`` has no problem on the fixed stack: the weights do not fit, or the generator's reason."""
+    stack = " on ".join(str(fixed[name]) for name in STACK_INPUTS if name in fixed)
+    if not isinstance(problem, IndexError) and "model" in fixed and "gpu" in fixed and not any(
+            smallest_fitting_degree(pinned, fixed["model"], fixed["gpu"], bits) for bits in (16, 4.5)):
+        return (f"No {family} problem can be drawn for {stack}: its weights do not fit even 8 of those cards "
+                f"at 4-bit.")
+    if isinstance(problem, IndexError):  # an empty pool: the family draws only other kinds of model or card
+        return f"No {family} problem can be drawn for {stack}: the family does not draw problems on it."
+    return f"No {family} problem can be drawn for {stack} ({str(problem).rstrip('.')})."
 
 
 def snapshot_for(inputs: dict, catalog: Catalog) -> dict:
@@ -59,12 +94,12 @@ def create_problem(family: str, seed: int | None = None, user=None,
                    fixed_inputs: dict | None = None) -> ProblemInstance:
     """Draw and save a problem; a random seed when none is given.
 
-    ``fixed_inputs`` (a bank template's, e.g. ``{"model": "llama-3.1-70b"}``)
-    override the drawn values of those inputs.
+    ``fixed_inputs`` (a bank template's, e.g. ``{"model": "llama-3.1-70b"}``) are held, and what
+    depends on a fixed model or card is drawn for it (:func:`generate_inputs`).
     """
     catalog = default_catalog()
     seed = secrets.randbelow(2**31) if seed is None else seed
-    inputs = {**generate_inputs(family, seed, catalog), **(fixed_inputs or {})}
+    inputs = generate_inputs(family, seed, catalog, fixed_inputs)
     return ProblemInstance.objects.create(
         family=family, seed=seed, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot=snapshot_for(inputs, catalog), created_by=user if user and user.is_authenticated else None,

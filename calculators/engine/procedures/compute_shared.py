@@ -49,6 +49,9 @@ def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, float]:
     dense = gpu.dense_tflops.get(precision)
     if not dense:
         supported = ", ".join(p for p in COMPUTE_PRECISIONS if gpu.dense_tflops.get(p))
+        if not supported:  # the MI355X: no compute figure could be sourced at all
+            raise InputError(f"The {gpu.name} has no dense throughput on record at any precision, so it "
+                             f"cannot be used for a compute problem; choose another card.", field="gpu")
         raise InputError(f"The {gpu.name} has no dense {precision} throughput on record; choose one of "
                          f"{supported}.", field="precision")
     return float(dense), float(gpu.sparse_tflops.get(precision) or 0.0)

@@ -306,6 +306,17 @@ EFFICIENCIES = ((0.65, 0.85), (0.65, 0.85), (0.65, 0.85), (0.6, 0.8), (0.7, 0.9)
 BATCHES = (1, 1, 1, 8, 16, 32, 64)
 
 
+def kv_capacity(inputs: dict, catalog: Catalog) -> int:
+    """Sequences whose KV cache at ``inputs["context"]`` fits the replica beside the weights: 0.90 of the
+    cards' memory (docs/architecture.md §2's utilisation) less every stored weight, over one sequence's
+    KV bytes (windows and K/V replication applied, as the decode step reads them)."""
+    cfg, gpu = catalog.model(inputs["model"]).config, catalog.gpu(inputs["gpu"])
+    weights = params_used(cfg)[0] * weight_bits(inputs.get("weights_dtype", "bf16")) / 8
+    per_sequence = run_decode({**inputs, "batch": 1}, catalog).values["kv_bytes_per_step"]
+    free = 0.90 * inputs.get("gpus", 1) * gpu.memory_bytes - weights
+    return int(free // per_sequence) if per_sequence > 0 else max(BATCHES)  # at zero context, no KV at all
+
+
 def generate_decode(rng: random.Random, catalog: Catalog) -> dict:
     """A decode problem: a model on the smallest TP degree that holds its weights, a context
     the model supports, and a measured rate between 50 % and 92 % of the ceiling."""
@@ -315,6 +326,11 @@ def generate_decode(rng: random.Random, catalog: Catalog) -> dict:
     inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit])
     inputs["efficiency_low"], inputs["efficiency_high"] = rng.choice(EFFICIENCIES)
     inputs["batch"] = rng.choice(BATCHES)
+    # The batch's KV cache must fit beside the weights: else the largest drawn batch that does, at a
+    # shorter context if even one sequence does not fit (a big model on small cards).
+    while kv_capacity(inputs, catalog) < 1 and inputs["context"] > CONTEXTS[0]:
+        inputs["context"] = max(c for c in CONTEXTS if c < inputs["context"])
+    inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
     ceiling = run_decode(inputs, catalog).values["ceiling_tok_s"]
     # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
     inputs["measured_tok_s"] = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))

@@ -1,10 +1,17 @@
-"""Helpers shared by the families' problem generators (seeded ``random.Random``)."""
+"""Helpers shared by the families' problem generators (seeded ``random.Random``).
+
+:func:`pinned_catalog` is how a coach's fixed model or card reaches a draw (docs/architecture.md §11): the
+family's own generator runs on a catalog holding only that model and card, so every value it draws from
+them (the tensor-parallel degree that holds the weights, a context the model supports, a "measured" rate
+below the stack's ceiling, a batch its KV budget holds) is drawn for that stack and no other.
+"""
 
 from __future__ import annotations
 
 import random
 
 from ..catalog import Catalog
+from ..errors import InputError
 
 CONTEXTS = (2048, 4096, 8192, 16384, 32768)
 # Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
@@ -30,8 +37,36 @@ def draw_model(rng: random.Random, catalog: Catalog) -> str:
 
 def computing_gpus(catalog: Catalog) -> list[str]:
     """Catalog GPU ids with a dense bf16 figure on record (a card whose compute could not be sourced,
-    such as the MI355X, is left out of drawn problems rather than given a guessed peak)."""
-    return [gpu_id for gpu_id, gpu in catalog.gpus.items() if gpu.dense_tflops.get("bf16")]
+    such as the MI355X, is left out of drawn problems rather than given a guessed peak). In a catalog
+    pinned to one such card (:func:`pinned_catalog`) that card: a memory problem needs no compute figure,
+    and a family that does need one says so when it runs."""
+    computing = [gpu_id for gpu_id, gpu in catalog.gpus.items() if gpu.dense_tflops.get("bf16")]
+    return computing or list(catalog.gpus)
+
+
+#: The inputs that pin the catalog a problem is drawn from: the model and the card.
+STACK_INPUTS = ("model", "gpu")
+
+
+def pinned_catalog(catalog: Catalog, fixed: dict) -> Catalog:
+    """``catalog`` narrowed to the model and card ``fixed`` names (either or both; ``catalog`` itself when
+    it names neither), for a generator to draw everything else for that stack.
+
+    ``fixed`` maps input names to values, e.g. ``{"model": "llama-3.1-70b", "gpu": "l4-24gb"}``. Raises
+    :class:`.errors.CatalogError` for an id the catalog lacks and :class:`.errors.InputError` for an id
+    that is not text.
+    """
+    models, gpus = catalog.models, catalog.gpus
+    for name in STACK_INPUTS:
+        if name in fixed and not isinstance(fixed[name], str):
+            raise InputError(f"A fixed {name} must be a catalog id, not {fixed[name]!r}.", field=name)
+    if "model" in fixed:
+        models = {fixed["model"]: catalog.model(fixed["model"])}
+    if "gpu" in fixed:
+        gpus = {fixed["gpu"]: catalog.gpu(fixed["gpu"])}
+    if models is catalog.models and gpus is catalog.gpus:
+        return catalog
+    return Catalog(models=models, gpus=gpus)
 
 
 def draw_gpu(rng: random.Random, catalog: Catalog) -> str:

@@ -211,7 +211,7 @@ def generate_moe(rng, catalog: Catalog) -> dict:
     (the 'no experts' case) about one time in seven."""
     moe = sorted(m.id for m in catalog.models.values() if m.config.is_moe)
     dense = sorted(m.id for m in catalog.models.values() if not m.config.is_moe)
-    pool = dense if (rng.random() < DENSE_SHARE or not moe) else moe
+    pool = dense if ((rng.random() < DENSE_SHARE and dense) or not moe) else moe  # one kind when pinned
     inputs = {"model": rng.choice(pool), "weights_dtype": rng.choice(WEIGHT_DTYPES_DRAWN),
               "gpu": rng.choice(sorted(computing_gpus(catalog))), "batch": rng.choice((1, 16, 64, 256, 1024, 4096)),
               "ep_degree": rng.choice((2, 4, 8, 16, 32))}
