@@ -179,7 +179,7 @@ def test_the_offline_driver_words_nothing_and_names_no_unit_by_hand(widgets):
     from runbook.export.calculators import FormulaTable, build_programs, unit_payload
 
     driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()
-    for hand_copy in ("Must be", "Enter a", "INTEGER_SYMBOLS", "MONEY_DIMENSIONS", '"memory"', '"token_rate"'):
+    for hand_copy in ("Must be", "Enter a", "INTEGER_SYMBOLS", "MONEY_DIMENSIONS", '"memory"', '"token_rate"', "1e15"):
         assert hand_copy not in driver, hand_copy
     program = build_programs(["widgets"], FormulaTable())["widgets"]
     widgets_input = next(spec for spec in program.inputs if spec["name"] == "widgets")

@@ -35,6 +35,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import AnswerError
 from calculators.engine.formula import Formula
 from calculators.engine.procedures import FAMILIES, Family, StepSpec
+from calculators.engine.procedures.base import PLAIN_RULE
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.engine.unit_table import display_table
 from calculators.engine.units import get_unit, quantity_rule
@@ -350,14 +351,14 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
 def unit_payload(unit: str) -> dict | None:
     """A unit's display rules for the offline driver: the engine's unit-table record
     (:func:`calculators.engine.unit_table.display_table`) with the parser's symbol and dimension and
-    ``format_quantity``'s rule (:func:`calculators.engine.units.quantity_rule`), or ``None`` for a unit
-    the parser does not know."""
+    ``format_quantity``'s rule (:func:`calculators.engine.units.quantity_rule`) and the bare number's
+    (:data:`calculators.engine.procedures.base.PLAIN_RULE`), or ``None`` for a unit the parser does not know."""
     try:
         spec = get_unit(unit)
     except AnswerError:
         return None
     return {**DISPLAY_TABLE.get(unit, {}), "symbol": spec.symbol, "dimension": spec.dimension,
-            "quantity": quantity_rule(unit)}
+            "quantity": quantity_rule(unit), "plain": PLAIN_RULE}
 
 
 def formulas_script(table: FormulaTable) -> str:

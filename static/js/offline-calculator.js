@@ -191,20 +191,20 @@
   // (style, decimals, small-value rule, singular, bare operand) are calculators.engine.unit_table's records,
   // exported with the page's data: nothing here names a unit.
 
-  function plainNumber(value) {
-    if (Math.abs(value) >= 1e15) return general(value, 4).replace("e+", "e");
+  function plainNumber(value, rule) {  // rule: base.PLAIN_RULE, shipped with every unit
+    if (Math.abs(value) >= rule.scientific_from) return general(value, rule.digits).replace("e+", "e");
     if (Number.isInteger(value)) return group(fixed(value, 0, false));
-    if (Math.abs(value) >= 1000) return fixed(value, 0, true);
-    var exact = general(value, 6);
-    return Math.abs(value) < 1 && parseFloat(exact) === value ? exact : general(value, 4);
+    if (Math.abs(value) >= rule.whole_from) return fixed(value, 0, true);
+    var exact = general(value, rule.exact_digits);
+    return Math.abs(value) < 1 && parseFloat(exact) === value ? exact : general(value, rule.digits);
   }
 
   function formatNumber(value, unit, units) {
     var spec = units[unit];
     if (!spec || !spec.style) return formatQuantity(value, unit, units);
-    if (spec.style === "plain") return plainNumber(value);
+    if (spec.style === "plain") return plainNumber(value, spec.plain);
     if (spec.singular && value === 1) return "1 " + spec.singular;
-    if (spec.style === "tokens") return plainNumber(value) + " " + unit;
+    if (spec.style === "tokens") return plainNumber(value, spec.plain) + " " + unit;
     if (spec.style === "bit") return general(value, 6) + " " + unit;
     if (spec.small_below && Math.abs(value) > 0 && Math.abs(value) < spec.small_below &&
         (!spec.small_if_hidden ||
@@ -216,7 +216,8 @@
   }
 
   function formatOperand(value, unit, units) {
-    return units[unit] && units[unit].bare_operand ? plainNumber(value) : formatNumber(value, unit, units);
+    var spec = units[unit];
+    return spec && spec.bare_operand ? plainNumber(value, spec.plain) : formatNumber(value, unit, units);
   }
 
   window.OfflineFormat = { formatNumber: formatNumber, plainNumber: plainNumber, general: general,

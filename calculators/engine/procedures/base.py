@@ -155,16 +155,23 @@ class Result:
 
 
 
+#: How a bare number shows (the ``plain`` and ``tokens`` styles, bare operands): e-notation from
+#: ``scientific_from`` (fp32's 3.403e38, not 39 digits), no decimals from ``whole_from``, and four
+#: significant figures (``digits``) unless up to ``exact_digits`` show a value below one exactly
+#: (2^−7 = 0.0078125). The offline calculator reads the same rule (runbook/export).
+PLAIN_RULE = {"scientific_from": 1e15, "whole_from": 1000, "digits": 4, "exact_digits": 6}
+
+
 def _plain_number(value: float) -> str:
-    if abs(value) >= 1e15:
-        return f"{value:.4g}".replace("e+", "e")  # fp32's 3.403e38, not 39 digits
+    rule = PLAIN_RULE
+    if abs(value) >= rule["scientific_from"]:
+        return f"{value:.{rule['digits']}g}".replace("e+", "e")
     if float(value).is_integer():
         return f"{int(value):,}"
-    if abs(value) >= 1000:
+    if abs(value) >= rule["whole_from"]:
         return f"{value:,.0f}"
-    exact = f"{value:.6g}"
-    # Four significant figures, unless up to six show the value exactly (2^−7 = 0.0078125).
-    return exact if abs(value) < 1 and float(exact) == value else f"{value:.4g}"
+    exact = f"{value:.{rule['exact_digits']}g}"
+    return exact if abs(value) < 1 and float(exact) == value else f"{value:.{rule['digits']}g}"
 
 
 def format_operand(value: float, unit: str) -> str:
