@@ -114,6 +114,20 @@ def _target_ms_as_s(g):
     return [f for f in found if f is not None] or None
 
 
+def _moe_dense_active(g):
+    """A mixture of experts' arithmetic intensity taken as if every parameter were active for every token, in
+    a family that compares it with the card's ridge (peak ÷ bandwidth): in the roofline, active ← total
+    parameters (decode's 2 × B FLOPs per weight byte read, the dense batch at the ridge); under expert
+    parallelism, experts ← experts per token (each expert sees the whole batch, not B × k ÷ E)."""
+    if "bandwidth" not in g or "peak_tflops" not in g:
+        return None
+    if "experts_per_token" in g and g.get("experts", 0) > g["experts_per_token"] > 0:
+        return _changed(g, experts=g["experts_per_token"])
+    if "active_params" in g and g.get("total_params", 0) > g["active_params"]:
+        return _changed(g, active_params=g["total_params"])
+    return None
+
+
 @dataclass(frozen=True)
 class GivenPerturbation:
     """A misconception as a change to the problem's inputs: ``perturb(given)`` returns the changed
@@ -142,7 +156,29 @@ GIVEN_PERTURBATIONS: tuple[GivenPerturbation, ...] = (
     GivenPerturbation("distinct-prefixes-ignored", lambda g: _changed(g, distinct_prefixes=1)),
     GivenPerturbation("partial-rotary-ignored",
                       lambda g: _changed(g, rotary_dim=g["head_dim"]) if "head_dim" in g else None),
+    GivenPerturbation("moe-ridge-as-dense-active", _moe_dense_active),
 )
+
+
+def _lora_one_factor(g, s):
+    """LoRA parameters per layer with each adapted matrix counted as one factor: A (r × d_in) only, or
+    B (r × d_out) only — not r × (d_in + d_out). The matrices are the lora family's presets (its ``preset``
+    index: 0 q and v, 1 q, k, v and o, 2 those and the MLP's); ``None`` outside that family."""
+    if "q_width" not in g or "rank" not in g or "preset" not in g:
+        return None
+    h, q, kv, m = g["hidden_size"], g["q_width"], g["kv_width"], g.get("mlp_width", 0)
+    shapes = [(h, q), (h, kv)] if g["preset"] == 0 else [(h, q), (h, kv), (h, kv), (q, h)]
+    if g["preset"] == 2:
+        mlp = [(h, m), (h, m), (m, h)] if g["mlp_matrices"] == 3 else [(h, m), (m, h)]
+        shapes += mlp * int(g["experts"])
+    return [g["rank"] * sum(d_in for d_in, _ in shapes), g["rank"] * sum(d_out for _, d_out in shapes)]
+
+
+#: Perturbations of one step's value, by step key, in any family that has the step (and carried downstream
+#: like every chain): where the mistake is in the step's own formula rather than in an input.
+STEP_PERTURBATIONS: dict[str, tuple[tuple[str, Callable], ...]] = {
+    "params_per_layer": (("lora-rank-once", _lora_one_factor),),
+}
 
 
 def rederive(changed: dict, original: Mapping[str, float]) -> dict:

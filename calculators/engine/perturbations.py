@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Callable, Iterator, Mapping
 
 from .misconceptions import ADDED_IN_V2, MISCONCEPTIONS
-from .perturbation_registry import GIVEN_PERTURBATIONS, LOCAL, UNIT_SLIPS, rederive
+from .perturbation_registry import GIVEN_PERTURBATIONS, LOCAL, STEP_PERTURBATIONS, UNIT_SLIPS, rederive
 
 
 @dataclass(eq=False, slots=True)
@@ -216,7 +216,8 @@ class Problem:
         spec, found = self.specs[index], []
         downstream = self._downstream[index]
         position = 0
-        for misconception_id, variant in self._variants_for(self.family, spec.key):
+        for misconception_id, variant in (*self._variants_for(self.family, spec.key),
+                                          *STEP_PERTURBATIONS.get(spec.key, ())):
             try:
                 produced = variant(self.given, self.right)
             except (ZeroDivisionError, OverflowError, ValueError):

@@ -165,3 +165,71 @@ def test_tp_proposes_only_degrees_that_divide_the_heads_and_names_one_that_does_
 def test_a_decode_ceiling_taken_from_the_flops_is_named(gpu, typed):
     result = FAMILIES["decode"].run({"gpu": gpu})
     assert step(result, {"ceiling_tok_s": typed}, "ceiling_tok_s") == ("misconception", "ceiling-from-flops")
+
+
+# A mixture of experts outside the catalog: 16 routed experts, 2 per token.
+PASTED_MOE = {"model_type": "mixtral", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+              "num_key_value_heads": 4, "intermediate_size": 5632, "num_local_experts": 16, "num_experts_per_tok": 2,
+              "vocab_size": 32000, "max_position_embeddings": 4096, "tie_word_embeddings": False}
+
+
+@pytest.mark.parametrize(("inputs", "a_only", "b_only", "fit"), [
+    # Llama-3.1-8B, rank 16 on q and v: right 16 × (4,096 + 4,096) + 16 × (4,096 + 1,024) = 212,992 per layer.
+    # A only: 16 × (4,096 + 4,096) = 131,072; B only: 16 × (4,096 + 1,024) = 81,920. A only × 32 layers × 2 B =
+    # 8 MiB = 0.0078125 GiB; spare (79.65 × 0.9 − 14.96 − 3) × 0.1 = 5.3726 GiB on the H100 → ⌊687.7⌋ = 687.
+    ({}, "131072", "81920", "687"),
+    # The A100: (80 × 0.9 − 14.96 − 3) × 0.1 = 5.4043 GiB → ⌊691.7⌋ = 691.
+    ({"gpu": A100}, "131072", "81920", "691"),
+    # The pasted model (2,560 wide, K/V 8 × 80 = 640): A only 16 × 2 × 2,560 = 81,920; B only 16 × (2,560 + 640)
+    # = 51,200. A only × 24 × 2 B = 0.003662 GiB; spare (71.68 − 3.58 − 3) × 0.1 = 6.5100 GiB → ⌊1,777.7⌋.
+    ({"config": PASTED}, "81920", "51200", "1777"),
+    # On the A100: (72 − 3.58 − 3) × 0.1 = 6.5417 GiB → ⌊1,786.3⌋ = 1,786.
+    ({"config": PASTED, "gpu": A100}, "81920", "51200", "1786"),
+])
+def test_lora_rank_counted_for_one_factor_is_named_down_to_the_adapters_that_fit(inputs, a_only, b_only, fit):
+    result = FAMILIES["lora"].run(inputs)
+    assert step(result, {"params_per_layer": a_only}, "params_per_layer") == ("misconception", "lora-rank-once")
+    assert step(result, {"params_per_layer": b_only}, "params_per_layer") == ("misconception", "lora-rank-once")
+    layers = result.given["layers"]
+    assert step(result, {"adapter_params": str(int(a_only) * layers)}, "adapter_params") == (
+        "misconception", "lora-rank-once")
+    assert step(result, {"adapters_fit": fit}, "adapters_fit") == ("misconception", "lora-rank-once")
+
+
+@pytest.mark.parametrize(("inputs", "batch_at_ridge"), [
+    # Every parameter active: 2 FLOPs per weight of 2 bytes, so the batch at the ridge is the ridge itself:
+    # H100 989.4 ÷ 3.35 = 295.3 → 295 (Mixtral's right answer is 1,070); A100 312 ÷ 2.039 = 153.0 → 153.
+    ({"model": "mixtral-8x7b-v0.1"}, "295"),
+    ({"model": "mixtral-8x7b-v0.1", "gpu": A100}, "153"),
+    ({"config": PASTED_MOE}, "295"),
+    ({"config": PASTED_MOE, "gpu": A100}, "153"),
+])
+def test_moe_roofline_computed_as_if_every_parameter_were_active_is_named(inputs, batch_at_ridge):
+    result = FAMILIES["roofline"].run(inputs)
+    assert step(result, {"batch_at_ridge": batch_at_ridge}, "batch_at_ridge") == (
+        "misconception", "moe-ridge-as-dense-active")
+    # Decode at batch 1 with no context: 2 × N FLOPs over N × 2 bytes = 1.0 FLOP/byte, not the MoE's k/E share.
+    assert step(result, {"decode_flop_per_byte": "1"}, "decode_flop_per_byte") == (
+        "misconception", "moe-ridge-as-dense-active")
+
+
+@pytest.mark.parametrize(("inputs", "tokens", "intensity"), [
+    # Mixtral (8 experts, 2 per token) at batch 64: right 64 × 2 ÷ 8 = 16 tokens per expert; as if dense, the
+    # whole batch of 64, and 2 × 64 ÷ 2 bytes = 64 FLOP/byte (right: 16).
+    ({"model": "mixtral-8x7b-v0.1"}, "64", "64"),
+    ({"model": "mixtral-8x7b-v0.1", "gpu": A100, "batch": 256}, "256", "256"),
+    # The pasted MoE (16 experts, 2 per token): right 64 × 2 ÷ 16 = 8; as if dense 64.
+    ({"config": PASTED_MOE}, "64", "64"),
+    ({"config": PASTED_MOE, "gpu": A100, "batch": 256}, "256", "256"),
+])
+def test_expert_matmuls_batched_like_a_dense_model_are_named(inputs, tokens, intensity):
+    result = FAMILIES["moe"].run(inputs)
+    assert step(result, {"tokens_per_expert": tokens}, "tokens_per_expert") == (
+        "misconception", "moe-ridge-as-dense-active")
+    assert step(result, {"expert_flop_per_byte": intensity}, "expert_flop_per_byte") == (
+        "misconception", "moe-ridge-as-dense-active")
+
+
+def test_a_dense_model_has_no_dense_active_slip():
+    result = FAMILIES["roofline"].run({})  # Llama-3.1-8B: every parameter is active already
+    assert not any(chain.id == "moe-ridge-as-dense-active" for chain in chains(result, variants_for))
