@@ -14,6 +14,7 @@ from itertools import groupby
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
@@ -78,7 +79,7 @@ def index(request: HttpRequest) -> HttpResponse:
 def chapter(request: HttpRequest, slug: str) -> HttpResponse:
     """A chapter: the rail, its contents, the body with live numbers, its interview questions."""
     try:
-        current = Chapter.objects.get(slug=slug)
+        current = Chapter.objects.defer("search_text").get(slug=slug)  # the search's text: not shown here
     except Chapter.DoesNotExist:
         raise Http404(f"No chapter '{slug}' has been written.") from None
     rendered = render_chapter(current)
@@ -87,17 +88,24 @@ def chapter(request: HttpRequest, slug: str) -> HttpResponse:
     written = list(Chapter.objects.in_order().only("number", "slug", "title"))
     position = next(i for i, row in enumerate(written) if row.pk == current.pk)
     questions = current.questions.filter(published=True).order_by("position", "slug")
+    rail = rail_groups(items)
+    # The chapter's track is in the rail already (read with it), unless no document of the track is listed.
+    track = next((group for group, _ in rail if group is not None and group.letter == current.track), None)
+    if track is None and current.track:
+        track = Track.objects.filter(letter=current.track).first()
     context = {
         "chapter": current,
         "body": mark_safe(rendered.html),
         "toc": rendered.toc,
-        "rail": rail_groups(items),
-        "track": Track.objects.filter(letter=current.track).first() if current.track else None,
+        "rail": rail,
+        "track": track,
         "previous": written[position - 1] if position > 0 else None,
         "next": written[position + 1] if position + 1 < len(written) else None,
         "prerequisites": [by_slug[slug] for slug in current.prerequisites if slug in by_slug],
         "questions": questions,
     }
+    # The rail appears twice (beside the article, and folded above it on narrow screens): rendered once.
+    context["rail_html"] = render_to_string("runbook/chapter.html#rail_list", {"rail": rail, "chapter": current})
     return render(request, "runbook/chapter.html", context)
 
 
