@@ -134,7 +134,7 @@ def test_an_answer_arriving_after_the_grace_is_kept_shown_and_scores_zero(candid
     assert "Late, 09:05:20: kept, scores 0" in report
     first_key = next(iter(answers))
     label = {spec.key: spec.label for spec in item.problem.solve().specs}[first_key]
-    assert f"{label} {answers[first_key]}" in report  # the late answer is shown under its step's label
+    assert f"{label}: {answers[first_key]}" in report  # the late answer is shown under its step's label
 
 
 def test_a_late_autosave_within_the_grace_is_graded_and_one_past_it_is_kept_aside(candidate, bank, h):
