@@ -14,6 +14,7 @@ from html import escape
 from django.db.models import Avg, Count, Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
@@ -37,6 +38,7 @@ class Cell:
     text: str
     url: str = ""
     css: str = ""
+    csv_text: str | None = None  # what the CSV holds when it differs from the page (an ISO time)
 
 
 @dataclass
@@ -59,7 +61,14 @@ class Table:
 
     def csv(self) -> str:
         """The table as CSV text through the project's one writer (formula-looking text neutralised)."""
-        return write_csv(self.headers, ([cell.text for cell in row] for row in self.rows))
+        return write_csv(self.headers, ([cell.text if cell.csv_text is None else cell.csv_text for cell in row]
+                                        for row in self.rows))
+
+
+def when(moment: datetime, url: str = "") -> Cell:
+    """A time as people read it on the page ("Thu 3 Dec 2026, 14:05", local time), ISO 8601 in the CSV."""
+    local = timezone.localtime(moment)
+    return Cell(date_format(local, "D j M Y, H:i"), url, csv_text=f"{local:%Y-%m-%d %H:%M}")
 
 
 def _cell_html(cell: Cell) -> str:
@@ -324,7 +333,7 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
     for a in assignments:
         p = progress[(a.pk, candidate.pk)]
         work.rows.append([Cell(a.question_set.title, reverse("coaching:assignment", args=[a.pk])),
-                          Cell(f"{timezone.localtime(a.due_at):%Y-%m-%d %H:%M}"),
+                          when(a.due_at),
                           Cell(p.status_label + (" (late)" if p.finished_late else ""), css=STATUS_CSS[p.status]),
                           Cell(f"{p.done_count}/{p.total}"), Cell(pct(p.score)), Cell(duration(p.seconds))])
     steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
@@ -347,15 +356,13 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
     attempts = Table("attempts", "Recent worked problems", ["When", "Family", "Score", "Time", "Misconceptions"])
     for attempt in (hidden.attempts(Attempt.objects.filter(user=candidate)).select_related("problem")
                     .annotate(wrong=Count("steps", filter=Q(steps__verdict="misconception")))[:30]):
-        attempts.rows.append([Cell(f"{timezone.localtime(attempt.submitted_at):%Y-%m-%d %H:%M}",
-                                   reverse("coaching:attempt", args=[attempt.pk])),
+        attempts.rows.append([when(attempt.submitted_at, reverse("coaching:attempt", args=[attempt.pk])),
                               Cell(attempt.problem.family), Cell(pct(attempt.score)),
                               Cell(duration(attempt.time_taken_s)), Cell(str(attempt.wrong))])
     answers = Table("answers", "Recent open answers", ["When", "Question", "Rubric share", "Rating"])
     for log in (hidden.reviews(ReviewLog.objects.filter(user=candidate)).exclude(answer="", rubric_ticked=[])
                 .order_by("-reviewed_at")[:30]):
-        answers.rows.append([Cell(f"{timezone.localtime(log.reviewed_at):%Y-%m-%d %H:%M}",
-                                  reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
+        answers.rows.append([when(log.reviewed_at, reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
                              Cell(pct(log.grade)), Cell(log.get_rating_display())])
     reviews = review_activity([candidate.pk], now, hidden).get(candidate.pk, ReviewActivity())
     work.note = (f"Reviews in the last {RETENTION_DAYS} days: {reviews.total}. Retention of learned cards: "

@@ -22,3 +22,20 @@ def test_url_maker_gives_what_reverse_gives():
     candidate = url_maker("coaching:candidate")
     assert [candidate(pk) for pk in (1, 42, 987654321)] == [
         reverse("coaching:candidate", args=[pk]) for pk in (1, 42, 987654321)]
+
+
+def test_a_time_reads_as_words_on_the_page_and_iso_in_the_csv(settings):
+    from datetime import datetime
+    from datetime import timezone as dt_timezone
+
+    from django.utils import timezone
+
+    from coaching.dashboard import when
+
+    settings.TIME_ZONE = "UTC"
+    with timezone.override("Europe/Paris"):  # 13:05 UTC is 14:05 in Paris in December
+        cell = when(datetime(2026, 12, 3, 13, 5, tzinfo=dt_timezone.utc), "/coach/attempts/1/")
+    assert (cell.text, cell.url) == ("Thu 3 Dec 2026, 14:05", "/coach/attempts/1/")
+    table = Table("t", "T", ["When"], [[cell]])
+    assert table.csv().splitlines()[1] == "2026-12-03 14:05"
+    assert "Thu 3 Dec 2026, 14:05" in str(table.body_html())
