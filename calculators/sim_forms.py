@@ -25,13 +25,6 @@ from calculators.sim.results import KNEE_SHARE
 PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOKENS, C.PROMPT_DIST, C.OUTPUT_TOKENS,
                C.OUTPUT_DIST, C.PREFIX_FRACTION, C.ARRIVAL, C.CV, C.DURATION_S, C.TTFT_SLO_MS, C.TPOT_SLO_MS,
                C.REPLICAS, C.ROUTER, C.MAX_BATCHED_TOKENS, C.MAX_NUM_SEQS, C.BANDWIDTH_EFFICIENCY, C.MFU, C.SEED)
-LABELS = {
-    "duration_s": "Simulated time", "arrival": "Arrivals", "cv": "Burstiness (CV of the gaps)",
-    "prompt_dist": "Prompt lengths", "output_dist": "Output lengths", "prefix_fraction": "Shared prefix share",
-    "ttft_slo_ms": "TTFT target", "tpot_slo_ms": "TPOT target", "replicas": "Replicas", "router": "Router",
-    "max_batched_tokens": "Token budget per step", "max_num_seqs": "Most running sequences", "seed": "Seed",
-    "prompt_tokens": "Mean prompt length", "output_tokens": "Mean output length",
-}
 DEFAULT_SWEEP = "5,10,15,20,25,30,35,40"
 TABLE_ROWS = 24  # the over-time table shows the series in this many slices
 
@@ -49,8 +42,6 @@ class SimulatorForm(forms.Form):
             field = field_for(spec)
             field.required = False
             field.initial = defaults[spec.name]
-            if spec.name in LABELS:
-                field.label = LABELS[spec.name]
             if spec.name == "model":  # this page has no paste box: a config goes through the command or the API
                 field.help_text = "From the catalog; simulate a pasted config.json with the command or the API."
             self.fields[spec.name] = field

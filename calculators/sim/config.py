@@ -57,34 +57,34 @@ ROUTERS = ("round-robin", "least-loaded", "prefix")
 
 RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second", minimum=0,
                  exclusive_minimum=True, maximum=10_000, unit="req/s", label="Request rate")
-ARRIVAL = InputSpec("arrival", "choice", "poisson", "arrival process", choices=ARRIVALS, label="Arrival")
+ARRIVAL = InputSpec("arrival", "choice", "poisson", "arrival process", choices=ARRIVALS, label="Arrivals")
 CV = InputSpec("cv", "float", 1.0, "coefficient of variation of the gaps between arrivals (gamma arrivals)",
-               minimum=0.1, maximum=10, label="Cv")
+               minimum=0.1, maximum=10, label="Burstiness (CV of the gaps)")
 DURATION_S = InputSpec("duration_s", "float", None, "simulated time, s (default 60, or a trace's span)",
-                       minimum=0, exclusive_minimum=True, maximum=MAX_DURATION_S, unit="s", label="Duration s")
+                       minimum=0, exclusive_minimum=True, maximum=MAX_DURATION_S, unit="s", label="Simulated time")
 PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 512, "mean prompt length, tokens", minimum=1, maximum=MAX_TOKENS,
-                          unit="tok", label="Prompt length")
+                          unit="tok", label="Mean prompt length")
 OUTPUT_TOKENS = InputSpec("output_tokens", "int", 256, "mean output length, tokens", minimum=1,
                           maximum=MAX_TOKENS, unit="tok", label="Mean output length")
 PROMPT_DIST = InputSpec("prompt_dist", "choice", "fixed", "how prompt lengths are drawn around the mean",
-                        choices=LENGTH_DISTRIBUTIONS, label="Prompt dist")
+                        choices=LENGTH_DISTRIBUTIONS, label="Prompt lengths")
 OUTPUT_DIST = InputSpec("output_dist", "choice", "fixed", "how output lengths are drawn around the mean",
-                        choices=LENGTH_DISTRIBUTIONS, label="Output dist")
+                        choices=LENGTH_DISTRIBUTIONS, label="Output lengths")
 PREFIX_FRACTION = InputSpec("prefix_fraction", "float", 0.0, "share of each prompt that is a prefix shared "
                             "with the other requests of its group (a system prompt)", minimum=0, maximum=0.99,
-                            label="Prefix fraction")
+                            label="Shared prefix share")
 SEED = InputSpec("seed", "int", 0, "random seed (the same seed gives the same run)", minimum=0, maximum=2**32 - 1,
                  label="Seed")
 TTFT_SLO_MS = InputSpec("ttft_slo_ms", "float", 500.0, "TTFT target, ms", minimum=0, exclusive_minimum=True,
-                        maximum=3_600_000, unit="ms", label="Ttft slo ms")
+                        maximum=3_600_000, unit="ms", label="TTFT target")
 TPOT_SLO_MS = InputSpec("tpot_slo_ms", "float", 50.0, "TPOT target, ms", minimum=0, exclusive_minimum=True,
-                        maximum=3_600_000, unit="ms", label="Tpot slo ms")
+                        maximum=3_600_000, unit="ms", label="TPOT target")
 REPLICAS = InputSpec("replicas", "int", 1, "replicas behind the router", minimum=1, maximum=64, label="Replicas")
 ROUTER = InputSpec("router", "choice", "round-robin", "how the router picks a replica", choices=ROUTERS, label="Router")
 MAX_BATCHED_TOKENS = InputSpec("max_batched_tokens", "int", 8192, "token budget of one step (chunked prefill)",
-                               minimum=1, maximum=1_048_576, unit="tok", label="Max batched tokens")
+                               minimum=1, maximum=1_048_576, unit="tok", label="Token budget per step")
 MAX_NUM_SEQS = InputSpec("max_num_seqs", "int", 256, "most sequences running at once", minimum=1,
-                         maximum=16_384, label="Max num seqs")
+                         maximum=16_384, label="Most running sequences")
 BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
                                  "step achieves", minimum=0, maximum=1, exclusive_minimum=True,
                                  label="Bandwidth efficiency")
