@@ -125,7 +125,7 @@ class TestLoading:
 
         item = BankItem.objects.get(slug="small-doc")
         assert report.tallies["critiques"].created == 1
-        assert item.kind == "critique" and item.topic == "design-critique" and item.chapter is None
+        assert item.kind == "critique" and item.topic == "Design reviews" and item.chapter is None
         assert item.source_path == "critiques/small-doc.yaml"
         assert item.details["title"] == "A small doc"
         assert item.details["lines"] == LINES

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from calculators.engine.catalog import default_catalog
+from drills.bank.topics import curated_topic
 from drills.models import BankItem
 from drills.problems.generation import drill_families, generate_inputs
 from runbook.loading import ContentTree, LoadReport, Reader
@@ -67,7 +68,7 @@ def _template_row(family, chapters: dict) -> dict:
         or [f"{spec.label} ({_unit_phrase(spec.unit)})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,
         "track": chapter.track if chapter else "",
-        "topic": family.title.lower(),
+        "topic": curated_topic(family.title),
         "difficulty": family.difficulty,
         "roles": list(family.roles),
         "misconceptions": [],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calculators.engine.procedures  # noqa: F401 - registers the families' own misconception ids
 from calculators.engine.misconceptions import MISCONCEPTIONS
+from drills.bank.topics import curated_topic, is_curated
 from drills.models import BankItem
 from runbook.loading import (
     ContentTree,
@@ -77,6 +78,10 @@ def _question(tree: ContentTree, entry: Entry) -> dict:
            "difficulty": entry.integer("difficulty", required=False, low=1, high=3) or 2,
            "roles": entry.strings("roles"), "misconceptions": entry.strings("misconceptions")}
     row["details"] = _details(tree, entry, row["kind"], row["topic"])
+    written, row["topic"] = row["topic"], curated_topic(row["topic"])  # one filter entry per subject
+    if not is_curated(row["topic"]):
+        source.warn(entry.line, f"{entry.where}: the topic '{written}' is under none of the curated topics "
+                                "(drills/bank/topics.py): add a rule there.")
     if row["kind"] not in BANK_KINDS:
         entry.fail(f"{entry.where}: kind should be one of {', '.join(BANK_KINDS)}.")
     check_roles(entry, row["roles"])
@@ -102,7 +107,7 @@ def _details(tree: ContentTree, entry: Entry, kind: str, topic: str) -> dict:
 
 
 def _design_details(tree: ContentTree, entry: Entry, value: dict, topic: str) -> dict:
-    """``{numbers, levels: {mid, senior, staff}, follow_ups: [{ask, listen_for}], resources: [slugs]}``."""
+    """``{numbers, levels: {mid, senior, staff}, follow_ups: [{ask, listen_for}], resources: [slugs], bar_topic}``."""
     line = next((v.line for v in value.values() if isinstance(v, Marked)), entry.line)
 
     def fail(message: str) -> None:
@@ -142,7 +147,8 @@ def _design_details(tree: ContentTree, entry: Entry, value: dict, topic: str) ->
                                                                            "resources")}
     return {**extra, "numbers": str(numbers or "").strip(),
             "levels": {level: [str(point).strip() for point in levels.get(level, [])] for level in DESIGN_LEVELS},
-            "follow_ups": follow_ups, "resources": [str(slug) for slug in resources]}
+            "follow_ups": follow_ups, "resources": [str(slug) for slug in resources],
+            "bar_topic": topic}  # the written topic names its bar topic; the item's topic is the curated one
 
 
 def write_questions(tree: ContentTree, report: LoadReport) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from drills.bank.readers import check_roles
+from drills.bank.topics import curated_topic
 from drills.models import BankItem
 from runbook.loading import ContentTree, Entry, LoadReport, Reader, parse_yaml, sync, unique
 
@@ -68,7 +69,7 @@ def read_critiques(tree: ContentTree) -> None:
         row = {"slug": slug, "kind": "critique", "title": entry.text("title"),
                "prompt": entry.text("prompt", markdown=True), "model_answer": entry.text("model_answer", markdown=True),
                "rubric": entry.strings("rubric", markdown=True),
-               "topic": entry.text("topic", required=False) or "design-critique",
+               "topic": curated_topic(entry.text("topic", required=False) or "design critique"),
                "difficulty": entry.integer("difficulty", required=False, low=1, high=3) or 2,
                "roles": entry.strings("roles")}
         check_roles(entry, row["roles"])

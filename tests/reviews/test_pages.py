@@ -38,10 +38,10 @@ class TestBank:
         ("kind=problem&chapter=06-kv-cache", {"ladder", "kv"}),
         ("chapter=06-kv-cache&kind=open", {"kv-formula", "kv-paged", "kv-fp8"}),
         ("track=B&kind=open&difficulty=3", {"kv-paged"}),
-        ("topic=roofline", {"ridge", "roofline"}),  # the question and the roofline template
+        ("topic=Roofline+and+hardware", {"ridge", "roofline"}),  # the question and the roofline template
         ("role=manager&kind=open", {"kv-paged"}),
         ("q=kv-paged", {"kv-paged"}),
-        ("chapter=no-such-chapter&kind=open&topic=roofline", {"ridge"}),  # an unknown choice is ignored
+        ("chapter=no-such-chapter&kind=open&topic=Roofline+and+hardware", {"ridge"}),  # an unknown choice is ignored
     ])
     def test_filters_work_as_a_plain_get_form(self, client, bank, query, expected):
         html = client.get(f"/bank/?{query}").content.decode()
@@ -83,7 +83,7 @@ class TestBank:
         candidate_client.post("/bank/deck/add/", {"chapter": "06-kv-cache", "via": "finished"})
         assert Card.objects.get(user=candidate, item__slug="kv-fp8").added_via == Card.VIA_FINISHED
         candidate_client.post("/bank/deck/add/", {"track": "B"})
-        candidate_client.post("/bank/deck/add/", {"filtered": "1", "kind": "problem", "topic": "fleet sizing"})
+        candidate_client.post("/bank/deck/add/", {"filtered": "1", "kind": "problem", "topic": "Capacity planning"})
         assert Card.objects.get(user=candidate, item__slug="fleet").added_via == Card.VIA_FILTER
 
     def test_the_deck_needs_a_login(self, client, bank):
