@@ -16,12 +16,12 @@ from api import payloads
 from api.simulate_schema import simulate_path, simulate_schemas
 from calculators.engine.catalog import Catalog
 from calculators.engine.procedures import FAMILIES, Family, InputSpec
+from calculators.engine.units import CANONICAL_UNITS
 
 OPENAPI_VERSION = "3.1.0"
 
-# docs/architecture.md §10: the fixed vocabulary of a step's unit.
-STEP_UNITS = ["B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"]
+# docs/architecture.md §10: the fixed vocabulary of a step's unit, with §11's req/s, µs and requests.
+STEP_UNITS = list(CANONICAL_UNITS)
 
 PREFIX = f"/api/{payloads.API_VERSION}"
 

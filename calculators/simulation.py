@@ -133,6 +133,31 @@ def queue_missing(status: SweepStatus) -> None:
             outbox.enqueue("calculators.simulate_point", args=(status.inputs, rate))
 
 
+def drill_sweep(raw: dict[str, Any]) -> list[dict]:
+    """A simulated drill's sweep (calculators/engine/procedures/simulated.py): one compact point per rate.
+
+    Each rate goes through :func:`run_point` (cached by the inputs' hash), the sweep sharing one budget of
+    :func:`max_steps` engine steps (an over-budget sweep raises ``InputError``). A point keeps what the drills
+    grade: rate, goodput, mean and p99 TTFT, mean TPOT and end-to-end latency (ms), the mean requests in
+    the system, the mean running sequences (over the run's series), preemptions and the peak KV use.
+    """
+    inputs = clean_sim_inputs(raw)
+    budget = max_steps()  # the whole sweep shares one request's budget, as in the API
+    points = []
+    for rate in rates_of(inputs):
+        result = run_point(inputs, rate, budget)
+        summary, running = result["summary"], result["series"]["running"]
+        budget -= summary.get("steps", 0)
+        points.append({
+            "rate_req_s": rate, "goodput_req_s": summary["goodput_req_s"],
+            "ttft_mean_ms": summary["ttft_ms"]["mean"], "ttft_p99_ms": summary["ttft_ms"]["p99"],
+            "tpot_mean_ms": summary["tpot_ms"]["mean"], "e2e_mean_ms": summary["e2e_ms"]["mean"],
+            "mean_in_system": summary["mean_in_system"],
+            "mean_running": round(sum(running) / len(running), 6) if running else 0.0,
+            "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"]})
+    return points
+
+
 def simulate_for_api(raw: dict[str, Any]) -> dict:
     """The ``simulate`` command's JSON for API inputs, each point through the cache.
 

@@ -157,6 +157,8 @@ def _build_vocabulary() -> None:
     _add("node nodes", _dims(node=1), 1, any_case=True)
     _add("replica replicas", _dims(replica=1), 1, any_case=True)
     _add("req reqs request requests", _dims(req=1), 1, any_case=True)
+    # Load-testing tools print a request rate as rps or QPS (requests or queries per second).
+    _add("rps qps", _dims(req=1, s=-1), 1, any_case=True)
     _add("GPU-h GPU-hour GPU-hours", _dims(GPU=1, s=1), 3600)
     _add("%", DIMENSIONLESS, Fraction(1, 100))
 

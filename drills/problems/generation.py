@@ -2,7 +2,9 @@
 
 Each family's generator lives with its procedure in the engine
 (``Family.generate``) and draws real configs and cards from the catalog with
-``random.Random("<family>:<seed>")``. Bump :data:`GENERATOR_VERSION` whenever a
+``random.Random("<family>:<seed>")``; a family with ``prepare`` (the simulated
+drills) completes the drawn inputs with what the problem must store (its sweep),
+after any fixed inputs are applied. Bump :data:`GENERATOR_VERSION` whenever a
 draw changes, so stored problems keep the version that made them (a problem
 stores its resolved inputs and catalog entries, so its numbers never move).
 
@@ -41,19 +43,21 @@ def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixe
     A fixed model or card pins the catalog the family draws from, so the values that depend on it are
     drawn for it; other fixed inputs replace the drawn ones. ``KeyError`` for a family without drills;
     :class:`InputError` (one sentence) when the family cannot draw a problem for the fixed stack, and
-    :class:`.errors.CatalogError` for an unknown id.
+    :class:`.errors.CatalogError` for an unknown id. A family with ``prepare`` (the simulated drills) then
+    completes the inputs with what the problem stores beside them (its sweep, run for the final inputs).
     """
-    generate = FAMILIES[family].generate
-    if generate is None:
+    record = FAMILIES[family]
+    if record.generate is None:
         raise KeyError(family)
     catalog, fixed = catalog or default_catalog(), fixed or {}
     pinned = pinned_catalog(catalog, fixed)
     try:
-        return {**generate(random.Random(f"{family}:{seed}"), pinned), **fixed}
+        inputs = {**record.generate(random.Random(f"{family}:{seed}"), pinned), **fixed}
     except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
         if pinned is catalog:
             raise
         raise InputError(_no_draw(family, fixed, pinned, exc), field="model" if "model" in fixed else "gpu") from exc
+    return record.prepare(inputs, catalog) if record.prepare else inputs
 
 
 def _no_draw(family: str, fixed: dict, pinned: Catalog, problem: Exception) -> str:

@@ -93,7 +93,7 @@ class TestProblemTemplates:
     def test_one_template_per_drill_family_created_once(self, db):
         first = sync_problem_templates()
         families = [slug for slug, family in FAMILIES.items() if family.generate is not None]
-        assert first.created == len(families) == 20  # with preempt, disagg and pareto
+        assert first.created == len(families) == 24  # with preempt, disagg, pareto and the four simulated drills
         templates = BankItem.objects.filter(kind=BankItem.PROBLEM)
         assert sorted(templates.values_list("slug", flat=True)) == sorted(families)
         assert all(item.family == item.slug and item.source_path == f"engine:{item.slug}" for item in templates)
@@ -104,7 +104,7 @@ class TestProblemTemplates:
         fleet = templates.get(slug="fleet")
         assert fleet.rubric == list(FAMILIES["fleet"].rubric) and "Little's law" in fleet.rubric[0]
         again = sync_problem_templates()
-        assert (again.created, again.updated, again.unchanged) == (0, 0, 20)
+        assert (again.created, again.updated, again.unchanged) == (0, 0, 24)
 
     @pytest.mark.parametrize("steps, seconds", [(1, 120), (2, 120), (3, 150), (8, 360), (11, 510)])
     def test_the_time_box(self, steps, seconds):
@@ -125,14 +125,14 @@ class TestProblemTemplates:
             "- slug: map-one\n  prompt: Why GiB?\n  model_answer: Because.\n  rubric: [Says 2^30]\n")
         out = io.StringIO()
         call_command("load_content", "--path", str(root), stdout=out, stderr=io.StringIO())
-        assert "problem templates  20 created, 0 updated, 0 unchanged" in out.getvalue()
+        assert "problem templates  24 created, 0 updated, 0 unchanged" in out.getvalue()
         add_to_deck(candidate, [BankItem.objects.get(slug="ladder"), BankItem.objects.get(slug="map-one")])
         card = Card.objects.get(user=candidate, item__slug="ladder")
         record_open_review(candidate, Card.objects.get(item__slug="map-one").pk, 0, GOOD)
 
         out = io.StringIO()
         call_command("load_content", "--path", str(root), stdout=out, stderr=io.StringIO())
-        assert "problem templates  0 created, 0 updated, 20 unchanged" in out.getvalue()
+        assert "problem templates  0 created, 0 updated, 24 unchanged" in out.getvalue()
         assert "Everything unchanged." in out.getvalue()
         assert Card.objects.filter(pk=card.pk).exists()
-        assert BankItem.objects.filter(kind=BankItem.PROBLEM).count() == 20
+        assert BankItem.objects.filter(kind=BankItem.PROBLEM).count() == 24

@@ -42,7 +42,10 @@ class Family:
     draws fresh numbers; its step labels when empty) are its bank template's;
     each input's form label and help are on its :class:`InputSpec`; ``offline``
     holds what the offline export needs beyond the family's plans
-    (:class:`~.offline.Offline`).
+    (:class:`~.offline.Offline`); ``prepare(inputs, catalog)`` completes drawn
+    (or coach-fixed) inputs with what a problem must store beside them (the
+    simulated drills: their sweep, :mod:`.simulated`), ``None`` when the inputs
+    are all a problem needs.
     """
 
     slug: str
@@ -61,6 +64,7 @@ class Family:
     roles: tuple[str, ...] = ("architect", "engineer")
     rubric: tuple[str, ...] = ()
     offline: Offline = field(default_factory=Offline)
+    prepare: Callable[[dict[str, Any], Catalog], dict] | None = None
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         """Run the procedure on snake-case ``raw`` inputs."""

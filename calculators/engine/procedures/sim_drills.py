@@ -1,0 +1,352 @@
+"""Four drills graded against a stored run of the serving simulator (docs/architecture.md §13).
+
+- ``knee`` — predict the knee: the highest swept rate whose goodput (requests
+  meeting both the TTFT and the TPOT target, per second) is at least 0.9 × its
+  arrival rate; right within one sweep step.
+- ``ttftp99`` — p99 TTFT at the sweep's centre rate, after the TTFT at low load
+  and the requests in the system by Little's law; right within 10 %.
+- ``tpotbatch`` — the batch where TPOT crosses the target: the mean number of
+  running sequences at which the mean TPOT reaches the target, interpolated
+  linearly between the two swept rates either side of it; right within 10 %.
+- ``preemptrate`` — where preemption begins: the lowest swept rate whose run
+  preempts at least one sequence, after the tokens the KV cache holds and the
+  requests it holds whole; right within one sweep step.
+
+Every scenario is one card, fixed prompt and output lengths, Poisson arrivals,
+60 simulated seconds per rate (120 s where preemption begins) and vLLM's scheduler defaults; :mod:`.simulated`
+holds the scenario, its sweep and the stored simulation. The first steps are
+§12's step model, so they are exact; the simulated steps read the stored sweep.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from sympy import Max, floor
+
+from ..catalog import Catalog
+from ..errors import InputError
+from ..formula import Formula, Var
+from ..formulas import product, ratio, total
+from ..misconceptions import MisconceptionInfo
+from .base import Result, StepSpec, run
+from .family import Family
+from .inputs import catalog_or_default
+from .simulated import (
+    BLOCK_SIZE,
+    CACHE_INPUTS,
+    INPUTS,
+    Scenario,
+    draw_scenario,
+    simulation_for,
+    split_inputs,
+    sweep_step,
+)
+
+_BW = (Var("bandwidth_gb_s", "GB/s", "card bandwidth"), Var("bandwidth_efficiency", "1", "share of it a step gets"))
+DECODE_STEP_BATCH = Formula(
+    "decode_step_batch_ms", "Decode step at a batch of 64", "ms",
+    (Var("weight_bytes", "B", "weights"), Var("batch", "1", "sequences decoding"),
+     Var("mean_context", "tok", "tokens a decoding sequence holds"),
+     Var("kv_bytes_per_token", "B", "KV cache per token"), *_BW),
+    lambda s: ratio(total(s["weight_bytes"], product(s["batch"], s["mean_context"], s["kv_bytes_per_token"])),
+                    product(s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
+)
+TTFT_LOW_LOAD = Formula(
+    "ttft_low_load_ms", "TTFT at low load", "ms",
+    (Var("prefill_compute_ms", "ms", "the prompt's prefill FLOPs ÷ (peak × prefill MFU)"),
+     Var("weights_read_ms", "ms", "the weights' read")),
+    lambda s: Max(s["prefill_compute_ms"], s["weights_read_ms"]),
+)
+REQUESTS_IN_SYSTEM = Formula(
+    "requests_in_system", "Requests in the system (Little's law)", "requests",
+    (Var("rate_req_s", "req/s", "arrival rate"), Var("e2e_s", "s", "mean end-to-end latency")),
+    lambda s: product(s["rate_req_s"], s["e2e_s"]),
+)
+KNEE = Formula("knee_req_s", "The knee", "req/s",
+               (Var("simulated_knee_req_s", "req/s", "highest swept rate with goodput ≥ 0.9 × rate"),),
+               lambda s: s["simulated_knee_req_s"])
+TTFT_P99 = Formula("ttft_p99_ms", "p99 TTFT", "ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
+                   lambda s: s["simulated_ttft_p99_ms"])
+CROSSING = Formula("tpot_crossing_batch", "Batch where TPOT crosses the target", "requests",
+                   (Var("simulated_crossing_batch", "requests", "running sequences where mean TPOT = target"),),
+                   lambda s: s["simulated_crossing_batch"])
+KV_TOKENS = Formula("kv_cache_tokens", "Tokens the KV cache holds", "tok",
+                    (Var("kv_blocks", "1", "whole blocks in the budget"), Var("block_tokens", "tok", "block size")),
+                    lambda s: product(s["kv_blocks"], s["block_tokens"]))
+FULL_CACHE = Formula("full_cache_requests", "Requests the cache holds whole", "requests",
+                     (Var("kv_cache_tokens", "tok", "tokens the cache holds"),
+                      Var("request_tokens", "tok", "prompt + output"), Var("one_request", "requests", "one request")),
+                     lambda s: product(floor(ratio(s["kv_cache_tokens"], s["request_tokens"])), s["one_request"]))
+PREEMPT_RATE = Formula("preemption_rate_req_s", "Rate where preemption begins", "req/s",
+                       (Var("simulated_preemption_req_s", "req/s", "lowest swept rate with a preemption"),),
+                       lambda s: s["simulated_preemption_req_s"])
+SIM_DRILL_FORMULAS = (DECODE_STEP_BATCH, TTFT_LOW_LOAD, REQUESTS_IN_SYSTEM, KNEE, TTFT_P99, CROSSING, KV_TOKENS,
+                      FULL_CACHE, PREEMPT_RATE)
+
+_LINK = "/runbook/14-capacity-planning/"
+WEIGHTS_ONLY = MisconceptionInfo(
+    "decode-weights-only", "Decode step from the weights alone",
+    "Every decode step reads each running sequence's KV cache as well as the weights; at long contexts or large "
+    "batches the cache read outweighs them.", "/runbook/05-prefill-and-decode/#decode-ceiling")
+PREFILL_IGNORED = MisconceptionInfo(
+    "prefill-ignored", "Prefill left out of TTFT",
+    "The first token comes out of the step that prefills the whole prompt; TTFT is that step plus any wait, "
+    "never the wait or a decode step alone.", "/runbook/15-production/#ttft")
+MEAN_FOR_P99 = MisconceptionInfo(
+    "mean-for-p99", "The mean quoted for the p99",
+    "Queueing stretches the tail far more than the middle: near the knee a p99 is several times the mean.",
+    "/runbook/15-production/#percentiles")
+LITTLE_WRONG_LATENCY = MisconceptionInfo(
+    "littles-law-wrong-latency", "Little's law on the wrong latency",
+    "Requests in the system = arrival rate × the whole time a request stays (end to end), not its TTFT.",
+    f"{_LINK}#littles-law")
+
+
+def rate_text(rate: float) -> str:
+    """A swept rate as the statement prints it (two significant figures already: 7.5, 12, 0.31)."""
+    return f"{rate:g}"
+
+
+def _weights_only(g, s) -> float:
+    return g["weight_bytes"] / (g["bandwidth_gb_s"] * 1e9 * g["bandwidth_efficiency"]) * 1000
+
+
+VARIANTS = {
+    "decode_step_batch_ms": (("decode-weights-only", _weights_only),),
+    "ttft_low_load_ms": (("prefill-ignored", lambda g, s: g["weights_read_ms"]),),
+    "requests_in_system": (("littles-law-wrong-latency", lambda g, s: g["rate_req_s"] * g["ttft_mean_ms"] / 1000),),
+    "ttft_p99_ms": (("mean-for-p99", lambda g, s: g["ttft_mean_ms"]),
+                    ("prefill-ignored", lambda g, s: g["simulated_ttft_p99_ms"] - s["ttft_low_load_ms"])),
+}
+
+
+def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot"):
+    catalog = catalog_or_default(catalog)
+    inputs, stored = split_inputs(raw, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
+    scenario = Scenario(inputs, catalog, center)
+    return inputs, scenario, simulation_for(scenario, stored)
+
+
+def _stack_given(scenario: Scenario) -> dict[str, float]:
+    prefill = scenario.prefill_step()
+    return {"weight_bytes": scenario.weight_bytes, "batch": STEP_BATCH, "mean_context": scenario.mean_context,
+            "kv_bytes_per_token": scenario.kv_bytes_per_token, "bandwidth_gb_s": scenario.gpu.bandwidth_gb_s,
+            "bandwidth_efficiency": scenario.replica.bandwidth_efficiency,
+            "prefill_compute_ms": prefill.compute_ms, "weights_read_ms": prefill.memory_ms}
+
+
+# The batch of the first step: large enough that the KV read shows (a weights-only answer is then wrong).
+STEP_BATCH = 64
+
+
+def _decode_spec() -> StepSpec:
+    return StepSpec("decode_step_batch_ms", "One decode step of 64 sequences at the mean context (weights + KV read)",
+                    DECODE_STEP_BATCH)
+
+
+def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The knee of the scenario's sweep; ``raw`` as :data:`.simulated.INPUTS`, plus an optional stored
+    ``simulation``. Raises :class:`InputError` when no swept rate meets the targets."""
+    inputs, scenario, sim = _prepared(raw, catalog)
+    points = sim["points"]
+    meeting = [p["rate_req_s"] for p in points if p["goodput_req_s"] >= 0.9 * p["rate_req_s"]]
+    if not meeting:
+        raise InputError("No swept rate meets both targets: loosen the TPOT or TTFT target.", field="tpot_slo_ms")
+    knee = max(meeting)
+    given = {**_stack_given(scenario), "simulated_knee_req_s": knee}
+    specs = [_decode_spec(), StepSpec("knee_req_s", "The knee: the highest swept rate meeting both targets",
+                                      KNEE, tolerance=sweep_step(points, knee) / knee * 1.0001)]
+    return run("knee", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+
+
+def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """p99 TTFT at the sweep's centre rate (the fifth), after the TTFT at low load and Little's law."""
+    inputs, scenario, sim = _prepared(raw, catalog)
+    point = asked_point(sim["points"])
+    given = {**_stack_given(scenario), "rate_req_s": point["rate_req_s"], "e2e_s": point["e2e_mean_ms"] / 1000,
+             "ttft_mean_ms": point["ttft_mean_ms"], "simulated_ttft_p99_ms": point["ttft_p99_ms"]}
+    specs = [StepSpec("ttft_low_load_ms", "TTFT at low load: the step that prefills the prompt", TTFT_LOW_LOAD),
+             StepSpec("requests_in_system", "Requests in the system at this rate (Little's law)", REQUESTS_IN_SYSTEM,
+                      tolerance=0.10),
+             StepSpec("ttft_p99_ms", "p99 TTFT at this rate", TTFT_P99, tolerance=0.10)]
+    return run("ttftp99", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+
+
+def asked_point(points: list[dict]) -> dict:
+    """The swept point a p99 problem asks about: the fifth, the sweep's centre (the last of a shorter sweep)."""
+    return points[min(4, len(points) - 1)]
+
+
+def crossing_batch(points: list[dict], target_ms: float) -> float:
+    """Running sequences where the mean TPOT reaches ``target_ms``, linear between the swept rates either
+    side. Raises :class:`InputError` when the sweep never crosses the target."""
+    for below, above in zip(points, points[1:]):
+        if below["tpot_mean_ms"] <= target_ms < above["tpot_mean_ms"]:
+            share = (target_ms - below["tpot_mean_ms"]) / (above["tpot_mean_ms"] - below["tpot_mean_ms"])
+            return below["mean_running"] + share * (above["mean_running"] - below["mean_running"])
+    raise InputError("The sweep's mean TPOT never crosses the target: choose a target between "
+                     f"{points[0]['tpot_mean_ms']:.1f} and {points[-1]['tpot_mean_ms']:.1f} ms.", field="tpot_slo_ms")
+
+
+def run_tpot_batch(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The running batch at which the mean TPOT crosses the target, from the stored sweep."""
+    inputs, scenario, sim = _prepared(raw, catalog)
+    given = {**_stack_given(scenario),
+             "simulated_crossing_batch": crossing_batch(sim["points"], inputs["tpot_slo_ms"])}
+    specs = [_decode_spec(), StepSpec("tpot_crossing_batch", "The running batch where mean TPOT reaches the target",
+                                      CROSSING, tolerance=0.10)]
+    return run("tpotbatch", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+
+
+def run_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """The lowest swept rate at which the simulator preempts a sequence, after the cache's size."""
+    inputs, scenario, sim = _prepared(raw, catalog, center="cache")
+    points = sim["points"]
+    first = next((p for p in points if p["preemptions"] > 0), None)
+    if first is None:
+        raise InputError("No swept rate preempts a sequence: lengthen the prompts or outputs.", field="prompt_tokens")
+    rate = first["rate_req_s"]
+    given = {**_stack_given(scenario), "kv_blocks": scenario.kv_tokens // BLOCK_SIZE, "block_tokens": BLOCK_SIZE,
+             "request_tokens": inputs["prompt_tokens"] + inputs["output_tokens"], "one_request": 1,
+             "simulated_preemption_req_s": rate}
+    specs = [StepSpec("kv_cache_tokens", "Tokens the KV cache holds (whole 16-token blocks)", KV_TOKENS),
+             StepSpec("full_cache_requests", "Requests the cache holds with their whole prompt and output",
+                      FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor"),
+             StepSpec("preemption_rate_req_s", "The lowest swept rate with a preemption", PREEMPT_RATE,
+                      tolerance=sweep_step(points, rate) / rate * 1.0001)]
+    return run("preemptrate", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+
+
+def _sweep_note(sim: dict) -> str:
+    rates = ", ".join(rate_text(p["rate_req_s"]) for p in sim["points"])
+    return (f"Simulated ({sim['simulator_inputs']['duration_s']:g} s of Poisson arrivals per rate) at {rates} req/s; "
+            f"the answers come from the run stored with the problem.")
+
+
+def _stack(inputs: dict[str, Any], catalog: Catalog) -> str:
+    gpu = catalog.gpu(inputs["gpu"])
+    return (f"{inputs['model']} ({inputs.get('weights_dtype', 'bf16')} weights and KV cache) on one {gpu.name}, "
+            f"vLLM's defaults (8,192 batched tokens, 256 sequences, utilisation 0.9, 16-token blocks), every request "
+            f"{inputs['prompt_tokens']:,} prompt and {inputs['output_tokens']:,} output tokens, Poisson arrivals")
+
+
+def _rates(inputs: dict[str, Any], catalog: Catalog, center: str = "tpot") -> str:
+    stored = inputs.get("simulation")
+    rates = ([p["rate_req_s"] for p in stored["points"]] if stored else
+             Scenario({k: v for k, v in inputs.items() if k != "simulation"}, catalog, center).sweep())
+    return ", ".join(rate_text(r) for r in rates) + " req/s"
+
+
+def describe_knee(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The knee problem in an interviewer's words."""
+    return (f"{_stack(inputs, catalog)}. Targets: TTFT {inputs['ttft_slo_ms']:g} ms and TPOT "
+            f"{inputs['tpot_slo_ms']:g} ms. A load test sweeps {_rates(inputs, catalog)}, 60 s each. Work out one "
+            f"decode step of 64 sequences, then predict the knee: the highest swept rate whose goodput (completed "
+            f"requests meeting both targets, per second) is at least 0.9 × the rate. Within one sweep step counts.")
+
+
+def describe_ttft_p99(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The p99 TTFT problem, with the simulated mean end-to-end latency it gives."""
+    point = asked_point(_points(inputs, catalog))
+    return (f"{_stack(inputs, catalog)}, at {rate_text(point['rate_req_s'])} req/s for 60 s. What is TTFT when the "
+            f"server is idle? The simulator measured a mean end-to-end latency of {point['e2e_mean_ms'] / 1000:.3f} s: "
+            f"how many requests are in the system on average? Then estimate the p99 TTFT (within 10 %).")
+
+
+def describe_tpot_batch(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The TPOT crossing problem in an interviewer's words."""
+    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog)}. Work out one decode step of 64 sequences, "
+            f"then the running batch at which the mean TPOT reaches {inputs['tpot_slo_ms']:g} ms (the mean number of "
+            f"running sequences, interpolated between the two swept rates either side; within 10 %).")
+
+
+def describe_preempt_rate(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The preemption problem in an interviewer's words."""
+    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog, 'cache')}, 120 s each. How many tokens "
+            f"does the KV "
+            f"cache hold, and how many requests fit in it whole? Preemption begins at the lowest swept rate whose "
+            f"run preempts at least one sequence: which rate is it (within one sweep step)?")
+
+
+def _points(inputs: dict[str, Any], catalog: Catalog) -> list[dict]:
+    stored = inputs.get("simulation")
+    if stored:
+        return stored["points"]
+    return simulation_for(Scenario(dict(inputs), catalog), None)["points"]
+
+
+def _prepare(center: str):
+    def prepare(inputs: dict[str, Any], catalog: Catalog | None = None) -> dict:
+        """The drawn inputs with the sweep simulated for them, to store with the problem."""
+        catalog = catalog_or_default(catalog)
+        # Always run afresh: fixed inputs may have changed the scenario, and a "simulation" typed into them
+        # must not stand in for the simulator's.
+        clean, _ = split_inputs(inputs, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
+        return {**inputs, "simulation": simulation_for(Scenario(clean, catalog, center), None)}
+    return prepare
+
+
+def _generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
+    """A scenario whose cache fills with whole requests well before vLLM's 256-sequence limit, at a rate
+    whose prefills leave the card some time to decode."""
+    for _ in range(50):
+        inputs = draw_scenario(rng, catalog, prompts=(2048, 4096, 8192), outputs=(256, 512))
+        scenario = Scenario(dict(inputs), catalog, "cache")
+        busy = scenario.center_rate() * scenario.prefill_step().step_ms / 1000
+        if scenario.full_cache_batch <= 200 and busy <= 0.9:
+            return inputs
+    raise InputError("No preemption scenario could be drawn from the catalog.", field="model")
+
+
+# What a strong worked answer does at each stage (never a value: every review draws a fresh scenario).
+KNEE_RUBRIC = (
+    "Costs a decode step as the weights plus every running sequence's KV read, at the context it holds",
+    "Finds the batch at which that step reaches the TPOT target, short of the cache and sequence limits",
+    "Turns the batch into a rate with Little's law over the whole time a request stays, prefill included",
+    "Leaves room for the prefills, which take the card's compute between decode steps",
+    "Reads goodput as requests meeting both targets, and the knee as the last rate keeping 90 % of them",
+)
+TTFT_P99_RUBRIC = (
+    "Takes TTFT at low load as the step that prefills the whole prompt, not a decode step",
+    "Applies Little's law with the end-to-end latency, not the TTFT",
+    "Expects queueing to stretch the tail well past the mean as the rate nears capacity",
+    "Quotes the p99 as a p99, never the mean, and says what sets it: the wait behind other prefills",
+)
+TPOT_BATCH_RUBRIC = (
+    "Costs a decode step as the weights plus the KV read of every sequence in the batch",
+    "Finds the batch where the step time reaches the target from the slope the KV read adds per sequence",
+    "Allows for prefill chunks that share the steps and lengthen TPOT at a given batch",
+    "Says the batch is a mean over the run, read from the running sequences, not a configured limit",
+)
+PREEMPT_RATE_RUBRIC = (
+    "Sizes the cache from the ladder's budget in whole blocks of KV per token",
+    "Divides by the whole prompt and output of a request, since a sequence's cache grows to that",
+    "Finds the rate at which that many requests are in flight, with Little's law on end-to-end latency",
+    "Says preemption starts when running sequences cannot get a block, before the cache use reads 100 %",
+)
+
+_MISC = (WEIGHTS_ONLY, PREFILL_IGNORED, MEAN_FOR_P99, LITTLE_WRONG_LATENCY)
+FAMILIES = (
+    Family("knee", "Predict the knee",
+           "From a stack, a workload and two targets, the highest swept rate whose goodput stays at 0.9 × the "
+           "rate, graded against a stored simulation.", INPUTS, run_knee, generate=draw_scenario, variants=VARIANTS,
+           misconceptions=_MISC, order=90, describe=describe_knee, prepare=_prepare("tpot"),
+           chapter="14-capacity-planning", difficulty=3, rubric=KNEE_RUBRIC),
+    Family("ttftp99", "p99 TTFT at this rate",
+           "TTFT at low load, the requests in the system by Little's law, and the p99 TTFT at one rate, graded "
+           "against a stored simulation.", INPUTS, run_ttft_p99, generate=draw_scenario, variants=VARIANTS,
+           order=91, describe=describe_ttft_p99, prepare=_prepare("tpot"), chapter="15-production", difficulty=3,
+           rubric=TTFT_P99_RUBRIC),
+    Family("tpotbatch", "The batch where TPOT crosses the target",
+           "One decode step, then the running batch at which the mean TPOT reaches the target, graded against a "
+           "stored simulation.", INPUTS, run_tpot_batch, generate=draw_scenario, variants=VARIANTS, order=92,
+           describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning", difficulty=3,
+           rubric=TPOT_BATCH_RUBRIC),
+    Family("preemptrate", "Where preemption begins",
+           "The tokens the KV cache holds, the requests it holds whole, and the lowest swept rate that preempts, "
+           "graded against a stored simulation.", CACHE_INPUTS, run_preempt_rate, generate=_generate_preempt,
+           variants=VARIANTS, order=93, describe=describe_preempt_rate, prepare=_prepare("cache"),
+           chapter="15-production", difficulty=3, rubric=PREEMPT_RATE_RUBRIC),
+)

@@ -1,0 +1,223 @@
+"""What the simulated drills share: their scenario, its sweep, and the simulation a problem stores.
+
+The drills "predict the knee", "p99 TTFT at this rate", "the batch where TPOT
+crosses the target" and "where preemption begins" (:mod:`.sim_drills`) are
+graded against a run of the serving simulator (docs/architecture.md §13). The
+simulator (``calculators/sim``) imports the engine, never the other way round,
+so the engine reaches it through a hook: :func:`use_simulator` is called once by
+the ``calculators`` app (``CalculatorsConfig.ready``) with a function that takes
+a scenario's simulator inputs (with ``sweep``) and returns one compact point per
+rate (:data:`POINT_KEYS`), cached by the inputs' hash.
+
+A problem stores that sweep beside its inputs (``inputs["simulation"]``,
+written by ``Family.prepare`` when the problem is drawn), with the simulator
+inputs it was run for. Solving a problem reads the stored sweep whenever it was
+run for the same scenario, so regrading never simulates again and a later
+change to the catalog or the simulator does not move a stored answer.
+
+The sweep is fixed by the scenario (no input names it): eight rates around an
+estimate from the step model (docs/architecture.md §12), in two significant
+figures, so a problem costs eight short runs (60 s simulated each, well under
+two seconds of wall time on the reference stack).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, Callable
+
+from ..catalog import Catalog
+from ..dtypes import weight_bits
+from ..errors import InputError
+from ..param_count import param_breakdown
+from ..step_model import Replica, step_ms
+from .inputs import GPU, KV_DTYPE, MODEL, WEIGHTS_DTYPE, InputSpec, clean_inputs, resolve_model
+
+GIB = 2**30
+MIB = 2**20
+# The simulator's defaults (calculators/sim/config.py): utilisation, reserve, block, efficiency, MFU.
+UTILIZATION, RESERVE_GIB, BLOCK_SIZE, BANDWIDTH_EFFICIENCY, MFU = 0.9, 3.0, 16, 0.75, 0.5
+DURATION_S = 60.0
+CACHE_DURATION_S = 120.0  # long requests take longer to fill the cache
+SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)
+# Around the rate that fills the cache, wider: the estimate leaves out the decode steps that prefills stall.
+CACHE_SWEEP_FACTORS = (0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0)
+POINT_KEYS = ("rate_req_s", "goodput_req_s", "ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "e2e_mean_ms",
+              "mean_in_system", "mean_running", "preemptions", "kv_peak_fraction")
+STORE_VERSION = 1
+
+PROMPT = InputSpec("prompt_tokens", "int", 512, "prompt length of every request", minimum=1, maximum=32_768,
+                   unit="tok", label="Prompt tokens")
+OUTPUT = InputSpec("output_tokens", "int", 128, "output length of every request", minimum=2, maximum=8192,
+                   unit="tok", label="Output tokens")
+TTFT_SLO = InputSpec("ttft_slo_ms", "float", 500.0, "TTFT target", minimum=1, maximum=600_000, unit="ms",
+                     label="TTFT target")
+TPOT_SLO = InputSpec("tpot_slo_ms", "float", 40.0, "TPOT target", minimum=1, maximum=60_000, unit="ms",
+                     label="TPOT target")
+SIM_SEED = InputSpec("sim_seed", "int", 0, "the simulator's random seed (arrivals)", minimum=0,
+                     maximum=2**32 - 1, label="Simulator seed")
+INPUTS = (MODEL, GPU, WEIGHTS_DTYPE, KV_DTYPE, PROMPT, OUTPUT, TTFT_SLO, TPOT_SLO, SIM_SEED)
+# Where preemption begins: long requests by default, so the cache fills before the sequence limit.
+CACHE_INPUTS = (MODEL, GPU, WEIGHTS_DTYPE, KV_DTYPE, replace(PROMPT, default=4096), replace(OUTPUT, default=512),
+                TTFT_SLO, TPOT_SLO, SIM_SEED)
+
+# Stacks a drill is drawn on: dense models on one card, so a step is the memory read of §12.
+STACKS = (("llama-3.1-8b", "h100-sxm5-80gb", "bf16"), ("llama-3.1-8b", "a100-sxm4-80gb", "bf16"),
+          ("qwen2.5-7b", "h100-sxm5-80gb", "bf16"),
+          ("llama-3.1-8b", "l40s", "bf16"))
+
+_simulator: Callable[[dict], list[dict]] | None = None
+
+
+def use_simulator(simulate_sweep: Callable[[dict], list[dict]]) -> None:
+    """Install the function that runs a sweep: simulator inputs (snake case, with ``sweep``) → one
+    dict of :data:`POINT_KEYS` per rate, in rate order."""
+    global _simulator
+    _simulator = simulate_sweep
+
+
+def split_inputs(raw: dict[str, Any], catalog: Catalog, specs=INPUTS) -> tuple[dict, dict | None]:
+    """Cleaned drill inputs and the stored simulation (``None`` when the inputs carry none)."""
+    raw = dict(raw)
+    stored = raw.pop("simulation", None)
+    return clean_inputs(specs, raw, catalog), stored
+
+
+class Scenario:
+    """A drill's stack and workload, its replica (step model) and KV cache, and its sweep of rates."""
+
+    def __init__(self, inputs: dict[str, Any], catalog: Catalog, center: str = "tpot"):
+        self.inputs = inputs
+        cfg, _ = resolve_model(inputs, catalog)
+        gpu = catalog.gpu(inputs["gpu"])
+        self.gpu = gpu
+        self.replica = Replica(cfg, gpu, 1, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
+                               bandwidth_efficiency=BANDWIDTH_EFFICIENCY, mfu=MFU)
+        self.weight_bytes = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], None) / 8
+        budget = gpu.memory_mib * MIB * UTILIZATION - self.weight_bytes - RESERVE_GIB * GIB
+        self.kv_bytes_per_token = self.replica.kv_bytes_per_token
+        blocks = math.floor(budget / (BLOCK_SIZE * self.kv_bytes_per_token)) if budget > 0 else 0
+        if blocks * BLOCK_SIZE < inputs["prompt_tokens"] + inputs["output_tokens"]:
+            raise InputError(f"On one {gpu.name} the KV cache cannot hold one request of "
+                             f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens.", field="prompt_tokens")
+        self.kv_tokens = blocks * BLOCK_SIZE
+        self.center = center
+        self.duration_s = CACHE_DURATION_S if center == "cache" else DURATION_S
+
+    @property
+    def mean_context(self) -> float:
+        """Tokens a decoding sequence holds on average: the prompt and half the output."""
+        return self.inputs["prompt_tokens"] + self.inputs["output_tokens"] / 2
+
+    def decode_step(self, batch: int) -> float:
+        """One decode step (ms) of ``batch`` sequences at the mean context."""
+        return step_ms(self.replica, decode_batch=batch,
+                       decode_context_tokens=round(batch * self.mean_context)).step_ms
+
+    def prefill_step(self):
+        """The step with one whole prompt's prefill and nothing decoding (docs/architecture.md §12's B = 0)."""
+        return step_ms(self.replica, decode_batch=0, decode_context_tokens=0,
+                       prefill_chunks=((self.inputs["prompt_tokens"], 0),))
+
+    @property
+    def full_cache_batch(self) -> int:
+        """Requests whose whole prompt and output fit the cache at once."""
+        return self.kv_tokens // (self.inputs["prompt_tokens"] + self.inputs["output_tokens"])
+
+    def load(self, rate: float) -> tuple[float, float]:
+        """(running batch, TPOT in ms) the step model expects at ``rate`` req/s: Little's law for the batch,
+        and each decode step stretched by the share of the card's time the prompts' prefills take."""
+        prefill_ms = self.prefill_step().step_ms
+        busy = rate * prefill_ms / 1000
+        if busy >= 0.95:
+            return math.inf, math.inf
+        batch, tpot = 1.0, self.decode_step(1) / (1 - busy)
+        for _ in range(30):  # a fixed point: the batch sets the step, the step sets the batch
+            batch = max(1.0, rate * (self.inputs["output_tokens"] * tpot + prefill_ms) / 1000)
+            tpot = self.decode_step(min(round(batch), 100_000)) / (1 - busy)
+        return batch, tpot
+
+    def center_rate(self) -> float:
+        """The rate the sweep is centred on (req/s): where the step model expects the TPOT target to bind
+        (``center`` "tpot") or the cache to fill with whole requests ("cache"); found by bisection."""
+        limit = min(256, self.full_cache_batch)
+        low, high = 0.0, 1000 / self.prefill_step().step_ms
+        for _ in range(40):
+            rate = (low + high) / 2
+            batch, tpot = self.load(rate)
+            if self.center == "cache":
+                ok = batch < self.full_cache_batch
+            else:
+                ok = tpot <= self.inputs["tpot_slo_ms"] and batch <= limit
+            low, high = (rate, high) if ok else (low, rate)
+        return max(low, 0.01)
+
+    def sweep(self) -> list[float]:
+        """Eight rates (req/s, two significant figures) from a quarter to 1.5 × the centre rate (from 0.3 to
+        2 × for the cache)."""
+        center = self.center_rate()
+        factors = CACHE_SWEEP_FACTORS if self.center == "cache" else SWEEP_FACTORS
+        rates = sorted({float(f"{center * factor:.2g}") for factor in factors})
+        return [rate for rate in rates if rate > 0]
+
+    def simulator_inputs(self) -> dict[str, Any]:
+        """The ``simulate`` command's inputs for this scenario's sweep (snake case)."""
+        inputs = self.inputs
+        return {"model": inputs["model"], "gpu": inputs["gpu"], "gpus": 1, "weights_dtype": inputs["weights_dtype"],
+                "kv_dtype": inputs["kv_dtype"], "prompt_tokens": inputs["prompt_tokens"],
+                "output_tokens": inputs["output_tokens"], "ttft_slo_ms": inputs["ttft_slo_ms"],
+                "tpot_slo_ms": inputs["tpot_slo_ms"], "duration_s": self.duration_s, "seed": inputs["sim_seed"],
+                "sweep": self.sweep()}
+
+
+def simulation_for(scenario: Scenario, stored: dict | None) -> dict:
+    """The stored simulation when there is one, else a fresh one through the hook.
+
+    A stored one is used as it is, even if the step model or the simulator has changed since (its
+    ``simulator_inputs`` say what it was run for): a problem's answers never move. Returns
+    ``{"version", "simulator_inputs", "points"}``. Raises :class:`InputError` when no simulator is
+    installed (the engine used outside the project's Django apps).
+    """
+    if stored and stored.get("version") == STORE_VERSION and stored.get("points"):
+        return stored
+    wanted = scenario.simulator_inputs()
+    if _simulator is None:
+        raise InputError("This drill is graded against a simulation and no simulator is installed here; draw "
+                         "it from the drills pages or run manage.py simulate.", field="model")
+    return {"version": STORE_VERSION, "simulator_inputs": wanted, "points": _simulator(wanted)}
+
+
+def sweep_step(points: list[dict], rate: float) -> float:
+    """The gap from ``rate`` to its nearer neighbour in the sweep (req/s): a sweep answer's tolerance."""
+    rates = [p["rate_req_s"] for p in points]
+    index = rates.index(rate)
+    gaps = [abs(rates[i] - rate) for i in (index - 1, index + 1) if 0 <= i < len(rates)]
+    return max(gaps) if gaps else rate * 0.1
+
+
+def point_at(points: list[dict], rate: float) -> dict:
+    """The stored point of ``rate``."""
+    return next(p for p in points if p["rate_req_s"] == rate)
+
+
+def draw_scenario(rng, catalog: Catalog, prompts=(256, 512, 1024), outputs=(64, 128),
+                  tpots=(20.0, 25.0, 30.0, 40.0)) -> dict:
+    """A drill's inputs: a stack of :data:`STACKS`, a fixed workload, targets the stack can meet at batch 1.
+
+    A catalog pinned to a coach's fixed model or card draws from what it holds when no listed stack is
+    in it; raises :class:`InputError` when that stack has no room for the cache."""
+    stacks = [s for s in STACKS if s[1] in catalog.gpus and s[0] in catalog.models] or [
+        (model, gpu, "bf16") for model in sorted(catalog.models) for gpu in sorted(catalog.gpus)]
+    model, gpu, dtype = rng.choice(stacks)
+    inputs = {"model": model, "gpu": gpu, "weights_dtype": dtype, "kv_dtype": dtype,
+              "prompt_tokens": rng.choice(prompts), "output_tokens": rng.choice(outputs),
+              "sim_seed": rng.randrange(2**16)}
+    scenario = Scenario({**inputs, "ttft_slo_ms": 1.0, "tpot_slo_ms": 1.0}, catalog)
+    # Targets an idle server meets with room: five times its prefill step (TTFT), twice its decode step (TPOT).
+    idle_ttft = scenario.prefill_step().step_ms
+    inputs["ttft_slo_ms"] = rng.choice([t for t in (300.0, 500.0, 1000.0, 2000.0) if t >= 5 * idle_ttft] or [
+        1000.0 * math.ceil(5 * idle_ttft / 1000)])
+    one = scenario.decode_step(1)
+    inputs["tpot_slo_ms"] = next((t for t in tpots if t >= 2 * one), tpots[-1] * math.ceil(2 * one / tpots[-1]))
+    return inputs
