@@ -201,6 +201,17 @@ def point_at(points: list[dict], rate: float) -> dict:
     return next(p for p in points if p["rate_req_s"] == rate)
 
 
+def _fits(stack: tuple[str, str, str], catalog: Catalog) -> bool:
+    """Whether one card of ``stack`` holds its model with a KV cache for a long request."""
+    model, gpu, dtype = stack
+    try:
+        Scenario({"model": model, "gpu": gpu, "weights_dtype": dtype, "kv_dtype": dtype, "prompt_tokens": 8192,
+                  "output_tokens": 512, "ttft_slo_ms": 1.0, "tpot_slo_ms": 1.0, "sim_seed": 0}, catalog)
+    except InputError:
+        return False
+    return True
+
+
 def draw_scenario(rng, catalog: Catalog, prompts=(256, 512, 1024), outputs=(64, 128),
                   tpots=(20.0, 25.0, 30.0, 40.0)) -> dict:
     """A drill's inputs: a stack of :data:`STACKS`, a fixed workload, targets the stack can meet at batch 1.
@@ -208,7 +219,10 @@ def draw_scenario(rng, catalog: Catalog, prompts=(256, 512, 1024), outputs=(64, 
     A catalog pinned to a coach's fixed model or card draws from what it holds when no listed stack is
     in it; raises :class:`InputError` when that stack has no room for the cache."""
     stacks = [s for s in STACKS if s[1] in catalog.gpus and s[0] in catalog.models] or [
-        (model, gpu, "bf16") for model in sorted(catalog.models) for gpu in sorted(catalog.gpus)]
+        pair for pair in ((model, gpu, "bf16") for model in sorted(catalog.models) for gpu in sorted(catalog.gpus))
+        if _fits(pair, catalog)]
+    if not stacks:
+        raise InputError("No card here holds the model's weights with room for its KV cache.", field="model")
     model, gpu, dtype = rng.choice(stacks)
     inputs = {"model": model, "gpu": gpu, "weights_dtype": dtype, "kv_dtype": dtype,
               "prompt_tokens": rng.choice(prompts), "output_tokens": rng.choice(outputs),
