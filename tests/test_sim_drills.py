@@ -162,5 +162,5 @@ def test_a_coach_may_fix_a_simulated_drills_workload_and_a_bad_one_is_refused():
 
     assert parse_fixed_inputs('{"prompt_tokens": 1024, "gpu": "a100-sxm4-80gb"}', "knee") == {
         "prompt_tokens": 1024, "gpu": "a100-sxm4-80gb"}
-    with pytest.raises(CoachingError, match="cannot hold one request"):
+    with pytest.raises(CoachingError, match="No preemptrate problem can be drawn for llama-3.1-70b on l40s"):
         parse_fixed_inputs('{"model": "llama-3.1-70b", "gpu": "l40s"}', "preemptrate")
