@@ -22,6 +22,10 @@ from .misconceptions import GIB_PER_GB
 LOCAL = frozenset({"worst-case-vs-paged", "per-user-rate-for-replica", "roofline-as-expectation"})
 
 # Unit slips: a step in one of these units typed in its sibling (and carried on).
+#: Units in which an earlier step's value, read by a later step, is also tried in its sibling unit at that step
+#: (a budget in GiB divided by a per-user figure taken in GB): the slip belongs to the reading step.
+INPUT_SLIP_UNITS = frozenset({"GiB", "GB"})
+
 UNIT_SLIPS: dict[str, tuple[str, tuple[float, ...]]] = {
     "GiB": ("gb-gib-mix", (GIB_PER_GB, 1 / GIB_PER_GB)),
     "GB": ("gb-gib-mix", (GIB_PER_GB, 1 / GIB_PER_GB)),
@@ -114,6 +118,23 @@ def _target_ms_as_s(g):
     return [f for f in found if f is not None] or None
 
 
+def _card_gb_as_gib(g):
+    """The card in decimal GB (85.52 for an H100), or its marketed GB figure (80), read as GiB, in a family
+    that sizes card memory."""
+    if "card_mib" not in g:
+        return None
+    found = [_changed(g, card_mib=g["card_mib"] * GIB_PER_GB)]
+    if g.get("card_marketed_gb"):
+        found.append(_changed(g, card_mib=g["card_marketed_gb"] * 1024))
+    return [one for one in found if one is not None] or None
+
+
+def _bandwidth_gb_as_gib(g):
+    """A bandwidth in GB/s read as GiB/s (7 % too fast), where a family turns bytes in GiB into a time."""
+    key = "bandwidth_gb_s"
+    return _changed(g, **{key: g[key] * GIB_PER_GB}) if g.get(key) else None
+
+
 def _moe_dense_active(g):
     """A mixture of experts' arithmetic intensity taken as if every parameter were active for every token, in
     a family that compares it with the card's ridge (peak ÷ bandwidth): in the roofline, active ← total
@@ -157,6 +178,8 @@ GIVEN_PERTURBATIONS: tuple[GivenPerturbation, ...] = (
     GivenPerturbation("partial-rotary-ignored",
                       lambda g: _changed(g, rotary_dim=g["head_dim"]) if "head_dim" in g else None),
     GivenPerturbation("moe-ridge-as-dense-active", _moe_dense_active),
+    GivenPerturbation("gb-gib-mix", _card_gb_as_gib),
+    GivenPerturbation("gb-gib-mix", _bandwidth_gb_as_gib),
 )
 
 

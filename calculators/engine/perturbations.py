@@ -26,124 +26,19 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Iterator, Mapping
+from typing import Iterator, Mapping
 
 from .misconceptions import ADDED_IN_V2, MISCONCEPTIONS
-from .perturbation_registry import GIVEN_PERTURBATIONS, LOCAL, STEP_PERTURBATIONS, UNIT_SLIPS, rederive
-
-
-@dataclass(eq=False, slots=True)
-class Chain:
-    """One perturbation applied to one problem: misconception ``id``, the changed ``given``, the step
-    ``start`` index it takes effect at — where a per-step ``variant`` (its ``value_index``-th value) or a
-    unit slip (× ``factor``) replaces that step's value, ``start_value`` on the right earlier values;
-    neither for a change of inputs — ``reach`` (the step indices whose value it can change), and
-    ``values``: the steps re-evaluated on the right earlier values (NaN where undefined), filled lazily in
-    step order by :meth:`fill`. Slotted and closure-free: a problem holds dozens, and the cache hundreds
-    of problems, so fewer objects for the garbage collector to trace."""
-
-    id: str
-    given: Mapping[str, float]
-    start: int
-    variant: Callable | None = None
-    value_index: int = 0
-    factor: float | None = None
-    changed: frozenset = frozenset()
-    rank: tuple = ()
-    reach: frozenset = frozenset()
-    start_value: float = math.nan
-    values: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def at_step(self) -> bool:
-        """Whether it replaces step ``start``'s value (a per-step variant or a unit slip)."""
-        return self.variant is not None or self.factor is not None
-
-    def fill(self, index: int, problem: "Problem") -> dict[str, float]:
-        """``values`` up to step ``index`` (inclusive); steps out of reach take the right value unevaluated."""
-        values, right = self.values, problem.right
-        for k in range(len(values), index + 1):
-            key = problem.specs[k].key
-            if k not in self.reach:
-                values[key] = right[key]
-            elif k == self.start and self.at_step:
-                values[key] = self.start_value
-            else:
-                values[key] = problem.run(k, problem.arguments(k, self.given, values))
-        return values
-
-    def own_value(self, problem: "Problem", own: Mapping[str, float]) -> float:
-        """Step ``start``'s replaced value on the candidate's ``own`` earlier values (the chain's elsewhere)."""
-        if self.factor is not None:
-            factor = self.factor
-            return problem.run(self.start, problem.arguments(self.start, self.given, self.values, own)) * factor
-        variant, mixed = self.variant, {**self.values, **own}
-        produced = _safe(lambda: _pick(variant(self.given, mixed), self.value_index))  # type: ignore[misc]
-        return produced
-
-
-def _pick(produced, value_index: int) -> float:
-    produced = produced if isinstance(produced, list) else [produced]
-    if value_index >= len(produced) or produced[value_index] is None:
-        raise ValueError("variant does not apply")
-    return produced[value_index]
-
-
-def _safe(evaluate: Callable[[], float]) -> float:
-    try:
-        value = float(evaluate())
-    except (ZeroDivisionError, OverflowError, ValueError, KeyError, TypeError):
-        return math.nan
-    except Exception:  # noqa: BLE001 - an InputError from a formula missing a value: undefined here
-        return math.nan
-    return value if math.isfinite(value) else math.nan
-
-
-class StepGraph:
-    """How a family's steps read each other (the same for every problem with these steps): for each step,
-    ``plan`` — its formula's arguments in order, as (variable, the earlier step feeding it or ``None``
-    for a given value); ``direct`` — the given keys it reads itself; ``upstream`` — the earlier steps it
-    reads, directly or through others; ``given_deps`` — the given keys likewise (``None``: it reads a step
-    not in the list, so any); ``downstream`` — itself and the steps that read it."""
-
-    def __init__(self, specs) -> None:
-        self.plan = [tuple((var.name, spec.from_steps.get(var.name)) for var in spec.formula.variables)
-                     for spec in specs]
-        self.direct: list[frozenset] = []
-        self.upstream: list[frozenset] = []
-        self.given_deps: list[frozenset | None] = []
-        index_of = {spec.key: i for i, spec in enumerate(specs)}
-        for i, spec in enumerate(specs):
-            names = {var.name for var in spec.formula.variables}
-            self.direct.append(frozenset(names - set(spec.from_steps)))
-            found = [index_of.get(spec.from_steps[name]) for name in names & set(spec.from_steps)]
-            sources = [s for s in found if s is not None and s < i]
-            if len(sources) < len(found):  # a step read that is not an earlier one: depend on everything
-                self.upstream.append(frozenset(range(i)))
-                self.given_deps.append(None)
-                continue
-            upstream: set[int] = set(sources)
-            deps: frozenset | None = self.direct[i]
-            for s in sources:
-                upstream |= self.upstream[s]
-                earlier = self.given_deps[s]
-                deps = None if deps is None or earlier is None else deps | earlier
-            self.upstream.append(frozenset(upstream))
-            self.given_deps.append(deps)
-        self.downstream = [frozenset(j for j, up in enumerate(self.upstream) if i in up) | {i}
-                           for i in range(len(specs))]
-        self.own_step = [frozenset({i}) for i in range(len(specs))]
-        self.reach_of: dict[frozenset, frozenset] = {}  # given keys changed → the steps that read them
-
-    def reaches(self, changed: frozenset) -> frozenset:
-        """The steps whose inputs, followed back, include a key of ``changed``."""
-        found = self.reach_of.get(changed)
-        if found is None:
-            found = self.reach_of[changed] = frozenset(
-                j for j, deps in enumerate(self.given_deps) if deps is None or not changed.isdisjoint(deps))
-        return found
+from .perturbation_chain import Chain, StepGraph, _safe
+from .perturbation_registry import (
+    GIVEN_PERTURBATIONS,
+    INPUT_SLIP_UNITS,
+    LOCAL,
+    STEP_PERTURBATIONS,
+    UNIT_SLIPS,
+    rederive,
+)
 
 
 class Problem:
@@ -164,6 +59,7 @@ class Problem:
         self._plan, self._direct, self._upstream = graph.plan, graph.direct, graph.upstream
         self._given_deps, self._downstream, self._own_step = graph.given_deps, graph.downstream, graph.own_step
         self._graph = graph
+        self._step_inputs = graph.step_inputs
         # Bound now, so a grader that swaps the evaluator (bench/bench_grader.py's naive one) is used throughout.
         self._call = [spec.formula.call_args for spec in self.specs]
         self._given_chains = self._build_given_chains()
@@ -192,6 +88,15 @@ class Problem:
             return math.nan
         return value if math.isfinite(value) else math.nan
 
+    def slipped(self, index: int, arguments: tuple | None, factor: float, position: int = -1) -> float:
+        """Step ``index`` with a unit slip: its value × ``factor`` (``position`` −1), or its value with the
+        ``position``-th argument × ``factor`` (an earlier step's GiB read as GB in this step)."""
+        if arguments is None:
+            return math.nan
+        if position < 0:
+            return self.run(index, arguments) * factor
+        return self.run(index, (*arguments[:position], arguments[position] * factor, *arguments[position + 1:]))
+
     def _build_given_chains(self) -> list[Chain]:
         given, found = self.given, []
         for perturbation in GIVEN_PERTURBATIONS:
@@ -209,8 +114,8 @@ class Problem:
         return found
 
     def step_chains(self, index: int) -> list[Chain]:
-        """The chains that start at step ``index``: its variants (in the order the step lists them),
-        then its unit slips."""
+        """The chains that start at step ``index``: a slip of its unit, its variants (in the order the step lists
+        them, then :data:`.perturbation_registry.STEP_PERTURBATIONS`), then a slip of an input's unit."""
         if index in self._step_chains:
             return self._step_chains[index]
         spec, found = self.specs[index], []
@@ -234,9 +139,21 @@ class Problem:
         slip = UNIT_SLIPS.get(spec.unit)
         if slip:
             slip_id, factors = slip
+            for place, factor in enumerate(factors):
+                # Before the step's variants: a unit slip is the registry's older id at the same distance.
+                found.append(Chain(slip_id, self.given, index, factor=factor, reach=downstream,
+                                   start_value=_safe(lambda: self.right[spec.key] * factor),
+                                   rank=_rank(self.family, slip_id, (0, index, place - len(factors)))))
+        for argument, unit in self._step_inputs[index]:
+            if unit not in INPUT_SLIP_UNITS:
+                continue
+            slip_id, factors = UNIT_SLIPS[unit]
+            arguments = self.arguments(index, self.given, self.right)
             for factor in factors:
-                position += 1
-                found.append(Chain(slip_id, self.given, index, factor=factor, reach=downstream, start_value=_safe(lambda: self.right[spec.key] * factor),
+                position += 1  # an earlier step's value read in its sibling unit here: this step's own slip
+                found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument,
+                                   reach=self._own_step[index],
+                                   start_value=self.slipped(index, arguments, factor, argument),
                                    rank=_rank(self.family, slip_id, (0, index, position))))
         self._step_chains[index] = found
         return found
@@ -283,21 +200,24 @@ class Problem:
         this step reads itself, then one carried from upstream (unless the candidate's own right answer
         upstream rules it out, or the step is a yes/no verdict) — then the precedence of :func:`_rank`."""
         spec, direct = self.specs[index], self._direct[index]
-        buckets: tuple[list[Chain], list[Chain], list[Chain]] = ([], [], [])
+        # Ids older than this engine first (docs/architecture.md §11), then the nearest cause.
+        buckets: tuple[list[Chain], ...] = ([], [], [], [], [], [])
         for chain in self.relevant(index):
+            later = 3 * chain.rank[1]
             if index == chain.start and chain.at_step:
-                buckets[0].append(chain)  # a slip made at this very step
+                buckets[later].append(chain)  # a slip made at this very step
             elif not chain.changed.isdisjoint(direct):
-                buckets[1].append(chain)  # an input this step reads itself
+                buckets[later + 1].append(chain)  # an input this step reads itself
             elif not verdict_step:  # a yes/no verdict is not explained by a far cause
-                buckets[2].append(chain)
+                buckets[later + 2].append(chain)
         own_earlier = {k: v for k, v in own.items() if k != spec.key}
         tried: set[tuple] = set()
         if own_earlier:
             carried = self.arguments(index, self.given, self.right, own_earlier)
             if carried is not None:
                 tried.add(carried)  # the carried-forward value: already not a match
-        for near, bucket in enumerate(buckets):
+        for place, bucket in enumerate(buckets):
+            near = place % 3
             for chain in bucket:
                 values = chain.fill(index, self)
                 if near == 2 and self._refuted(chain, index, own):

@@ -27,8 +27,10 @@ from __future__ import annotations
 import pytest
 
 from calculators.engine.grader import CREDIT, VERDICTS, grade
-from calculators.engine.misconceptions import MISCONCEPTIONS, VARIANTS
+from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.perturbation_registry import UNIT_SLIPS
 from calculators.engine.procedures import FAMILIES
+from calculators.engine.step_variants import VARIANTS
 
 GIB = 2**30
 
@@ -414,9 +416,10 @@ class TestNamedMisconceptions:
         for _family, inputs, _answers, _key, misconception in MISCONCEPTION_CASES:
             seen.setdefault(misconception, set()).add(inputs.get("model", "llama-3.1-8b"))
 
-        # The foundation's misconceptions (the shared variants by step key); later
-        # families test their own ids beside their procedures.
+        # The foundation's misconceptions (the shared variants by step key, and the GB/GiB slip every GiB step
+        # gets from the perturbation registry); later families test their own ids beside their procedures.
         foundation = {misconception_id for pairs in VARIANTS.values() for misconception_id, _ in pairs}
+        foundation.add(UNIT_SLIPS["GiB"][0])
         assert set(seen) == foundation
         assert {m: models for m, models in seen.items() if len(models) < 2} == {}
 

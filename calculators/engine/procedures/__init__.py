@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..misconceptions import VARIANTS, register
+from ..misconceptions import register
+from ..step_variants import VARIANTS
 from .base import Result, Step, StepSpec, evaluate_steps
 from .family import Family
 from .inputs import InputSpec

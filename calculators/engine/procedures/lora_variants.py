@@ -7,8 +7,8 @@ bytes and GB for GiB.
 
 from __future__ import annotations
 
-from ..misconceptions import GIB, GIB_PER_GB, MisconceptionInfo
-from .lora_formulas import ADAPTER_GIB, PARAMS_PER_LAYER, PRESETS
+from ..misconceptions import GIB, MisconceptionInfo
+from .lora_formulas import PARAMS_PER_LAYER, PRESETS
 
 MISCONCEPTION_INFO = (
     MisconceptionInfo(
@@ -56,8 +56,6 @@ def _adapter_bits_for_bytes(g, s):
     return s["adapter_params"] * g["adapter_bits"] / GIB
 
 
-def _adapter_gb(g, s):
-    return ADAPTER_GIB({"adapter_params": s["adapter_params"], "adapter_bits": g["adapter_bits"]}) * GIB_PER_GB
 
 
 VARIANTS = {
@@ -72,6 +70,5 @@ VARIANTS = {
     ),
     "adapter_gib": (
         ("bits-for-bytes", _adapter_bits_for_bytes),
-        ("gb-gib-mix", _adapter_gb),
     ),
 }

@@ -150,7 +150,6 @@ def time_ms(flops: float, flop_s: float | None) -> float | None:
 
 
 EFFECTIVE_VARIANTS = (
-    ("sparse-tflops", lambda g, s: delivered(g, "sparse_tflops")),
     ("roofline-as-expectation", lambda g, s: delivered(g, mfu=False)),
 )
 
@@ -158,7 +157,6 @@ VARIANTS = {
     "prefill_flops": (("attention-term-ignored", lambda g, s: s["linear_flops"]),),
     "effective_flop_s": EFFECTIVE_VARIANTS,
     "prefill_ms": (
-        ("sparse-tflops", lambda g, s: time_ms(s["prefill_flops"], delivered(g, "sparse_tflops"))),
         ("roofline-as-expectation", lambda g, s: time_ms(s["prefill_flops"], delivered(g, mfu=False))),
         ("attention-term-ignored", lambda g, s: time_ms(s["linear_flops"], s["effective_flop_s"])),
     ),

@@ -24,7 +24,7 @@ from ..dtypes import weight_bits
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import GIB_PER_GB, MisconceptionInfo
+from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (
     MFU,
@@ -154,11 +154,9 @@ VARIANTS = {
     "effective_flop_s": EFFECTIVE_VARIANTS,
     "ttft_saved_ms": (
         ("hit-rate-ignored", lambda g, s: time_ms(s["prefix_flops"], s["effective_flop_s"])),
-        ("sparse-tflops", lambda g, s: time_ms(s["flops_saved_per_request"], delivered(g, "sparse_tflops"))),
         ("roofline-as-expectation", lambda g, s: time_ms(s["flops_saved_per_request"], delivered(g, mfu=False))),
     ),
     "pinned_gib": (
-        ("gb-gib-mix", lambda g, s: [s["pinned_gib"] * GIB_PER_GB, s["pinned_gib"] / GIB_PER_GB]),
         ("window-ignored", _pinned_window_ignored),
     ),
 }

@@ -145,9 +145,6 @@ def _sparse_verdict(intensity_key):
     return variant
 
 
-def _sparse_batch(g, s):
-    ridge = _sparse_ridge(g)
-    return None if ridge is None else BATCH_AT_RIDGE({**g, "ridge_flop_per_byte": ridge})
 
 
 def _decode_called_compute_bound(g, s):
@@ -161,7 +158,6 @@ def _prefill_called_memory_bound(g, s):
 
 
 VARIANTS = {
-    "ridge_flop_per_byte": (("sparse-tflops", lambda g, s: _sparse_ridge(g)),),
     "decode_flop_per_byte": (
         ("prefill-decode-swap", lambda g, s: PREFILL_INTENSITY(g)),
         ("bits-for-bytes", lambda g, s: DECODE_INTENSITY(g) / 8),
@@ -181,7 +177,6 @@ VARIANTS = {
         ("prefill-decode-swap", _prefill_called_memory_bound),
         ("sparse-tflops", _sparse_verdict("prefill_flop_per_byte")),
     ),
-    "batch_at_ridge": (("sparse-tflops", _sparse_batch),),
 }
 
 # --- the procedure ---------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .. import formulas as F
 from ..formula import whole_floor
-from ..misconceptions import GIB_PER_GB, MISCONCEPTIONS, MisconceptionInfo
+from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..step_model import largest_batch
 from .slo_inputs import GIB, flops_per_sequence
 
@@ -110,9 +110,6 @@ def _budget(g, s, *, utilization=True, reserve=True, card_gib=None):
     return usable - s["weights_gib"] - (g["gpus"] * g["reserve_gib"] if reserve else 0)
 
 
-def _budget_gb(g, s):
-    """The card in decimal GB, or its marketed GB figure, taken as GiB."""
-    return [_budget(g, s, card_gib=g["card_mib"] * 2**20 / 1e9), _budget(g, s, card_gib=g["card_marketed_gb"])]
 
 
 VARIANTS = {
@@ -120,15 +117,12 @@ VARIANTS = {
         ("stopped-at-weights", lambda g, s: _budget(g, s, utilization=False, reserve=False)),
         ("skipped-activation-reserve", lambda g, s: _budget(g, s, reserve=False)),
         ("skipped-utilization", lambda g, s: _budget(g, s, utilization=False)),
-        ("gb-gib-mix", _budget_gb),
     ),
     "per_user_gib": (
         ("query-heads-for-kv-heads", _per_user_query_heads),
         ("missing-kv-factor-2", _per_user_missing_2),
         ("bits-for-bytes", lambda g, s: _per_user(g, g["kv_bytes_per_token"] * 8)),
         ("window-ignored", _per_user_window_ignored),
-        ("gb-gib-mix", lambda g, s: [_per_user(g, g["kv_bytes_per_token"]) * GIB_PER_GB,
-                                     _per_user(g, g["kv_bytes_per_token"]) / GIB_PER_GB]),
     ),
     "batch_tpot_limit": (
         ("roofline-as-expectation", lambda g, s: [_time_limit(g, s, efficiency=1),
@@ -136,8 +130,6 @@ VARIANTS = {
         ("one-card-bandwidth", lambda g, s: [_time_limit(g, s, bw_cards=1),
                                              _time_limit(g, s, bw_cards=1, compute_cards=1)]),
         ("kv-read-ignored", lambda g, s: _time_limit(g, s, cache=False)),
-        ("sparse-tflops", lambda g, s: _time_limit(g, s, peak=_sparse(g)) if _sparse(g) else None),
-        ("gb-gib-mix", lambda g, s: _time_limit(g, s, gb_as_gib=True)),
     ),
     "max_batch": (
         ("cache-fit-ignored", lambda g, s: s["batch_tpot_limit"]),
@@ -148,8 +140,6 @@ VARIANTS = {
         ("roofline-as-expectation", lambda g, s: [_time_ms(g, s, efficiency=1), _time_ms(g, s, efficiency=1, mfu=1)]),
         ("one-card-bandwidth", lambda g, s: [_time_ms(g, s, bw_cards=1), _time_ms(g, s, bw_cards=1, compute_cards=1)]),
         ("kv-read-ignored", lambda g, s: _time_ms(g, s, bytes_gib=s["weights_gib"])),
-        ("sparse-tflops", lambda g, s: _time_ms(g, s, peak=_sparse(g)) if _sparse(g) else None),
-        ("gb-gib-mix", lambda g, s: _time_ms(g, s, gb_as_gib=True)),
         ("comm-ignored", lambda g, s: _time_ms(g, s) - _comm_ms(g, s["max_batch"]) if g["allreduces"] else None),
     ),
     "tokens_per_s": (("per-user-rate-for-replica", lambda g, s: 1e3 / s["tpot_ms"]),),

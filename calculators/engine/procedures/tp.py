@@ -201,9 +201,6 @@ def _usable_full_card(g, s):
     return g["card_mib"] / 1024
 
 
-def _usable_gb(g, s):
-    """The card in decimal GB, or its marketed GB read as GiB, times the utilisation."""
-    return [g["card_mib"] * 2**20 / 10**9 * g["utilization"], g["card_marketed_gb"] * g["utilization"]]
 
 
 def _degree_not_buyable(g, s):
@@ -218,7 +215,6 @@ def _nodes_rounded_down(g, s):
 VARIANTS = {
     "usable_per_gpu_gib": (
         ("skipped-utilization", _usable_full_card),
-        ("gb-gib-mix", _usable_gb),
     ),
     "room_per_gpu_gib": (
         ("skipped-activation-reserve", _room_no_reserve),
