@@ -55,6 +55,8 @@ def test_the_problem_stores_the_sweep_the_simulator_printed():
     assert [p["rate_req_s"] for p in points] == [6.8, 14.0, 19.0, 23.0, 27.0, 31.0, 35.0, 41.0]
     assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (25.783333, 22.683333)
     assert problem.solve().values["knee_req_s"] == 27.0
+    assert "27 → 25.8, 31 → 22.7" in problem.solve().notes[0]
+    assert "kept up to 27 and lost at 31" in problem.solve().notes[0]
     assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(8.3154, abs=1e-4)
 
 

@@ -39,9 +39,13 @@ from .simulated import (
     INPUTS,
     Scenario,
     draw_scenario,
+    knee_note,
+    latency_note,
+    preemption_note,
     simulation_for,
     split_inputs,
     sweep_step,
+    tpot_note,
 )
 
 _BW = (Var("bandwidth_gb_s", "GB/s", "card bandwidth"), Var("bandwidth_efficiency", "1", "share of it a step gets"))
@@ -158,7 +162,7 @@ def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     given = {**_stack_given(scenario), "simulated_knee_req_s": knee}
     specs = [_decode_spec(), StepSpec("knee_req_s", "The knee: the highest swept rate meeting both targets",
                                       KNEE, tolerance=sweep_step(points, knee) / knee * 1.0001)]
-    return run("knee", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+    return run("knee", inputs, specs, given, [knee_note(points, knee), _sweep_note(sim)], {"simulation": sim})
 
 
 def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -171,7 +175,7 @@ def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
              StepSpec("requests_in_system", "Requests in the system at this rate (Little's law)", REQUESTS_IN_SYSTEM,
                       tolerance=0.10),
              StepSpec("ttft_p99_ms", "p99 TTFT at this rate", TTFT_P99, tolerance=0.10)]
-    return run("ttftp99", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+    return run("ttftp99", inputs, specs, given, [latency_note(point), _sweep_note(sim)], {"simulation": sim})
 
 
 def asked_point(points: list[dict]) -> dict:
@@ -197,7 +201,7 @@ def run_tpot_batch(raw: dict[str, Any], catalog: Catalog | None = None) -> Resul
              "simulated_crossing_batch": crossing_batch(sim["points"], inputs["tpot_slo_ms"])}
     specs = [_decode_spec(), StepSpec("tpot_crossing_batch", "The running batch where mean TPOT reaches the target",
                                       CROSSING, tolerance=0.10)]
-    return run("tpotbatch", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+    return run("tpotbatch", inputs, specs, given, [tpot_note(sim["points"]), _sweep_note(sim)], {"simulation": sim})
 
 
 def run_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -216,7 +220,8 @@ def run_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Res
                       FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor"),
              StepSpec("preemption_rate_req_s", "The lowest swept rate with a preemption", PREEMPT_RATE,
                       tolerance=sweep_step(points, rate) / rate * 1.0001)]
-    return run("preemptrate", inputs, specs, given, [_sweep_note(sim)], {"simulation": sim})
+    return run("preemptrate", inputs, specs, given, [preemption_note(points), _sweep_note(sim)],
+               {"simulation": sim})
 
 
 def _sweep_note(sim: dict) -> str:

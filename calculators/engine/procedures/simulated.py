@@ -235,3 +235,37 @@ def draw_scenario(rng, catalog: Catalog, prompts=(256, 512, 1024), outputs=(64, 
     one = scenario.decode_step(1)
     inputs["tpot_slo_ms"] = next((t for t in tpots if t >= 2 * one), tpots[-1] * math.ceil(2 * one / tpots[-1]))
     return inputs
+
+
+def _g(value: float, digits: int = 3) -> str:
+    return f"{value:.{digits}g}" if value is not None else "none"
+
+
+def knee_note(points: list[dict], knee: float) -> str:
+    """Goodput at each swept rate, and where 0.9 × the rate is last kept."""
+    pairs = ", ".join(f"{_g(p['rate_req_s'])} → {_g(p['goodput_req_s'])}" for p in points)
+    above = next((p["rate_req_s"] for p in points if p["rate_req_s"] > knee), None)
+    lost = f" and lost at {_g(above)}" if above is not None else " (the highest rate swept)"
+    return f"Goodput per swept rate (req/s): {pairs}; 0.9 × the rate is kept up to {_g(knee)}{lost}."
+
+
+def latency_note(point: dict) -> str:
+    """What the simulator measured at one rate: TTFT mean and p99, end-to-end, requests in the system."""
+    return (f"At {_g(point['rate_req_s'])} req/s the simulator measured TTFT {point['ttft_mean_ms']:.1f} ms mean and "
+            f"{point['ttft_p99_ms']:.1f} ms at p99, {point['e2e_mean_ms'] / 1000:.3f} s end to end on average, and "
+            f"{point['mean_in_system']:.2f} requests in the system on average (Little's law on its output gives "
+            f"{point['rate_req_s'] * point['e2e_mean_ms'] / 1000:.2f}).")
+
+
+def tpot_note(points: list[dict]) -> str:
+    """Mean TPOT and mean running sequences at each swept rate."""
+    rows = ", ".join(f"{_g(p['rate_req_s'])} req/s → {_g(p['tpot_mean_ms'])} ms with {p['mean_running']:.1f} running"
+                     for p in points)
+    return f"Mean TPOT per swept rate: {rows}."
+
+
+def preemption_note(points: list[dict]) -> str:
+    """Preemptions and peak KV-cache use at each swept rate."""
+    rows = ", ".join(f"{_g(p['rate_req_s'])} req/s → {p['preemptions']:,} ({p['kv_peak_fraction']:.0%} peak cache use)"
+                     for p in points)
+    return f"Preemptions per swept rate: {rows}."
