@@ -163,3 +163,19 @@ def test_draws_without_fixed_inputs_are_unchanged_and_other_fixed_inputs_are_hel
     assert generate_inputs("slo", 7, fixed={"output_tokens": 300}) == {**free, "output_tokens": 300}
     reference = {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb"}
     assert generate_inputs("decode", 3, fixed=reference) == generate_inputs("decode", 3, fixed=reference)
+
+
+@pytest.mark.django_db
+def test_a_coach_fixing_a_stack_gets_problems_drawn_for_it_or_one_sentence_why_not():
+    from coaching.services import CoachingError, parse_fixed_inputs
+    from drills.problems.generation import create_problem
+
+    fixed = parse_fixed_inputs('{"model": "llama-3.1-70b", "gpu": "l4"}', "decode")
+    problem = create_problem("decode", seed=11, fixed_inputs=fixed)
+    values = FAMILIES["decode"].run(problem.inputs).values
+    assert (problem.inputs["model"], problem.inputs["gpu"]) == ("llama-3.1-70b", "l4")
+    assert problem.inputs["measured_tok_s"] <= values["ceiling_tok_s"] / problem.inputs["batch"]
+    with pytest.raises(CoachingError) as caught:
+        parse_fixed_inputs('{"model": "deepseek-v3", "gpu": "a100-40gb"}', "decode")
+    assert str(caught.value) == ("Those fixed inputs do not work for decode: No decode problem can be drawn for "
+                                 "deepseek-v3 on a100-40gb: its weights do not fit even 8 of those cards at 4-bit.")
