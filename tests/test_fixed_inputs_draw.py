@@ -137,8 +137,22 @@ def test_other_families_draw_on_the_fixed_stack(family, model, gpu):
         values = FAMILIES[family].run(inputs).values
         assert {key: inputs[key] for key in fixed} == fixed
         assert inputs.get("context", 0) <= context_limit(model)
+        assert inputs.get("prompt_tokens", 0) <= context_limit(model)
         if family == "lora" and "budget_gib" not in inputs:
             assert values["adapters_fit"] >= 1
+
+
+@pytest.mark.parametrize("family", ["roofline", "decode", "prefill", "tp", "kv", "slo", "pareto"])
+def test_lengths_are_drawn_within_a_fixed_short_context_model(family):
+    """Llama-2-7B reads 4,096 tokens: no drawn prompt or context is longer."""
+    names = {spec.name for spec in FAMILIES[family].inputs}
+    fixed = {"model": "llama-2-7b", "gpu": "h100-sxm5-80gb"} if "gpu" in names else {"model": "llama-2-7b"}
+    lengths = set()
+    for seed in range(40):
+        inputs = generate_inputs(family, seed, fixed=fixed)
+        lengths |= {inputs.get(key, 0) for key in ("context", "prompt_tokens")}
+    assert max(lengths) <= 4096
+    assert max(lengths) >= 2048  # the clamp keeps long problems, at the model's own limit
 
 
 def test_a_model_that_no_degree_of_the_card_holds_is_one_sentence():

@@ -273,9 +273,14 @@ def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
     precision, dtype = rng.choice(PAIRS)
     if not catalog.gpu(gpu).dense_tflops.get(precision):
         precision, dtype = "bf16", "bf16"
-    return {"gpu": gpu, "precision": precision, "model": rng.choice(sorted(catalog.models)),
-            "weights_dtype": dtype, "batch": rng.choice(BATCHES), "prompt_tokens": rng.choice(PROMPTS),
-            "context": rng.choice(CONTEXTS_DRAWN), "kv_dtype": "bf16"}
+    model = rng.choice(sorted(catalog.models))
+    batch, prompt, context = rng.choice(BATCHES), rng.choice(PROMPTS), rng.choice(CONTEXTS_DRAWN)
+    # Lengths the model takes (Llama-2's 4,096 tokens): the longest drawn length within its limit.
+    limit = catalog.model(model).config.max_position_embeddings or max(CONTEXTS_DRAWN)
+    prompt = prompt if prompt <= limit else max(p for p in PROMPTS if p <= limit)
+    context = context if context <= limit else max(c for c in CONTEXTS_DRAWN if c <= limit)
+    return {"gpu": gpu, "precision": precision, "model": model, "weights_dtype": dtype, "batch": batch,
+            "prompt_tokens": prompt, "context": context, "kv_dtype": "bf16"}
 
 
 def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
