@@ -192,3 +192,26 @@ def test_the_offline_driver_words_nothing_and_names_no_unit_by_hand(widgets):
     assert unit_payload("requests")["quantity"] == quantity_rule("requests")
     assert quantity_rule("requests")["style"] == "fixed" and format_quantity(1234.0, "requests") == "1,234 requests"
     assert quantity_rule("USD/h") == {**quantity_rule("USD/h"), "style": "money", "decimals": 2, "suffix": "/h"}
+
+
+def test_checks_on_typed_numbers_ship_the_engines_own_sentence():
+    """The sentence a procedure raises is the template its Offline check carries; the driver only fills it."""
+    from django.conf import settings
+
+    from calculators.engine.errors import InputError
+
+    driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()
+    cases = [("decode", {"efficiency_low": 0.9, "efficiency_high": 0.6},
+              "efficiency_low (0.9) must not be above efficiency_high (0.6)."),
+             ("fleet", {"gpus_per_replica": 3, "gpus_per_node": 8},
+              "A replica of 3 GPUs does not pack into nodes of 8: use a size that divides the node or fills whole "
+              "nodes."),
+             ("tp", {"gpus_per_node": 6}, "gpus_per_node must be a power of two (1, 2, 4, 8, 16 …), not 6.")]
+    for slug, raw, sentence in cases:
+        with pytest.raises(InputError) as raised:
+            FAMILIES[slug].run(raw)
+        assert str(raised.value) == sentence
+        check = next(check for check in FAMILIES[slug].offline.checks if "message" in check)
+        assert sentence.split(" ")[2] in check["message"] and sentence not in driver
+    for words in ("must not be above", "does not pack into", "must be a power of two"):
+        assert words not in driver, words

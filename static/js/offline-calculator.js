@@ -331,19 +331,24 @@
 
   // --- the procedures' own refusals (runbook/export/calculators.py CHECKS), in the engine's words
 
+  // A check's sentence is the engine's own template, shipped with the check (procedures/offline.py):
+  // {name} as Python's str() prints a name or a whole number, {name:g} as format(x, "g").
+  function fill(template, values) {
+    return template.replace(/\{(\w+)(:g)?\}/g, function (_, key, g) {
+      return g ? general(values[key], 6) : String(values[key]);
+    });
+  }
+
   var CHECKS = {
     not_above: function (check, raw) {  // procedures/decode.py
       if (raw[check.low] > raw[check.high]) {
-        return check.low + " (" + general(raw[check.low], 6) + ") must not be above " + check.high + " (" +
-          general(raw[check.high], 6) + ").";
+        return fill(check.message, { low: check.low, low_value: raw[check.low], high: check.high,
+                                     high_value: raw[check.high] });
       }
     },
     packing: function (check, raw) {  // procedures/fleet.py check_packing
       var replica = raw[check.replica], node = raw[check.node];
-      if (node % replica && replica % node) {
-        return "A replica of " + replica + " GPUs does not pack into nodes of " + node +
-          ": use a size that divides the node or fills whole nodes.";
-      }
+      if (node % replica && replica % node) return fill(check.message, { replica: replica, node: node });
     },
     degree_rule: function (check, raw, values, given, data, program) {  // step_model.check_degree
       var table = function (name) {
@@ -364,7 +369,7 @@
     },
     power_of_two: function (check, raw) {  // procedures/tp.py run_tp
       var n = raw[check.name];
-      if (n & (n - 1)) return check.name + " must be a power of two (1, 2, 4, 8, 16 …), not " + n + ".";
+      if (n & (n - 1)) return fill(check.message, { name: check.name, value: n });
     },
     link: function (check, raw, values, given, data) {  // procedures/slo.py slo_given
       if (raw.gpus > 1 && !given.link_gb_s) {

@@ -51,7 +51,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
-from .offline import DEGREE_RULE, Offline
+from .offline import DEGREE_RULE, NOT_ABOVE, Offline
 from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
 from .step import (
@@ -212,8 +212,9 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
     if inputs["efficiency_low"] > inputs["efficiency_high"]:
-        raise InputError(f"efficiency_low ({inputs['efficiency_low']:g}) must not be above efficiency_high "
-                         f"({inputs['efficiency_high']:g}).", field="efficiency_low")
+        raise InputError(NOT_ABOVE.format(low="efficiency_low", low_value=inputs["efficiency_low"],
+                                          high="efficiency_high", high_value=inputs["efficiency_high"]),
+                         field="efficiency_low")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     given = step_given(cfg, gpu, inputs)
@@ -385,6 +386,7 @@ FAMILIES = (
            misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED, REPLICATION_IGNORED, PER_USER_RATE,
                            *STEP_MISCONCEPTIONS), order=52, describe=describe_decode,
            headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC,
-           offline=Offline(checks=({"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high"},
+           offline=Offline(checks=({"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high",
+                                    "message": NOT_ABOVE},
                                    DEGREE_RULE))),
 )

@@ -25,7 +25,7 @@ from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
-from .offline import Offline
+from .offline import PACKING, Offline
 
 # --- what the planning families share ------------------------------------------------------------
 
@@ -37,9 +37,7 @@ def check_packing(gpus_per_replica: int, gpus_per_node: int, field: str) -> None
     replica's cards divide a node's (1, 2, 4 or 8 on an 8-GPU node) or fill whole nodes (16, 24 …).
     Only then is ⌈GPUs ÷ GPUs per node⌉ the number of nodes the replicas occupy."""
     if gpus_per_node % gpus_per_replica and gpus_per_replica % gpus_per_node:
-        raise InputError(
-            f"A replica of {gpus_per_replica} GPUs does not pack into nodes of {gpus_per_node}: use a size that "
-            f"divides the node or fills whole nodes.", field=field)
+        raise InputError(PACKING.format(replica=gpus_per_replica, node=gpus_per_node), field=field)
 
 
 # --- formulas ------------------------------------------------------------------------------------
@@ -272,5 +270,6 @@ FAMILIES = (
            misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet,
            headlines=("replicas", "nodes"), chapter="14-capacity-planning", roles=("architect", "manager"),
            rubric=FLEET_RUBRIC,
-           offline=Offline(checks=({"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node"},))),
+           offline=Offline(checks=({"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node",
+                                    "message": PACKING},))),
 )

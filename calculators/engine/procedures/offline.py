@@ -23,6 +23,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+# The sentences of the checks a procedure makes on its typed numbers alone, as str.format templates: the
+# procedure raises them filled in, and the export ships them with the check, so the driver words nothing
+# ({name} as str() prints it, {name:g} as format(x, "g")).
+NOT_ABOVE = "{low} ({low_value:g}) must not be above {high} ({high_value:g})."
+PACKING = ("A replica of {replica} GPUs does not pack into nodes of {node}: use a size that divides the node or "
+           "fills whole nodes.")
+POWER_OF_TWO = "{name} must be a power of two (1, 2, 4, 8, 16 …), not {value}."
+
 # The degree rule (step_model.check_degree): before resolving where the procedure checks it first,
 # after the given numbers ("given") where a card's refusal comes first.
 DEGREE_RULE: Mapping[str, str] = {"kind": "degree_rule"}

@@ -40,7 +40,7 @@ from .family import Family
 from .fleet import ROUNDED_NODES_DOWN, check_packing
 from .inputs import catalog_or_default, clean_inputs, resolve_model
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, valid_degree
-from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
+from .offline import DEGREE_RULE_AFTER_GIVEN, PACKING, Offline
 from .slo_formulas import STEP_KEYS, slo_specs
 from .slo_inputs import INPUTS, slo_given
 from .slo_notes import check_feasible, slo_notes
@@ -210,6 +210,6 @@ FAMILIES = (
            order=70, describe=describe_slo,
            headlines=("max_batch", "tpot_ms", "nodes"), chapter="14-capacity-planning", difficulty=3,
            rubric=SLO_RUBRIC,
-           offline=Offline(checks=({"kind": "packing", "replica": "gpus", "node": "gpus_per_node"},
+           offline=Offline(checks=({"kind": "packing", "replica": "gpus", "node": "gpus_per_node", "message": PACKING},
                                    DEGREE_RULE_AFTER_GIVEN, {"kind": "slo_feasible", "after": "max_batch"}))),
 )

@@ -67,7 +67,7 @@ from .kv import (
     per_user_spec,
     replication_spec,
 )
-from .offline import Offline
+from .offline import POWER_OF_TWO, Offline
 from .params import params_given
 from .tp_comm import comm_notes
 from .tp_degree import buyable_degree, next_tp_degree, splits_heads
@@ -253,8 +253,7 @@ def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     inputs = clean_inputs(INPUTS, raw, catalog)
     per_node = inputs["gpus_per_node"]
     if per_node & (per_node - 1):
-        raise InputError(f"gpus_per_node must be a power of two (1, 2, 4, 8, 16 …), not {per_node}.",
-                         field="gpus_per_node")
+        raise InputError(POWER_OF_TWO.format(name="gpus_per_node", value=per_node), field="gpus_per_node")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
@@ -391,6 +390,6 @@ FAMILIES = (
            misconceptions=(*MISCONCEPTION_INFO, REPLICATION_IGNORED),
            order=110, describe=describe_tp,
            headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC,
-           offline=Offline(checks=({"kind": "power_of_two", "name": "gpus_per_node"},),
+           offline=Offline(checks=({"kind": "power_of_two", "name": "gpus_per_node", "message": POWER_OF_TWO},),
                            settled=("gpus", "kv_replication"))),
 )
