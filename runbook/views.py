@@ -20,8 +20,9 @@ from django.views.decorators.http import require_safe
 
 from runbook.content import render_chapter
 from runbook.models import BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage, Track
-from runbook.search import MAX_QUERY
+from runbook.search import KINDS, MAX_QUERY, query_terms
 from runbook.search import search as run_search
+from runbook.spelling import respelled
 
 
 @dataclass
@@ -196,5 +197,9 @@ def reading(request: HttpRequest) -> HttpResponse:
 def search(request: HttpRequest) -> HttpResponse:
     """Search chapters, glossary, errata, interview questions and the reading list (``?q=``)."""
     query = request.GET.get("q", "").strip()[:MAX_QUERY]
-    hits = run_search(query) if query else []
-    return render(request, "runbook/search.html", {"query": query, "hits": hits})
+    fixes = respelled(query_terms(query), KINDS) if query else {}
+    # A typo ("quantisaton") is searched as the closest word the runbook uses, and the page says so.
+    searched = " ".join(fixes.get(term, term) for term in query_terms(query)) if fixes else query
+    hits = run_search(searched) if query else []
+    return render(request, "runbook/search.html", {"query": query, "hits": hits,
+                                                   "searched": searched if fixes else ""})
