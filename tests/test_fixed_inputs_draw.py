@@ -193,3 +193,19 @@ def test_a_coach_fixing_a_stack_gets_problems_drawn_for_it_or_one_sentence_why_n
         parse_fixed_inputs('{"model": "deepseek-v3", "gpu": "a100-40gb"}', "decode")
     assert str(caught.value) == ("Those fixed inputs do not work for decode: No decode problem can be drawn for "
                                  "deepseek-v3 on a100-40gb: its weights do not fit even 8 of those cards at 4-bit.")
+
+
+@pytest.mark.parametrize("fixed", [
+    {"model": "llama-3.1-70b", "gpu": "h100-sxm5-80gb", "gpus": 8, "batch": 64, "context": 32768},
+    {"model": "llama-3.1-8b", "gpu": "l4", "batch": 1, "kv_dtype": "fp8"},
+    {"model": "qwen2.5-72b", "gpus": 8},  # any card: the rate is drawn for 8 of whichever is drawn
+])
+def test_decode_draws_its_measured_rate_for_a_fixed_degree_batch_or_context(fixed):
+    """Fixed inputs beyond the stack are held while the rate is drawn, so it stays under their ceiling."""
+    for seed in SEEDS:
+        inputs = generate_inputs("decode", seed, fixed=fixed)
+        assert {key: inputs[key] for key in fixed} == fixed
+        values = FAMILIES["decode"].run(inputs).values
+        share = inputs["batch"] * inputs["gpus"] * CATALOG.gpu(inputs["gpu"]).bandwidth_gb_s * 1e9 \
+            / values["bytes_per_step"] / inputs["batch"]
+        assert 0.5 * share - 0.05 <= inputs["measured_tok_s"] <= 0.92 * share + 0.05

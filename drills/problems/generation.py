@@ -18,6 +18,7 @@ fixed inputs are those of v3).
 
 from __future__ import annotations
 
+import inspect
 import random
 import secrets
 
@@ -41,7 +42,8 @@ def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixe
     """The inputs of problem (``family``, ``seed``), with ``fixed`` inputs held (``{"model": …}``).
 
     A fixed model or card pins the catalog the family draws from, so the values that depend on it are
-    drawn for it; other fixed inputs replace the drawn ones. ``KeyError`` for a family without drills;
+    drawn for it; other fixed inputs replace the drawn ones, and a generator that takes ``fixed`` (decode)
+    draws what depends on them (its measured rate) after holding them. ``KeyError`` for a family without drills;
     :class:`InputError` (one sentence) when the family cannot draw a problem for the fixed stack, and
     :class:`.errors.CatalogError` for an unknown id. A family with ``prepare`` (the simulated drills) then
     completes the inputs with what the problem stores beside them (its sweep, run for the final inputs).
@@ -51,8 +53,12 @@ def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixe
         raise KeyError(family)
     catalog, fixed = catalog or default_catalog(), fixed or {}
     pinned = pinned_catalog(catalog, fixed)
+    rng = random.Random(f"{family}:{seed}")
     try:
-        inputs = {**record.generate(random.Random(f"{family}:{seed}"), pinned), **fixed}
+        if fixed and "fixed" in inspect.signature(record.generate).parameters:  # it draws what depends on them
+            inputs = {**record.generate(rng, pinned, fixed=fixed), **fixed}
+        else:
+            inputs = {**record.generate(rng, pinned), **fixed}
     except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
         if pinned is catalog:
             raise

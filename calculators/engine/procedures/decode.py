@@ -318,23 +318,29 @@ def kv_capacity(inputs: dict, catalog: Catalog) -> int:
     return int(free // per_sequence) if per_sequence > 0 else max(BATCHES)  # at zero context, no KV at all
 
 
-def generate_decode(rng: random.Random, catalog: Catalog) -> dict:
+def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = None) -> dict:
     """A decode problem: a model on the smallest TP degree that holds its weights, a context
-    the model supports, and a measured rate between 50 % and 92 % of the ceiling."""
+    the model supports, a batch whose KV cache fits beside the weights, and a measured rate between
+    50 % and 92 % of the ceiling. ``fixed`` inputs (a coach's degree, precision, context or batch) are
+    held and the rate drawn for them."""
+    fixed = fixed or {}
     inputs = draw_served_model(rng, catalog)
     limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192
     inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
     inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit])
     inputs["efficiency_low"], inputs["efficiency_high"] = rng.choice(EFFICIENCIES)
     inputs["batch"] = rng.choice(BATCHES)
+    inputs.update(fixed)
     # The batch's KV cache must fit beside the weights: else the largest drawn batch that does, at a
     # shorter context if even one sequence does not fit (a big model on small cards).
-    while kv_capacity(inputs, catalog) < 1 and inputs["context"] > CONTEXTS[0]:
+    while "context" not in fixed and kv_capacity(inputs, catalog) < 1 and inputs["context"] > CONTEXTS[0]:
         inputs["context"] = max(c for c in CONTEXTS if c < inputs["context"])
-    inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
+    if "batch" not in fixed:
+        inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
     ceiling = run_decode(inputs, catalog).values["ceiling_tok_s"]
     # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
-    inputs["measured_tok_s"] = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))
+    measured = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))
+    inputs["measured_tok_s"] = fixed.get("measured_tok_s", measured)
     return inputs
 
 
