@@ -166,3 +166,15 @@ def test_a_coach_may_fix_a_simulated_drills_workload_and_a_bad_one_is_refused():
         "prompt_tokens": 1024, "gpu": "a100-sxm4-80gb"}
     with pytest.raises(CoachingError, match="No preemptrate problem can be drawn for llama-3.1-70b on l40s"):
         parse_fixed_inputs('{"model": "llama-3.1-70b", "gpu": "l40s"}', "preemptrate")
+
+
+def test_a_sweep_where_nothing_finishes_is_a_sentence_not_a_crash():
+    from calculators.engine.errors import InputError
+    from calculators.engine.procedures.sim_drills import crossing_batch
+
+    nothing = [{"rate_req_s": 1.0, "tpot_mean_ms": None, "mean_running": 3.0}]
+    with pytest.raises(InputError, match="No request finished"):
+        crossing_batch(nothing, 20.0)
+    # 10 → 30 ms between 10 and 30 running: the 20 ms target is crossed at 20 running.
+    assert crossing_batch([{"rate_req_s": 1.0, "tpot_mean_ms": 10.0, "mean_running": 10.0},
+                           {"rate_req_s": 2.0, "tpot_mean_ms": 30.0, "mean_running": 30.0}] + nothing, 20.0) == 20.0

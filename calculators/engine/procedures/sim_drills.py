@@ -169,6 +169,9 @@ def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """p99 TTFT at the sweep's centre rate (the fifth), after the TTFT at low load and Little's law."""
     inputs, scenario, sim = _prepared(raw, catalog)
     point = asked_point(sim["points"])
+    if point["ttft_p99_ms"] is None or point["e2e_mean_ms"] is None:
+        raise InputError(f"No request completed at {rate_text(point['rate_req_s'])} req/s within the run: "
+                         f"shorten the requests.", field="output_tokens")
     given = {**_stack_given(scenario), "rate_req_s": point["rate_req_s"], "e2e_s": point["e2e_mean_ms"] / 1000,
              "ttft_mean_ms": point["ttft_mean_ms"], "simulated_ttft_p99_ms": point["ttft_p99_ms"]}
     specs = [StepSpec("ttft_low_load_ms", "TTFT at low load: the step that prefills the prompt", TTFT_LOW_LOAD),
@@ -186,10 +189,13 @@ def asked_point(points: list[dict]) -> dict:
 def crossing_batch(points: list[dict], target_ms: float) -> float:
     """Running sequences where the mean TPOT reaches ``target_ms``, linear between the swept rates either
     side. Raises :class:`InputError` when the sweep never crosses the target."""
+    points = [p for p in points if p["tpot_mean_ms"] is not None]  # a rate where nothing finished has no TPOT
     for below, above in zip(points, points[1:]):
         if below["tpot_mean_ms"] <= target_ms < above["tpot_mean_ms"]:
             share = (target_ms - below["tpot_mean_ms"]) / (above["tpot_mean_ms"] - below["tpot_mean_ms"])
             return below["mean_running"] + share * (above["mean_running"] - below["mean_running"])
+    if not points:
+        raise InputError("No request finished at any swept rate: shorten the requests.", field="output_tokens")
     raise InputError("The sweep's mean TPOT never crosses the target: choose a target between "
                      f"{points[0]['tpot_mean_ms']:.1f} and {points[-1]['tpot_mean_ms']:.1f} ms.", field="tpot_slo_ms")
 
