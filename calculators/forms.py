@@ -15,6 +15,7 @@ come back in the hidden ``previous`` input), the headline numbers and notes.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Mapping
 from urllib.parse import urlencode
 
@@ -126,9 +127,11 @@ def field_for(spec: InputSpec) -> forms.Field:
         field_class = _TypedFloatField
     if spec.default is None:
         attrs["placeholder"] = "default"
-    widget: forms.Widget = forms.NumberInput(attrs=attrs)
-    if _is_fraction(spec):  # a number box cannot hold "90%": a text box, read as answers are
-        widget = forms.TextInput(attrs={key: value for key, value in attrs.items() if key not in ("min", "max", "step")})
+    # A text box, not <input type=number>: a number box sends "" for what it cannot hold ("1e309", "2^13",
+    # "90%"), so the server said "Enter a value" to a field that had one; as text, what was typed arrives and
+    # the message names it. The bounds are the server's (input_messages), inputmode keeps a phone's keypad.
+    widget: forms.Widget = forms.TextInput(attrs={key: value for key, value in attrs.items()
+                                                  if key not in ("min", "max", "step")})
     return field_class(label=label, required=spec.default is not None, help_text=help_text, unit=spec.unit,
                        validators=_bound_validators(spec), error_messages=messages, widget=widget)
 
@@ -156,11 +159,14 @@ class _TypedFloatField(forms.FloatField):
 
     def to_python(self, value):
         try:
-            return super().to_python(value)
+            number = super().to_python(value)
         except ValidationError:
             if isinstance(value, str) and any(ch.isdigit() for ch in value):
                 return _read_typed(self.unit, value)
             raise
+        if number is not None and not math.isfinite(number):
+            raise ValidationError(f"Could not work out '{value}': a number in it is too large.", code="invalid")
+        return number
 
 
 class _TypedIntegerField(forms.IntegerField):
@@ -229,14 +235,6 @@ class CalculatorForm(forms.Form):
             unit = UNIT_LABELS.get(spec.unit, spec.unit) if spec else ""
             rows.append(InputRow(self[name], kind, unit))
         return rows
-
-    def full_clean(self) -> None:
-        """Validate, then show a rejected number as typed (a number input cannot hold 'abc')."""
-        super().full_clean()
-        for name in self.errors:
-            field = self.fields.get(name)
-            if field is not None and isinstance(field.widget, forms.NumberInput):
-                field.widget.input_type = "text"
 
     def clean(self) -> dict[str, Any]:
         """Run the family on the typed inputs; attach any engine error to the input it names."""

@@ -82,10 +82,23 @@ class QuestionForm(forms.Form):
                 "misconceptions": ", ".join(item.misconceptions or []), "difficulty": item.difficulty}
 
 
+class CheckedLengthField(forms.CharField):
+    """A text field whose length limit the server checks and reports, with no ``maxlength`` on the input.
+
+    A browser's ``maxlength`` cuts a long paste silently (a 200-character title kept its first 160 with no
+    word said); without it the form comes back with what was typed and "at most 160 characters (it has 200)".
+    """
+
+    def widget_attrs(self, widget):
+        attrs = super().widget_attrs(widget)
+        attrs.pop("maxlength", None)
+        return attrs
+
+
 class SetForm(forms.Form):
-    title = forms.CharField(max_length=160, widget=forms.TextInput(attrs={"class": "form-control"}))
-    instructions = forms.CharField(required=False, max_length=5_000,
-                                   widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}))
+    title = CheckedLengthField(max_length=160, widget=forms.TextInput(attrs={"class": "form-control"}))
+    instructions = CheckedLengthField(required=False, max_length=5_000,
+                                      widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}))
 
 
 class AssignForm(forms.Form):

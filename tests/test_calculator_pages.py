@@ -140,15 +140,24 @@ class TestLadderPage:
         assert 'hx-target="#results"' in form
         assert '<button type="submit"' in page
 
-    def test_it_gives_number_inputs_the_spec_bounds(self, client):
+    def test_number_inputs_are_text_boxes_the_server_bounds(self, client):
         page = client.get(LADDER).content.decode()
 
+        # A text box with a numeric keypad: a number box would send "" for "1e309" or "2^13" (issue 20).
         context = re.search(r'<input[^>]*name="context"[^>]*>', page).group(0)
-        assert 'type="number"' in context
-        assert 'min="1"' in context and 'max="10000000"' in context and 'step="1"' in context
+        assert 'type="text"' in context and 'inputmode="numeric"' in context and "min=" not in context
+        over = client.get(LADDER, {"context": "20000000"}).content.decode()
+        assert "Must be at most 10,000,000." in over
         # A fraction is a text box, so "90%" can be typed (a number box would refuse the '%').
         utilization = re.search(r'<input[^>]*name="utilization"[^>]*>', page).group(0)
         assert 'type="text"' in utilization and 'inputmode="decimal"' in utilization
+
+    @pytest.mark.parametrize("field", ["context", "utilization", "reserve_gib"])
+    def test_a_number_too_large_for_a_double_says_so(self, client, field):
+        page = client.get(LADDER, {field: "1e309"}).content.decode()
+        error = re.search(rf'id="error-{field}"[^>]*>(.*?)</div>', page, re.S).group(1)
+        assert "Could not work out &#x27;1e309&#x27;: a number in it is too large." in error
+        assert 'value="1e309"' in re.search(rf'<input[^>]*name="{field}"[^>]*>', page).group(0)
 
     @pytest.mark.parametrize("typed", ["90%", "90 %", "0.9"])
     def test_a_fraction_may_be_typed_as_a_percentage(self, client, typed):
