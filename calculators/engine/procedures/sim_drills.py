@@ -34,6 +34,7 @@ from .base import Result, StepSpec, run
 from .family import Family
 from .inputs import catalog_or_default
 from .simulated import (
+    BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
     CACHE_INPUTS,
     INPUTS,
@@ -250,11 +251,17 @@ def _rates(inputs: dict[str, Any], catalog: Catalog, center: str = "tpot") -> st
     return ", ".join(rate_text(r) for r in rates) + " req/s"
 
 
+def _step_phrase(inputs: dict[str, Any]) -> str:
+    context = inputs["prompt_tokens"] + inputs["output_tokens"] / 2
+    return (f"decode step of {STEP_BATCH} sequences, each holding {context:,g} tokens (its prompt and half its "
+            f"output, the mean while it decodes), at {BANDWIDTH_EFFICIENCY:.0%} of the card's bandwidth")
+
+
 def describe_knee(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The knee problem in an interviewer's words."""
     return (f"{_stack(inputs, catalog)}. Targets: TTFT {inputs['ttft_slo_ms']:g} ms and TPOT "
             f"{inputs['tpot_slo_ms']:g} ms. A load test sweeps {_rates(inputs, catalog)}, 60 s each. Work out one "
-            f"decode step of 64 sequences, then predict the knee: the highest swept rate whose goodput (completed "
+            f"{_step_phrase(inputs)}, then predict the knee: the highest swept rate whose goodput (completed "
             f"requests meeting both targets, per second) is at least 0.9 × the rate. Within one sweep step counts.")
 
 
@@ -268,7 +275,7 @@ def describe_ttft_p99(inputs: dict[str, Any], catalog: Catalog) -> str:
 
 def describe_tpot_batch(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The TPOT crossing problem in an interviewer's words."""
-    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog)}. Work out one decode step of 64 sequences, "
+    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog)}. Work out one {_step_phrase(inputs)}, "
             f"then the running batch at which the mean TPOT reaches {inputs['tpot_slo_ms']:g} ms (the mean number of "
             f"running sequences, interpolated between the two swept rates either side; within 10 %).")
 
