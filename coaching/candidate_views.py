@@ -79,4 +79,6 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
         else:
             messages.success(request, f"You joined {found.cohort.name}, coached by {found.cohort.coach}.")
             return redirect("coaching:my_assignments")
-    return render(request, "coaching/invitation.html", {"invitation": found})
+    member = found.cohort.memberships.filter(candidate=request.user).exists()
+    return render(request, "coaching/invitation.html", {"invitation": found, "member": member,
+                                                        "own": found.cohort.coach_id == request.user.pk})
