@@ -46,7 +46,7 @@ def start(request: HttpRequest) -> HttpResponse:
     An unknown zone or path changes nothing and says so; either way the candidate goes back home.
     """
     from drills.models import ReviewSettings
-    from drills.reviews.forms import time_zone_choices
+    from drills.reviews.forms import time_zone_choices, zone_label
     from runbook.models import ReadingPath
 
     row = ReviewSettings.for_user(request.user)
@@ -57,7 +57,7 @@ def start(request: HttpRequest) -> HttpResponse:
             row.time_zone = zone
             row.save(update_fields=["time_zone"])
             remember_time_zone(request, zone)
-            messages.success(request, f"Time zone set to {zone.replace('_', ' ')}: your day turns at 04:00 there.")
+            messages.success(request, f"Time zone set to {zone_label(zone)}: your day turns at 04:00 there.")
         else:
             messages.error(request, "That time zone is not one we know: choose yours on the review settings page.")
     if path is not None:

@@ -87,3 +87,17 @@ def test_a_zone_kept_for_another_user_is_not_shown(candidate, coach):
 
     assert _zone_and_queries(candidate, session)[0] == "UTC"  # the candidate has no settings
     assert session[SESSION_ZONE_KEY] == (candidate.pk, "")
+
+
+def test_a_zone_reads_the_same_on_every_page(client, candidate):
+    """Issue 20: the settings list said "America/New York", the home page "America/New_York"."""
+    from drills.models import ReviewSettings
+
+    ReviewSettings.objects.update_or_create(user=candidate, defaults={"time_zone": "America/New_York"})
+    client.force_login(candidate)
+    pages = {path: client.get(path).content.decode() for path in ("/", "/review/", "/progress/")}
+    for path, page in pages.items():
+        assert "America/New York" in page and "America/New_York" not in page.replace(
+            'value="America/New_York"', ""), path
+    settings_page = client.get("/review/settings/").content.decode()
+    assert '<option value="America/New_York" selected>America/New York</option>' in settings_page

@@ -50,11 +50,16 @@ class RateForm(OpenAnswerForm):
         return None if value == "auto" else int(value)
 
 
+def zone_label(name: str) -> str:
+    """An IANA zone name as every page shows it: "America/New York" for ``America/New_York``."""
+    return name.replace("_", " ")
+
+
 @lru_cache(maxsize=1)
 def time_zone_choices() -> list[tuple[str, str]]:
     """The IANA zones (Region/City, and UTC) as (name, label) choices, sorted."""
     names = sorted(name for name in zoneinfo.available_timezones() if "/" in name or name == "UTC")
-    return [(name, name.replace("_", " ")) for name in names]
+    return [(name, zone_label(name)) for name in names]
 
 
 @lru_cache(maxsize=1)

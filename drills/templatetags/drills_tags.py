@@ -3,6 +3,7 @@
 from django import template
 
 from calculators.engine.procedures.base import format_number
+from drills.reviews.forms import zone_label
 
 register = template.Library()
 
@@ -67,3 +68,9 @@ def in_sentence(title: str) -> str:
     first letter is kept as written).
     """
     return " ".join(word if any(ch.isupper() for ch in word[1:]) else word.lower() for word in str(title).split(" "))
+
+
+@register.filter
+def zone_name(name: str) -> str:
+    """A time zone as every page shows it ("America/New York"), through :func:`drills.reviews.forms.zone_label`."""
+    return zone_label(name or "")
