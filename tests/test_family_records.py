@@ -9,6 +9,9 @@ export entry without any other module knowing its name.
 from __future__ import annotations
 
 import ast
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -201,17 +204,56 @@ def test_checks_on_typed_numbers_ship_the_engines_own_sentence():
     from calculators.engine.errors import InputError
 
     driver = (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text()
-    cases = [("decode", {"efficiency_low": 0.9, "efficiency_high": 0.6},
+    cases = [("decode", {"efficiency_low": 0.9, "efficiency_high": 0.6}, "message",
+              {"low": "efficiency_low", "low_value": 0.9, "high": "efficiency_high", "high_value": 0.6},
               "efficiency_low (0.9) must not be above efficiency_high (0.6)."),
-             ("fleet", {"gpus_per_replica": 3, "gpus_per_node": 8},
+             ("fleet", {"gpus_per_replica": 3, "gpus_per_node": 8}, "message", {"replica": 3, "node": 8},
               "A replica of 3 GPUs does not pack into nodes of 8: use a size that divides the node or fills whole "
               "nodes."),
-             ("tp", {"gpus_per_node": 6}, "gpus_per_node must be a power of two (1, 2, 4, 8, 16 …), not 6.")]
-    for slug, raw, sentence in cases:
+             ("tp", {"gpus_per_node": 6}, "message", {"name": "gpus_per_node", "value": 6},
+              "gpus_per_node must be a power of two (1, 2, 4, 8, 16 …), not 6."),
+             # Llama-3.1-8B: 32 query heads, 8 K/V heads.
+             ("kv", {"gpus": 3}, "heads_message", {"degree": 3, "heads": 32},
+              "gpus = 3: a tensor-parallel degree of 3 does not divide the 32 query heads (num_attention_heads); "
+              "choose a divisor of 32.")]
+    for slug, raw, key, values, sentence in cases:
         with pytest.raises(InputError) as raised:
             FAMILIES[slug].run(raw)
         assert str(raised.value) == sentence
-        check = next(check for check in FAMILIES[slug].offline.checks if "message" in check)
-        assert sentence.split(" ")[2] in check["message"] and sentence not in driver
-    for words in ("must not be above", "does not pack into", "must be a power of two"):
+        templates = [check[key] for check in FAMILIES[slug].offline.checks if key in check]
+        assert [template.format(**values) for template in templates] == [sentence]
+    for words in ("must not be above", "does not pack into", "must be a power of two", "num_attention_heads",
+                  "num_key_value_heads", "No bandwidth is on record"):
         assert words not in driver, words
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_driver_refuses_with_the_engines_sentence(tmp_path):
+    """offline-calculator.js, run by node on the exported programs, refuses what the engine refuses, word for word."""
+    from django.conf import settings
+
+    from calculators.engine.errors import InputError
+    from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
+
+    table = FormulaTable()
+    programs = build_programs(["kv", "tp", "decode", "fleet"], table)
+    cases = [("kv", {"gpus": 3}), ("tp", {"gpus_per_node": 6}), ("fleet", {"gpus_per_replica": 3}),
+             ("decode", {"efficiency_low": 0.9, "efficiency_high": 0.6}), ("kv", {"gpus": 4})]
+    raws, expected = [], []
+    for slug, raw in cases:
+        try:
+            FAMILIES[slug].run(raw)
+            expected.append(None)
+        except InputError as exc:
+            expected.append(str(exc))
+        raws.append((slug, {**FAMILIES[slug].run({}).inputs, **raw}))
+    script = tmp_path / "refuse.js"
+    script.write_text(
+        "global.window = {}; global.document = {readyState: 'complete', getElementById: () => null};\n"
+        + (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text() + "\n" + formulas_script(table)
+        + "\nconst data = " + json.dumps(page_data(programs, table)) + ";\nconst cases = " + json.dumps(raws)
+        + ";\nprocess.stdout.write(JSON.stringify(cases.map(([slug, raw]) => { try { "
+          "window.OfflineCompute(data.programs[slug], raw, data); return null; } catch (e) { return e.message; } })));\n")
+    shown = json.loads(subprocess.run(["node", str(script)], capture_output=True, text=True, check=True).stdout)
+    assert shown == expected
+    assert expected[0].startswith("gpus = 3: a tensor-parallel degree of 3") and expected[-1] is None

@@ -66,18 +66,23 @@ def compute_precision(weights_dtype: str, gpu: Gpu) -> str:
     raise InputError(f"The {gpu.name} has no dense bf16 throughput on record.", field="gpu")
 
 
+# The degree rule's two refusals, as str.format templates (the offline export ships them to its driver).
+DEGREE_SPLITS_NO_HEADS = ("gpus = {degree}: a tensor-parallel degree of {degree} does not divide the {heads} query "
+                          "heads (num_attention_heads); choose a divisor of {heads}.")
+DEGREE_SPLITS_NO_KV_HEADS = ("gpus = {degree}: a tensor-parallel degree of {degree} neither divides the {kv_heads} "
+                             "K/V heads (num_key_value_heads) nor is a multiple of them, so the heads cannot be "
+                             "spread evenly.")
+
+
 def check_degree(cfg: ModelConfig, degree: int) -> None:
     """The degree rule: ``degree`` divides the query heads, and divides the K/V heads or is a
     multiple of them. Raises :class:`InputError` (field ``gpus``) naming both counts otherwise."""
     if degree < 1:
         raise InputError(f"gpus (the tensor-parallel degree) must be at least 1, not {degree}.", field="gpus")
     if cfg.heads % degree:
-        raise InputError(f"gpus = {degree}: a tensor-parallel degree of {degree} does not divide the {cfg.heads} "
-                         f"query heads (num_attention_heads); choose a divisor of {cfg.heads}.", field="gpus")
+        raise InputError(DEGREE_SPLITS_NO_HEADS.format(degree=degree, heads=cfg.heads), field="gpus")
     if not cfg.kv_lora_rank and cfg.kv_heads % degree and degree % cfg.kv_heads:
-        raise InputError(f"gpus = {degree}: a tensor-parallel degree of {degree} neither divides the "
-                         f"{cfg.kv_heads} K/V heads (num_key_value_heads) nor is a multiple of them, so the heads "
-                         f"cannot be spread evenly.", field="gpus")
+        raise InputError(DEGREE_SPLITS_NO_KV_HEADS.format(degree=degree, kv_heads=cfg.kv_heads), field="gpus")
 
 
 def kv_replication(cfg: ModelConfig, degree: int) -> float:

@@ -357,15 +357,8 @@
       };
       var d = raw.gpus, heads = table("heads"), kv = table("kv_heads"), rank = table("kv_lora_rank");
       if (d === undefined || heads === undefined || kv === undefined) return;
-      var head = "gpus = " + d + ": a tensor-parallel degree of " + d + " ";
-      if (heads % d) {
-        return head + "does not divide the " + heads + " query heads (num_attention_heads); choose a divisor of " +
-          heads + ".";
-      }
-      if (!rank && kv % d && d % kv) {
-        return head + "neither divides the " + kv + " K/V heads (num_key_value_heads) nor is a multiple of them, " +
-          "so the heads cannot be spread evenly.";
-      }
+      if (heads % d) return fill(check.heads_message, { degree: d, heads: heads });
+      if (!rank && kv % d && d % kv) return fill(check.kv_heads_message, { degree: d, kv_heads: kv });
     },
     power_of_two: function (check, raw) {  // procedures/tp.py run_tp
       var n = raw[check.name];
@@ -373,8 +366,7 @@
     },
     link: function (check, raw, values, given, data) {  // procedures/slo.py slo_given
       if (raw.gpus > 1 && !given.link_gb_s) {
-        return "No bandwidth is on record for the link a ring of " + raw.gpus + " × " + data.gpu_names[raw.gpu] +
-          " crosses; choose gpus inside its NVLink domain of " + given.nvlink_domain_gpus + ".";
+        return fill(check.message, { gpus: raw.gpus, gpu: data.gpu_names[raw.gpu], domain: given.nvlink_domain_gpus });
       }
     },
     pareto_feasible: function (check, raw, values, given, data) {  // procedures/pareto.py check_limits

@@ -51,7 +51,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
-from .offline import DEGREE_RULE, NOT_ABOVE, Offline
+from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
 from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
 from .step import (
@@ -219,8 +219,7 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     gpu = catalog.gpu(inputs["gpu"])
     given = step_given(cfg, gpu, inputs)
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
-        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
-                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
+        raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     given.update({
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         "efficiency_low": inputs["efficiency_low"],

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..step_model import DEGREE_SPLITS_NO_HEADS, DEGREE_SPLITS_NO_KV_HEADS
+
 # The sentences of the checks a procedure makes on its typed numbers alone, as str.format templates: the
 # procedure raises them filled in, and the export ships them with the check, so the driver words nothing
 # ({name} as str() prints it, {name:g} as format(x, "g")).
@@ -31,10 +33,16 @@ PACKING = ("A replica of {replica} GPUs does not pack into nodes of {node}: use 
            "fills whole nodes.")
 POWER_OF_TWO = "{name} must be a power of two (1, 2, 4, 8, 16 …), not {value}."
 
+# A ring whose link has no bandwidth on record (procedures/step.py link_gb_s is 0).
+NO_LINK = ("No bandwidth is on record for the link a ring of {gpus} × {gpu} crosses; choose gpus inside its NVLink "
+           "domain of {domain}.")
+LINK: Mapping[str, str] = {"kind": "link", "after": "given", "message": NO_LINK}
+
 # The degree rule (step_model.check_degree): before resolving where the procedure checks it first,
 # after the given numbers ("given") where a card's refusal comes first.
-DEGREE_RULE: Mapping[str, str] = {"kind": "degree_rule"}
-DEGREE_RULE_AFTER_GIVEN: Mapping[str, str] = {"kind": "degree_rule", "after": "given"}
+DEGREE_RULE: Mapping[str, str] = {"kind": "degree_rule", "heads_message": DEGREE_SPLITS_NO_HEADS,
+                                  "kv_heads_message": DEGREE_SPLITS_NO_KV_HEADS}
+DEGREE_RULE_AFTER_GIVEN: Mapping[str, str] = {**DEGREE_RULE, "after": "given"}
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
-from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
+from .offline import DEGREE_RULE_AFTER_GIVEN, LINK, NO_LINK, Offline
 from .pareto_curve import CURVE_DEGREES, curve_notes, pareto_curve, power_of_two_at_most
 from .slo_formulas import batch_limit_specs
 from .slo_inputs import TPOT_TARGET_MS, slo_given
@@ -255,8 +255,7 @@ def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     gpu = catalog.gpu(inputs["gpu"])
     given = pareto_given(cfg, gpu, inputs)
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
-        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
-                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
+        raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     specs = pareto_specs(cfg)
     check_limits(evaluate_steps(specs[:STEP_KEYS.index("batch")], given), gpu, inputs)
     result = run("pareto", inputs, specs, given, [], {"model_name": model_name})
@@ -343,7 +342,7 @@ FAMILIES = (
            INPUTS, run_pareto, generate=generate_pareto, variants=VARIANTS, misconceptions=MISCONCEPTIONS,
            order=72, describe=describe_pareto,
            headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC,
-           offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN, {"kind": "link", "after": "given"},
+           offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN, LINK,
                                    {"kind": "pareto_feasible", "after": "batch_tpot_limit"}),
                            extras={"curve": {"degrees": list(CURVE_DEGREES)}})),
 )

@@ -19,6 +19,7 @@ from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from .fleet import GPUS_PER_NODE
 from .inputs import CONTEXT, GPU, KV_DTYPE, MODEL_HINT, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec
 from .kv import kv_given
+from .offline import NO_LINK
 from .params import params_given
 from .step import step_given
 
@@ -122,8 +123,7 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
         given[key] = step[key]
     given["routed_expert_params"] = step["moe_layers"] * step["experts"] * step["expert_params"]
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
-        raise InputError(f"No bandwidth is on record for the link a ring of {inputs['gpus']} × {gpu.name} crosses; "
-                         f"choose gpus inside its NVLink domain of {gpu.nvlink_domain_gpus}.", field="gpus")
+        raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     return given, precision, precision_note
 
 
