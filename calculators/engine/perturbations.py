@@ -64,6 +64,7 @@ class Problem:
         self._call = [spec.formula.call_args for spec in self.specs]
         self._given_chains = self._build_given_chains()
         self._step_chains: dict[int, list[Chain]] = {}
+        self._local_chains: dict[int, list[Chain]] = {}
         self._relevant: dict[int, list[Chain]] = {}
 
     def arguments(self, index: int, given: Mapping[str, float], steps: Mapping[str, float],
@@ -113,49 +114,49 @@ class Problem:
                                    rank=_rank(self.family, perturbation.id, (1,))))
         return found
 
-    def step_chains(self, index: int) -> list[Chain]:
-        """The chains that start at step ``index``: a slip of its unit, its variants (in the order the step lists
-        them, then :data:`.perturbation_registry.STEP_PERTURBATIONS`), then a slip of an input's unit."""
-        if index in self._step_chains:
-            return self._step_chains[index]
+    def step_chains(self, index: int, local: bool = False) -> list[Chain]:
+        """The chains that start at step ``index`` and carry on downstream: a slip of its unit, then its
+        variants (in the order the step lists them, then :data:`.perturbation_registry.STEP_PERTURBATIONS`);
+        with ``local``, instead those that belong to the step alone (the variants of
+        :data:`.perturbation_registry.LOCAL`, a slip of an input's unit), needed only when it is graded."""
+        cache = self._local_chains if local else self._step_chains
+        if index in cache:
+            return cache[index]
         spec, found = self.specs[index], []
-        downstream = self._downstream[index]
-        position = 0
-        for misconception_id, variant in (*self._variants_for(self.family, spec.key),
-                                          *STEP_PERTURBATIONS.get(spec.key, ())):
+        reach = self._own_step[index] if local else self._downstream[index]
+        slip = UNIT_SLIPS.get(spec.unit)
+        if slip and not local:
+            slip_id, factors = slip
+            for place, factor in enumerate(factors):
+                # Before the step's variants: a unit slip is the registry's older id at the same distance.
+                found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
+                                   start_value=_safe(lambda: self.right[spec.key] * factor),
+                                   rank=_rank(self.family, slip_id, (0, index, -1, place))))
+        listed = (*self._variants_for(self.family, spec.key), *STEP_PERTURBATIONS.get(spec.key, ()))
+        for place, (misconception_id, variant) in enumerate(listed):
+            if (misconception_id in LOCAL) != local:
+                continue
             try:
                 produced = variant(self.given, self.right)
             except (ZeroDivisionError, OverflowError, ValueError):
                 continue  # degenerate on this problem (a zero context divides)
             produced = produced if isinstance(produced, list) else [produced]
-            local = misconception_id in LOCAL
             for value_index, value in enumerate(produced):
-                position += 1
                 if value is not None:
-                    found.append(Chain(misconception_id, self.given, index, variant, value_index,
-                                       reach=self._own_step[index] if local else downstream,
+                    found.append(Chain(misconception_id, self.given, index, variant, value_index, reach=reach,
                                        start_value=_safe(lambda: value),
-                                       rank=_rank(self.family, misconception_id, (0, index, position))))
-        slip = UNIT_SLIPS.get(spec.unit)
-        if slip:
-            slip_id, factors = slip
-            for place, factor in enumerate(factors):
-                # Before the step's variants: a unit slip is the registry's older id at the same distance.
-                found.append(Chain(slip_id, self.given, index, factor=factor, reach=downstream,
-                                   start_value=_safe(lambda: self.right[spec.key] * factor),
-                                   rank=_rank(self.family, slip_id, (0, index, place - len(factors)))))
-        for argument, unit in self._step_inputs[index]:
+                                       rank=_rank(self.family, misconception_id, (0, index, place, value_index))))
+        for argument, unit in self._step_inputs[index] if local else ():
             if unit not in INPUT_SLIP_UNITS:
                 continue
             slip_id, factors = UNIT_SLIPS[unit]
             arguments = self.arguments(index, self.given, self.right)
-            for factor in factors:
-                position += 1  # an earlier step's value read in its sibling unit here: this step's own slip
-                found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument,
-                                   reach=self._own_step[index],
+            for place, factor in enumerate(factors):
+                # An earlier step's value read in its sibling unit here: this step's own slip, after its variants.
+                found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
                                    start_value=self.slipped(index, arguments, factor, argument),
-                                   rank=_rank(self.family, slip_id, (0, index, position))))
-        self._step_chains[index] = found
+                                   rank=_rank(self.family, slip_id, (0, index, len(listed) + argument, place))))
+        cache[index] = found
         return found
 
     def relevant(self, index: int) -> list[Chain]:
@@ -164,6 +165,7 @@ class Problem:
             found = [chain for chain in self._given_chains if index in chain.reach]
             for start in sorted(self._upstream[index] | {index}):
                 found += [chain for chain in self.step_chains(start) if index in chain.reach]
+            found += self.step_chains(index, local=True)
             found.sort(key=lambda chain: chain.rank)
             self._relevant[index] = found
         return self._relevant[index]
@@ -172,7 +174,7 @@ class Problem:
         """Every chain of the problem, fully evaluated, in precedence order."""
         found = list(self._given_chains)
         for index in range(len(self.specs)):
-            found += self.step_chains(index)
+            found += self.step_chains(index) + self.step_chains(index, local=True)
         found.sort(key=lambda chain: chain.rank)
         for chain in found:
             chain.fill(len(self.specs) - 1, self)
@@ -216,6 +218,9 @@ class Problem:
             carried = self.arguments(index, self.given, self.right, own_earlier)
             if carried is not None:
                 tried.add(carried)  # the carried-forward value: already not a match
+        # Every step this one reads was typed: a chain that changes none of its given inputs gives, on the
+        # candidate's values, exactly the carried-forward value (already not a match).
+        all_typed = all(src in own_earlier for _, src in self._plan[index] if src)
         for place, bucket in enumerate(buckets):
             near = place % 3
             for chain in bucket:
@@ -223,7 +228,7 @@ class Problem:
                 if near == 2 and self._refuted(chain, index, own):
                     continue  # the candidate's own right answer upstream rules this chain out
                 yield chain.id, values[spec.key]
-                if not own_earlier:
+                if not own_earlier or (near == 2 and all_typed):
                     continue
                 if near == 0:
                     yield chain.id, chain.own_value(self, own_earlier)
