@@ -20,8 +20,10 @@ What it does:
    thread with its own ``http.client`` connection (gunicorn's sync workers close it after every response,
    as behind a proxy, and the client reconnects); POSTs carry the session's CSRF token;
 4. for each number of clients, runs interleaved rounds -- the floor (``/_floor/``, a static template through
-   the whole middleware stack), then each endpoint -- each for ``--seconds``, and prints per endpoint:
-   requests per second, the ratio to the floor's, p50/p95/p99 latency in ms, and the number of errors.
+   the whole middleware stack), the write floor (``/_floor/write/``: a signed-in POST with its CSRF token that
+   inserts one row and commits, what any write costs), then each endpoint -- each for ``--seconds``, and
+   prints per endpoint: requests per second, the ratio to the floor's and to the write floor's, p50/p95/p99
+   latency in ms, and the number of errors.
 
 The endpoints: three htmx fragments (a calculator recompute, a graded submission of a ladder problem, a
 review answer revealing the model answer) and four full pages (a problem, a runbook chapter, the review
