@@ -7,11 +7,12 @@ from datetime import timedelta
 from django import forms
 from django.utils import timezone
 
+from calculators.engine.catalog import default_catalog
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 
-from .services import CoachingError, parse_fixed_inputs, unknown_misconceptions
+from .services import CoachingError, check_fixed_inputs, parse_fixed_inputs, unknown_misconceptions
 
 
 def _lines(text: str) -> list[str]:
@@ -133,15 +134,35 @@ class _LabelledChoiceField(forms.ModelChoiceField):
         return self.label_of(obj)
 
 
-class AddItemForm(forms.Form):
-    """Add one bank item (a question, a critique drill, a design prompt; the coach's own included)."""
+class _SearchedItemField(_LabelledChoiceField):
+    """A bank item typed into a search box: its slug (what the picker's options fill in), or its id."""
 
-    item = _LabelledChoiceField(
-        queryset=BankItem.objects.none(), label="Bank item (yours included)", empty_label=None,
+    def to_python(self, value):
+        text = str(value or "").strip()
+        if not text:
+            return None
+        found = self.queryset.filter(slug=text).first()
+        if found is None and text.isdecimal() and len(text) < 19:
+            found = self.queryset.filter(pk=int(text)).first()
+        if found is None:
+            raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice")
+        return found
+
+
+class AddItemForm(forms.Form):
+    """Add one bank item (a question, a critique drill, a design prompt; the coach's own included).
+
+    The item is picked in a search box with the bank's titles as suggestions (a ``<datalist>``: typing any
+    word of a title or slug narrows the list, in every browser and without our JavaScript).
+    """
+
+    item = _SearchedItemField(
+        queryset=BankItem.objects.none(), label="Bank item (yours included): type to search", empty_label=None,
         label_of=lambda item: f"[{item.kind}] {item_title(item, 80)}",
         error_messages={"required": "Choose a bank item to add.",
                         "invalid_choice": "That bank item does not exist or is not visible to you."},
-        widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+        widget=forms.TextInput(attrs={"class": "form-control form-control-sm", "list": "bank-item-options",
+                                      "autocomplete": "off", "placeholder": "KV cache, preemption, critique…"}))
 
     def __init__(self, user, *args, **kwargs):
         kwargs.setdefault("auto_id", "add-%s")  # three forms on one page: ids must not clash
@@ -149,9 +170,17 @@ class AddItemForm(forms.Form):
         self.fields["item"].queryset = (BankItem.objects.visible_to(user).exclude(kind=BankItem.PROBLEM)
                                         .order_by("kind", "slug"))
 
+    def options(self) -> list[tuple[str, str]]:
+        """The picker's suggestions: (slug, "[kind] title")."""
+        field = self.fields["item"]
+        return [(item.slug, field.label_from_instance(item)) for item in field.queryset]
+
 
 class AddTemplateForm(forms.Form):
-    """Add a problem template, optionally with some inputs fixed (a JSON object checked by drawing once)."""
+    """Add a problem template, optionally with its model, GPU and context limit fixed (checked by drawing once).
+
+    Other inputs can still be fixed as a JSON object; the fields win over the same keys in it.
+    """
 
     item = _LabelledChoiceField(
         queryset=BankItem.objects.none(), label="Problem template", empty_label=None,
@@ -159,8 +188,16 @@ class AddTemplateForm(forms.Form):
         error_messages={"required": "Choose a problem template to add.",
                         "invalid_choice": "That problem template does not exist or is not visible to you."},
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+    fixed_model = forms.ChoiceField(required=False, label="Model", help_text="Blank: drawn for each candidate.",
+                                    widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+    fixed_gpu = forms.ChoiceField(required=False, label="GPU", help_text="Blank: drawn for each candidate.",
+                                  widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
+    fixed_context = forms.IntegerField(required=False, min_value=1, max_value=10_000_000,
+                                       label="Context limit (tokens)", help_text="Blank: drawn.",
+                                       widget=forms.TextInput(attrs={"class": "form-control form-control-sm",
+                                                                     "inputmode": "numeric"}))
     fixed_inputs = forms.CharField(
-        required=False, max_length=2_000, label="Fixed inputs (JSON, optional)",
+        required=False, max_length=2_000, label="Other fixed inputs (JSON, optional)",
         widget=forms.TextInput(attrs={"class": "form-control form-control-sm",
                                       "placeholder": '{"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}'}))
 
@@ -169,16 +206,22 @@ class AddTemplateForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["item"].queryset = (BankItem.objects.visible_to(user).filter(kind=BankItem.PROBLEM)
                                         .order_by("kind", "slug"))
+        catalog = default_catalog()
+        self.fields["fixed_model"].choices = [("", "Drawn each time"), *catalog.model_choices]
+        self.fields["fixed_gpu"].choices = [("", "Drawn each time"), *catalog.gpu_choices]
 
     def clean(self) -> dict:
         """Check the fixed inputs against the chosen template's family (only once a template is chosen)."""
         cleaned = super().clean()
         item = cleaned.get("item")
         if item is not None and "fixed_inputs" in cleaned:
+            chosen = {name: cleaned.get(f"fixed_{name}") for name in ("model", "gpu", "context")}
             try:
-                cleaned["fixed_inputs"] = parse_fixed_inputs(cleaned["fixed_inputs"], item.family)
+                fixed = {**parse_fixed_inputs(cleaned["fixed_inputs"], item.family),
+                         **{name: value for name, value in chosen.items() if value not in (None, "")}}
+                cleaned["fixed_inputs"] = check_fixed_inputs(fixed, item.family)
             except CoachingError as error:
-                self.add_error("fixed_inputs", str(error))
+                self.add_error("fixed_inputs" if not any(chosen.values()) else None, str(error))
         return cleaned
 
 

@@ -177,6 +177,13 @@ def parse_fixed_inputs(text: str, family: str) -> dict:
         raise CoachingError('Fixed inputs must be a JSON object such as {"model": "llama-3.1-70b"}.') from None
     if not isinstance(value, dict):
         raise CoachingError('Fixed inputs must be a JSON object such as {"model": "llama-3.1-70b"}.')
+    return check_fixed_inputs(value, family)
+
+
+def check_fixed_inputs(value: dict, family: str) -> dict:
+    """``value`` (input name → value) if a problem of ``family`` can be drawn with it; else :class:`CoachingError`."""
+    if not value:
+        return {}
     if family not in FAMILIES:
         raise CoachingError(f"'{family}' is not a calculator family.")
     try:  # draw once to prove the inputs work, then throw the draw away

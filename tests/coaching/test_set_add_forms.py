@@ -168,3 +168,30 @@ def _sync_presets():
 
     sync_presets()
     return RoundTemplate.objects.filter(owner__isnull=True).first()
+
+
+def test_the_bank_item_picker_suggests_titles_and_takes_a_slug(coach_in, world):
+    page = Page(coach_in.get(world.set.get_absolute_url()).content)
+    box = page.find("add-item")
+    assert box.tag == "input" and box.attrs["list"] == "bank-item-options"
+    options = {o.attrs["value"]: o.get_text() for o in page.find("bank-item-options").children}
+    question = BankItem.objects.visible_to(world.coach).exclude(kind=BankItem.PROBLEM).order_by("slug").first()
+    assert options[question.slug].startswith(f"[{question.kind}] ")
+    assert not any(BankItem.objects.get(slug=slug).kind == BankItem.PROBLEM for slug in options)
+    response = _post(coach_in, world, {"item": question.slug})
+    assert response.status_code == 302
+    assert SetEntry.objects.filter(question_set=world.set).order_by("-position").first().item == question
+
+
+def test_fixed_inputs_from_the_fields_not_json(coach_in, world):
+    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    response = _post(coach_in, world, {"item": ladder.pk, "fixed_model": "llama-3.1-70b",
+                                       "fixed_gpu": "h200-sxm-141gb", "fixed_context": "32768", "fixed_inputs": ""})
+    assert response.status_code == 302
+    entry = SetEntry.objects.filter(question_set=world.set).order_by("-position").first()
+    assert entry.fixed_inputs == {"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb", "context": 32768}
+    page = Page(coach_in.get(world.set.get_absolute_url()).content)
+    models = [o.attrs["value"] for o in page.find("add-template-fixed_model").children]
+    assert models[0] == "" and "llama-3.1-70b" in models  # blank: drawn each time
+    bad = _post(coach_in, world, {"item": ladder.pk, "fixed_context": "0", "fixed_inputs": ""})
+    assert bad.status_code == 400 and "Ensure this value is greater than or equal to 1." in bad.content.decode()

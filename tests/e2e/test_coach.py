@@ -51,10 +51,11 @@ def test_build_assign_and_see_it_as_the_candidate(live_server, new_context, peop
         form.locator("[type='submit']").click()
     set_pk = int(SET_URL.search(page.url).group(1))
 
-    # One bank item in the set.
-    chosen = page.locator("#add-item option").first
-    item_label = chosen.inner_text().split("] ", 1)[1].strip()
-    page.select_option("#add-item", chosen.get_attribute("value"))
+    # One bank item in the set, picked in the search box (its suggestions are the bank's titles).
+    chosen = page.locator("#bank-item-options option").first
+    item_label = chosen.get_attribute("label") or chosen.inner_text()
+    item_label = item_label.split("] ", 1)[1].strip()
+    page.fill("#add-item", chosen.get_attribute("value"))
     with page.expect_navigation(url=SET_URL):
         page.locator("form:has(#add-item) button").click()
     assert QuestionSet.objects.get(pk=set_pk, coach=coach).entries.count() == 1
