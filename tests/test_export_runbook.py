@@ -83,6 +83,26 @@ def test_writes_sixteen_chapters_and_an_index(exported):
     assert sorted(linked) == sorted(n for n in names if n != "index.html")
 
 
+def test_the_simulated_drills_are_left_out_and_the_pages_say_why(exported):
+    """The four simulated drills (offline=None on their records) get no calculator; the index names all four in
+    one sentence, and each chapter that teaches one names its own."""
+    def note(name: str) -> str:
+        found = re.search(r'<p class="rb-export-left-out[^"]*" data-left-out="([^"]*)">(.*?)</p>',
+                          (exported / name).read_text(encoding="utf-8"), re.S)
+        return found and (found[1], re.sub(r"<[^>]+>", "", found[2]))
+
+    slugs, sentence = note("index.html")
+    assert sorted(slugs.split()) == ["knee", "preemptrate", "tpotbatch", "ttftp99"]
+    assert sentence == ("Not in this offline copy: “Predict the knee”, “p99 TTFT at this rate”, “The batch where "
+                        "TPOT crosses the target”, “Where preemption begins” — their numbers come from a simulation "
+                        "of the serving fleet, which a page cannot run, so use the site or manage.py simulate.")
+    assert note("14-capacity-planning.html")[0] == "knee tpotbatch"
+    assert note("15-production.html")[0] == "ttftp99 preemptrate"
+    assert note("06-kv-cache.html") is None
+    with pytest.raises(ExportError, match="knee: its numbers come from the serving simulator"):
+        build_programs(["knee"], FormulaTable())
+
+
 @pytest.mark.parametrize("name", ["00-map.html", "04-gpu-roofline.html", "06-kv-cache.html", "11-multi-gpu.html",
                                   "14-capacity-planning.html", "index.html"])
 def test_a_file_needs_nothing_outside_itself(exported, name):

@@ -17,7 +17,9 @@ its plans are read as data (:meth:`Family.resolve`, :mod:`.observe`), and
   budget was typed).
 
 The refusals a procedure makes in plain Python, its degree loop and its page's extras are on the
-family's record too (``Family.offline``), so a new family needs nothing here. Finally
+family's record too (``Family.offline``), so a new family needs nothing here; a record whose
+``offline`` is ``None`` (the simulated drills, whose numbers come from the serving simulator) is left out
+(:func:`left_out`), and the exported pages say so. Finally
 :func:`build_programs` checks itself: on random inputs it assembles ``given`` and the steps from the
 tables exactly as the driver will and compares them with the procedure's plans; a mismatch raises
 :class:`ExportError`.
@@ -66,7 +68,11 @@ class _Builder:
     """Observes one family's procedure and turns what it saw into a checked :class:`FamilyProgram`."""
 
     def __init__(self, family: Family, table: FormulaTable):
+        if family.offline is None:
+            raise ExportError(f"{family.slug}: its numbers come from the serving simulator; the offline "
+                              f"export leaves it out, so a chapter cannot embed it.")
         self.family = family
+        self.offline = family.offline
         self.table = table
         self.observer = Observer(family)
         self.dims = dimensions(family)
@@ -129,11 +135,11 @@ class _Builder:
                     if not same(value, base[1].get(key)):
                         depends.setdefault(key, []).append((spec.name, probe, value))
         exprs: dict[str, sympy.Expr] = {}
-        for key, expr in self.family.offline.adapters.items():
+        for key, expr in self.offline.adapters.items():
             if {s.name for s in expr.free_symbols} <= set(raw):
                 exprs[key] = expr
         for key, seen in depends.items():
-            if key in exprs or key in DERIVED or key in self.family.offline.settled:
+            if key in exprs or key in DERIVED or key in self.offline.settled:
                 continue
             names = {name for name, _, _ in seen}
             if len(names) != 1:
@@ -218,7 +224,7 @@ class _Builder:
                     key_cells[combo] = {"error": seen}
             return {"deps": deps, "cells": key_cells}
 
-        offline = self.family.offline
+        offline = self.offline
         settled = offline.settled
         if any(check["kind"] == "degree_rule" for check in offline.checks):
             used |= DEGREE_GIVENS & set(base_given)
@@ -318,20 +324,16 @@ def _input_json(spec: InputSpec) -> dict:
             "messages": messages}
 
 
-def _signature(specs: list[StepSpec]) -> tuple:
-    return tuple((s.key, id(s.formula), tuple(sorted(s.from_steps.items())), s.rounding) for s in specs)
-
-
-def _input_json(spec: InputSpec) -> dict:
-    # The form's own messages (calculators.forms.input_messages): the driver checks bounds, never words them.
-    messages = input_messages(spec) if spec.kind in NUMBER_KINDS else {}
-    return {"name": spec.name, "kind": spec.kind, "default": spec.default, "min": spec.minimum,
-            "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices),
-            "messages": messages}
+def left_out() -> list[Family]:
+    """The families the export leaves out (``Family.offline`` is ``None``: the simulated drills, whose
+    numbers come from the serving simulator), in page order."""
+    return sorted((f for f in FAMILIES.values() if f.offline is None), key=lambda f: (f.order, f.slug))
 
 
 def build_programs(slugs: list[str], table: FormulaTable) -> dict[str, FamilyProgram]:
-    """The :class:`FamilyProgram` of each family in ``slugs`` (each checked; see module docstring)."""
+    """The :class:`FamilyProgram` of each family in ``slugs`` (each checked; see module docstring).
+
+    Raises :class:`ExportError` for a family the export leaves out (:func:`left_out`)."""
     return {slug: _Builder(FAMILIES[slug], table).build() for slug in slugs}
 
 

@@ -22,7 +22,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
 from runbook.content import render_chapter
-from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
+from runbook.export.calculators import FormulaTable, build_programs, formulas_script, left_out, page_data
 from runbook.models import Chapter
 
 STYLESHEETS = ("vendor/bootstrap/css/bootstrap.min.css", "css/app.css", "css/a11y.css")
@@ -140,6 +140,8 @@ def export_runbook(out_dir: Path, site_url: str | None = None) -> list[ExportedF
     css = inline_css()
     static_js = "\n".join(_static_text(path) for path in SCRIPTS)
     driver = _static_text(DRIVER)
+    # The simulated drills have no offline calculator: the index names them, and so does the chapter teaching each.
+    omitted = left_out()
     written = []
     for position, chapter in enumerate(chapters):
         rendered = render_chapter(chapter)
@@ -162,13 +164,14 @@ def export_runbook(out_dir: Path, site_url: str | None = None) -> list[ExportedF
             "driver": mark_safe(_script(driver)) if families else "",
             "formulas": mark_safe(_script(formulas_script(table))) if families else "",
             "data": page_data(programs, table) if families else None,
+            "left_out": [family for family in omitted if family.chapter == chapter.slug],
         }
         html = _render_page("runbook/export/chapter.html", context, slugs, site_url)
         path = out_dir / f"{chapter.slug}.html"
         path.write_text(html, encoding="utf-8")
         written.append(ExportedFile(path, path.stat().st_size))
-    index = _render_page("runbook/export/index.html", {"chapters": chapters, "site_url": site_url, "css": css},
-                         slugs, site_url)
+    index_context = {"chapters": chapters, "site_url": site_url, "css": css, "left_out": omitted}
+    index = _render_page("runbook/export/index.html", index_context, slugs, site_url)
     path = out_dir / "index.html"
     path.write_text(index, encoding="utf-8")
     written.append(ExportedFile(path, path.stat().st_size))

@@ -213,8 +213,17 @@ def test_every_calculator_agrees_with_the_engine_offline(exported, offline_page)
     # disagg sizes its decode pool by running the slo family's batch search per input: no chapter embeds it
     # offline (the page links to the site's calculator instead).
     online_only = {"disagg"}
-    assert families_seen == set(FAMILIES) - online_only, \
-        f"families without an offline calculator: {set(FAMILIES) - online_only - families_seen}"
+    exportable = {slug for slug, family in FAMILIES.items() if family.offline is not None}
+    assert families_seen == exportable - online_only, \
+        f"families without an offline calculator: {exportable - online_only - families_seen}"
+    # The simulated drills are left out on purpose, and the index says which and why.
+    simulated = {"knee", "preemptrate", "ttftp99", "tpotbatch"}
+    assert simulated <= set(FAMILIES) - exportable
+    page.goto((exported / "index.html").as_uri())
+    note = page.locator(".rb-export-left-out")
+    assert set(note.get_attribute("data-left-out").split()) == set(FAMILIES) - exportable
+    assert all(FAMILIES[slug].title in note.text_content() for slug in simulated)
+    assert "simulation" in note.text_content() and "manage.py simulate" in note.text_content()
     from django.conf import settings
 
     sources = (settings.BASE_DIR / "fixtures" / "runbook").glob("*.md")

@@ -42,7 +42,9 @@ class Family:
     draws fresh numbers; its step labels when empty) are its bank template's;
     each input's form label and help are on its :class:`InputSpec`; ``offline``
     holds what the offline export needs beyond the family's plans
-    (:class:`~.offline.Offline`); ``prepare(inputs, catalog)`` completes drawn
+    (:class:`~.offline.Offline`), or is ``None`` for a family the export leaves
+    out because its numbers come from the serving simulator (the simulated
+    drills: a page cannot run the simulation); ``prepare(inputs, catalog)`` completes drawn
     (or coach-fixed) inputs with what a problem must store beside them (the
     simulated drills: their sweep, :mod:`.simulated`), ``None`` when the inputs
     are all a problem needs.
@@ -63,7 +65,7 @@ class Family:
     difficulty: int = 2
     roles: tuple[str, ...] = ("architect", "engineer")
     rubric: tuple[str, ...] = ()
-    offline: Offline = field(default_factory=Offline)
+    offline: Offline | None = field(default_factory=Offline)
     prepare: Callable[[dict[str, Any], Catalog], dict] | None = None
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:

@@ -346,25 +346,26 @@ PREEMPT_RATE_RUBRIC = (
 )
 
 _MISC = (WEIGHTS_ONLY, PREFILL_IGNORED, MEAN_FOR_P99, LITTLE_WRONG_LATENCY)
+# offline=None: their numbers come from a stored discrete-event simulation, which an exported page cannot run.
 FAMILIES = (
     Family("knee", "Predict the knee",
            "From a stack, a workload and two targets, the highest swept rate whose goodput stays at 0.9 × the "
            "rate, graded against a stored simulation.", INPUTS, run_knee, generate=draw_scenario, variants=VARIANTS,
-           misconceptions=_MISC, order=90, describe=describe_knee, prepare=_prepare("tpot"),
+           misconceptions=_MISC, order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot"),
            chapter="14-capacity-planning", difficulty=3, rubric=KNEE_RUBRIC),
     Family("ttftp99", "p99 TTFT at this rate",
            "TTFT at low load, the requests in the system by Little's law, and the p99 TTFT at one rate, graded "
            "against a stored simulation.", INPUTS, run_ttft_p99, generate=draw_scenario, variants=VARIANTS,
-           order=91, describe=describe_ttft_p99, prepare=_prepare("tpot"), chapter="15-production", difficulty=3,
-           rubric=TTFT_P99_RUBRIC),
+           order=91, offline=None, describe=describe_ttft_p99, prepare=_prepare("tpot"), chapter="15-production",
+           difficulty=3, rubric=TTFT_P99_RUBRIC),
     Family("tpotbatch", "The batch where TPOT crosses the target",
            "One decode step, then the running batch at which the mean TPOT reaches the target, graded against a "
            "stored simulation.", INPUTS, run_tpot_batch, generate=draw_scenario, variants=VARIANTS, order=92,
-           describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning", difficulty=3,
-           rubric=TPOT_BATCH_RUBRIC),
+           offline=None, describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning",
+           difficulty=3, rubric=TPOT_BATCH_RUBRIC),
     Family("preemptrate", "Where preemption begins",
            "The tokens the KV cache holds, the requests it holds whole, and the lowest swept rate that preempts, "
            "graded against a stored simulation.", CACHE_INPUTS, run_preempt_rate, generate=_generate_preempt,
-           variants=VARIANTS, order=93, describe=describe_preempt_rate, prepare=_prepare("cache"),
+           variants=VARIANTS, order=93, offline=None, describe=describe_preempt_rate, prepare=_prepare("cache"),
            chapter="15-production", difficulty=3, rubric=PREEMPT_RATE_RUBRIC),
 )
