@@ -216,7 +216,7 @@ class TestDrills:
         problem = ProblemInstance.objects.create(family="formats", seed=0, generator_version=1,
                                                  inputs={"format": "fp8_e4m3"}, snapshot={"models": [], "gpus": []})
 
-        response = client.post(problem.get_absolute_url(), {"max_normal": "240"})
+        response = client.post(problem.get_absolute_url(), {"max_normal": "240", "blanks": "count"})  # others blank
 
         text = html.unescape(response.content.decode())
         assert "E4M3 read as an IEEE layout" in text
