@@ -344,6 +344,14 @@ _CHAPTER_MEMO: dict[str, dict] = {}
 CHAPTER_MEMO_SIZE = 64
 
 
+def forget_rendered_chapters() -> None:
+    """Empty this process's memo of rendered chapters (the shared cache keeps its copies).
+
+    Tests call it to make the next chapter page go to the shared cache, e.g. to see it survive Redis stopping.
+    """
+    _CHAPTER_MEMO.clear()
+
+
 def render_chapter(chapter) -> Rendered:
     """A chapter's body, glossary-linked, through this process's memo and the shared cache."""
     rows = _glossary_rows()
