@@ -44,20 +44,19 @@ def _comm_ms(g, batch: float) -> float:
     return g["allreduces"] * (per_collective * 1e3 + g["allreduce_latency_us"] / 1e3)
 
 
-def _readable_gib_per_ms(g, *, efficiency=None, bw_cards=None, gb_as_gib=False) -> float:
+def _readable_gib_per_ms(g, *, efficiency=None, bw_cards=None) -> float:
     cards = g["gpus"] if bw_cards is None else bw_cards
     efficiency = g["bandwidth_efficiency"] if efficiency is None else efficiency
     per_ms = cards * g["bandwidth_gb_s"] * 1e9 * efficiency / 1e3
-    return per_ms / 1e9 if gb_as_gib else per_ms / GIB
+    return per_ms / GIB
 
 
-def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
-                gb_as_gib=False, cache=True) -> float:
+def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, cache=True) -> float:
     """``batch_tpot_limit`` evaluated with one of the classic slips (the step of slo_step.py)."""
     target = g["tpot_target_ms"]
-    reading = _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards, gb_as_gib=gb_as_gib) * target
+    reading = _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards) * target
     cards = g["gpus"] if compute_cards is None else compute_cards
-    computing = cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"]) / 1e3 * target
+    computing = cards * g["peak_tflops"] * 1e12 * (mfu or g["mfu"]) / 1e3 * target
     weights = lambda params: params * g["weight_bits"] / 8 / GIB  # noqa: E731 - GiB of some parameters
     one = _comm_ms(g, 1) - _comm_ms(g, 0)
     return largest_batch(weights(g["always_read_params"]) / reading, weights(g["routed_expert_params"]) / reading,
@@ -65,19 +64,14 @@ def _time_limit(g, s, *, efficiency=None, mfu=None, bw_cards=None, compute_cards
                          _comm_ms(g, 0) / target, one / target, g["experts"], g["experts_per_token"])
 
 
-def _time_ms(g, s, *, bytes_gib=None, efficiency=None, mfu=None, bw_cards=None, compute_cards=None, peak=None,
-             gb_as_gib=False) -> float:
+def _time_ms(g, s, *, bytes_gib=None, efficiency=None, mfu=None, bw_cards=None, compute_cards=None) -> float:
     """``tpot_ms`` evaluated with one of the classic slips."""
     bytes_gib = s["bytes_per_step_gib"] if bytes_gib is None else bytes_gib
-    reading = bytes_gib / _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards, gb_as_gib=gb_as_gib)
+    reading = bytes_gib / _readable_gib_per_ms(g, efficiency=efficiency, bw_cards=bw_cards)
     cards = g["gpus"] if compute_cards is None else compute_cards
     computing = (s["max_batch"] * flops_per_sequence(g)
-                 / (cards * (peak or g["peak_tflops"]) * 1e12 * (mfu or g["mfu"])) * 1e3)
+                 / (cards * g["peak_tflops"] * 1e12 * (mfu or g["mfu"])) * 1e3)
     return max(reading, computing) + _comm_ms(g, s["max_batch"])
-
-
-def _sparse(g):
-    return g.get("sparse_tflops") or None
 
 
 def _per_user(g, kv_bytes_per_token: float, *, windows: bool = True) -> float:
