@@ -130,6 +130,9 @@ class Attempt(models.Model):
 
     class Meta:
         ordering = ["-submitted_at"]
+        # "Is there an earlier attempt of this problem by this candidate?" (first_graded, the drill page's
+        # practice note, the dashboard and progress) probes this index instead of scanning the problem's attempts.
+        indexes = [models.Index(fields=["user", "problem", "id"], name="attempt_user_problem_id")]
 
     def __str__(self) -> str:
         return f"{self.user} on {self.problem}: {self.score:.0%}"
