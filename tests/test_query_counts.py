@@ -105,12 +105,12 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
 
     with django_assert_max_num_queries(6):
         assert client.get(problem.get_absolute_url()).status_code == 200
-    # Exactly: the session, its user, the problem, and the attempt with its steps (two inserts whatever the
-    # step count, in a transaction: its begin and end are two more), and the first graded attempt of the
-    # problem (one query: a re-submission is practice and the page says which score counts, issue 20).
+    # Exactly: the session, its user, the problem read with the candidate's earliest attempt of it (a
+    # re-submission is practice and the page says which score counts, issue 20), and the attempt with its
+    # steps (two inserts whatever the step count, in a transaction: its begin and end are two more).
     with CaptureQueriesContext(connection) as captured:
         response = client.post(problem.get_absolute_url(), {**answers, "started": ""}, headers={"HX-Request": "true"})
-    assert len(captured.captured_queries) == 8
+    assert len(captured.captured_queries) == 7
     assert response.status_code == 200
     assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
     with django_assert_max_num_queries(12):  # 31 cards due: the queue and the forecast are one query each

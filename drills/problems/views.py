@@ -61,7 +61,10 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
 def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
     _family_or_404(family)
-    return _problem_page(request, get_object_or_404(ProblemInstance, pk=pk, family=family))
+    problems = ProblemInstance.objects.all()
+    if request.method == "POST" and request.user.is_authenticated:
+        problems = problems.with_earliest_attempt(request.user)  # the practice note's, in the same query
+    return _problem_page(request, get_object_or_404(problems, pk=pk, family=family))
 
 
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
@@ -91,13 +94,9 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         for i, spec in enumerate(solution.specs)
     ]
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
-    # The first graded attempt is the candidate's earliest of this problem (Attempt.first_graded): one index probe.
-    first = (Attempt.objects.filter(user=request.user, problem=instance).order_by("pk").only("pk", "score").first()
-             if attempt is not None else None)
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
-        "attempt": attempt, "solution": solution, "counted": first if first and first.pk != attempt.pk else None,
-        "refused": refused,
+        "attempt": attempt, "solution": solution, "counted": _counted_attempt(instance, attempt), "refused": refused,
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
@@ -105,3 +104,14 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     context.update(statement=statement(instance, solution), facts=problem_facts(instance))
     return render(request, "drills/problem.html", context)
 
+
+def _counted_attempt(instance: ProblemInstance, attempt: Attempt | None) -> Attempt | None:
+    """The attempt that counts when ``attempt`` is a re-submission (the practice note), else ``None``.
+
+    Grading shows the expected values, so the candidate's first graded attempt of a problem is what counts
+    (``Attempt.first_graded``). The view reads the earliest attempt with the problem, before this one was
+    saved (:meth:`ProblemInstanceQuerySet.with_earliest_attempt`): any it found is an earlier one.
+    """
+    if attempt is None or getattr(instance, "earliest_attempt_pk", None) is None:
+        return None
+    return Attempt(pk=instance.earliest_attempt_pk, score=instance.earliest_attempt_score)
