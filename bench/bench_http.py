@@ -5,6 +5,7 @@ Usage (from the repository root, PostgreSQL on 127.0.0.1:5432 and Redis on 6379 
     python bench/bench_http.py                      # 4 and 20 clients, 3 rounds of 3 s per endpoint
     python bench/bench_http.py --rounds 5 --seconds 5 --clients 4,20,50
     python bench/bench_http.py --profile            # no HTTP: cProfile each endpoint in-process
+    python bench/bench_http.py --only graded        # the two floors and the endpoints whose name has "graded"
 
 What it does:
 
@@ -431,7 +432,7 @@ def run_http(args, env: dict[str, str], paths: dict) -> int:
         sessions = login_all(args.port, {"candidate": "bench-candidate", "coach": "bench-coach"}, most)
         print(f"gunicorn: {args.workers} workers on 127.0.0.1:{args.port}; {most} sessions per role logged in")
         for clients in args.clients:
-            measured = endpoints(paths)
+            measured = [e for e in endpoints(paths) if e.kind in ("floor", "write floor") or args.only in e.name]
             for e in measured:  # warm every worker's caches for this endpoint; not recorded
                 run_window(e, sessions[e.role][:clients], args.warmup, record=False)
             for _ in range(args.rounds):
@@ -518,7 +519,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-db", action="store_true", help="leave the database behind for inspection")
     parser.add_argument("--profile", action="store_true", help="profile in-process instead of the HTTP run")
     parser.add_argument("--profile-repeat", type=int, default=30)
-    parser.add_argument("--only", default="", help="with --profile: only endpoints whose name contains this")
+    parser.add_argument("--only", default="",
+                        help="only the endpoints whose name contains this (the two floors are always measured)")
     args = parser.parse_args(argv)
     args.clients = [int(n) for n in args.clients.split(",") if n.strip()]
     args.tmp = tempfile.mkdtemp(prefix="bench_http_")
