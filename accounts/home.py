@@ -36,6 +36,8 @@ TOP_MISCONCEPTIONS = 3
 
 @dataclass
 class Interview:
+    """The interview date's countdown: days left and the expected recall that day, kept up or stopped (0-1)."""
+
     day: date
     days_left: int
     if_kept_up: float | None
@@ -44,6 +46,8 @@ class Interview:
 
 @dataclass
 class Mistake:
+    """A misconception the candidate made (on first graded attempts), with its page link and how often."""
+
     id: str
     title: str
     explanation: str
@@ -54,6 +58,8 @@ class Mistake:
 
 @dataclass
 class Home:
+    """Everything the signed-in home page shows: today's reviews, the week's forecast, assignments, the path."""
+
     today: date
     due_today: int
     forecast: list[tuple[date, int]]

@@ -27,6 +27,7 @@ PREFIX = f"/api/{payloads.API_VERSION}"
 
 
 def ref(name: str) -> dict[str, str]:
+    """A JSON-schema reference to the component schema ``name``."""
     return {"$ref": f"#/components/schemas/{name}"}
 
 
@@ -35,6 +36,7 @@ def _json(schema: str) -> dict[str, Any]:
 
 
 def error_responses(*codes: int) -> dict[str, Any]:
+    """The OpenAPI responses for the error ``codes`` (400, 404, 405), each the ``Error`` shape."""
     words = {400: "A bad parameter: one sentence, and the input at fault (or null).",
              404: "Unknown family, id or path.",
              405: "A method this endpoint does not take."}
@@ -67,6 +69,7 @@ CONFIG_DESCRIPTION = ("A model's Hugging Face config.json, instead of model (ext
 
 
 def query_parameters(family: Family, catalog: Catalog) -> list[dict[str, Any]]:
+    """The GET query parameters of ``family``'s calculator: its inputs, plus ``config`` where it takes a model."""
     params = [{"name": spec.name, "in": "query", "required": False,
                "description": spec.help, "schema": input_schema(spec, catalog)} for spec in family.inputs]
     if any(spec.kind == "model" for spec in family.inputs):
@@ -77,6 +80,7 @@ def query_parameters(family: Family, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def body_schema(family: Family, catalog: Catalog) -> dict[str, Any]:
+    """The JSON body a POST to ``family``'s calculator takes: ``inputs``, plus a pasted ``config`` where it takes a model."""
     properties = {spec.name: input_schema(spec, catalog) for spec in family.inputs}
     body: dict[str, Any] = {
         "type": "object",
@@ -120,6 +124,7 @@ def result_schema(family: Family) -> dict[str, Any]:
 
 
 def component_schemas(catalog: Catalog) -> dict[str, Any]:
+    """The schema's shared components: the error, the catalog's model and GPU objects and each family's result."""
     number_or_null = {"type": ["number", "null"]}
     per_precision = {"type": "object", "additionalProperties": number_or_null}
     schemas: dict[str, Any] = {
@@ -308,6 +313,7 @@ def _get(operation_id: str, summary: str, schema: str, *errors: int, parameters=
 
 
 def calc_path(family: Family, catalog: Catalog) -> dict[str, Any]:
+    """The OpenAPI path item of ``/api/v1/calc/<family>/``: GET with query parameters, POST with a body."""
     responses = {"200": {"description": f"The steps of {family.title.lower()}.",
                          "content": _json(f"CalcResult_{family.slug}")},
                  **error_responses(400)}

@@ -171,6 +171,7 @@ def families(request: HttpRequest) -> JsonResponse:
 
 
 def unknown_family(slug: str) -> JsonResponse:
+    """The 404 for a calculator family ``slug`` that does not exist, naming the ones that do."""
     return error(f"Unknown calculator family '{slug}'; known families: {', '.join(FAMILIES)}.", status=404)
 
 

@@ -53,4 +53,5 @@ def candidates_of(coach):
 
 
 def can_see_candidate(coach, candidate_id: int) -> bool:
+    """Whether ``candidate_id`` is in one of ``coach``'s cohorts (staff: a member of any cohort)."""
     return candidates_of(coach).filter(pk=candidate_id).exists()

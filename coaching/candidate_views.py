@@ -34,6 +34,7 @@ def _my_assignment(request: HttpRequest, pk: int) -> Assignment:
 @login_required
 @require_safe
 def my_assignment(request: HttpRequest, pk: int) -> HttpResponse:
+    """A candidate's view of one of their assignments: its instructions and their progress on each entry."""
     assignment = _my_assignment(request, pk)
     progress = services.progress_for([(assignment, request.user)])[(assignment.pk, request.user.pk)]
     return render(request, "coaching/my_assignment.html", {
@@ -44,6 +45,7 @@ def my_assignment(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def start_entry(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    """Start (or resume) one entry of an assignment: its problem, round or question (POST)."""
     assignment = _my_assignment(request, pk)
     entry = get_object_or_404(SetEntry, pk=entry_pk, question_set_id=assignment.question_set_id)
     try:
@@ -56,6 +58,7 @@ def start_entry(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def start_timed(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start (or resume) an assignment with a time limit as one timed round (POST)."""
     assignment = _my_assignment(request, pk)
     try:
         return redirect(services.start_timed(assignment, request.user))

@@ -97,6 +97,8 @@ class CheckedLengthField(forms.CharField):
 
 
 class SetForm(forms.Form):
+    """A question set's title and instructions (Markdown); over-long text is reported and kept."""
+
     title = CheckedLengthField(max_length=160, widget=forms.TextInput(attrs={"class": "form-control"}))
     instructions = CheckedLengthField(required=False, max_length=5_000,
                                       widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}))

@@ -27,6 +27,7 @@ from django.urls import reverse
 
 
 def new_token() -> str:
+    """A fresh invitation token: 24 random bytes, URL-safe (32 characters)."""
     return secrets.token_urlsafe(24)
 
 
@@ -159,6 +160,8 @@ def fixed_input_phrase(name: str, value) -> str:
 
 
 class AssignmentQuerySet(models.QuerySet):
+    """Assignments, and the ones a candidate has (directly or through a cohort)."""
+
     def for_candidate(self, user) -> "AssignmentQuerySet":
         """Assignments given to ``user`` directly or to a cohort they are in now."""
         if not user.is_authenticated:

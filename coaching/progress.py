@@ -20,6 +20,8 @@ STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "
 
 @dataclass
 class EntryResult:
+    """One set entry's state for one candidate: done or started, score (0-1), seconds taken, the attempt."""
+
     entry: SetEntry
     done: bool = False
     started: bool = False
@@ -35,6 +37,8 @@ class EntryResult:
 
 @dataclass
 class CandidateProgress:
+    """One candidate's progress on one assignment: a result per entry, the status, lateness, the timed round."""
+
     assignment: Assignment
     candidate: object
     results: list[EntryResult] = field(default_factory=list)

@@ -86,6 +86,7 @@ def invite(cohort: Cohort, days: int | None = 30, now: datetime | None = None) -
 
 
 def live_invitation(token: str, now: datetime | None = None) -> Invitation | None:
+    """The invitation with ``token`` if it is neither revoked nor expired at ``now``, else ``None``."""
     found = Invitation.objects.select_related("cohort", "cohort__coach").filter(token=token, revoked=False).first()
     if found is None or (found.expires_at and found.expires_at <= _now(now)):
         return None
@@ -108,6 +109,7 @@ def accept_invitation(invitation: Invitation, user, now: datetime | None = None)
 
 
 def leave_cohort(cohort: Cohort, candidate_id: int) -> bool:
+    """Remove ``candidate_id`` from ``cohort``; whether they were a member."""
     return bool(Membership.objects.filter(cohort=cohort, candidate_id=candidate_id).delete()[0])
 
 
@@ -131,6 +133,7 @@ def _unique_slug(coach, text: str) -> str:
 
 
 def unknown_misconceptions(ids: list[str]) -> list[str]:
+    """The ids in ``ids`` that name no misconception of the engine's registry."""
     return [ident for ident in ids if ident not in MISCONCEPTIONS]
 
 
@@ -197,6 +200,7 @@ def check_fixed_inputs(value: dict, family: str) -> dict:
 
 def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_inputs: dict | None = None,
               round_template: RoundTemplate | None = None) -> SetEntry:
+    """Append an entry (a bank item, a problem with fixed inputs, or a round template) to ``question_set``."""
     last = question_set.entries.aggregate(m=Max("position"))["m"] or 0
     entry = SetEntry.objects.create(question_set=question_set, position=last + 1, item=item,
                                     fixed_inputs=fixed_inputs or {}, round_template=round_template)
@@ -205,6 +209,7 @@ def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_
 
 
 def remove_entry(entry: SetEntry) -> None:
+    """Delete ``entry`` and renumber the set's remaining entries from 1."""
     question_set = entry.question_set
     entry.delete()
     for position, row in enumerate(question_set.entries.order_by("position", "pk"), start=1):
@@ -214,6 +219,7 @@ def remove_entry(entry: SetEntry) -> None:
 
 @transaction.atomic
 def move_entry(entry: SetEntry, delta: int) -> None:
+    """Move ``entry`` ``delta`` places (-1 up, +1 down, clamped to the set) and renumber the set."""
     rows = list(entry.question_set.entries.order_by("position", "pk"))
     index = next(i for i, row in enumerate(rows) if row.pk == entry.pk)
     target = max(0, min(len(rows) - 1, index + delta))

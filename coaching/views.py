@@ -85,6 +85,7 @@ def cohort_page(request: HttpRequest, pk: int) -> HttpResponse:
 @coach_required
 @require_POST
 def cohort_new(request: HttpRequest) -> HttpResponse:
+    """Create a cohort with an invitation link (POST); a bad name is a message on the dashboard."""
     try:
         cohort = services.create_cohort(request.user, request.POST.get("name", ""), with_invitation=True)
     except CoachingError as error:
@@ -107,6 +108,7 @@ def cohort_invite(request: HttpRequest, pk: int) -> HttpResponse:
 @coach_required
 @require_POST
 def cohort_remove(request: HttpRequest, pk: int, user_pk: int) -> HttpResponse:
+    """Remove a candidate from one of the coach's cohorts (POST); 404 when they are not in it."""
     cohort = get_object_or_404(cohorts_of(request.user), pk=pk)
     if not services.leave_cohort(cohort, user_pk):
         raise Http404("Not a member of this cohort.")
@@ -201,12 +203,14 @@ def _question_form_page(request: HttpRequest, item: BankItem | None) -> HttpResp
 @coach_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def question_new(request: HttpRequest) -> HttpResponse:
+    """The form for a new authored question."""
     return _question_form_page(request, None)
 
 
 @coach_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def question_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The form for one of the coach's questions (any question for staff)."""
     found = BankItem.objects.all() if request.user.is_staff else BankItem.objects.filter(author=request.user)
     return _question_form_page(request, get_object_or_404(found, pk=pk))
 
@@ -224,6 +228,7 @@ def question_preview(request: HttpRequest) -> HttpResponse:
 @coach_required
 @require_POST
 def question_copy(request: HttpRequest) -> HttpResponse:
+    """Copy a visible bank item as the coach's own unpublished question and open it for editing (POST)."""
     item = get_object_or_404(BankItem.objects.visible_to(request.user), slug=request.POST.get("item", ""))
     copy = services.copy_item(request.user, item)
     messages.success(request, f"Copied {item.slug}; edit your copy below.")
@@ -241,6 +246,7 @@ def _own_set(request: HttpRequest, pk: int) -> QuestionSet:
 @coach_required
 @require_safe
 def sets(request: HttpRequest) -> HttpResponse:
+    """The coach's question sets, with the form for a new one."""
     return render(request, "coaching/sets.html", {"sets": QuestionSet.objects.filter(coach=request.user)
                   .prefetch_related("entries", "assignments"), "form": SetForm()})
 
@@ -248,6 +254,7 @@ def sets(request: HttpRequest) -> HttpResponse:
 @coach_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def set_new(request: HttpRequest) -> HttpResponse:
+    """Create a question set (POST); a form error re-shows the sets page with what was typed."""
     form = SetForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         created = QuestionSet.objects.create(coach=request.user, **form.cleaned_data)
@@ -312,6 +319,7 @@ def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:
 @coach_required
 @require_POST
 def entry_remove(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    """Remove an entry from one of the coach's sets (POST)."""
     entry = _own_entry(request, pk, entry_pk)
     services.remove_entry(entry)
     return redirect(entry.question_set)
@@ -320,6 +328,7 @@ def entry_remove(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
 @coach_required
 @require_POST
 def entry_move(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
+    """Move an entry of one of the coach's sets up or down (POST ``direction``)."""
     entry = _own_entry(request, pk, entry_pk)
     services.move_entry(entry, -1 if request.POST.get("direction") == "up" else 1)
     return redirect(entry.question_set)

@@ -8,6 +8,8 @@ from django.utils import timezone
 
 
 class OutboxMessageQuerySet(models.QuerySet):
+    """Outbox rows by delivery state: pending, and due for another try."""
+
     def pending(self):
         """Messages not yet published."""
         return self.filter(sent_at__isnull=True)
