@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping
+from functools import lru_cache
+from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
 from django import forms
@@ -136,6 +137,73 @@ def field_for(spec: InputSpec) -> forms.Field:
                        validators=_bound_validators(spec), error_messages=messages, widget=widget)
 
 
+def _config_field() -> forms.CharField:
+    """The optional pasted ``config.json`` of a family that takes a model."""
+    return forms.CharField(
+        label=CONFIG_LABEL, required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
+        widget=forms.Textarea(attrs={"class": "form-control font-monospace calc-config-text", "rows": 8,
+                                     "spellcheck": "false", "placeholder": CONFIG_PLACEHOLDER}))
+
+
+# The fields of a family, built once per process (building them, the catalog's choices normalised by Django
+# for every select, was a third of a recompute's form work), keyed by the family's inputs: a family registered
+# for a test only has inputs of its own. Each form works on copies (_field_copy).
+@lru_cache(maxsize=64)
+def _prototype_fields(specs: tuple[InputSpec, ...]) -> dict[str, forms.Field]:
+    fields: dict[str, forms.Field] = {}
+    for spec in specs:
+        fields[spec.name] = field_for(spec)
+        if spec.kind == "model":
+            fields["config"] = _config_field()
+    for name, field in fields.items():
+        field.widget.attrs["aria-describedby"] = f"error-{name} help-{name}"
+    return fields
+
+
+def _shallow_copy(thing: Any) -> Any:
+    """``copy.copy`` of a plain object (a field or a widget), without its trip through ``__reduce_ex__``."""
+    copied = object.__new__(type(thing))
+    copied.__dict__.update(thing.__dict__)
+    return copied
+
+
+def _field_copy(field: forms.Field) -> forms.Field:
+    """A copy of a prototype field that one form may change as its own (its widget's attributes, its messages
+    and validators), as Django's deep copy of a declared field is, except that the choice lists are shared:
+    nothing changes them in place (assigning ``choices`` replaces the list)."""
+    copied = _shallow_copy(field)
+    copied.widget = _shallow_copy(field.widget)
+    copied.widget.attrs = dict(field.widget.attrs)
+    copied.error_messages = dict(field.error_messages)
+    copied.validators = list(field.validators)
+    return copied
+
+
+# Results per process by their inputs: the engine is pure (docs/architecture.md §3), so a recompute of a stack
+# already shown (the reference stack, a shared link, an input changed back) skips it. Bounded; a pasted
+# config.json (up to 100 kB) is never a key. Callers only read a result (build_report copies its notes).
+RESULT_MEMO_SIZE = 256
+
+
+@lru_cache(maxsize=RESULT_MEMO_SIZE)
+def _memoised_run(procedure: Callable[..., Result], inputs: tuple[tuple[str, type, Any], ...]) -> Result:
+    return procedure({name: value for name, _, value in inputs}, None)
+
+
+def run_family(family: Family, raw: Mapping[str, Any]) -> Result:
+    """``family.run(raw)`` on the default catalog, memoised per process by the procedure and the inputs
+    (each value's type is part of the key: 4096 and 4096.0 show differently).
+
+    ``raw`` holds cleaned inputs (strings and numbers); with a pasted ``config`` the family is run directly.
+    The result is shared with later callers of the same inputs: read it, never change it. Raises what the
+    family raises (:class:`~calculators.engine.errors.EngineError` and the like); errors are not memoised.
+    """
+    if "config" in raw:
+        return family.run(dict(raw))
+    key = tuple((name, type(value), value) for name, value in sorted(raw.items()))
+    return _memoised_run(family.procedure, key)
+
+
 def _is_fraction(spec: InputSpec) -> bool:
     """A plain number between 0 and 1 (utilisation, hit rate, MFU): one a candidate may type as 90%."""
     return spec.kind == "float" and not spec.unit and spec.maximum is not None and spec.maximum <= 1
@@ -209,16 +277,8 @@ class CalculatorForm(forms.Form):
         super().__init__(merged, **kwargs)
         self.previous = parse_previous(data.get("previous"))
         self.result: Result | None = None
-        for spec in family.inputs:
-            self.fields[spec.name] = field_for(spec)
-            if spec.kind == "model":
-                self.fields["config"] = forms.CharField(
-                    label=CONFIG_LABEL, required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
-                    widget=forms.Textarea(attrs={"class": "form-control font-monospace calc-config-text",
-                                                 "rows": 8, "spellcheck": "false",
-                                                 "placeholder": CONFIG_PLACEHOLDER}))
-        for name, field in self.fields.items():
-            field.widget.attrs["aria-describedby"] = f"error-{name} help-{name}"
+        for name, field in _prototype_fields(tuple(family.inputs)).items():
+            self.fields[name] = _field_copy(field)
         if "model" in self.fields and str(merged.get("config") or "").strip():
             # The pasted config replaces the catalog model: the dropdown says so instead of showing a model
             # that is not the one computed (static/js/calculator.js keeps this in step while typing).
@@ -250,7 +310,7 @@ class CalculatorForm(forms.Form):
         if config.strip():
             raw["config"] = config
         try:
-            self.result = self.family.run(raw)
+            self.result = run_family(self.family, raw)
         except ConfigError as exc:
             self._attach(str(exc), "config")
         except EngineError as exc:

@@ -494,3 +494,36 @@ class TestOtherFamilies:
         assert client.put(LADDER).status_code == 405
         assert client.delete(LADDER).status_code == 405
         assert client.post(LADDER).status_code == 200
+
+
+class TestPerProcessWork:
+    """What a recompute does not redo: the engine run of inputs already seen, the fields of the family."""
+
+    def test_the_same_inputs_reuse_one_engine_result_equal_to_a_fresh_run(self):
+        from calculators.engine.procedures import FAMILIES
+        from calculators.forms import run_family
+
+        ladder = FAMILIES["ladder"]
+        first = run_family(ladder, {"context": 4096, "gpu": "a100-sxm4-80gb"})
+        assert run_family(ladder, {"gpu": "a100-sxm4-80gb", "context": 4096}) is first
+        assert first.to_json() == ladder.run({"context": 4096, "gpu": "a100-sxm4-80gb"}).to_json()
+        assert run_family(ladder, {"context": 2048}) is not first
+
+    def test_a_pasted_config_is_run_each_time(self):
+        from calculators.engine.procedures import FAMILIES
+        from calculators.forms import run_family
+
+        raw = {"config": catalog_config("llama-2-7b")}
+        assert run_family(FAMILIES["ladder"], raw) is not run_family(FAMILIES["ladder"], raw)
+
+    def test_each_form_changes_only_its_own_fields(self):
+        from calculators.engine.procedures import FAMILIES
+        from calculators.forms import CalculatorForm
+
+        pasted = CalculatorForm(FAMILIES["ladder"], {"config": '{"num_hidden_layers": 32}'})
+        plain = CalculatorForm(FAMILIES["ladder"], {})
+        assert pasted.fields["model"].widget.attrs["disabled"] is True
+        assert "disabled" not in plain.fields["model"].widget.attrs
+        plain.fields["gpu"].widget.attrs["aria-describedby"] = "embed-help-gpu"
+        assert CalculatorForm(FAMILIES["ladder"], {}).fields["gpu"].widget.attrs["aria-describedby"] == \
+            "error-gpu help-gpu"
