@@ -48,6 +48,7 @@ class Table:
     headers: list[str]
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
+    _html: str | None = field(default=None, repr=False, compare=False)  # body_html's, once built
 
     def body_html(self) -> SafeString:
         """The rows as ``<tr>`` elements, every text and URL escaped.
@@ -56,13 +57,24 @@ class Table:
         cohort has over a thousand cells, and Django's template engine spent most of
         the page's time resolving each cell's three variables (issue 11's profile).
         """
-        html = "".join("<tr>" + "".join(_cell_html(cell) for cell in row) + "</tr>" for row in self.rows)
-        return mark_safe(html)
+        if self._html is None:
+            self._html = "".join("<tr>" + "".join(_cell_html(cell) for cell in row) + "</tr>" for row in self.rows)
+        return mark_safe(self._html)
+
+    def __reduce__(self):
+        # Pickled (the dashboard's cache) as plain tuples with the rows' HTML already built: unpickling a
+        # thousand Cell objects cost the cached dashboard more than building the whole page around them.
+        return _thawed_table, (self.name, self.title, self.headers, self.note, str(self.body_html()),
+                               [[(c.text, c.url, c.css, c.csv_text) for c in row] for row in self.rows])
 
     def csv(self) -> str:
         """The table as CSV text through the project's one writer (formula-looking text neutralised)."""
         return write_csv(self.headers, ([cell.text if cell.csv_text is None else cell.csv_text for cell in row]
                                         for row in self.rows))
+
+
+def _thawed_table(name, title, headers, note, html, rows) -> Table:
+    return Table(name, title, headers, [[Cell(*cell) for cell in row] for row in rows], note, html)
 
 
 def when(moment: datetime, url: str = "") -> Cell:

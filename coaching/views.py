@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from drills.bank.services import item_title
 from drills.models import Attempt, BankItem, ReviewLog
 
-from . import dashboard, services
+from . import dashboard, dashboard_cache, services
 from .access import can_see_candidate, candidates_of, coach_required, cohorts_of
 from .forms import AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, QuestionForm, SetForm, add_form_for
 from .models import Assignment, QuestionSet, SetEntry
@@ -55,7 +55,7 @@ def dashboard_poll_s() -> int:
 @require_safe
 def dashboard_page(request: HttpRequest) -> HttpResponse:
     """Every cohort's completion, the candidates' summary, and who is falling behind."""
-    view = dashboard.overview(request.user)
+    view = dashboard_cache.cached_overview(request.user)
     return _tables_response(request, view.tables, "coaching/dashboard.html", {
         "view": view, "sets": QuestionSet.objects.filter(coach=request.user)[:10], "poll_s": dashboard_poll_s()})
 
@@ -65,7 +65,7 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
 @never_cache
 def dashboard_tables(request: HttpRequest) -> HttpResponse:
     """The dashboard's tables alone, polled by the open dashboard (htmx) so progress shows without a reload."""
-    view = dashboard.overview(request.user)
+    view = dashboard_cache.cached_overview(request.user)
     return render(request, "coaching/dashboard.html#tables", {"view": view, "tables": view.tables,
                                                               "poll_s": dashboard_poll_s()})
 
