@@ -109,8 +109,9 @@ def _interview(user, review_settings: ReviewSettings, today: date, now: datetime
 
 def _next_chapter(user, path: ReadingPath) -> tuple[Chapter | None, bool]:
     """The path's first chapter with no question in the deck; ``(None, True)`` when every one has some."""
-    documents = {doc.number: doc.chapter for doc in Document.objects.filter(
-        number__in=path.document_numbers, chapter__isnull=False).select_related("chapter").defer(*chapter_text("chapter"))}
+    documents = {doc.number: doc.chapter for doc in Document.objects
+                 .filter(number__in=path.document_numbers, chapter__isnull=False)
+                 .select_related("chapter").defer(*chapter_text("chapter"))}
     in_deck = set(Card.objects.of(user).exclude(item__chapter=None).values_list("item__chapter", flat=True))
     chapters = [documents[n] for n in path.document_numbers if n in documents]
     for chapter in chapters:

@@ -80,7 +80,7 @@ def query_parameters(family: Family, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def body_schema(family: Family, catalog: Catalog) -> dict[str, Any]:
-    """The JSON body a POST to ``family``'s calculator takes: ``inputs``, plus a pasted ``config`` where it takes a model."""
+    """The JSON body a POST to ``family``'s calculator takes: ``inputs``, and a pasted ``config`` for a model."""
     properties = {spec.name: input_schema(spec, catalog) for spec in family.inputs}
     body: dict[str, Any] = {
         "type": "object",

@@ -80,7 +80,8 @@ def simulate_path(catalog: Catalog, input_schema, error_responses, json_content)
     responses = {"200": {"description": "The simulation: manage.py simulate --json's JSON.",
                          "content": json_content("SimulateResult")},
                  **error_responses(400)}
-    description = ("Simulate the serving of a workload (docs/architecture.md §13): manage.py simulate --json over HTTP. "
+    description = ("Simulate the serving of a workload (docs/architecture.md §13): "
+                   "manage.py simulate --json over HTTP. "
                    "Results are cached by the inputs' hash; a call may simulate a bounded number of engine steps.")
     return {
         "get": {"operationId": "simulate", "summary": "Serving simulator", "description": description,

@@ -123,7 +123,8 @@ def main() -> int:
             walls[name].append(seconds)
             summaries[name] = result["summary"]
     ok = True
-    print(f"{'workload':10} {'requests':>8} {'steps':>8} {'median wall s':>13} {'sim s / wall s':>14}  target {TARGET:g}×")
+    print(f"{'workload':10} {'requests':>8} {'steps':>8} {'median wall s':>13} {'sim s / wall s':>14}  "
+          f"target {TARGET:g}×")
     for name, seconds in walls.items():
         median = statistics.median(seconds)
         ratio = DURATION_S / median

@@ -1,4 +1,4 @@
-"""The candidate's side of coaching: their assignments, starting an entry or a timed assignment, accepting an invitation."""
+"""The candidate's side of coaching: assignments, starting an entry or a timed one, accepting an invitation."""
 
 from __future__ import annotations
 

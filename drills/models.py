@@ -16,5 +16,6 @@ from drills.rounds.models import Round, RoundItem, RoundTemplate
 
 __all__ = [
     "Attempt", "BankItem", "BankItemQuerySet", "Card", "CritiqueAttempt", "CritiqueMark", "LabRun",
-    "ProblemInstance", "ReviewLog", "ReviewLogErasure", "ReviewSettings", "Round", "RoundItem", "RoundTemplate", "StepAnswer",
+    "ProblemInstance", "ReviewLog", "ReviewLogErasure", "ReviewSettings", "Round", "RoundItem", "RoundTemplate",
+    "StepAnswer",
 ]

@@ -75,7 +75,8 @@ def send_due_digest(self, user_id: int, day: str | None = None, now: str | None 
 def close_due_rounds(self, now: str | None = None) -> list[int]:
     """Enqueue the closing of every active round past its deadline; returns their ids."""
     moment = _moment(now) or timezone.now()
-    due = list(Round.objects.active().filter(deadline__lte=moment - rounds.LATE_GRACE).order_by("pk").values_list("pk", flat=True))
+    due = list(Round.objects.active().filter(deadline__lte=moment - rounds.LATE_GRACE)
+               .order_by("pk").values_list("pk", flat=True))
     queue = _queue_of(self.request)
     for round_id in due:
         enqueue(close_round, [round_id, now], queue=queue)

@@ -45,10 +45,12 @@ def test_the_export_holds_everything_the_candidate_did_and_nothing_of_others(wor
             "critiques.csv", "lab_runs.csv", "assignments.csv", "memberships.csv"} <= names
     tables = json.loads(archive.read("data.json"))["tables"]
     assert tables["account"][0]["username"] == "alice"
-    assert {row["id"] for row in tables["attempts"]} == set(Attempt.objects.filter(user=candidate).values_list("pk", flat=True))
+    assert {row["id"] for row in tables["attempts"]} == set(
+        Attempt.objects.filter(user=candidate).values_list("pk", flat=True))
     assert len(tables["attempt_steps"]) == StepAnswer.objects.filter(attempt__user=candidate).count()
     assert len(tables["reviews"]) == ReviewLog.objects.filter(user=candidate).count()
-    assert {row["id"] for row in tables["rounds"]} == set(Round.objects.filter(user=candidate).values_list("pk", flat=True))
+    assert {row["id"] for row in tables["rounds"]} == set(
+        Round.objects.filter(user=candidate).values_list("pk", flat=True))
     assert len(tables["rounds"]) == 2  # phone and critique; bob's capacity round is his
     assert len(tables["critiques"]) == CritiqueAttempt.objects.filter(user=candidate).count() == 1
     assert len(tables["assignments"]) == 1 and len(tables["memberships"]) == 1

@@ -311,7 +311,8 @@ def test_config_for_a_family_without_a_model_is_an_unknown_input():
     ("roofline", {"gpu": "tpu-v5"}, "gpu", "Unknown GPU 'tpu-v5'"),
     ("spec", {"alpha": "1"}, "alpha", "alpha must be at most 0.99"),
     ("fleet", {"rate": "-3"}, "rate", "rate must be above 0"),
-    ("ladder", {"utilization": "9o%"}, "utilization", "utilization: Could not read '9o%': 'o%' is not a unit I know; this input expects a plain number"),
+    ("ladder", {"utilization": "9o%"}, "utilization",
+     "utilization: Could not read '9o%': 'o%' is not a unit I know; this input expects a plain number"),
     ("ladder", {"utilization": "90 GiB"}, "utilization", "'90 GiB' is a memory size; this input asks for a plain"),
     ("ladder", {"reserve_gib": "-1e3"}, "reserve_gib", "reserve_gib must be at least 0, not '-1e3'."),
 ])

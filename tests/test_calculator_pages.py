@@ -186,7 +186,8 @@ class TestLadderPage:
         assert alert, "a not-fitting stack shows a danger alert"
         assert "Does not fit" in alert.group(1)
         assert "62.73 GiB short" in alert.group(1)
-        assert "smallest tensor-parallel degree that serves at least one user at the context limit is 2" in alert.group(1)
+        assert ("smallest tensor-parallel degree that serves at least one user at the context limit is 2"
+                in alert.group(1))
         assert headline(page, "users_worst_case") == "0"
 
     def test_it_takes_defaults_for_inputs_missing_from_the_query(self, client):

@@ -1,4 +1,4 @@
-"""Concurrency on PostgreSQL and on the embedded SQLite default: many submissions at once lose nothing and double nothing.
+"""Concurrency on PostgreSQL and the embedded SQLite default: many submissions at once lose nothing and double nothing.
 
 Each scenario starts real threads, each with its own database connection
 (closed when the thread ends), and releases them together with a

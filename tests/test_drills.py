@@ -137,7 +137,8 @@ class TestIndex:
 
     def test_a_candidate_sees_their_recent_attempts(self, candidate_client):
         problem = make_problem()
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "users_paged": "191", "blanks": "count"})
+        candidate_client.post(problem.get_absolute_url(),
+                              {"users_worst_case": "53", "users_paged": "191", "blanks": "count"})
 
         text = page_text(candidate_client.get("/drills/"))
 
@@ -477,7 +478,8 @@ class TestGradingAsACandidate:
         problem = make_problem()
         started = sign_start(timezone.now() - timedelta(seconds=90))
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started, "blanks": "count"})
+        candidate_client.post(problem.get_absolute_url(),
+                              {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert 90 <= Attempt.objects.get().time_taken_s < 120
 
@@ -489,7 +491,8 @@ class TestGradingAsACandidate:
     def test_a_forged_start_is_ignored(self, candidate_client, forged):
         problem = make_problem()
 
-        response = candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": forged, "blanks": "count"})
+        response = candidate_client.post(problem.get_absolute_url(),
+                                         {"users_worst_case": "53", "started": forged, "blanks": "count"})
 
         assert response.status_code == 200
         attempt = Attempt.objects.get()
@@ -501,7 +504,8 @@ class TestGradingAsACandidate:
         problem = make_problem()
         started = sign_start(timezone.now() + timedelta(hours=1))
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "started": started, "blanks": "count"})
+        candidate_client.post(problem.get_absolute_url(),
+                              {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert Attempt.objects.get().time_taken_s is None
 
@@ -615,7 +619,8 @@ class TestHostileAnswers:
         # Regression: the carried-forward user count used to divide by the typed 0 (a 500).
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"per_user_gib": "0", "users_worst_case": "5", "blanks": "count"})
+        response = client.post(problem.get_absolute_url(),
+                               {"per_user_gib": "0", "users_worst_case": "5", "blanks": "count"})
 
         assert response.status_code == 200
         assert verdict_classes(response)["per_user_gib"] == "impossible"

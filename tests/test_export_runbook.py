@@ -227,7 +227,8 @@ def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
     script.write_text(
         "global.window = {}; global.document = {readyState: 'complete', getElementById: () => null};\n"
         + driver + "\nconst cases = " + json.dumps(cases) + ";\nconst units = " + json.dumps(spec_units) + ";\n"
-        + "process.stdout.write(JSON.stringify(cases.map(([v, u]) => window.OfflineFormat.formatNumber(v, u, units))));\n")
+        + "process.stdout.write(JSON.stringify(cases.map(([v, u]) => "
+          "window.OfflineFormat.formatNumber(v, u, units))));\n")
     shown = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
     mismatches = [(case, js, py) for case, js, py in zip(cases, shown, expected) if js != py]
     assert not mismatches, mismatches[:10]

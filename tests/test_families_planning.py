@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
-    "slo": ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
-            "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"],
+    "slo": ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
+            "batch_tpot_limit", "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"],
     "fleet": ["concurrency", "replicas", "gpus", "nodes"],
     "cost": ["usd_per_hour", "tokens_per_hour", "usd_per_million_tokens"],
 }

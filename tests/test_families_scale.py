@@ -33,8 +33,8 @@ GIB = 2**30
 STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
               "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
-    "tp": ["weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib", "room_per_gpu_gib",
-           "min_gpus", "tp_degree", "nodes"],
+    "tp": ["weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib",
+           "room_per_gpu_gib", "min_gpus", "tp_degree", "nodes"],
     "moe": ["total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
             "saving_ratio", "tokens_per_expert", "all_to_all_bytes", "expert_flop_per_byte", "ridge_flop_per_byte",
             "ep_efficient"],

@@ -253,7 +253,8 @@ def test_the_driver_refuses_with_the_engines_sentence(tmp_path):
         + (settings.BASE_DIR / "static" / "js" / "offline-calculator.js").read_text() + "\n" + formulas_script(table)
         + "\nconst data = " + json.dumps(page_data(programs, table)) + ";\nconst cases = " + json.dumps(raws)
         + ";\nprocess.stdout.write(JSON.stringify(cases.map(([slug, raw]) => { try { "
-          "window.OfflineCompute(data.programs[slug], raw, data); return null; } catch (e) { return e.message; } })));\n")
+          "window.OfflineCompute(data.programs[slug], raw, data); return null; } "
+          "catch (e) { return e.message; } })));\n")
     shown = json.loads(subprocess.run(["node", str(script)], capture_output=True, text=True, check=True).stdout)
     assert shown == expected
     assert expected[0].startswith("gpus = 3: a tensor-parallel degree of 3") and expected[-1] is None

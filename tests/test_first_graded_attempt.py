@@ -61,8 +61,10 @@ def test_coach_tables_count_the_first_attempt(candidate, coach, resubmitted):
 
 def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candidate):
     problem = create_problem("ladder", seed=7, user=candidate)
-    first = candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "200704", "blanks": "count"}).content.decode()
+    first = candidate_client.post(problem.get_absolute_url(),
+                                  {"kv_bytes_per_token": "200704", "blanks": "count"}).content.decode()
     assert 'id="practice-note"' not in first
-    again = candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "28672", "blanks": "count"}).content.decode()
+    again = candidate_client.post(problem.get_absolute_url(),
+                                  {"kv_bytes_per_token": "28672", "blanks": "count"}).content.decode()
     note = again.split('id="practice-note">', 1)[1].split("</div>", 1)[0]
     assert "count your first graded attempt (0 %)" in note  # 0 of 8 steps right the first time

@@ -127,7 +127,8 @@ def test_the_circle_check_finds_one_hidden_in_a_function(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "services.py").write_text("from pkg.models import Row\n\ndef assign():\n    from .tasks import notify\n")
     (package / "tasks.py").write_text("from . import services\n")
-    (package / "models.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import tasks\n")
+    (package / "models.py").write_text("from typing import TYPE_CHECKING\n"
+                                       "if TYPE_CHECKING:\n    from pkg import tasks\n")
     graph = import_graph(project_modules(tmp_path, ("pkg",)))
     assert graph["pkg.services"] == {"pkg.models", "pkg.tasks"} and graph["pkg.models"] == set()
     assert circles(_without_parents(graph)) == [["pkg.services", "pkg.tasks"]]

@@ -204,7 +204,8 @@ class TestDrain:
                pending(3, available_at=now)]
         assert services.drain(now=now) == services.Drained(sent=2, failed=0, pending=1)
         assert broker.published() == [(NOTICE, [2, 2, "assigned"]), (NOTICE, [3, 3, "assigned"])]
-        assert all(row.attempts == 1 and row.sent_at for row in OutboxMessage.objects.filter(pk__in=[d.pk for d in due]))
+        assert all(row.attempts == 1 and row.sent_at
+                   for row in OutboxMessage.objects.filter(pk__in=[d.pk for d in due]))
         assert services.drain(now=now).sent == 0  # already sent: not again
         assert services.drain(everything=True) == services.Drained(sent=1, failed=0, pending=0)
         waiting.refresh_from_db()

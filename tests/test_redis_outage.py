@@ -169,7 +169,8 @@ def start_worker(broker: str, log: Path) -> subprocess.Popen:
     environment = {key: value for key, value in os.environ.items()
                    if not key.startswith(("CELERY_", "DATABASE_", "EMAIL_", "CACHE_", "REDIS_"))}
     environment.update(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker,
-                       DATABASE_URL=worker_database_url(), EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
+                       DATABASE_URL=worker_database_url(),
+                       EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
     with log.open("w") as output:
         return subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--hostname",

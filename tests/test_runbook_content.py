@@ -166,7 +166,8 @@ class TestShortcodes:
         assert 'id="calc-ladder-1-results"' in html
         assert '<option value="llama-3.1-70b" selected>' in html
         assert 'name="embed" value="calc-ladder-1"' in html  # the results name the embed's link to update
-        assert '<a class="calc-embed-open" id="calc-ladder-1-open" href="/calculators/ladder/?model=llama-3.1-70b">' in html
+        assert ('<a class="calc-embed-open" id="calc-ladder-1-open" '
+                'href="/calculators/ladder/?model=llama-3.1-70b">' in html)
         seventy = resolve("value", "ladder.users_worst_case model=llama-3.1-70b").text.split()[0]
         assert f'<span class="tabular-nums">{seventy}</span>' in html
 
@@ -191,7 +192,8 @@ class TestShortcodes:
             html_of("{{value ladder.nope}}")
 
     def test_plain_text_fills_numbers_and_leaves_out_formulas(self):
-        text = plain_text("## Users\n\n**{{value ladder.users_worst_case}}** fit.\n\n{{formula kv.kv_bytes_per_token}}\n")
+        text = plain_text("## Users\n\n**{{value ladder.users_worst_case}}** fit.\n\n"
+                          "{{formula kv.kv_bytes_per_token}}\n")
 
         assert text == "Users\n53 users fit."
 

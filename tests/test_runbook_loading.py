@@ -301,7 +301,8 @@ class TestChecks:
         with pytest.raises(ContentError) as caught:
             load_content(tree)
 
-        line = MAP.splitlines().index("Worst case {{value ladder.users_worst_case}}; paged {{value ladder.users_paged}}.")
+        line = MAP.splitlines().index(
+            "Worst case {{value ladder.users_worst_case}}; paged {{value ladder.users_paged}}.")
         assert len(caught.value.errors) == 1
         error = caught.value.errors[0]
         assert error.startswith(f"{path}:{line + 1}: {{{{value ladder.nope}}}}: ")

@@ -117,7 +117,8 @@ class TestKeptSecretKey:
 
     def test_two_processes_starting_at_once_agree_on_one_key(self, tmp_path):
         path = tmp_path / "secret_key"
-        script = f"from config.settings import kept_secret_key; print(kept_secret_key(__import__('pathlib').Path({str(path)!r})))"
+        script = ("from config.settings import kept_secret_key; "
+                  f"print(kept_secret_key(__import__('pathlib').Path({str(path)!r})))")
         env = clean_environment(DJANGO_SETTINGS_MODULE="config.settings", SECRET_KEY="unused")
         runs = [subprocess.Popen([sys.executable, "-c", script], cwd=BASE_DIR, env=env, stdout=subprocess.PIPE,
                                  text=True) for _ in range(4)]

@@ -28,7 +28,8 @@ def unwritable(*tables: str):
             cursor.execute("PRAGMA query_only = ON")
         else:
             cursor.execute("CREATE OR REPLACE FUNCTION test_disk_full() RETURNS trigger AS $$ BEGIN "
-                           "RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; "
+                           "RAISE EXCEPTION 'could not extend file: No space left on device' "
+                           "USING ERRCODE = 'disk_full'; "
                            "END; $$ LANGUAGE plpgsql")
             for table in tables:
                 cursor.execute(f"CREATE TRIGGER test_disk_full BEFORE INSERT OR UPDATE ON {table} "

@@ -22,7 +22,8 @@ BLOCK_FORMATS = {"nvfp4": (16, 8, "FP8 E4M3"), "mxfp4": (32, 8, "E8M0")}  # (blo
 # Bits charged per weight by default: int4 at an effective 4.5 (scales, zero-points and wider
 # tensors, the runbook's errata); the block formats at element + scale ÷ block.
 DEFAULT_WEIGHT_BITS = {**NOMINAL_BITS, "int4": 4.5,
-                       **{name: NOMINAL_BITS[name] + scale / block for name, (block, scale, _) in BLOCK_FORMATS.items()}}
+                       **{name: NOMINAL_BITS[name] + scale / block
+                          for name, (block, scale, _) in BLOCK_FORMATS.items()}}
 
 WEIGHT_DTYPES = tuple(DEFAULT_WEIGHT_BITS)
 # KV cache formats. The two FP4 layouts store K and V as E2M1 elements with their block scales, so a

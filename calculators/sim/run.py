@@ -157,14 +157,16 @@ def echo_inputs(inputs: dict, setup) -> dict:
 def simulate(raw: dict[str, Any], catalog: Catalog | None = None, max_steps: int | None = None) -> dict:
     """One run, or a sweep when ``raw`` has ``sweep``: docs/architecture.md §13's JSON.
 
-    ``raw`` uses the command's snake-case names; ``max_steps`` bounds each run's engine steps. Returns ``{"inputs", "summary", "series"}``, or
-    with a sweep ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors
+    ``raw`` uses the command's snake-case names; ``max_steps`` bounds each run's engine steps.
+    Returns ``{"inputs", "summary", "series"}``, or with a sweep
+    ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors
     (:class:`InputError` …) for bad input, before any simulation.
     """
     inputs = clean_sim_inputs(raw, catalog)
     setup = build_setup(inputs, catalog)
     if "sweep" in inputs:
-        summaries = [run_workload(inputs, workload_for(inputs, rate), setup, max_steps)["summary"] for rate in inputs["sweep"]]
+        summaries = [run_workload(inputs, workload_for(inputs, rate), setup, max_steps)["summary"]
+                     for rate in inputs["sweep"]]
         return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
     workload = workload_for(inputs)
     inputs["duration_s"] = workload.duration_ms / 1000  # a trace's span when not given

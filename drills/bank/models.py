@@ -63,7 +63,8 @@ class BankItem(models.Model):
     family = models.CharField(max_length=32, blank=True,
                               help_text="Problem templates: the calculator family whose problems it draws.")
     fixed_inputs = models.JSONField(default=dict, blank=True,
-                                    help_text="Problem templates: inputs held fixed, e.g. {\"model\": \"llama-3.1-70b\"}.")
+                                    help_text="Problem templates: inputs held fixed, "
+                                              "e.g. {\"model\": \"llama-3.1-70b\"}.")
     details = models.JSONField(default=dict, blank=True,
                                help_text="Design prompts: levels, follow-ups, numbers, resources. "
                                          "Critique drills: the document's lines and planted errors.")

@@ -34,8 +34,8 @@ TOPICS: list[tuple[str, tuple[str, ...]]] = [
                                  "embeddings")),
     ("KV cache", ("kv", "cache formula", "paged", "copy on write", "context limit", "activation reserve",
                   "worst case")),
-    ("Capacity planning", ("capacity", "knee", "fleet sizing", "buyable", "sizing", "does not fit", "budget", "six formulas",
-                           "five moves", "the chain", "three way check", "levels", "manager")),
+    ("Capacity planning", ("capacity", "knee", "fleet sizing", "buyable", "sizing", "does not fit", "budget",
+                           "six formulas", "five moves", "the chain", "three way check", "levels", "manager")),
     ("Engines and production", ("engine", "cold start", "metrics", "benchmark", "reproduc", "nondetermin",
                                 "quality", "symptom", "reliability", "offload", "agent", "reasoning", "critique")),
 ]

@@ -1,4 +1,4 @@
-"""URLs of design prompts and critique drills, under ``/drills/`` in the ``drills`` namespace (see :mod:`drills.urls`)."""
+"""URLs of design prompts and critique drills: ``/drills/``, in the ``drills`` namespace (see :mod:`drills.urls`)."""
 
 from django.urls import path
 

@@ -214,8 +214,8 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
         item.grade = len(item.ticked) / total if by_ticks else (item.self_score - 1) / 3
 
 
-GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted", "revealed_at",
-                 "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at", "late_answers"]
+GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted",
+                 "revealed_at", "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at", "late_answers"]
 
 
 def submit(user, item_id: int, version: int, data, now: datetime | None = None) -> Submitted:

@@ -33,7 +33,8 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
 
     # Author an open question (Markdown preview is sanitised).
     preview = client.post(reverse("coaching:question_preview"),
-                          {"field": "prompt", "prompt": "**Bold** <script>alert(1)</script>"}, headers={"HX-Request": "true"})
+                          {"field": "prompt", "prompt": "**Bold** <script>alert(1)</script>"},
+                          headers={"HX-Request": "true"})
     assert b"<strong>Bold</strong>" in preview.content and b"<script" not in preview.content
     response = client.post(reverse("coaching:question_new"), {
         "prompt": "Why does GQA shrink the KV cache?", "model_answer": "Fewer **KV heads**.",
@@ -73,7 +74,8 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
     assignment = Assignment.objects.get()
     assert sorted(m.to[0] for m in mail.outbox) == ["demo2@example.com", "demo@example.com"]
     assert all("Week 1" in m.subject for m in mail.outbox)
-    assert Card.objects.filter(user=demo, item=question).exists() and Card.objects.filter(user=demo2, item=ladder).exists()
+    assert (Card.objects.filter(user=demo, item=question).exists()
+            and Card.objects.filter(user=demo2, item=ladder).exists())
 
     page = client.get(reverse("coaching:dashboard"))
     assert page.content.decode().count("Not started 0/2") == 2

@@ -65,7 +65,8 @@ def test_build_assign_and_see_it_as_the_candidate(live_server, new_context, peop
     page.goto(f"{live_server.url}/coach/sets/{set_pk}/assign/")
     page.select_option("select[name='target']", f"candidate:{candidate.pk}")
     with page.expect_navigation(url=re.compile(r"/coach/assignments/\d+/$")):
-        page.locator("form:has(select[name='target']) [type='submit'], form:has(select[name='target']) button").first.click()
+        page.locator("form:has(select[name='target']) [type='submit'], "
+                     "form:has(select[name='target']) button").first.click()
     assert Assignment.objects.filter(question_set_id=set_pk).count() == 1
 
     # As alice, in a context of her own.

@@ -57,7 +57,7 @@ MEASURE = """() => {
   }
   return {scrollWidth: document.documentElement.scrollWidth, width, outside: outside.slice(0, 8),
           smallest, smallestText};
-}"""
+}"""  # noqa: E501 (JavaScript run in the page: the string is kept as written)
 
 
 def shoot(page, name: str) -> None:

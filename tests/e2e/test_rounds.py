@@ -1,4 +1,4 @@
-"""A candidate in a real browser sits a phone-screen round: reload mid-round (the countdown continues), expire, report."""
+"""A candidate in a real browser sits a phone-screen round: reload mid-round (the countdown goes on), expire, report."""
 
 from __future__ import annotations
 

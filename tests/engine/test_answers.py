@@ -205,7 +205,8 @@ MALFORMED = [
     ("90%", "GiB", ["'90%' is a percentage", "a memory size in GiB"]),
     ("1 GiB / 131072 B", "GiB", ["is a plain ratio", "a memory size in GiB"]),
     ("312 TFLOPs", "FLOP/s", ["an operation count", "TFLOP/s or TFLOPS", "a compute throughput in FLOP/s"]),
-    ("53 users", "GPUs", ["'53 users' is a user count (read as 53 users); this step asks for a GPU count, such as 16."]),
+    ("53 users", "GPUs", ["'53 users' is a user count (read as 53 users); "
+                          "this step asks for a GPU count, such as 16."]),
     ("12 GPUs", "users", ["'12 GPUs' is a GPU count (read as 12 GPUs); this step asks for a user count, such as 53."]),
     ("1 node", "replicas", ["'1 node' is a node count (read as 1 node); this step asks for a replica count"]),
     ("4 Ktok", "requests", ["is a token count (read as 4,000 tok); this step asks for a request count"]),

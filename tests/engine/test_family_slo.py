@@ -28,8 +28,8 @@ from calculators.engine.procedures.slo_step import BATCH_TPOT_LIMIT
 from calculators.engine.procedures.slo_variants import VARIANTS
 
 GIB = 2**30
-KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
-        "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"]
+KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
+        "batch_tpot_limit", "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"]
 UNITS = ["GiB", "GiB", "1", "GiB", "users", "users", "users", "GiB", "ms", "tok/s", "replicas", "nodes"]
 CATALOG = default_catalog()
 

@@ -30,4 +30,5 @@ def test_the_decode_ceiling_is_208_6_at_batch_one_without_cache_at_full_bandwidt
     # The step at full bandwidth: memory-bound (compute 0.032 ms), no all-reduces on one card.
     assert decode["tok_s_per_user"] == pytest.approx(expected, rel=1e-12)
     replica = Replica.from_catalog("llama-3.1-8b", "h100-sxm5-80gb", bandwidth_efficiency=1.0)
-    assert 1000 / step_ms(replica, decode_batch=1, decode_context_tokens=0).step_ms == pytest.approx(expected, rel=1e-12)
+    assert (1000 / step_ms(replica, decode_batch=1, decode_context_tokens=0).step_ms
+            == pytest.approx(expected, rel=1e-12))

@@ -126,7 +126,8 @@ def test_an_answer_arriving_after_the_grace_is_kept_shown_and_scores_zero(candid
     round_.refresh_from_db()
     # Graded from what was saved in time (nothing in the steps): 0; the late answer is kept with the item.
     assert item.late and item.grade == 0 and round_.score == 0 and not item.auto_submitted
-    assert not any(item.answers.values()) and item.late_answers[0]["answers"] == answers and item.late_answers[0]["late"]
+    assert (not any(item.answers.values()) and item.late_answers[0]["answers"] == answers
+            and item.late_answers[0]["late"])
     assert item.submitted_at == clock.now and round_.status == Round.EXPIRED
     assert "flagged late" in response.content.decode()
     report = _text(candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode())

@@ -224,7 +224,8 @@ def test_bad_input_is_one_clear_sentence(raw, message):
         simulate(raw)
 
 
-@pytest.mark.parametrize("model, gpus", [("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("mixtral-8x7b-v0.1", 2), ("deepseek-v2-lite", 1)])
+@pytest.mark.parametrize("model, gpus", [("llama-3.1-8b", 1), ("llama-3.1-70b", 4), ("mixtral-8x7b-v0.1", 2),
+                                         ("deepseek-v2-lite", 1)])
 def test_decode_only_steps_from_their_lines_equal_the_step_model(model, gpus):
     from calculators.sim.engine import Records, ReplicaEngine
 

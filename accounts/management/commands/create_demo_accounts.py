@@ -94,7 +94,8 @@ class Command(BaseCommand):
 
     def _ensure_coaching(self):
         """The demo coach's cohort (both demo candidates), a set and an assignment to the cohort; returns the cohort."""
-        users = {u.username: u for u in get_user_model()._default_manager.filter(username__in=["coach", "demo", "demo2"])}
+        users = {u.username: u
+                 for u in get_user_model()._default_manager.filter(username__in=["coach", "demo", "demo2"])}
         cohort, created = Cohort.objects.get_or_create(coach=users["coach"], name="Demo cohort")
         self._report("cohort Demo cohort", created)
         if not cohort.invitations.filter(revoked=False).exists():

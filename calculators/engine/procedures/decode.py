@@ -180,7 +180,8 @@ VARIANTS = {
     "bytes_per_step": (("kv-read-ignored", _kv_ignored_bytes),),
     "ceiling_tok_s": (("kv-read-ignored", _kv_ignored_ceiling),
                       # The compute roof instead of the memory roof: replica peak ÷ 2N per token.
-                      ("ceiling-from-flops", lambda g, s: g["gpus"] * g["peak_tflops"] * 1e12 / (2 * g["active_params"]))),
+                      ("ceiling-from-flops",
+                       lambda g, s: g["gpus"] * g["peak_tflops"] * 1e12 / (2 * g["active_params"]))),
     "realistic_low_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
     "realistic_high_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
     "tok_s_per_replica": (("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if g["batch"] > 1
@@ -241,9 +242,9 @@ def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: 
     read = v["weight_bytes_per_step"] * 8 / bits
     cache = (f"the KV cache of {sequences} at {context:,} tokens each" if context
              else "the KV cache, empty at a context of 0")
-    notes = [f"Each step produces one token for {'each of ' if batch > 1 else ''}{sequences}: it reads the weights once "
-             f"({read:,.0f} parameters at {bits:g} bits) plus {cache}; activations and the new "
-             f"tokens' own K and V are left out."]
+    notes = [f"Each step produces one token for {'each of ' if batch > 1 else ''}{sequences}: "
+             f"it reads the weights once ({read:,.0f} parameters at {bits:g} bits) plus {cache}; "
+             f"activations and the new tokens' own K and V are left out."]
     notes.append(
         f"The ceiling is a bound, not a forecast: real kernels reach about {inputs['efficiency_low'] * 100:g}–"
         f"{_percent(inputs['efficiency_high'])} of peak bandwidth, so plan on {tok_s(v['realistic_low_tok_s'])} to "

@@ -191,8 +191,9 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     slo_inputs = {k: raw[k] for k in ("config",) if k in raw}
-    slo = run_slo({**slo_inputs, **{k: inputs[k] for k in ("model", "gpu", "gpus", "weights_dtype", "weights_bits",
-                                                             "kv_dtype", "tpot_target_ms") if inputs.get(k) is not None},
+    slo = run_slo({**slo_inputs,
+                   **{k: inputs[k] for k in ("model", "gpu", "gpus", "weights_dtype", "weights_bits", "kv_dtype",
+                                             "tpot_target_ms") if inputs.get(k) is not None},
                    "context": inputs["prompt_tokens"] + inputs["output_tokens"]}, catalog)
     counts = param_breakdown(cfg)
     given = {

@@ -7,8 +7,9 @@ utilisation), ``weights_gib``, ``kv_budget_gib`` (after the activation reserve),
 whole KV blocks). A replica of N cards (tensor parallel) pools N × utilisation
 × card, pays N reserves, and holds one copy of the weights; ``per_user_gib`` is
 one user's replica-wide cache, × the K/V replication N needs (docs/architecture.md §12: a
-K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). When nothing fits, the result says by how much and
-which tensor-parallel degree (1, 2, 4 or 8) would serve at least one user.
+K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). When
+nothing fits, the result says by how much and which tensor-parallel degree (1, 2, 4
+or 8) would serve at least one user.
 """
 
 from __future__ import annotations

@@ -177,7 +177,8 @@ def describe_slo(inputs: dict[str, Any], catalog: Catalog) -> str:
     width = f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[i["weights_dtype"]] else ""
     return (
         f"A replica of {i['model']} runs on {cards} with {i['weights_dtype']} weights{width} and "
-        f"{'a' if i['kv_dtype'].startswith('b') else 'an'} {i['kv_dtype']} KV cache. Size every sequence at the {i['context']:,}-token context limit; the engine uses "
+        f"{'a' if i['kv_dtype'].startswith('b') else 'an'} {i['kv_dtype']} KV cache. "
+        f"Size every sequence at the {i['context']:,}-token context limit; the engine uses "
         f"{i['utilization']:.0%} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for activations. "
         f"Assume decode reaches {i['bandwidth_efficiency']:.0%} of peak memory bandwidth and an MFU of "
         f"{i['mfu']:g} on the dense TFLOP/s. The service promises a TPOT of {i['tpot_target_ms']:g} ms. What is "

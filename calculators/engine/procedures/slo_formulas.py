@@ -99,8 +99,8 @@ NODES = Formula(
 FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BATCH, BYTES_PER_STEP, BYTES_PER_STEP_MOE,
             TPOT_MS, TOKENS_PER_S, REPLICAS, NODES)
 
-STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit", "batch_tpot_limit",
-             "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes")
+STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
+             "batch_tpot_limit", "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes")
 
 
 def batch_limit_specs(cfg: ModelConfig, *, per_user_label: str, memory_label: str) -> list[StepSpec]:

@@ -1,4 +1,4 @@
-"""The degree a tensor-parallel replica can be bought in: whole nodes or a power of two inside one, splitting the heads."""
+"""The degree a tensor-parallel replica can be bought in: whole nodes or a power of two in one, splitting the heads."""
 
 from __future__ import annotations
 
