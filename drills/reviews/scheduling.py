@@ -38,6 +38,7 @@ from typing import Iterable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Subquery, Window
 from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
@@ -219,6 +220,29 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     return due_now + later
 
 
+def next_due(user, now: datetime | None = None,
+             review_settings: ReviewSettings | None = None) -> tuple[Card | None, int]:
+    """The first card of :func:`due_queue` (or ``None``) and the queue's length, as the review page shows them.
+
+    ``now`` is an aware datetime (``timezone.now()`` when omitted). Without an interview date to come the
+    queue's order is the database's (due, then id: the cards due now are all due before those due later
+    today), so one query reads the first card with its item and chapter and counts the rest with a window,
+    instead of building forty cards, items and chapters to show one. With an interview date the order is
+    each card's retrievability on the day, computed in Python: :func:`due_queue` itself. Raises nothing.
+    """
+    now = _now(now)
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    if interview_start(review_settings, now) is not None:
+        queue = due_queue(user, now, review_settings)
+        return (queue[0] if queue else None), len(queue)
+    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
+    first = (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
+             .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
+             .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
+             .annotate(queue_length=Window(Count("pk"))).order_by("due", "pk").first())
+    return (first, first.queue_length) if first is not None else (None, 0)
+
+
 def due_count(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> int:
     """How many cards :func:`due_queue` would return, counted by the database (one query, no rows loaded)."""
     now = _now(now)
@@ -241,13 +265,34 @@ def due_forecast(user, days: int = 7, now: datetime | None = None,
                  review_settings: ReviewSettings | None = None) -> list[tuple[date, int]]:
     """How many cards fall due on each local day (today counts everything overdue), to the interview date."""
     review_settings = review_settings or ReviewSettings.for_user(user)
-    tz = review_settings.tz
     dates = horizon(review_settings, days, now)
-    _, end = day_bounds(tz, dates[-1])
+    _, end = day_bounds(review_settings.tz, dates[-1])
+    return _per_day(Card.objects.of(user).filter(due__lt=end).values_list("due", flat=True), dates,
+                    review_settings.tz)
+
+
+def forecast_and_deck(user, days: int = 7, now: datetime | None = None,
+                      review_settings: ReviewSettings | None = None) -> tuple[list[tuple[date, int]], int]:
+    """:func:`due_forecast` and the deck's size (the user's cards, suspended ones left out).
+
+    ``days``: how many local days from today (fewer when the interview date comes first); ``now`` an aware
+    datetime. One query when any card falls due in the forecast: each due date comes with the deck's size (an
+    uncorrelated subquery, counted once); a second query counts the deck only when none does. Raises nothing.
+    """
+    review_settings = review_settings or ReviewSettings.for_user(user)
+    dates = horizon(review_settings, days, now)
+    _, end = day_bounds(review_settings.tz, dates[-1])
+    deck = Card.objects.of(user).order_by().values("user").annotate(size=Count("pk")).values("size")
+    rows = list(Card.objects.of(user).filter(due__lt=end).order_by().values_list("due", Subquery(deck)))
+    forecast = _per_day((due for due, _ in rows), dates, review_settings.tz)
+    return forecast, rows[0][1] if rows else Card.objects.of(user).count()
+
+
+def _per_day(dues: Iterable[datetime], dates: list[date], tz: zoneinfo.ZoneInfo) -> list[tuple[date, int]]:
+    """How many of ``dues`` fall on each of ``dates`` (local review days in ``tz``; earlier ones on the first)."""
     counts = dict.fromkeys(dates, 0)
-    for due in Card.objects.of(user).filter(due__lt=end).values_list("due", flat=True):
-        day = max(local_today(tz, due), dates[0])
-        counts[day] += 1
+    for due in dues:
+        counts[max(local_today(tz, due), dates[0])] += 1
     return list(counts.items())
 
 

@@ -36,9 +36,9 @@ from drills.reviews.scheduling import (
     RATING_RULE,
     RUBRIC_RULE,
     due_count,
-    due_forecast,
-    due_queue,
+    forecast_and_deck,
     local_today,
+    next_due,
     next_outcomes,
     rating_for_rubric,
     retention_on_day,
@@ -58,10 +58,10 @@ def _render(request: HttpRequest, template: str, context: dict, review_settings:
 
 def _sidebar(user, review_settings: ReviewSettings, now: datetime, left: int) -> dict:
     today = local_today(review_settings.tz, now)
-    forecast = due_forecast(user, FORECAST_DAYS, now, review_settings)
+    forecast, deck_size = forecast_and_deck(user, FORECAST_DAYS, now, review_settings)  # one query for both
     return {
         "left": left, "forecast": forecast, "forecast_max": max([count for _, count in forecast] or [0]) or 1,
-        "today": today, "deck_size": Card.objects.of(user).count(),
+        "today": today, "deck_size": deck_size,
         "days_left": (review_settings.interview_date - today).days
         if review_settings.interview_date and review_settings.interview_date >= today else None,
         "retention_rows": retention_on_day(user, now, review_settings) if review_settings.interview_date else [],
@@ -110,8 +110,8 @@ def review(request: HttpRequest) -> HttpResponse:
     """The next due card of the candidate's local day (or the week's forecast when nothing is due)."""
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
-    queue = due_queue(request.user, now, review_settings)
-    return _show(request, queue[0] if queue else None, review_settings, now, len(queue))
+    first, left = next_due(request.user, now, review_settings)  # the page shows one card and the count
+    return _show(request, first, review_settings, now, left)
 
 
 def _own_card(request: HttpRequest, pk: int) -> Card:

@@ -20,9 +20,11 @@ from drills.reviews.scheduling import (
     day_bounds,
     due_forecast,
     due_queue,
+    forecast_and_deck,
     horizon,
     interview_start,
     local_today,
+    next_due,
     rating_for_problem,
     rating_for_rubric,
     remove_from_deck,
@@ -217,3 +219,44 @@ def test_a_lapse_is_counted_when_a_learned_card_is_failed(bank, candidate, h):
     assert card.due == h.T0 + timedelta(minutes=10)
     assert scheduled.retrievability == pytest.approx(0.9, abs=1e-3)  # reviewed on the day it fell due
     assert ReviewLog.objects.count() == 0  # scheduling alone writes nothing
+
+
+class TestWhatTheReviewPageReads:
+    """The review page reads the queue's first card and length, and the forecast with the deck's size, in fewer
+    queries than :func:`due_queue`, :func:`due_forecast` and a count: the same answers, whatever the order rule."""
+
+    def test_the_first_card_and_the_length_are_the_queues(self, bank, candidate, bob, h):
+        now = h.T0
+        _reviewed(candidate, bank["kv-formula"], stability=50.0, last_review=now - timedelta(days=45),
+                  due=now - timedelta(days=1))
+        _reviewed(candidate, bank["kv-paged"], stability=3.0, last_review=now - timedelta(days=4),
+                  due=now - timedelta(hours=1))
+        add_to_deck(candidate, [bank["kv-fp8"], bank["ridge"]], now=now)
+        Card.objects.filter(user=candidate, item=bank["kv-fp8"]).update(due=now + timedelta(minutes=10))
+        Card.objects.filter(user=candidate, item=bank["ridge"]).update(due=now + timedelta(days=2))
+        hidden = h.question("bobs-draft", None, [], author=bob, published=False)  # not shared with the candidate
+        add_to_deck(candidate, [hidden], now=now - timedelta(days=3))
+        assert next_due(bob, now) == (None, 0)
+        for interview in (None, date(2026, 3, 22)):
+            h.settings(candidate, interview_date=interview)
+            queue = due_queue(candidate, now)
+            first, length = next_due(candidate, now)
+            assert (first, length) == (queue[0], len(queue)) and len(queue) == 3
+            assert first.item.chapter == queue[0].item.chapter
+        assert [card.item.slug for card in due_queue(candidate, now)] == ["kv-paged", "kv-formula", "kv-fp8"]
+
+    def test_the_forecast_and_the_deck_are_due_forecast_and_the_count(self, bank, candidate, h):
+        paris = h.settings(candidate, time_zone="Europe/Paris")
+        now = datetime(2026, 3, 27, 12, 0, tzinfo=UTC)  # the review day of Saturday 28 March is 23 hours long
+        assert forecast_and_deck(candidate, 7, now) == (due_forecast(candidate, 7, now), 0)
+        items = [bank["kv-formula"], bank["kv-paged"], bank["kv-fp8"], bank["ridge"]]
+        add_to_deck(candidate, items, now=now)
+        start, end = day_bounds(paris.tz, date(2026, 3, 28))
+        for item, due in zip(items, (now - timedelta(days=5), start, end - timedelta(microseconds=1), end)):
+            Card.objects.filter(user=candidate, item=item).update(due=due)
+        forecast, deck = forecast_and_deck(candidate, 7, now)
+        assert (forecast, deck) == (due_forecast(candidate, 7, now), 4)
+        assert [count for _, count in forecast[:3]] == [1, 2, 1]
+        Card.objects.filter(user=candidate).update(due=now + timedelta(days=30))  # nothing in the forecast
+        Card.objects.filter(user=candidate, item=bank["ridge"]).update(suspended=True)
+        assert forecast_and_deck(candidate, 7, now) == (due_forecast(candidate, 7, now), 3)
