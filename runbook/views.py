@@ -14,36 +14,15 @@ from itertools import groupby
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from runbook.content import render_chapter
 from runbook.models import BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage, Track
+from runbook.rail import RailItem, chapter_map, chapter_questions
 from runbook.search import KINDS, MAX_QUERY, query_terms
 from runbook.search import search as run_search
 from runbook.spelling import respelled
-
-
-@dataclass
-class RailItem:
-    """One of the sixteen documents as the rail and the index show it."""
-
-    number: int
-    slug: str
-    title: str
-    summary: str
-    track: str
-    url: str | None
-    reading_minutes: int | None = None
-
-    @property
-    def label(self) -> str:
-        return f"{self.number:02d}"
-
-    @property
-    def written(self) -> bool:
-        return self.url is not None
 
 
 def documents() -> list[RailItem]:
@@ -54,12 +33,6 @@ def documents() -> list[RailItem]:
                          d.get_absolute_url(), d.chapter.reading_minutes if d.chapter else None) for d in rows]
     return [RailItem(c.number, c.slug, c.title, c.summary, c.track, c.get_absolute_url(), c.reading_minutes)
             for c in Chapter.objects.in_order()]
-
-
-def rail_groups(items: list[RailItem]) -> list[tuple[Track | None, list[RailItem]]]:
-    """The documents grouped by track, in order (00, the map, in a group of its own)."""
-    tracks = {track.letter: track for track in Track.objects.all()}
-    return [(tracks.get(letter), list(group)) for letter, group in groupby(items, key=lambda item: item.track)]
 
 
 @require_safe
@@ -84,29 +57,27 @@ def chapter(request: HttpRequest, slug: str) -> HttpResponse:
     except Chapter.DoesNotExist:
         raise Http404(f"No chapter '{slug}' has been written.") from None
     rendered = render_chapter(current)
-    items = documents()
-    by_slug = {item.slug: item for item in items}
-    written = list(Chapter.objects.in_order().only("number", "slug", "title"))
+    shared = chapter_map()
+    written = shared.written
     position = next(i for i, row in enumerate(written) if row.pk == current.pk)
-    questions = current.questions.filter(published=True).order_by("position", "slug")
-    rail = rail_groups(items)
     # The chapter's track is in the rail already (read with it), unless no document of the track is listed.
-    track = next((group for group, _ in rail if group is not None and group.letter == current.track), None)
+    track = next((group for group, _ in shared.rail if group is not None and group.letter == current.track), None)
     if track is None and current.track:
         track = Track.objects.filter(letter=current.track).first()
+    questions, questions_html = chapter_questions(current)
     context = {
         "chapter": current,
         "body": mark_safe(rendered.html),
         "toc": rendered.toc,
-        "rail": rail,
         "track": track,
         "previous": written[position - 1] if position > 0 else None,
         "next": written[position + 1] if position + 1 < len(written) else None,
-        "prerequisites": [by_slug[slug] for slug in current.prerequisites if slug in by_slug],
+        "prerequisites": [shared.by_slug[slug] for slug in current.prerequisites if slug in shared.by_slug],
         "questions": questions,
+        "questions_html": questions_html,
+        # The rail appears twice (beside the article, and folded above it on narrow screens): rendered once.
+        "rail_html": shared.rail_html(current),
     }
-    # The rail appears twice (beside the article, and folded above it on narrow screens): rendered once.
-    context["rail_html"] = render_to_string("runbook/chapter.html#rail_list", {"rail": rail, "chapter": current})
     return render(request, "runbook/chapter.html", context)
 
 

@@ -82,10 +82,10 @@ def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, clien
         with django_assert_max_num_queries(bound):
             response = who.get(path, headers=headers)
         assert response.status_code == 200, label
-    # Exactly: the session, its user, the chapter, the glossary (the body's cache key), the rail's documents and
-    # tracks, the chapters for previous/next, the coach check of the menu, the questions. The rendered body
+    # Exactly: the session, its user, the chapter, the glossary (the body's cache key), the rail's documents with
+    # their tracks, the chapters for previous/next, the coach check of the menu, the questions. The rendered body
     # comes from the cache; the chapters' text is not read for the rail.
-    assert _count(member, "get", chapter.get_absolute_url()) == (200, 9)
+    assert _count(member, "get", chapter.get_absolute_url()) == (200, 8)
     # The calculator touches no model: only the session and its user (the time zone is kept in the session).
     status, queries = _count(member, "get", "/calculators/ladder/?context=4096", HX_Request="true")
     assert (status, queries) == (200, 2)
@@ -113,7 +113,8 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
     assert len(captured.captured_queries) == 7
     assert response.status_code == 200
     assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
-    with django_assert_max_num_queries(12):  # 31 cards due: the queue and the forecast are one query each
+    # 31 cards due: the queue's first card with the queue's length is one query, the forecast with the deck one.
+    with django_assert_max_num_queries(12):
         assert client.get("/review/").status_code == 200
     # Exactly the session, its user, the card and the review settings (the rating buttons show each rating's
     # next interval, which depends on the desired retention and the interview date): no queue, forecast nor counts.

@@ -256,6 +256,30 @@ class TestChapter:
         assert "Uses GiB throughout" in details and f"Reaches {worst}" in details
         assert "A question nobody sees." not in page
 
+    def test_what_the_process_remembers_of_the_page_follows_the_rows(self, client, loaded):
+        # The rail, the previous/next chapters and the questions' HTML are memoised under the rows they are
+        # built from (runbook.rail): a changed row is a new page at once, and the old rows an old page again.
+        from runbook.models import Document
+
+        def page(path):  # without the CSRF token, masked afresh for each response
+            return re.sub(r'"X-CSRFToken": "[^"]*"', "", text_of(client.get(path)))
+
+        before = page("/runbook/01-tokenisation/")
+        question = BankItem.objects.get(prompt="How many users fit on one H100 for the 8B?")
+        BankItem.objects.filter(pk=question.pk).update(prompt="How many users fit on one **H200**?")
+        Document.objects.filter(slug="02-forward-pass").update(title="The forward pass, renamed")
+        Chapter.objects.filter(slug="00-map").update(title="The whole map")
+        first, second = page("/runbook/00-map/"), page("/runbook/01-tokenisation/")
+        assert "How many users fit on one <strong>H200</strong>?" in first
+        assert "How many users fit on one H100" not in first
+        assert "The forward pass, renamed" in first and "Anatomy of a forward pass" not in second
+        assert re.search(r'rel="prev">\s*<span class="rb-pager-label">← Previous</span>'
+                         r'<span class="rb-pager-title">00 · The whole map</span>', second)
+        BankItem.objects.filter(pk=question.pk).update(prompt=question.prompt)
+        Document.objects.filter(slug="02-forward-pass").update(title="Anatomy of a forward pass")
+        Chapter.objects.filter(slug="00-map").update(title="The map")
+        assert page("/runbook/01-tokenisation/") == before
+
     def test_the_embedded_calculator_is_in_the_page_with_its_results(self, client, loaded):
         page = text_of(client.get("/runbook/00-map/"))
 
