@@ -27,6 +27,7 @@ staff flag, and the fingerprint covers every row the visibility rules read.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -41,10 +42,36 @@ from .models import Assignment, Cohort, Membership, QuestionSet, SetEntry, Work
 
 # Bump when what the overview shows changes shape (a new column, another label): entries written by the
 # previous code then stop matching. Entries are also dropped after CACHE_TIMEOUT_S unused or not.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 CACHE_TIMEOUT_S = 15 * 60
 
 _SQL: dict[bool, str] = {}  # the fingerprint query by staff flag, built once per process
+
+
+@dataclass(frozen=True)
+class CohortLink:
+    """A cohort as the dashboard lists it: name, page URL and number of members."""
+
+    name: str
+    url: str
+    size: int
+
+
+@dataclass
+class Dashboard:
+    """What the dashboard page shows of an :class:`~coaching.dashboard.Overview`: its tables, the cohorts, the
+    number of candidates. Plain values only, so the cache holds no user (nor a password hash) and unpickles fast.
+    """
+
+    tables: list[dashboard.Table]
+    cohorts: list[CohortLink]
+    candidate_count: int
+
+
+def _dashboard(coach, now: datetime) -> Dashboard:
+    view = dashboard.overview(coach, now)
+    return Dashboard(view.tables, [CohortLink(c.name, c.get_absolute_url(), len(c.memberships.all()))
+                                   for c in view.cohorts], view.candidate_count)
 
 
 def _table(model) -> str:
@@ -116,14 +143,14 @@ def _fingerprint_sql(staff: bool) -> str:
     return sql
 
 
-def cached_overview(coach, now: datetime | None = None) -> dashboard.Overview:
-    """:func:`coaching.dashboard.overview` of ``coach`` for the whole dashboard, from the cache when valid.
+def cached_overview(coach, now: datetime | None = None) -> Dashboard:
+    """The :class:`Dashboard` of ``coach``'s :func:`coaching.dashboard.overview`, from the cache when valid.
 
     Args:
         coach: the signed-in coach (a user; staff see every cohort).
         now: the moment to show the dashboard at (default: now); an aware datetime.
 
-    Returns the same :class:`~coaching.dashboard.Overview` as ``overview(coach, now)``: one query on a hit
+    Returns the tables, cohorts and candidate count of ``overview(coach, now)``: one query on a hit
     (the fingerprint), that query and the overview's own on a miss. Raises what the overview raises; a
     cache that is unreachable is a miss (``config.cache.RedisCache``).
     """
@@ -131,7 +158,7 @@ def cached_overview(coach, now: datetime | None = None) -> dashboard.Overview:
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         # Inside a transaction, rows this transaction writes twice keep one xmin: the fingerprint could miss
         # its own changes. Outside one (a request), every change we can see was committed by another.
-        return dashboard.overview(coach, now)
+        return _dashboard(coach, now)
     with connection.cursor() as cursor:
         cursor.execute(_fingerprint_sql(coach.is_staff), {"coach": coach.pk, "now": now, "soon": dashboard.SOON})
         row = cursor.fetchone()
@@ -145,7 +172,7 @@ def cached_overview(coach, now: datetime | None = None) -> dashboard.Overview:
         built_at, valid_until, view = stored
         if built_at <= now and (valid_until is None or now < valid_until):
             return view
-    view = dashboard.overview(coach, now)
+    view = _dashboard(coach, now)
     # The first moment, at or after now, at which the clock changes what the overview shows (None: never).
     valid_until = min(moments, default=None)
     cache.set(key, (now, valid_until, view), CACHE_TIMEOUT_S)
