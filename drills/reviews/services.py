@@ -172,6 +172,41 @@ def card_of(user, card_id: int) -> Card:
             .defer(*chapter_text("item__chapter")).get(pk=card_id, user=user))
 
 
+# What revealing an open question's answer reads of its card: the card's FSRS state (the rating buttons'
+# intervals), its counts and version; the item's prompt, model answer, rubric and details, its kind and family
+# (a problem template is sent to the card page), whether it is published; the chapter's number, slug and title
+# (the heading's link). Nothing else of the item is shown (its search text, source path, fixed inputs...).
+REVEAL_FIELDS = (
+    "user", "item", "state", "step", "stability", "difficulty", "due", "last_review", "reps", "lapses", "version",
+    "suspended",
+    *(f"item__{name}" for name in ("kind", "slug", "prompt", "model_answer", "rubric", "chapter", "topic",
+                                   "family", "details", "published")),
+    *(f"item__chapter__{name}" for name in ("number", "slug", "title")),
+    "user__review_settings",
+)
+
+
+def card_to_reveal(user, card_id: int) -> Card:
+    """The user's card with only what revealing its model answer shows (:data:`REVEAL_FIELDS`), and the
+    user's review settings (the rating buttons' intervals depend on them) read in the same query; get those
+    with :func:`owner_settings`.
+
+    Raises ``Card.DoesNotExist`` for another candidate's card. Its pending problem is not read: only an open
+    question's card is revealed (the view sends a problem template's to the card page first).
+    """
+    return (Card.objects.select_related("item", "item__chapter", "user__review_settings")
+            .only(*REVEAL_FIELDS).get(pk=card_id, user=user))
+
+
+def owner_settings(card: Card) -> ReviewSettings:
+    """The review settings of ``card``'s owner as :func:`card_to_reveal` read them, or, when the owner has
+    none yet, :meth:`ReviewSettings.for_user`'s (created with the defaults, as on any first use)."""
+    try:
+        return card.user.review_settings
+    except ReviewSettings.DoesNotExist:
+        return ReviewSettings.for_user(card.user)
+
+
 def is_problem(item: BankItem) -> bool:
     """Whether ``item`` is a problem template (reviewed by working a fresh variant)."""
     return item.kind == BankItem.PROBLEM and bool(item.family)

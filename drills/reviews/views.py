@@ -44,7 +44,15 @@ from drills.reviews.scheduling import (
     retention_on_day,
     time_box_of,
 )
-from drills.reviews.services import card_of, is_problem, problem_for, record_open_review, record_problem_review
+from drills.reviews.services import (
+    card_of,
+    card_to_reveal,
+    is_problem,
+    owner_settings,
+    problem_for,
+    record_open_review,
+    record_problem_review,
+)
 
 FORECAST_DAYS = 7
 
@@ -114,9 +122,9 @@ def review(request: HttpRequest) -> HttpResponse:
     return _show(request, first, review_settings, now, left)
 
 
-def _own_card(request: HttpRequest, pk: int) -> Card:
+def _own_card(request: HttpRequest, pk: int, load=card_of) -> Card:
     try:
-        card = card_of(request.user, pk)
+        card = load(request.user, pk)
     except Card.DoesNotExist:
         raise Http404("No such card in your deck.") from None
     if card.suspended:
@@ -141,7 +149,8 @@ def card(request: HttpRequest, pk: int) -> HttpResponse:
 def reveal(request: HttpRequest, pk: int) -> HttpResponse:
     """An open question's model answer and rubric, once the candidate has answered."""
     now = timezone.now()
-    current = _own_card(request, pk)
+    # The card comes with only what the card shows, and the candidate's review settings in the same query.
+    current = _own_card(request, pk, load=card_to_reveal)
     if is_problem(current.item):
         return redirect("reviews:card", pk=current.pk)
     form = OpenAnswerForm(request.POST)
@@ -150,11 +159,12 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
         form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
     if request.htmx:
         # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered,
-        # and it shows no setting, so the settings row is not read (the middleware has already activated the
-        # candidate's time zone, the one _render would).
-        return render(request, "reviews/review.html#card",
-                      _card_context(request, current, now, form=form, stage=stage))
-    review_settings = ReviewSettings.for_user(request.user)
+        # and it shows no setting, so the settings are only wanted for the rating buttons once revealed (the
+        # middleware has already activated the candidate's time zone, the one _render would).
+        return render(request, "reviews/review.html#card", _card_context(
+            request, current, now, form=form, stage=stage,
+            review_settings=owner_settings(current) if stage == "revealed" else None))
+    review_settings = owner_settings(current)
     return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
                  form=form, stage=stage)
 

@@ -163,6 +163,27 @@ class TestReviewOpenQuestion:
         assert "<strong>Hard</strong> (3 of 4 points)" in suggestion  # 75 % is under 80 %
         assert "is-suggested" in suggestion and "rating-hard is-suggested" in suggestion
 
+    def test_htmx_reveal_reads_the_settings_with_the_card_and_creates_missing_ones(self, client, candidate, bank):
+        from drills.reviews.views import rating_buttons
+
+        client.force_login(candidate)
+        card = due_card(candidate, bank["kv-formula"])
+        ReviewSettings.objects.filter(user=candidate).delete()
+        data = {"version": str(card.version), "started": "", "answer": "2 × layers …"}
+        first = client.post(f"/review/card/{card.pk}/reveal/", data, headers={"HX-Request": "true"})
+        assert first.status_code == 200 and ReviewSettings.objects.filter(user=candidate).count() == 1
+        settings = ReviewSettings.objects.get(user=candidate)
+        settings.desired_retention = 0.97
+        settings.save()
+        fragment = client.post(f"/review/card/{card.pk}/reveal/", data, headers={"HX-Request": "true"}).content
+        for _, label, interval in rating_buttons(card, settings, timezone.now()):
+            assert f"{label}<span class=\"rating-interval\"><span class=\"visually-hidden\">, next review in " \
+                   f"</span>{interval}</span>" in fragment.decode()
+        # Before the answer is revealed, nothing needs the settings: a missing row is not created.
+        ReviewSettings.objects.filter(user=candidate).delete()
+        blank = client.post(f"/review/card/{card.pk}/reveal/", {**data, "answer": ""}, headers={"HX-Request": "true"})
+        assert blank.status_code == 200 and not ReviewSettings.objects.filter(user=candidate).exists()
+
     def test_nothing_due(self, candidate_client, candidate, bank):
         html = candidate_client.get("/review/").content.decode()
         assert "Your deck is empty" in html
