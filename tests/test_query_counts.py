@@ -36,7 +36,9 @@ FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 # their memberships, the candidates, the assignments with their sets' entries and items, the progress
 # evidence (work, attempts, reviews, critiques), the three queries of coaching.visibility.hidden_work, the
 # misconceptions, the review activity, and the coach's sets; its polled tables the same less the sets, plus
-# nothing for the page around them.
+# nothing for the page around them. (The dashboard's cache, coaching.dashboard_cache, is bypassed inside the
+# test's transaction: these are its misses less the fingerprint; tests/coaching/test_dashboard_cache.py counts
+# a hit.)
 COACH_QUERIES = {"dashboard": 18, "tables": 18, "cohort": 22, "assignment": 12}
 
 
