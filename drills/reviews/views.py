@@ -82,6 +82,17 @@ def rating_buttons(card: Card, review_settings: ReviewSettings, now: datetime) -
     return [(value, label, interval_label(outcomes[value].interval)) for value, label in ReviewLog.RATINGS]
 
 
+def rubric_points(rubric, form) -> list[tuple[str, str, bool]]:
+    """(index as text, point, whether ticked) for each point of ``rubric``, as the revealed card lists them.
+
+    ``form`` is the revealed card's :class:`RateForm`: its ``ticked`` value holds ints (from ``initial``) or
+    the strings a re-rendered post sent; either ticks the point. The index is text so that the template writes
+    it as is (an int goes through number localisation: the same digits, three times a point).
+    """
+    ticked = form["ticked"].value() or ()
+    return [(str(index), point, index in ticked or str(index) in ticked) for index, point in enumerate(rubric)]
+
+
 def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer",
                   review_settings: ReviewSettings | None = None) -> dict:
     context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
@@ -99,8 +110,10 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
             "time_box": time_box_of(card.item, len(solution.specs)),
         })
     else:
-        context.update({"kind": "open", "form": form or OpenAnswerForm(
-            initial={"version": card.version, "started": sign_start(now)})})
+        form = form or OpenAnswerForm(initial={"version": card.version, "started": sign_start(now)})
+        context.update({"kind": "open", "form": form})
+        if stage == "revealed" and card.item.rubric:  # the rubric is listed, to tick, once the answer is shown
+            context["rubric_points"] = rubric_points(card.item.rubric, form)
     return context
 
 
