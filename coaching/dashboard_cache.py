@@ -26,26 +26,41 @@ staff flag, and the fingerprint covers every row the visibility rules read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import sys
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
+from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, Round, RoundItem, StepAnswer
 
-from . import dashboard
+from . import dashboard, progress, visibility
 from .models import Assignment, Cohort, Membership, QuestionSet, SetEntry, Work
 
-# Bump when what the overview shows changes shape (a new column, another label): entries written by the
-# previous code then stop matching. Entries are also dropped after CACHE_TIMEOUT_S unused or not.
+# Bump when the cached value changes shape. A change to the code that builds the overview needs no bump: the
+# key holds a digest of that code (code_version). Entries are dropped after CACHE_TIMEOUT_S, used or not.
 CACHE_VERSION = 2
 CACHE_TIMEOUT_S = 15 * 60
 
 _SQL: dict[bool, str] = {}  # the fingerprint query by staff flag, built once per process
+
+
+@functools.cache
+def code_version() -> str:
+    """A digest of the code and data the overview is built from besides the database: the modules that build
+    it and the misconceptions' titles. After a deploy that changes either, old entries no longer match."""
+    digest = hashlib.sha256()
+    for module in (dashboard, progress, visibility, sys.modules[__name__]):
+        digest.update(Path(module.__file__).read_bytes())
+    digest.update(repr(sorted((key, getattr(m, "title", None)) for key, m in MISCONCEPTIONS.items())).encode())
+    return digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -133,8 +148,9 @@ def _fingerprint_sql(staff: bool) -> str:
                 f" + interval '{window} days'",))}
             FROM {t['ReviewLog']} r WHERE r.user_id IN {who}""",
         f"SELECT {_digest('k')} FROM {t['CritiqueAttempt']} k WHERE k.user_id IN {who}",
+        # A candidate's rounds, and any round their work for an assignment points to.
         f"""SELECT {_digest("o", "x")} FROM {t['Round']} o LEFT JOIN {t['RoundItem']} x ON x.round_id = o.id
-            WHERE o.user_id IN {who}""",
+            WHERE o.user_id IN {who} OR o.id IN (SELECT round_id FROM {t['Work']} WHERE candidate_id IN {who})""",
     ]
     # Scalar subqueries, not a join of one-row tables: the planner has no join order to search.
     _SQL[staff] = sql = (f"WITH who AS MATERIALIZED (SELECT DISTINCT m.candidate_id AS id FROM {t['Membership']} m "
@@ -165,7 +181,7 @@ def cached_overview(coach, now: datetime | None = None) -> Dashboard:
     digest = hashlib.sha256("\n".join(row).encode()).hexdigest()
     # The moments at which the clock changes the overview, each the first at or after now (see the module).
     moments = [datetime.fromisoformat(m) for text in row for m in text.split("|")[2:] if m]
-    key = (f"coaching:dashboard:v{CACHE_VERSION}:{coach.pk}:{int(coach.is_staff)}:"
+    key = (f"coaching:dashboard:v{CACHE_VERSION}:{code_version()}:{coach.pk}:{int(coach.is_staff)}:"
            f"{timezone.get_current_timezone_name()}:{digest}")
     stored = cache.get(key)
     if stored is not None:
