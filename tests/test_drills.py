@@ -27,7 +27,7 @@ from django.utils.safestring import mark_safe
 from calculators.engine.catalog import default_catalog, gpu_from_entry
 from calculators.engine.procedures import FAMILIES
 from drills.models import Attempt, ProblemInstance, StepAnswer
-from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextInput, sign_start
+from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextarea, DirectTextInput, sign_start
 from drills.problems.generation import GENERATOR_VERSION, generate_inputs
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
@@ -692,6 +692,22 @@ class TestDirectInputs:
     @pytest.mark.parametrize("value", [None, "", "eyJzdGFydCI6MX0:1tAbC:sig"])
     def test_a_direct_hidden_input_is_byte_for_byte_djangos(self, value):
         assert DirectHiddenInput().render("started", value) == forms.HiddenInput().render("started", value)
+
+    @pytest.mark.parametrize("value", [None, "", "one line", "\nstarts with a newline", 'a "<b>" & \r\nb',
+                                       mark_safe("<i>"), 0, 3.5])
+    def test_a_direct_text_area_is_byte_for_byte_djangos(self, value):
+        attrs = {"id": "id_answer", "maxlength": "20000"}
+        direct = DirectTextarea(BOX_ATTRS).render("answer", value, attrs)
+        assert direct == forms.Textarea(BOX_ATTRS).render("answer", value, attrs)
+
+    def test_the_open_answer_box_is_byte_for_byte_djangos(self):
+        from drills.reviews.forms import OpenAnswerForm
+
+        for form in (OpenAnswerForm(), OpenAnswerForm({"answer": "x" * 20_001, "version": "0"})):
+            form.is_valid()
+            field = form["answer"]
+            assert str(field) == field.as_widget(widget=forms.Textarea(field.field.widget.attrs))
+        assert 'aria-invalid="true"' in str(form["answer"])
 
     def test_the_answer_boxes_with_an_error_are_byte_for_byte_djangos(self):
         form = AnswerForm(FAMILIES["ladder"].run({}).specs, {"card_gib": "9" * 10_001, "usable_gib": "71.68"})

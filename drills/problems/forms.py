@@ -44,13 +44,20 @@ class DirectInputMixin:
         parts = [f'<input type="{conditional_escape(widget["type"])}" name="{conditional_escape(widget["name"])}"']
         if widget["value"] is not None:
             parts.append(f' value="{conditional_escape(widget["value"])}"')
-        for name, value in widget["attrs"].items():
-            if value is True:
-                parts.append(f" {conditional_escape(name)}")
-            elif value is not False:
-                parts.append(f' {conditional_escape(name)}="{conditional_escape(value)}"')
+        parts.append(_attributes(widget["attrs"]))
         parts.append(">")
         return mark_safe("".join(parts))
+
+
+def _attributes(attrs: dict) -> str:
+    """``attrs`` as Django's ``attrs.html`` writes them: in order, ``True`` bare, ``False`` left out, escaped."""
+    parts = []
+    for name, value in attrs.items():
+        if value is True:
+            parts.append(f" {conditional_escape(name)}")
+        elif value is not False:
+            parts.append(f' {conditional_escape(name)}="{conditional_escape(value)}"')
+    return "".join(parts)
 
 
 class DirectTextInput(DirectInputMixin, forms.TextInput):
@@ -59,6 +66,18 @@ class DirectTextInput(DirectInputMixin, forms.TextInput):
 
 class DirectHiddenInput(DirectInputMixin, forms.HiddenInput):
     """A hidden input rendered without the template engine (:class:`DirectInputMixin`)."""
+
+
+class DirectTextarea(forms.Textarea):
+    """A text area rendered by formatting a string, byte for byte Django's ``textarea.html`` (a newline after
+    the opening tag, the value escaped), for the same reason as :class:`DirectInputMixin`: the review page
+    renders one on every open card."""
+
+    def _render(self, template_name, context, renderer=None):
+        widget = context["widget"]
+        value = conditional_escape(widget["value"]) if widget["value"] else ""
+        return mark_safe(f'<textarea name="{conditional_escape(widget["name"])}"{_attributes(widget["attrs"])}>\n'
+                         f'{value}</textarea>')
 
 
 class AnswerForm(forms.Form):

@@ -8,7 +8,7 @@ from functools import lru_cache
 from django import forms
 
 from drills.models import ReviewLog, ReviewSettings
-from drills.problems.forms import DirectHiddenInput
+from drills.problems.forms import DirectHiddenInput, DirectTextarea
 from drills.reviews.scheduling import local_today
 
 RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [("auto", "From my ticks")]
@@ -21,7 +21,7 @@ class OpenAnswerForm(forms.Form):
     version = forms.IntegerField(widget=DirectHiddenInput, min_value=0)
     started = forms.CharField(widget=DirectHiddenInput, required=False)
     answer = forms.CharField(required=False, max_length=20_000, label="Your answer",
-                             widget=forms.Textarea(attrs={"rows": 7, "class": "form-control",
+                             widget=DirectTextarea(attrs={"rows": 7, "class": "form-control",
                                                           "placeholder": "Write it as you would say it: the numbers, "
                                                                          "the trade-off, the failure mode."}))
     said_aloud = forms.BooleanField(required=False, label="I said it out loud instead")
