@@ -95,8 +95,10 @@ def rubric_points(rubric, form) -> list[tuple[str, str, bool]]:
 
 def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer",
                   review_settings: ReviewSettings | None = None) -> dict:
+    # Nothing is ticked or suggested yet when the card is shown: the ratings partial reads these names, and a
+    # name missing from the context costs the template a raised and logged lookup failure at each use.
     context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
-               "rubric_rule": RUBRIC_RULE, "ratings": ReviewLog.RATINGS}
+               "rubric_rule": RUBRIC_RULE, "ratings": ReviewLog.RATINGS, "suggested": None, "ticked_count": None}
     if is_problem(card.item) or stage == "revealed":  # the rule's outcomes, or the buttons' intervals
         context["rating_buttons"] = rating_buttons(card, review_settings or ReviewSettings.for_user(request.user), now)
     if is_problem(card.item):
