@@ -16,14 +16,26 @@ class BankItemQuerySet(models.QuerySet):
     def visible_to(self, user) -> "BankItemQuerySet":
         """Published items, plus (for a candidate) items authored by a coach of a cohort they are in now,
         (for a coach) their own items, and (for staff) everything."""
-        if user is not None and getattr(user, "is_staff", False):
-            return self.all()
-        if user is None or not user.is_authenticated:
-            return self.published()
-        from django.contrib.auth import get_user_model
+        return self.filter(visible_condition(user))
 
-        coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
-        return self.filter(models.Q(published=True) | models.Q(author=user) | models.Q(author__in=coaches))
+
+def visible_condition(user, through: str = "") -> models.Q:
+    """The condition of :meth:`BankItemQuerySet.visible_to` on the items reached through ``through`` (a lookup
+    path ending in ``__``, e.g. ``"item__"`` from a card; empty on the items themselves).
+
+    Filtering cards on ``visible_condition(user, "item__")`` uses the join to their item instead of an
+    ``item IN (the visible items)`` subquery: the same rows, a query that is cheaper to build and to plan.
+    An empty condition (everything) for staff; ``user`` may be ``None`` or anonymous (published items only).
+    """
+    if user is not None and getattr(user, "is_staff", False):
+        return models.Q()
+    if user is None or not user.is_authenticated:
+        return models.Q(**{f"{through}published": True})
+    from django.contrib.auth import get_user_model
+
+    coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
+    return (models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
+            | models.Q(**{f"{through}author__in": coaches}))
 
     def from_fixtures(self) -> "BankItemQuerySet":
         """Items loaded by ``load_content`` (no author, a fixture file's path), which a reload may update or remove.

@@ -43,6 +43,7 @@ from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
+from drills.bank.models import visible_condition
 from drills.bank.problem_templates import time_box_s
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.intervals import Outcome, fuzz_draw, outcomes
@@ -207,7 +208,7 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     review_settings = review_settings or ReviewSettings.for_user(user)
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
     cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-                 .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
+                 .filter(visible_condition(user, "item__"))
                  .select_related("item", "item__chapter").defer(*chapter_text("item__chapter")))
     due_now = [card for card in cards if card.due <= now]
     later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
@@ -237,7 +238,7 @@ def next_due(user, now: datetime | None = None,
         return (queue[0] if queue else None), len(queue)
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
     first = (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-             .filter(item__in=BankItem.objects.visible_to(user).values("pk"))
+             .filter(visible_condition(user, "item__"))
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
              .annotate(queue_length=Window(Count("pk"))).order_by("due", "pk").first())
     return (first, first.queue_length) if first is not None else (None, 0)
@@ -249,7 +250,7 @@ def due_count(user, now: datetime | None = None, review_settings: ReviewSettings
     review_settings = review_settings or ReviewSettings.for_user(user)
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
     return (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-            .filter(item__in=BankItem.objects.visible_to(user).values("pk")).count())
+            .filter(visible_condition(user, "item__")).count())
 
 
 def horizon(review_settings: ReviewSettings, days: int, now: datetime | None = None) -> list[date]:
