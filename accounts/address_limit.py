@@ -30,7 +30,7 @@ class AddressLimitBackend:
     """Refuse any log-in from an address over the per-address failure limit (authenticates nobody itself).
 
     Deliberately no ``get_user``: Django (and the test client's ``force_login``) pick the first backend
-    that has one to restore a session's user, which must stay ``ModelBackend``.
+    that has one to restore a session's user, which must stay ``accounts.backends.CoachFlagBackend``.
     """
 
     def authenticate(self, request, username=None, password=None, **kwargs):

@@ -11,6 +11,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 from django.views.generic import CreateView
 
+from accounts import backends
 from accounts.forms import SignUpForm
 from config.timezones import remember_time_zone
 
@@ -33,7 +34,7 @@ class SignUpView(CreateView):
     def form_valid(self, form: SignUpForm) -> HttpResponse:
         """Save the user, log them in and say so."""
         response = super().form_valid(form)
-        login(self.request, self.object, backend="django.contrib.auth.backends.ModelBackend")
+        login(self.request, self.object, backend=backends.PATH)
         messages.success(self.request, f"Welcome, {self.object.username}. Your account is ready.")
         return response
 

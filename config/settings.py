@@ -258,6 +258,9 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # Beside axes's per-(username, address) lockout: 50 failures from one address in 15 minutes, any usernames.
     "accounts.address_limit.AddressLimitBackend",
+    # ModelBackend, with the session's user read together with its coach flag (one query, not two).
+    "accounts.backends.CoachFlagBackend",
+    # Only for sessions logged in before CoachFlagBackend existed: it never checks a password (see there).
     "django.contrib.auth.backends.ModelBackend",
 ]
 # Login rate limiting: after AXES_FAILURE_LIMIT failed attempts for one username

@@ -18,6 +18,13 @@ class BankItemQuerySet(models.QuerySet):
         (for a coach) their own items, and (for staff) everything."""
         return self.filter(visible_condition(user))
 
+    def from_fixtures(self) -> "BankItemQuerySet":
+        """Items loaded by ``load_content`` (no author, a fixture file's path), which a reload may update or remove.
+
+        A deleted coach's questions also have no author but no source path: they are archived, not fixtures.
+        """
+        return self.filter(author__isnull=True).exclude(source_path="")
+
 
 def visible_condition(user, through: str = "") -> models.Q:
     """The condition of :meth:`BankItemQuerySet.visible_to` on the items reached through ``through`` (a lookup
@@ -36,13 +43,6 @@ def visible_condition(user, through: str = "") -> models.Q:
     coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
     return (models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
             | models.Q(**{f"{through}author__in": coaches}))
-
-    def from_fixtures(self) -> "BankItemQuerySet":
-        """Items loaded by ``load_content`` (no author, a fixture file's path), which a reload may update or remove.
-
-        A deleted coach's questions also have no author but no source path: they are archived, not fixtures.
-        """
-        return self.filter(author__isnull=True).exclude(source_path="")
 
 
 class BankItem(models.Model):
