@@ -32,14 +32,14 @@ pytestmark = pytest.mark.django_db
 
 FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 # Per coach page, exactly, the same for 10 and for 100 candidates (issue 22: the dashboard reads each candidate
-# once and selects them by a subquery). The dashboard: the session, its user, the coach check, the cohorts and
+# once and selects them by a subquery). The dashboard: the session, its user with its coach flag, the cohorts and
 # their memberships, the candidates, the assignments with their sets' entries and items, the progress
 # evidence (work, attempts, reviews, critiques), the three queries of coaching.visibility.hidden_work, the
 # misconceptions, the review activity, and the coach's sets; its polled tables the same less the sets, plus
 # nothing for the page around them. (The dashboard's cache, coaching.dashboard_cache, is bypassed inside the
 # test's transaction: these are its misses less the fingerprint; tests/coaching/test_dashboard_cache.py counts
 # a hit.)
-COACH_QUERIES = {"dashboard": 18, "tables": 18, "cohort": 22, "assignment": 12}
+COACH_QUERIES = {"dashboard": 17, "tables": 17, "cohort": 21, "assignment": 11}
 
 
 def _user(username: str, group: str):
@@ -85,9 +85,10 @@ def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, clien
             response = who.get(path, headers=headers)
         assert response.status_code == 200, label
     # Exactly: the session, its user, the chapter, the glossary (the body's cache key), the rail's documents with
-    # their tracks, the chapters for previous/next, the coach check of the menu, the questions. The rendered body
+    # their tracks, the chapters for previous/next, the questions (the menu's coach flag comes with the user,
+    # accounts.backends). The rendered body
     # comes from the cache; the chapters' text is not read for the rail.
-    assert _count(member, "get", chapter.get_absolute_url()) == (200, 8)
+    assert _count(member, "get", chapter.get_absolute_url()) == (200, 7)
     # The calculator touches no model: only the session and its user (the time zone is kept in the session).
     status, queries = _count(member, "get", "/calculators/ladder/?context=4096", HX_Request="true")
     assert (status, queries) == (200, 2)
