@@ -1,4 +1,4 @@
-"""What a calculator page shows for a result: the headline steps, the worked steps beside the inputs, what changed since the last run."""
+"""What a calculator page shows of a result: the headline steps, the worked steps, what changed since the last run."""
 
 from __future__ import annotations
 

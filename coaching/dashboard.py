@@ -35,6 +35,8 @@ SOON = timedelta(hours=48)
 
 @dataclass
 class Cell:
+    """One table cell: its text, an optional link and CSS classes, and what the CSV export holds if different."""
+
     text: str
     url: str = ""
     css: str = ""
@@ -43,6 +45,8 @@ class Cell:
 
 @dataclass
 class Table:
+    """One dashboard table: a name (its CSV file and anchor), a title, headers, rows of cells and a note."""
+
     name: str
     title: str
     headers: list[str]
@@ -111,10 +115,12 @@ def url_maker(name: str):
 
 
 def pct(value: float | None) -> str:
+    """A fraction (0-1) as a whole percentage ("63%"); blank for ``None``."""
     return "" if value is None else f"{value:.0%}"
 
 
 def duration(seconds: float | None) -> str:
+    """Seconds as "4m 05s" (or "45s" under a minute); blank for ``None``."""
     if seconds is None:
         return ""
     seconds = int(round(seconds))
@@ -192,7 +198,8 @@ def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) 
     leaves out the reviews the coach may not see.
     """
     learned = Q(state_before=Card.REVIEW)
-    rows = (hidden.reviews(ReviewLog.objects).filter(user_id__in=user_ids, reviewed_at__gte=now - timedelta(days=RETENTION_DAYS))
+    since = now - timedelta(days=RETENTION_DAYS)
+    rows = (hidden.reviews(ReviewLog.objects).filter(user_id__in=user_ids, reviewed_at__gte=since)
             .values("user_id").annotate(total=Count("pk"), learned=Count("pk", filter=learned),
                                         kept=Count("pk", filter=learned & Q(rating__gt=ReviewLog.AGAIN))))
     return {row["user_id"]: ReviewActivity(row["total"], row["learned"],
@@ -202,6 +209,8 @@ def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) 
 
 @dataclass
 class Overview:
+    """The dashboard: its tables, who is falling behind, the coach's cohorts and how many candidates they hold."""
+
     tables: list[Table]
     behind: list[dict]
     cohorts: list
@@ -318,8 +327,8 @@ def assignment_tables(assignment: Assignment, coach, now: datetime | None = None
         people = [visible[assignment.candidate_id]] if assignment.candidate_id in visible else []
     entries = list(assignment.question_set.entries.all())
     progress = services.progress_for([(assignment, p) for p in people], now)
-    scores = Table("items", "Score per item", ["Candidate", "Status", *[f"{e.position}. {e.label[:60]}" for e in entries],
-                                               "Mean"])
+    scores = Table("items", "Score per item",
+                   ["Candidate", "Status", *[f"{e.position}. {e.label[:60]}" for e in entries], "Mean"])
     times = Table("times", "Time per item", ["Candidate", *[f"{e.position}." for e in entries], "Total"])
     for person in people:
         p = progress[(assignment.pk, person.pk)]

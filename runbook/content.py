@@ -96,7 +96,8 @@ AUTHORED_ATTRIBUTES = {
     "span": {"aria-hidden"},
 }
 # nh3's allowed_classes: the only class values kept (and ``class`` must not be in the attributes above).
-AUTHORED_CLASSES = {"td": set(ALIGN_CLASSES.values()), "th": set(ALIGN_CLASSES.values()), "span": {"ext-mark", "visually-hidden"}}
+AUTHORED_CLASSES = {"td": set(ALIGN_CLASSES.values()), "th": set(ALIGN_CLASSES.values()),
+                    "span": {"ext-mark", "visually-hidden"}}
 
 # Shortcodes one coach-written text may hold: each runs the engine (an embedded calculator ~11 ms,
 # 500 of them 14 s of CPU per render); the fixture chapters, written by the team, have no cap.
@@ -267,7 +268,8 @@ def plain_text(markdown: str) -> str:
 @functools.lru_cache(maxsize=1)
 def engine_version() -> str:
     """A digest of what the numbers depend on: the catalog, the engine's and the serving simulator's
-    source (the load-sweep figure runs it), the figures, the embed and this renderer. Read once per process (a code change restarts the process)."""
+    source (the load-sweep figure runs it), the figures, the embed and this renderer. Read once per process (a code
+    change restarts the process)."""
     import calculators.engine as engine
     from calculators.engine.catalog import DEFAULT_CATALOG_DIR
 

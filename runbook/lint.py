@@ -25,7 +25,8 @@ REPEATED_CLAUSE = re.compile(r"\b((?:[\w'’×.-]+[ \t,;:()]+){4,}?[\w'’×.-]+
 # A catalog name quoted and then the note that starts with it: "B200 (...): B200 (...)".
 REPEATED_NAME = re.compile(r"\b([A-Z][\w-]*\d[\w-]*(?: [\w-]+)?) \(([^()]{3,})\)[:,]\s*\1 \(")
 PLACEHOLDERS = re.compile(
-    r"\{\{|\}\}|\brbsc[0-9a-f]+|\bTODO\b|\bTBD\b|\bFIXME\b|\bXXX\b|(?<![.!?] )(?<!^)\bNone\b(?! of)|\bnan\b|\(in 1\)|\bseed 0\d\d\b")
+    r"\{\{|\}\}|\brbsc[0-9a-f]+|\bTODO\b|\bTBD\b|\bFIXME\b|\bXXX\b"
+    r"|(?<![.!?] )(?<!^)\bNone\b(?! of)|\bnan\b|\(in 1\)|\bseed 0\d\d\b")
 
 
 def seams(text: str) -> list[str]:

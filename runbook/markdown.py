@@ -1,4 +1,4 @@
-"""The Markdown parsers (markdown-it) and their rules: heading ids, glossary links, table alignment, marks on links to other sites."""
+"""The Markdown parsers (markdown-it) and their rules: heading ids, glossary links, alignment, off-site link marks."""
 
 from __future__ import annotations
 

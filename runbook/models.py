@@ -60,6 +60,8 @@ def chapter_text(path: str) -> tuple[str, ...]:
 
 
 class DocumentQuerySet(models.QuerySet):
+    """The map's sixteen documents (written chapters or still in preparation) in reading order."""
+
     def in_order(self) -> "DocumentQuerySet":
         """All documents by number, with their track and chapter (without the chapter's text)."""
         return self.select_related("track", "chapter").defer(*chapter_text("chapter")).order_by("number")
@@ -108,6 +110,8 @@ class ReadingPath(models.Model):
 
 
 class ChapterQuerySet(models.QuerySet):
+    """Chapters in reading order."""
+
     def in_order(self) -> "ChapterQuerySet":
         return self.order_by("number")
 

@@ -17,7 +17,7 @@ RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [
 class OpenAnswerForm(forms.Form):
     """What the candidate answered before revealing the model answer."""
 
-    # Hidden inputs rendered without the template engine (byte for byte Django's: drills.problems.forms.DirectInputMixin).
+    # Hidden inputs rendered without the template engine (byte for byte Django's: forms.DirectInputMixin).
     version = forms.IntegerField(widget=DirectHiddenInput, min_value=0)
     started = forms.CharField(widget=DirectHiddenInput, required=False)
     answer = forms.CharField(required=False, max_length=20_000, label="Your answer",

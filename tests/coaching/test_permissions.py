@@ -74,11 +74,13 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "lab:index": PUBLIC, "lab:run": OWNER,
     "rounds:index": LOGGED_IN, "rounds:start": LOGIN_POST,
     "rounds:round": (LOGIN, 302, 404, 404, 404, 404),  # to the current item
-    "rounds:clock": OWNER, "rounds:finish": OWNER_POST, "rounds:report": (LOGIN, 302, 404, 404, 404, 404),  # back to the round while it runs
+    "rounds:clock": OWNER, "rounds:finish": OWNER_POST,
+    "rounds:report": (LOGIN, 302, 404, 404, 404, 404),  # back to the round while it runs
     "rounds:deck": OWNER_POST, "rounds:item": OWNER, "rounds:save": OWNER_POST, "rounds:reveal": OWNER_POST,
     "rounds:submit": OWNER_POST, "rounds:confirm_finish": OWNER,
     "rounds:again": OWNER_POST,
-    "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST, "coaching:cohort": COACH_OBJECT,
+    "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST,
+    "coaching:cohort": COACH_OBJECT,
     "coaching:cohort_invite": COACH_POST, "coaching:cohort_remove": COACH_POST,
     "coaching:candidate": COACH_OBJECT, "coaching:attempt": COACH_OBJECT, "coaching:review": COACH_OBJECT,
     "coaching:assignment": COACH_OBJECT, "coaching:questions": COACH_PAGE, "coaching:question_new": COACH_PAGE,

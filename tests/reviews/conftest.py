@@ -50,7 +50,8 @@ def bank(db):
         "kv-paged": make_question("kv-paged", kv, ["Worst case 53", "Paged 191", "Which to quote"],
                                   roles=["architect", "manager"], difficulty=3, topic="paging"),
         "kv-fp8": make_question("kv-fp8", kv, ["Halves the cache", "Quality check"], difficulty=1),
-        "ridge": make_question("ridge", roofline, ["295 FLOP/byte", "Decode is memory-bound"], topic="Roofline and hardware"),
+        "ridge": make_question("ridge", roofline, ["295 FLOP/byte", "Decode is memory-bound"],
+                               topic="Roofline and hardware"),
     }
     sync_problem_templates()
     items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})

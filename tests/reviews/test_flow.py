@@ -20,8 +20,8 @@ UTC = dt_timezone.utc
 def review_everything_due(user, now: datetime, h, *, fail: set[str] = frozenset(), slips: set[str] = frozenset()):
     """Work the queue at ``now`` as a steady candidate: open questions rated Good with every rubric point
     ticked, except the first time a slug in ``fail`` comes up: none ticked, rated from the ticks (Again);
-    problems answered in the item's time box and 30 s more (Good at best), every step right except ``per_user_gib`` for slugs in
-    ``slips``. Cards that come back later the same day (learning steps) are done when they fall due.
+    problems answered in the item's time box and 30 s more (Good at best), every step right except ``per_user_gib``
+    for slugs in ``slips``. Cards that come back later the same day (learning steps) are done when they fall due.
     Returns the reviews made."""
     made = []
     failed_once = set()
