@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
-from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck
+from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck, local_today
 from drills.reviews.services import problem_for, record_open_review
 
 
@@ -289,7 +290,9 @@ class TestSettingsAndProgress:
         assert "04 · The GPU and the roofline" in html and "50 %" in html
 
     def test_the_interview_chart_appears_with_a_date(self, candidate_client, candidate, bank):
-        ReviewSettings.objects.create(user=candidate, interview_date=timezone.now().date() + timedelta(days=10))
+        # Ten days from the review day, which turns at 04:00: between midnight and then it is still yesterday.
+        today = local_today(ZoneInfo("UTC"), timezone.now())
+        ReviewSettings.objects.create(user=candidate, interview_date=today + timedelta(days=10))
         due_card(candidate, bank["ridge"])
         html = candidate_client.get("/progress/").content.decode()
         assert 'data-chart="retention"' in html and 'id="table-retention"' in html
