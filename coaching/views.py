@@ -57,7 +57,7 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
     """Every cohort's completion, the candidates' summary, and who is falling behind."""
     view = dashboard_cache.cached_overview(request.user)
     return _tables_response(request, view.tables, "coaching/dashboard.html", {
-        "view": view, "sets": QuestionSet.objects.filter(coach=request.user)[:10], "poll_s": dashboard_poll_s()})
+        "view": view, "poll_s": dashboard_poll_s()})
 
 
 @coach_required
