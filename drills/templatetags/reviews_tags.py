@@ -46,3 +46,25 @@ def year_unless(day, today):
     if not day or not today or day.year == today.year:
         return ""
     return f" {day.year}"
+
+
+@register.filter
+def rating_buttons_html(buttons, suggested):
+    """``rating_buttons|rating_buttons_html:suggested`` → the ratings partial's buttons, built in Python.
+
+    See :func:`drills.reviews.rating_html.rating_buttons_html` (the same markup the template loop gave).
+    """
+    from drills.reviews.rating_html import rating_buttons_html as build  # it imports rating_style from here
+
+    return build(buttons, suggested)
+
+
+@register.filter
+def rubric_checkboxes_html(points):
+    """``rubric_points|rubric_checkboxes_html`` → the revealed card's rubric checkboxes, built in Python.
+
+    See :func:`drills.reviews.rating_html.rubric_checkboxes_html` (the same markup the template loop gave).
+    """
+    from drills.reviews.rating_html import rubric_checkboxes_html as build  # it imports rating_style from here
+
+    return build(points)
