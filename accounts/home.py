@@ -26,7 +26,7 @@ from django.utils import timezone
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
-from drills.reviews.scheduling import due_count, due_forecast, local_today, retention_on_day
+from drills.reviews.scheduling import calendar_today, due_count, due_forecast, local_today, retention_on_day
 from runbook.models import Chapter, Document, ReadingPath, chapter_text
 
 NEW_DAYS = 7
@@ -96,15 +96,16 @@ def _open_assignments(user, now: datetime) -> list:
     return sorted(rows, key=lambda row: (row.assignment.due_at, row.assignment.pk))
 
 
-def _interview(user, review_settings: ReviewSettings, today: date, now: datetime) -> Interview | None:
+def _interview(user, review_settings: ReviewSettings, now: datetime) -> Interview | None:
     day = review_settings.interview_date
-    if day is None or day < today:
+    calendar = calendar_today(review_settings.tz, now)  # the interview is on a calendar date (04:00 aside)
+    if day is None or day < calendar:
         return None
     rows = retention_on_day(user, now, review_settings)
     cards = sum(row.cards for row in rows)
     kept = sum(row.if_kept_up * row.cards for row in rows) / cards if cards else None
     stopped = sum(row.if_stopped * row.cards for row in rows) / cards if cards else None
-    return Interview(day, (day - today).days, kept, stopped)
+    return Interview(day, (day - calendar).days, kept, stopped)
 
 
 def _next_chapter(user, path: ReadingPath) -> tuple[Chapter | None, bool]:
@@ -146,7 +147,7 @@ def home_for(user, now: datetime | None = None) -> Home:
     home = Home(today=today, due_today=due_count(user, now, review_settings),
                 forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
                 deck_size=Card.objects.of(user).count(), assignments=_open_assignments(user, now),
-                interview=_interview(user, review_settings, today, now), path=path, paths=paths,
+                interview=_interview(user, review_settings, now), path=path, paths=paths,
                 mistakes=_mistakes(user), time_zone=review_settings.time_zone)
     if path is not None:
         home.next_chapter, home.path_done = _next_chapter(user, path)

@@ -9,7 +9,7 @@ from django import forms
 
 from drills.models import ReviewLog, ReviewSettings
 from drills.problems.forms import DirectHiddenInput, DirectTextarea
-from drills.reviews.scheduling import local_today
+from drills.reviews.scheduling import calendar_today
 
 RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [("auto", "From my ticks")]
 
@@ -112,7 +112,7 @@ class ReviewSettingsForm(forms.ModelForm):
             # fails in several ways (and reads files) on arbitrary text.
             chosen = data.get("time_zone")
             zone = zoneinfo.ZoneInfo(chosen) if chosen in _zone_names() else self.instance.tz
-            today = local_today(zone)
+            today = calendar_today(zone)
             if interview < today:
                 self.add_error("interview_date", forms.ValidationError(
                     "That day has passed: choose today (%(today)s) or a later day, or leave it empty if the "

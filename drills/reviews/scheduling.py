@@ -88,6 +88,15 @@ def local_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
     return local.date() if local.time() >= day_starts_at() else local.date() - timedelta(days=1)
 
 
+def calendar_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
+    """The calendar date in ``tz`` at ``now``: what an interview date is counted from.
+
+    The review day turns at 04:00 (:func:`local_today`), so that a late session still counts for the day it
+    began; an interview is on a calendar date, so at 00:40 on its morning it is today, not tomorrow.
+    """
+    return _now(now).astimezone(tz).date()
+
+
 def day_bounds(tz: zoneinfo.ZoneInfo, day: date) -> tuple[datetime, datetime]:
     """The UTC instants where review ``day`` starts and ends (23 or 25 hours long across a DST change)."""
     start = datetime.combine(day, day_starts_at(), tzinfo=tz)

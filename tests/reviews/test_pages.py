@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
-from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck, local_today
+from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck, calendar_today, local_today
 from drills.reviews.services import problem_for, record_open_review
 
 
@@ -290,8 +290,8 @@ class TestSettingsAndProgress:
         assert "04 · The GPU and the roofline" in html and "50 %" in html
 
     def test_the_interview_chart_appears_with_a_date(self, candidate_client, candidate, bank):
-        # Ten days from the review day, which turns at 04:00: between midnight and then it is still yesterday.
-        today = local_today(ZoneInfo("UTC"), timezone.now())
+        # Ten calendar days from today (the review day turns at 04:00; an interview date is counted from midnight).
+        today = calendar_today(ZoneInfo("UTC"), timezone.now())
         ReviewSettings.objects.create(user=candidate, interview_date=today + timedelta(days=10))
         due_card(candidate, bank["ridge"])
         html = candidate_client.get("/progress/").content.decode()
@@ -334,3 +334,29 @@ def test_critique_drills_and_design_prompts_review_like_open_questions_with_thei
         revealed = candidate_client.post(f"/review/card/{card.pk}/reveal/", {
             "version": "0", "started": hidden(html, "started"), "said_aloud": "on"}).content.decode()
         assert all(text in revealed for text in after), after
+
+
+def test_the_interview_countdown_counts_calendar_days_not_review_days(candidate_client, candidate, bank):
+    """At 00:40 on the interview's day the review day is still yesterday (it turns at 04:00): the page says today."""
+    from datetime import datetime
+
+    from drills.reviews.forms import ReviewSettingsForm
+    from drills.reviews.views import _days_left
+
+    settings_row = ReviewSettings.objects.create(user=candidate, interview_date=datetime(2026, 12, 4).date())
+    just_after_midnight = datetime(2026, 12, 4, 0, 40, tzinfo=ZoneInfo("UTC"))
+    assert local_today(ZoneInfo("UTC"), just_after_midnight) == datetime(2026, 12, 3).date()
+    assert _days_left(settings_row, just_after_midnight) == 0
+    assert _days_left(settings_row, datetime(2026, 12, 3, 23, 0, tzinfo=ZoneInfo("UTC"))) == 1
+    assert _days_left(settings_row, datetime(2026, 12, 5, 0, 40, tzinfo=ZoneInfo("UTC"))) is None
+    # A day before today's calendar date is refused by the settings form, whatever the hour.
+    yesterday = calendar_today(ZoneInfo("UTC")) - timedelta(days=1)
+    form = ReviewSettingsForm({"interview_date": yesterday.isoformat(), "time_zone": "UTC", "desired_retention": "0.9"},
+                              instance=settings_row)
+    assert not form.is_valid() and "interview_date" in form.errors
+    # A date next year shows its year on the review page.
+    settings_row.interview_date = calendar_today(ZoneInfo("UTC")) + timedelta(days=400)
+    settings_row.save()
+    due_card(candidate, bank["ridge"])
+    page = candidate_client.get("/review/").content.decode()
+    assert f"{settings_row.interview_date.day} {settings_row.interview_date:%b %Y})" in page
