@@ -14,8 +14,12 @@ from collections.abc import Iterable
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
-from drills.templatetags.reviews_tags import rating_style
 from runbook.templatetags.runbook_tags import markdown_inline
+
+
+def rating_style(rating) -> str:
+    """Bootstrap colour of a rating (1 Again … 4 Easy); "secondary" for anything else."""
+    return {1: "danger", 2: "warning", 3: "success", 4: "primary"}.get(rating, "secondary")
 
 
 def rating_buttons_html(buttons: Iterable[tuple[int, str, str]] | None, suggested: int | None) -> SafeString:

@@ -2,6 +2,9 @@
 
 from django import template
 
+from drills.reviews import rating_html
+from drills.reviews.rating_html import rating_style
+
 register = template.Library()
 
 
@@ -17,10 +20,7 @@ def duration_label(seconds):
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
-@register.filter
-def rating_style(rating):
-    """Bootstrap colour of a rating (1 Again … 4 Easy)."""
-    return {1: "danger", 2: "warning", 3: "success", 4: "primary"}.get(rating, "secondary")
+register.filter("rating_style", rating_style)  # Bootstrap colour of a rating (drills.reviews.rating_html)
 
 
 @register.filter
@@ -54,9 +54,7 @@ def rating_buttons_html(buttons, suggested):
 
     See :func:`drills.reviews.rating_html.rating_buttons_html` (the same markup the template loop gave).
     """
-    from drills.reviews.rating_html import rating_buttons_html as build  # it imports rating_style from here
-
-    return build(buttons, suggested)
+    return rating_html.rating_buttons_html(buttons, suggested)
 
 
 @register.filter
@@ -65,6 +63,4 @@ def rubric_checkboxes_html(points):
 
     See :func:`drills.reviews.rating_html.rubric_checkboxes_html` (the same markup the template loop gave).
     """
-    from drills.reviews.rating_html import rubric_checkboxes_html as build  # it imports rating_style from here
-
-    return build(points)
+    return rating_html.rubric_checkboxes_html(points)
