@@ -26,7 +26,7 @@ from django.utils import timezone
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
-from drills.reviews.scheduling import calendar_today, due_count, due_forecast, local_today, retention_on_day
+from drills.reviews.scheduling import days_to_interview, due_count, due_forecast, local_today, retention_on_day
 from runbook.models import Chapter, Document, ReadingPath, chapter_text
 
 NEW_DAYS = 7
@@ -97,15 +97,14 @@ def _open_assignments(user, now: datetime) -> list:
 
 
 def _interview(user, review_settings: ReviewSettings, now: datetime) -> Interview | None:
-    day = review_settings.interview_date
-    calendar = calendar_today(review_settings.tz, now)  # the interview is on a calendar date (04:00 aside)
-    if day is None or day < calendar:
+    days_left = days_to_interview(review_settings, now)
+    if days_left is None:
         return None
     rows = retention_on_day(user, now, review_settings)
     cards = sum(row.cards for row in rows)
     kept = sum(row.if_kept_up * row.cards for row in rows) / cards if cards else None
     stopped = sum(row.if_stopped * row.cards for row in rows) / cards if cards else None
-    return Interview(day, (day - calendar).days, kept, stopped)
+    return Interview(review_settings.interview_date, days_left, kept, stopped)
 
 
 def _next_chapter(user, path: ReadingPath) -> tuple[Chapter | None, bool]:

@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 
 from drills.bank.services import item_title
 from drills.models import ReviewLog, ReviewSettings
-from drills.reviews.scheduling import _now, calendar_today, due_queue, local_today, scheduler_for
+from drills.reviews.scheduling import _now, days_to_interview, due_queue, local_today, scheduler_for
 
 REFIT_HOUR = 3
 DIGEST_HOUR = 6
@@ -113,8 +113,7 @@ def digest_text(user, review_settings: ReviewSettings, now: datetime) -> tuple[s
     """(subject, body, number due) of the due-today digest."""
     queue = due_queue(user, now, review_settings)
     today = local_today(review_settings.tz, now)
-    calendar = calendar_today(review_settings.tz, now)
-    days_left = (review_settings.interview_date - calendar).days if review_settings.interview_date else None
+    days_left = days_to_interview(review_settings, now)
     subject = f"{len(queue)} card{'s' if len(queue) != 1 else ''} due today · LLM Serving Prep"
     body = render_to_string("reviews/digest_email.txt", {
         "user": user, "count": len(queue), "today": today, "items": [item_title(c.item) for c in queue[:DIGEST_ITEMS]],

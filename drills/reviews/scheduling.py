@@ -97,6 +97,14 @@ def calendar_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
     return _now(now).astimezone(tz).date()
 
 
+def days_to_interview(review_settings: ReviewSettings, now: datetime | None = None) -> int | None:
+    """Calendar days from today (in the settings' zone) to the interview date: 0 on the day, ``None`` without
+    a date or once it has passed (:func:`calendar_today`)."""
+    day = review_settings.interview_date
+    today = calendar_today(review_settings.tz, now)
+    return (day - today).days if day and day >= today else None
+
+
 def day_bounds(tz: zoneinfo.ZoneInfo, day: date) -> tuple[datetime, datetime]:
     """The UTC instants where review ``day`` starts and ends (23 or 25 hours long across a DST change)."""
     start = datetime.combine(day, day_starts_at(), tzinfo=tz)
@@ -211,13 +219,17 @@ def track_items(letter: str) -> list[BankItem]:
 # --- the queue and forecasts ---------------------------------------------------------------
 
 
+def _due_today(user, now: datetime, review_settings: ReviewSettings):
+    """The user's cards due before their review day ends, on items they may still see: what the queue holds."""
+    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
+    return Card.objects.of(user).due_by(end - timedelta(microseconds=1)).filter(visible_condition(user, "item__"))
+
+
 def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> list[Card]:
     """The cards to review today, in order (see the module's docstring)."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
-    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
-    cards = list(Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-                 .filter(visible_condition(user, "item__"))
+    cards = list(_due_today(user, now, review_settings)
                  .select_related("item", "item__chapter").defer(*chapter_text("item__chapter")))
     due_now = [card for card in cards if card.due <= now]
     later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
@@ -245,9 +257,7 @@ def next_due(user, now: datetime | None = None,
     if interview_start(review_settings, now) is not None:
         queue = due_queue(user, now, review_settings)
         return (queue[0] if queue else None), len(queue)
-    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
-    first = (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-             .filter(visible_condition(user, "item__"))
+    first = (_due_today(user, now, review_settings)
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
              .annotate(queue_length=Window(Count("pk"))).order_by("due", "pk").first())
     return (first, first.queue_length) if first is not None else (None, 0)
@@ -257,9 +267,7 @@ def due_count(user, now: datetime | None = None, review_settings: ReviewSettings
     """How many cards :func:`due_queue` would return, counted by the database (one query, no rows loaded)."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
-    _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
-    return (Card.objects.of(user).due_by(end - timedelta(microseconds=1))
-            .filter(visible_condition(user, "item__")).count())
+    return _due_today(user, now, review_settings).count()
 
 
 def horizon(review_settings: ReviewSettings, days: int, now: datetime | None = None) -> list[date]:

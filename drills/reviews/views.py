@@ -35,7 +35,7 @@ from drills.reviews.scheduling import (
     RATING_LABELS,
     RATING_RULE,
     RUBRIC_RULE,
-    calendar_today,
+    days_to_interview,
     due_count,
     forecast_and_deck,
     local_today,
@@ -71,16 +71,9 @@ def _sidebar(user, review_settings: ReviewSettings, now: datetime, left: int) ->
     return {
         "left": left, "forecast": forecast, "forecast_max": max([count for _, count in forecast] or [0]) or 1,
         "today": today, "deck_size": deck_size,
-        "days_left": _days_left(review_settings, now),
+        "days_left": days_to_interview(review_settings, now),
         "retention_rows": retention_on_day(user, now, review_settings) if review_settings.interview_date else [],
     }
-
-
-def _days_left(review_settings: ReviewSettings, now: datetime) -> int | None:
-    """Calendar days from today to the interview (0 on the day), ``None`` without one or once it has passed."""
-    day = review_settings.interview_date
-    calendar = calendar_today(review_settings.tz, now)
-    return (day - calendar).days if day and day >= calendar else None
 
 
 def rating_buttons(card: Card, review_settings: ReviewSettings, now: datetime) -> list[tuple[int, str, str]]:

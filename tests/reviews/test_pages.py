@@ -341,14 +341,14 @@ def test_the_interview_countdown_counts_calendar_days_not_review_days(candidate_
     from datetime import datetime
 
     from drills.reviews.forms import ReviewSettingsForm
-    from drills.reviews.views import _days_left
+    from drills.reviews.scheduling import days_to_interview
 
     settings_row = ReviewSettings.objects.create(user=candidate, interview_date=datetime(2026, 12, 4).date())
     just_after_midnight = datetime(2026, 12, 4, 0, 40, tzinfo=ZoneInfo("UTC"))
     assert local_today(ZoneInfo("UTC"), just_after_midnight) == datetime(2026, 12, 3).date()
-    assert _days_left(settings_row, just_after_midnight) == 0
-    assert _days_left(settings_row, datetime(2026, 12, 3, 23, 0, tzinfo=ZoneInfo("UTC"))) == 1
-    assert _days_left(settings_row, datetime(2026, 12, 5, 0, 40, tzinfo=ZoneInfo("UTC"))) is None
+    assert days_to_interview(settings_row, just_after_midnight) == 0
+    assert days_to_interview(settings_row, datetime(2026, 12, 3, 23, 0, tzinfo=ZoneInfo("UTC"))) == 1
+    assert days_to_interview(settings_row, datetime(2026, 12, 5, 0, 40, tzinfo=ZoneInfo("UTC"))) is None
     # A day before today's calendar date is refused by the settings form, whatever the hour.
     yesterday = calendar_today(ZoneInfo("UTC")) - timedelta(days=1)
     form = ReviewSettingsForm({"interview_date": yesterday.isoformat(), "time_zone": "UTC", "desired_retention": "0.9"},
