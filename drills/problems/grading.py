@@ -11,11 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-from django.db import transaction
-from django.utils import timezone
-
 from calculators.engine.grader import Grade, grade
-from drills.problems.models import Attempt, ProblemInstance, StepAnswer
+from drills.problems.models import Attempt, ProblemInstance
+from drills.problems.storage import store_attempt
 
 
 class UnreadableAnswers(ValueError):
@@ -55,21 +53,12 @@ def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
     return grade(problem.solve(), answers)
 
 
-@transaction.atomic
-def save_attempt(problem: ProblemInstance, user, result: Grade, started_at: datetime | None) -> Attempt:
-    """Store a graded attempt with one :class:`StepAnswer` per step."""
-    now = timezone.now()
-    time_taken = (now - started_at).total_seconds() if started_at and started_at <= now else None
-    attempt = Attempt.objects.create(problem=problem, user=user, score=result.score,
-                                     started_at=started_at, time_taken_s=time_taken)
-    StepAnswer.objects.bulk_create([
-        StepAnswer(attempt=attempt, position=index, key=step.key, unit=step.unit, raw_input=step.given,
-                   parsed_value=step.value, verdict=step.verdict, credit=step.credit,
-                   misconception=step.misconception or "", expected=step.expected,
-                   carried_expected=step.carried_expected, message=step.message)
-        for index, step in enumerate(result.steps)
-    ])
-    return attempt
+def save_attempt(problem: ProblemInstance, user, result: Grade, started_at: datetime | None, *,
+                 now: datetime | None = None, time_taken_s: float | None = None) -> Attempt:
+    """Store a graded attempt with one :class:`StepAnswer` per step (:func:`drills.problems.storage.store_attempt`:
+    one statement on PostgreSQL). Without ``now``, stamped with the wall clock and timed from ``started_at``;
+    with it, stamped ``now`` and taking ``time_taken_s``."""
+    return store_attempt(problem, user, result, started_at, now=now, time_taken_s=time_taken_s)
 
 
 @dataclass(frozen=True)
@@ -106,8 +95,5 @@ def submit(problem: ProblemInstance, user, answers: dict[str, str], *, started_a
                                                             if message == BLANK))
     attempt = None
     if user is not None and user.is_authenticated:
-        attempt = save_attempt(problem, user, graded, started_at)
-        if now is not None:
-            Attempt.objects.filter(pk=attempt.pk).update(submitted_at=now, time_taken_s=time_taken_s)
-            attempt.submitted_at, attempt.time_taken_s = now, time_taken_s
+        attempt = save_attempt(problem, user, graded, started_at, now=now, time_taken_s=time_taken_s)
     return Submission(graded, attempt, review(graded, attempt) if review is not None else None)
