@@ -85,3 +85,18 @@ def test_on_postgresql_the_attempt_and_its_steps_are_one_statement_without_a_tra
     assert len(captured.captured_queries) == 1
     assert captured.captured_queries[0]["sql"].startswith('WITH attempt AS (INSERT INTO "drills_attempt"')
     assert StepAnswer.objects.filter(attempt__user=candidate).count() == 8
+
+
+def test_the_earliest_earlier_attempt_comes_back_with_each_new_one(candidate, coach):
+    problem = create_problem("ladder", seed=7)
+    graded, _ = _graded(problem)
+    first = store_attempt(problem, candidate, graded, None, now=NOW)
+    assert first.earliest_before is None  # the first attempt is the one that counts
+    second = store_attempt(problem, candidate, graded, None, now=NOW + timedelta(minutes=1))
+    third = store_attempt(problem, candidate, graded, None, now=NOW + timedelta(minutes=2))
+    assert (second.earliest_before.pk, third.earliest_before.pk) == (first.pk, first.pk)
+    assert third.earliest_before.score == pytest.approx(graded.score) == pytest.approx(7 / 8)
+    # Another candidate's attempts, and the candidate's attempts of another problem, are not theirs to count.
+    assert store_attempt(problem, coach, graded, None, now=NOW).earliest_before is None
+    other = create_problem("ladder", seed=8)
+    assert store_attempt(other, candidate, _graded(other)[0], None, now=NOW).earliest_before is None

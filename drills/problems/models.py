@@ -19,21 +19,6 @@ from calculators.engine.catalog import catalog_from_entries
 from calculators.engine.procedures import FAMILIES, Result
 
 
-class ProblemInstanceQuerySet(models.QuerySet):
-    """Problem instances, with what their pages read beside them."""
-
-    def with_earliest_attempt(self, user) -> "ProblemInstanceQuerySet":
-        """Annotate ``earliest_attempt_pk`` and ``earliest_attempt_score``: ``user``'s first attempt of each problem.
-
-        Both are ``None`` when ``user`` has no attempt of it yet. Two correlated subqueries served by the
-        attempt (user, problem, id) index, so the graded submission reads the problem and the attempt that
-        counts (``Attempt.first_graded``) in one query.
-        """
-        earliest = Attempt.objects.filter(user=user, problem=models.OuterRef("pk")).order_by("pk")
-        return self.annotate(earliest_attempt_pk=models.Subquery(earliest.values("pk")[:1]),
-                             earliest_attempt_score=models.Subquery(earliest.values("score")[:1]))
-
-
 class ProblemInstance(models.Model):
     """One randomized problem of a calculator family.
 
@@ -41,8 +26,6 @@ class ProblemInstance(models.Model):
     ``snapshot`` holds the raw ``models.json``/``gpus.json`` objects used, as
     ``{"models": [...], "gpus": [...]}``.
     """
-
-    objects = ProblemInstanceQuerySet.as_manager()
 
     family = models.CharField(max_length=32, db_index=True)
     seed = models.BigIntegerField()

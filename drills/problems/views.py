@@ -62,10 +62,7 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
 def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
     _family_or_404(family)
-    problems = ProblemInstance.objects.all()
-    if request.method == "POST" and request.user.is_authenticated:
-        problems = problems.with_earliest_attempt(request.user)  # the practice note's, in the same query
-    return _problem_page(request, get_object_or_404(problems, pk=pk, family=family))
+    return _problem_page(request, get_object_or_404(ProblemInstance, pk=pk, family=family))
 
 
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
@@ -97,7 +94,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
-        "attempt": attempt, "solution": solution, "counted": _counted_attempt(instance, attempt), "refused": refused,
+        "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
         "answer_steps": answer_steps_html(rows),
     }
     if request.htmx and request.method == "POST":
@@ -107,13 +104,11 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     return render(request, "drills/problem.html", context)
 
 
-def _counted_attempt(instance: ProblemInstance, attempt: Attempt | None) -> Attempt | None:
+def _counted_attempt(attempt: Attempt | None) -> Attempt | None:
     """The attempt that counts when ``attempt`` is a re-submission (the practice note), else ``None``.
 
     Grading shows the expected values, so the candidate's first graded attempt of a problem is what counts
-    (``Attempt.first_graded``). The view reads the earliest attempt with the problem, before this one was
-    saved (:meth:`ProblemInstanceQuerySet.with_earliest_attempt`): any it found is an earlier one.
+    (``Attempt.first_graded``): the earliest one saved before ``attempt``, which storing it read in the same
+    statement (:func:`drills.problems.storage.store_attempt`).
     """
-    if attempt is None or getattr(instance, "earliest_attempt_pk", None) is None:
-        return None
-    return Attempt(pk=instance.earliest_attempt_pk, score=instance.earliest_attempt_score)
+    return None if attempt is None else attempt.earliest_before
