@@ -15,7 +15,6 @@ from config.compiled_query import CompiledGet
 from drills.models import Card, ReviewSettings
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import REVEAL_FIELDS, card_to_reveal, owner_settings
-from tests.reviews.conftest import T0, make_question, settings_for
 
 pytestmark = pytest.mark.django_db
 
@@ -48,11 +47,11 @@ def _same(compiled: Card, orm: Card) -> None:
         assert _loaded(compiled.user.review_settings) == _loaded(expected)
 
 
-def test_a_card_reads_back_as_get_gives_it_with_and_without_review_settings(bank, candidate, bob):
-    no_chapter = make_question("no-chapter", None, ["One point"])
-    add_to_deck(candidate, [bank["kv-formula"], no_chapter], now=T0)
-    add_to_deck(bob, [bank["ridge"]], now=T0)
-    settings_for(candidate, desired_retention=0.85)
+def test_a_card_reads_back_as_get_gives_it_with_and_without_review_settings(bank, candidate, bob, h):
+    no_chapter = h.question("no-chapter", None, ["One point"])
+    add_to_deck(candidate, [bank["kv-formula"], no_chapter], now=h.T0)
+    add_to_deck(bob, [bank["ridge"]], now=h.T0)
+    h.settings(candidate, desired_retention=0.85)
     for card in Card.objects.filter(user__in=[candidate, bob]):
         compiled = card_to_reveal(card.user, card.pk)
         _same(compiled, _orm(card.pk, card.user_id))
@@ -66,8 +65,8 @@ def test_a_card_reads_back_as_get_gives_it_with_and_without_review_settings(bank
     assert card_to_reveal(candidate, mine.pk).item.roles == ["engineer"]
 
 
-def test_another_candidates_card_and_a_missing_one_do_not_exist(bank, candidate, bob):
-    add_to_deck(bob, [bank["ridge"]], now=T0)
+def test_another_candidates_card_and_a_missing_one_do_not_exist(bank, candidate, bob, h):
+    add_to_deck(bob, [bank["ridge"]], now=h.T0)
     his = Card.objects.get(user=bob)
     with pytest.raises(Card.DoesNotExist):
         card_to_reveal(candidate, his.pk)
@@ -75,8 +74,8 @@ def test_another_candidates_card_and_a_missing_one_do_not_exist(bank, candidate,
         card_to_reveal(bob, his.pk + 1000)
 
 
-def test_several_rows_and_a_value_that_never_reaches_the_sql_are_refused(bank, candidate):
-    add_to_deck(candidate, [bank["kv-formula"], bank["kv-paged"]], now=T0)
+def test_several_rows_and_a_value_that_never_reaches_the_sql_are_refused(bank, candidate, h):
+    add_to_deck(candidate, [bank["kv-formula"], bank["kv-paged"]], now=h.T0)
     by_owner = CompiledGet(lambda user_id: Card.objects.filter(user_id=user_id), 1)
     with pytest.raises(Card.MultipleObjectsReturned):
         by_owner(candidate.pk)
