@@ -24,6 +24,7 @@ from django.db.models.query import get_related_populators
 
 # Values no real key takes: the positions they land at in the compiled parameters are where a call's values go.
 _MARKER_BASE = -(2**62) + 7919
+_KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1  # a 64-bit key column's range
 
 
 class CompiledGet:
@@ -32,9 +33,9 @@ class CompiledGet:
     ``build`` takes ``arity`` integers (primary keys, foreign key ids) and returns the queryset, filtered by
     them; every other value in it must be fixed. Calling the instance with ``arity`` integers returns the one
     matching instance, with its ``select_related`` objects and deferred fields as the queryset would load
-    them; it raises the model's ``DoesNotExist`` when nothing matches and ``MultipleObjectsReturned`` when
-    more than one row does. ``ImproperlyConfigured`` is raised at the first call if a value of ``build``
-    does not reach the SQL as a parameter exactly once.
+    them. It raises the model's ``DoesNotExist`` when nothing matches (or a value is outside a 64-bit key's
+    range), ``MultipleObjectsReturned`` when more than one row does, and, at the first call,
+    ``ImproperlyConfigured`` if a value of ``build`` does not reach the SQL as a parameter exactly once.
     """
 
     def __init__(self, build: Callable[..., QuerySet], arity: int):
@@ -72,7 +73,10 @@ class CompiledGet:
          populators) = self._compiled.get(alias) or self._compile(alias)
         params = list(params)
         for slot, value in zip(slots, values):
-            params[slot] = int(value)
+            value = int(value)
+            if not _KEY_MIN <= value <= _KEY_MAX:  # no row has it (and SQLite cannot even bind it), as get() says
+                raise model.DoesNotExist(f"{model._meta.object_name} matching query does not exist.")
+            params[slot] = value
         with connections[alias].cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import secrets
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
+from config.compiled_query import CompiledGet
 from drills.models import Attempt, ProblemInstance
 from drills.problems.answer_steps import answer_steps_html
 from drills.problems.forms import AnswerForm, read_start, sign_start
@@ -62,7 +63,17 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
 def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
     _family_or_404(family)
-    return _problem_page(request, get_object_or_404(ProblemInstance, pk=pk, family=family))
+    try:
+        instance = _problem_by_pk(pk)
+    except ProblemInstance.DoesNotExist:
+        instance = None
+    if instance is None or instance.family != family:
+        raise Http404("No such problem.")
+    return _problem_page(request, instance)
+
+
+# The problem page's and the graded submission's read, compiled once per process (config/compiled_query.py).
+_problem_by_pk = CompiledGet(lambda pk: ProblemInstance.objects.filter(pk=pk), 1)
 
 
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:

@@ -84,3 +84,10 @@ def test_several_rows_and_a_value_that_never_reaches_the_sql_are_refused(bank, c
         ignoring(candidate.pk)
     with pytest.raises(TypeError):
         by_owner()
+
+
+def test_a_key_beyond_64_bits_is_no_card_rather_than_an_error(bank, candidate, client):
+    with pytest.raises(Card.DoesNotExist):
+        card_to_reveal(candidate, 2**70)
+    client.force_login(candidate)
+    assert client.get("/drills/ladder/99999999999999999999999/").status_code == 404
