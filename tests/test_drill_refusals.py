@@ -56,3 +56,19 @@ def test_a_typo_is_refused_even_when_blanks_count(candidate_client, candidate, h
     assert "Could not read '28,67'" in form and "1 could not be read" in " ".join(form.split())
     assert 'name="blanks" value="count"' not in form  # a typo is fixed, not counted
     assert "28,672" not in form and "Score" not in form
+
+
+@pytest.mark.parametrize("blanks", ["", "count"])
+def test_a_text_longer_than_the_box_allows_is_refused_as_unreadable_not_called_blank(candidate_client, candidate,
+                                                                                     blanks):
+    # A browser stops at the box's maxlength (10,000); a hand-made POST does not, and the parser says what it
+    # expects instead of the page calling the step blank (and, with blanks counted, recording it as unanswered).
+    problem = create_problem("ladder", seed=7, user=candidate)
+    answers = {step.key: repr(step.value) for step in problem.solve().steps}
+    answers["card_gib"] = "1" * 10_001
+    response = candidate_client.post(problem.get_absolute_url(), {**answers, "blanks": blanks})
+    form = " ".join(_answers_form(response).split())
+    assert response.status_code == 200 and Attempt.objects.count() == 0
+    assert "1 could not be read" in form and "blank" not in form.split("Nothing was recorded", 1)[1][:80]
+    assert "at most 200 characters" in form or "limited to 200 characters" in form
+    assert "Ensure this value has at most" not in form

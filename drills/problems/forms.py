@@ -89,10 +89,13 @@ class AnswerForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.specs = specs
         for spec in specs:
+            # The box's maxlength only stops a browser: the form does not refuse a longer text, so the answer
+            # parser reads it and says what it expects (an answer is at most answers.MAX_LENGTH characters);
+            # a form error would leave the step blank and the page would call it blank.
             self.fields[spec.key] = forms.CharField(
-                label=spec.label, required=False, max_length=10_000,
-                widget=DirectTextInput(attrs={"autocomplete": "off", "spellcheck": "false",
-                                              "inputmode": "text", "class": "form-control answer-input"}),
+                label=spec.label, required=False,
+                widget=DirectTextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "text",
+                                              "class": "form-control answer-input", "maxlength": "10000"}),
             )
 
     def answers(self) -> dict[str, str]:

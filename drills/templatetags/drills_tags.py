@@ -40,7 +40,7 @@ def verdict_label(verdict):
 
 @register.filter
 def percent(fraction):
-    """0.625 → "63 %"."""
+    """0.634 → "63 %" (a tie goes to the even whole percent, as Python's formatting rounds: 0.125 → "12 %")."""
     return f"{float(fraction) * 100:.0f} %"
 
 

@@ -119,6 +119,8 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
     # Drill into the attempt: exactly what was typed, and each step's verdict.
     detail = client.get(reverse("coaching:attempt", args=[attempt.pk])).content.decode()
     assert "1 KiB" in detail and "kv_bytes_per_token" in detail
+    # The score as the candidate's drill page and the CSV above show it (a percentage, not a fraction).
+    assert f"score {attempt.score:.0%}".replace("%", " %") in detail and attempt.score < 1
     answer = client.get(reverse("coaching:review", args=[card.logs.get().pk])).content.decode()
     assert "GQA shares K/V heads" in answer
 
