@@ -710,8 +710,10 @@ class TestDirectInputs:
         assert 'aria-invalid="true"' in str(form["answer"])
 
     def test_the_answer_boxes_with_an_error_are_byte_for_byte_djangos(self):
-        form = AnswerForm(FAMILIES["ladder"].run({}).specs, {"card_gib": "9" * 10_001, "usable_gib": "71.68"})
-        assert not form.is_valid()  # the over-long answer is an error: Django adds aria-invalid to its box
+        form = AnswerForm(FAMILIES["ladder"].run({}).specs, {"card_gib": "7O GiB", "usable_gib": "71.68"})
+        assert form.is_valid()
+        form.add_error("card_gib", "Could not read '7O GiB'.")  # as the view adds the parser's message
+        assert not form.is_valid()  # and Django then adds aria-invalid to the box
         djangos = {DirectTextInput: forms.TextInput, DirectHiddenInput: forms.HiddenInput}
 
         for key in ("started", "card_gib", "usable_gib", "users_paged"):
