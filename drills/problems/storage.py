@@ -1,8 +1,9 @@
 """Store a graded attempt and its steps: one statement on PostgreSQL, the ORM in a transaction elsewhere.
 
 A graded submission is the site's one frequent write. Through the ORM it costs
-five round trips to the database (BEGIN, the attempt's INSERT, the steps' INSERT,
-COMMIT, and a SAVEPOINT pair inside a review's or a round's transaction). On
+four round trips to the database (BEGIN, the attempt's INSERT, the steps' INSERT,
+COMMIT; inside a review's or a round's transaction, a SAVEPOINT and its RELEASE
+instead of BEGIN and COMMIT). On
 PostgreSQL a data-modifying ``WITH`` puts both INSERTs in one statement, which is
 atomic on its own (PostgreSQL manual, "WITH Queries", §7.8.4: all the statements of
 a ``WITH`` run in one snapshot and succeed or fail together), so it needs no
