@@ -10,6 +10,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
+from calculators.engine.procedures.base import format_number
 from coaching import services
 from coaching.models import Assignment, Notice, QuestionSet, SetEntry
 from drills.models import Attempt, BankItem, Card
@@ -121,6 +122,10 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
     assert "1 KiB" in detail and "kv_bytes_per_token" in detail
     # The score as the candidate's drill page and the CSV above show it (a percentage, not a fraction).
     assert f"score {attempt.score:.0%}".replace("%", " %") in detail and attempt.score < 1
+    # Values in the site's display rounding, as the drill page shows them, not the stored float's digits.
+    step = attempt.steps.get(key="kv_bytes_per_token")
+    assert f"<td>{format_number(step.expected, step.unit)}</td>" in detail and step.parsed_value == 1024
+    assert f"<td>{format_number(1024, 'B')}</td>" in detail and f"{step.expected!r}" not in detail
     answer = client.get(reverse("coaching:review", args=[card.logs.get().pk])).content.decode()
     assert "GQA shares K/V heads" in answer
 
