@@ -53,14 +53,6 @@ def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
     return grade(problem.solve(), answers)
 
 
-def save_attempt(problem: ProblemInstance, user, result: Grade, started_at: datetime | None, *,
-                 now: datetime | None = None, time_taken_s: float | None = None) -> Attempt:
-    """Store a graded attempt with one :class:`StepAnswer` per step (:func:`drills.problems.storage.store_attempt`:
-    one statement on PostgreSQL). Without ``now``, stamped with the wall clock and timed from ``started_at``;
-    with it, stamped ``now`` and taking ``time_taken_s``."""
-    return store_attempt(problem, user, result, started_at, now=now, time_taken_s=time_taken_s)
-
-
 @dataclass(frozen=True)
 class Submission:
     """What :func:`submit` did: the grade, the stored attempt (``None`` for a visitor) and the review hook's result."""
@@ -95,5 +87,5 @@ def submit(problem: ProblemInstance, user, answers: dict[str, str], *, started_a
                                                             if message == BLANK))
     attempt = None
     if user is not None and user.is_authenticated:
-        attempt = save_attempt(problem, user, graded, started_at, now=now, time_taken_s=time_taken_s)
+        attempt = store_attempt(problem, user, graded, started_at, now=now, time_taken_s=time_taken_s)
     return Submission(graded, attempt, review(graded, attempt) if review is not None else None)

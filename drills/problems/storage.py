@@ -110,9 +110,8 @@ def store_attempt(problem: ProblemInstance, user, result: Grade, started_at: dat
         params += [attempt.user_id, attempt.problem_id]
         with connection.cursor() as cursor:
             cursor.execute(_insert_sql(alias), params)
-            attempt.pk, *earliest = cursor.fetchone()
+            attempt.pk, earliest_pk, earliest_score = cursor.fetchone()
         attempt._state.adding, attempt._state.db = False, alias
-        if earliest[0] is None:
-            earliest = None
+        earliest = None if earliest_pk is None else (earliest_pk, earliest_score)
     attempt.earliest_before = Attempt(pk=earliest[0], score=earliest[1]) if earliest else None
     return attempt

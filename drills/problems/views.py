@@ -66,8 +66,8 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     try:
         instance = _problem_by_pk(pk)
     except ProblemInstance.DoesNotExist:
-        instance = None
-    if instance is None or instance.family != family:
+        raise Http404("No such problem.") from None
+    if instance.family != family:
         raise Http404("No such problem.")
     return _problem_page(request, instance)
 

@@ -3,7 +3,6 @@
 from django import template
 
 from drills.reviews import rating_html
-from drills.reviews.rating_html import rating_style
 
 register = template.Library()
 
@@ -20,7 +19,7 @@ def duration_label(seconds):
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
-register.filter("rating_style", rating_style)  # Bootstrap colour of a rating (drills.reviews.rating_html)
+register.filter("rating_style", rating_html.rating_style)  # Bootstrap colour of a rating (drills.reviews.rating_html)
 
 
 @register.filter

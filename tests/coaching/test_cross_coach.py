@@ -16,7 +16,8 @@ from django.urls import reverse
 from coaching import services
 from coaching.models import QuestionSet
 from drills.models import BankItem, Card, ProblemInstance, ReviewLog
-from drills.problems.grading import grade_problem, save_attempt
+from drills.problems.grading import grade_problem
+from drills.problems.storage import store_attempt
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import record_open_review
 
@@ -40,7 +41,7 @@ def two_coaches(world, h, django_capture_on_commit_callbacks):
     carol_review = ReviewLog.objects.get(user=demo, item=world.question)
     url = services.start_entry(world.assignment, demo, world.set.entries.get(item=world.ladder), now=world.T0)
     problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
-    carol_attempt = save_attempt(problem, demo, grade_problem(problem, h.answers(problem)), None)
+    carol_attempt = store_attempt(problem, demo, grade_problem(problem, h.answers(problem)), None)
 
     dave_question = services.save_question(dave, {
         "prompt": DAVE_PROMPT, "model_answer": "A compressed latent per token.", "rubric": ["latent", "absorbed"],

@@ -198,10 +198,11 @@ def test_no_reminder_for_work_already_done(world, h):
     problem_url = services.start_entry(world.assignment, world.demo, world.set.entries.get(item=world.ladder),
                                        now=world.T0)
     from drills.models import ProblemInstance
-    from drills.problems.grading import grade_problem, save_attempt
+    from drills.problems.grading import grade_problem
+    from drills.problems.storage import store_attempt
 
     problem = ProblemInstance.objects.get(pk=int(problem_url.rstrip("/").split("/")[-1]))
-    save_attempt(problem, world.demo, grade_problem(problem, h.answers(problem)), None)
+    store_attempt(problem, world.demo, grade_problem(problem, h.answers(problem)), None)
     pairs = services.reminders_due(world.T0 + timedelta(days=1))
     assert [c for _, c in pairs] == [world.demo2.pk]
 

@@ -28,7 +28,8 @@ from django.utils.http import urlsafe_base64_encode
 from coaching import services
 from drills.critique.services import grade_critique
 from drills.models import BankItem, Card, CritiqueAttempt, LabRun, ProblemInstance
-from drills.problems.grading import grade_problem, save_attempt
+from drills.problems.grading import grade_problem
+from drills.problems.storage import store_attempt
 from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
@@ -149,7 +150,7 @@ def objects(loaded, world, h):
     problem_entry = world.set.entries.get(item=world.ladder)
     problem = ProblemInstance.objects.get(pk=int(services.start_entry(world.assignment, demo, problem_entry)
                                                  .rstrip("/").split("/")[-1]))
-    attempt = save_attempt(problem, demo, grade_problem(problem, h.answers(problem)), None)
+    attempt = store_attempt(problem, demo, grade_problem(problem, h.answers(problem)), None)
     card = Card.objects.get(user=demo, item=world.question)
     outcome = record_open_review(demo, card.pk, card.version, None, answer="x", ticked=[0])
     log = card.logs.get()

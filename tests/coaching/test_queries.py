@@ -10,7 +10,8 @@ from django.urls import reverse
 from coaching import services
 from coaching.models import Membership
 from drills.models import Card
-from drills.problems.grading import grade_problem, save_attempt
+from drills.problems.grading import grade_problem
+from drills.problems.storage import store_attempt
 from drills.reviews.services import record_open_review
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def _grow(world, h, n: int) -> None:
         from drills.models import ProblemInstance
 
         problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
-        save_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
+        store_attempt(problem, person, grade_problem(problem, {"card_gib": "1"}), None)
         services.add_to_deck(person, [world.question], now=world.T0)
         card = Card.objects.get(user=person, item=world.question)
         record_open_review(person, card.pk, card.version, None, answer="x", ticked=[0], now=world.T0)
