@@ -13,6 +13,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import catalog_entry
 
@@ -135,7 +136,9 @@ def test_the_embedded_calculator_opens_the_full_one_with_its_inputs(content, liv
     with page.expect_response(lambda r: LADDER in r.url and "embed=calc-" in r.url):
         embed.locator("select[name='model']").select_option("qwen2.5-7b")
     link = embed.locator("a.calc-embed-open")
-    page.wait_for_function("a => a.href.includes('model=qwen2.5-7b')", arg=link.element_handle())
+    # The link is replaced out of band when htmx settles the response, so wait on the locator
+    # (re-resolved on every poll), never on a handle that may be the element about to be removed.
+    expect(link).to_have_attribute("href", re.compile(r"model=qwen2\.5-7b"))
     worst = embed.locator("[data-step='users_worst_case'] .calc-embed-step-value").inner_text().split()[0]
 
     link.click()
