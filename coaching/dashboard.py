@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from html import escape
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -19,8 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from config.csv_export import write_csv
-from drills.models import Attempt, Card, ReviewLog, StepAnswer
-from drills.reviews.progress import ladder_specs
+from drills.models import Card, ReviewLog, StepAnswer
 
 from . import services
 from .access import candidates_of, cohorts_of
@@ -131,7 +130,7 @@ STATUS_CSS = {services.DONE: "text-success", services.LATE: "text-danger fw-semi
               services.IN_PROGRESS: "text-primary", services.NOT_STARTED: "text-body-secondary"}
 
 
-def _assignments(coach, candidate_ids):
+def assignments_for(coach, candidate_ids):
     """The coach's assignments to those candidates or to their cohorts, with the set's entries."""
     found = Assignment.objects.filter(Q(cohort__in=cohorts_of(coach)) | Q(candidate_id__in=candidate_ids))
     if not coach.is_staff:
@@ -235,7 +234,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     # the same rows, without binding and quoting a hundred parameters per query in Python.
     ids = list(user_of)
     members_of = {c.pk: [m.candidate_id for m in c.memberships.all()] for c in cohorts}
-    assignments = _assignments(coach, who)
+    assignments = assignments_for(coach, who)
     if cohort is not None:
         assignments = [a for a in assignments if a.cohort_id == cohort.pk or
                        (a.candidate_id in ids and a.cohort_id is None)]
@@ -347,54 +346,3 @@ def assignment_tables(assignment: Assignment, coach, now: datetime | None = None
         scores.rows.append(row)
         times.rows.append(time_row)
     return [scores, times]
-
-
-def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Table]:
-    """One candidate: assignments, score per ladder step, misconceptions, and their recent attempts and answers."""
-    now = now or timezone.now()
-    assignments = [a for a in _assignments(coach, [candidate.pk])
-                   if a.candidate_id == candidate.pk or
-                   (a.cohort_id and candidate.memberships.filter(cohort_id=a.cohort_id).exists())]
-    progress = services.progress_for([(a, candidate) for a in assignments], now)
-    hidden = hidden_work(coach, [candidate.pk])
-    work = Table("assignments", "Assignments", ["Set", "Due", "Status", "Done", "Score", "Time"])
-    for a in assignments:
-        p = progress[(a.pk, candidate.pk)]
-        work.rows.append([Cell(a.question_set.title, reverse("coaching:assignment", args=[a.pk])),
-                          when(a.due_at),
-                          Cell(p.status_label + (" (late)" if p.finished_late else ""), css=STATUS_CSS[p.status]),
-                          Cell(f"{p.done_count}/{p.total}"), Cell(pct(p.score)), Cell(duration(p.seconds))])
-    steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
-
-    ladder_answers = StepAnswer.objects.filter(attempt__user=candidate,
-                                               attempt__problem__family="ladder").first_graded()
-    if hidden.attempt_ids:
-        ladder_answers = ladder_answers.exclude(attempt_id__in=hidden.attempt_ids)
-    stats = {row["key"]: row for row in ladder_answers.values("key").annotate(n=Count("pk"), credit=Avg("credit"),
-                                     wrong=Count("pk", filter=Q(verdict="misconception")))}
-    for key, label in ladder_specs():
-        row = stats.get(key)
-        steps.rows.append([Cell(f"{label} ({key})"), Cell(str(row["n"]) if row else "0"),
-                           Cell(pct(row["credit"]) if row else ""), Cell(str(row["wrong"]) if row else "")])
-    mistakes = Table("misconceptions", "Misconceptions", ["Misconception", "Total", f"Last {TREND_DAYS} days",
-                                                          f"The {TREND_DAYS} before", "Trend"])
-    for m in misconception_counts([candidate.pk], now, hidden).get(candidate.pk, []):
-        mistakes.rows.append([Cell(m["name"]), Cell(str(m["total"])), Cell(str(m["recent"])), Cell(str(m["before"])),
-                              Cell(m["trend"], css="text-danger" if m["trend"] == "rising" else "")])
-    attempts = Table("attempts", "Recent worked problems", ["When", "Family", "Score", "Time", "Misconceptions"])
-    for attempt in (hidden.attempts(Attempt.objects.filter(user=candidate)).select_related("problem")
-                    .annotate(wrong=Count("steps", filter=Q(steps__verdict="misconception")))[:30]):
-        attempts.rows.append([when(attempt.submitted_at, reverse("coaching:attempt", args=[attempt.pk])),
-                              Cell(attempt.problem.family), Cell(pct(attempt.score)),
-                              Cell(duration(attempt.time_taken_s)), Cell(str(attempt.wrong))])
-    answers = Table("answers", "Recent open answers", ["When", "Question", "Rubric share", "Rating"])
-    for log in (hidden.reviews(ReviewLog.objects.filter(user=candidate)).exclude(answer="", rubric_ticked=[])
-                .order_by("-reviewed_at")[:30]):
-        answers.rows.append([when(log.reviewed_at, reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
-                             Cell(pct(log.grade)), Cell(log.get_rating_display())])
-    reviews = review_activity([candidate.pk], now, hidden).get(candidate.pk, ReviewActivity())
-    work.note = (f"Reviews in the last {RETENTION_DAYS} days: {reviews.total}. Retention of learned cards: "
-                 + (f"{pct(reviews.retention)} of {reviews.learned} reviews." if reviews.retention is not None
-                    else "no reviews of learned cards yet."))
-    return [work, steps, mistakes, attempts, answers]
-

@@ -1,4 +1,5 @@
-"""Coach and candidate pages of coaching: thin adapters over :mod:`coaching.services` and :mod:`coaching.dashboard`.
+"""Coach and candidate pages of coaching: thin adapters over :mod:`coaching.services`, :mod:`coaching.dashboard`
+and :mod:`coaching.candidate_report`.
 
 Coach pages answer 302 to the login page when logged out, 403 to a logged-in
 non-coach, and 404 for another coach's objects or a candidate who is not in
@@ -19,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from drills.bank.services import item_title
 from drills.models import Attempt, BankItem, ReviewLog
 
-from . import dashboard, dashboard_cache, services
+from . import candidate_report, dashboard, dashboard_cache, services
 from .access import can_see_candidate, candidates_of, coach_required, cohorts_of
 from .forms import AddItemForm, AddRoundForm, AddTemplateForm, AssignForm, QuestionForm, SetForm, add_form_for
 from .models import Assignment, QuestionSet, SetEntry
@@ -127,7 +128,7 @@ def _visible_candidate(request: HttpRequest, pk: int):
 def candidate_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One candidate: assignments, ladder steps, misconceptions, recent attempts and answers."""
     person = _visible_candidate(request, pk)
-    return _tables_response(request, dashboard.candidate_tables(request.user, person), "coaching/candidate.html",
+    return _tables_response(request, candidate_report.candidate_tables(request.user, person), "coaching/candidate.html",
                             {"person": person})
 
 
@@ -137,10 +138,12 @@ def attempt_page(request: HttpRequest, pk: int) -> HttpResponse:
     """Exactly what the candidate typed for each step, what was read, and how it was graded."""
     attempt = get_object_or_404(Attempt.objects.select_related("problem", "user"), pk=pk)
     _visible_candidate(request, attempt.user_id)
-    if attempt.pk in hidden_work(request.user, [attempt.user_id]).attempt_ids:
+    hidden = hidden_work(request.user, [attempt.user_id])
+    if attempt.pk in hidden.attempt_ids:
         raise Http404("Not work this coach may see.")
     steps = list(attempt.steps.all())
     return render(request, "coaching/attempt.html", {"attempt": attempt, "steps": steps,
+                                                     "counted": candidate_report.counted_attempt(attempt, hidden),
                                                      "inputs": sorted(attempt.problem.inputs.items())})
 
 

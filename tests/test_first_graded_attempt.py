@@ -12,7 +12,8 @@ from datetime import timezone as dt_timezone
 
 import pytest
 
-from coaching.dashboard import candidate_tables, misconception_counts
+from coaching.candidate_report import candidate_tables
+from coaching.dashboard import misconception_counts
 from coaching.visibility import hidden_work
 from drills.models import Attempt, StepAnswer
 from drills.problems.generation import create_problem

@@ -107,6 +107,11 @@ class AttemptQuerySet(models.QuerySet):
         """
         return self.exclude(_earlier_attempt("user", "problem", "pk"))
 
+    def with_practice(self) -> "AttemptQuerySet":
+        """Annotate ``practice``: ``True`` for a re-grade (an earlier attempt of the same problem by the same
+        candidate exists), so not counted by :meth:`first_graded`; ``False`` for the attempt that counts."""
+        return self.annotate(practice=_earlier_attempt("user", "problem", "pk"))
+
 
 class StepAnswerQuerySet(models.QuerySet):
     """Graded steps, and the ones that are evidence (of a first graded attempt)."""

@@ -14,7 +14,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from coaching import dashboard, services
+from coaching import candidate_report, dashboard, services
 from drills.models import Card, ReviewLog
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import record_open_review
@@ -80,5 +80,5 @@ def test_retention_counts_learned_cards_only_and_says_how_many(world):
     assert next(b for b in overview.behind if b["user"] == world.demo)["reasons"][-1] == \
         "retention 67% on learned cards"
 
-    note = dashboard.candidate_tables(world.coach, world.demo, now=now)[0].note
+    note = candidate_report.candidate_tables(world.coach, world.demo, now=now)[0].note
     assert note == "Reviews in the last 30 days: 4. Retention of learned cards: 67% of 3 reviews."

@@ -1,0 +1,64 @@
+"""The coach sees which of a candidate's attempts count and which are practice re-grades.
+
+demo grades the ladder at seed 7 (Qwen2.5-7B, KV cache per token 2 × 28 layers × 4 KV heads × 128 × 1 B =
+28,672 B) twice: first typing 200,704 B (the 28 query heads in place of the 4 KV heads), then, after grading
+showed the expected value, 28,672 B. Only the first attempt is in the coach's scores and misconception tables
+(``Attempt.first_graded``); the candidate page marks the second as practice and its attempt page links the first.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from coaching.candidate_report import PRACTICE, counted_attempt
+from coaching.visibility import HiddenWork
+from drills.problems.generation import create_problem
+from drills.problems.grading import submit
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def regraded(world):
+    problem = create_problem("ladder", seed=7, user=world.demo)
+    first = submit(problem, world.demo, {"kv_bytes_per_token": "200704", "per_user_gib": "0.4375"}).attempt
+    second = submit(problem, world.demo, {"kv_bytes_per_token": "28672", "per_user_gib": "0.4375"}).attempt
+    return first, second
+
+
+def test_the_candidate_page_marks_the_regrade_as_practice(client, world, regraded):
+    first, second = regraded
+    client.force_login(world.coach)
+    url = reverse("coaching:candidate", args=[world.demo.pk])
+    rows = list(csv.reader(io.StringIO(client.get(url, {"export": "attempts"}).content.decode())))
+    assert rows[0] == ["When", "Family", "Score", "Time", "Misconceptions", "Counts"]
+    # Newest first: the re-grade (all right, no misconception) is practice; the first try (one misconception) counts.
+    assert [(row[2], row[4], row[5]) for row in rows[1:]] == [
+        (f"{second.score:.0%}", "0", PRACTICE), (f"{first.score:.0%}", "1", "yes")]
+    assert first.score < second.score
+
+    page = client.get(url).content.decode()
+    assert PRACTICE in page and "a re-grade is practice" in page
+
+
+def test_the_attempt_page_of_a_regrade_links_the_attempt_that_counts(client, world, regraded):
+    first, second = regraded
+    client.force_login(world.coach)
+    page = client.get(reverse("coaching:attempt", args=[second.pk])).content.decode()
+    note = page.split("Practice re-grade.", 1)[1].split("</p>", 1)[0]
+    assert f'href="{reverse("coaching:attempt", args=[first.pk])}"' in note
+    assert f"{first.score:.0%}".replace("%", " %") in note
+
+    page = client.get(reverse("coaching:attempt", args=[first.pk])).content.decode()
+    assert "Practice re-grade." not in page
+
+
+def test_a_hidden_first_attempt_is_neither_linked_nor_mentioned(world, regraded):
+    first, second = regraded
+    assert counted_attempt(second, HiddenWork()) == first
+    assert counted_attempt(first, HiddenWork()) is None
+    assert counted_attempt(second, HiddenWork(attempt_ids=frozenset({first.pk}))) is None
