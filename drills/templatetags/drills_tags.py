@@ -39,6 +39,17 @@ def verdict_label(verdict):
 
 
 @register.filter
+def step_verdict_label(step):
+    """A stored step's verdict as the candidate's pages word it: "No answer" for a step left blank.
+
+    ``step`` has ``raw_input`` and ``verdict`` (a ``StepAnswer``, or a round report's row). A blank
+    step is stored with the ``unreadable`` verdict (nothing could be read), but the candidate typed
+    nothing unreadable, so the drill, review and coach pages all say "No answer".
+    """
+    return verdict_label(step.verdict) if str(step.raw_input or "").strip() else "No answer"
+
+
+@register.filter
 def percent(fraction):
     """0.634 → "63 %" (a tie goes to the even whole percent, as Python's formatting rounds: 0.125 → "12 %")."""
     return f"{float(fraction) * 100:.0f} %"

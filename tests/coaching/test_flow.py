@@ -124,8 +124,9 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
     assert f"score {attempt.score:.0%}".replace("%", " %") in detail and attempt.score < 1
     # Values in the site's display rounding, as the drill page shows them, not the stored float's digits.
     step = attempt.steps.get(key="kv_bytes_per_token")
-    assert f"<td>{format_number(step.expected, step.unit)}</td>" in detail and step.parsed_value == 1024
-    assert f"<td>{format_number(1024, 'B')}</td>" in detail and f"{step.expected!r}" not in detail
+    assert f'data-label="Expected">{format_number(step.expected, step.unit)}</td>' in detail
+    assert f'data-label="Read as">{format_number(1024, "B")}</td>' in detail and step.parsed_value == 1024
+    assert f"{step.expected!r}" not in detail
     answer = client.get(reverse("coaching:review", args=[card.logs.get().pk])).content.decode()
     assert "GQA shares K/V heads" in answer
 

@@ -62,3 +62,16 @@ def test_a_hidden_first_attempt_is_neither_linked_nor_mentioned(world, regraded)
     assert counted_attempt(second, HiddenWork()) == first
     assert counted_attempt(first, HiddenWork()) is None
     assert counted_attempt(second, HiddenWork(attempt_ids=frozenset({first.pk}))) is None
+
+
+def test_the_attempt_page_words_blank_steps_and_credit_as_the_candidate_saw_them(client, world, regraded):
+    _first, second = regraded
+    client.force_login(world.coach)
+    page = client.get(reverse("coaching:attempt", args=[second.pk])).content.decode()
+    rows = {row.split("<code>", 1)[1].split("</code>", 1)[0]: row for row in page.split('<th scope="row"')[1:]}
+    # Typed and right: 28,672 B read, full credit. Left blank: "No answer" (stored as unreadable), no credit.
+    assert 'data-label="Read as">28,672 B</td>' in rows["kv_bytes_per_token"]
+    assert ">Correct<" in rows["kv_bytes_per_token"] and 'data-label="Credit">100 %</td>' in rows["kv_bytes_per_token"]
+    assert second.steps.get(key="card_gib").verdict == "unreadable"
+    assert ">No answer<" in rows["card_gib"] and 'data-label="Credit">0 %</td>' in rows["card_gib"]
+    assert "Unreadable" not in page

@@ -43,7 +43,7 @@ def test_report_lists_every_step_with_typed_expected_verdict_and_misconception(c
     per_token = next(row for row in rows if row.startswith("KV cache per token"))
     assert per_token == "KV cache per token 200704 28,672 B Misconception Query heads used for K/V heads"
     assert rows[5] == "KV cache per user at the context limit 0.4375 0.438 GiB Correct —"
-    assert rows[0] == "Card memory blank 268.59 GiB Unreadable —"
+    assert rows[0] == "Card memory blank 268.59 GiB No answer —"  # blank, as the drill page words it
     assert "finished early" in _text(page)  # the last item in before the deadline ends the round early
 
 
