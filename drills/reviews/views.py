@@ -19,6 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -274,7 +275,8 @@ def _report(request: HttpRequest, outcome) -> None:
         log = outcome.log
         with timezone.override(ReviewSettings.for_user(request.user).tz):
             due = timezone.localtime(log.due_after)
-        messages.success(request, f"Recorded: {log.get_rating_display()}. Next due {due:%a %d %b, %H:%M}.")
+        # The result page's and the coach pages' format ("Fri 4 Dec 2026, 14:05"), through Django's date names.
+        messages.success(request, f"Recorded: {log.get_rating_display()}. Next due {date_format(due, 'D j M Y, H:i')}.")
 
 
 @login_required

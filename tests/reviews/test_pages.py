@@ -127,6 +127,9 @@ class TestReviewOpenQuestion:
         assert log.grade == pytest.approx(2 / 3)
         follow = candidate_client.get("/review/").content.decode()
         assert "Recorded: Hard." in follow
+        # The next due time as the result page words it ("Next due Fri 4 Dec 2026, 14:05."), in the candidate's zone.
+        due = timezone.localtime(log.due_after, ReviewSettings.for_user(candidate).tz)
+        assert f"Next due {due:%a} {due.day} {due:%b %Y, %H:%M}." in follow
 
     def test_said_aloud_is_enough_and_is_recorded(self, candidate_client, candidate, bank):
         card = due_card(candidate, bank["ridge"])
