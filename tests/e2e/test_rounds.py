@@ -126,7 +126,7 @@ def test_round_debrief_after_finishing_early(live_server, page, candidate, probl
     assert len(steps) == 8  # every ladder step, typed or not
     assert steps["KV cache per token"] == ["200704", "28,672 B", "Misconception", "Query heads used for K/V heads"]
     assert steps["KV cache per user at the context limit"] == ["0.4375", "0.438 GiB", "Correct", "—"]
-    assert steps["Card memory"] == ["blank", "268.59 GiB", "Unreadable", "—"]
+    assert steps["Card memory"] == ["blank", "268.59 GiB", "No answer", "—"]
     roofline = _step_rows(page, 2)  # the item left untouched: graded from what was saved, every step blank
     assert roofline and all(typed == "blank" for typed, *_ in roofline.values())
     misconception = page.locator("#steps-1 a", has_text="Query heads used for K/V heads")
