@@ -5,7 +5,8 @@ the invitation page too: a coach sees the candidate's own practice on items that
 coach may see (published items and the coach's own), and the work done for that
 coach's own assignments. A coach never sees another coach's unpublished items,
 nor work done for another coach's assignments (the problems drawn for it, the
-rounds started for it, the open answers written for it). Staff see everything.
+rounds started for it, the open answers written for it), nor a re-grade of a
+problem from any of that. Staff see everything.
 
 :func:`hidden_work` answers with the ids to leave out, in a fixed number of
 queries whatever the number of candidates, so the dashboards stay bounded.
@@ -54,7 +55,9 @@ def hidden_work(coach, candidate_ids) -> HiddenWork:
     assignment of another coach started (``Work`` rows); and the reviews of the
     open questions of another coach's assignment made after that work started,
     unless the same question was also started for one of this coach's own
-    assignments. Four queries at most, whatever the number of candidates.
+    assignments; and every attempt of a problem with a hidden attempt (its
+    re-grades on the drill page). Four queries at most, whatever the number of
+    candidates.
     """
     if coach.is_staff:
         return HiddenWork()
@@ -91,9 +94,13 @@ def hidden_work(coach, candidate_ids) -> HiddenWork:
                                   .values_list("pk", "attempt_id")):
         review_ids.add(review_id)
         attempt_ids.add(attempt_id)
-    if foreign_problems:
-        attempt_ids.update(Attempt.objects.filter(user_id__in=ids, problem_id__in=foreign_problems)
-                           .values_list("pk", flat=True))
     attempt_ids.discard(None)
+    if foreign_problems or attempt_ids:
+        # A problem with a hidden attempt is hidden whole: re-grading it on the drill page is more of the
+        # same work, and a visible re-grade would show the coach what the hidden attempt was given.
+        hidden_problems = Attempt.objects.filter(pk__in=attempt_ids).values("problem_id")
+        attempt_ids.update(Attempt.objects.filter(user_id__in=ids)
+                           .filter(Q(problem_id__in=foreign_problems) | Q(problem_id__in=hidden_problems))
+                           .values_list("pk", flat=True))
     review_ids.discard(None)
     return HiddenWork(frozenset(attempt_ids), frozenset(review_ids))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
 
 from coaching.candidate_report import PRACTICE, counted_attempt
-from coaching.visibility import HiddenWork
+from coaching.visibility import HiddenWork, hidden_work
+from drills.models import BankItem, Round, RoundItem
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
 
@@ -75,3 +77,30 @@ def test_the_attempt_page_words_blank_steps_and_credit_as_the_candidate_saw_them
     assert second.steps.get(key="card_gib").verdict == "unreadable"
     assert ">No answer<" in rows["card_gib"] and 'data-label="Credit">0 %</td>' in rows["card_gib"]
     assert "Unreadable" not in page
+
+
+def test_a_regrade_of_hidden_work_is_hidden_with_it(client, world):
+    """demo works a ladder in a round on dave's unpublished problem template (hidden from carol), then re-grades
+    the same problem on the drill page: carol sees neither, not even as a practice row on the candidate page."""
+    dave_template = BankItem.objects.create(slug="dave-private-ladder", kind=BankItem.PROBLEM, family="ladder",
+                                            published=False, author=world.dave, prompt="Dave's ladder.")
+    problem = create_problem("ladder", seed=7, user=world.demo)
+    in_round = submit(problem, world.demo, {"kv_bytes_per_token": "200704"}).attempt
+    round_ = Round.objects.create(user=world.demo, kind="custom", title="Dave's round", started_at=world.T0,
+                                  deadline=world.T0 + timedelta(minutes=30))
+    RoundItem.objects.create(round=round_, position=1, item=dave_template, item_slug=dave_template.slug,
+                             kind=BankItem.PROBLEM, problem=problem, attempt=in_round)
+    regrade = submit(problem, world.demo, {"kv_bytes_per_token": "28672"}).attempt
+
+    assert hidden_work(world.coach, [world.demo.pk]).attempt_ids == {in_round.pk, regrade.pk}
+    client.force_login(world.coach)
+    assert client.get(reverse("coaching:attempt", args=[regrade.pk])).status_code == 404
+    rows = list(csv.reader(io.StringIO(client.get(reverse("coaching:candidate", args=[world.demo.pk]),
+                                                  {"export": "attempts"}).content.decode())))
+    assert rows[1:] == []
+    client.force_login(world.dave)  # dave is not demo's coach: he sees nothing of demo at all
+    assert client.get(reverse("coaching:attempt", args=[regrade.pk])).status_code == 404
+    client.force_login(world.sam)  # staff see both, the re-grade marked as practice
+    rows = list(csv.reader(io.StringIO(client.get(reverse("coaching:candidate", args=[world.demo.pk]),
+                                                  {"export": "attempts"}).content.decode())))
+    assert [row[5] for row in rows[1:]] == [PRACTICE, "yes"]
