@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef
 
-from coaching.access import COACH_GROUP
+from accounts.roles import COACH_GROUP
 
 # The path a session records for a user this backend logged in (settings.AUTHENTICATION_BACKENDS).
 PATH = "accounts.backends.CoachFlagBackend"

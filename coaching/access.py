@@ -8,21 +8,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 
+from accounts.roles import COACH_GROUP as COACH_GROUP
+from accounts.roles import is_coach as is_coach
+
 from .models import Cohort
-
-COACH_GROUP = "coach"
-
-
-def is_coach(user) -> bool:
-    """In the ``coach`` group, or staff."""
-    if not user.is_authenticated:
-        return False
-    if user.is_staff:
-        return True
-    cached = getattr(user, "_is_coach", None)
-    if cached is None:
-        cached = user._is_coach = user.groups.filter(name=COACH_GROUP).exists()
-    return cached
 
 
 def coach_required(view):

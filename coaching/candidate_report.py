@@ -24,7 +24,7 @@ from .dashboard import (
     Cell,
     ReviewActivity,
     Table,
-    assignments_for,
+    coach_assignments,
     duration,
     misconception_counts,
     pct,
@@ -56,10 +56,10 @@ def candidate_tables(coach, candidate, now: datetime | None = None) -> list[Tabl
 
 
 def _assignment_table(coach, candidate, now: datetime, hidden: HiddenWork) -> Table:
-    assignments = [a for a in assignments_for(coach, [candidate.pk])
+    assignments = [a for a in coach_assignments(coach, [candidate.pk])
                    if a.candidate_id == candidate.pk or
                    (a.cohort_id and candidate.memberships.filter(cohort_id=a.cohort_id).exists())]
-    progress = services.progress_for([(a, candidate) for a in assignments], now)
+    progress = services.progress_for([(a, candidate) for a in assignments], now, hidden=hidden)
     work = Table("assignments", "Assignments", ["Set", "Due", "Status", "Done", "Score", "Time"])
     for a in assignments:
         p = progress[(a.pk, candidate.pk)]

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from . import services
+from .access import is_coach
 from .models import Assignment, SetEntry
 from .services import CoachingError
 
@@ -84,4 +85,5 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
             return redirect("coaching:my_assignments")
     member = found.cohort.memberships.filter(candidate=request.user).exists()
     return render(request, "coaching/invitation.html", {"invitation": found, "member": member,
-                                                        "own": found.cohort.coach_id == request.user.pk})
+                                                        "own": found.cohort.coach_id == request.user.pk,
+                                                        "coach_account": is_coach(request.user)})

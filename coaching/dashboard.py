@@ -130,7 +130,7 @@ STATUS_CSS = {services.DONE: "text-success", services.LATE: "text-danger fw-semi
               services.IN_PROGRESS: "text-primary", services.NOT_STARTED: "text-body-secondary"}
 
 
-def assignments_for(coach, candidate_ids):
+def coach_assignments(coach, candidate_ids):
     """The coach's assignments to those candidates or to their cohorts, with the set's entries."""
     found = Assignment.objects.filter(Q(cohort__in=cohorts_of(coach)) | Q(candidate_id__in=candidate_ids))
     if not coach.is_staff:
@@ -234,13 +234,13 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     # the same rows, without binding and quoting a hundred parameters per query in Python.
     ids = list(user_of)
     members_of = {c.pk: [m.candidate_id for m in c.memberships.all()] for c in cohorts}
-    assignments = assignments_for(coach, who)
+    assignments = coach_assignments(coach, who)
     if cohort is not None:
         assignments = [a for a in assignments if a.cohort_id == cohort.pk or
                        (a.candidate_id in ids and a.cohort_id is None)]
     pairs = _pairs(assignments, members_of, candidates)
-    progress = services.progress_for(pairs, now, users=who)
     hidden = hidden_work(coach, who)
+    progress = services.progress_for(pairs, now, users=who, hidden=hidden)
     mistakes = misconception_counts(who, now, hidden)
     activity = review_activity(who, now, hidden)
 
@@ -325,7 +325,8 @@ def assignment_tables(assignment: Assignment, coach, now: datetime | None = None
     else:
         people = [visible[assignment.candidate_id]] if assignment.candidate_id in visible else []
     entries = list(assignment.question_set.entries.all())
-    progress = services.progress_for([(assignment, p) for p in people], now)
+    progress = services.progress_for([(assignment, p) for p in people], now,
+                                     hidden=hidden_work(coach, [p.pk for p in people]))
     scores = Table("items", "Score per item",
                    ["Candidate", "Status", *[f"{e.position}. {e.label[:60]}" for e in entries], "Mean"])
     times = Table("times", "Time per item", ["Candidate", *[f"{e.position}." for e in entries], "Total"])

@@ -207,7 +207,9 @@ class Work(models.Model):
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="works")
     candidate = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    entry = models.ForeignKey(SetEntry, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+    # RESTRICT, not CASCADE: an entry someone started cannot be deleted alone (the row is what hides this work
+    # from the candidate's other coaches); deleting the whole assignment still takes its work with it.
+    entry = models.ForeignKey(SetEntry, null=True, blank=True, on_delete=models.RESTRICT, related_name="+",
                               help_text="Empty for the timed round of a time-limited assignment.")
     problem = models.ForeignKey("drills.ProblemInstance", null=True, blank=True, on_delete=models.SET_NULL,
                                 related_name="+")

@@ -11,6 +11,7 @@ from django.utils import timezone
 from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, Round, RoundItem
 
 from .models import Assignment, SetEntry, Work
+from .visibility import HiddenWork
 
 NOT_STARTED, IN_PROGRESS, DONE, LATE = "not_started", "in_progress", "done", "late"
 STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "Done", LATE: "Late"}
@@ -69,11 +70,15 @@ class CandidateProgress:
         return sum(times) if times else None
 
 
-def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None, users=None) -> dict:
+def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = None, users=None,
+                 hidden: HiddenWork = HiddenWork()) -> dict:
     """``{(assignment_id, candidate_id): CandidateProgress}`` for every pair, in a fixed number of queries.
 
     ``users``, when given, is a ``values()`` subquery selecting (at least) the pairs' candidates, used in the
     queries instead of the list of their ids (the dashboard's hundred ids are then not bound one by one).
+    ``hidden``: on a coach's page, the work that coach may not see (:func:`coaching.visibility.hidden_work`),
+    which then completes none of their entries: an answer to the same question written for another coach's
+    assignment is neither shown nor counted.
 
     The assignments must come with ``question_set__entries`` prefetched. Evidence
     counts only from the moment the assignment was made: a review of an open
@@ -94,11 +99,13 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
     for row in (Attempt.objects.filter(problem_id__in=[w.problem_id for w in works if w.problem_id])
                 .order_by("submitted_at").values("pk", "problem_id", "user_id", "score", "time_taken_s",
                                                   "submitted_at")):
-        attempts.setdefault((row["problem_id"], row["user_id"]), row)  # the first attempt counts
+        if row["pk"] not in hidden.attempt_ids:
+            attempts.setdefault((row["problem_id"], row["user_id"]), row)  # the first attempt counts
     logs: dict[tuple, list] = defaultdict(list)
     for row in (ReviewLog.objects.filter(user_id__in=user_ids, item_id__in=item_ids, reviewed_at__gte=since)
                 .order_by("reviewed_at").values("pk", "user_id", "item_id", "grade", "duration_ms", "reviewed_at")):
-        logs[(row["user_id"], row["item_id"])].append(row)
+        if row["pk"] not in hidden.review_ids:
+            logs[(row["user_id"], row["item_id"])].append(row)
     critiques: dict[tuple, list] = defaultdict(list)
     for row in (CritiqueAttempt.objects.filter(user_id__in=user_ids, item_id__in=item_ids, submitted_at__gte=since)
                 .order_by("submitted_at").values("pk", "user_id", "item_id", "score", "time_taken_s",

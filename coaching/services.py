@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Max
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
@@ -49,7 +50,7 @@ from outbox.services import enqueue
 from runbook.content import render_authored
 from runbook.shortcodes import ShortcodeError
 
-from .access import can_see_candidate
+from .access import can_see_candidate, is_coach
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
 
 
@@ -93,12 +94,23 @@ def live_invitation(token: str, now: datetime | None = None) -> Invitation | Non
     return found
 
 
+COACH_CANNOT_JOIN = ("Coaches cannot join a cohort: its members read their coach's unpublished questions. "
+                     "To practise as a candidate, sign up a candidate account.")
+
+
 @transaction.atomic
 def accept_invitation(invitation: Invitation, user, now: datetime | None = None) -> Membership:
     """Join ``user`` to the invitation's cohort (again: nothing changes); their cohort's assigned items join
-    their review deck."""
+    their review deck.
+
+    Raises :class:`CoachingError` for the cohort's own coach and for any coach or staff user
+    (:data:`COACH_CANNOT_JOIN`): membership would let one coach read another's unpublished questions.
+    """
     if invitation.cohort.coach_id == user.pk:
         raise CoachingError("This is your own cohort: send the link to a candidate.")
+    if is_coach(user):
+        # A member reads the cohort coach's unpublished questions (drills.bank.visibility); a coach must not.
+        raise CoachingError(COACH_CANNOT_JOIN)
     membership, created = Membership.objects.get_or_create(cohort=invitation.cohort, candidate=user,
                                                            defaults={"invitation": invitation})
     if created:
@@ -209,7 +221,16 @@ def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_
 
 
 def remove_entry(entry: SetEntry) -> None:
-    """Delete ``entry`` and renumber the set's remaining entries from 1."""
+    """Delete ``entry`` and renumber the set's remaining entries from 1.
+
+    Raises :class:`CoachingError` once a candidate has started the entry: its ``Work`` rows record what
+    was done for this coach's assignment, which other coaches of the candidate may not see
+    (:mod:`coaching.visibility`), so they must outlive any edit of the set.
+    """
+    started = Work.objects.filter(entry=entry).values("candidate_id").distinct().count()
+    if started:
+        raise CoachingError(f"{started} candidate{pluralize(started)} already started this entry, so it stays in "
+                            "the set: removing it would lose their work and the record of whom it was done for.")
     question_set = entry.question_set
     entry.delete()
     for position, row in enumerate(question_set.entries.order_by("position", "pk"), start=1):

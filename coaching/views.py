@@ -324,7 +324,10 @@ def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:
 def entry_remove(request: HttpRequest, pk: int, entry_pk: int) -> HttpResponse:
     """Remove an entry from one of the coach's sets (POST)."""
     entry = _own_entry(request, pk, entry_pk)
-    services.remove_entry(entry)
+    try:
+        services.remove_entry(entry)
+    except CoachingError as error:
+        messages.error(request, str(error))
     return redirect(entry.question_set)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from accounts.roles import is_coach
+
 
 class BankItemQuerySet(models.QuerySet):
     """The bank's items, filtered by who may see them and where they came from."""
@@ -38,11 +40,15 @@ def visible_condition(user, through: str = "") -> models.Q:
         return models.Q()
     if user is None or not user.is_authenticated:
         return models.Q(**{f"{through}published": True})
+    own = models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
+    if is_coach(user):
+        # A coach never reads another coach's unpublished items, even one who joined a cohort as a candidate
+        # before coaches were refused (coaching.services.accept_invitation) or was made a coach after joining.
+        return own
     from django.contrib.auth import get_user_model
 
     coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
-    return (models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
-            | models.Q(**{f"{through}author__in": coaches}))
+    return own | models.Q(**{f"{through}author__in": coaches})
 
 
 class BankItem(models.Model):

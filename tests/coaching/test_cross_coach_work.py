@@ -1,0 +1,152 @@
+"""Work done for one coach's assignment stays out of another coach's sight, however it is reached afterwards.
+
+demo is in carol's cohort Spring (the ``world``) and in dave's cohort Autumn. Each test is a path by which dave's
+assignment work once reached carol's pages (a security audit of this session): an edit of dave's set, a re-grade
+of the problem of dave's timed round, carol's own assignment of the same question, and a coach joining another
+coach's cohort to read her unpublished questions.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.http import QueryDict
+from django.urls import reverse
+from django.utils import timezone
+
+from coaching import services
+from coaching.models import QuestionSet, Work
+from coaching.services import CoachingError
+COACH_CANNOT_JOIN = "x"
+from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog
+from drills.problems.grading import submit
+from drills.reviews.services import record_open_review
+from drills.rounds import services as rounds
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def autumn(world):
+    cohort = services.create_cohort(world.dave, "Autumn")
+    services.accept_invitation(services.invite(cohort), world.demo, now=world.T0)
+    return cohort
+
+
+def _assign(question_set, coach, cohort, capture, now, **extra):
+    with capture(execute=True):
+        return services.assign(question_set, coach, cohort=cohort, due_at=now + timedelta(days=3), now=now, **extra)
+
+
+def _csv_rows(client, url, table):
+    return list(csv.reader(io.StringIO(client.get(url, {"export": table}).content.decode())))
+
+
+def test_an_entry_someone_started_cannot_be_removed(world, h, autumn, client, django_capture_on_commit_callbacks):
+    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave week")
+    entry = services.add_entry(dave_set, item=world.ladder, fixed_inputs={"model": "llama-3.1-8b"})
+    assignment = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0)
+    url = services.start_entry(assignment, world.demo, entry, now=world.T0)
+    problem = ProblemInstance.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
+    first = submit(problem, world.demo, {key: "1" for key in h.answers(problem)}).attempt
+    second = submit(problem, world.demo, h.answers(problem)).attempt
+
+    client.force_login(world.dave)
+    response = client.post(reverse("coaching:entry_remove", args=[dave_set.pk, entry.pk]), follow=True)
+    assert "1 candidate already started this entry, so it stays" in response.content.decode()
+    assert dave_set.entries.filter(pk=entry.pk).exists() and Work.objects.filter(entry=entry).count() == 1
+    with pytest.raises(CoachingError):
+        services.remove_entry(entry)
+
+    client.force_login(world.coach)
+    for attempt in (first, second):
+        assert client.get(reverse("coaching:attempt", args=[attempt.pk])).status_code == 404
+
+    # An entry nobody started still goes, and the rest are renumbered.
+    untouched = services.add_entry(dave_set, item=world.question)
+    services.remove_entry(untouched)
+    assert list(dave_set.entries.values_list("position", flat=True)) == [1]
+
+
+def test_a_regrade_of_the_other_coachs_timed_round_stays_hidden(world, h, autumn, client,
+                                                                django_capture_on_commit_callbacks):
+    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave timed")
+    services.add_entry(dave_set, item=world.ladder, fixed_inputs={"model": "llama-3.1-8b"})
+    now = timezone.now()
+    assignment = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks,
+                         now - timedelta(minutes=1), time_limit_s=3600)
+    item = services.start_timed(assignment, world.demo, now=now).items.get()
+    data = QueryDict(mutable=True)
+    data.update({key: "1" for key in h.answers(item.problem)})
+    rounds.submit(world.demo, item.pk, item.version, data, now)
+    item.refresh_from_db()
+    client.force_login(world.demo)  # the round report links the problem: demo grades it again on the drill page
+    client.post(item.problem.get_absolute_url(), {**h.answers(item.problem), "blanks": "count"})
+    regrade = Attempt.objects.filter(user=world.demo, problem=item.problem).exclude(pk=item.attempt_id).get()
+
+    client.force_login(world.coach)
+    assert client.get(reverse("coaching:attempt", args=[item.attempt_id])).status_code == 404
+    assert client.get(reverse("coaching:attempt", args=[regrade.pk])).status_code == 404
+    rows = _csv_rows(client, reverse("coaching:candidate", args=[world.demo.pk]), "attempts")
+    assert rows[1:] == []  # not even a practice row hinting at an earlier attempt
+    client.force_login(world.dave)  # dave sees both, the re-grade as practice
+    rows = _csv_rows(client, reverse("coaching:candidate", args=[world.demo.pk]), "attempts")
+    assert [row[5] for row in rows[1:]] == ["no: practice re-grade", "yes"]
+
+
+def test_an_answer_written_for_the_other_coach_completes_none_of_mine(world, autumn, client,
+                                                                       django_capture_on_commit_callbacks):
+    shared = BankItem.objects.create(slug="shared-q", kind=BankItem.OPEN, published=True, prompt="Why page?",
+                                     model_answer="Blocks.", rubric=["a", "b", "c"])
+    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol shared")
+    services.add_entry(carol_set, item=shared)
+    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
+    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave shared")
+    dave_entry = services.add_entry(dave_set, item=shared)
+    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
+    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    card = Card.objects.get(user=world.demo, item=shared)
+    record_open_review(world.demo, card.pk, card.version, None, answer="for dave", ticked=[0, 1],
+                       now=world.T0 + timedelta(minutes=6), started_at=world.T0 + timedelta(minutes=5, seconds=17))
+    log = ReviewLog.objects.get(user=world.demo, item=shared)
+
+    client.force_login(world.coach)
+    assert client.get(reverse("coaching:review", args=[log.pk])).status_code == 404
+    page = client.get(reverse("coaching:assignment", args=[mine.pk])).content.decode()
+    assert reverse("coaching:review", args=[log.pk]) not in page
+    demo_items = next(row for row in _csv_rows(client, reverse("coaching:assignment", args=[mine.pk]), "items")
+                      if row[0] == "demo")
+    assert demo_items[1:] == ["Late", "", ""]  # past its due date and not done: nothing counted for carol
+    demo_times = next(row for row in _csv_rows(client, reverse("coaching:assignment", args=[mine.pk]), "times")
+                      if row[0] == "demo")
+    assert demo_times[1:] == ["", ""]
+    work = _csv_rows(client, reverse("coaching:candidate", args=[world.demo.pk]), "assignments")
+    assert [row[2:5] for row in work[1:] if row[0] == "Carol shared"] == [["Late", "0/1", ""]]
+
+    client.force_login(world.dave)  # for dave it is done: 2 of 3 rubric points, 43 s
+    dave_items = next(row for row in _csv_rows(client, reverse("coaching:assignment", args=[daves.pk]), "items")
+                      if row[0] == "demo")
+    assert dave_items[1:] == ["Done", "67%", "67%"]
+
+
+def test_a_coach_cannot_join_another_coachs_cohort(world, client):
+    client.force_login(world.dave)
+    url = reverse("coaching:invitation", args=[world.invitation.token])
+    assert "Coach accounts cannot join a cohort" in client.get(url).content.decode()
+    response = client.post(url, follow=True)
+    assert COACH_CANNOT_JOIN.replace("'", "&#x27;") in response.content.decode()
+    assert not world.cohort.memberships.filter(candidate=world.dave).exists()
+    assert client.get(reverse("reviews:bank_item", args=[world.question.slug])).status_code == 404
+    with pytest.raises(CoachingError, match="Coaches cannot join"):
+        services.accept_invitation(world.invitation, world.sam)
+
+
+def test_a_member_made_coach_no_longer_reads_the_cohort_coachs_unpublished_questions(world, client):
+    client.force_login(world.demo)
+    assert client.get(reverse("reviews:bank_item", args=[world.question.slug])).status_code == 200
+    world.demo.groups.add(world.dave.groups.get())  # promoted to coach while still in carol's cohort
+    client.force_login(world.demo)
+    assert client.get(reverse("reviews:bank_item", args=[world.question.slug])).status_code == 404
