@@ -224,14 +224,22 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
         return StepGrade(verdict="impossible", credit=0.0, value=value, conversion=conversion,
                          message=f"{prefix}Impossible: {violation}. Expected {shown_expected}.", **base)
 
-    off = min(_relative_error(value, expected),
-              _relative_error(value, carried) if math.isfinite(carried) else math.inf)
-    if off <= CLOSE_TOLERANCE:
+    off_expected = _relative_error(value, expected)
+    off_carried = _relative_error(value, carried) if math.isfinite(carried) else math.inf
+    if min(off_expected, off_carried) <= CLOSE_TOLERANCE:
         whole = float(value).is_integer()
         rounding = " (users are whole: round down)" if spec.rounding == "floor" and not whole else ""
+        if off_expected <= off_carried:
+            return StepGrade(verdict="close", credit=0.5, value=value, conversion=conversion,
+                             message=(f"{prefix}Close: {off_expected:.1%} off {shown_expected}{rounding}; half "
+                                      f"credit for rounded working."), **base)
+        # Close to what the candidate's own earlier values give, not to the right answer: name that value,
+        # as carried-forward credit does, or "1.1 % off 1.56 GiB" would be read of an answer 91 % away.
         return StepGrade(verdict="close", credit=0.5, value=value, conversion=conversion,
-                         message=(f"{prefix}Close: {off:.1%} off {shown_expected}{rounding}; half credit for "
-                                  f"rounded working."), **base)
+                         carried_expected=carried,
+                         message=(f"{prefix}Close: {off_carried:.1%} off {format_number(carried, spec.unit)}, what "
+                                  f"your earlier values give{rounding}; half credit for rounded working. With the "
+                                  f"right inputs this step is {shown_expected}."), **base)
     return StepGrade(verdict="wrong", credit=0.0, value=value, conversion=conversion,
                      message=f"{prefix}Expected {shown_expected}.", **base)
 

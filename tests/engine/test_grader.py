@@ -529,6 +529,15 @@ class TestCloseAndWrong:
         assert step.credit == 0.5
         assert "3.6% off 14.96 GiB" in step.message
 
+    def test_close_to_the_carried_value_names_that_value_not_the_expected_one(self):
+        # 100,000 B a token (wrong) × 8,192 tokens ÷ 2^30 = 0.763 GiB; 0.77 is 0.9 % off that, 23 % off 1.00 GiB.
+        step = by_key(grade_family("ladder", {"kv_bytes_per_token": "100000", "per_user_gib": "0.77"}))["per_user_gib"]
+
+        assert (step.verdict, step.credit) == ("close", 0.5)
+        assert step.carried_expected == pytest.approx(100_000 * 8192 / 2**30)
+        assert step.message == ("Close: 0.9% off 0.763 GiB, what your earlier values give; half credit for rounded "
+                                "working. With the right inputs this step is 1.00 GiB.")
+
     def test_the_close_band_ends_at_ten_percent(self):
         # 16.4 / 14.9575 − 1 = 9.6 % (close); 16.5 / 14.9575 − 1 = 10.3 % (wrong)
         assert verdicts(grade_family("ladder", {"weights_gib": "16.4"}))["weights_gib"] == "close"
