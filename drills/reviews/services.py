@@ -132,6 +132,26 @@ def record_open_review(user, card_id: int, version: int, rating: int | None, *, 
                       rubric_ticked=ticked)
 
 
+def record_graded_review(user, card_id: int, version: int, rating: int, *, grade: float | None,
+                         problem: ProblemInstance | None = None, attempt: Attempt | None = None,
+                         started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
+    """Record the review of a card whose item was graded elsewhere: a round's worked or critique item.
+
+    ``grade`` (0-1) is the score it was given there (an attempt's mean step credit, a critique's score) and
+    ``rating`` the rating that score earns; the log keeps the ``problem`` and ``attempt`` of a worked item, as
+    :func:`record_problem_review` does, and no rubric ticks, so progress, exports and the coach's tables read
+    the one score the round's report shows. A page older than the card's version gets the earlier review.
+    """
+    now = _now(now)
+    review_settings = ReviewSettings.for_user(user)
+    with transaction.atomic():
+        card = _locked_card(user, card_id)
+        if card.version != version:
+            return _earlier(card.pk, version)
+        return _write(card, version, rating, now, review_settings, duration_ms=_duration_ms(started_at, now),
+                      grade=grade, suggested_rating=rating, problem=problem, attempt=attempt)
+
+
 def record_problem_review(user, card_id: int, version: int, answers: dict[str, str], *,
                           started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
     """Grade a template card's variant, store the attempt and record the review rated by the rule.

@@ -15,8 +15,10 @@ never lost and one that arrives after it is kept and flagged ``late``.
   aloud", reveal the model answer and rubric, tick what was covered, self-score.
 
 Closing a round records one FSRS review for each of its items already in the
-candidate's deck, through :func:`drills.reviews.services.record_open_review` with the
-rating that follows from the grade (the issue-8 rules in :mod:`drills.reviews.scheduling`).
+candidate's deck, with the rating that follows from the grade (the issue-8 rules in
+:mod:`drills.reviews.scheduling`): through :func:`drills.reviews.services.record_open_review`
+for open items, :func:`~drills.reviews.services.record_graded_review` (the item's grade and
+attempt) for worked and critique items.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from drills.models import BankItem, Card, CritiqueAttempt, ReviewLog, Round, Rou
 from drills.problems import grading
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, time_box_of
-from drills.reviews.services import record_open_review
+from drills.reviews.services import record_graded_review, record_open_review
 from drills.rounds.drawing import draw_items
 from drills.rounds.presets import preset
 
@@ -293,14 +295,19 @@ def _review(item: RoundItem, now: datetime) -> None:
     card = Card.objects.of(user).filter(item=item.item).first()
     if card is None:
         return
-    ticked = list(item.ticked)
-    if item.is_worked and item.attempt is not None:
-        ticked = [step.position for step in item.attempt.steps.all() if step.credit >= 1]
     taken = item.time_taken_s(now)
     started = now - timedelta(seconds=taken) if taken is not None else None
-    outcome = record_open_review(user, card.pk, card.version, _rating(item, now),
-                                 answer=item.answer or item.scratch, said_aloud=item.said_aloud,
-                                 ticked=ticked, started_at=started, now=now)
+    if item.is_worked or item.is_critique:
+        # The grade the report shows, with the attempt: not the correct steps read as rubric ticks (3 of 8 steps
+        # right is 38 %, not 3 of the template's rubric points) nor the whiteboard logged as an open answer.
+        outcome = record_graded_review(user, card.pk, card.version, _rating(item, now), grade=item.grade,
+                                       problem=item.problem if item.is_worked else None,
+                                       attempt=item.attempt if item.is_worked else None,
+                                       started_at=started, now=now)
+    else:
+        outcome = record_open_review(user, card.pk, card.version, _rating(item, now),
+                                     answer=item.answer or item.scratch, said_aloud=item.said_aloud,
+                                     ticked=list(item.ticked), started_at=started, now=now)
     if outcome.log is not None:
         item.review = outcome.log
         RoundItem.objects.filter(pk=item.pk).update(review=outcome.log)

@@ -88,6 +88,31 @@ def test_finishing_a_round_updates_the_fsrs_cards_of_its_items(candidate_client,
     assert ReviewLog.objects.count() == 4
 
 
+def test_a_worked_item_is_reviewed_with_the_grade_and_attempt_the_report_shows(candidate_client, candidate, bank,
+                                                                               clock, h):
+    """Three of the ladder's eight steps right: 38 % in the report, and the same 38 % (not 3 of its rubric points,
+    nor the whiteboard as an open answer) in the review log that progress, the exports and the coach read."""
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0 - timedelta(days=1))
+    candidate_client.post(reverse("rounds:start", args=["capacity"]))
+    round_ = Round.objects.get(user=candidate)
+    ladder = round_.items.get(item__slug="ladder")
+    right = h.answers(ladder.problem)
+    typed = {key: right[key] for key in ("card_gib", "usable_gib", "weights_gib")}
+    candidate_client.post(reverse("rounds:save", args=[round_.pk, ladder.position]),
+                          {"version": 0, "scratch": "weights first, then the KV budget"})
+    ladder.refresh_from_db()
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, ladder.position]),
+                          {"version": ladder.version, **typed})
+    candidate_client.post(reverse("rounds:finish", args=[round_.pk]), {"confirm": "yes"})
+
+    ladder.refresh_from_db()
+    log = ReviewLog.objects.get(user=candidate, item_slug="ladder")
+    assert ladder.grade == pytest.approx(3 / 8) == ladder.attempt.score
+    assert (log.grade, log.attempt_id, log.problem_id) == (ladder.grade, ladder.attempt_id, ladder.problem_id)
+    assert (log.rubric_ticked, log.answer, log.rating) == ([], "", ReviewLog.AGAIN)  # under 50 %: Again
+    assert ladder.scratch == "weights first, then the KV budget"  # kept with the round, not logged as an answer
+
+
 def test_items_outside_the_deck_are_not_added_by_a_round_but_offered_in_the_report(
         candidate_client, candidate, bank, clock, h):
     candidate_client.post(reverse("rounds:start", args=["capacity"]))
