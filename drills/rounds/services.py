@@ -109,6 +109,19 @@ def read_content(item: RoundItem, data) -> dict:
     return content
 
 
+def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
+    """Step key → the answer parser's message for each step of a worked ``item`` typed in ``data`` (a
+    ``QueryDict``) that cannot be read ("12 foo", "1e999"); empty for other items or when every typed step reads.
+
+    A blank step is not listed: in a round it counts as unanswered. The submit view refuses a submission
+    before the deadline while this is not empty (the typo is the candidate's to fix, as on the drill and review
+    pages); after the deadline what arrived is graded as it stands.
+    """
+    if not item.is_worked or item.problem is None:
+        return {}
+    return grading.unreadable_steps(grading.grade_problem(item.problem, read_content(item, data)["answers"]))
+
+
 def _changes(item: RoundItem, content: dict) -> dict:
     return {name: value for name, value in content.items() if getattr(item, name) != value}
 

@@ -27,7 +27,16 @@ from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
 from drills.rounds.drawing import NoItems
 from drills.rounds.presets import PRESETS, sync_presets
 from drills.rounds.report import add_review_items, report_for
-from drills.rounds.services import LATE_GRACE, autosave, close, close_if_due, current_item, open_item, start_round
+from drills.rounds.services import (
+    LATE_GRACE,
+    autosave,
+    close,
+    close_if_due,
+    current_item,
+    open_item,
+    start_round,
+    unreadable_answers,
+)
 from drills.rounds.services import reveal as reveal_item
 from drills.rounds.services import submit as submit_item
 
@@ -176,6 +185,13 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         version = int(request.POST.get("version", ""))
     except ValueError:
         version = -1
+    if round_.is_active and not round_.is_past_deadline(now) and not item.is_submitted:
+        unreadable = unreadable_answers(item, request.POST)
+        if unreadable:
+            # Nothing is graded; what was typed is saved as autosave would, and shown with the parser's words.
+            item = autosave(request.user, item.pk, request.POST, now)
+            context = {**_item_context(round_, item, now), "unreadable": unreadable}
+            return _timed(render(request, "rounds/round.html", context), round_, now)
     outcome = submit_item(request.user, item.pk, version, request.POST, now)
     if outcome.kept_aside:
         # Another tab (or the round's own close) got there first with a different answer: say which one counts.
