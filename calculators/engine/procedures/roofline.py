@@ -34,6 +34,7 @@ from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..serving_formulas import RIDGE as SERVING_RIDGE
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (
+    MAX_DRAWS,
     PRECISION,
     PROMPT_TOKENS,
     compute_peak_note,
@@ -42,6 +43,7 @@ from .compute_shared import (
     moe_note,
     params_used,
     peak_tflops,
+    smallest_fitting_degree,
 )
 from .drawing import computing_gpus
 from .family import Family
@@ -267,13 +269,22 @@ PAIRS = (("bf16", "bf16"), ("bf16", "bf16"), ("fp16", "fp16"), ("fp8", "fp8"), (
 
 
 def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
-    """A roofline problem: any card at a precision it computes in, any model, a decode
-    batch and a prompt length; int4 weights at an effective 4.5 bits."""
-    gpu = rng.choice(sorted(computing_gpus(catalog)))
-    precision, dtype = rng.choice(PAIRS)
-    if not catalog.gpu(gpu).dense_tflops.get(precision):
-        precision, dtype = "bf16", "bf16"
-    model = rng.choice(sorted(catalog.models))
+    """A roofline problem: a card at a precision it computes in, a model whose weights fit that one
+    card (the problem says "on one <card>"), a decode batch and a prompt length; int4 weights at an
+    effective 4.5 bits. Raises ``RuntimeError`` when no drawn (model, card, format) fits one card
+    (a catalog pinned to a model too large for the card: :func:`drills.problems.generation.generate_inputs`
+    turns it into a sentence).
+    """
+    for _ in range(MAX_DRAWS):
+        gpu = rng.choice(sorted(computing_gpus(catalog)))
+        precision, dtype = rng.choice(PAIRS)
+        if not catalog.gpu(gpu).dense_tflops.get(precision):
+            precision, dtype = "bf16", "bf16"
+        model = rng.choice(sorted(catalog.models))
+        if smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype)) == 1:
+            break
+    else:
+        raise RuntimeError("the weights fit one card in none of the formats drawn, int4 included")
     batch, prompt, context = rng.choice(BATCHES), rng.choice(PROMPTS), rng.choice(CONTEXTS_DRAWN)
     # Lengths the model takes (Llama-2's 4,096 tokens): the longest drawn length within its limit.
     limit = catalog.model(model).config.max_position_embeddings or max(CONTEXTS_DRAWN)
