@@ -15,7 +15,7 @@ TEMPLATE_LOOP = """{% load drills_tags %}{% for row in rows %}
             <li class="answer-step py-2 border-top{% if row.grade %} verdict-{{ row.grade.verdict }}{% endif %}" id="step-{{ row.spec.key }}">
               <label class="form-label mb-1 d-flex justify-content-between gap-2" for="{{ row.field.id_for_label }}">
                 <span><span class="step-number">{{ forloop.counter }}.</span> {{ row.spec.label }} <code class="small">{{ row.spec.key }}</code></span>
-                <span class="text-body-secondary small step-unit">in {{ row.spec.unit }}</span>
+                <span class="text-body-secondary small step-unit">{{ row.spec.unit|step_unit }}</span>
               </label>
               <div class="input-group">
                 {{ row.field }}

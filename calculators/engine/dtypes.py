@@ -66,3 +66,9 @@ def kv_bytes_per_value(dtype: str) -> float:
     """Bytes per cached K or V value for ``dtype`` (effective bits ÷ 8: nvfp4 0.5625, mxfp4
     0.53125); :class:`InputError` if unknown."""
     return kv_bits_per_value(dtype) / 8
+
+
+def article(dtype: str) -> str:
+    """"a" or "an" before a number format's name, read aloud letter by letter: "an fp8 cache", "an int4 model",
+    "a bf16 cache" (f, i, n, m ... begin with a vowel sound when spelled out; b does not)."""
+    return "an" if dtype[:1].lower() in "aefhilmnorsx" else "a"

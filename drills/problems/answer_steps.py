@@ -12,7 +12,7 @@ from __future__ import annotations
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
-from drills.templatetags.drills_tags import verdict_label, verdict_style
+from drills.templatetags.drills_tags import step_unit, verdict_label, verdict_style
 
 
 def answer_steps_html(rows: list[dict]) -> SafeString:
@@ -35,7 +35,7 @@ def answer_steps_html(rows: list[dict]) -> SafeString:
             f' for="{esc(field.id_for_label)}">\n'
             f'                <span><span class="step-number">{number}.</span> {esc(spec.label)}'
             f' <code class="small">{esc(spec.key)}</code></span>\n'
-            f'                <span class="text-body-secondary small step-unit">in {esc(spec.unit)}</span>\n'
+            f'                <span class="text-body-secondary small step-unit">{esc(step_unit(spec.unit))}</span>\n'
             f'              </label>\n'
             f'              <div class="input-group">\n'
             f'                {esc(field)}\n'

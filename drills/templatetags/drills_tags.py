@@ -39,6 +39,13 @@ def verdict_label(verdict):
 
 
 @register.filter
+def step_unit(unit):
+    """The hint beside a step's answer box: "in GiB"; "a number" for a dimensionless step (unit ``"1"``: a count
+    of copies, a 1-or-0 answer, a fraction), where "in 1" said nothing."""
+    return "a number" if unit == "1" else f"in {unit}"
+
+
+@register.filter
 def step_verdict_label(step):
     """A stored step's verdict as the candidate's pages word it: "No answer" for a step left blank.
 

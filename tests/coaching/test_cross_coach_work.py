@@ -19,8 +19,7 @@ from django.utils import timezone
 
 from coaching import services
 from coaching.models import QuestionSet, Work
-from coaching.services import CoachingError
-COACH_CANNOT_JOIN = "x"
+from coaching.services import COACH_CANNOT_JOIN, CoachingError
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog
 from drills.problems.grading import submit
 from drills.reviews.services import record_open_review

@@ -14,7 +14,7 @@ from typing import Any
 from .. import formulas as F
 from .. import serving_formulas as S
 from ..catalog import Catalog
-from ..dtypes import kv_bytes_per_value
+from ..dtypes import article, kv_bytes_per_value
 from ..errors import InputError
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
@@ -210,14 +210,20 @@ def valid_degree(cfg: ModelConfig, degree: int) -> bool:
 
 
 def describe_kv(inputs: dict, catalog: Catalog) -> str:
-    """A KV problem in the words an interviewer would use."""
+    """A KV problem in the words an interviewer would use, one question per answer box, in their order:
+    bytes per token; on more than one card, the copies the replica keeps; GiB per user (across the replica).
+    Sliding windows are mentioned only for a model that has them."""
     gpus = inputs.get("gpus", 1)
-    where = (f" The model is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
-             f"does the replica keep, and how many GiB does one user take across the replica?" if gpus > 1
-             else " It runs on one card.")
-    return (f"How many bytes of KV cache does {inputs['model']} keep per token with a {inputs['kv_dtype']} cache "
-            f"(every layer counted as full attention), and how many GiB per user at a context of "
-            f"{inputs['context']:,} tokens (sliding windows applied)?{where}")
+    context = f"{inputs['context']:,}"
+    windows = (" (its sliding-window layers holding no more than their window)"
+               if catalog.model(inputs["model"]).config.window_layers else "")
+    first = (f"How many bytes of KV cache does {inputs['model']} keep per token with {article(inputs['kv_dtype'])} "
+             f"{inputs['kv_dtype']} cache, every layer counted as full attention?")
+    if gpus > 1:
+        return (f"{first} It is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
+                f"does the replica keep, and how many GiB does one user at a context of {context} tokens take "
+                f"across the replica{windows}?")
+    return f"{first} It runs on one card: how many GiB does one user take at a context of {context} tokens{windows}?"
 
 
 # What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the

@@ -20,7 +20,7 @@ import sympy
 
 from .. import formulas as F
 from ..catalog import Catalog
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -242,8 +242,9 @@ def describe_ladder(inputs: dict, catalog: Catalog) -> str:
     """A ladder problem in the words an interviewer would use."""
     gpu = catalog.gpu(inputs["gpu"]).name
     cards = f"one {gpu}" if inputs["gpus"] == 1 else f"a replica of {inputs['gpus']} × {gpu} (tensor parallel)"
+    cache = f"{article(inputs['kv_dtype'])} {inputs['kv_dtype']} KV cache"
     return (
-        f"Serve {inputs['model']} with {weights_phrase(inputs)} and a {inputs['kv_dtype']} KV cache on {cards}. "
+        f"Serve {inputs['model']} with {weights_phrase(inputs)} and {cache} on {cards}. "
         f"The engine may use {inputs['utilization'] * 100:g} % of each card's memory and keeps "
         f"{inputs['reserve_gib']:g} GiB per card for activations. Each user may hold up to {inputs['context']:,} "
         f"tokens; a typical conversation is {inputs['avg_tokens']:,} tokens, stored in blocks of "

@@ -26,7 +26,7 @@ from typing import Any
 from sympy import Min, floor
 
 from ..catalog import Catalog, Gpu
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..hf_config import ModelConfig
@@ -304,7 +304,8 @@ def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"You serve {model_phrase(inputs)} with {weights} on one {gpu}, computing in {inputs['precision']}. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs['precision'])} "
         f"Where is the card's ridge point? What arithmetic intensity does a decode step reach with "
-        f"{inputs['batch']:,} sequences in the batch, {_cache_words(inputs)}, and a prefill of a "
+        f"{inputs['batch']:,} sequence{'s' if inputs['batch'] != 1 else ''} in the batch, {_cache_words(inputs)}, "
+        f"and a prefill of a "
         f"{inputs['prompt_tokens']:,}-token prompt (weights only)? Say for each whether it is compute-bound (1) or "
         f"memory-bound (0), give the largest decode batch that stays memory-bound counting the weights only, "
         f"and say whether any batch reaches the ridge at that context (1) or none does (0)."
@@ -315,7 +316,8 @@ def _cache_words(inputs: dict[str, Any]) -> str:
     context = inputs.get("context", 0)
     if not context:
         return "each with an empty KV cache (count the weight bytes only)"
-    return f"each holding {context:,} tokens in a {inputs.get('kv_dtype', 'bf16')} KV cache read every step"
+    kv_dtype = inputs.get("kv_dtype", "bf16")
+    return f"each holding {context:,} tokens in {article(kv_dtype)} {kv_dtype} KV cache read every step"
 
 
 # What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the

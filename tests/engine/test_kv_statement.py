@@ -1,0 +1,46 @@
+"""The KV problem's statement asks one question per answer box, in their order, and its words fit the model.
+
+A new user found four questions over three boxes (per token, per user, copies, across the replica: the last two
+were one box), "sliding windows applied" on DeepSeek-V2-Lite (which has none) and "a fp8 cache".
+"""
+
+from __future__ import annotations
+
+from calculators.engine.catalog import default_catalog
+from calculators.engine.dtypes import article
+from calculators.engine.procedures import FAMILIES
+from calculators.engine.procedures.kv import describe_kv
+from drills.templatetags.drills_tags import step_unit
+
+CATALOG = default_catalog()
+
+
+def test_on_one_card_two_questions_for_the_two_boxes_one_copy():
+    text = describe_kv({"model": "llama-3.1-8b", "kv_dtype": "bf16", "context": 8192, "gpus": 1}, CATALOG)
+    assert text == ("How many bytes of KV cache does llama-3.1-8b keep per token with a bf16 cache, every layer "
+                    "counted as full attention? It runs on one card: how many GiB does one user take at a context "
+                    "of 8,192 tokens?")
+    # The one-card run still has three steps; the copies step is 1 there and is asked only in tensor parallel.
+    assert [s.key for s in FAMILIES["kv"].run({"model": "llama-3.1-8b", "gpus": 1}).specs] == [
+        "kv_bytes_per_token", "kv_replication", "per_user_gib"]
+
+
+def test_in_tensor_parallel_the_copies_and_the_replica_wide_figure_are_the_second_and_third_questions():
+    text = describe_kv({"model": "deepseek-v2-lite", "kv_dtype": "fp8", "context": 8192, "gpus": 4}, CATALOG)
+    assert "with an fp8 cache" in text and "sliding" not in text
+    assert text.endswith("It is served in tensor parallel over 4 cards: how many copies of each user's cache does "
+                         "the replica keep, and how many GiB does one user at a context of 8,192 tokens take across "
+                         "the replica?")
+
+
+def test_windows_are_named_only_for_a_model_that_has_them():
+    assert CATALOG.model("mistral-7b-v0.1").config.window_layers == 32  # every layer windowed (4,096 tokens)
+    text = describe_kv({"model": "mistral-7b-v0.1", "kv_dtype": "bf16", "context": 16384, "gpus": 1}, CATALOG)
+    assert text.endswith("at a context of 16,384 tokens (its sliding-window layers holding no more than their "
+                         "window)?")
+
+
+def test_articles_and_unit_hints():
+    assert [article(name) for name in ("fp8", "int4", "nvfp4", "mxfp4", "bf16", "fp16")] == [
+        "an", "an", "an", "an", "a", "an"]
+    assert (step_unit("GiB"), step_unit("B"), step_unit("1")) == ("in GiB", "in B", "a number")
