@@ -164,6 +164,8 @@ def _ladder_details(result: Result, headlines: list[Headline]) -> None:
                                f"{format_number(result.step('per_user_gib').value, 'GiB')} each")
         elif headline.key == "users_paged":
             paged = result.extra.get("paged_user_gib")
-            headline.detail = (f"{inputs['avg_tokens']:,}-token average conversation in "
+            # The engine caps the average at the context limit (a note says so): quote the length it used.
+            average = min(inputs["avg_tokens"], inputs["context"])
+            headline.detail = (f"{average:,}-token average conversation in "
                                f"{inputs['block_size']}-token blocks"
                                + (f", {format_number(paged, 'GiB')} each" if paged is not None else ""))

@@ -106,6 +106,14 @@ class TestLadderPage:
         assert headline(page, "users_paged") == "191"
         assert "0.281 GiB each" in page
 
+    def test_an_average_past_the_context_limit_is_quoted_as_the_capped_length_it_used(self, client):
+        # 9,000 tokens on an 8,192-token limit: the engine charges 8,192 (512 blocks × 16 × 131,072 B = 1.00 GiB).
+        page = client.get(LADDER, {"avg_tokens": "9000", "context": "8192"}).content.decode()
+
+        assert "8,192-token average conversation in 16-token blocks, 1.00 GiB each" in page
+        assert "9,000-token average conversation" not in page
+        assert "The average conversation (9,000 tokens) is longer than the context" in page
+
     def test_it_shows_the_worked_substitution_and_the_notes(self, client):
         page = client.get(LADDER).content.decode()
 
