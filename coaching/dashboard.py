@@ -249,7 +249,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     for group in cohorts:
         cols = [a for a in assignments if a.cohort_id == group.pk or
                 (a.cohort_id is None and a.candidate_id in members_of[group.pk])]
-        table = Table(f"cohort-{group.pk}", f"Cohort {group.name}: completion",
+        table = Table(f"cohort-{group.pk}", f"{group.name}: completion",
                       ["Candidate", *[f"{a.question_set.title} (due {timezone.localtime(a.due_at):%d %b})"
                                       for a in cols]])
         for membership in group.memberships.all():
@@ -315,6 +315,12 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     return Overview(tables, behind, cohorts, len(candidates))
 
 
+def _entry_header(entry, limit: int = 60) -> str:
+    """A column header for a set entry: its position and label, cut at ``limit`` characters with an ellipsis."""
+    label = entry.label if len(entry.label) <= limit else entry.label[:limit - 1].rstrip() + "…"
+    return f"{entry.position}. {label}"
+
+
 def assignment_tables(assignment: Assignment, coach, now: datetime | None = None) -> list[Table]:
     """Per candidate × entry: status, score and time of each item of one assignment."""
     now = now or timezone.now()
@@ -327,9 +333,9 @@ def assignment_tables(assignment: Assignment, coach, now: datetime | None = None
     entries = list(assignment.question_set.entries.all())
     progress = services.progress_for([(assignment, p) for p in people], now,
                                      hidden=hidden_work(coach, [p.pk for p in people]))
-    scores = Table("items", "Score per item",
-                   ["Candidate", "Status", *[f"{e.position}. {e.label[:60]}" for e in entries], "Mean"])
-    times = Table("times", "Time per item", ["Candidate", *[f"{e.position}." for e in entries], "Total"])
+    headers = [_entry_header(e) for e in entries]
+    scores = Table("items", "Score per item", ["Candidate", "Status", *headers, "Mean"])
+    times = Table("times", "Time per item", ["Candidate", *headers, "Total"])
     for person in people:
         p = progress[(assignment.pk, person.pk)]
         row = [Cell(person.get_username(), reverse("coaching:candidate", args=[person.pk])),

@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
@@ -28,15 +29,20 @@ from .services import CoachingError
 from .visibility import hidden_work
 
 
-def _tables_response(request: HttpRequest, tables, template: str, context: dict) -> HttpResponse:
-    """Render the page, or one of its tables as CSV when ``?export=<name>`` asks for it."""
+def _tables_response(request: HttpRequest, tables, template: str, context: dict, about: str = "") -> HttpResponse:
+    """Render the page, or one of its tables as CSV when ``?export=<name>`` asks for it.
+
+    ``about`` names what the page is about in the file's name ("demo" gives ``demo-attempts.csv``), so the
+    exports of two candidates or two assignments do not overwrite each other in a downloads folder.
+    """
     wanted = request.GET.get("export")
     if wanted:
         table = next((t for t in tables if t.name == wanted), None)
         if table is None:
             raise Http404("No such table on this page.")
         response = HttpResponse(table.csv(), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{table.name}.csv"'
+        name = "-".join(part for part in (slugify(about), table.name) if part)
+        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
         return response
     return render(request, template, {**context, "tables": tables})
 
@@ -80,7 +86,8 @@ def cohort_page(request: HttpRequest, pk: int) -> HttpResponse:
     invitation = cohort.invitations.filter(revoked=False).first()
     return _tables_response(request, view.tables, "coaching/cohort.html", {
         "cohort": cohort, "view": view, "invitation": invitation,
-        "invite_url": request.build_absolute_uri(invitation.get_absolute_url()) if invitation else ""})
+        "invite_url": request.build_absolute_uri(invitation.get_absolute_url()) if invitation else ""},
+        about=cohort.name)
 
 
 @coach_required
@@ -129,7 +136,7 @@ def candidate_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One candidate: assignments, ladder steps, misconceptions, recent attempts and answers."""
     person = _visible_candidate(request, pk)
     return _tables_response(request, candidate_report.candidate_tables(request.user, person), "coaching/candidate.html",
-                            {"person": person})
+                            {"person": person}, about=person.get_username())
 
 
 @coach_required
@@ -170,7 +177,7 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
         found = found.filter(coach=request.user)
     assignment = get_object_or_404(found, pk=pk)
     return _tables_response(request, dashboard.assignment_tables(assignment, request.user),
-                            "coaching/assignment.html", {"assignment": assignment})
+                            "coaching/assignment.html", {"assignment": assignment}, about=f"assignment {assignment.pk}")
 
 
 # --- authoring ------------------------------------------------------------------------------------

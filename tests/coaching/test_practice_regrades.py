@@ -36,7 +36,9 @@ def test_the_candidate_page_marks_the_regrade_as_practice(client, world, regrade
     first, second = regraded
     client.force_login(world.coach)
     url = reverse("coaching:candidate", args=[world.demo.pk])
-    rows = list(csv.reader(io.StringIO(client.get(url, {"export": "attempts"}).content.decode())))
+    export = client.get(url, {"export": "attempts"})
+    assert export["Content-Disposition"] == 'attachment; filename="demo-attempts.csv"'  # one file per candidate
+    rows = list(csv.reader(io.StringIO(export.content.decode())))
     assert rows[0] == ["When", "Family", "Score", "Time", "Misconceptions", "Counts"]
     # Newest first: the re-grade (all right, no misconception) is practice; the first try (one misconception) counts.
     assert [(row[2], row[4], row[5]) for row in rows[1:]] == [
