@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.misconceptions import MISCONCEPTIONS
@@ -120,6 +122,11 @@ class AssignForm(forms.Form):
                                             for u in candidates])
         if not self.is_bound:
             self.initial.setdefault("due_at", (timezone.localtime() + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M"))
+        # The typed time is read in the coach's zone (config.timezones activates it): say which one it is.
+        self.fields["due_at"].label = "Due at"
+        self.fields["due_at"].help_text = format_html(
+            'In your time zone, {}: <a href="{}">change it</a>.', timezone.get_current_timezone_name(),
+            reverse("reviews:settings"))
 
 
 # --- the three "add to the set" forms of the set page ---------------------------------------------
