@@ -39,7 +39,9 @@ CONFIG_MAX_CHARS = 100_000
 CONFIG_LABEL = "config.json"
 
 CONFIG_HELP = ("Paste a model's config.json (Hugging Face format); when filled it replaces the model "
-               "chosen above. Clear it to go back to the catalog.")
+               "chosen above. Clear it to go back to the catalog. The page's address keeps the other inputs, "
+               "not a pasted config (it can be far longer than an address holds): a shared link or a reload "
+               "without it shows the model chosen above.")
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 32,\n  "hidden_size": 4096,\n  …\n}'
 
 

@@ -276,6 +276,8 @@ class TestHistoryAndState:
         plain = client.get(LADDER).content.decode()
         assert " disabled" not in re.search(r'<select name="model"[^>]*>', plain).group(0)
         assert re.search(r'<div[^>]*id="model-replaced"[^>]*hidden', plain)
+        # The user is told: a shared link or a reload does not carry the pasted config.
+        assert "The page&#x27;s address keeps the other inputs, not a pasted config" in plain
 
     def test_every_answer_varies_on_the_htmx_headers(self, client, htmx_client):
         for response in (client.get(LADDER), htmx_client.get(LADDER), client.get("/")):
