@@ -11,6 +11,7 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 import pytest
+from django.test import Client
 
 from coaching.candidate_report import candidate_tables
 from coaching.dashboard import misconception_counts
@@ -69,3 +70,15 @@ def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candid
                                   {"kv_bytes_per_token": "28672", "blanks": "count"}).content.decode()
     note = again.split('id="practice-note">', 1)[1].split("</div>", 1)[0]
     assert "count your first graded attempt (0 %)" in note  # 0 of 8 steps right the first time
+
+
+def test_the_drill_page_opened_again_names_the_attempt_that_counts(candidate_client, candidate):
+    problem = create_problem("ladder", seed=7, user=candidate)
+    assert 'id="seen-note"' not in candidate_client.get(problem.get_absolute_url()).content.decode()
+    candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "200704", "blanks": "count"})
+    first = Attempt.objects.get(user=candidate)
+    page = candidate_client.get(problem.get_absolute_url()).content.decode()
+    note = page.split('id="seen-note">', 1)[1].split("</div>", 1)[0]
+    assert "(0 %): that first attempt is the one your progress and your coach count" in note
+    assert f"{first.submitted_at:%Y}" in note and "Grading it again is practice" in note
+    assert 'id="seen-note"' not in Client().get(problem.get_absolute_url()).content.decode()  # a visitor

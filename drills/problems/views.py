@@ -79,7 +79,7 @@ _problem_by_pk = CompiledGet(lambda pk: ProblemInstance.objects.filter(pk=pk), 1
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
     """The problem page for ``instance`` (saved or drawn from a seed); a POST grades the answers."""
     solution = instance.solve()
-    graded = attempt = refused = None
+    graded = attempt = refused = seen = None
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)
         form.is_valid()  # every field is optional; over-long text is reported beside its box
@@ -97,6 +97,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
             graded, attempt = submitted.grade, submitted.attempt  # stored for a logged-in candidate only
     else:
         form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
+        seen = _first_attempt(request.user, instance)
     rows = [
         {"field": form[spec.key], "spec": spec, "grade": graded.steps[i] if graded else None,
          "step": solution.steps[i]}
@@ -106,6 +107,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
+        "seen": seen,
         "answer_steps": answer_steps_html(rows),
     }
     if request.htmx and request.method == "POST":
@@ -113,6 +115,15 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         return render(request, "drills/problem.html#answers", context)
     context.update(statement=statement(instance, solution), facts=problem_facts(instance))
     return render(request, "drills/problem.html", context)
+
+
+def _first_attempt(user, instance: ProblemInstance) -> Attempt | None:
+    """The candidate's first graded attempt of ``instance`` (the one that counts), or ``None``: the page
+    opened again says so, since grading it again is practice. ``None`` for a visitor or an unsaved problem."""
+    if not user.is_authenticated or instance.pk is None:
+        return None
+    return (Attempt.objects.filter(user=user, problem=instance).order_by("pk")
+            .only("pk", "score", "submitted_at").first())
 
 
 def _counted_attempt(attempt: Attempt | None) -> Attempt | None:
