@@ -13,6 +13,7 @@ from django.db.models import Avg, Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
+from drills.bank.services import item_name
 from drills.models import Attempt, ReviewLog, StepAnswer
 from drills.reviews.progress import ladder_specs
 
@@ -118,8 +119,10 @@ def _attempt_table(candidate, hidden: HiddenWork) -> Table:
 def _answer_table(candidate, hidden: HiddenWork) -> Table:
     answers = Table("answers", "Recent open answers", ["When", "Question", "Rubric share", "Rating"])
     for log in (hidden.reviews(ReviewLog.objects.filter(user=candidate)).exclude(answer="", rubric_ticked=[])
-                .order_by("-reviewed_at")[:RECENT_ROWS]):
-        answers.rows.append([when(log.reviewed_at, reverse("coaching:review", args=[log.pk])), Cell(log.item_slug),
+                .select_related("item").order_by("-reviewed_at")[:RECENT_ROWS]):
+        # The question's own words, as the bank lists it; the slug only for an item since removed.
+        question = item_name(log.item) if log.item is not None else log.item_slug
+        answers.rows.append([when(log.reviewed_at, reverse("coaching:review", args=[log.pk])), Cell(question),
                              Cell(pct(log.grade)), Cell(log.get_rating_display())])
     return answers
 
