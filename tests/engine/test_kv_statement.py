@@ -28,6 +28,8 @@ def test_on_one_card_two_questions_for_the_two_boxes_one_copy():
 def test_in_tensor_parallel_the_copies_and_the_replica_wide_figure_are_the_second_and_third_questions():
     text = describe_kv({"model": "deepseek-v2-lite", "kv_dtype": "fp8", "context": 8192, "gpus": 4}, CATALOG)
     assert "with an fp8 cache" in text and "sliding" not in text
+    steps = FAMILIES["kv"].run({"model": "deepseek-v2-lite", "kv_dtype": "fp8", "gpus": 4}).specs
+    assert steps[2].label == "KV cache per user, across the replica"  # the box says what the question asks
     assert text.endswith("It is served in tensor parallel over 4 cards: how many copies of each user's cache does "
                          "the replica keep, and how many GiB does one user at a context of 8,192 tokens take across "
                          "the replica?")

@@ -161,7 +161,8 @@ def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     inputs = clean_inputs(INPUTS, raw, catalog)
     cfg, _ = resolve_model(inputs, catalog)
     given = {**kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]), "context": inputs["context"]}
-    specs = [kv_per_token_spec(cfg), replication_spec(cfg), per_user_spec(cfg, replication_step=True)]
+    per_user_label = "KV cache per user, across the replica" if inputs["gpus"] > 1 else "KV cache per user"
+    specs = [kv_per_token_spec(cfg), replication_spec(cfg), per_user_spec(cfg, per_user_label, replication_step=True)]
     notes = kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
     return run("kv", inputs, specs, given, notes)
 
