@@ -110,7 +110,8 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
     for row in (CritiqueAttempt.objects.filter(user_id__in=user_ids, item_id__in=item_ids, submitted_at__gte=since)
                 .order_by("submitted_at").values("pk", "user_id", "item_id", "score", "time_taken_s",
                                                  "submitted_at")):
-        critiques[(row["user_id"], row["item_id"])].append(row)
+        if row["pk"] not in hidden.critique_ids:
+            critiques[(row["user_id"], row["item_id"])].append(row)
     round_ids = [w.round_id for w in works if w.round_id]
     rounds = {r.pk: r for r in Round.objects.filter(pk__in=round_ids)}
     round_items: dict[int, list] = defaultdict(list)

@@ -20,7 +20,9 @@ from django.utils import timezone
 from coaching import services
 from coaching.models import QuestionSet, Work
 from coaching.services import COACH_CANNOT_JOIN, CoachingError
-from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog
+from coaching.visibility import hidden_work
+from drills.critique.services import grade_critique
+from drills.models import Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog
 from drills.problems.grading import submit
 from drills.reviews.services import record_open_review
 from drills.rounds import services as rounds
@@ -149,3 +151,59 @@ def test_a_member_made_coach_no_longer_reads_the_cohort_coachs_unpublished_quest
     world.demo.groups.add(world.dave.groups.get())  # promoted to coach while still in carol's cohort
     client.force_login(world.demo)
     assert client.get(reverse("reviews:bank_item", args=[world.question.slug])).status_code == 404
+
+
+def test_starting_my_own_entry_later_does_not_reveal_the_answer_written_for_the_other_coach(
+        world, autumn, client, django_capture_on_commit_callbacks):
+    shared = BankItem.objects.create(slug="shared-q", kind=BankItem.OPEN, published=True, prompt="Why page?",
+                                     model_answer="Blocks.", rubric=["a", "b", "c"])
+    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol shared")
+    carol_entry = services.add_entry(carol_set, item=shared)
+    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
+    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave shared")
+    dave_entry = services.add_entry(dave_set, item=shared)
+    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
+    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    card = Card.objects.get(user=world.demo, item=shared)
+    record_open_review(world.demo, card.pk, card.version, None, answer="written for dave", ticked=[0, 1],
+                       now=world.T0 + timedelta(minutes=6))
+    for_dave = ReviewLog.objects.get(user=world.demo, item=shared)
+    services.start_entry(mine, world.demo, carol_entry, now=world.T0 + timedelta(minutes=30))  # a start, no answer
+
+    client.force_login(world.coach)
+    assert client.get(reverse("coaching:review", args=[for_dave.pk])).status_code == 404
+    row = next(r for r in _csv_rows(client, reverse("coaching:assignment", args=[mine.pk]), "items") if r[0] == "demo")
+    assert row[1:3] == ["Late", "started"]  # started for carol, not answered for her
+
+    # Answered again after carol's start: that answer is for both coaches, and it completes carol's entry.
+    card.refresh_from_db()
+    record_open_review(world.demo, card.pk, card.version, None, answer="written after both started", ticked=[0],
+                       now=world.T0 + timedelta(minutes=40))
+    for_both = ReviewLog.objects.get(user=world.demo, item=shared, answer="written after both started")
+    assert client.get(reverse("coaching:review", args=[for_both.pk])).status_code == 200
+    row = next(r for r in _csv_rows(client, reverse("coaching:assignment", args=[mine.pk]), "items") if r[0] == "demo")
+    assert row[1:3] == ["Done", "33%"]
+
+
+def test_a_critique_written_for_the_other_coach_completes_none_of_mine(world, autumn, client,
+                                                                        django_capture_on_commit_callbacks):
+    details = {"title": "Shared critique", "lines": ["a", "b", "c"], "planted": [{"line": 2, "category": "kv"}]}
+    critique = BankItem.objects.create(slug="shared-crit", kind=BankItem.CRITIQUE, published=True,
+                                       prompt="Find it", model_answer="x", details=details)
+    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol crit")
+    services.add_entry(carol_set, item=critique)
+    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
+    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave crit")
+    dave_entry = services.add_entry(dave_set, item=critique)
+    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
+    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    attempt = CritiqueAttempt.record(critique, world.demo, grade_critique(details, {2: "kv"}))
+    CritiqueAttempt.objects.filter(pk=attempt.pk).update(submitted_at=world.T0 + timedelta(minutes=6))
+
+    assert hidden_work(world.coach, [world.demo.pk]).critique_ids == {attempt.pk}
+    client.force_login(world.coach)
+    row = next(r for r in _csv_rows(client, reverse("coaching:assignment", args=[mine.pk]), "items") if r[0] == "demo")
+    assert row[1:3] == ["Late", ""]
+    client.force_login(world.dave)
+    row = next(r for r in _csv_rows(client, reverse("coaching:assignment", args=[daves.pk]), "items") if r[0] == "demo")
+    assert row[1:3] == ["Done", "100%"]
