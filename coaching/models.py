@@ -25,6 +25,8 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from accounts.roles import is_coach
+
 
 def new_token() -> str:
     """A fresh invitation token: 24 random bytes, URL-safe (32 characters)."""
@@ -163,8 +165,9 @@ class AssignmentQuerySet(models.QuerySet):
     """Assignments, and the ones a candidate has (directly or through a cohort)."""
 
     def for_candidate(self, user) -> "AssignmentQuerySet":
-        """Assignments given to ``user`` directly or to a cohort they are in now."""
-        if not user.is_authenticated:
+        """Assignments given to ``user`` directly or to a cohort they are in now; none for a coach or staff
+        account (a membership from before it became one must not carry another coach's unpublished items)."""
+        if not user.is_authenticated or is_coach(user):
             return self.none()
         return self.filter(Q(candidate=user) | Q(cohort__memberships__candidate=user)).distinct()
 

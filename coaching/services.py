@@ -50,7 +50,7 @@ from outbox.services import enqueue
 from runbook.content import render_authored
 from runbook.shortcodes import ShortcodeError
 
-from .access import can_see_candidate, is_coach
+from .access import COACH_GROUP, can_see_candidate, is_coach
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
 
 
@@ -253,10 +253,13 @@ def move_entry(entry: SetEntry, delta: int) -> None:
 
 
 def recipients(assignment: Assignment) -> list:
-    """The candidates an assignment is for now (a cohort's current members)."""
+    """The candidates an assignment is for now (a cohort's current members), coach and staff accounts left out:
+    they never receive another coach's items in their deck nor a notice quoting them."""
     if assignment.candidate_id:
-        return [assignment.candidate]
-    return [m.candidate for m in assignment.cohort.memberships.select_related("candidate")]
+        return [] if is_coach(assignment.candidate) else [assignment.candidate]
+    members = (assignment.cohort.memberships.select_related("candidate")
+               .exclude(candidate__is_staff=True).exclude(candidate__groups__name=COACH_GROUP))
+    return [m.candidate for m in members]
 
 
 def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None, cohort: Cohort | None = None,

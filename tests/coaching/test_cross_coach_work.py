@@ -22,7 +22,7 @@ from coaching.models import QuestionSet, Work
 from coaching.services import COACH_CANNOT_JOIN, CoachingError
 from coaching.visibility import hidden_work
 from drills.critique.services import grade_critique
-from drills.models import Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog
+from drills.models import Attempt, BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, Round
 from drills.problems.grading import submit
 from drills.reviews.services import record_open_review
 from drills.rounds import services as rounds
@@ -207,3 +207,23 @@ def test_a_critique_written_for_the_other_coach_completes_none_of_mine(world, au
     client.force_login(world.dave)
     row = next(r for r in _csv_rows(client, reverse("coaching:assignment", args=[daves.pk]), "items") if r[0] == "demo")
     assert row[1:3] == ["Done", "100%"]
+
+
+def test_a_member_made_coach_receives_no_assignment_of_the_cohort(world, client, django_capture_on_commit_callbacks):
+    secret = "Carol secret prompt 4d2e about MLA latents"
+    world.demo.groups.add(world.dave.groups.get())  # promoted to coach while still in carol's cohort
+    question = services.save_question(world.coach, {"prompt": secret, "model_answer": "m", "rubric": ["x"],
+                                                    "tags": [], "difficulty": 2})
+    new_set = QuestionSet.objects.create(coach=world.coach, title="New week")
+    services.add_entry(new_set, item=question)
+    now = timezone.now()
+    plain = _assign(new_set, world.coach, world.cohort, django_capture_on_commit_callbacks, now)
+    timed = _assign(new_set, world.coach, world.cohort, django_capture_on_commit_callbacks, now, time_limit_s=600)
+
+    assert services.recipients(plain) == [world.demo2]  # demo2 is still a candidate
+    assert not Card.objects.filter(user=world.demo, item=question).exists()
+    client.force_login(world.demo)
+    assert client.get(reverse("coaching:my_assignment", args=[plain.pk])).status_code == 404
+    assert secret not in client.get(reverse("coaching:my_assignments")).content.decode()
+    assert client.post(reverse("coaching:start_timed", args=[timed.pk])).status_code == 404
+    assert not Round.objects.filter(user=world.demo).exists()
