@@ -13,6 +13,7 @@ import os
 import tempfile
 from typing import Iterable
 
+from django.db.models import Exists, OuterRef
 from django.utils.html import escape
 
 from config.csv_export import write_csv
@@ -44,12 +45,19 @@ def _csv(header: list[str], rows: Iterable[list]) -> str:
 
 
 def deck_csv(user) -> str:
-    """Every card the user has (in the deck or taken out), times in their time zone."""
+    """Every card the user has (in the deck or taken out), times in their time zone.
+
+    The title of an item the user may no longer read (a coach's unpublished question, once they left the
+    coach's cohort or became a coach themselves) is left blank: its slug and the card's history stay theirs.
+    """
     tz = ReviewSettings.for_user(user).tz
     cards = (Card.objects.filter(user=user).select_related("item", "item__chapter")
-             .defer(*chapter_text("item__chapter")).order_by("due", "pk"))
+             .defer(*chapter_text("item__chapter"))
+             .annotate(readable=Exists(BankItem.objects.visible_to(user).filter(pk=OuterRef("item_id"))))
+             .order_by("due", "pk"))
     return _csv(DECK_COLUMNS, (
-        [card.item.slug, card.item.kind, item_title(card.item), card.item.chapter.slug if card.item.chapter else "",
+        [card.item.slug, card.item.kind, item_title(card.item) if card.readable else "",
+         card.item.chapter.slug if card.item.chapter else "",
          card.item.track, state_label(card.state), _local(card.due, tz),
          "" if card.stability is None else round(card.stability, 3),
          "" if card.difficulty is None else round(card.difficulty, 3), card.reps, card.lapses,

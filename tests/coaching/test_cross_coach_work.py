@@ -227,3 +227,20 @@ def test_a_member_made_coach_receives_no_assignment_of_the_cohort(world, client,
     assert secret not in client.get(reverse("coaching:my_assignments")).content.decode()
     assert client.post(reverse("coaching:start_timed", args=[timed.pk])).status_code == 404
     assert not Round.objects.filter(user=world.demo).exists()
+
+
+def test_the_deck_export_leaves_out_the_title_of_an_item_no_longer_readable(world, client):
+    world.demo.groups.add(world.dave.groups.get())  # made a coach while in carol's cohort
+    services.leave_cohort(world.cohort, world.demo2.pk)  # left the cohort
+    services.save_question(world.coach, {"prompt": "EDITED-SECRET-9a1 new wording", "model_answer": "m",
+                                         "rubric": ["r"], "tags": [], "difficulty": 2}, item=world.question)
+    for user in (world.demo, world.demo2):
+        client.force_login(user)
+        assert client.get(reverse("reviews:bank_item", args=[world.question.slug])).status_code == 404
+        rows = list(csv.reader(io.StringIO(client.get(reverse("reviews:export_deck")).content.decode())))
+        row = next(r for r in rows if r[0] == world.question.slug)  # the card and its history stay theirs
+        assert row[2] == "" and "EDITED-SECRET-9a1" not in str(rows)
+    client.force_login(world.eve)  # never in the cohort: no card at all
+    services.accept_invitation(world.invitation, world.eve)
+    rows = list(csv.reader(io.StringIO(client.get(reverse("reviews:export_deck")).content.decode())))
+    assert next(r for r in rows if r[0] == world.question.slug)[2].startswith("EDITED-SECRET-9a1")  # a member reads it
