@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from django.db import models
+from django.db import models, transaction
+from django.db.models import ProtectedError, RestrictedError
 
 from runbook.loading.report import Tally
 
@@ -15,16 +16,32 @@ def sync(model: type[models.Model], rows: list[dict], tally: Tally, *, key: str 
     """Make ``scope`` (default: every row of ``model``) hold exactly ``rows``, matched by ``key``.
 
     ``rows`` are field → value mappings. Rows of ``scope`` whose key is not among
-    them are deleted; a row whose fields already match counts as unchanged.
+    them are deleted (one by one: a row something must keep, such as a bank item an assignment someone
+    started refers to, is unpublished instead, with a warning); a row whose fields already match counts as
+    unchanged.
     ``m2m`` maps a many-to-many field to a function giving a row's target ids.
     A ``protected`` row (one written in the app) is left as it is, with a
     warning appended to ``warnings``. Counts go to ``tally``.
     """
     scope = scope if scope is not None else model._default_manager.all()
     wanted = {row[key] for row in rows}
-    stale = scope.exclude(**{f"{key}__in": wanted})
-    tally.removed += stale.count()
-    stale.delete()
+    for obj in scope.exclude(**{f"{key}__in": wanted}):
+        try:
+            with transaction.atomic():
+                obj.delete()
+        except (ProtectedError, RestrictedError):
+            # Still referred to by what must outlive it: a bank item whose set entry a candidate started (the
+            # coaching Work row that hides that work from other coaches). Retire it instead: unpublished, it is
+            # no longer offered, and the record of the work stays whole.
+            if not hasattr(obj, "published"):
+                raise
+            if obj.published:
+                type(obj)._default_manager.filter(pk=obj.pk).update(published=False)
+            if warnings is not None:
+                warnings.append(f"{model._meta.verbose_name} '{getattr(obj, key)}' is no longer in the content but "
+                                f"an assignment someone started refers to it: unpublished, not deleted.")
+        else:
+            tally.removed += 1
     existing = {getattr(obj, key): obj for obj in model._default_manager.filter(**{f"{key}__in": wanted})}
     for row in rows:
         row = dict(row)
