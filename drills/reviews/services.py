@@ -85,6 +85,13 @@ def _locked_card(user, card_id: int) -> Card:
     return Card.objects.select_for_update(of=("self",)).select_related("item").get(pk=card_id, user=user)
 
 
+def _current_card(user, card_id: int, version: int) -> Card | None:
+    """The user's card locked (:func:`_locked_card`) when ``version`` is still its version, else ``None``: the
+    page was older than the review already recorded, which the caller answers with (:func:`_earlier`)."""
+    card = _locked_card(user, card_id)
+    return card if card.version == version else None
+
+
 def _earlier(card_id: int, version: int) -> Outcome:
     return Outcome(ReviewLog.objects.filter(card_id=card_id, card_version=version).first(), False)
 
@@ -143,13 +150,13 @@ def record_graded_review(user, card_id: int, version: int, rating: int, *, grade
     the one score the round's report shows. A page older than the card's version gets the earlier review.
     """
     now = _now(now)
-    review_settings = ReviewSettings.for_user(user)
     with transaction.atomic():
-        card = _locked_card(user, card_id)
-        if card.version != version:
-            return _earlier(card.pk, version)
-        return _write(card, version, rating, now, review_settings, duration_ms=_duration_ms(started_at, now),
-                      grade=grade, suggested_rating=rating, problem=problem, attempt=attempt)
+        card = _current_card(user, card_id, version)
+        if card is None:
+            return _earlier(card_id, version)
+        return _write(card, version, rating, now, ReviewSettings.for_user(user),
+                      duration_ms=_duration_ms(started_at, now), grade=grade, suggested_rating=rating,
+                      problem=problem, attempt=attempt)
 
 
 def record_problem_review(user, card_id: int, version: int, answers: dict[str, str], *,

@@ -42,6 +42,19 @@ def _assign(question_set, coach, cohort, capture, now, **extra):
         return services.assign(question_set, coach, cohort=cohort, due_at=now + timedelta(days=3), now=now, **extra)
 
 
+def _both_assign(world, autumn, item, capture):
+    """carol assigns ``item`` to Spring at T0, dave to Autumn a minute later, and demo starts dave's at T0+5 min:
+    (carol's assignment, carol's entry, dave's assignment)."""
+    carol_set = QuestionSet.objects.create(coach=world.coach, title=f"Carol {item.kind}")
+    carol_entry = services.add_entry(carol_set, item=item)
+    mine = _assign(carol_set, world.coach, world.cohort, capture, world.T0)
+    dave_set = QuestionSet.objects.create(coach=world.dave, title=f"Dave {item.kind}")
+    dave_entry = services.add_entry(dave_set, item=item)
+    daves = _assign(dave_set, world.dave, autumn, capture, world.T0 + timedelta(minutes=1))
+    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    return mine, carol_entry, daves
+
+
 def _csv_rows(client, url, table):
     return list(csv.reader(io.StringIO(client.get(url, {"export": table}).content.decode())))
 
@@ -102,13 +115,7 @@ def test_an_answer_written_for_the_other_coach_completes_none_of_mine(world, aut
                                                                        django_capture_on_commit_callbacks):
     shared = BankItem.objects.create(slug="shared-q", kind=BankItem.OPEN, published=True, prompt="Why page?",
                                      model_answer="Blocks.", rubric=["a", "b", "c"])
-    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol shared")
-    services.add_entry(carol_set, item=shared)
-    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
-    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave shared")
-    dave_entry = services.add_entry(dave_set, item=shared)
-    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
-    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    mine, _entry, daves = _both_assign(world, autumn, shared, django_capture_on_commit_callbacks)
     card = Card.objects.get(user=world.demo, item=shared)
     record_open_review(world.demo, card.pk, card.version, None, answer="for dave", ticked=[0, 1],
                        now=world.T0 + timedelta(minutes=6), started_at=world.T0 + timedelta(minutes=5, seconds=17))
@@ -125,7 +132,7 @@ def test_an_answer_written_for_the_other_coach_completes_none_of_mine(world, aut
                       if row[0] == "demo")
     assert demo_times[1:] == ["", ""]
     work = _csv_rows(client, reverse("coaching:candidate", args=[world.demo.pk]), "assignments")
-    assert [row[2:5] for row in work[1:] if row[0] == "Carol shared"] == [["Late", "0/1", ""]]
+    assert [row[2:5] for row in work[1:] if row[0] == "Carol open"] == [["Late", "0/1", ""]]
 
     client.force_login(world.dave)  # for dave it is done: 2 of 3 rubric points, 43 s
     dave_items = next(row for row in _csv_rows(client, reverse("coaching:assignment", args=[daves.pk]), "items")
@@ -157,13 +164,7 @@ def test_starting_my_own_entry_later_does_not_reveal_the_answer_written_for_the_
         world, autumn, client, django_capture_on_commit_callbacks):
     shared = BankItem.objects.create(slug="shared-q", kind=BankItem.OPEN, published=True, prompt="Why page?",
                                      model_answer="Blocks.", rubric=["a", "b", "c"])
-    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol shared")
-    carol_entry = services.add_entry(carol_set, item=shared)
-    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
-    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave shared")
-    dave_entry = services.add_entry(dave_set, item=shared)
-    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
-    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    mine, carol_entry, _daves = _both_assign(world, autumn, shared, django_capture_on_commit_callbacks)
     card = Card.objects.get(user=world.demo, item=shared)
     record_open_review(world.demo, card.pk, card.version, None, answer="written for dave", ticked=[0, 1],
                        now=world.T0 + timedelta(minutes=6))
@@ -190,13 +191,7 @@ def test_a_critique_written_for_the_other_coach_completes_none_of_mine(world, au
     details = {"title": "Shared critique", "lines": ["a", "b", "c"], "planted": [{"line": 2, "category": "kv"}]}
     critique = BankItem.objects.create(slug="shared-crit", kind=BankItem.CRITIQUE, published=True,
                                        prompt="Find it", model_answer="x", details=details)
-    carol_set = QuestionSet.objects.create(coach=world.coach, title="Carol crit")
-    services.add_entry(carol_set, item=critique)
-    mine = _assign(carol_set, world.coach, world.cohort, django_capture_on_commit_callbacks, world.T0)
-    dave_set = QuestionSet.objects.create(coach=world.dave, title="Dave crit")
-    dave_entry = services.add_entry(dave_set, item=critique)
-    daves = _assign(dave_set, world.dave, autumn, django_capture_on_commit_callbacks, world.T0 + timedelta(minutes=1))
-    services.start_entry(daves, world.demo, dave_entry, now=world.T0 + timedelta(minutes=5))
+    mine, _entry, daves = _both_assign(world, autumn, critique, django_capture_on_commit_callbacks)
     attempt = CritiqueAttempt.record(critique, world.demo, grade_critique(details, {2: "kv"}))
     CritiqueAttempt.objects.filter(pk=attempt.pk).update(submitted_at=world.T0 + timedelta(minutes=6))
 
