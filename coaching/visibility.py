@@ -126,7 +126,8 @@ def _earliest_start(works) -> dict[tuple[int, int], datetime]:
     return earliest
 
 
-def _window(candidate_id: int, item_id: int, field: str, started: datetime, until: datetime | None) -> Q:
-    """The rows of one candidate on one item with ``field`` from ``started`` (and before ``until`` if given)."""
-    window = Q(user_id=candidate_id, item_id=item_id, **{f"{field}__gte": started})
-    return window & Q(**{f"{field}__lt": until}) if until is not None else window
+def _window(candidate_id: int, item_id: int, moment: str, started: datetime, until: datetime | None) -> Q:
+    """The rows of one candidate on one item whose time field ``moment`` is from ``started`` (and before
+    ``until`` if given)."""
+    window = Q(user_id=candidate_id, item_id=item_id, **{f"{moment}__gte": started})
+    return window & Q(**{f"{moment}__lt": until}) if until is not None else window
