@@ -15,12 +15,12 @@ from drills.templatetags.drills_tags import step_unit
 CATALOG = default_catalog()
 
 
-def test_on_one_card_two_questions_for_the_two_boxes_one_copy():
+def test_on_one_card_three_questions_for_the_three_boxes():
     text = describe_kv({"model": "llama-3.1-8b", "kv_dtype": "bf16", "context": 8192, "gpus": 1}, CATALOG)
-    assert text == ("How many bytes of KV cache does llama-3.1-8b keep per token with a bf16 cache, every layer "
-                    "counted as full attention? It runs on one card: how many GiB does one user take at a context "
-                    "of 8,192 tokens?")
-    # The one-card run still has three steps; the copies step is 1 there and is asked only in tensor parallel.
+    assert text == ("How many bytes of KV cache does llama-3.1-8b keep per token with a bf16 cache? It runs on one "
+                    "card: how many copies of each user's cache does it keep, and how many GiB does one user take at "
+                    "a context of 8,192 tokens?")
+    # Three boxes, three questions: the copies step is 1 on one card, and the question asks it there too.
     assert [s.key for s in FAMILIES["kv"].run({"model": "llama-3.1-8b", "gpus": 1}).specs] == [
         "kv_bytes_per_token", "kv_replication", "per_user_gib"]
 
@@ -40,6 +40,7 @@ def test_windows_are_named_only_for_a_model_that_has_them():
     text = describe_kv({"model": "mistral-7b-v0.1", "kv_dtype": "bf16", "context": 16384, "gpus": 1}, CATALOG)
     assert text.endswith("at a context of 16,384 tokens (its sliding-window layers holding no more than their "
                          "window)?")
+    assert "with a bf16 cache, every layer counted as full attention?" in text  # per token: before any window
 
 
 def test_articles_and_unit_hints():

@@ -212,19 +212,21 @@ def valid_degree(cfg: ModelConfig, degree: int) -> bool:
 
 def describe_kv(inputs: dict, catalog: Catalog) -> str:
     """A KV problem in the words an interviewer would use, one question per answer box, in their order:
-    bytes per token; on more than one card, the copies the replica keeps; GiB per user (across the replica).
-    Sliding windows are mentioned only for a model that has them."""
+    bytes per token; the copies of a user's cache (1 on one card, more when tensor parallelism replicates K/V
+    heads or an MLA latent); GiB per user (across the replica). Windows are named only for a model with them."""
     gpus = inputs.get("gpus", 1)
     context = f"{inputs['context']:,}"
     windows = (" (its sliding-window layers holding no more than their window)"
                if catalog.model(inputs["model"]).config.window_layers else "")
+    full = ", every layer counted as full attention" if windows else ""
     first = (f"How many bytes of KV cache does {inputs['model']} keep per token with {article(inputs['kv_dtype'])} "
-             f"{inputs['kv_dtype']} cache, every layer counted as full attention?")
+             f"{inputs['kv_dtype']} cache{full}?")
     if gpus > 1:
         return (f"{first} It is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
                 f"does the replica keep, and how many GiB does one user at a context of {context} tokens take "
                 f"across the replica{windows}?")
-    return f"{first} It runs on one card: how many GiB does one user take at a context of {context} tokens{windows}?"
+    return (f"{first} It runs on one card: how many copies of each user's cache does it keep, and how many GiB "
+            f"does one user take at a context of {context} tokens{windows}?")
 
 
 # What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
