@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 from django.views.generic import CreateView
@@ -30,6 +31,20 @@ class SignUpView(CreateView):
         if request.user.is_authenticated:
             return redirect(self.success_url)
         return super().dispatch(request, *args, **kwargs)
+
+    def next_url(self) -> str:
+        """Where to go after signing up: the ``next`` address the login page passed on (an invitation link,
+        most often), when it is a path on this site; else ``""``."""
+        wanted = self.request.POST.get("next") or self.request.GET.get("next") or ""
+        safe = url_has_allowed_host_and_scheme(wanted, allowed_hosts={self.request.get_host()},
+                                               require_https=self.request.is_secure())
+        return wanted if safe else ""
+
+    def get_success_url(self) -> str:
+        return self.next_url() or str(self.success_url)
+
+    def get_context_data(self, **kwargs):
+        return {**super().get_context_data(**kwargs), "next": self.next_url()}
 
     def form_valid(self, form: SignUpForm) -> HttpResponse:
         """Save the user, log them in and say so."""

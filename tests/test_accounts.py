@@ -43,6 +43,20 @@ class TestSignUp:
         for name in ("username", "email", "password1", "password2"):
             assert f'name="{name}"' in html
 
+    def test_an_invitation_link_survives_signing_up(self, client):
+        # Logged out, an invitation link leads to the login page; its sign-up link carries the link on, and
+        # the new account lands on the invitation (its Join button), not on the home page.
+        login_page = client.get("/accounts/login/", {"next": "/invite/abc123/"}).content.decode()
+        assert 'href="/accounts/signup/?next=/invite/abc123/"' in login_page
+        form = client.get("/accounts/signup/", {"next": "/invite/abc123/"}).content.decode()
+        assert '<input type="hidden" name="next" value="/invite/abc123/">' in form
+        response = client.post("/accounts/signup/", {**self.signup_data(), "next": "/invite/abc123/"})
+        assert response.status_code == 302 and response["Location"] == "/invite/abc123/"
+
+    def test_a_next_address_off_the_site_is_ignored(self, client):
+        response = client.post("/accounts/signup/", {**self.signup_data(), "next": "https://evil.example/"})
+        assert response["Location"] == "/"
+
     def test_it_creates_the_user_and_logs_them_in(self, client):
         response = client.post("/accounts/signup/", self.signup_data(), follow=True)
 
