@@ -1,8 +1,6 @@
-"""``drills.problems.storage.store_attempt``: an attempt and its steps, one statement on PostgreSQL.
+"""``drills.problems.storage.store_attempt``: an attempt and its steps, stored in one transaction.
 
-The same tests run on both paths: under ``./bin/test`` (SQLite) the ORM's two
-inserts in a transaction, under CI (PostgreSQL) the one ``WITH`` statement. Each
-stored row is compared with the grade it came from, field by field.
+Each stored row is compared with the grade it came from, field by field.
 """
 
 from __future__ import annotations
@@ -12,8 +10,7 @@ from datetime import datetime, timedelta
 from datetime import timezone as dt_timezone
 
 import pytest
-from django.db import IntegrityError, connection
-from django.test.utils import CaptureQueriesContext
+from django.db import IntegrityError
 from django.utils import timezone
 
 from calculators.engine.grader import grade
@@ -74,17 +71,6 @@ def test_a_step_that_cannot_be_stored_leaves_no_attempt_behind(candidate):
     with pytest.raises(IntegrityError):
         store_attempt(problem, candidate, twice, None, now=NOW)
     assert not Attempt.objects.exists() and not StepAnswer.objects.exists()
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement path is PostgreSQL's")
-def test_on_postgresql_the_attempt_and_its_steps_are_one_statement_without_a_transaction(candidate):
-    problem = create_problem("ladder", seed=7)
-    graded, _ = _graded(problem)
-    with CaptureQueriesContext(connection) as captured:
-        store_attempt(problem, candidate, graded, None, now=NOW)
-    assert len(captured.captured_queries) == 1
-    assert captured.captured_queries[0]["sql"].startswith('WITH attempt AS (INSERT INTO "drills_attempt"')
-    assert StepAnswer.objects.filter(attempt__user=candidate).count() == 8
 
 
 def test_the_earliest_earlier_attempt_comes_back_with_each_new_one(candidate, coach):

@@ -10,7 +10,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
-from config.compiled_query import CompiledGet
 from drills.models import Attempt, ProblemInstance
 from drills.problems.answer_steps import answer_steps_html
 from drills.problems.forms import AnswerForm, read_start, sign_start
@@ -64,16 +63,12 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
     _family_or_404(family)
     try:
-        instance = _problem_by_pk(pk)
+        instance = ProblemInstance.objects.get(pk=pk)
     except ProblemInstance.DoesNotExist:
         raise Http404("No such problem.") from None
     if instance.family != family:
         raise Http404("No such problem.")
     return _problem_page(request, instance)
-
-
-# The problem page's and the graded submission's read, compiled once per process (config/compiled_query.py).
-_problem_by_pk = CompiledGet(lambda pk: ProblemInstance.objects.filter(pk=pk), 1)
 
 
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:

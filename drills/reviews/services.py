@@ -29,7 +29,6 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 
 from calculators.engine.grader import Grade
-from config.compiled_query import CompiledGet
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
@@ -212,10 +211,6 @@ REVEAL_FIELDS = (
     *(f"item__chapter__{name}" for name in ("number", "slug", "title")),
     "user__review_settings",
 )
-# The reveal's hottest read, compiled once per process (config/compiled_query.py): compiling it was a third of it.
-_card_to_reveal = CompiledGet(lambda card_id, user_id: Card.objects.select_related(
-    "item", "item__chapter", "user__review_settings").only(*REVEAL_FIELDS).filter(pk=card_id, user_id=user_id), 2)
-
 
 def card_to_reveal(user, card_id: int) -> Card:
     """The user's card with only what revealing its model answer shows (:data:`REVEAL_FIELDS`), and the
@@ -225,7 +220,8 @@ def card_to_reveal(user, card_id: int) -> Card:
     Raises ``Card.DoesNotExist`` for another candidate's card. Its pending problem is not read: only an open
     question's card is revealed (the view sends a problem template's to the card page first).
     """
-    return _card_to_reveal(card_id, user.pk)
+    return (Card.objects.select_related("item", "item__chapter", "user__review_settings").only(*REVEAL_FIELDS)
+            .get(pk=card_id, user=user))
 
 
 def owner_settings(card: Card) -> ReviewSettings:
