@@ -87,11 +87,15 @@ class Report:
 
     @property
     def subject(self) -> str:
-        """What was computed for: the catalog model's id or the pasted config."""
+        """What was computed for: the catalog model's name, or the pasted config; '' for a family with no model."""
         inputs = self.result.inputs
         if "config" in inputs:
             return "the pasted config"
-        return str(inputs.get("model_name") or inputs.get("model") or "")
+        model = inputs.get("model")
+        if not model:
+            return ""
+        catalog = default_catalog()
+        return catalog.models[model].name if model in catalog.models else str(model)
 
 
 def parse_previous(text: str | None) -> dict[str, float]:
@@ -139,9 +143,11 @@ def build_report(result: Result, previous: Mapping[str, float]) -> Report:
         row = by_key.get(key)
         if row is None:
             continue
+        # "Speed-up bound (E ÷ (1 + γ·c))": the title, and what the outer parentheses hold (inner ones kept).
         title, _, detail = row.step.label.partition(" (")
+        detail = detail[:-1] if detail.endswith(")") else detail
         number, unit = _split_display(row.display, row.step.unit)
-        headlines.append(Headline(key, title, number, unit, detail.rstrip(")"), row.changed))
+        headlines.append(Headline(key, title, number, unit, detail, row.changed))
     notes = list(result.notes)
     alert = ""
     if result.family == "ladder":

@@ -106,6 +106,8 @@ MIDDLEWARE = [
     # Whole pages for htmx history restores; Vary: HX-Request on every response (config/htmx_history.py).
     "config.htmx_history.HtmxHistoryMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A log-in that interrupts an htmx request or a form post leads back to the page (config/login_redirect.py).
+    "config.login_redirect.LoginRedirectMiddleware",
     # django-axes: last, so it sees the login view's response and answers a lockout.
     "axes.middleware.AxesMiddleware",
 ]
