@@ -14,6 +14,7 @@ come back in the hidden ``previous`` input), the headline numbers and notes.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from functools import lru_cache
@@ -149,7 +150,7 @@ def _config_field() -> forms.CharField:
 
 # The fields of a family, built once per process (building them, the catalog's choices normalised by Django
 # for every select, was a third of a recompute's form work), keyed by the family's inputs: a family registered
-# for a test only has inputs of its own. Each form works on copies (_field_copy).
+# for a test only has inputs of its own. Each form works on deep copies, as a Django form does of its class's fields.
 @lru_cache(maxsize=64)
 def _prototype_fields(specs: tuple[InputSpec, ...]) -> dict[str, forms.Field]:
     fields: dict[str, forms.Field] = {}
@@ -160,25 +161,6 @@ def _prototype_fields(specs: tuple[InputSpec, ...]) -> dict[str, forms.Field]:
     for name, field in fields.items():
         field.widget.attrs["aria-describedby"] = f"error-{name} help-{name}"
     return fields
-
-
-def _shallow_copy(thing: Any) -> Any:
-    """``copy.copy`` of a plain object (a field or a widget), without its trip through ``__reduce_ex__``."""
-    copied = object.__new__(type(thing))
-    copied.__dict__.update(thing.__dict__)
-    return copied
-
-
-def _field_copy(field: forms.Field) -> forms.Field:
-    """A copy of a prototype field that one form may change as its own (its widget's attributes, its messages
-    and validators), as Django's deep copy of a declared field is, except that the choice lists are shared:
-    nothing changes them in place (assigning ``choices`` replaces the list)."""
-    copied = _shallow_copy(field)
-    copied.widget = _shallow_copy(field.widget)
-    copied.widget.attrs = dict(field.widget.attrs)
-    copied.error_messages = dict(field.error_messages)
-    copied.validators = list(field.validators)
-    return copied
 
 
 # Results per process by their inputs: the engine is pure (docs/architecture.md §3), so a recompute of a stack
@@ -280,7 +262,7 @@ class CalculatorForm(forms.Form):
         self.previous = parse_previous(data.get("previous"))
         self.result: Result | None = None
         for name, field in _prototype_fields(tuple(family.inputs)).items():
-            self.fields[name] = _field_copy(field)
+            self.fields[name] = copy.deepcopy(field)
         if "model" in self.fields and str(merged.get("config") or "").strip():
             # The pasted config replaces the catalog model: the dropdown says so instead of showing a model
             # that is not the one computed (static/js/calculator.js keeps this in step while typing).

@@ -11,7 +11,6 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.procedures import FAMILIES
 from drills.models import Attempt, ProblemInstance
-from drills.problems.answer_steps import answer_steps_html
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, create_problem, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, submit
@@ -103,7 +102,6 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
         "seen": seen,
-        "answer_steps": answer_steps_html(rows),
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.

@@ -2,8 +2,6 @@
 
 from django import template
 
-from drills.reviews import rating_html
-
 register = template.Library()
 
 
@@ -19,7 +17,10 @@ def duration_label(seconds):
     return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
-register.filter("rating_style", rating_html.rating_style)  # Bootstrap colour of a rating (drills.reviews.rating_html)
+@register.filter
+def rating_style(rating) -> str:
+    """Bootstrap colour of a rating (1 Again … 4 Easy); "secondary" for anything else."""
+    return {1: "danger", 2: "warning", 3: "success", 4: "primary"}.get(rating, "secondary")
 
 
 @register.filter
@@ -46,20 +47,3 @@ def year_unless(day, today):
         return ""
     return f" {day.year}"
 
-
-@register.filter
-def rating_buttons_html(buttons, suggested):
-    """``rating_buttons|rating_buttons_html:suggested`` → the ratings partial's buttons, built in Python.
-
-    See :func:`drills.reviews.rating_html.rating_buttons_html` (the same markup the template loop gave).
-    """
-    return rating_html.rating_buttons_html(buttons, suggested)
-
-
-@register.filter
-def rubric_checkboxes_html(points):
-    """``rubric_points|rubric_checkboxes_html`` → the revealed card's rubric checkboxes, built in Python.
-
-    See :func:`drills.reviews.rating_html.rubric_checkboxes_html` (the same markup the template loop gave).
-    """
-    return rating_html.rubric_checkboxes_html(points)
