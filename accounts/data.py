@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from config.csv_export import write_csv
+from core.csv_export import write_csv
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,9 @@ No ``app_name``: Django's auth views reverse their own un-namespaced names
 
 from django.urls import include, path
 
-from accounts.views import SignUpView, start
+from accounts.views import SignUpView
 
 urlpatterns = [
     path("signup/", SignUpView.as_view(), name="signup"),
-    path("start/", start, name="start"),
     path("", include("django.contrib.auth.urls")),
 ]

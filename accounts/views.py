@@ -1,20 +1,17 @@
-"""Views of the accounts app; log in, log out and passwords use Django's auth views."""
+"""Views of the accounts app: sign-up; log in, log out and passwords use Django's auth views."""
 
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse_lazy
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
-from django.views.decorators.http import require_POST
 from django.views.generic import CreateView
 
 from accounts import backends
 from accounts.forms import SignUpForm
-from config.timezones import remember_time_zone
 
 
 # As Django's own password views do: error reports (the e-mail to ADMINS when DEBUG is off) star them out.
@@ -52,36 +49,3 @@ class SignUpView(CreateView):
         login(self.request, self.object, backend=backends.PATH)
         messages.success(self.request, f"Welcome, {self.object.username}. Your account is ready.")
         return response
-
-
-@login_required
-@require_POST
-def start(request: HttpRequest) -> HttpResponse:
-    """The first-run steps on the home page: keep the browser's time zone (``time_zone``) or a path (``path``).
-
-    An unknown zone or path changes nothing and says so; either way the candidate goes back home.
-    """
-    from drills.models import ReviewSettings
-    from drills.reviews.forms import time_zone_choices, zone_label
-    from runbook.models import ReadingPath
-
-    row = ReviewSettings.for_user(request.user)
-    zone = request.POST.get("time_zone")
-    path = request.POST.get("path")
-    if zone is not None:
-        if zone in {name for name, _ in time_zone_choices()}:
-            row.time_zone = zone
-            row.save(update_fields=["time_zone"])
-            remember_time_zone(request, zone)
-            messages.success(request, f"Time zone set to {zone_label(zone)}: your day turns at 04:00 there.")
-        else:
-            messages.error(request, "That time zone is not one we know: choose yours on the review settings page.")
-    if path is not None:
-        chosen = ReadingPath.objects.filter(slug=path).first()
-        if chosen is not None:
-            row.reading_path = chosen.slug
-            row.save(update_fields=["reading_path"])
-            messages.success(request, f"Following {chosen.title.lower()}.")
-        else:
-            messages.error(request, "No such path: choose one of those listed.")
-    return redirect("home")

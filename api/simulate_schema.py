@@ -1,6 +1,6 @@
 """The OpenAPI pieces of ``/api/v1/simulate/``: its parameters, body and result (docs/architecture.md §13).
 
-The query parameters are the simulator's inputs (:data:`calculators.sim.config.INPUTS`,
+The query parameters are the simulator's inputs (:data:`calculators.simulation.INPUTS`,
 with their types, bounds, enums and defaults) plus ``sweep``, ``trace`` and ``config``;
 a POST carries the same names in ``{"inputs": {...}, "config": {...}}``. The result is
 ``manage.py simulate --json``'s: one run (``inputs``, ``summary``, ``series``) or a sweep
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from calculators.engine.catalog import Catalog
-from calculators.sim.config import INPUTS, MAX_SWEEP_POINTS
+from calculators.simulation import INPUTS, MAX_SWEEP_POINTS
 
 TEXT_PARAMETERS = {
     "sweep": ("Arrival rates to sweep, req/s, comma-separated (at most "

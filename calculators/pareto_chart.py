@@ -7,8 +7,8 @@ holds the numbers) with one line per tensor-parallel degree — each with its ow
 colour, marker shape and dash so no series is told by colour alone — the TPOT
 target as a dashed vertical line with the too-slow side hatched, the target's
 point ringed and the best point per card labelled; and the table of every point
-with the same marks in words. The drawing helpers are the runbook figures'
-(:mod:`runbook.figures.frames`: escaping, the Okabe–Ito palette).
+with the same marks in words. The drawing helpers are those the runbook's figures
+use too (:mod:`core.svg`: escaping, the Okabe–Ito palette).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.procedures.base import format_number
-from runbook.figures.frames import (
+from core.svg import (
     BLUE,
     GREEN,
     GRID,

@@ -1,14 +1,17 @@
 """Simulator runs for the web: cached by the inputs' hash, one rate at a time, on a worker when there is one.
 
-The page and the API share these functions. A sweep point (cleaned inputs
+The one way the apps reach the simulator (``calculators/sim``): the page, the API, the chapters'
+figures and the Celery task :func:`simulate_point` share these functions (a contract in
+``pyproject.toml`` keeps the apps above calculators from importing ``calculators.sim``). A sweep point (cleaned inputs
 and one rate) is keyed by the SHA-256 of its canonical JSON, and its result
 (``{"summary", "series"}``) is kept in Django's cache for :data:`RESULT_TTL_S`.
 
 - Embedded default (no broker, eager Celery): the page computes one missing
   rate per request (:func:`run_next`), so no request runs a whole sweep.
-- With a broker: :func:`queue_missing` enqueues one ``simulate_point`` task
+- With a broker: :func:`queue_missing` enqueues one :func:`simulate_point` task
   per missing rate (through the outbox) and marks it queued, and the page polls
-  :func:`sweep_status` until every rate is cached.
+  :func:`sweep_status` until every rate is cached. The task lives here, beside the
+  service it runs (the worker imports this module: ``CELERY_IMPORTS`` in settings).
 
 Every web run is bounded by :data:`settings.SIMULATOR_WEB_MAX_STEPS` engine
 steps (a sweep shares that budget in the API), so a request outlives no
@@ -22,18 +25,28 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
 
+from calculators.engine.errors import EngineError
+from calculators.sim import config as sim_config
+from calculators.sim import results as sim_results
 from calculators.sim.config import build_setup, clean_sim_inputs
 from calculators.sim.results import knee
-from calculators.sim.run import echo_inputs, run_workload
+from calculators.sim.run import echo_inputs, run_workload, simulate
 from calculators.sim.workload import workload_for
 from outbox import services as outbox
 
 RESULT_TTL_S = 24 * 3600
 QUEUED_TTL_S = 600
 KEY_VERSION = "sim1"
+
+#: The simulator's inputs (one ``InputSpec`` each) and the longest sweep it takes: the API's schema names them.
+INPUTS = sim_config.INPUTS
+MAX_SWEEP_POINTS = sim_config.MAX_SWEEP_POINTS
+#: The knee of a sweep is the highest rate whose goodput is at least this share of the rate.
+KNEE_SHARE = sim_results.KNEE_SHARE
 
 
 def max_steps() -> int:
@@ -129,8 +142,20 @@ def queue_missing(status: SweepStatus) -> None:
     for rate in status.missing:
         flag = point_key(status.inputs, rate) + ":queued"
         if cache.add(flag, True, QUEUED_TTL_S):
-            # By name: calculators.tasks imports this module, so importing the task here would close a circle.
-            outbox.enqueue("calculators.simulate_point", args=(status.inputs, rate))
+            outbox.enqueue(simulate_point, args=(status.inputs, rate))
+
+
+@shared_task(name="calculators.simulate_point", acks_late=True)
+def simulate_point(inputs: dict, rate: float | None) -> None:
+    """Celery task: simulate cleaned ``inputs`` (JSON) at ``rate`` req/s into the cache, for the page.
+
+    Idempotent (a cached point is not run again); a bad-input error is cached as the point's result, so the
+    page can say why.
+    """
+    try:
+        run_point(inputs, rate)
+    except EngineError as exc:
+        cache.set(point_key(inputs, rate), {"error": str(exc)}, QUEUED_TTL_S)
 
 
 def drill_sweep(raw: dict[str, Any]) -> list[dict]:
@@ -178,3 +203,13 @@ def simulate_for_api(raw: dict[str, Any]) -> dict:
     if inputs.get("trace"):
         inputs["duration_s"] = results[0]["summary"]["duration_s"]
     return {"inputs": echo_inputs(inputs, setup), **results[0]}
+
+
+def simulate_for_chapter(raw: dict[str, Any]) -> dict:
+    """The ``simulate`` command's JSON for a chapter's figure: one run, or a sweep with its knee.
+
+    Unlike the page and the API, no web budget bounds it and nothing is cached here: a chapter is rendered
+    once per process (the figure memoises it) and its inputs are the author's, not a visitor's. Raises the
+    engine's errors for bad input.
+    """
+    return simulate(raw)

@@ -18,7 +18,7 @@ from django.utils.formats import date_format
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from config.csv_export import write_csv
+from core.csv_export import write_csv
 from drills.models import Card, ReviewLog, StepAnswer
 
 from . import services

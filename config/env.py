@@ -55,13 +55,13 @@ def cache_from_url(url: str) -> dict:
     """Build a Django ``CACHES["default"]`` entry from a cache URL.
 
     ``redis://`` / ``rediss://`` give Django's Redis cache as wrapped by
-    :class:`config.cache.RedisCache`, which answers "not cached" while Redis is
+    :class:`core.cache.RedisCache`, which answers "not cached" while Redis is
     unreachable (short socket timeouts) instead of failing the page;
     ``locmem://`` gives the per-process memory cache and ``dummy://`` no cache at all.
     """
     scheme = url.split("://", 1)[0].lower()
     if scheme in ("redis", "rediss"):
-        return {"BACKEND": "config.cache.RedisCache", "LOCATION": url,
+        return {"BACKEND": "core.cache.RedisCache", "LOCATION": url,
                 "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
     if scheme == "locmem":
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}

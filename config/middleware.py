@@ -106,7 +106,7 @@ class DatabaseUnwritableMiddleware:
     Pages that only read keep working; a write that fails because the database is read-only (a replica
     promoted late, a failover, ``default_transaction_read_only``) or out of disk gets the page
     ``templates/cannot_save.html`` with ``Retry-After: 60``; ``/healthz`` checks a write too
-    (``config.views.healthz``). Any other database error is left to Django.
+    (``core.views.healthz``). Any other database error is left to Django.
     """
 
     def __init__(self, get_response):

@@ -79,12 +79,14 @@ INSTALLED_APPS = [
     "crispy_bootstrap5",
     "django_celery_beat",
     "axes",
+    "core",
     "accounts",
     "calculators",
     "drills",
     "runbook",
     "coaching",
     "outbox",
+    "home",
 ]
 
 MIDDLEWARE = [
@@ -128,7 +130,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.navigation.navigation",
+                "core.navigation.navigation",
             ],
             "loaders": [
                 (
@@ -223,6 +225,8 @@ else:
     CELERY_TASK_EAGER_PROPAGATES = True
     CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
+# Tasks are found in each app's tasks.py, and in these modules, whose tasks sit beside the service they run.
+CELERY_IMPORTS = ["calculators.simulation"]
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_TIMEOUT = 0.5

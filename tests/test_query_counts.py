@@ -73,7 +73,7 @@ def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, clien
     member.force_login(user)
     pages = [
         ("home, anonymous", anonymous, "/", {}, 1),
-        # The candidate's day (accounts/home.py): settings, paths, due count, forecast, deck, assignments with
+        # The candidate's day (home/overview.py): settings, paths, due count, forecast, deck, assignments with
         # their progress, the next chapter, misconceptions -- a fixed number whatever the deck's size.
         ("home, signed in", member, "/", {}, 15),
         ("bank", member, "/bank/", {}, 11),

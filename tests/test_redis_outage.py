@@ -28,7 +28,7 @@ from django.db import connection, transaction
 from django.test import Client
 from django.utils import timezone
 
-import config.cache
+import core.cache
 from coaching import services as coaching
 from coaching.models import Notice, QuestionSet
 from config import celery_app
@@ -54,7 +54,7 @@ def make_chapter() -> Chapter:
 @pytest.fixture
 def forgiving_cache(settings, monkeypatch):
     """The cache on Redis at a port nobody listens on."""
-    monkeypatch.setattr(config.cache, "_paused_until", {})
+    monkeypatch.setattr(core.cache, "_paused_until", {})
     settings.CACHES = {"default": cache_from_url(f"redis://127.0.0.1:{free_port()}/1")}
     return cache
 
@@ -68,7 +68,7 @@ class TestTheCacheWithoutRedis:
         assert forgiving_cache.get_many(["a", "b"]) == {} and forgiving_cache.set_many({"a": 1}) == ["a"]
         assert forgiving_cache.delete("k") is False and forgiving_cache.has_key("k") is False
         assert time.monotonic() - started < 5
-        assert [r.name for r in caplog.records if r.name == "config.cache"] == ["config.cache"]
+        assert [r.name for r in caplog.records if r.name == "core.cache"] == ["core.cache"]
 
     def test_during_the_pause_redis_is_not_even_tried(self, forgiving_cache, monkeypatch):
         forgiving_cache.get("k")
@@ -148,7 +148,7 @@ def on_private_redis(private_redis, settings, monkeypatch):
     saved = {name: celery_app.conf[name] for name in ("broker_url", "task_always_eager", "broker_transport_options",
                                                       "broker_connection_timeout")}
     monkeypatch.setattr(outbox, "_paused_until", 0.0)
-    monkeypatch.setattr(config.cache, "_paused_until", {})
+    monkeypatch.setattr(core.cache, "_paused_until", {})
     settings.CELERY_BROKER_URL = private_redis.url(0)
     settings.CACHES = {"default": cache_from_url(private_redis.url(1))}
     celery_app._after_fork()  # forget the connection pools of the previous broker

@@ -214,7 +214,7 @@ class TestEnvironmentParsing:
         cache = load_settings(monkeypatch, REDIS_URL="redis://127.0.0.1:6379/1")["CACHES"]["default"]
 
         assert cache == {
-            "BACKEND": "config.cache.RedisCache",  # Django's, answering "not cached" while Redis is down
+            "BACKEND": "core.cache.RedisCache",  # Django's, answering "not cached" while Redis is down
             "LOCATION": "redis://127.0.0.1:6379/1",
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }

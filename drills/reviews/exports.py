@@ -16,7 +16,7 @@ from typing import Iterable
 from django.db.models import Exists, OuterRef
 from django.utils.html import escape
 
-from config.csv_export import write_csv
+from core.csv_export import write_csv
 from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import state_label
@@ -41,7 +41,7 @@ def _local(moment, tz) -> str:
 
 
 def _csv(header: list[str], rows: Iterable[list]) -> str:
-    return write_csv(header, rows)  # formula-looking text neutralised: config/csv_export.py
+    return write_csv(header, rows)  # formula-looking text neutralised: core/csv_export.py
 
 
 def deck_csv(user) -> str:

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
-
-from . import register
-from .frames import (
+from core.svg import (
     BLUE,
     DARK,
     GRID,
@@ -33,19 +31,16 @@ from .frames import (
     RULE,
     TINT,
     VERMILLION,
-    Frame,
-    gpu_name,
     group,
-    int_option,
     line,
-    model_name,
     path,
     polygon,
     rect,
-    render_figure,
-    take_options,
     text,
 )
+
+from . import register
+from .frames import Frame, gpu_name, int_option, model_name, render_figure, take_options
 
 NAME = "chunked-prefill"
 DEFAULTS = {"model": None, "gpu": None, "prompt_tokens": "8192", "chunk_tokens": "2048", "streams": "3",

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
-
-from . import register
-from .frames import (
+from core.svg import (
     BLUE,
     GREEN,
     INK,
@@ -32,18 +30,15 @@ from .frames import (
     TINT,
     VERMILLION,
     YELLOW,
-    Frame,
-    gpu_name,
     group,
     hatch,
-    int_option,
     line,
-    model_name,
     rect,
-    render_figure,
-    take_options,
     text,
 )
+
+from . import register
+from .frames import Frame, gpu_name, int_option, model_name, render_figure, take_options
 
 NAME = "continuous-batching"
 DEFAULTS = {"model": None, "gpu": None, "context": "2300"}

@@ -1,6 +1,7 @@
 """``{{figure load-sweep …}}``: what a replica delivers as the arrival rate climbs, from the simulator.
 
-The serving simulator (``calculators/sim``, docs/architecture.md §13) runs one
+The serving simulator (``calculators/sim``, docs/architecture.md §13, reached through
+:func:`calculators.simulation.simulate_for_chapter`) runs one
 workload per swept rate on one replica; the figure draws, rate by rate, the
 median and p99 TPOT against the TPOT target (top panel) and the goodput against
 the offered rate (bottom panel: the diagonal is "every request met both
@@ -22,30 +23,11 @@ from functools import lru_cache
 
 from calculators.engine.errors import EngineError
 from calculators.engine.procedures.base import format_number
-from calculators.sim.results import KNEE_SHARE
-from calculators.sim.run import simulate
+from calculators.simulation import KNEE_SHARE, simulate_for_chapter
+from core.svg import BLUE, DARK, GRID, INK, MUTED, RULE, VERMILLION, circle, group, line, path, rect, text
 
 from . import register
-from .frames import (
-    BLUE,
-    DARK,
-    GRID,
-    INK,
-    MUTED,
-    RULE,
-    VERMILLION,
-    Frame,
-    circle,
-    gpu_name,
-    group,
-    line,
-    model_name,
-    path,
-    rect,
-    render_figure,
-    take_options,
-    text,
-)
+from .frames import Frame, gpu_name, model_name, render_figure, take_options
 
 NAME = "load-sweep"
 SIM_KEYS = ("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "prompt_tokens", "output_tokens", "ttft_slo_ms",
@@ -62,7 +44,7 @@ TOP_B, BOTTOM_B = 290, 430    # goodput panel
 @lru_cache(maxsize=32)
 def _sweep(items: tuple[tuple[str, str], ...]) -> dict:
     """The simulator's sweep for these inputs (memoised: a chapter renders it once per process)."""
-    return simulate(dict(items))
+    return simulate_for_chapter(dict(items))
 
 
 def _rates(raw: str) -> str:

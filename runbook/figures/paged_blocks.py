@@ -19,27 +19,10 @@ from dataclasses import dataclass, field
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from core.svg import BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, PURPLE, RULE, TINT, group, rect, text
 
 from . import register
-from .frames import (
-    BLUE,
-    DARK,
-    GREEN,
-    INK,
-    MUTED,
-    ORANGE,
-    PAPER,
-    PURPLE,
-    RULE,
-    TINT,
-    Frame,
-    group,
-    model_name,
-    rect,
-    render_figure,
-    take_options,
-    text,
-)
+from .frames import Frame, model_name, render_figure, take_options
 
 NAME = "paged-blocks"
 DEFAULTS = {"model": None, "gpu": None, "kv_dtype": None}

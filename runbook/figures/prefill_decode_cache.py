@@ -18,28 +18,10 @@ from __future__ import annotations
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from core.svg import BLUE, DARK, INK, MUTED, ORANGE, PAPER, RULE, TINT, group, path, rect, text
 
 from . import register
-from .frames import (
-    BLUE,
-    DARK,
-    INK,
-    MUTED,
-    ORANGE,
-    PAPER,
-    RULE,
-    TINT,
-    Frame,
-    gpu_name,
-    group,
-    int_option,
-    model_name,
-    path,
-    rect,
-    render_figure,
-    take_options,
-    text,
-)
+from .frames import Frame, gpu_name, int_option, model_name, render_figure, take_options
 
 NAME = "prefill-decode-cache"
 DEFAULTS = {"model": None, "gpu": None, "kv_dtype": None, "prompt_tokens": "2048", "steps": "4"}

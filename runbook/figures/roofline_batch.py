@@ -20,9 +20,7 @@ import math
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
-
-from . import register
-from .frames import (
+from core.svg import (
     BLUE,
     DARK,
     GRID,
@@ -32,19 +30,17 @@ from .frames import (
     RULE,
     TINT,
     VERMILLION,
-    Frame,
     circle,
-    gpu_name,
     group,
     line,
-    model_name,
     num,
     polygon,
     rect,
-    render_figure,
-    take_options,
     text,
 )
+
+from . import register
+from .frames import Frame, gpu_name, model_name, render_figure, take_options
 
 NAME = "roofline-batch"
 DEFAULTS = {"model": None, "gpu": None, "precision": None, "weights_dtype": None, "batches": "1,8,32,128,512",

@@ -16,29 +16,10 @@ from __future__ import annotations
 
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from core.svg import BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, RULE, TINT, VERMILLION, group, line, path, rect, text
 
 from . import register
-from .frames import (
-    BLUE,
-    DARK,
-    GREEN,
-    INK,
-    MUTED,
-    ORANGE,
-    PAPER,
-    RULE,
-    TINT,
-    VERMILLION,
-    Frame,
-    group,
-    int_option,
-    line,
-    path,
-    rect,
-    render_figure,
-    take_options,
-    text,
-)
+from .frames import Frame, int_option, render_figure, take_options
 
 NAME = "speculative-decoding"
 DEFAULTS = {"alpha": None, "gamma": "4", "draft_cost": None}

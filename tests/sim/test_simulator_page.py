@@ -79,7 +79,7 @@ def test_with_a_broker_each_missing_rate_is_queued_once(client, settings, monkey
     client.get(QUERY, HTTP_HX_REQUEST="true")
     assert queued == [("calculators.simulate_point", 10), ("calculators.simulate_point", 60)]
     assert 'hx-trigger="every 2s"' in first and "Simulated 0 of 2 rates (on a worker)" in first
-    from calculators.tasks import simulate_point
+    from calculators.simulation import simulate_point
 
     inputs = clean_sim_inputs({"sweep": "10,60", "duration_s": 20})
     for rate in (10, 60):

@@ -17,7 +17,7 @@ from calculators.engine.errors import AnswerError
 from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 from calculators.engine.units import get_unit
-from config.engine_command import BAD_INPUT, EngineCommand
+from calculators.engine_command import BAD_INPUT, EngineCommand
 
 
 class Command(EngineCommand):

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from django.core.management.base import CommandError
 
+from calculators.engine_command import BAD_INPUT, EngineCommand
 from calculators.sim.config import INPUTS
 from calculators.sim.run import simulate
-from config.engine_command import BAD_INPUT, EngineCommand
 
 
 class Command(EngineCommand):

@@ -16,7 +16,7 @@ from django.core.management.base import CommandError
 
 from calculators.engine.grader import grade
 from calculators.engine.procedures import FAMILIES
-from config.engine_command import BAD_INPUT, EngineCommand
+from calculators.engine_command import BAD_INPUT, EngineCommand
 from drills.problems.generation import MAX_SEED, drill_families, generate_inputs
 
 

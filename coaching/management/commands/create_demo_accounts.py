@@ -10,11 +10,11 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.roles import COACH_GROUP
 from coaching import services
 from coaching.models import Assignment, Cohort, Membership, QuestionSet
 from drills.models import BankItem
 
-COACH_GROUP = "coach"
 CANDIDATE_GROUP = "candidate"
 
 

@@ -1,4 +1,4 @@
-"""Site-wide views that belong to no app: the landing page, the health check and the benchmark floor."""
+"""Site-wide views that belong to no app: the favicon, the health check and the benchmark floor."""
 
 import secrets
 
@@ -11,16 +11,6 @@ from django.templatetags.static import static
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST, require_safe
-
-
-@require_safe
-def home(request: HttpRequest) -> HttpResponse:
-    """The landing page for a visitor; a signed-in candidate's day (accounts.home) for everyone logged in."""
-    if request.user.is_authenticated:
-        from accounts.home import home_for
-
-        return render(request, "home_user.html", {"home": home_for(request.user)})
-    return render(request, "home.html")
 
 
 @require_safe

