@@ -19,7 +19,8 @@ from django.urls import reverse
 
 from calculators.engine.catalog import Catalog, CatalogModel, Gpu, default_catalog
 from calculators.engine.param_count import param_breakdown
-from calculators.engine.procedures import FAMILIES, Family, InputSpec
+from calculators.engine.procedures import Family, InputSpec
+from calculators.families import FAMILIES
 
 API_VERSION = "v1"
 

@@ -15,8 +15,9 @@ from typing import Any
 from api import payloads
 from api.simulate_schema import simulate_path, simulate_schemas
 from calculators.engine.catalog import Catalog
-from calculators.engine.procedures import FAMILIES, Family, InputSpec
+from calculators.engine.procedures import Family, InputSpec
 from calculators.engine.units import CANONICAL_UNITS
+from calculators.families import FAMILIES
 
 OPENAPI_VERSION = "3.1.0"
 

@@ -31,7 +31,7 @@ from api import payloads
 from api.schema import openapi_schema
 from calculators import simulation
 from calculators.engine.errors import ConfigError, EngineError
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 
 # Catalog endpoints change only with a deploy; calculator results are pure functions of their inputs.
 CATALOG_MAX_AGE = 3600

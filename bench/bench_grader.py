@@ -35,7 +35,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.formula import Formula
 from calculators.engine.grader import grade
 from calculators.engine.perturbations import PROBLEMS
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 
 TARGET_RATIO = 50
 MAX_OVERHEAD = 4  # issue 16: the perturbations may cost at most 4× the grading without them

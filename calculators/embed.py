@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from calculators.forms import CalculatorForm
 
 

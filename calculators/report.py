@@ -11,8 +11,9 @@ from django import forms
 from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.procedures import FAMILIES, Result, Step
+from calculators.engine.procedures import Result, Step
 from calculators.engine.procedures.base import SINGULAR, format_number
+from calculators.families import FAMILIES
 from calculators.pareto_chart import curve_view
 
 PREVIOUS_MAX_CHARS = 4_000

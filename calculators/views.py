@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from calculators.forms import CalculatorForm
 
 # An embed's id as calculators/embed.py makes it (the chapter's shortcode counter); anything else names no element.

@@ -149,7 +149,7 @@ class SetEntry(models.Model):
 def fixed_input_phrase(name: str, value) -> str:
     """One fixed input in words: ``GPU H200 SXM 141GB``, ``context limit 32768`` (not ``gpu=h200-sxm-141gb``)."""
     from calculators.engine.catalog import default_catalog
-    from calculators.engine.procedures import input_label
+    from calculators.families import input_label
 
     label = input_label(name)
     label = label if any(ch.isupper() for ch in label[1:]) else label[:1].lower() + label[1:]

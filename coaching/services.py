@@ -29,7 +29,7 @@ from django.utils.html import escape
 from django.utils.text import slugify
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from coaching.notices import reminders_due as reminders_due
 from coaching.notices import send_notice as send_notice
 from coaching.progress import DONE as DONE

@@ -31,9 +31,9 @@ from functools import lru_cache
 from calculators.engine.answers import parse_quantity
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import EngineError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import Step, format_number
 from calculators.engine.units import convert, format_quantity
+from calculators.families import FAMILIES
 
 SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z]+)\s+(?P<body>[^{}]*?)\s*\}\}")
 KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator", "figure")

@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 
 API = "/api/v1"
 CATALOG = default_catalog()

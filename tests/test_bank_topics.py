@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.bank.topics import NAMES, curated_topic
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "questions"

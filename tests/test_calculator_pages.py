@@ -511,7 +511,7 @@ class TestPerProcessWork:
     """What a recompute does not redo: the engine run of inputs already seen, the fields of the family."""
 
     def test_the_same_inputs_reuse_one_engine_result_equal_to_a_fresh_run(self):
-        from calculators.engine.procedures import FAMILIES
+        from calculators.families import FAMILIES
         from calculators.forms import run_family
 
         ladder = FAMILIES["ladder"]
@@ -521,14 +521,14 @@ class TestPerProcessWork:
         assert run_family(ladder, {"context": 2048}) is not first
 
     def test_a_pasted_config_is_run_each_time(self):
-        from calculators.engine.procedures import FAMILIES
+        from calculators.families import FAMILIES
         from calculators.forms import run_family
 
         raw = {"config": catalog_config("llama-2-7b")}
         assert run_family(FAMILIES["ladder"], raw) is not run_family(FAMILIES["ladder"], raw)
 
     def test_each_form_changes_only_its_own_fields(self):
-        from calculators.engine.procedures import FAMILIES
+        from calculators.families import FAMILIES
         from calculators.forms import CalculatorForm
 
         pasted = CalculatorForm(FAMILIES["ladder"], {"config": '{"num_hidden_layers": 32}'})

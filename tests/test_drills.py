@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 
 from calculators.engine.catalog import default_catalog, gpu_from_entry
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextarea, DirectTextInput, sign_start
 from drills.problems.generation import GENERATOR_VERSION, generate_inputs

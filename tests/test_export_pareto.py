@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 
 from calculators.engine.errors import InputError
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
 
 NODE = shutil.which("node")

@@ -20,8 +20,8 @@ import pytest
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from runbook.export import tables as export_tables
 from runbook.export.calculators import ExportError, FormulaTable, build_programs
 from runbook.loading import load_content
@@ -250,7 +250,7 @@ def test_a_database_never_migrated_gets_one_sentence_not_a_traceback(tmp_path):
 def test_the_driver_computes_the_serving_step_like_the_engine(tmp_path):
     """docs/architecture.md §12 in the offline driver: K/V replication and the ring's link (derived givens), tp's
     settled degree and slo's largest batch, run by node and compared with the procedures."""
-    from calculators.engine.procedures import FAMILIES as ALL
+    from calculators.families import FAMILIES as ALL
     from runbook.export.calculators import formulas_script, page_data
 
     table = FormulaTable()

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.models import ProblemInstance
 
 REPO = Path(__file__).resolve().parents[1]

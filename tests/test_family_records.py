@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from calculators.engine.formula import Formula, Var
-from calculators.engine.procedures import FAMILIES, Family, InputSpec, StepSpec, input_label
+from calculators.engine.procedures import Family, InputSpec, StepSpec
 from calculators.engine.procedures.base import run
 from calculators.engine.procedures.inputs import GPU, catalog_or_default, clean_inputs
+from calculators.families import FAMILIES, input_label
 from calculators.forms import CalculatorForm
 
 ROOT = Path(__file__).resolve().parents[1]

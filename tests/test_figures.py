@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from runbook.content import render_markdown
 from runbook.figures import FIGURES
 from runbook.shortcodes import ShortcodeError, find_errors, resolve

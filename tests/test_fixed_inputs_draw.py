@@ -12,8 +12,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import weight_bits
 from calculators.engine.errors import InputError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.compute_shared import params_used
+from calculators.families import FAMILIES
 from drills.problems.generation import generate_inputs
 
 CATALOG = default_catalog()

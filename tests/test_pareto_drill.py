@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from drills.models import ProblemInstance
 from drills.problems.generation import GENERATOR_VERSION
 

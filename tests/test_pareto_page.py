@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 
 pytestmark = pytest.mark.django_db
 URL = "/calculators/pareto/"

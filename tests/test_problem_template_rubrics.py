@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
 from drills.problems.generation import drill_families

@@ -264,7 +264,7 @@ def build_world(candidate, coach) -> World:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from calculators.engine.procedures import FAMILIES
+    from calculators.families import FAMILIES
     from calculators.forms import CalculatorForm
     from coaching import services
     from coaching.models import QuestionSet

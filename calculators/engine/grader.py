@@ -29,8 +29,9 @@ from .answers import parse_answer
 from .errors import AnswerError
 from .misconceptions import MISCONCEPTIONS
 from .perturbations import PROBLEMS, Problem
-from .procedures import variants_for
+from .procedures import ENGINE_FAMILIES
 from .procedures.base import Result, StepSpec, format_number
+from .procedures.family import Family
 from .quantities import aliases_of, quantity
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
@@ -158,9 +159,10 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
     return result if math.isfinite(result) else math.nan
 
 
-def perturbed(result: Result) -> Problem:
-    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem."""
-    return PROBLEMS.get(result, variants_for)
+def perturbed(result: Result, family: Family | None = None) -> Problem:
+    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem;
+    ``family`` is its family's record (by default the engine's family of ``result.family``)."""
+    return PROBLEMS.get(result, family if family is not None else ENGINE_FAMILIES.get(result.family))
 
 
 def grade_step(spec: StepSpec, text: str | None, result: Result,
@@ -244,9 +246,12 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                      message=f"{prefix}Expected {shown_expected}.", **base)
 
 
-def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
+def grade(result: Result, answers: Mapping[str, str | None], family: Family | None = None) -> Grade:
     """Grade every step of ``result`` (a procedure's right answers) against ``answers``.
 
+    ``family`` is the record of the family that computed ``result`` (its own misconceptions are tried);
+    callers outside the engine pass it from :data:`calculators.families.FAMILIES`, and it defaults to the
+    engine's family of ``result.family`` (a simulated drill's record lives outside the engine).
     ``answers`` maps step keys to the typed text; a missing key is an empty
     answer (``unreadable``). Keys that are not steps of the family are ignored.
     A step answered under an older key (``weight_gib`` for ``weights_gib``,
@@ -258,7 +263,7 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
 
     def problem() -> Problem:
         if not found:  # at the first step that needs the perturbations
-            found.append(perturbed(result))
+            found.append(perturbed(result, family))
         return found[0]
 
     for spec in result.specs:

@@ -5,10 +5,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .perturbations import Problem
+
+class Problem(Protocol):
+    """What a chain reads of :class:`.perturbations.Problem` (declared here: that module imports this one)."""
+
+    @property
+    def right(self) -> Mapping[str, float]: ...
+
+    @property
+    def specs(self) -> Sequence[Any]: ...
+
+    def run(self, index: int, arguments: tuple | None) -> float: ...
+
+    def arguments(self, index: int, given: Mapping[str, float], steps: Mapping[str, float],
+                  own: Mapping[str, float] | None = None) -> tuple | None: ...
+
+    def slipped(self, index: int, arguments: tuple | None, factor: float, position: int = -1) -> float: ...
 
 
 @dataclass(eq=False, slots=True)

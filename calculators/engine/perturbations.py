@@ -39,22 +39,26 @@ from .perturbation_registry import (
     UNIT_SLIPS,
     rederive,
 )
+from .step_variants import VARIANTS
 
 
 class Problem:
     """Every perturbation of one problem (``result``'s family, given values and steps), built lazily.
 
-    ``variants_for(family, step_key)`` lists a step's (id, variant) pairs. A variant that raises
+    ``family`` is the problem's family record (:class:`~.procedures.family.Family`, ``None`` for none): its
+    ``variants`` add to the shared ones of :data:`.step_variants.VARIANTS`, and its own misconception ids
+    come first at equal distance (:func:`_rank`). A variant that raises
     ``KeyError`` on this problem is a bug and is raised, not skipped (one that does not apply returns
     ``None``).
     """
 
-    def __init__(self, result, variants_for, graph: "StepGraph | None" = None) -> None:
+    def __init__(self, result, family=None, graph: "StepGraph | None" = None) -> None:
         self.family = result.family
         self.specs = list(result.specs)
         self.given = result.given
         self.right = result.values
-        self._variants_for = variants_for
+        self._variants = family.variants if family is not None else {}
+        self._own_ids = own_ids(family)
         graph = graph or StepGraph(self.specs)
         self._plan, self._direct, self._upstream = graph.plan, graph.direct, graph.upstream
         self._given_deps, self._downstream, self._own_step = graph.given_deps, graph.downstream, graph.own_step
@@ -111,7 +115,7 @@ class Problem:
                 except TypeError:  # an unhashable value
                     keys = frozenset(k for k, v in derived.items() if given.get(k) != v)
                 found.append(Chain(perturbation.id, derived, 0, changed=keys, reach=self._graph.reaches(keys),
-                                   rank=_rank(self.family, perturbation.id, (1,))))
+                                   rank=_rank(self._own_ids, perturbation.id, (1,))))
         return found
 
     def step_chains(self, index: int, local: bool = False) -> list[Chain]:
@@ -131,8 +135,9 @@ class Problem:
                 # Before the step's variants: a unit slip is the registry's older id at the same distance.
                 found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
                                    start_value=_safe(lambda: self.right[spec.key] * factor),
-                                   rank=_rank(self.family, slip_id, (0, index, -1, place))))
-        listed = (*self._variants_for(self.family, spec.key), *STEP_PERTURBATIONS.get(spec.key, ()))
+                                   rank=_rank(self._own_ids, slip_id, (0, index, -1, place))))
+        listed = (*self._variants.get(spec.key, ()), *VARIANTS.get(spec.key, ()),
+                  *STEP_PERTURBATIONS.get(spec.key, ()))
         for place, (misconception_id, variant) in enumerate(listed):
             if (misconception_id in LOCAL) != local:
                 continue
@@ -145,7 +150,7 @@ class Problem:
                 if value is not None:
                     found.append(Chain(misconception_id, self.given, index, variant, value_index, reach=reach,
                                        start_value=_safe(lambda: value),
-                                       rank=_rank(self.family, misconception_id, (0, index, place, value_index))))
+                                       rank=_rank(self._own_ids, misconception_id, (0, index, place, value_index))))
         for argument, unit in self._step_inputs[index] if local else ():
             if unit not in INPUT_SLIP_UNITS:
                 continue
@@ -155,7 +160,7 @@ class Problem:
                 # An earlier step's value read in its sibling unit here: this step's own slip, after its variants.
                 found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
                                    start_value=self.slipped(index, arguments, factor, argument),
-                                   rank=_rank(self.family, slip_id, (0, index, len(listed) + argument, place))))
+                                   rank=_rank(self._own_ids, slip_id, (0, index, len(listed) + argument, place))))
         cache[index] = found
         return found
 
@@ -244,20 +249,21 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 0.005 * abs(b) if b else abs(a) < 1e-9
 
 
-@lru_cache(maxsize=4096)
-def _rank(family: str, misconception_id: str, position: tuple) -> tuple:
-    """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
-    family's own ids, then the shared ones, then those added with this engine; then ``position`` (a
-    per-step variant's step and place, before input changes); then the order of the registry."""
-    from .procedures import FAMILIES  # the registry is complete once the families are discovered
+def own_ids(family) -> frozenset[str]:
+    """The misconception ids ``family`` (a record, or ``None``) declares or lists on its steps."""
+    if family is None:
+        return frozenset()
+    return frozenset({*family.variants, *(info.id for info in family.misconceptions),
+                      *(pair[0] for pairs in family.variants.values() for pair in pairs)})
 
-    record = FAMILIES.get(family)
-    own = misconception_id in (record.variants if record else {}) or any(
-        info.id == misconception_id for info in (record.misconceptions if record else ()))
-    own = own or any(misconception_id == pair[0] for pairs in (record.variants.values() if record else ())
-                     for pair in pairs)
+
+@lru_cache(maxsize=4096)
+def _rank(own: frozenset[str], misconception_id: str, position: tuple) -> tuple:
+    """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
+    family's own ids (``own``, :func:`own_ids`), then the shared ones, then those added with this engine; then
+    ``position`` (a per-step variant's step and place, before input changes); then the order of the registry."""
     order = list(MISCONCEPTIONS).index(misconception_id) if misconception_id in MISCONCEPTIONS else len(MISCONCEPTIONS)
-    return (0 if own else 1, 1 if misconception_id in ADDED_IN_V2 else 0, position, order)
+    return (0 if misconception_id in own else 1, 1 if misconception_id in ADDED_IN_V2 else 0, position, order)
 
 
 class ProblemCache:
@@ -272,15 +278,15 @@ class ProblemCache:
         self._graphs: dict[tuple, StepGraph] = {}  # one per family's step layout: a handful
         self._graph_specs: list = []
 
-    def get(self, result, variants_for) -> Problem:
-        """``result``'s problem, built once per distinct problem."""
+    def get(self, result, family=None) -> Problem:
+        """``result``'s problem (its family's record ``family``), built once per distinct problem."""
         if not self.enabled:
-            return Problem(result, variants_for)
+            return Problem(result, family)
         try:
             shape = tuple((s.key, id(s.formula), tuple(s.from_steps.items())) for s in result.specs)
-            key = (result.family, frozenset(result.given.items()), id(variants_for), shape)
+            key = (result.family, frozenset(result.given.items()), family is None, shape)
         except TypeError:  # an unhashable given value: not cached
-            return Problem(result, variants_for)
+            return Problem(result, family)
         problem = self._problems.get(key)
         if problem is not None:
             self._problems.move_to_end(key)
@@ -293,7 +299,7 @@ class ProblemCache:
             graph = self._graphs[shape] = StepGraph(result.specs)
             self._graph_specs.append(result.specs)  # keeps the formulas alive: the ids in ``shape`` stay theirs
         # The problem keeps its specs (and so their formulas) alive: the ids in the key stay theirs.
-        problem = self._problems[key] = Problem(result, variants_for, graph)
+        problem = self._problems[key] = Problem(result, family, graph)
         if len(self._problems) > self.size:
             self._problems.popitem(last=False)
         return problem
@@ -308,7 +314,7 @@ class ProblemCache:
 PROBLEMS = ProblemCache()
 
 
-def chains(result, variants_for) -> list[Chain]:
+def chains(result, family=None) -> list[Chain]:
     """Every perturbation of ``result``'s problem, each re-evaluated through the family's steps, in precedence
     order (the grader reads them lazily through :meth:`Problem.candidates` instead)."""
-    return Problem(result, variants_for).chains()
+    return Problem(result, family).chains()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.models import BankItem
 from runbook.content import plain_text
 from runbook.shortcodes import ShortcodeError

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST, require_safe
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.bank.forms import BankFilterForm
 from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings

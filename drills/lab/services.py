@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.engine.catalog import GIB, default_catalog
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.lab.comparison import Comparison, Figure
 from drills.lab.comparison import fmt as _fmt
 from drills.lab.flags import read_engine_flags

@@ -24,9 +24,9 @@ import secrets
 
 from calculators.engine.catalog import Catalog, default_catalog
 from calculators.engine.errors import InputError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.compute_shared import smallest_fitting_degree
 from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
+from calculators.families import FAMILIES
 from drills.models import ProblemInstance
 
 GENERATOR_VERSION = 4

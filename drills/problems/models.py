@@ -16,7 +16,8 @@ from django.db import models
 from django.urls import reverse
 
 from calculators.engine.catalog import catalog_from_entries
-from calculators.engine.procedures import FAMILIES, Result
+from calculators.engine.procedures import Result
+from calculators.families import FAMILIES
 
 
 class ProblemInstance(models.Model):

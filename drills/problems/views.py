@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, create_problem, draw_problem, drill_families

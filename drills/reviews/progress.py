@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.generation import generate_inputs
 from drills.reviews.scheduling import ChapterRetention, _now, due_forecast, local_today, retention_on_day

@@ -36,11 +36,12 @@ import sympy
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import AnswerError
 from calculators.engine.formula import Formula
-from calculators.engine.procedures import FAMILIES, Family, StepSpec
+from calculators.engine.procedures import Family, StepSpec
 from calculators.engine.procedures.base import PLAIN_RULE
 from calculators.engine.procedures.inputs import InputSpec
 from calculators.engine.unit_table import display_table
 from calculators.engine.units import get_unit, quantity_rule
+from calculators.families import FAMILIES
 from calculators.forms import input_messages
 
 from .observe import DISCRETE_KINDS, NUMBER_KINDS, Observer, dimensions, numeric_candidates, random_number

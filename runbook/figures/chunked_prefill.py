@@ -18,8 +18,8 @@ default 3) and ``context`` (tokens in each stream's cache, default 2,300).
 
 from __future__ import annotations
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import (
     BLUE,
     DARK,

@@ -15,8 +15,8 @@ Options: ``model``, ``gpu`` (reference stack by default) and ``context``
 
 from __future__ import annotations
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import (
     BLUE,
     GREEN,

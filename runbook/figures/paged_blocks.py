@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, PURPLE, RULE, TINT, group, rect, text
 
 from . import register

@@ -16,8 +16,8 @@ default 4).
 
 from __future__ import annotations
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import BLUE, DARK, INK, MUTED, ORANGE, PAPER, RULE, TINT, group, path, rect, text
 
 from . import register

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import (
     BLUE,
     DARK,

@@ -14,8 +14,8 @@ and ``draft_cost`` (default 0.05), the ``spec`` family's inputs.
 
 from __future__ import annotations
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
+from calculators.families import FAMILIES
 from core.svg import BLUE, DARK, GREEN, INK, MUTED, ORANGE, PAPER, RULE, TINT, VERMILLION, group, line, path, rect, text
 
 from . import register

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from calculators.forms import CalculatorForm
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 
 from calculators.embed import render_embed
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from calculators.report import build_report
 from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
 from runbook.export.pages import offline_calculators

@@ -55,7 +55,7 @@ MEASURE = """() => {
 @pytest.mark.parametrize("width", list(WIDTHS))
 def test_units_hold_their_row_and_wide_formulas_show_they_scroll(content, live_server, new_context,
                                                                  reference_problem, width):
-    from calculators.engine.procedures import FAMILIES
+    from calculators.families import FAMILIES
 
     viewport = WIDTHS[width]
     page = new_context(viewport=viewport, device_scale_factor=1, base_url=live_server.url).new_page()

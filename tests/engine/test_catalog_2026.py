@@ -6,8 +6,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, weight_bits
 from calculators.engine.errors import InputError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_model import Replica, compute_precision, step_ms, tp_link
+from calculators.families import FAMILIES
 
 CATALOG = default_catalog()
 

@@ -13,8 +13,8 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import cost as M
+from calculators.families import FAMILIES
 
 KEYS = ["usd_per_hour", "tokens_per_hour", "usd_per_million_tokens"]
 CATALOG = default_catalog()

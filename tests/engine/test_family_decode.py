@@ -20,9 +20,9 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.compute_shared import FIT_FRACTION
 from calculators.engine.procedures.decode import DECODE_FORMULAS, STEP_KEYS
+from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["decode"]
 LLAMA_8B_BYTES = 8_030_261_248 * 2          # 16,060,522,496 B

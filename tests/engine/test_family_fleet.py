@@ -14,8 +14,8 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import fleet as M
+from calculators.families import FAMILIES
 
 KEYS = ["concurrency", "replicas", "gpus", "nodes"]
 CATALOG = default_catalog()

@@ -24,8 +24,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import formats as formats_module
+from calculators.families import FAMILIES
 
 STEP_KEYS = ["total_bits", "exponent_bits", "mantissa_bits", "max_normal", "min_normal", "epsilon"]
 

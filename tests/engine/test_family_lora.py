@@ -29,8 +29,8 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.lora_formulas import ALL_FORMULAS, PARAMS_PER_LAYER
+from calculators.families import FAMILIES
 
 GIB = 2**30
 MIB = 2**20

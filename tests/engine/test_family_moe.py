@@ -28,8 +28,8 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.moe import ALL_FORMULAS
+from calculators.families import FAMILIES
 
 GIB = 2**30
 KEYS = ["total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",

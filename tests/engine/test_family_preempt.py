@@ -8,8 +8,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.preempt import PREEMPT_FORMULAS, STEP_KEYS
+from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["preempt"]
 

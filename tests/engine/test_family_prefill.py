@@ -22,8 +22,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.prefill import PREFILL_FORMULAS, STEP_KEYS
+from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["prefill"]
 PREFILL_FLOPS = 35_090_973_327_360

@@ -21,8 +21,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.prefix import PREFIX_FORMULAS, STEP_KEYS
+from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["prefix"]
 PREFIX_FLOPS = 16_995_730_849_792

@@ -23,8 +23,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, EngineError, InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.roofline import PAIRS, ROOFLINE_FORMULAS, STEP_KEYS
+from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["roofline"]
 H100_RIDGE = 989.4 / 3350 * 1000          # 295.3432835820895

@@ -21,11 +21,11 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import slo as S
 from calculators.engine.procedures.slo_formulas import FORMULAS
 from calculators.engine.procedures.slo_step import BATCH_TPOT_LIMIT
 from calculators.engine.procedures.slo_variants import VARIANTS
+from calculators.families import FAMILIES
 
 GIB = 2**30
 KEYS = ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",

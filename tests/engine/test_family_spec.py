@@ -20,8 +20,8 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures import spec as spec_module
+from calculators.families import FAMILIES
 
 STEP_KEYS = ["expected_tokens", "speedup"]
 

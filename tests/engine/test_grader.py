@@ -29,8 +29,8 @@ import pytest
 from calculators.engine.grader import CREDIT, VERDICTS, grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.perturbation_registry import UNIT_SLIPS
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_variants import VARIANTS
+from calculators.families import FAMILIES
 
 GIB = 2**30
 

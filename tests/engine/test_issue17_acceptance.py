@@ -4,8 +4,8 @@ reference stack at batch 1 with no cache and full bandwidth."""
 
 import pytest
 
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_model import Replica, step_ms
+from calculators.families import FAMILIES
 
 SEVENTY_AT_128K = {"model": "llama-3.1-70b", "gpus": 16, "context": 131_072}
 

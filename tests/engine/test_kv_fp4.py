@@ -6,8 +6,8 @@ import pytest
 from calculators.engine.dtypes import KV_DTYPES, kv_bits_per_value, kv_bytes_per_value
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_model import Replica, step_ms
+from calculators.families import FAMILIES
 
 
 def test_block_formats_are_charged_their_scales():

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import article
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.kv import describe_kv
+from calculators.families import FAMILIES
 from drills.templatetags.drills_tags import step_unit
 
 CATALOG = default_catalog()

@@ -10,7 +10,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS, MisconceptionInfo, register
 from calculators.engine.perturbations import chains
-from calculators.engine.procedures import FAMILIES, variants_for
+from calculators.families import FAMILIES
 
 H100, A100 = "h100-sxm5-80gb", "a100-sxm4-80gb"
 # Outside the catalog: 24 layers of 32 query and 8 K/V heads of 80 (61,440 B of KV per token at bf16).
@@ -39,7 +39,7 @@ def test_every_family_builds_its_perturbations_without_a_missing_value():
             results += [family.run(family.generate(random.Random(f"{slug}:{i}"), catalog), catalog)
                         for i in range(15 if family.prepare is None else 3)]  # simulated: a sweep each
         for result in results:
-            for chain in chains(result, variants_for):
+            for chain in chains(result, FAMILIES[slug]):
                 assert chain.id in MISCONCEPTIONS, (slug, chain.id)
 
 
@@ -232,4 +232,4 @@ def test_expert_matmuls_batched_like_a_dense_model_are_named(inputs, tokens, int
 
 def test_a_dense_model_has_no_dense_active_slip():
     result = FAMILIES["roofline"].run({})  # Llama-3.1-8B: every parameter is active already
-    assert not any(chain.id == "moe-ridge-as-dense-active" for chain in chains(result, variants_for))
+    assert not any(chain.id == "moe-ridge-as-dense-active" for chain in chains(result, FAMILIES["roofline"]))

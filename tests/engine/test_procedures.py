@@ -11,7 +11,7 @@ import pytest
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, ConfigError, EngineError, InputError
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 
 GIB = 2**30
 H100_GIB = 81_559 / 1024  # 79.6474609375
@@ -552,7 +552,7 @@ def test_pasted_config_replaces_the_model():
 def test_an_average_conversation_longer_than_the_context_limit_is_capped_at_the_limit():
     # 9,000 tokens against an 8,192-token limit: a conversation cannot outgrow the limit, so paged uses
     # 8,192 tokens (512 blocks of 16) and counts as many users as the worst case, 53.
-    from calculators.engine.procedures import FAMILIES
+    from calculators.families import FAMILIES
 
     result = FAMILIES["ladder"].run({"avg_tokens": 9000})
     assert result.values["users_paged"] == 53
@@ -562,7 +562,7 @@ def test_an_average_conversation_longer_than_the_context_limit_is_capped_at_the_
 
 def test_weights_below_one_bit_are_rejected():
     from calculators.engine.errors import InputError
-    from calculators.engine.procedures import FAMILIES
+    from calculators.families import FAMILIES
 
     with pytest.raises(InputError) as info:
         FAMILIES["ladder"].run({"weights_bits": 1e-300})
@@ -572,7 +572,7 @@ def test_weights_below_one_bit_are_rejected():
 def test_ladder_warns_when_the_context_is_beyond_the_models_window():
     """Llama-3.1-8B's config says max_position_embeddings = 131,072: 200,000 tokens earns a note, 131,072 none."""
     from calculators.engine.catalog import default_catalog
-    from calculators.engine.procedures import FAMILIES
+    from calculators.families import FAMILIES
 
     ladder = FAMILIES["ladder"]
     beyond = ladder.run({"context": 200_000}, default_catalog())

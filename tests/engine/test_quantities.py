@@ -8,8 +8,8 @@ import pytest
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.quantities import ALIASES, FAMILY_ALIASES, QUANTITIES, canonical_key
+from calculators.families import FAMILIES
 
 GIB = 2**30
 

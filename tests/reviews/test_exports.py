@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from calculators.engine.procedures import FAMILIES
+from calculators.families import FAMILIES
 from drills.bank.problem_templates import sync_problem_templates, time_box_s
 from drills.models import BankItem, Card
 from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS

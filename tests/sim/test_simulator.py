@@ -13,8 +13,8 @@ import json
 import pytest
 
 from calculators.engine.errors import InputError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.step_model import step_ms
+from calculators.families import FAMILIES
 from calculators.sim.config import Setup, build_setup, clean_sim_inputs
 from calculators.sim.results import knee, percentile, weighted_percentile
 from calculators.sim.run import run_workload, simulate

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..catalog import Catalog
 from ..misconceptions import MisconceptionInfo
@@ -80,3 +80,17 @@ class Family:
     def headline_keys(self, result: Result) -> tuple[str, ...]:
         """The step keys ``result``'s page shows large: the record's, else its last step."""
         return self.headlines or (result.steps[-1].key,)
+
+
+def discover(found: Iterable[Family], register: Callable[[MisconceptionInfo], Any]) -> dict[str, Family]:
+    """``found`` records by slug, in page order (``order``, then slug); each misconception they declare is
+    passed to ``register`` (a second record for one id fails there). Raises ``ValueError`` for two families
+    of one slug."""
+    families: dict[str, Family] = {}
+    for family in sorted(found, key=lambda f: (f.order, f.slug)):
+        if family.slug in families:
+            raise ValueError(f"Two calculator families are called '{family.slug}'.")
+        families[family.slug] = family
+        for info in family.misconceptions:
+            register(info)
+    return families

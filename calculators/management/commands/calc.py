@@ -14,10 +14,10 @@ from django.core.management.base import CommandError
 
 from calculators.engine.answers import parse_answer
 from calculators.engine.errors import AnswerError
-from calculators.engine.procedures import FAMILIES
 from calculators.engine.procedures.base import format_number
 from calculators.engine.units import get_unit
 from calculators.engine_command import BAD_INPUT, EngineCommand
+from calculators.families import FAMILIES
 
 
 class Command(EngineCommand):

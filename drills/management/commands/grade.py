@@ -15,8 +15,8 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from calculators.engine.grader import grade
-from calculators.engine.procedures import FAMILIES
 from calculators.engine_command import BAD_INPUT, EngineCommand
+from calculators.families import FAMILIES
 from drills.problems.generation import MAX_SEED, drill_families, generate_inputs
 
 
@@ -47,7 +47,7 @@ class Command(EngineCommand):
             raise CommandError("The answers file must hold a JSON object mapping step keys to answers.",
                                returncode=BAD_INPUT)
         answers = {str(k): (v if isinstance(v, str) or v is None else json.dumps(v)) for k, v in answers.items()}
-        result = grade(family.run(inputs), answers)
+        result = grade(family.run(inputs), answers, family)
         if options["json"]:
             self.stdout.write(json.dumps(result.to_json(), indent=2))
             return
