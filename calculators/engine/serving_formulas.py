@@ -3,7 +3,7 @@
 One step of one replica: ``t`` cards in tensor parallel decode a batch of
 ``B`` sequences holding ``c`` tokens each on average. These formulas are what
 the families (``decode``, ``roofline``, ``slo``, ``tp`` …) show and grade;
-:mod:`.step_model` evaluates the same relations in plain Python for the
+:mod:`.step_model` composes and lambdifies the same relations once for the
 simulator's hot path, and ``tests/engine/test_step_model.py`` proves the two
 agree.
 

@@ -1,10 +1,14 @@
 """The serving model's step (docs/architecture.md §12) in plain Python, for callers that need it fast.
 
 The relations are :mod:`.serving_formulas` (sympy, with units), which the
-families show and grade; this module evaluates the same relations with
-per-replica constants computed once, so the serving simulator can call
-:func:`step_ms` ~100,000 times a run. ``tests/engine/test_step_model.py``
-checks that both give the same numbers.
+families show and grade; nothing here writes them again. The step's times are
+one function generated from those formulas (:data:`STEP_TERMS`: bytes, memory,
+compute and communication time, and the step, composed and lambdified once at
+import), and a replica's per-token costs (KV bytes per cached token, FLOPs per
+token and per cached token) are the formulas evaluated once per replica, so the
+serving simulator can call :func:`step_ms` ~100,000 times a run.
+``tests/engine/test_step_model.py`` checks both against the formulas over a
+grid of stacks.
 
 A :class:`Replica` is ``t`` cards in tensor parallel holding one copy of a
 model. :func:`step_ms` costs one engine step of it: ``decode_batch`` sequences
@@ -30,9 +34,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+import sympy
+
+from . import serving_formulas as S
 from .catalog import Catalog, Gpu, default_catalog
 from .dtypes import kv_bytes_per_value, weight_bits
 from .errors import InputError
+from .formula import Formula, FormulaUnitError
+from .formulas import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
 from .hf_config import ModelConfig
 from .param_count import mlp_params, param_breakdown
 
@@ -87,10 +96,11 @@ def check_degree(cfg: ModelConfig, degree: int) -> None:
 
 def kv_replication(cfg: ModelConfig, degree: int) -> float:
     """Copies of each K/V head across ``degree`` cards: ``max(1, degree ÷ kv_heads)``, or
-    ``degree`` for an MLA latent (every card of a tensor-parallel attention keeps it whole)."""
+    ``degree`` for an MLA latent (every card of a tensor-parallel attention keeps it whole)
+    (:data:`.serving_formulas.KV_REPLICATION`, :data:`.serving_formulas.KV_REPLICATION_MLA`)."""
     if cfg.kv_lora_rank:
-        return float(degree)
-    return max(1.0, degree / cfg.kv_heads)
+        return S.KV_REPLICATION_MLA({"gpus": degree})
+    return S.KV_REPLICATION({"gpus": degree, "kv_heads": cfg.kv_heads})
 
 
 def attention_head_dim(cfg: ModelConfig) -> float:
@@ -116,9 +126,86 @@ def tp_link(gpu: Gpu, degree: int) -> tuple[float | None, str]:
 
 def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:
     """KV bytes one token adds, every layer full: 2 × layers × kv_heads × head_dim × bytes, or
-    layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent (formula 1)."""
-    width = (cfg.kv_lora_rank + cfg.qk_rope_head_dim) if cfg.kv_lora_rank else 2 * cfg.kv_heads * cfg.head_dim
-    return cfg.layers * width * kv_bytes_per_value(kv_dtype)
+    layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent (:data:`.formulas.KV_BYTES_PER_TOKEN`,
+    :data:`.formulas.KV_BYTES_PER_TOKEN_MLA`)."""
+    if cfg.kv_lora_rank:
+        return KV_BYTES_PER_TOKEN_MLA({"layers": cfg.layers, "kv_lora_rank": cfg.kv_lora_rank,
+                                       "qk_rope_head_dim": cfg.qk_rope_head_dim,
+                                       "kv_bytes": kv_bytes_per_value(kv_dtype)})
+    return KV_BYTES_PER_TOKEN({"layers": cfg.layers, "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
+                               "kv_bytes": kv_bytes_per_value(kv_dtype)})
+
+
+def _composed(outer: Formula, **inner: sympy.Expr) -> sympy.Expr:
+    """``outer``'s numeric expression with each named input replaced by ``inner``'s expression (itself a
+    numeric expression in that input's unit: see :func:`_numeric`)."""
+    return outer.numeric_expr.subs({outer.symbols[name]: expr for name, expr in inner.items()})
+
+
+def _numeric(formula: Formula, unit: str) -> sympy.Expr:
+    """``formula``'s numeric expression, checked to give ``unit`` (the unit of the input it feeds)."""
+    if formula.unit != unit:
+        raise FormulaUnitError(f"{formula.key} gives {formula.unit}, not the {unit} its use needs.")
+    return formula.numeric_expr
+
+
+_BYTES = _numeric(S.STEP_BYTES, S.MEMORY_MS.units["bytes_per_step"])
+_MEMORY = _composed(S.MEMORY_MS, bytes_per_step=_BYTES)
+_COMPUTE = _numeric(S.COMPUTE_MS_WITH_PREFILL, "ms")
+_COMM = _numeric(S.COMM_MS, "ms")
+# What one step costs: bytes read, memory, compute and communication time, and the step, in ms.
+STEP_TERMS = (_BYTES, _MEMORY, _COMPUTE, _COMM, _composed(S.STEP_MS, memory_ms=_MEMORY, compute_ms=_COMPUTE,
+                                                           comm_ms=_COMM))
+# The step's own arguments, then its replica's (:attr:`_Constants.replica_args`).
+STEP_ARGS = ("weight_bytes_per_step", "kv_bytes_per_step", "flops_per_step", "prefill_flops", "step_tokens")
+REPLICA_ARGS = ("gpus", "card_bandwidth", "bandwidth_efficiency", "peak_tflops", "mfu", "prefill_mfu", "allreduces",
+                "hidden_size", "activation_bytes", "link_gb_s", "allreduce_latency_us")
+
+
+def _split_linear(terms: tuple[sympy.Expr, ...], step_args: tuple[str, ...]):
+    """``terms`` (each linear in the symbols ``step_args``) as the same terms over coefficient symbols, and
+    the coefficients: ``(terms', coefficient symbols, coefficient expressions)``. The coefficients hold only
+    what a replica fixes, so they are evaluated once per replica and a step multiplies and adds."""
+    step_symbols = [sympy.Symbol(name, real=True) for name in step_args]
+    at_zero = {symbol: 0 for symbol in step_symbols}
+    found: dict[sympy.Expr, sympy.Symbol] = {}
+
+    def coefficient(expr: sympy.Expr) -> sympy.Expr:
+        if expr == 0 or expr.is_number:
+            return expr
+        if expr not in found:
+            found[expr] = sympy.Symbol(f"k{len(found)}", real=True)
+        return found[expr]
+
+    split = []
+    for term in terms:
+        parts = [coefficient(term.subs(at_zero))]
+        for symbol in step_symbols:
+            slope = sympy.diff(term, symbol)
+            if slope.free_symbols & set(step_symbols):
+                raise ValueError(f"The step term {term} is not linear in {symbol}.")
+            parts.append(coefficient(slope) * symbol)
+        split.append(sympy.Add(*parts))
+    return tuple(split), tuple(found.values()), tuple(found)
+
+
+_LINEAR, _COEFFICIENT_SYMBOLS, _COEFFICIENTS = _split_linear((_BYTES, _MEMORY, _COMPUTE, _COMM), STEP_ARGS)
+_step_terms = sympy.lambdify(
+    [*(sympy.Symbol(name, real=True) for name in STEP_ARGS), *_COEFFICIENT_SYMBOLS],
+    (*_LINEAR, sympy.Max(_LINEAR[1], _LINEAR[2]) + _LINEAR[3]), modules="math", cse=True)
+_replica_coefficients = sympy.lambdify([sympy.Symbol(name, real=True) for name in REPLICA_ARGS], _COEFFICIENTS,
+                                       modules="math")
+if _composed(S.STEP_MS, memory_ms=_LINEAR[1], compute_ms=_LINEAR[2], comm_ms=_LINEAR[3]) != (
+        sympy.Max(_LINEAR[1], _LINEAR[2]) + _LINEAR[3]):
+    raise ValueError("The fast step no longer composes serving_formulas.STEP_MS.")
+
+
+# A mixture of experts' weights read by a step of ``step_tokens`` tokens (the experts they touch).
+_MOE_ARGS = ("step_tokens", "always_read_params", "moe_layers", "expert_params", "weight_bits", "experts",
+             "experts_per_token")
+_moe_weights = sympy.lambdify(
+    [sympy.Symbol(name, real=True) for name in _MOE_ARGS],
+    _composed(S.STEP_WEIGHT_BYTES_MOE, experts_touched=_numeric(S.EXPERTS_TOUCHED, "1")), modules="math")
 
 
 @dataclass(frozen=True)
@@ -136,8 +223,11 @@ class StepCost:
 
 @dataclass(frozen=True)
 class _Constants:
+    """A replica's costs per token, each a serving formula evaluated once (bytes, FLOPs)."""
+
     always_read_bytes: float  # weights every step reads (all but the routed experts), B
-    expert_bytes: float  # one routed expert, B
+    always_read_params: float
+    expert_params: float  # one routed expert
     moe_layers: int
     experts: int
     experts_per_token: int
@@ -147,12 +237,7 @@ class _Constants:
     flop_per_token: float  # 2 × active parameters
     attention_full: float  # 4 × q_heads × head_dim × full layers, FLOP per cached token per sequence
     attention_windowed: float
-    memory_rate: float  # B/ms
-    decode_rate: float  # FLOP/ms at the decode MFU
-    prefill_rate: float  # FLOP/ms at the prefill MFU
-    allreduces: int
-    comm_ms_per_token: float
-    comm_latency_ms: float
+    coefficients: tuple  # the fast step's per-replica coefficients (:func:`_split_linear`)
 
 
 @dataclass(frozen=True)
@@ -236,44 +321,51 @@ class Replica:
     def _constants(self) -> _Constants:
         cfg, t = self.model, self.tp
         counts = param_breakdown(cfg)
-        byte_per_param = self.bits / 8
         moe_layers = cfg.layers - cfg.dense_layers if cfg.is_moe else 0
         expert = mlp_params(cfg, cfg.moe_intermediate_size) if cfg.is_moe else 0
-        r = self.kv_replication
-        per_layer = self.kv_bytes_per_token / cfg.layers * r
-        heads = 4 * cfg.heads * attention_head_dim(cfg)
-        peak = self.peak_tflops * 1e9 * t  # FLOP/ms
         link, kind = self.link
         if t > 1 and not link:
             raise InputError(f"No {kind} bandwidth is on record for the {self.gpu.name}, so a ring of {t} cards "
                              f"cannot be costed; choose a degree inside its NVLink domain of "
                              f"{self.gpu.nvlink_domain_gpus}.", field="gpus")
+        always_read = counts.total - moe_layers * cfg.num_experts * expert
+        # The KV and FLOP relations are linear in the cached tokens: each coefficient is the formula at one
+        # token (one sequence) of one kind of layer.
+        one = {"batch": 1, "context": 1, "kv_bytes_per_token": self.kv_bytes_per_token,
+               "kv_replication": self.kv_replication, "layers": cfg.layers, "window": max(1, self.window),
+               "active_params": 0, "heads": cfg.heads, "attention_head_dim": attention_head_dim(cfg)}
+        full = {**one, "full_layers": cfg.full_layers, "window_layers": 0}
+        windowed = {**one, "full_layers": 0, "window_layers": cfg.window_layers}
         return _Constants(
-            always_read_bytes=(counts.total - moe_layers * cfg.num_experts * expert) * byte_per_param,
-            expert_bytes=expert * byte_per_param,
+            always_read_bytes=S.STEP_WEIGHT_BYTES({"params_read": always_read, "weight_bits": self.bits}),
+            always_read_params=always_read, expert_params=expert,
             moe_layers=moe_layers, experts=cfg.num_experts, experts_per_token=cfg.experts_per_token,
-            kv_full=per_layer * cfg.full_layers, kv_windowed=per_layer * cfg.window_layers, window=self.window,
-            flop_per_token=2 * counts.active,
-            attention_full=heads * cfg.full_layers, attention_windowed=heads * cfg.window_layers,
-            memory_rate=t * self.gpu.bandwidth_gb_s * 1e6 * self.bandwidth_efficiency,
-            decode_rate=peak * self.mfu, prefill_rate=peak * self.prefill_mfu,
-            allreduces=2 * cfg.layers if t > 1 else 0,
-            comm_ms_per_token=(2 * (t - 1) / t * cfg.hidden_size * ACTIVATION_BYTES / (link * 1e6)) if t > 1 and link
-            else 0.0,
-            comm_latency_ms=self.allreduce_latency_us / 1000,
+            kv_full=S.STEP_KV_BYTES_WINDOWED(full), kv_windowed=S.STEP_KV_BYTES_WINDOWED(windowed),
+            window=self.window,
+            flop_per_token=S.STEP_FLOPS_WINDOWED({**full, "context": 0, "active_params": counts.active}),
+            attention_full=S.STEP_FLOPS_WINDOWED(full), attention_windowed=S.STEP_FLOPS_WINDOWED(windowed),
+            coefficients=_replica_coefficients(
+                t, self.gpu.bandwidth_gb_s, self.bandwidth_efficiency, self.peak_tflops, self.mfu, self.prefill_mfu,
+                2 * cfg.layers if t > 1 else 0, cfg.hidden_size, ACTIVATION_BYTES, link if t > 1 and link else 1.0,
+                self.allreduce_latency_us),
         )
 
     def experts_touched(self, tokens: int) -> float:
-        """Experts per MoE layer a step of ``tokens`` tokens reads: E × (1 − (1 − k/E)^tokens)."""
+        """Experts per MoE layer a step of ``tokens`` tokens reads: E × (1 − (1 − k/E)^tokens)
+        (:data:`.serving_formulas.EXPERTS_TOUCHED`)."""
         k = self._k
         if not k.experts:
             return 0.0
-        return k.experts * (1 - (1 - k.experts_per_token / k.experts) ** tokens)
+        return S.EXPERTS_TOUCHED({"experts": k.experts, "experts_per_token": k.experts_per_token,
+                                  "step_tokens": tokens})
 
     def weight_bytes(self, tokens: int) -> float:
         """Weight bytes a step of ``tokens`` tokens reads (all of a dense model; a MoE's touched experts)."""
         k = self._k
-        return k.always_read_bytes + k.moe_layers * self.experts_touched(tokens) * k.expert_bytes
+        if not k.moe_layers:
+            return k.always_read_bytes
+        return _moe_weights(tokens, k.always_read_params, k.moe_layers, k.expert_params, self.bits, k.experts,
+                            k.experts_per_token)
 
 
 def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
@@ -318,12 +410,9 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
                                                         else 0.0))
     if tokens == 0:
         return StepCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    total_bytes = replica.weight_bytes(tokens) + kv
-    memory = total_bytes / k.memory_rate
-    compute = decode_flops / k.decode_rate + prefill_flops / k.prefill_rate
-    comm = k.allreduces * (k.comm_ms_per_token * tokens + k.comm_latency_ms) if k.allreduces else 0.0
-    return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm,
-                    max(memory, compute) + comm)
+    total_bytes, memory, compute, comm, step = _step_terms(replica.weight_bytes(tokens), kv, decode_flops,
+                                                           prefill_flops, tokens, *k.coefficients)
+    return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm, step)
 
 
 def largest_batch(a0: float, a_experts: float, a1: float, c1: float, m0: float, m1: float, experts: float,

@@ -188,6 +188,37 @@ def test_fast_path_equals_the_sympy_formulas(model, gpu, t, wd, kd, batch, conte
     assert cost.step_ms == pytest.approx(step, rel=1e-12)
 
 
+def _grid():
+    """Every catalog model on three cards, at each degree the degree rule and the links allow (1 to 8), over
+    batches, contexts and prefill chunks: the dense grid the fast path is checked on."""
+    for model in sorted(CATALOG.models):
+        cfg = CATALOG.model(model).config
+        for gpu in ("h100-sxm5-80gb", "l40s", "b200"):
+            for t in (1, 2, 4, 8):
+                try:
+                    check_degree(cfg, t)
+                    replica = Replica(cfg, CATALOG.gpu(gpu), t, weights_dtype="fp8" if t % 4 == 0 else "bf16",
+                                      kv_dtype="fp8" if t == 2 else "bf16")
+                except InputError:
+                    continue
+                for batch, context, chunks in ((1, 0, ()), (0, 0, ((512, 0),)), (7, 3000, ((256, 8192),)),
+                                               (256, 32_768, ()), (64, 500, ((2048, 0), (100, 100_000)))):
+                    yield replica, batch, context, chunks
+
+
+def test_fast_path_equals_the_sympy_formulas_over_a_dense_grid_of_stacks():
+    checked = 0
+    for replica, batch, context, chunks in _grid():
+        cost = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * context, prefill_chunks=chunks)
+        if cost.step_ms == 0:
+            continue
+        expected = _formula_cost(replica, batch, context, chunks)
+        got = (cost.bytes, cost.memory_ms, cost.compute_ms, cost.comm_ms, cost.step_ms)
+        assert got == pytest.approx(expected, rel=1e-12), (replica.model.model_type, replica.gpu.id, replica.tp)
+        checked += 1
+    assert checked > 500
+
+
 def test_windowed_sum_may_be_given_exactly():
     replica = Replica.from_catalog("mistral-7b-v0.1", "h100-sxm5-80gb")  # every layer windowed at 4,096
     short_and_long = step_ms(replica, decode_batch=2, decode_context_tokens=1000 + 9000,
