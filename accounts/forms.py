@@ -2,10 +2,31 @@
 
 from django import forms
 from django.contrib.auth import get_user_model
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm, UserCreationForm
 
 
-class SignUpForm(UserCreationForm):
+class WeakPasswordUnderItsField:
+    """Show the password validators' errors ("too short", "too common") under the password that was typed.
+
+    Django's password forms attach them to the confirmation field (``password2``, ``new_password2``), where a
+    user reads them as "the two do not match". A mismatch still goes under the confirmation.
+    """
+
+    def validate_password_for_user(self, user, password_field_name="password2", **kwargs):
+        """Validate the password typed first (``password1``, ``new_password1``) and report on that field."""
+        first = password_field_name.replace("password2", "password1")
+        super().validate_password_for_user(user, password_field_name=first, **kwargs)  # type: ignore[misc]
+
+
+class PasswordChangeWithErrorsInPlace(WeakPasswordUnderItsField, PasswordChangeForm):
+    """Django's password change form, a weak new password reported under the new password."""
+
+
+class SetPasswordWithErrorsInPlace(WeakPasswordUnderItsField, SetPasswordForm):
+    """Django's set-password form (after a reset link), a weak new password reported under the new password."""
+
+
+class SignUpForm(WeakPasswordUnderItsField, UserCreationForm):
     """Django's user creation form plus a required, unique e-mail address.
 
     The address is what password reset writes to, so two accounts may not share it.

@@ -88,15 +88,11 @@ class Report:
 
     @property
     def subject(self) -> str:
-        """What was computed for: the catalog model's name, or the pasted config; '' for a family with no model."""
+        """What was computed for: the catalog model's id or the pasted config; '' for a family with no model."""
         inputs = self.result.inputs
         if "config" in inputs:
             return "the pasted config"
-        model = inputs.get("model")
-        if not model:
-            return ""
-        catalog = default_catalog()
-        return catalog.models[model].name if model in catalog.models else str(model)
+        return str(inputs.get("model_name") or inputs.get("model") or "")
 
 
 def parse_previous(text: str | None) -> dict[str, float]:

@@ -205,7 +205,7 @@ def _question_form_page(request: HttpRequest, item: BankItem | None) -> HttpResp
         return redirect("coaching:question_edit", saved.pk)
     data = form.data if form.is_bound else form.initial
     return render(request, "coaching/question_form.html", {
-        "form": form, "item": item,
+        "form": form, "item": item, "title": item_title(item, 90) if item else "",
         "preview_prompt": services.preview_html(data.get("prompt", "")),
         "preview_answer": services.preview_html(data.get("model_answer", ""))})
 

@@ -77,6 +77,15 @@ class TestSignUp:
         assert 'value="dana"' in html
         assert 'value="dana@example.com"' in html
 
+    def test_a_weak_password_is_refused_under_the_password_not_its_confirmation(self, client):
+        response = client.post("/accounts/signup/", self.signup_data(password1="password", password2="password"))
+
+        errors = response.context["form"].errors
+        assert "This password is too common." in errors["password1"]
+        assert "password2" not in errors
+        html = response.content.decode()
+        assert html.index("This password is too common.") < html.index('name="password2"')
+
     def test_it_refuses_an_email_another_account_uses(self, client, candidate):
         response = client.post("/accounts/signup/", self.signup_data(email="ALICE@example.com"))
 
@@ -225,6 +234,14 @@ class TestPasswordChange:
         candidate.refresh_from_db()
         assert candidate.check_password(NEW_PASSWORD)
         assert logged_in_user_id(candidate_client) == candidate.pk
+
+    def test_a_weak_new_password_is_refused_under_the_new_password(self, candidate_client, password):
+        response = candidate_client.post("/accounts/password_change/", {
+            "old_password": password, "new_password1": "12345678", "new_password2": "12345678"})
+
+        errors = response.context["form"].errors
+        assert "This password is entirely numeric." in errors["new_password1"]
+        assert "new_password2" not in errors
 
     def test_a_wrong_old_password_changes_nothing(self, candidate_client, candidate, password):
         response = candidate_client.post(

@@ -57,6 +57,19 @@ def test_a_new_candidate_sees_the_three_first_run_steps(candidate_client, world)
     assert "Size the cluster before they ask" not in page  # not the visitors' landing page
 
 
+def test_each_path_says_what_it_is_for_so_two_of_sixteen_chapters_differ(candidate_client, world):
+    ReadingPath.objects.create(slug="one-week", title="The one-week path", position=1,
+                               description="Days one to five take a track each.", document_numbers=[5, 6])
+    ReadingPath.objects.create(slug="full", title="The full path", position=2,
+                               description="The week, then *hardware*.", document_numbers=[5, 6])
+
+    page = candidate_client.get("/").content.decode()
+
+    assert 'aria-describedby="path-about-one-week">The one-week path · 2 chapters</button>' in page
+    assert '<p class="small text-body-secondary mb-0 mt-1" id="path-about-one-week">Days one to five' in page
+    assert 'id="path-about-full">The week, then <em>hardware</em>.</p>' in page
+
+
 def test_the_first_run_steps_set_the_zone_and_path_then_offer_the_first_chapter(candidate_client, candidate, world):
     candidate_client.post("/accounts/start/", {"time_zone": "Europe/Paris"})
     candidate_client.post("/accounts/start/", {"path": "cram"})
