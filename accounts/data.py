@@ -74,6 +74,12 @@ TABLES = [
           lambda u: _model("coaching.Work").objects.filter(candidate=u)),
     Table("notices", "coaching.Notice", "the e-mails sent to you about assignments",
           lambda u: _model("coaching.Notice").objects.filter(candidate=u)),
+    # The endpoint without its key: the key is never shown back, exported or logged (llm_grading.keys).
+    Table("grading_endpoints", "llm_grading.Endpoint", "the endpoints you set to grade answers (never the key)",
+          lambda u: _model("llm_grading.Endpoint").objects.filter(owner=u).values(
+              "id", "cohort_id", "base_url", "model", "updated_at")),
+    Table("graded_answers", "llm_grading.Grading", "your answers graded by a model: what was sent and the reply",
+          lambda u: _model("llm_grading.Grading").objects.filter(user=u)),
     Table("questions_written", "drills.BankItem", "questions you wrote as a coach",
           lambda u: _model("drills.BankItem").objects.filter(author=u).defer("search_text")),
 ]
@@ -83,6 +89,7 @@ DELETED = [
     "every worked-problem attempt with all its steps, every review card and every review you made",
     "your timed rounds, critiques, lab runs, review settings and round presets",
     "your cohort memberships, the assignments given to you alone, their progress and the e-mails sent about them",
+    "the endpoints you set to grade answers, with their keys (a cohort's too), and every answer graded by a model",
 ]
 KEPT = [
     "questions you wrote as a coach: kept for the cohorts that use them, with no author (archived, unpublished)",

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "coaching",
     "outbox",
     "home",
+    "llm_grading",
 ]
 
 MIDDLEWARE = [
@@ -249,6 +250,15 @@ CELERY_BEAT_SCHEDULE = {
     # A run not started within 50 s is dropped (django-celery-beat's expire_seconds): no pile-up behind an outage.
     "outbox-drain": {"task": "outbox.tasks.drain_outbox", "schedule": 60.0, "options": {"expire_seconds": 50}},
 }
+
+# --- Open answers graded by the user's own model (llm_grading; README "Grading by your own model") -------
+# Users' API keys are Fernet-encrypted with this secret (comma-separated to rotate); unset: kept in var/.
+LLM_KEY_ENCRYPTION_KEY = envstr("LLM_KEY_ENCRYPTION_KEY") or kept_secret_key(BASE_DIR / "var" / "llm_key_secret")
+# Private/loopback endpoints (a local vLLM, SGLang, Ollama) and http:// to them: on unless SITE_URL is https.
+LLM_ENDPOINT_ALLOW_PRIVATE = envbool("LLM_ENDPOINT_ALLOW_PRIVATE", not SITE_IS_HTTPS)
+# One call, all in (s): in-process without a broker, so under gunicorn's 30 s; a worker may wait longer.
+LLM_GRADING_TIMEOUT_S = envint("LLM_GRADING_TIMEOUT_S", 25 if CELERY_TASK_ALWAYS_EAGER else 120)
+LLM_GRADING_MAX_REPLY_BYTES = envint("LLM_GRADING_MAX_REPLY_BYTES", 256 * 1024)
 
 # --- Auth -------------------------------------------------------------------
 

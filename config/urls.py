@@ -19,5 +19,6 @@ urlpatterns = [
     path("", include("drills.urls")),  # /drills/, /bank/, /review/, /progress/, /lab/, /rounds/
     path("", include("coaching.urls")),
     path("api/v1/", include("api.urls")),
+    path("grading/", include("llm_grading.urls")),  # open answers graded by the user's own model
     path("", include("runbook.urls")),
 ]

@@ -122,12 +122,12 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
         assert client.get("/review/").status_code == 200
     # Exactly the session, its user, and the card read with the review settings in one query (the rating buttons
     # show each rating's next interval, which depends on the desired retention and the interview date): no queue,
-    # forecast nor counts.
+    # forecast nor counts. One more: the endpoint that grades the answer, if any (llm_grading, one query).
     with CaptureQueriesContext(connection) as captured:
         response = client.post(f"/review/card/{open_card.pk}/reveal/",
                                {"version": open_card.version, "answer": "Fewer KV heads.", "started": ""},
                                headers={"HX-Request": "true"})
-    assert len(captured.captured_queries) == 3
+    assert len(captured.captured_queries) == 4
     assert response.status_code == 200
     assert b'id="review-card"' in response.content and b"<html" not in response.content  # the card fragment
     assert client.get(f"/review/card/{problem_card.pk}/").status_code == 200  # draws the variant

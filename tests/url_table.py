@@ -62,6 +62,7 @@ class Skip:
 
 ANSWER = ("started",)  # plus the problem's step keys, from the world
 OPEN = ("version", "started", "answer", "said_aloud")
+ENDPOINT = ("base_url", "model", "api_key", "forget_key")
 
 TABLE: dict[str, Post | Get | Skip] = {
     # site
@@ -172,6 +173,15 @@ TABLE: dict[str, Post | Get | Skip] = {
     "coaching:start_timed": Post(()),
     "coaching:start_entry": Post(()),
     "coaching:invitation": Post(()),
+    # open answers graded by the user's own model (llm_grading)
+    "llm_grading:settings": Post(ENDPOINT, echo=("base_url", "model")),
+    "llm_grading:remove": Post(()),
+    "llm_grading:cohort": Post(ENDPOINT, echo=("base_url", "model")),
+    "llm_grading:cohort_remove": Post(()),
+    "llm_grading:design": Post(("answer",)),
+    "llm_grading:grading": Get(("mode",)),
+    "llm_grading:retry": Post(("mode",)),
+    "llm_grading:accept": Post(("rating",)),
     # runbook
     "runbook:index": Get(),
     "runbook:chapter": Get(),
@@ -361,6 +371,10 @@ def build_world(candidate, coach) -> World:
     k["coaching:start_entry"] = [{"pk": assignment.pk, "entry_pk": entry.pk} for entry in entries]
     k["coaching:invitation"] = [{"token": invitation.token}, {"token": "not-a-token"}]
     k["runbook:chapter"] = [{"slug": chapter.slug}]
+    k["llm_grading:cohort"] = k["llm_grading:cohort_remove"] = [{"pk": cohort.pk}]
+    k["llm_grading:design"] = [{"slug": design.slug}]
+    for name in ("grading", "retry", "accept"):
+        k[f"llm_grading:{name}"] = [{"pk": 1}]
 
     problem_keys = [spec.key for spec in problem.solve().specs]
     card_keys = [spec.key for spec in card_problem.solve().specs]

@@ -55,6 +55,9 @@ from drills.reviews.services import (
     record_open_review,
     record_problem_review,
 )
+from llm_grading import services as model_grading
+from llm_grading.models import Grading
+from llm_grading.presentation import fragment_context
 
 FORECAST_DAYS = 7
 
@@ -95,7 +98,7 @@ def rubric_points(rubric, form) -> list[tuple[str, str, bool]]:
 
 
 def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer",
-                  review_settings: ReviewSettings | None = None) -> dict:
+                  review_settings: ReviewSettings | None = None, grading: Grading | None = None) -> dict:
     # Nothing is ticked or suggested yet when the card is shown: the ratings partial reads these names, and a
     # name missing from the context costs the template a raised and logged lookup failure at each use.
     context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
@@ -114,7 +117,7 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
         })
     else:
         form = form or OpenAnswerForm(initial={"version": card.version, "started": sign_start(now)})
-        context.update({"kind": "open", "form": form})
+        context.update({"kind": "open", "form": form, "model_grading": fragment_context(grading, "review")})
         if stage == "revealed" and card.item.rubric:  # the rubric is listed, to tick, once the answer is shown
             context["rubric_points"] = rubric_points(card.item.rubric, form)
     return context
@@ -171,7 +174,11 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("reviews:card", pk=current.pk)
     form = OpenAnswerForm(request.POST)
     stage = "revealed" if form.is_valid() else "answer"
+    grading = None
     if stage == "revealed":
+        # A written answer goes to the candidate's model, when they set one (llm_grading); else nothing changes.
+        grading = model_grading.request(request.user, current.item, form.cleaned_data.get("answer") or "",
+                                        Grading.REVIEW, current.pk)
         form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
     if request.htmx:
         # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered,
@@ -179,10 +186,10 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
         # middleware has already activated the candidate's time zone, the one _render would).
         return render(request, "reviews/review.html#card", _card_context(
             request, current, now, form=form, stage=stage,
-            review_settings=owner_settings(current) if stage == "revealed" else None))
+            review_settings=owner_settings(current) if stage == "revealed" else None, grading=grading))
     review_settings = owner_settings(current)
     return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
-                 form=form, stage=stage)
+                 form=form, stage=stage, grading=grading)
 
 
 @login_required
@@ -222,6 +229,8 @@ def rate(request: HttpRequest, pk: int) -> HttpResponse:
                                  answer=data.get("answer") or "", said_aloud=bool(data.get("said_aloud")),
                                  ticked=data.get("ticked") or [], started_at=read_start(data.get("started")),
                                  now=now)
+    if outcome.log is not None:  # the score kept: the model's suggestion accepted, or another chosen
+        model_grading.record_choice(request.user, request.POST.get("grading"), outcome.log.rating)
     _report(request, outcome)
     return redirect("reviews:review")
 
