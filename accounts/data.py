@@ -55,6 +55,8 @@ TABLES = [
           lambda u: _model("drills.ReviewLog").objects.filter(user=u)),
     Table("review_settings", "drills.ReviewSettings", "your review settings",
           lambda u: _model("drills.ReviewSettings").objects.filter(user=u)),
+    Table("time_zone", "accounts.TimeZonePreference", "the time zone you chose",
+          lambda u: _model("accounts.TimeZonePreference").objects.filter(user=u)),
     Table("rounds", "drills.Round", "your timed rounds", lambda u: _model("drills.Round").objects.filter(user=u)),
     Table("round_items", "drills.RoundItem", "the items of your rounds",
           lambda u: _model("drills.RoundItem").objects.filter(round__user=u)),
@@ -87,7 +89,7 @@ TABLES = [
 DELETED = [
     "your account (user name, e-mail, password hash) and your log-in session",
     "every worked-problem attempt with all its steps, every review card and every review you made",
-    "your timed rounds, critiques, lab runs, review settings and round presets",
+    "your timed rounds, critiques, lab runs, review settings, time zone and round presets",
     "your cohort memberships, the assignments given to you alone, their progress and the e-mails sent about them",
     "the endpoints you set to grade answers, with their keys (a cohort's too), and every answer graded by a model",
 ]

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from accounts.timezones import zones_of
 from coaching.progress import DONE, assignments_for, progress_for
-from drills.models import ReviewSettings
 
 from .models import Assignment, Notice
 
@@ -64,7 +64,7 @@ def reminders_due(now: datetime | None = None) -> list[tuple[int, int]]:
              for user in ([a.candidate] if a.candidate_id else [m.candidate for m in a.cohort.memberships.all()])]
     if not pairs:
         return []
-    zones = {s.user_id: s.tz for s in ReviewSettings.objects.filter(user_id__in={u.pk for _, u in pairs})}
+    zones = zones_of({u.pk for _, u in pairs})
     reminded = set(Notice.objects.filter(assignment__in=window, kind=Notice.REMINDER)
                    .values_list("assignment_id", "candidate_id"))
     import zoneinfo

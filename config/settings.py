@@ -103,7 +103,7 @@ MIDDLEWARE = [
     # NUL in form data and query strings becomes U+FFFD (PostgreSQL refuses NUL in text): config/middleware.py.
     "config.middleware.NulMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "config.timezones.UserTimezoneMiddleware",
+    "accounts.timezones.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Whole pages for htmx history restores; Vary: HX-Request on every response (config/htmx_history.py).

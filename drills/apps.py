@@ -11,13 +11,6 @@ class DrillsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Imported here, not at the top: these modules import models, which the app registry is still loading
-        # when this module is imported.
-        from django.contrib.auth.signals import user_logged_in
-
-        from config.timezones import remember_time_zone_at_login
-
-        user_logged_in.connect(remember_time_zone_at_login, dispatch_uid="drills.time_zone_at_login")
         post_migrate.connect(_reinstall_review_log_triggers, sender=self, dispatch_uid="drills.reviewlog_triggers")
 
 

@@ -23,6 +23,7 @@ from datetime import date, datetime, timedelta
 
 from django.utils import timezone
 
+from accounts.timezones import zone_name_of
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
@@ -147,7 +148,7 @@ def home_for(user, now: datetime | None = None) -> Home:
                 forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
                 deck_size=Card.objects.of(user).count(), assignments=_open_assignments(user, now),
                 interview=_interview(user, review_settings, now), path=path, paths=paths,
-                mistakes=_mistakes(user), time_zone=review_settings.time_zone)
+                mistakes=_mistakes(user), time_zone=zone_name_of(user))
     if path is not None:
         home.next_chapter, home.path_done = _next_chapter(user, path)
     return home

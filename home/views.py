@@ -6,9 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from config.timezones import remember_time_zone
+from accounts.timezones import remember_time_zone, set_time_zone, zone_label, zone_names
 from drills.models import ReviewSettings
-from drills.reviews.forms import time_zone_choices, zone_label
 from home.overview import home_for
 from runbook.models import ReadingPath
 
@@ -28,13 +27,11 @@ def start(request: HttpRequest) -> HttpResponse:
 
     An unknown zone or path changes nothing and says so; either way the candidate goes back home.
     """
-    row = ReviewSettings.for_user(request.user)
     zone = request.POST.get("time_zone")
     path = request.POST.get("path")
     if zone is not None:
-        if zone in {name for name, _ in time_zone_choices()}:
-            row.time_zone = zone
-            row.save(update_fields=["time_zone"])
+        if zone in zone_names():
+            set_time_zone(request.user, zone)
             remember_time_zone(request, zone)
             messages.success(request, f"Time zone set to {zone_label(zone)}: your day turns at 04:00 there.")
         else:
@@ -42,6 +39,7 @@ def start(request: HttpRequest) -> HttpResponse:
     if path is not None:
         chosen = ReadingPath.objects.filter(slug=path).first()
         if chosen is not None:
+            row = ReviewSettings.for_user(request.user)
             row.reading_path = chosen.slug
             row.save(update_fields=["reading_path"])
             messages.success(request, f"Following {chosen.title.lower()}.")

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import drills.reviews.models
+import accounts.models
 from django.conf import settings
 from django.db import migrations, models
 
@@ -71,7 +71,7 @@ class Migration(migrations.Migration):
             name='ReviewSettings',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('time_zone', models.CharField(default='UTC', help_text="'Due today' means today in this time zone.", max_length=64, validators=[drills.reviews.models.validate_time_zone])),
+                ('time_zone', models.CharField(default='UTC', help_text="'Due today' means today in this time zone.", max_length=64, validators=[accounts.models.validate_time_zone])),
                 ('interview_date', models.DateField(blank=True, help_text='The queue favours what would be forgotten before this day.', null=True)),
                 ('digest', models.BooleanField(default=False, help_text='E-mail me each morning what is due that day.')),
                 ('desired_retention', models.FloatField(default=0.9, help_text='The recall probability FSRS schedules for.')),

@@ -36,6 +36,6 @@ class ReviewLogAdmin(admin.ModelAdmin):
 
 @admin.register(ReviewSettings)
 class ReviewSettingsAdmin(admin.ModelAdmin):
-    list_display = ("user", "time_zone", "interview_date", "digest", "desired_retention", "fitted_at")
+    list_display = ("user", "interview_date", "digest", "desired_retention", "fitted_at")
     search_fields = ("user__username",)
     raw_id_fields = ("user",)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import zoneinfo
-from functools import lru_cache
 
 from django import forms
 
+from accounts.models import validate_time_zone
+from accounts.timezones import set_time_zone, time_zone_choices, zone_name_of, zone_names
 from drills.models import ReviewLog, ReviewSettings
 from drills.problems.forms import DirectHiddenInput, DirectTextarea
 from drills.reviews.scheduling import calendar_today
@@ -50,30 +51,20 @@ class RateForm(OpenAnswerForm):
         return None if value == "auto" else int(value)
 
 
-def zone_label(name: str) -> str:
-    """An IANA zone name as every page shows it: "America/New York" for ``America/New_York``."""
-    return name.replace("_", " ")
-
-
-@lru_cache(maxsize=1)
-def time_zone_choices() -> list[tuple[str, str]]:
-    """The IANA zones (Region/City, and UTC) as (name, label) choices, sorted."""
-    names = sorted(name for name in zoneinfo.available_timezones() if "/" in name or name == "UTC")
-    return [(name, zone_label(name)) for name in names]
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(name for name, _ in time_zone_choices())
-
-
 class ReviewSettingsForm(forms.ModelForm):
-    """A candidate's review settings: interview date, time zone, digest e-mail, desired retention."""
+    """A candidate's review settings: interview date, time zone, digest e-mail, desired retention.
+
+    The time zone is the user's (:class:`accounts.models.TimeZonePreference`, every page reads it), offered here
+    because "due today" turns in it: :meth:`save` keeps it with :func:`accounts.timezones.set_time_zone`.
+    """
+
+    time_zone = forms.CharField(max_length=64, label="Time zone", validators=[validate_time_zone],
+                                help_text="“Due today” means today where you are.")
 
     class Meta:
         model = ReviewSettings
         fields = ["interview_date", "time_zone", "digest", "desired_retention"]
-        labels = {"interview_date": "Interview date", "time_zone": "Time zone",
+        labels = {"interview_date": "Interview date",
                   "digest": "E-mail me each morning what is due that day", "desired_retention": "Desired retention"}
         widgets = {
             "interview_date": forms.DateInput(attrs={"type": "date", "class": "form-control"}, format="%Y-%m-%d"),
@@ -84,7 +75,6 @@ class ReviewSettingsForm(forms.ModelForm):
         help_texts = {
             "interview_date": "Optional. The queue then puts first what you would otherwise forget by that day, "
                               "and the forecasts stop there.",
-            "time_zone": "“Due today” means today where you are.",
             "desired_retention": "The chance of recall FSRS schedules for: 0.90 is the usual choice; higher means "
                                  "more reviews.",
         }
@@ -92,6 +82,7 @@ class ReviewSettingsForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["time_zone"].widget = forms.Select(choices=time_zone_choices(), attrs={"class": "form-select"})
+        self.fields["time_zone"].initial = zone_name_of(self.instance.user)
 
     def clean_desired_retention(self):
         value = self.cleaned_data["desired_retention"]
@@ -108,13 +99,20 @@ class ReviewSettingsForm(forms.ModelForm):
         data = super().clean()
         interview = data.get("interview_date")
         if interview is not None:
-            # Only a name from the list reaches ZoneInfo: the model's validator runs after clean(), and ZoneInfo
-            # fails in several ways (and reads files) on arbitrary text.
+            # Only a name from the list reaches ZoneInfo: the field's validator has let anything ZoneInfo reads
+            # through, and ZoneInfo fails in several ways (and reads files) on arbitrary text.
             chosen = data.get("time_zone")
-            zone = zoneinfo.ZoneInfo(chosen) if chosen in _zone_names() else self.instance.tz
+            zone = zoneinfo.ZoneInfo(chosen) if chosen in zone_names() else self.instance.tz
             today = calendar_today(zone)
             if interview < today:
                 self.add_error("interview_date", forms.ValidationError(
                     "That day has passed: choose today (%(today)s) or a later day, or leave it empty if the "
                     "interview is over.", code="past", params={"today": f"{today:%a} {today.day} {today:%b %Y}"}))
         return data
+
+    def save(self, commit: bool = True) -> ReviewSettings:
+        """Save the review settings and the user's time zone (``commit=False`` saves neither)."""
+        row = super().save(commit=commit)
+        if commit:
+            set_time_zone(row.user, self.cleaned_data["time_zone"])
+        return row

@@ -7,10 +7,11 @@ review and never changed; it records the card's version it was made against,
 and a unique constraint on (card, card_version) means two tabs or a double click
 record one review, whatever reaches the database first.
 
-:class:`ReviewSettings` holds what the candidate chose (interview date, time
-zone, digest, desired retention) and what the nightly job fitted (FSRS
-parameters and when). The scheduling rules live in :mod:`drills.reviews.scheduling`,
-the review flow in :mod:`drills.reviews.services`.
+:class:`ReviewSettings` holds what the candidate chose (interview date, digest,
+desired retention) and what the nightly job fitted (FSRS parameters and when);
+their review day turns in their time zone (:func:`accounts.timezones.zone_of`).
+The scheduling rules live in :mod:`drills.reviews.scheduling`, the review flow
+in :mod:`drills.reviews.services`.
 """
 
 from __future__ import annotations
@@ -20,27 +21,18 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
+from accounts.timezones import zone_of
+
 __all__ = ["Card", "ReviewLog", "ReviewLogErasure", "ReviewSettings"]
-
-
-def validate_time_zone(value: str) -> None:
-    """An IANA time zone name such as ``Europe/Paris``."""
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"'{value}' is not a time zone name such as Europe/Paris or America/New_York.") from None
 
 
 class ReviewSettings(models.Model):
     """One candidate's review preferences, and the FSRS parameters fitted to their log."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_settings")
-    time_zone = models.CharField(max_length=64, default="UTC", validators=[validate_time_zone],
-                                 help_text="'Due today' means today in this time zone.")
     interview_date = models.DateField(null=True, blank=True,
                                       help_text="The queue favours what would be forgotten before this day.")
     digest = models.BooleanField(default=False, help_text="E-mail me each morning what is due that day.")
@@ -64,15 +56,14 @@ class ReviewSettings(models.Model):
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
-        try:
-            return zoneinfo.ZoneInfo(self.time_zone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-            return zoneinfo.ZoneInfo("UTC")
+        """The user's time zone (:func:`accounts.timezones.zone_of`): their review day turns at 04:00 there."""
+        return zone_of(self.user)
 
     @classmethod
     def for_user(cls, user) -> "ReviewSettings":
         """The user's settings, created with the defaults on first use."""
         found, _ = cls.objects.get_or_create(user=user)
+        found.user = user  # the caller's user object: its time zone, once read, is not read again (:attr:`tz`)
         return found
 
 

@@ -23,7 +23,7 @@ from django.utils.formats import date_format
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRedirect
 
-from config.timezones import remember_time_zone
+from accounts.timezones import remember_time_zone
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.grading import UnreadableAnswers
@@ -316,7 +316,7 @@ def review_settings(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             form.save()
             # The middleware keeps the zone in the session: this session shows the new one from the next page.
-            remember_time_zone(request, row.time_zone)
+            remember_time_zone(request, form.cleaned_data["time_zone"])
             messages.success(request, "Settings saved.")
             return redirect("reviews:settings")
     else:

@@ -2,8 +2,8 @@
 
 from django import template
 
+from accounts.timezones import zone_label
 from calculators.engine.procedures.base import format_number
-from drills.reviews.forms import zone_label
 
 register = template.Library()
 
@@ -90,5 +90,5 @@ def in_sentence(title: str) -> str:
 
 @register.filter
 def zone_name(name: str) -> str:
-    """A time zone as every page shows it ("America/New York"), through :func:`drills.reviews.forms.zone_label`."""
+    """A time zone as every page shows it ("America/New York"), through :func:`accounts.timezones.zone_label`."""
     return zone_label(name or "")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from drills.models import ReviewSettings
+from accounts.models import TimeZonePreference
 
 pytestmark = pytest.mark.django_db
 
 
 def test_the_due_time_names_the_coachs_time_zone(client, world):
-    ReviewSettings.objects.update_or_create(user=world.coach, defaults={"time_zone": "Europe/Berlin"})
+    TimeZonePreference.objects.create(user=world.coach, time_zone="Europe/Berlin")
     client.force_login(world.coach)
     page = client.get(reverse("coaching:set_assign", args=[world.set.pk])).content.decode()
     assert "In your time zone, Europe/Berlin:" in page

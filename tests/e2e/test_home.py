@@ -12,6 +12,7 @@ pytestmark = [pytest.mark.browser]
 
 
 def test_a_new_candidate_is_guided_from_sign_up_to_a_first_review(content, live_server, new_context):
+    from accounts.models import TimeZonePreference
     from drills.models import ReviewSettings
 
     page = new_context(timezone_id="Europe/Paris").new_page()
@@ -35,7 +36,7 @@ def test_a_new_candidate_is_guided_from_sign_up_to_a_first_review(content, live_
     page.locator("form:has(input[name='path'][value='cram']) button").click()
     page.wait_for_url(f"{live_server.url}/")
     assert page.locator("form:has(input[name='path'][value='cram']) button[aria-pressed='true']").count() == 1
-    assert (ReviewSettings.objects.get(user__username="newcomer").time_zone,
+    assert (TimeZonePreference.objects.get(user__username="newcomer").time_zone,
             ReviewSettings.objects.get(user__username="newcomer").reading_path) == ("Europe/Paris", "cram")
 
     # 3. The first chapter of the path's questions into the deck: the guidance goes, the day shows them due.

@@ -8,6 +8,7 @@ from datetime import timezone as dt_timezone
 import pytest
 from django.utils import timezone
 
+from accounts.models import TimeZonePreference
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from coaching import services as coaching
 from coaching.models import Cohort, Membership, QuestionSet
@@ -74,7 +75,7 @@ def test_the_first_run_steps_set_the_zone_and_path_then_offer_the_first_chapter(
     candidate_client.post("/accounts/start/", {"time_zone": "Europe/Paris"})
     candidate_client.post("/accounts/start/", {"path": "cram"})
     row = ReviewSettings.objects.get(user=candidate)
-    assert (row.time_zone, row.reading_path) == ("Europe/Paris", "cram")
+    assert (TimeZonePreference.objects.get(user=candidate).time_zone, row.reading_path) == ("Europe/Paris", "cram")
 
     page = candidate_client.get("/").content.decode()
     assert 'name="chapter" value="06-kv-cache"' in page  # the path's first chapter, not the lowest number
@@ -89,15 +90,15 @@ def test_the_first_run_steps_set_the_zone_and_path_then_offer_the_first_chapter(
 
 def test_an_unknown_zone_or_path_changes_nothing(candidate_client, candidate, world):
     candidate_client.post("/accounts/start/", {"time_zone": "Mars/Olympus", "path": "nope"})
-    row = ReviewSettings.for_user(candidate)
-    assert (row.time_zone, row.reading_path) == ("UTC", "")
+    assert not TimeZonePreference.objects.filter(user=candidate).exists()
+    assert not ReviewSettings.objects.filter(user=candidate).exclude(reading_path="").exists()
 
 
 def test_the_home_numbers(candidate, coach, world):
     now = datetime(2026, 3, 2, 10, 0, tzinfo=dt_timezone.utc)
     seventh = chapter(7, "07-attention-variants")
     ReadingPath.objects.filter(slug="cram").update(document_numbers=[6, 5, 7])
-    ReviewSettings.objects.create(user=candidate, time_zone="UTC", reading_path="cram",
+    ReviewSettings.objects.create(user=candidate, reading_path="cram",
                                   interview_date=date(2026, 3, 12))
     add_to_deck(candidate, [world["questions"][6]], now=now - timedelta(hours=1))
     Card.objects.filter(user=candidate).update(state=Card.REVIEW, step=None, stability=10.0, difficulty=5.0,
@@ -134,7 +135,8 @@ def test_the_home_numbers(candidate, coach, world):
 
 
 def test_the_page_shows_the_countdown_assignments_and_a_drill_per_mistake(candidate_client, candidate, coach, world):
-    ReviewSettings.objects.create(user=candidate, time_zone="Europe/Paris", reading_path="cram",
+    TimeZonePreference.objects.create(user=candidate, time_zone="Europe/Paris")
+    ReviewSettings.objects.create(user=candidate, reading_path="cram",
                                   interview_date=timezone.localdate() + timedelta(days=5))
     add_to_deck(candidate, [world["questions"][6]])
     misconception_step(candidate, "kv", "query-heads-for-kv-heads", 1)

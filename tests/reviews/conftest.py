@@ -14,6 +14,7 @@ from datetime import timezone as dt_timezone
 import pytest
 from django.contrib.auth import get_user_model
 
+from accounts.timezones import set_time_zone
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem, ReviewSettings
 from runbook.models import Chapter
@@ -63,7 +64,10 @@ def bob(db):
     return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
 
 
-def settings_for(user, **fields) -> ReviewSettings:
+def settings_for(user, time_zone: str | None = None, **fields) -> ReviewSettings:
+    """The user's review settings with ``fields`` saved, and their time zone when given (an accounts preference)."""
+    if time_zone is not None:
+        set_time_zone(user, time_zone)
     row = ReviewSettings.for_user(user)
     for name, value in fields.items():
         setattr(row, name, value)

@@ -10,6 +10,7 @@ from datetime import timezone as dt_timezone
 
 import pytest
 
+from accounts.models import TimeZonePreference
 from drills.models import ReviewSettings
 from drills.reviews.scheduling import add_to_deck
 
@@ -31,7 +32,7 @@ def post(client, interview: str, zone: str = "UTC"):
 
 
 def test_a_past_interview_date_is_refused_and_kept_in_the_box(candidate_client, candidate, clock):
-    ReviewSettings.objects.create(user=candidate, time_zone="UTC", interview_date=date(2026, 12, 20))
+    ReviewSettings.objects.create(user=candidate, interview_date=date(2026, 12, 20))
     response = post(candidate_client, "2026-01-01", "Europe/Paris")
     page = response.content.decode()
     assert response.status_code == 200
@@ -40,7 +41,8 @@ def test_a_past_interview_date_is_refused_and_kept_in_the_box(candidate_client, 
     assert 'value="2026-01-01"' in page and 'aria-invalid="true"' in page
     assert 'value="Europe/Paris" selected' in page  # the rest of what was chosen is kept too
     row = ReviewSettings.objects.get(user=candidate)
-    assert (row.interview_date, row.time_zone) == (date(2026, 12, 20), "UTC")  # nothing saved
+    assert row.interview_date == date(2026, 12, 20)  # nothing saved
+    assert not TimeZonePreference.objects.filter(user=candidate).exists()  # the zone neither
 
 
 def test_today_is_judged_in_the_time_zone_chosen_on_the_form(candidate_client, candidate, clock):
@@ -53,7 +55,7 @@ def test_today_is_judged_in_the_time_zone_chosen_on_the_form(candidate_client, c
 
 
 def test_progress_shows_the_year_only_when_it_is_not_this_year(candidate_client, candidate, bank, clock):
-    row = ReviewSettings.objects.create(user=candidate, time_zone="UTC", interview_date=date(2027, 1, 1))
+    row = ReviewSettings.objects.create(user=candidate, interview_date=date(2027, 1, 1))
     add_to_deck(candidate, [bank["ridge"]])  # a card, so the expected-recall section shows
     page = candidate_client.get("/progress/").content.decode()
     assert "interview 1 Jan 2027</p>" in page and "up to your interview on Fri 1 Jan 2027." in page

@@ -1,5 +1,7 @@
 """Dates and times show in the candidate's own time zone."""
 
+from zoneinfo import ZoneInfo
+
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
@@ -8,8 +10,8 @@ from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from config.timezones import SESSION_ZONE_KEY, UserTimezoneMiddleware
-from drills.models import ReviewSettings
+from accounts.models import TimeZonePreference
+from accounts.timezones import SESSION_ZONE_KEY, UserTimezoneMiddleware, set_time_zone, zone_name_of, zone_of, zones_of
 
 
 def _zone_seen_by_a_view(user):
@@ -20,7 +22,7 @@ def _zone_seen_by_a_view(user):
 
 
 def test_a_candidate_with_a_time_zone_sees_it(candidate):
-    ReviewSettings.objects.create(user=candidate, time_zone="Asia/Tokyo")
+    TimeZonePreference.objects.create(user=candidate, time_zone="Asia/Tokyo")
     assert _zone_seen_by_a_view(candidate) == "Asia/Tokyo"
 
 
@@ -30,7 +32,7 @@ def test_a_candidate_without_settings_and_an_anonymous_visitor_see_utc(candidate
 
 
 def test_the_zone_does_not_leak_into_the_next_request(candidate):
-    ReviewSettings.objects.create(user=candidate, time_zone="America/New_York")
+    TimeZonePreference.objects.create(user=candidate, time_zone="America/New_York")
     _zone_seen_by_a_view(candidate)
     assert timezone.get_current_timezone_name() == "UTC"
 
@@ -49,7 +51,7 @@ def _zone_and_queries(user, session):
 
 
 def test_the_zone_is_read_at_login_and_no_request_after_queries_it(client, candidate):
-    ReviewSettings.objects.create(user=candidate, time_zone="Asia/Tokyo")
+    TimeZonePreference.objects.create(user=candidate, time_zone="Asia/Tokyo")
     client.force_login(candidate)  # sends user_logged_in, as the login form does
 
     session = client.session  # loaded here, as SessionMiddleware's would be before the middleware runs
@@ -58,7 +60,7 @@ def test_the_zone_is_read_at_login_and_no_request_after_queries_it(client, candi
 
 
 def test_a_new_zone_saved_on_the_settings_page_shows_from_the_next_request(client, candidate):
-    ReviewSettings.objects.create(user=candidate, time_zone="Asia/Tokyo")
+    TimeZonePreference.objects.create(user=candidate, time_zone="Asia/Tokyo")
     client.force_login(candidate)
 
     saved = client.post("/review/settings/", {"time_zone": "America/New_York", "desired_retention": "0.9"})
@@ -70,30 +72,29 @@ def test_a_new_zone_saved_on_the_settings_page_shows_from_the_next_request(clien
 
 
 def test_a_session_without_the_zone_reads_it_once_and_keeps_it(candidate):
-    ReviewSettings.objects.create(user=candidate, time_zone="Europe/Paris")
+    TimeZonePreference.objects.create(user=candidate, time_zone="Europe/Paris")
+    candidate = type(candidate).objects.get(pk=candidate.pk)  # as the session's user is: loaded on its own
     session = SessionStore()  # a session opened before the zone was kept in it
 
     zone, queries = _zone_and_queries(candidate, session)
 
-    assert zone == "Europe/Paris" and len(queries) == 1 and "drills_reviewsettings" in queries[0]
+    assert zone == "Europe/Paris" and len(queries) == 1 and "accounts_timezonepreference" in queries[0]
     assert session[SESSION_ZONE_KEY] == (candidate.pk, "Europe/Paris")
     assert _zone_and_queries(candidate, session) == ("Europe/Paris", [])
 
 
 def test_a_zone_kept_for_another_user_is_not_shown(candidate, coach):
-    ReviewSettings.objects.create(user=coach, time_zone="Asia/Tokyo")
+    TimeZonePreference.objects.create(user=coach, time_zone="Asia/Tokyo")
     session = SessionStore()
     session[SESSION_ZONE_KEY] = [coach.pk, "Asia/Tokyo"]
 
-    assert _zone_and_queries(candidate, session)[0] == "UTC"  # the candidate has no settings
+    assert _zone_and_queries(candidate, session)[0] == "UTC"  # the candidate chose no zone
     assert session[SESSION_ZONE_KEY] == (candidate.pk, "")
 
 
 def test_a_zone_reads_the_same_on_every_page(client, candidate):
     """Issue 20: the settings list said "America/New York", the home page "America/New_York"."""
-    from drills.models import ReviewSettings
-
-    ReviewSettings.objects.update_or_create(user=candidate, defaults={"time_zone": "America/New_York"})
+    TimeZonePreference.objects.create(user=candidate, time_zone="America/New_York")
     client.force_login(candidate)
     pages = {path: client.get(path).content.decode() for path in ("/", "/review/", "/progress/")}
     for path, page in pages.items():
@@ -101,3 +102,12 @@ def test_a_zone_reads_the_same_on_every_page(client, candidate):
             'value="America/New_York"', ""), path
     settings_page = client.get("/review/settings/").content.decode()
     assert '<option value="America/New_York" selected>America/New York</option>' in settings_page
+
+
+def test_the_zone_is_read_once_per_user_object_and_utc_without_a_choice(candidate, django_assert_num_queries):
+    user = type(candidate).objects.get(pk=candidate.pk)
+    with django_assert_num_queries(1):
+        assert (zone_name_of(user), zone_name_of(user), zone_of(user)) == ("UTC", "UTC", ZoneInfo("UTC"))
+    set_time_zone(user, "Asia/Kolkata")  # UTC+05:30
+    assert zone_of(user) == ZoneInfo("Asia/Kolkata")
+    assert zones_of([candidate.pk, 0]) == {candidate.pk: ZoneInfo("Asia/Kolkata")}
