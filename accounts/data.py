@@ -3,8 +3,8 @@
 :data:`TABLES` names every table that holds something a person did or was given, and how to select their
 rows; :func:`export_zip` writes them all (``data.json`` with every table, one ``<table>.csv`` each, through
 the project's one CSV writer) and :func:`delete_account` removes the account and everything listed as
-deleted in :data:`DELETED`, in one transaction. What is kept is listed in :data:`KEPT` (the account pages
-show both lists).
+deleted in :data:`DELETED`, in one transaction. What is kept is listed in :data:`KEPT`, and what becomes of a
+coach's cohorts in :data:`COACHING` (the account pages show these lists).
 """
 
 from __future__ import annotations
@@ -38,6 +38,11 @@ class Table:
 def _model(label: str):
     return apps.get_model(label)
 
+
+#: The columns of django-axes's log-in records that are exported (not the request's raw GET/POST data).
+LOG_IN_FIELDS = ("id", "attempt_time", "ip_address", "user_agent", "path_info")
+#: django-axes's log-in records, matched by user name: exported below and deleted with the account.
+LOG_IN_MODELS = ("axes.AccessLog", "axes.AccessAttempt", "axes.AccessFailureLog")
 
 TABLES = [
     Table("account", "auth.User", "your account: user name, e-mail, when it was made and last used",
@@ -84,7 +89,27 @@ TABLES = [
           lambda u: _model("llm_grading.Grading").objects.filter(user=u)),
     Table("questions_written", "drills.BankItem", "questions you wrote as a coach",
           lambda u: _model("drills.BankItem").objects.filter(author=u).defer("search_text")),
+    Table("cohorts_coached", "coaching.Cohort", "the cohorts you coach",
+          lambda u: _model("coaching.Cohort").objects.filter(coach=u)),
+    Table("invitations", "coaching.Invitation", "the invitation links of your cohorts",
+          lambda u: _model("coaching.Invitation").objects.filter(cohort__coach=u)),
+    Table("question_sets", "coaching.QuestionSet", "the question sets you built",
+          lambda u: _model("coaching.QuestionSet").objects.filter(coach=u)),
+    Table("set_entries", "coaching.SetEntry", "the entries of your question sets",
+          lambda u: _model("coaching.SetEntry").objects.filter(question_set__coach=u)),
+    Table("assignments_given", "coaching.Assignment", "the assignments you gave as a coach",
+          lambda u: _model("coaching.Assignment").objects.filter(coach=u)),
+    Table("log_ins", "axes.AccessLog", "your log-ins: when, from which address and browser, and when you logged out",
+          lambda u: _model("axes.AccessLog").objects.filter(username=u.get_username()).values(*LOG_IN_FIELDS,
+                                                                                           "logout_time")),
+    Table("failed_log_ins", "axes.AccessAttempt", "failed log-ins to your user name still counted, per address",
+          lambda u: _model("axes.AccessAttempt").objects.filter(username=u.get_username()).values(
+              *LOG_IN_FIELDS, "failures_since_start")),
+    Table("failed_log_in_log", "axes.AccessFailureLog", "each failed log-in to your user name, if recorded",
+          lambda u: _model("axes.AccessFailureLog").objects.filter(username=u.get_username()).values(
+              *LOG_IN_FIELDS, "locked_out")),
 ]
+
 
 DELETED = [
     "your account (user name, e-mail, password hash) and your log-in session",
@@ -92,12 +117,21 @@ DELETED = [
     "your timed rounds, critiques, lab runs, review settings, time zone and round presets",
     "your cohort memberships, the assignments given to you alone, their progress and the e-mails sent about them",
     "the endpoints you set to grade answers, with their keys (a cohort's too), and every answer graded by a model",
+    "the record of your log-ins and of failed log-ins to your user name",
 ]
 KEPT = [
-    "questions you wrote as a coach: kept for the cohorts that use them, with no author (archived, unpublished)",
     "problems you drew: a seed and calculator inputs, with nothing that names you",
-    "failed log-in records (user name and address) until they expire, 15 minutes after the last one",
     "e-mails already sent, and the web server's access logs (outside the database)",
+]
+#: What happens to a coach's cohorts, sets, assignments and questions (the deletion page shows it to coaches).
+COACHING = [
+    "Name another coach below and they take over your cohorts, question sets, assignments, round presets and "
+    "the questions you wrote: your candidates' assignments and progress carry on, and each candidate is told by "
+    "e-mail who now sees their work (they can leave the cohort).",
+    "Leave the box empty and your cohorts close: their assignments and your question sets end with your account, "
+    "and each candidate is told by e-mail. Candidates keep all their own work. The questions you wrote are "
+    "archived (no author, unpublished): nobody new sees them, and a candidate who has one in their deck can "
+    "still answer it.",
 ]
 
 
@@ -137,22 +171,22 @@ def export_zip(user) -> bytes:
     return buffer.getvalue()
 
 
-def delete_account(user) -> None:
+def delete_account(user, successor=None) -> None:
     """Delete ``user`` and what :data:`DELETED` lists, keep what :data:`KEPT` lists, in one transaction.
 
-    Their questions are unpublished and kept without an author (archived: ``load_content`` only removes
-    items that came from fixture files); cohorts, sets, assignments and presets they made as a coach are
-    handed to a superuser (:func:`accounts.deletion.hand_over_coaching`, which raises ``HandOverError``
-    when there is none), so their candidates' work on them stays. Their reviews go through the review
-    log's DELETE trigger by the marker written here and removed before the commit.
+    A coach's cohorts, sets, assignments and questions go to ``successor`` (a coach, checked by
+    :func:`accounts.deletion.successor_named`) or close (``None``), as :data:`COACHING` says, with every member
+    told (:func:`accounts.deletion.settle_coaching`). The log-in records of django-axes are matched by user name
+    (:data:`LOG_IN_MODELS`). Reviews go through the review log's DELETE trigger by the marker written here and
+    removed before the commit. Raises nothing of its own.
     """
-    from accounts.deletion import clear_account_deletion, hand_over_coaching, mark_account_deletion
-    from drills.models import BankItem
+    from accounts.deletion import clear_account_deletion, mark_account_deletion, settle_coaching
 
     user_id = user.pk
     with transaction.atomic():
-        hand_over_coaching(user)
-        BankItem.objects.filter(author=user).update(published=False)
+        settle_coaching(user, successor)
+        for label in LOG_IN_MODELS:
+            _model(label).objects.filter(username=user.get_username()).delete()
         mark_account_deletion(user)
         get_user_model().objects.filter(pk=user_id).delete()
         clear_account_deletion(user_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -12,7 +13,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts import data
-from accounts.deletion import HandOverError
 from accounts.forms import DeleteAccountForm
 
 
@@ -56,15 +56,16 @@ def leave(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def delete(request: HttpRequest) -> HttpResponse:
-    """Say what deleting the account removes and keeps; delete it on a POST with the password."""
+    """Say what deleting the account removes and keeps (and, to a coach, what becomes of their cohorts); delete it
+    on a POST with the password, handing the cohorts to the coach named or closing them."""
     form = DeleteAccountForm(request.user, request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            data.delete_account(request.user)
-        except HandOverError as error:
-            form.add_error(None, str(error))
-        else:
-            logout(request)
-            messages.success(request, "Your account and everything listed as deleted are gone.")
-            return redirect("home")
-    return render(request, "accounts/delete.html", {"form": form, "deleted": data.DELETED, "kept": data.KEPT})
+        data.delete_account(request.user, successor=form.successor_user)
+        logout(request)
+        messages.success(request, "Your account and everything listed as deleted are gone.")
+        return redirect("home")
+    from coaching.models import Cohort
+
+    cohorts = list(Cohort.objects.filter(coach=request.user).annotate(size=Count("memberships")))
+    return render(request, "accounts/delete.html", {"form": form, "deleted": data.DELETED, "kept": data.KEPT,
+                                                    "coaching": data.COACHING, "cohorts": cohorts})

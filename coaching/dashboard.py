@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString, mark_safe
 
+from accounts.roles import oversees_all
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from core.csv_export import write_csv
 from drills.models import Card, ReviewLog, StepAnswer
@@ -133,7 +134,7 @@ STATUS_CSS = {services.DONE: "text-success", services.LATE: "text-danger fw-semi
 def coach_assignments(coach, candidate_ids):
     """The coach's assignments to those candidates or to their cohorts, with the set's entries."""
     found = Assignment.objects.filter(Q(cohort__in=cohorts_of(coach)) | Q(candidate_id__in=candidate_ids))
-    if not coach.is_staff:
+    if not oversees_all(coach):
         found = found.filter(coach=coach)
     return list(found.select_related("question_set", "cohort", "candidate")
                 .prefetch_related("question_set__entries__item", "question_set__entries__round_template")

@@ -21,7 +21,7 @@ production) when nothing it depends on has changed, checked by one query per req
 Only PostgreSQL has ``xmin``: on another database (SQLite, the embedded default), and inside a transaction
 (where rows the transaction itself writes twice keep one ``xmin``; a request runs outside one), the overview
 is built every time, as before. The cache never decides what a coach may see: the key holds the coach's id and
-staff flag, and the fingerprint covers every row the visibility rules read.
+superuser flag, and the fingerprint covers every row the visibility rules read.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
+from accounts.roles import oversees_all
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, Round, RoundItem, StepAnswer
 
@@ -103,7 +104,7 @@ def _digest(*aliases: str, moments: tuple[str, ...] = ()) -> str:
 
 
 def _fingerprint_sql(staff: bool) -> str:
-    """The fingerprint query for a coach (``staff``: for staff, who see every cohort and assignment).
+    """The fingerprint query for a coach (``staff``: for a superuser, who sees every cohort and assignment).
 
     Parameters: ``coach`` (the coach's id), ``now`` and ``soon`` (:data:`coaching.dashboard.SOON`). One row:
     per group of joined tables its row count and hash sum, then the moments at which the clock changes the
@@ -163,7 +164,7 @@ def cached_overview(coach, now: datetime | None = None) -> Dashboard:
     """The :class:`Dashboard` of ``coach``'s :func:`coaching.dashboard.overview`, from the cache when valid.
 
     Args:
-        coach: the signed-in coach (a user; staff see every cohort).
+        coach: the signed-in coach (a user; a superuser sees every cohort).
         now: the moment to show the dashboard at (default: now); an aware datetime.
 
     Returns the tables, cohorts and candidate count of ``overview(coach, now)``: one query on a hit
@@ -176,12 +177,12 @@ def cached_overview(coach, now: datetime | None = None) -> Dashboard:
         # its own changes. Outside one (a request), every change we can see was committed by another.
         return _dashboard(coach, now)
     with connection.cursor() as cursor:
-        cursor.execute(_fingerprint_sql(coach.is_staff), {"coach": coach.pk, "now": now, "soon": dashboard.SOON})
+        cursor.execute(_fingerprint_sql(oversees_all(coach)), {"coach": coach.pk, "now": now, "soon": dashboard.SOON})
         row = cursor.fetchone()
     digest = hashlib.sha256("\n".join(row).encode()).hexdigest()
     # The moments at which the clock changes the overview, each the first at or after now (see the module).
     moments = [datetime.fromisoformat(m) for text in row for m in text.split("|")[2:] if m]
-    key = (f"coaching:dashboard:v{CACHE_VERSION}:{code_version()}:{coach.pk}:{int(coach.is_staff)}:"
+    key = (f"coaching:dashboard:v{CACHE_VERSION}:{code_version()}:{coach.pk}:{int(oversees_all(coach))}:"
            f"{timezone.get_current_timezone_name()}:{digest}")
     stored = cache.get(key)
     if stored is not None:

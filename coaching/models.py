@@ -165,7 +165,7 @@ class AssignmentQuerySet(models.QuerySet):
     """Assignments, and the ones a candidate has (directly or through a cohort)."""
 
     def for_candidate(self, user) -> "AssignmentQuerySet":
-        """Assignments given to ``user`` directly or to a cohort they are in now; none for a coach or staff
+        """Assignments given to ``user`` directly or to a cohort they are in now; none for a coach
         account (a membership from before it became one must not carry another coach's unpublished items)."""
         if not user.is_authenticated or is_coach(user):
             return self.none()

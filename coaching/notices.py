@@ -1,4 +1,5 @@
-"""E-mail notices of assignments: assigned, due soon, overdue (at most one of each kind per candidate)."""
+"""E-mail notices: of assignments (assigned, due soon; at most one of each kind per candidate), and of a cohort
+whose coach deleted their account (handed to another coach, or closed)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,37 @@ def send_notice(assignment_id: int, candidate_id: int, kind: str, now: datetime 
         subject = (f"New assignment: {assignment.question_set.title}" if kind == Notice.ASSIGNED
                    else f"Due tomorrow: {assignment.question_set.title}")
         send_mail(subject, render_to_string("coaching/notice_email.txt", context), None, [user.email])
+    return True
+
+
+def send_cohort_notice(candidate_id: int, cohort_name: str, old_coach: str, successor_id: int | None,
+                       cohort_id: int | None) -> bool:
+    """Tell one candidate that the coach ``old_coach`` of their cohort ``cohort_name`` deleted their account, and
+    that the cohort is now coached by the user ``successor_id`` (``cohort_id`` is the cohort, kept) or closed
+    (both ``None``); whether a mail went out.
+
+    Sent after the deletion committed (:func:`accounts.deletion.settle_coaching`). Nothing is sent to an account
+    gone or without an address, nor, for a handed-over cohort, to someone who left it since.
+    """
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    from .models import Membership
+
+    users = get_user_model()._default_manager
+    user = users.filter(pk=candidate_id, is_active=True).first()
+    successor = users.filter(pk=successor_id).first() if successor_id else None
+    if user is None or not user.email or (successor_id and successor is None):
+        return False
+    if cohort_id and not Membership.objects.filter(cohort_id=cohort_id, candidate=user).exists():
+        return False
+    site = getattr(settings, "SITE_URL", "").rstrip("/")
+    context = {"user": user, "cohort": cohort_name, "old_coach": old_coach, "successor": successor,
+               "account_url": site + reverse("account:overview"), "assignments_url": site + reverse(
+                   "coaching:my_assignments")}
+    subject = (f"{cohort_name} is now coached by {successor.get_username()}" if successor
+               else f"{cohort_name} has closed")
+    send_mail(subject, render_to_string("coaching/cohort_notice_email.txt", context), None, [user.email])
     return True
 
 

@@ -28,6 +28,7 @@ from django.utils import timezone
 from django.utils.html import escape
 from django.utils.text import slugify
 
+from accounts.roles import coach_accounts, oversees_all
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.families import FAMILIES
 from coaching.notices import reminders_due as reminders_due
@@ -50,7 +51,7 @@ from outbox.services import enqueue
 from runbook.content import render_authored
 from runbook.shortcodes import ShortcodeError
 
-from .access import COACH_GROUP, can_see_candidate, is_coach
+from .access import can_see_candidate, is_coach
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
 
 
@@ -103,7 +104,7 @@ def accept_invitation(invitation: Invitation, user, now: datetime | None = None)
     """Join ``user`` to the invitation's cohort (again: nothing changes); their cohort's assigned items join
     their review deck.
 
-    Raises :class:`CoachingError` for the cohort's own coach and for any coach or staff user
+    Raises :class:`CoachingError` for the cohort's own coach and for any coach
     (:data:`COACH_CANNOT_JOIN`): membership would let one coach read another's unpublished questions.
     """
     if invitation.cohort.coach_id == user.pk:
@@ -151,7 +152,7 @@ def unknown_misconceptions(ids: list[str]) -> list[str]:
 
 def save_question(coach, data: dict, item: BankItem | None = None) -> BankItem:
     """Create (or update ``item``, which must be the coach's) an authored question; never published here."""
-    if item is not None and item.author_id != coach.pk and not coach.is_staff:
+    if item is not None and item.author_id != coach.pk and not oversees_all(coach):
         raise CoachingError("You can only edit questions you wrote.")
     item = item or BankItem(author=coach, published=False, kind=data.get("kind") or BankItem.OPEN,
                             slug=_unique_slug(coach, data["prompt"][:80]))
@@ -253,12 +254,12 @@ def move_entry(entry: SetEntry, delta: int) -> None:
 
 
 def recipients(assignment: Assignment) -> list:
-    """The candidates an assignment is for now (a cohort's current members), coach and staff accounts left out:
+    """The candidates an assignment is for now (a cohort's current members), coach accounts left out:
     they never receive another coach's items in their deck nor a notice quoting them."""
     if assignment.candidate_id:
         return [] if is_coach(assignment.candidate) else [assignment.candidate]
     members = (assignment.cohort.memberships.select_related("candidate")
-               .exclude(candidate__is_staff=True).exclude(candidate__groups__name=COACH_GROUP))
+               .exclude(coach_accounts("candidate__")))
     return [m.candidate for m in members]
 
 
@@ -272,7 +273,7 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
     now = _now(now)
     if (candidate is None) == (cohort is None):
         raise CoachingError("Assign the set to one candidate or to one cohort.")
-    if cohort is not None and cohort.coach_id != coach.pk and not coach.is_staff:
+    if cohort is not None and cohort.coach_id != coach.pk and not oversees_all(coach):
         raise CoachingError("That is not one of your cohorts.")
     if candidate is not None and not can_see_candidate(coach, candidate.pk):
         raise CoachingError("That candidate is not in one of your cohorts.")

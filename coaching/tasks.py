@@ -1,4 +1,4 @@
-"""Celery tasks of coaching: the "assigned" e-mail and the daily due reminders.
+"""Celery tasks of coaching: the "assigned" e-mail, the daily due reminders, and a cohort's change of coach.
 
 Tasks take ids, are idempotent (a :class:`~coaching.models.Notice` row per
 mail sent) and retry with exponential back-off on database and mail errors.
@@ -33,3 +33,16 @@ def send_due_reminders(self, now: str | None = None) -> list[list[int]]:
     for assignment_id, candidate_id in pairs:
         enqueue(send_assignment_notice, [assignment_id, candidate_id, Notice.REMINDER, now])
     return [list(pair) for pair in pairs]
+
+
+@shared_task(bind=True, name="coaching.tasks.send_cohort_notice", **RETRY)
+def send_cohort_notice(self, candidate_id: int, cohort_name: str, old_coach: str, successor_id: int | None,
+                       cohort_id: int | None) -> bool:
+    """E-mail one candidate that their cohort's coach left, and who coaches it now (or that it closed).
+
+    Published once per candidate by the deletion's outbox row; a mail repeated by an at-least-once
+    redelivery says the same thing again, and there is no row left (the cohort may be gone) to dedupe on.
+    """
+    from .notices import send_cohort_notice as send
+
+    return send(candidate_id, cohort_name, old_coach, successor_id, cohort_id)

@@ -18,6 +18,7 @@ from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from accounts.roles import oversees_all
 from drills.bank.services import item_title
 from drills.models import Attempt, BankItem, ReviewLog
 
@@ -173,7 +174,7 @@ def assignment_page(request: HttpRequest, pk: int) -> HttpResponse:
     """Score and time per item and per candidate of one assignment."""
     found = Assignment.objects.select_related("question_set", "cohort", "candidate").prefetch_related(
         "question_set__entries__item", "question_set__entries__round_template")
-    if not request.user.is_staff:
+    if not oversees_all(request.user):
         found = found.filter(coach=request.user)
     assignment = get_object_or_404(found, pk=pk)
     return _tables_response(request, dashboard.assignment_tables(assignment, request.user),
@@ -220,8 +221,8 @@ def question_new(request: HttpRequest) -> HttpResponse:
 @coach_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def question_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    """The form for one of the coach's questions (any question for staff)."""
-    found = BankItem.objects.all() if request.user.is_staff else BankItem.objects.filter(author=request.user)
+    """The form for one of the coach's questions (any question for a superuser)."""
+    found = BankItem.objects.all() if oversees_all(request.user) else BankItem.objects.filter(author=request.user)
     return _question_form_page(request, get_object_or_404(found, pk=pk))
 
 
@@ -249,7 +250,7 @@ def question_copy(request: HttpRequest) -> HttpResponse:
 
 
 def _own_set(request: HttpRequest, pk: int) -> QuestionSet:
-    found = QuestionSet.objects.all() if request.user.is_staff else QuestionSet.objects.filter(coach=request.user)
+    found = QuestionSet.objects.all() if oversees_all(request.user) else QuestionSet.objects.filter(coach=request.user)
     return get_object_or_404(found, pk=pk)
 
 

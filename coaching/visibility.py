@@ -6,7 +6,7 @@ coach may see (published items and the coach's own), and the work done for that
 coach's own assignments. A coach never sees another coach's unpublished items,
 nor work done for another coach's assignments (the problems drawn for it, the
 rounds started for it, the open answers written for it), nor a re-grade of a
-problem from any of that. Staff see everything.
+problem from any of that. A superuser sees everything.
 
 :func:`hidden_work` answers with the ids to leave out, in a fixed number of
 queries whatever the number of candidates, so the dashboards stay bounded.
@@ -19,21 +19,22 @@ from datetime import datetime
 
 from django.db.models import Q, QuerySet
 
+from accounts.roles import oversees_all
 from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, RoundItem
 
 from .models import Work
 
 
 def items_visible_to(coach) -> QuerySet:
-    """Bank items ``coach`` may read: published ones and the coach's own (staff: all)."""
-    if coach.is_staff:
+    """Bank items ``coach`` may read: published ones and the coach's own (a superuser: all)."""
+    if oversees_all(coach):
         return BankItem.objects.all()
     return BankItem.objects.filter(Q(published=True) | Q(author=coach))
 
 
 @dataclass(frozen=True)
 class HiddenWork:
-    """Ids of attempts, review logs and critique attempts a coach may not see (every set empty for staff)."""
+    """Ids of attempts, review logs and critique attempts a coach may not see (every set empty for a superuser)."""
 
     attempt_ids: frozenset[int] = field(default_factory=frozenset)
     review_ids: frozenset[int] = field(default_factory=frozenset)
@@ -62,7 +63,7 @@ def hidden_work(coach, candidate_ids) -> HiddenWork:
     page). Five queries at most, whatever the number of candidates: the critique
     query runs only when another coach's assignment started an item.
     """
-    if coach.is_staff:
+    if oversees_all(coach):
         return HiddenWork()
     ids = candidate_ids if isinstance(candidate_ids, QuerySet) else list(candidate_ids)  # a subquery stays one
     works = list(Work.objects.filter(candidate_id__in=ids)

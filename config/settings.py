@@ -272,7 +272,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # backend then does the actual authentication.
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    # Beside axes's per-(username, address) lockout: 50 failures from one address in 15 minutes, any usernames.
+    # Beside axes's per-(username, address) lockout: an address with many failures over any usernames is slowed
+    # down (a wait of seconds between tries), never locked: a company's NAT keeps logging in.
     "accounts.address_limit.AddressLimitBackend",
     # ModelBackend, with the session's user read together with its coach flag (one query, not two).
     "accounts.backends.CoachFlagBackend",
@@ -284,11 +285,20 @@ AUTHENTICATION_BACKENDS = [
 # AXES_COOLOFF_MINUTES have passed; a successful login resets the count.
 AXES_FAILURE_LIMIT = envint("AXES_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=envint("AXES_COOLOFF_MINUTES", 15))
-# Failures from one address, over all usernames, that lock the address out for the same cool-off
-# (accounts.address_limit): one password tried on many accounts is stopped too.
-AXES_ADDRESS_FAILURE_LIMIT = envint("AXES_ADDRESS_FAILURE_LIMIT", 50)
+# Failures from one address, over all usernames, within the cool-off, from which the address is slowed down
+# (accounts.address_limit): each try must come 1 s after its last failure, doubling every AXES_ADDRESS_SLOW_STEP
+# failures up to AXES_ADDRESS_MAX_WAIT_S. One password tried on many accounts is held to one try per wait, and
+# nobody else behind the address is locked out.
+AXES_ADDRESS_SLOW_AFTER = envint("AXES_ADDRESS_SLOW_AFTER", 20)
+AXES_ADDRESS_SLOW_STEP = envint("AXES_ADDRESS_SLOW_STEP", 10)
+AXES_ADDRESS_MAX_WAIT_S = envint("AXES_ADDRESS_MAX_WAIT_S", 30)
+# Lock one username at one address, never an address as a whole.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# A refused try is not a failure: it neither extends a lock nor adds to the address's count.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# 429 with Retry-After, and the page says which limit it was (accounts.address_limit.lockout_response).
+AXES_LOCKOUT_CALLABLE = "accounts.address_limit.lockout_response"
 # The attempted username, cut to the 255 characters axes stores (a longer one was a 500 on PostgreSQL).
 AXES_USERNAME_CALLABLE = "accounts.axes.attempted_username"
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"

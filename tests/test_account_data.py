@@ -89,7 +89,8 @@ def test_the_delete_page_states_what_it_deletes_and_keeps(world, candidate):
     client.force_login(candidate)
     page = client.get("/account/delete/").content.decode()
     assert "Deleted, at once and for good" in page and "Kept" in page
-    assert "every review you made" in page and "questions you wrote as a coach" in page
+    assert "every review you made" in page and "the record of your log-ins" in page
+    assert "Hand my cohorts to" not in page  # a candidate coaches nobody
 
 
 def test_deleting_needs_the_password_and_then_removes_the_account_and_its_reviews(world, candidate):
@@ -110,27 +111,126 @@ def test_deleting_needs_the_password_and_then_removes_the_account_and_its_review
     assert not ReviewLogErasure.objects.exists()  # the marker does not outlive the deletion
 
 
-def test_deleting_a_coach_keeps_their_questions_cohorts_and_the_candidates_work(world, coach):
-    from accounts.data import delete_account
-    from coaching.models import Assignment, Cohort
-    from drills.models import BankItem
+def _coach_with_a_held_question(world, candidate, coach):
+    """carol's unpublished question, in alice's deck (alice is in carol's cohort, so she may hold it)."""
+    from drills.reviews.scheduling import add_to_deck
 
-    admin = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-12345")
-    question, cohort = world.objects.own_question, world.objects.cohort
-    assignments = Assignment.objects.filter(coach=coach).count()
-    delete_account(coach)
+    question = world.objects.own_question
+    assert add_to_deck(candidate, [question]) == 1
+    return question
+
+
+def test_a_coach_with_no_superuser_deletes_their_account_and_the_cohort_closes(world, candidate, coach, settings,
+                                                                             django_capture_on_commit_callbacks):
+    from django.core import mail
+
+    from accounts.data import delete_account
+    from coaching.models import Assignment, Cohort, Membership, QuestionSet
+    from drills.models import Attempt, BankItem, Card
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    assert not get_user_model().objects.filter(is_superuser=True).exists()
+    question = _coach_with_a_held_question(world, candidate, coach)
+    attempts = Attempt.objects.filter(user=candidate).count()
+    with django_capture_on_commit_callbacks(execute=True):
+        delete_account(coach)
+    assert not get_user_model().objects.filter(pk=coach.pk).exists()
+    assert not Cohort.objects.exists() and not Membership.objects.exists()
+    assert not QuestionSet.objects.exists() and not Assignment.objects.exists()
+    assert Attempt.objects.filter(user=candidate).count() == attempts  # her own work stays hers
     question.refresh_from_db()
     assert question.author_id is None and not question.published and question.source_path == ""
-    assert not question.from_fixtures
-    assert Cohort.objects.get(pk=cohort.pk).coach_id == admin.pk
-    assert Assignment.objects.filter(coach=admin).count() == assignments > 0
     assert BankItem.objects.from_fixtures().filter(pk=question.pk).count() == 0
+    # Archived, not 404: alice still holds it and can open and review it; bob, who never held it, cannot.
+    alice, bob = Client(), Client()
+    alice.force_login(candidate)
+    bob.force_login(world.objects.bob)
+    assert alice.get(f"/bank/{question.slug}/").status_code == 200
+    card = Card.objects.get(user=candidate, item=question)
+    assert alice.get(f"/review/card/{card.pk}/").status_code == 200
+    assert bob.get(f"/bank/{question.slug}/").status_code == 404
+    # Alice is told, once, that the cohort closed.
+    told = [m for m in mail.outbox if m.to == [candidate.email]]
+    assert len(told) == 1 and told[0].subject == "Spring has closed"
+    assert "carol, the coach of your cohort “Spring”, has deleted their account" in told[0].body
+    assert "The cohort is closed" in told[0].body
 
 
-def test_a_coach_with_cohorts_and_no_superuser_is_not_deleted(world, coach):
-    from accounts.data import delete_account
-    from accounts.deletion import HandOverError
+def test_a_coach_hands_their_cohorts_to_another_coach_and_the_candidates_are_told(
+        world, candidate, coach, settings, django_capture_on_commit_callbacks):
+    from django.contrib.auth.models import Group
+    from django.core import mail
 
-    with pytest.raises(HandOverError):
-        delete_account(coach)
-    assert get_user_model().objects.filter(pk=coach.pk).exists()
+    from coaching import services
+    from coaching.models import Assignment, Cohort, QuestionSet
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    dave = get_user_model().objects.create_user("dave", "dave@example.com", "pw-dave-12345")
+    dave.groups.add(Group.objects.get_or_create(name="coach")[0])
+    services.create_cohort(dave, "Spring")  # dave has a Spring of his own: carol's is renamed
+    question = _coach_with_a_held_question(world, candidate, coach)
+    cohort, assignments = world.objects.cohort, Assignment.objects.filter(coach=coach).count()
+    client = Client()
+    client.force_login(coach)
+    page = client.get("/account/delete/").content.decode()
+    assert "Hand my cohorts to" in page and "Spring (1 candidate)" in page
+    assert "your cohorts close" in page and "each candidate is told by e-mail" in page
+    refused = client.post("/account/delete/", {"password": "correct-horse-battery-staple-9", "successor": "alice"})
+    assert refused.status_code == 200 and "“alice” is not a coach" in refused.content.decode()
+    assert 'value="alice"' in refused.content.decode()  # what was typed is kept
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/account/delete/", {"password": "correct-horse-battery-staple-9",
+                                                    "successor": "Dave"})
+    assert response.status_code == 302
+    moved = Cohort.objects.get(pk=cohort.pk)
+    assert moved.coach == dave and moved.name == "Spring (from carol)"
+    assert moved.memberships.filter(candidate=candidate).exists()
+    assert Assignment.objects.filter(coach=dave).count() == assignments > 0
+    assert QuestionSet.objects.get(pk=world.objects.question_set.pk).coach == dave
+    question.refresh_from_db()
+    assert question.author == dave and not question.published
+    told = [m for m in mail.outbox if m.to == [candidate.email]]
+    assert len(told) == 1 and told[0].subject == "Spring (from carol) is now coached by dave"
+    assert "dave sees your practice" in told[0].body and "/account/" in told[0].body
+
+
+def test_a_coachs_export_holds_their_cohorts_invitations_sets_and_assignments(world, coach):
+    from coaching.models import Assignment, Invitation, QuestionSet, SetEntry
+
+    client = Client()
+    client.force_login(coach)
+    tables = json.loads(_zip(client.get("/account/export/")).read("data.json"))["tables"]
+    assert [row["name"] for row in tables["cohorts_coached"]] == ["Spring"]
+    assert {row["token"] for row in tables["invitations"]} == set(
+        Invitation.objects.filter(cohort__coach=coach).values_list("token", flat=True))
+    assert [row["title"] for row in tables["question_sets"]] == ["Week 1"]
+    assert len(tables["set_entries"]) == SetEntry.objects.filter(question_set__coach=coach).count() == 2
+    assert {row["id"] for row in tables["assignments_given"]} == set(
+        Assignment.objects.filter(coach=coach).values_list("pk", flat=True))
+    assert QuestionSet.objects.count() == 1  # nothing of another coach to leave out here; the filter is the coach
+
+
+def test_log_in_records_are_exported_and_deleted_with_the_account(candidate, password):
+    from axes.models import AccessAttempt, AccessLog
+
+    client = Client()
+    assert client.post("/accounts/login/", {"username": "alice", "password": "wrong-one"},
+                       REMOTE_ADDR="203.0.113.5").status_code == 200
+    assert client.post("/accounts/login/", {"username": "alice", "password": password},
+                       REMOTE_ADDR="203.0.113.6").status_code == 302
+    other = Client()  # someone else's record stays
+    other.post("/accounts/login/", {"username": "mallory", "password": "x"}, REMOTE_ADDR="198.51.100.1")
+    assert AccessLog.objects.filter(username="alice").count() == 1
+    client.post("/accounts/login/", {"username": "alice", "password": "wrong-again"}, REMOTE_ADDR="203.0.113.7")
+    client.force_login(candidate)
+    tables = json.loads(_zip(client.get("/account/export/")).read("data.json"))["tables"]
+    log_ins = [row["ip_address"] for row in tables["log_ins"]]  # force_login's own row has no address
+    assert "203.0.113.6" in log_ins and len(log_ins) == AccessLog.objects.filter(username="alice").count() == 2
+    failed = {(row["ip_address"], row["failures_since_start"]) for row in tables["failed_log_ins"]}
+    assert ("203.0.113.7", 1) in failed and all(ip != "198.51.100.1" for ip, _ in failed)
+    assert "post_data" not in tables["failed_log_ins"][0]
+    response = client.post("/account/delete/", {"password": password})
+    assert response.status_code == 302
+    assert not AccessLog.objects.filter(username="alice").exists()
+    assert not AccessAttempt.objects.filter(username="alice").exists()
+    assert AccessAttempt.objects.filter(username="mallory").exists()

@@ -95,9 +95,9 @@ def test_a_wrong_token_is_refused_too(world):
 
 
 def test_the_token_htmx_sends_is_accepted_everywhere(world, coach):
-    """The control: with the page's token in ``X-CSRFToken`` no endpoint answers 403 (staff pass every check)."""
-    coach.is_staff = True
-    coach.save(update_fields=["is_staff"])
+    """The control: with the page's token in ``X-CSRFToken`` no endpoint answers 403 (a superuser passes all)."""
+    coach.is_superuser = True  # staff status alone passes no coach check (DESIGN §7)
+    coach.save(update_fields=["is_superuser"])
     refused = {}
     for name, path in _paths(world):
         client = Client(enforce_csrf_checks=True, headers={"HX-Request": "true"})

@@ -260,9 +260,9 @@ def test_new_drill_redirects_to_a_problem_that_grades_its_own_solution_at_100_pe
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("family", FAMILY_SLUGS)
-def test_hand_worked_reference_answers_score_100_percent(client, family):
+def test_hand_worked_reference_answers_score_100_percent(client, candidate, family):
     inputs = REFERENCE_INPUTS[family]
-    problem = ProblemInstance.objects.create(
+    problem = ProblemInstance.objects.create(created_by=candidate,
         family=family, seed=0, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot={"models": [raw_entry("models", inputs["model"])], "gpus": [raw_entry("gpus", inputs["gpu"])]})
     response = client.post(problem.get_absolute_url(), REFERENCE_ANSWERS[family])
@@ -272,9 +272,9 @@ def test_hand_worked_reference_answers_score_100_percent(client, family):
 
 
 @pytest.mark.django_db
-def test_a_drill_names_the_sparsity_trap_with_its_errata_link(client):
+def test_a_drill_names_the_sparsity_trap_with_its_errata_link(client, candidate):
     inputs = REFERENCE_INPUTS["roofline"]
-    problem = ProblemInstance.objects.create(
+    problem = ProblemInstance.objects.create(created_by=candidate,
         family="roofline", seed=0, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot={"models": [raw_entry("models", inputs["model"])], "gpus": [raw_entry("gpus", inputs["gpu"])]})
     response = client.post(problem.get_absolute_url(), {"ridge_flop_per_byte": "590.7 FLOP/byte",

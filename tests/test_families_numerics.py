@@ -212,8 +212,8 @@ class TestDrills:
         assert graded.status_code == 200
         assert "Score 100 %" in html.unescape(graded.content.decode())
 
-    def test_a_named_misconception_shows_on_the_page(self, client):
-        problem = ProblemInstance.objects.create(family="formats", seed=0, generator_version=1,
+    def test_a_named_misconception_shows_on_the_page(self, client, candidate):
+        problem = ProblemInstance.objects.create(created_by=candidate, family="formats", seed=0, generator_version=1,
                                                  inputs={"format": "fp8_e4m3"}, snapshot={"models": [], "gpus": []})
 
         response = client.post(problem.get_absolute_url(), {"max_normal": "240", "blanks": "count"})  # others blank

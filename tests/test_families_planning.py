@@ -228,8 +228,8 @@ class TestDrills:
         assert problem.inputs["model"] in text
         assert f"TPOT of {problem.inputs['tpot_target_ms']:g} ms" in text
 
-    def test_a_floored_node_count_is_named_on_the_page(self, client):
-        problem = ProblemInstance.objects.create(
+    def test_a_floored_node_count_is_named_on_the_page(self, client, candidate):
+        problem = ProblemInstance.objects.create(created_by=candidate,
             family="fleet", seed=0, generator_version=1, snapshot={"models": [], "gpus": []},
             inputs={"rate": 20.0, "latency_s": 20.0, "users_per_replica": 53, "gpus_per_replica": 1,
                     "occupancy": 0.8, "gpus_per_node": 8, "spares": 0})

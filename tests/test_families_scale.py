@@ -246,9 +246,9 @@ class TestDrills:
         verdicts = re.findall(r'class="answer-step[^"]*verdict-([a-z_]+)"', graded.content.decode())
         assert verdicts == ["correct"] * len(KEYS[family])
 
-    def test_a_tp_problem_names_the_non_buyable_degree(self, client):
+    def test_a_tp_problem_names_the_non_buyable_degree(self, client, candidate):
         # Llama-3.1-405B bf16 on H100s: 12 cards → degree 16 (see tests/engine/test_family_tp.py).
-        problem = ProblemInstance.objects.create(
+        problem = ProblemInstance.objects.create(created_by=candidate,
             family="tp", seed=0, generator_version=1,
             inputs={"model": "llama-3.1-405b", "gpu": "h100-sxm5-80gb", "weights_dtype": "bf16",
                     "kv_dtype": "bf16", "context": 8192, "utilization": 0.9, "reserve_gib": 3.0,

@@ -212,11 +212,11 @@ def test_only_admin_and_api_patterns_are_skipped_wholesale():
 def test_the_table_says_which_views_take_post(world, coach):
     """Each ``Post`` view answers a POST with something other than 405; each ``Get`` view refuses POST (405).
 
-    Checked as staff (who passes every login and coach check) with real objects in the path,
+    Checked as a superuser (who passes every login and coach check) with real objects in the path,
     so a 405 can only come from the view's allowed methods.
     """
-    coach.is_staff = True
-    coach.save(update_fields=["is_staff"])
+    coach.is_superuser = True  # staff status alone passes no coach check (DESIGN §7)
+    coach.save(update_fields=["is_superuser"])
     wrong = []
     for name, entry in TABLE.items():
         if isinstance(entry, Skip):

@@ -22,9 +22,9 @@ def entry(kind: str, entry_id: str) -> dict:
     return next(e for e in json.loads((CATALOG_DIR / f"{kind}.json").read_text()) if e["id"] == entry_id)
 
 
-def problem() -> ProblemInstance:
+def problem(owner) -> ProblemInstance:
     return ProblemInstance.objects.create(
-        family="pareto", seed=0, generator_version=GENERATOR_VERSION, inputs=INPUTS,
+        created_by=owner, family="pareto", seed=0, generator_version=GENERATOR_VERSION, inputs=INPUTS,
         snapshot={"models": [entry("models", INPUTS["model"])], "gpus": [entry("gpus", INPUTS["gpu"])]})
 
 
@@ -33,8 +33,9 @@ def verdicts(response) -> dict[str, str]:
             re.findall(r'class="answer-step[^"]*verdict-([a-z_]+)" id="step-([a-z_]+)"', response.content.decode())}
 
 
-def test_right_answers_score_every_step_and_a_slip_is_named(client):
-    drill = problem()
+def test_right_answers_score_every_step_and_a_slip_is_named(client, candidate):
+    client.force_login(candidate)  # a stored problem is its owner's page only
+    drill = problem(candidate)
     shown = client.get(drill.get_absolute_url())
     assert shown.status_code == 200 and "TPOT target of 30 ms" in shown.content.decode()
     result = FAMILIES["pareto"].run(INPUTS)

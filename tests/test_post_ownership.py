@@ -38,13 +38,15 @@ def owners(name: str, kwargs: dict, o) -> set[str] | None:
         return {STRANGER} if pk == o.bob_card_pk else {CANDIDATE}
     if name.startswith("rounds:") and name != "rounds:start":
         return {STRANGER} if pk == o.bob_round_pk else {CANDIDATE}
+    if name == "drills:problem":  # alice's stored problem: grading it as anyone else stores no attempt
+        return {CANDIDATE}
     if name == "drills:critique_assess":
         return {CANDIDATE}
     if name in {"coaching:cohort_invite", "coaching:cohort_remove", "coaching:set", "coaching:set_add",
                 "coaching:entry_remove", "coaching:entry_move", "coaching:set_assign"}:
-        return {COACH, STAFF}
+        return {COACH}  # staff status alone grants no coach rights (DESIGN §7)
     if name == "coaching:question_edit":
-        return {COACH, STAFF} if pk == o.own_question.pk else {STAFF}
+        return {COACH} if pk == o.own_question.pk else set()
     if name in {"coaching:start_timed", "coaching:start_entry"}:
         return {CANDIDATE}
     if name in {"llm_grading:cohort", "llm_grading:cohort_remove"}:  # the cohort's own coach: her key

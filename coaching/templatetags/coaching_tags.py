@@ -9,5 +9,5 @@ register = template.Library()
 
 @register.filter
 def is_coach(user) -> bool:
-    """``user|is_coach``: whether the user may use the coach pages (the coach group, or staff)."""
+    """``user|is_coach``: whether the user may use the coach pages (the coach group, or a superuser)."""
     return _is_coach(user)

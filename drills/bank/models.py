@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from accounts.roles import is_coach
+from accounts.roles import is_coach, oversees_all
 
 
 class BankItemQuerySet(models.QuerySet):
@@ -17,7 +17,8 @@ class BankItemQuerySet(models.QuerySet):
 
     def visible_to(self, user) -> "BankItemQuerySet":
         """Published items, plus (for a candidate) items authored by a coach of a cohort they are in now,
-        (for a coach) their own items, and (for staff) everything."""
+        (for a coach) their own items, (for anyone) the archived items in their deck (:func:`archived_held_by`),
+        and (for a superuser) everything."""
         return self.filter(visible_condition(user))
 
     def from_fixtures(self) -> "BankItemQuerySet":
@@ -34,13 +35,14 @@ def visible_condition(user, through: str = "") -> models.Q:
 
     Filtering cards on ``visible_condition(user, "item__")`` uses the join to their item instead of an
     ``item IN (the visible items)`` subquery: the same rows, a query that is cheaper to build and to plan.
-    An empty condition (everything) for staff; ``user`` may be ``None`` or anonymous (published items only).
+    An empty condition (everything) for a superuser; ``user`` may be ``None`` or anonymous (published items only).
     """
-    if user is not None and getattr(user, "is_staff", False):
+    if user is not None and oversees_all(user):
         return models.Q()
     if user is None or not user.is_authenticated:
         return models.Q(**{f"{through}published": True})
-    own = models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
+    own = (models.Q(**{f"{through}published": True}) | models.Q(**{f"{through}author": user})
+           | archived_held_by(user, through))
     if is_coach(user):
         # A coach never reads another coach's unpublished items, even one who joined a cohort as a candidate
         # before coaches were refused (coaching.services.accept_invitation) or was made a coach after joining.
@@ -49,6 +51,18 @@ def visible_condition(user, through: str = "") -> models.Q:
 
     coaches = get_user_model().objects.filter(coached_cohorts__memberships__candidate=user).values("pk")
     return own | models.Q(**{f"{through}author__in": coaches})
+
+
+def archived_held_by(user, through: str = "") -> models.Q:
+    """The archived items (a deleted coach's questions: no author, no fixture file) ``user`` holds a card of.
+
+    Whoever had one in their deck when its author deleted their account keeps answering it
+    (:mod:`accounts.deletion`); nobody else sees it.
+    """
+    from django.apps import apps
+
+    held = apps.get_model("drills", "Card").objects.filter(user=user).values("item_id")
+    return models.Q(**{f"{through}author__isnull": True, f"{through}source_path": "", f"{through}pk__in": held})
 
 
 class BankItem(models.Model):

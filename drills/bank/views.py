@@ -122,8 +122,9 @@ def deck_add(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def deck_remove(request: HttpRequest) -> HttpResponse:
-    """Take one item out of the deck (its history is kept)."""
-    item = get_object_or_404(BankItem, slug=request.POST.get("item", ""))
+    """Take one item out of the deck (its history is kept); a 404 for an unknown slug and for an item the user
+    may not see (the same answer, so the endpoint does not tell which unpublished slugs exist)."""
+    item = get_object_or_404(BankItem.objects.visible_to(request.user), slug=request.POST.get("item", ""))
     removed = remove_from_deck(request.user, item)
     if request.htmx:
         return render(request, "reviews/bank.html#deck-button", {"item": item, "in_deck": False,

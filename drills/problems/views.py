@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -59,13 +60,21 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
-    """Show a problem; on POST grade the answers (saved for a logged-in candidate)."""
+    """Show one of the user's own problems; on POST grade the answers and save the attempt.
+
+    A stored problem is its owner's (``created_by``): a visitor is sent to log in (their session may have
+    ended); anyone else, and everyone for a problem whose owner deleted their account, gets a 404 on a GET and
+    on a POST, which stores nothing. Coaches read their candidates' problems through the coaching pages
+    (:mod:`coaching.visibility`), never here.
+    """
     _family_or_404(family)
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
     try:
         instance = ProblemInstance.objects.get(pk=pk)
     except ProblemInstance.DoesNotExist:
         raise Http404("No such problem.") from None
-    if instance.family != family:
+    if instance.family != family or instance.created_by_id is None or instance.created_by_id != request.user.pk:
         raise Http404("No such problem.")
     return _problem_page(request, instance)
 

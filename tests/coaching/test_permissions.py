@@ -62,7 +62,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "drills:index": PUBLIC, "drills:design": PUBLIC, "drills:critique": PUBLIC,
     "drills:critique_attempt": OWNER, "drills:critique_assess": OWNER_POST,
     "drills:new": (302,) * 6,  # draws a problem and redirects to it
-    "drills:problem": PUBLIC,  # a problem instance is (family, seed): no one's private data
+    "drills:problem": OWNER,  # the candidate's own problem (coaches read it through their pages)
     "reviews:bank": PUBLIC, "reviews:bank_apkg": PUBLIC,
     "reviews:deck_add": LOGIN_POST, "reviews:deck_remove": LOGIN_POST,
     # The coach's own question: her cohort's candidate, the coach and staff; nobody else.
