@@ -29,6 +29,7 @@ from django.utils.html import escape
 from django.utils.text import slugify
 
 from accounts.roles import coach_accounts, oversees_all
+from calculators.engine.errors import EngineError
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.families import FAMILIES
 from coaching.notices import reminders_due as reminders_due
@@ -43,10 +44,10 @@ from coaching.progress import EntryResult as EntryResult
 from coaching.progress import assignments_for as assignments_for
 from coaching.progress import progress_for as progress_for
 from drills.models import BankItem, Card, Round, RoundItem, RoundTemplate
-from drills.problems.generation import create_problem
+from drills.problems.generation import create_problem, generate_inputs, unsolvable
 from drills.reviews.scheduling import add_to_deck
 from drills.rounds.drawing import draw_items
-from drills.rounds.services import start_round
+from drills.rounds.services import draw_or_none, start_round
 from outbox.services import enqueue
 from runbook.content import render_authored
 from runbook.shortcodes import ShortcodeError
@@ -196,18 +197,24 @@ def parse_fixed_inputs(text: str, family: str) -> dict:
     return check_fixed_inputs(value, family)
 
 
+# The seeds a coach's fixed inputs are drawn at before they are accepted: each draw is solved (and drawn again
+# when it has no answer, drills.problems.generation.DRAW_ATTEMPTS), so a stack whose problems cannot be drawn
+# is refused here rather than met by a candidate.
+CHECK_SEEDS = (1, 2, 3)
+
+
 def check_fixed_inputs(value: dict, family: str) -> dict:
-    """``value`` (input name → value) if a problem of ``family`` can be drawn with it; else :class:`CoachingError`."""
+    """``value`` (input name → value) if problems of ``family`` can be drawn and solved with it at each of
+    :data:`CHECK_SEEDS`; else :class:`CoachingError` with the engine's sentence."""
     if not value:
         return {}
     if family not in FAMILIES:
         raise CoachingError(f"'{family}' is not a calculator family.")
-    try:  # draw once to prove the inputs work, then throw the draw away
-        with transaction.atomic():
-            create_problem(family, seed=1, fixed_inputs=value).solve()
-            transaction.set_rollback(True)
-    except Exception as error:
-        raise CoachingError(f"Those fixed inputs do not work for {family}: {error}") from None
+    for seed in CHECK_SEEDS:
+        try:
+            generate_inputs(family, seed, fixed=value)
+        except (ValueError, KeyError, TypeError) as error:  # the engine's EngineError is a ValueError
+            raise CoachingError(f"Those fixed inputs do not work for {family}: {error}") from None
     return value
 
 
@@ -226,17 +233,24 @@ def remove_entry(entry: SetEntry) -> None:
 
     Raises :class:`CoachingError` once a candidate has started the entry: its ``Work`` rows record what
     was done for this coach's assignment, which other coaches of the candidate may not see
-    (:mod:`coaching.visibility`), so they must outlive any edit of the set.
+    (:mod:`coaching.visibility`), so they must outlive any edit of the set. A start whose problem cannot be
+    solved (:func:`drills.problems.generation.unsolvable`: nothing could be worked) records nothing done, so
+    it does not hold the entry: it goes with it.
     """
-    started = Work.objects.filter(entry=entry).values("candidate_id").distinct().count()
-    if started:
-        raise CoachingError(f"{started} candidate{pluralize(started)} already started this entry, so it stays in "
-                            "the set: removing it would lose their work and the record of whom it was done for.")
-    question_set = entry.question_set
-    entry.delete()
-    for position, row in enumerate(question_set.entries.order_by("position", "pk"), start=1):
-        if row.position != position:
-            SetEntry.objects.filter(pk=row.pk).update(position=position)
+    with transaction.atomic():
+        works = list(Work.objects.select_for_update().filter(entry=entry).select_related("problem"))
+        dead = [work.pk for work in works if work.problem is not None and unsolvable(work.problem)]
+        started = len({work.candidate_id for work in works if work.pk not in dead})
+        if started:
+            raise CoachingError(f"{started} candidate{pluralize(started)} already started this entry, so it stays "
+                                "in the set: removing it would lose their work and the record of whom it was done "
+                                "for.")
+        Work.objects.filter(pk__in=dead).delete()
+        question_set = entry.question_set
+        entry.delete()
+        for position, row in enumerate(question_set.entries.order_by("position", "pk"), start=1):
+            if row.position != position:
+                SetEntry.objects.filter(pk=row.pk).update(position=position)
 
 
 @transaction.atomic
@@ -319,9 +333,14 @@ def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetim
             work = _record_work(work, assignment, candidate, entry, now, round=round_)
         return work.round.get_absolute_url()
     if kind == BankItem.PROBLEM:
-        if work is None or work.problem is None:
-            problem = create_problem(entry.item.family, user=candidate,
-                                     fixed_inputs={**(entry.item.fixed_inputs or {}), **(entry.fixed_inputs or {})})
+        # A problem stored before draws were checked may have no answer: it is drawn again (nothing was worked).
+        if work is None or work.problem is None or unsolvable(work.problem):
+            fixed = {**(entry.item.fixed_inputs or {}), **(entry.fixed_inputs or {})}
+            try:
+                problem = create_problem(entry.item.family, user=candidate, fixed_inputs=fixed)
+            except (EngineError, KeyError) as error:
+                raise CoachingError(f"This problem cannot be drawn ({str(error).rstrip('.')}): ask your coach to "
+                                    "change or remove it.") from None
             work = _record_work(work, assignment, candidate, entry, now, problem=problem)
         return work.problem.get_absolute_url()
     _record_work(work, assignment, candidate, entry, now)
@@ -373,11 +392,14 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
     round_ = Round.objects.create(user=candidate, template=None, kind="assignment",
                                   title=assignment.question_set.title[:120], started_at=now,
                                   deadline=now + timedelta(seconds=assignment.time_limit_s))
-    for position, (item, fixed) in enumerate(drawn, start=1):
+    position = 0
+    for item, fixed in drawn:
         problem = None
         if item.kind == BankItem.PROBLEM and item.family:
-            problem = create_problem(item.family, seed=rng.randrange(2**31), user=candidate,
-                                     fixed_inputs={**(item.fixed_inputs or {}), **fixed})
+            problem = draw_or_none(item, rng, candidate, fixed)
+            if problem is None:  # a template whose problem cannot be drawn is left out of the round
+                continue
+        position += 1
         RoundItem.objects.create(round=round_, position=position, item=item, item_slug=item.slug, kind=item.kind,
                                  problem=problem, started_at=now if position == 1 else None)
     _record_work(work, assignment, candidate, None, now, round=round_)

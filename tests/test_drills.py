@@ -233,7 +233,7 @@ class TestNewProblem:
         × 8,192 = 0.50 GiB → ⌊79.18⌋ = 79 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens
         × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
         """
-        assert GENERATOR_VERSION == 4, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 5, "a new generator version draws new problems: re-derive this one"
         url = client.get("/drills/ladder/new/?seed=5")["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.

@@ -13,7 +13,8 @@ a free draw: the generator draws on the catalog pinned to that model and card
 (:func:`calculators.engine.procedures.drawing.pinned_catalog`), so every value
 that depends on the stack is drawn for it (v4, which also keeps a decode
 batch's KV cache within the memory the weights leave; other draws without
-fixed inputs are those of v3).
+fixed inputs are those of v3). v5 solves each draw and draws again when its problem has no answer
+(:data:`DRAW_ATTEMPTS`); every draw that had one is v4's.
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import random
 import secrets
 
 from calculators.engine.catalog import Catalog, default_catalog
-from calculators.engine.errors import InputError
+from calculators.engine.errors import EngineError, InputError
 from calculators.engine.procedures.compute_shared import smallest_fitting_degree
 from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
+from calculators.engine.procedures.inputs import clean_inputs
 from calculators.families import FAMILIES
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 MAX_SEED = 2**63
 
 
@@ -38,32 +40,74 @@ def drill_families() -> list:
     return [family for family in FAMILIES.values() if family.generate is not None]
 
 
+# How many times one seed draws before it gives up: a draw whose problem cannot be solved (a simulated knee
+# where no swept rate keeps 0.9 of its goodput, a sweep whose TPOT never crosses the target) is drawn again
+# from the same seeded generator, so the seed still names one problem.
+DRAW_ATTEMPTS = 8
+
+
 def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixed: dict | None = None) -> dict:
     """The inputs of problem (``family``, ``seed``), with ``fixed`` inputs held (``{"model": …}``).
 
     A fixed model or card pins the catalog the family draws from, so the values that depend on it are
     drawn for it; other fixed inputs replace the drawn ones, and a generator that takes ``fixed`` (decode)
-    draws what depends on them (its measured rate) after holding them. ``KeyError`` for a family without drills;
-    :class:`InputError` (one sentence) when the family cannot draw a problem for the fixed stack, and
-    :class:`.errors.CatalogError` for an unknown id. A family with ``prepare`` (the simulated drills) then
-    completes the inputs with what the problem stores beside them (its sweep, run for the final inputs).
+    draws what depends on them (its measured rate) after holding them. A family with ``prepare`` (the
+    simulated drills) then completes the inputs with what the problem stores beside them (its sweep, run
+    for the final inputs). The problem is solved before it is returned: a draw whose problem cannot be
+    solved (the engine's one sentence) is drawn again from the same seeded generator, up to
+    :data:`DRAW_ATTEMPTS` times, so what depends on the fixed inputs is redrawn within their bounds.
+
+    ``KeyError`` for a family without drills; :class:`InputError` (one sentence) when the family cannot draw
+    a problem (for the fixed stack, or in :data:`DRAW_ATTEMPTS` draws), and :class:`.errors.CatalogError`
+    for an unknown id.
     """
     record = FAMILIES[family]
     if record.generate is None:
         raise KeyError(family)
     catalog, fixed = catalog or default_catalog(), fixed or {}
     pinned = pinned_catalog(catalog, fixed)
+    if fixed:  # a name the family does not take, or a value out of its bounds, fails every draw alike: say so once
+        clean_inputs(record.inputs, fixed, catalog)
     rng = random.Random(f"{family}:{seed}")
+    takes_fixed = bool(fixed) and "fixed" in inspect.signature(record.generate).parameters
+    problem: EngineError | None = None
+    for _ in range(DRAW_ATTEMPTS):
+        try:
+            if takes_fixed:  # it draws what depends on them
+                inputs = {**record.generate(rng, pinned, fixed=fixed), **fixed}
+            else:
+                inputs = {**record.generate(rng, pinned), **fixed}
+        except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
+            if pinned is catalog:
+                raise
+            raise InputError(_no_draw(family, fixed, pinned, exc),
+                             field="model" if "model" in fixed else "gpu") from exc
+        if record.prepare:
+            inputs = record.prepare(inputs, catalog)
+        try:
+            record.run(dict(inputs), catalog)
+        except EngineError as exc:  # this draw has no answer: draw again
+            problem = exc
+            continue
+        return inputs
+    stack = " on ".join(str(fixed[name]) for name in STACK_INPUTS if name in fixed)
+    where = f" for {stack}" if stack else ""
+    raise InputError(f"No {family} problem{where} could be drawn in {DRAW_ATTEMPTS} tries (the last: "
+                     f"{str(problem).rstrip('.')}).", field="model" if "model" in fixed else "gpu")
+
+
+def unsolvable(problem: ProblemInstance) -> str | None:
+    """The engine's sentence saying why a stored ``problem`` cannot be solved, or ``None`` when it can.
+
+    A problem stored before its generator checked its draws (a knee with no rate meeting both targets), or
+    whose fixed inputs name a model the catalog no longer holds, is answered with this sentence instead of
+    an error page.
+    """
     try:
-        if fixed and "fixed" in inspect.signature(record.generate).parameters:  # it draws what depends on them
-            inputs = {**record.generate(rng, pinned, fixed=fixed), **fixed}
-        else:
-            inputs = {**record.generate(rng, pinned), **fixed}
-    except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
-        if pinned is catalog:
-            raise
-        raise InputError(_no_draw(family, fixed, pinned, exc), field="model" if "model" in fixed else "gpu") from exc
-    return record.prepare(inputs, catalog) if record.prepare else inputs
+        problem.solve()
+    except EngineError as error:
+        return str(error)
+    return None
 
 
 def _no_draw(family: str, fixed: dict, pinned: Catalog, problem: Exception) -> str:

@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
 
+from calculators.engine.errors import EngineError
 from calculators.families import FAMILIES
 from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
@@ -50,12 +51,20 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
         seed = None
     if seed is not None and not 0 <= seed < MAX_SEED:
         seed = None
-    if request.user.is_authenticated:
-        return redirect(create_problem(family, seed=seed, user=request.user))
-    if seed is None or "seed" not in request.GET:
-        seed = secrets.randbelow(MAX_SEED) if seed is None else seed
-        return redirect(f"{request.path}?seed={seed}")
-    return _problem_page(request, draw_problem(family, seed))
+    try:
+        if request.user.is_authenticated:
+            return redirect(create_problem(family, seed=seed, user=request.user))
+        if seed is None or "seed" not in request.GET:
+            seed = secrets.randbelow(MAX_SEED) if seed is None else seed
+            return redirect(f"{request.path}?seed={seed}")
+        return _problem_page(request, draw_problem(family, seed))
+    except EngineError as error:  # no draw of this seed has an answer (generation.DRAW_ATTEMPTS)
+        return _unsolvable_page(request, family, str(error))
+
+
+def _unsolvable_page(request: HttpRequest, family: str, reason: str) -> HttpResponse:
+    """A problem that cannot be worked: the engine's sentence and a way to draw another (never an error page)."""
+    return render(request, "drills/unsolvable.html", {"family": FAMILIES[family], "reason": reason})
 
 
 @require_http_methods(["GET", "POST"])
@@ -80,8 +89,12 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
 
 
 def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:
-    """The problem page for ``instance`` (saved or drawn from a seed); a POST grades the answers."""
-    solution = instance.solve()
+    """The problem page for ``instance`` (saved or drawn from a seed); a POST grades the answers. A stored
+    problem that cannot be solved (drawn before draws were checked) gets the engine's sentence instead."""
+    try:
+        solution = instance.solve()
+    except EngineError as error:
+        return _unsolvable_page(request, instance.family, str(error))
     graded = attempt = refused = seen = None
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)

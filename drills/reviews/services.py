@@ -28,11 +28,20 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
+from calculators.engine.errors import EngineError
 from calculators.engine.grader import Grade
+from calculators.families import FAMILIES
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
-from drills.problems.generation import create_problem
+from drills.problems.generation import create_problem, unsolvable
 from drills.problems.grading import submit
-from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
+from drills.reviews.scheduling import (
+    _now,
+    rating_for_problem,
+    rating_for_rubric,
+    remove_from_deck,
+    schedule,
+    time_box_of,
+)
 from runbook.models import chapter_text
 
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -56,12 +65,31 @@ def problem_seed(card: Card) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
+class Undrawable(Exception):
+    """A template card whose problem cannot be drawn (its fixed inputs have no problem with an answer); the
+    message says so in one sentence, naming the card and the engine's reason."""
+
+
 def problem_for(card: Card) -> ProblemInstance:
-    """The problem variant of a template card's next review, drawn once per card version."""
+    """The problem variant of a template card's next review, drawn once per card version.
+
+    A pending variant that cannot be solved (drawn before draws were checked) is drawn again. Raises
+    :class:`Undrawable` when no variant can be drawn: :func:`skip_undrawable` takes the card out of the queue.
+    """
     if card.pending_problem_id:
-        return card.pending_problem
+        if unsolvable(card.pending_problem) is None:
+            return card.pending_problem
+        Card.objects.filter(pk=card.pk, pending_problem_id=card.pending_problem_id).update(pending_problem=None)
+        card.pending_problem = None
     item = card.item
-    problem = create_problem(item.family, seed=problem_seed(card), user=card.user, fixed_inputs=item.fixed_inputs)
+    try:
+        problem = create_problem(item.family, seed=problem_seed(card), user=card.user,
+                                 fixed_inputs=item.fixed_inputs)
+    except (EngineError, KeyError) as error:
+        name = FAMILIES[item.family].title if item.family in FAMILIES else item.slug
+        raise Undrawable(f"“{name}” ({item.slug}) was skipped and taken out of your deck: its problem cannot be "
+                         f"drawn ({str(error).rstrip('.')}). Add it back from the bank once its template is "
+                         f"changed.") from None
     claimed = Card.objects.filter(pk=card.pk, version=card.version, pending_problem__isnull=True).update(
         pending_problem=problem)
     if not claimed:  # another tab drew it first: show theirs
@@ -71,6 +99,22 @@ def problem_for(card: Card) -> ProblemInstance:
             return card.pending_problem
     card.pending_problem = problem
     return problem
+
+
+def skip_undrawable(card: Card) -> str | None:
+    """Take a template card whose problem cannot be drawn out of the deck (suspended: its history is kept, and
+    the bank adds it back); the sentence saying so, or ``None`` when the card's problem can be drawn (it is
+    then drawn, and pending on the card). Never raises for a card whose problem cannot be drawn: a broken
+    template must not block the review queue."""
+    if not is_problem(card.item):
+        return None
+    try:
+        problem_for(card)
+    except Undrawable as undrawable:
+        remove_from_deck(card.user, card.item)
+        card.suspended = True
+        return str(undrawable)
+    return None
 
 
 def _duration_ms(started_at: datetime | None, now: datetime) -> int | None:

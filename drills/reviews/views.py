@@ -47,6 +47,7 @@ from drills.reviews.scheduling import (
     time_box_of,
 )
 from drills.reviews.services import (
+    Undrawable,
     card_of,
     card_to_reveal,
     is_problem,
@@ -54,12 +55,15 @@ from drills.reviews.services import (
     problem_for,
     record_open_review,
     record_problem_review,
+    skip_undrawable,
 )
 from llm_grading import services as model_grading
 from llm_grading.models import Grading
 from llm_grading.presentation import fragment_context
 
 FORECAST_DAYS = 7
+# Cards whose problem cannot be drawn one visit of the queue takes out before it shows what is left.
+MAX_SKIPPED = 20
 
 
 def _render(request: HttpRequest, template: str, context: dict, review_settings: ReviewSettings,
@@ -138,6 +142,12 @@ def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
     first, left = next_due(request.user, now, review_settings)  # the page shows one card and the count
+    for _ in range(MAX_SKIPPED):  # a template whose problem cannot be drawn leaves the queue, with a sentence
+        skipped = first and skip_undrawable(first)
+        if not skipped:
+            break
+        messages.warning(request, skipped)
+        first, left = next_due(request.user, now, review_settings)
     return _show(request, first, review_settings, now, left)
 
 
@@ -159,8 +169,12 @@ def card(request: HttpRequest, pk: int) -> HttpResponse:
     """One card of the deck, reviewed now whether due or not."""
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
-    return _show(request, _own_card(request, pk), review_settings, now,
-                 due_count(request.user, now, review_settings))
+    current = _own_card(request, pk)
+    skipped = skip_undrawable(current)
+    if skipped:
+        messages.warning(request, skipped)
+        return redirect("reviews:review")
+    return _show(request, current, review_settings, now, due_count(request.user, now, review_settings))
 
 
 @login_required
@@ -247,7 +261,10 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
         version = int(request.POST.get("version", ""))
     except ValueError:
         version = -1
-    problem = problem_for(current)
+    try:
+        problem = problem_for(current)
+    except Undrawable:
+        return redirect("reviews:card", pk=current.pk)  # which takes it out of the queue, with the sentence
     form = AnswerForm(problem.solve().specs, request.POST)
     if form.is_valid() and version >= 0:
         try:

@@ -29,8 +29,9 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
+from calculators.engine.errors import EngineError
 from drills.critique.services import grade_critique, read_flags
-from drills.models import BankItem, Card, CritiqueAttempt, ReviewLog, Round, RoundItem, RoundTemplate
+from drills.models import BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems import grading
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, time_box_of
@@ -55,14 +56,28 @@ def start_round(user, template: RoundTemplate | str, now: datetime | None = None
     drawn = draw_items(user, template, now, rng)
     started = Round.objects.create(user=user, template=template, kind=template.kind, title=template.title,
                                    started_at=now, deadline=now + timedelta(seconds=template.duration_s))
-    for position, (item, box) in enumerate(drawn, start=1):
+    position = 0
+    for item, box in drawn:
         problem = None
         if item.kind == BankItem.PROBLEM and item.family:
-            problem = create_problem(item.family, seed=rng.randrange(2**31), user=user,
-                                     fixed_inputs=item.fixed_inputs)
+            problem = draw_or_none(item, rng, user)
+            if problem is None:  # a template whose problem cannot be drawn is left out of the round
+                continue
+        position += 1
         RoundItem.objects.create(round=started, position=position, item=item, item_slug=item.slug, kind=item.kind,
                                  time_box_s=box, problem=problem, started_at=now if position == 1 else None)
     return started
+
+
+def draw_or_none(item: BankItem, rng: random.Random, user, fixed: dict | None = None) -> ProblemInstance | None:
+    """A problem of template ``item`` (its fixed inputs, then ``fixed``) drawn at a seed from ``rng``, or ``None``
+    when none can be drawn (:func:`drills.problems.generation.generate_inputs` gave up): a round leaves such a
+    template out rather than fail to start."""
+    try:
+        return create_problem(item.family, seed=rng.randrange(2**31), user=user,
+                              fixed_inputs={**(item.fixed_inputs or {}), **(fixed or {})})
+    except (EngineError, KeyError):
+        return None
 
 
 # --- during the round ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
+from calculators.engine.errors import EngineError
 from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
@@ -257,7 +258,11 @@ def again(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     item = _own_item(round_, position)
     if round_.is_active or not item.is_worked or item.item is None:
         raise Http404("Only a problem of a closed round can be worked again.")
-    problem = create_problem(item.item.family, user=request.user, fixed_inputs=item.item.fixed_inputs)
+    try:
+        problem = create_problem(item.item.family, user=request.user, fixed_inputs=item.item.fixed_inputs)
+    except EngineError as error:
+        messages.error(request, f"No new problem of this template can be drawn: {error}")
+        return redirect("rounds:report", pk=round_.pk)
     return redirect(problem)
 
 
