@@ -8,3 +8,9 @@ class CoachingConfig(AppConfig):
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "coaching"
+
+    def ready(self) -> None:
+        """Connect the dashboard cache's receivers (:mod:`coaching.signals`)."""
+        from . import signals
+
+        signals.connect()

@@ -1,7 +1,7 @@
 """The coach dashboard's tables, built with a bounded number of queries whatever the cohort size.
 
-Every table is a :class:`Table` (headers, rows of :class:`Cell`), shown as HTML
-and exported as CSV by the same view (``?export=<table name>``).
+Every table is a :class:`Table` (headers, rows of :class:`Cell`), shown by ``templates/coaching/_tables.html``
+(a ``{% partialdef cell %}`` per cell) and exported as CSV by the same view (``?export=<table name>``).
 """
 
 from __future__ import annotations
@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from html import escape
 
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
-from django.utils.safestring import SafeString, mark_safe
 
 from accounts.roles import oversees_all
 from calculators.engine.misconceptions import MISCONCEPTIONS
@@ -52,24 +50,6 @@ class Table:
     headers: list[str]
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
-    _html: str | None = field(default=None, repr=False, compare=False)  # body_html's, once built
-
-    def body_html(self) -> SafeString:
-        """The rows as ``<tr>`` elements, every text and URL escaped.
-
-        Built here rather than by template loops: the dashboard of a 100-candidate
-        cohort has over a thousand cells, and Django's template engine spent most of
-        the page's time resolving each cell's three variables (issue 11's profile).
-        """
-        if self._html is None:
-            self._html = "".join("<tr>" + "".join(_cell_html(cell) for cell in row) + "</tr>" for row in self.rows)
-        return mark_safe(self._html)
-
-    def __reduce__(self):
-        # Pickled (the dashboard's cache) as plain tuples with the rows' HTML already built: unpickling a
-        # thousand Cell objects cost the cached dashboard more than building the whole page around them.
-        return _thawed_table, (self.name, self.title, self.headers, self.note, str(self.body_html()),
-                               [[(c.text, c.url, c.css, c.csv_text) for c in row] for row in self.rows])
 
     def csv(self) -> str:
         """The table as CSV text through the project's one writer (formula-looking text neutralised)."""
@@ -77,29 +57,10 @@ class Table:
                                         for row in self.rows))
 
 
-def _thawed_table(name, title, headers, note, html, rows) -> Table:
-    return Table(name, title, headers, [[Cell(*cell) for cell in row] for row in rows], note, html)
-
-
 def when(moment: datetime, url: str = "") -> Cell:
     """A time as people read it on the page ("Thu 3 Dec 2026, 14:05", local time), ISO 8601 in the CSV."""
     local = timezone.localtime(moment)
     return Cell(date_format(local, "D j M Y, H:i"), url, csv_text=f"{local:%Y-%m-%d %H:%M}")
-
-
-# Escaped class attributes by class text: a handful of distinct values over a thousand cells.
-_ESCAPED_CSS: dict[str, str] = {}
-
-
-def _cell_html(cell: Cell) -> str:
-    # The standard library's escape (& < > " ') is what django.utils.html.escape applies, without the
-    # lazy-string and SafeString wrapping that made format_html the page's hottest call (issue 11).
-    css = _ESCAPED_CSS.get(cell.css)
-    if css is None:
-        css = _ESCAPED_CSS[cell.css] = escape(cell.css)
-    if cell.url:
-        return f'<td class="{css}"><a href="{escape(cell.url)}">{escape(cell.text)}</a></td>'
-    return f'<td class="{css}">{escape(cell.text)}</td>'
 
 
 def url_maker(name: str):
@@ -155,6 +116,10 @@ def _pairs(assignments, members_of_cohort, candidates):
 def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) -> dict[int, list[dict]]:
     """Per candidate, misconceptions by count: total, last 14 days, the 14 before, and the trend.
 
+    Each is a dict with ``id``, ``name``, ``total``, ``recent``, ``before``, ``trend`` and ``leaves_at``: the
+    first moment after ``now`` at which one of its attempts leaves the last 14 days or the 14 before (the
+    counts then change), or ``None``.
+
     ``hidden`` (from :func:`coaching.visibility.hidden_work`) leaves out attempts the coach may not see.
     """
     recent, earlier = now - timedelta(days=TREND_DAYS), now - timedelta(days=2 * TREND_DAYS)
@@ -164,7 +129,9 @@ def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWor
     rows = (found.exclude(misconception="").values("attempt__user_id", "misconception")
             .annotate(total=Count("pk"), recent=Count("pk", filter=Q(attempt__submitted_at__gte=recent)),
                       before=Count("pk", filter=Q(attempt__submitted_at__gte=earlier,
-                                                  attempt__submitted_at__lt=recent)))
+                                                  attempt__submitted_at__lt=recent)),
+                      first_recent=Min("attempt__submitted_at", filter=Q(attempt__submitted_at__gte=recent)),
+                      first_counted=Min("attempt__submitted_at", filter=Q(attempt__submitted_at__gte=earlier)))
             .order_by("attempt__user_id", "-total", "misconception"))
     out: dict[int, list[dict]] = defaultdict(list)
     for row in rows:
@@ -172,8 +139,16 @@ def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWor
         info = MISCONCEPTIONS.get(row["misconception"])
         out[row["attempt__user_id"]].append({"id": row["misconception"], "name": getattr(info, "title", None)
                                              or row["misconception"], "total": row["total"],
-                                             "recent": row["recent"], "before": row["before"], "trend": trend})
+                                             "recent": row["recent"], "before": row["before"], "trend": trend,
+                                             "leaves_at": _earliest(
+                                                 row["first_recent"] and row["first_recent"] + (now - recent),
+                                                 row["first_counted"] and row["first_counted"] + (now - earlier))})
     return out
+
+
+def _earliest(*moments: datetime | None) -> datetime | None:
+    """The earliest of the moments that are not ``None`` (``None`` when all are)."""
+    return min((m for m in moments if m is not None), default=None)
 
 
 @dataclass(frozen=True)
@@ -188,6 +163,7 @@ class ReviewActivity:
     total: int = 0
     learned: int = 0
     retention: float | None = None
+    leaves_at: datetime | None = field(default=None, compare=False)  # when the earliest leaves the 30 days
 
 
 def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) -> dict[int, ReviewActivity]:
@@ -201,20 +177,25 @@ def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) 
     since = now - timedelta(days=RETENTION_DAYS)
     rows = (hidden.reviews(ReviewLog.objects).filter(user_id__in=user_ids, reviewed_at__gte=since)
             .values("user_id").annotate(total=Count("pk"), learned=Count("pk", filter=learned),
-                                        kept=Count("pk", filter=learned & Q(rating__gt=ReviewLog.AGAIN))))
+                                        kept=Count("pk", filter=learned & Q(rating__gt=ReviewLog.AGAIN)),
+                                        first=Min("reviewed_at")))
     return {row["user_id"]: ReviewActivity(row["total"], row["learned"],
-                                           row["kept"] / row["learned"] if row["learned"] else None)
+                                           row["kept"] / row["learned"] if row["learned"] else None,
+                                           row["first"] + (now - since))
             for row in rows}
 
 
 @dataclass
 class Overview:
-    """The dashboard: its tables, who is falling behind, the coach's cohorts and how many candidates they hold."""
+    """The dashboard: its tables, who is falling behind, the coach's cohorts and how many candidates they hold,
+    and ``changes_at``: the first moment after the one it was built for at which the clock alone changes it (an
+    assignment turning late or due within 48 h, work leaving a window), or ``None``."""
 
     tables: list[Table]
     behind: list[dict]
     cohorts: list
     candidate_count: int
+    changes_at: datetime | None = None
 
 
 def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
@@ -313,7 +294,10 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
                          [[Cell(b["user"].get_username(), candidate_url(b["user"].pk)),
                            Cell("; ".join(b["reasons"]))] for b in behind])
     tables.insert(0, behind_table)
-    return Overview(tables, behind, cohorts, len(candidates))
+    changes_at = _earliest(*(m for a in assignments for m in (a.due_at, a.due_at - SOON) if m > now),
+                           *(m["leaves_at"] for found in mistakes.values() for m in found),
+                           *(reviews.leaves_at for reviews in activity.values()))
+    return Overview(tables, behind, cohorts, len(candidates), changes_at)
 
 
 def _entry_header(entry, limit: int = 60) -> str:

@@ -1,67 +1,54 @@
-"""The coach dashboard's :class:`~coaching.dashboard.Overview`, cached under a fingerprint of what it is built from.
+"""The coach dashboard's rendered tables, cached under a version per coach that every change they would see bumps.
 
-Building the overview takes about fifteen queries and a thousand cells of Python for a 100-candidate cohort;
-the open dashboard polls it every few seconds. :func:`cached_overview` answers from Django's cache (Redis in
-production) when nothing it depends on has changed, checked by one query per request:
+Building the dashboard of a 100-candidate cohort takes about fifteen queries and renders over a thousand table
+cells; the open dashboard polls it every few seconds. :func:`cached_dashboard` keeps the rendered tables in
+Django's cache (Redis in production) under a key holding:
 
-- *The rows it reads.* For every table the overview reads (the coach's cohorts, their memberships, the
-  candidates, the assignments, their sets and entries, every bank item, and the candidates' work, attempts,
-  graded steps, reviews, critiques, rounds and round items), the number of rows and a sum of 64-bit hashes
-  of each row's ``(id, xmin)``. PostgreSQL gives every inserted or updated row version a new ``xmin`` (the
-  transaction that wrote it), so any insert, update or delete that has committed changes the fingerprint,
-  including the updates that leave counts and largest ids alone (a round closing, a set renamed, an item
-  unpublished). The fingerprint is part of the cache key, so a changed database never finds the old entry.
-- *The clock.* The overview depends on ``now`` in a few places: an assignment becomes late after its due
-  time and "due within 48 h" from 48 hours before it; a misconception moves from the last 14 days to the
-  14 before and then out; a review leaves the 30-day window. The same query returns the first of those
-  moments still to come, and an entry is used only from the moment it was built until that one.
-- *The reader's time zone.* The completion tables' headers show due dates in local time: the zone is
-  part of the key.
+- *The coach's version*, a random token that :func:`bump_for_candidates` and :func:`bump_coaches` replace.
+  ``coaching/signals.py`` calls them on every save and delete of what the dashboard reads: a candidate's attempts,
+  reviews, critiques, rounds and their items and assignment work bump every coach of the candidate's cohorts; a
+  membership, cohort, question set, entry or assignment bumps its coach and those of the candidates concerned.
+  Superusers, who oversee every cohort (:func:`accounts.roles.oversees_all`), share one more version that every
+  change bumps, and a change to the question
+  bank (which questions a coach may read) bumps the version all keys hold. A version missing from the cache
+  (evicted, or the cache emptied) is drawn afresh, so an old entry is never found again.
+- *The clock*: the overview depends on ``now`` (an assignment turns late at its due time and "due within
+  48 h" 48 hours before; work leaves the 14-day trend windows and reviews the 30-day window). An entry is used
+  only from the moment it was built until the first of those moments to come (``Overview.changes_at``).
+- *The reader's time zone*: the completion tables' headers show due dates in local time.
 
-Only PostgreSQL has ``xmin``: on another database (SQLite, the embedded default), and inside a transaction
-(where rows the transaction itself writes twice keep one ``xmin``; a request runs outside one), the overview
-is built every time, as before. The cache never decides what a coach may see: the key holds the coach's id and
-superuser flag, and the fingerprint covers every row the visibility rules read.
+A version is bumped when the change is made and again when its transaction commits: a dashboard built in
+between, from the rows as they were before the commit, is stored under a version that is then already gone.
+The cache never decides what a coach may see: the key holds the coach's id and whether they oversee all.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import sys
+import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import connection
+from django.db import transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString
 
 from accounts.roles import oversees_all
-from calculators.engine.misconceptions import MISCONCEPTIONS
-from drills.models import Attempt, BankItem, CritiqueAttempt, ReviewLog, Round, RoundItem, StepAnswer
 
-from . import dashboard, progress, visibility
-from .models import Assignment, Cohort, Membership, QuestionSet, SetEntry, Work
+from . import dashboard
+from .models import Cohort
 
-# Bump when the cached value changes shape. A change to the code that builds the overview needs no bump: the
-# key holds a digest of that code (code_version). Entries are dropped after CACHE_TIMEOUT_S, used or not.
-CACHE_VERSION = 2
+# Bump when the cached value changes shape. Entries are dropped after CACHE_TIMEOUT_S, used or not.
+CACHE_VERSION = 3
 CACHE_TIMEOUT_S = 15 * 60
+_EVERYONE, _ALL = "everyone", "oversees-all"
 
-_SQL: dict[bool, str] = {}  # the fingerprint query by staff flag, built once per process
 
-
-@functools.cache
-def code_version() -> str:
-    """A digest of the code and data the overview is built from besides the database: the modules that build
-    it and the misconceptions' titles. After a deploy that changes either, old entries no longer match."""
-    digest = hashlib.sha256()
-    for module in (dashboard, progress, visibility, sys.modules[__name__]):
-        digest.update(Path(module.__file__).read_bytes())
-    digest.update(repr(sorted((key, getattr(m, "title", None)) for key, m in MISCONCEPTIONS.items())).encode())
-    return digest.hexdigest()[:16]
+def _version_key(who) -> str:
+    return f"coaching:dashboard:version:{who}"
 
 
 @dataclass(frozen=True)
@@ -75,123 +62,77 @@ class CohortLink:
 
 @dataclass
 class Dashboard:
-    """What the dashboard page shows of an :class:`~coaching.dashboard.Overview`: its tables, the cohorts, the
-    number of candidates. Plain values only, so the cache holds no user (nor a password hash) and unpickles fast.
-    """
+    """What the dashboard page shows: its tables rendered (``coaching/_tables.html``), the cohorts and the number
+    of candidates. Plain values only, so the cache holds no user (nor a password hash)."""
 
-    tables: list[dashboard.Table]
+    tables_html: SafeString
     cohorts: list[CohortLink]
     candidate_count: int
 
 
-def _dashboard(coach, now: datetime) -> Dashboard:
-    view = dashboard.overview(coach, now)
-    return Dashboard(view.tables, [CohortLink(c.name, c.get_absolute_url(), len(c.memberships.all()))
-                                   for c in view.cohorts], view.candidate_count)
+def _versions(coach) -> str:
+    """The versions the coach's entry is keyed by (their own, everyone's, and the superusers' for a superuser),
+    drawn afresh for any the cache does not hold."""
+    names = [coach.pk, _EVERYONE, *([_ALL] if oversees_all(coach) else [])]
+    keys = [_version_key(name) for name in names]
+    found = cache.get_many(keys)
+    missing = {key: uuid.uuid4().hex for key in keys if key not in found}
+    if missing:
+        cache.set_many(missing, None)
+    return ".".join(found.get(key) or missing[key] for key in keys)
 
 
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
+def _bump(names: Iterable) -> None:
+    tokens = {_version_key(name): uuid.uuid4().hex for name in names}
+    cache.set_many(tokens, None)
 
 
-def _digest(*aliases: str, moments: tuple[str, ...] = ()) -> str:
-    """One text: the row count, the sum of a 64-bit hash of each joined row's ids and ``xmin``s (as numeric:
-    never overflowing), then each of ``moments`` (SQL expressions, empty when NULL), separated by ``|``."""
-    parts = ", ".join(f"{a}.id, {a}.xmin" for a in aliases)
-    texts = ["count(*)", f"coalesce(sum(hashtextextended(concat_ws(':', {parts}), 0)::numeric), 0)",
-             *(f"coalesce(({m})::text, '')" for m in moments)]
-    return f"concat_ws('|', {', '.join(texts)})"
+def _bump_now_and_on_commit(names: set) -> None:
+    names = {*names, _ALL}
+    _bump(names)
+    transaction.on_commit(lambda: _bump(names))
 
 
-def _fingerprint_sql(staff: bool) -> str:
-    """The fingerprint query for a coach (``staff``: for a superuser, who sees every cohort and assignment).
-
-    Parameters: ``coach`` (the coach's id), ``now`` and ``soon`` (:data:`coaching.dashboard.SOON`). One row:
-    per group of joined tables its row count and hash sum, then the moments at which the clock changes the
-    overview (see the module docstring). Tables are joined where one hangs off another (a cohort's
-    memberships and their users, an assignment's set and its entries, an attempt's steps, a round's items) so
-    the query stays small to plan: a request pays for planning it every time.
-    """
-    if staff in _SQL:
-        return _SQL[staff]
-    t = {m.__name__: _table(m) for m in (Membership, Cohort, Assignment, QuestionSet, SetEntry, Work, BankItem,
-                                         Attempt, StepAnswer, ReviewLog, CritiqueAttempt, Round, RoundItem)}
-    user = _table(get_user_model())
-    mine = "TRUE" if staff else "c.coach_id = %(coach)s"
-    # Another coach's assignments count too: their work hides rows (coaching.visibility).
-    assigned = ("TRUE" if staff else
-                f"a.coach_id = %(coach)s OR a.id IN (SELECT assignment_id FROM {t['Work']} WHERE candidate_id IN "
-                f"(SELECT id FROM who))")
-    trend, earlier, window = dashboard.TREND_DAYS, 2 * dashboard.TREND_DAYS, dashboard.RETENTION_DAYS
-    who = "(SELECT id FROM who)"
-    columns = [
-        f"""SELECT {_digest("c", "m", "u")} FROM {t['Cohort']} c
-            LEFT JOIN {t['Membership']} m ON m.cohort_id = c.id LEFT JOIN {user} u ON u.id = m.candidate_id
-            WHERE {mine}""",
-        # An assignment turns late after its due time, and is "due within 48 h" from due time - SOON.
-        f"""SELECT {_digest("a", "q", "e", moments=(
-                "min(a.due_at) FILTER (WHERE a.due_at >= %(now)s)",
-                "min(a.due_at - %(soon)s) FILTER (WHERE a.due_at - %(soon)s >= %(now)s)"))}
-            FROM {t['Assignment']} a JOIN {t['QuestionSet']} q ON q.id = a.question_set_id
-            LEFT JOIN {t['SetEntry']} e ON e.question_set_id = q.id WHERE {assigned}""",
-        f"SELECT {_digest('i')} FROM {t['BankItem']} i",  # which items a coach may read hides rows
-        f"SELECT {_digest('w')} FROM {t['Work']} w WHERE w.candidate_id IN {who}",
-        # A misconception's attempt leaves the last 14 days, then the 14 before.
-        f"""SELECT {_digest("a", "s", moments=(
-                f"min(a.submitted_at) FILTER (WHERE a.submitted_at >= %(now)s - interval '{trend} days')"
-                f" + interval '{trend} days'",
-                f"min(a.submitted_at) FILTER (WHERE a.submitted_at >= %(now)s - interval '{earlier} days')"
-                f" + interval '{earlier} days'"))}
-            FROM {t['Attempt']} a LEFT JOIN {t['StepAnswer']} s ON s.attempt_id = a.id WHERE a.user_id IN {who}""",
-        # A review leaves the 30-day window.
-        f"""SELECT {_digest("r", moments=(
-                f"min(r.reviewed_at) FILTER (WHERE r.reviewed_at >= %(now)s - interval '{window} days')"
-                f" + interval '{window} days'",))}
-            FROM {t['ReviewLog']} r WHERE r.user_id IN {who}""",
-        f"SELECT {_digest('k')} FROM {t['CritiqueAttempt']} k WHERE k.user_id IN {who}",
-        # A candidate's rounds, and any round their work for an assignment points to.
-        f"""SELECT {_digest("o", "x")} FROM {t['Round']} o LEFT JOIN {t['RoundItem']} x ON x.round_id = o.id
-            WHERE o.user_id IN {who} OR o.id IN (SELECT round_id FROM {t['Work']} WHERE candidate_id IN {who})""",
-    ]
-    # Scalar subqueries, not a join of one-row tables: the planner has no join order to search.
-    _SQL[staff] = sql = (f"WITH who AS MATERIALIZED (SELECT DISTINCT m.candidate_id AS id FROM {t['Membership']} m "
-                         f"JOIN {t['Cohort']} c ON c.id = m.cohort_id WHERE {mine})\n"
-                         "SELECT " + ",\n".join(f"({column})" for column in columns))
-    return sql
+def bump_coaches(coach_ids: Iterable[int]) -> None:
+    """Mark what the coaches ``coach_ids`` (and the superusers) see as changed: their next dashboard is built afresh."""
+    _bump_now_and_on_commit(set(coach_ids))
 
 
-def cached_overview(coach, now: datetime | None = None) -> Dashboard:
-    """The :class:`Dashboard` of ``coach``'s :func:`coaching.dashboard.overview`, from the cache when valid.
+def bump_for_candidates(candidates, *, coach_ids: Iterable[int] = (), cohort_ids: Iterable[int] = ()) -> None:
+    """Mark the dashboards of every coach of a cohort of ``candidates`` (ids, or a ``values()`` queryset of
+    them), of the cohorts ``cohort_ids``, of ``coach_ids`` and of staff as changed, in one query: the
+    candidates' work or memberships, as those coaches see them, have changed."""
+    found = Cohort.objects.filter(Q(memberships__candidate_id__in=candidates) | Q(pk__in=list(cohort_ids)))
+    _bump_now_and_on_commit(set(found.values_list("coach_id", flat=True).distinct()) | set(coach_ids))
+
+
+def bump_everyone() -> None:
+    """Mark every coach's dashboard as changed (the question bank changed: which items a coach may read)."""
+    _bump_now_and_on_commit({_EVERYONE})
+
+
+def cached_dashboard(coach, now: datetime | None = None) -> Dashboard:
+    """The :class:`Dashboard` of ``coach``'s :func:`coaching.dashboard.overview` at ``now``, from the cache when
+    nothing the coach sees has changed since it was built and the clock has not changed it.
 
     Args:
         coach: the signed-in coach (a user; a superuser sees every cohort).
         now: the moment to show the dashboard at (default: now); an aware datetime.
 
-    Returns the tables, cohorts and candidate count of ``overview(coach, now)``: one query on a hit
-    (the fingerprint), that query and the overview's own on a miss. Raises what the overview raises; a
-    cache that is unreachable is a miss (``config.cache.RedisCache``).
+    A hit costs two reads of the cache (the versions, the entry) and no query; a miss builds the overview and
+    renders its tables. Raises what the overview raises; an unreachable cache is a miss (``config.cache``).
     """
     now = now or timezone.now()
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        # Inside a transaction, rows this transaction writes twice keep one xmin: the fingerprint could miss
-        # its own changes. Outside one (a request), every change we can see was committed by another.
-        return _dashboard(coach, now)
-    with connection.cursor() as cursor:
-        cursor.execute(_fingerprint_sql(oversees_all(coach)), {"coach": coach.pk, "now": now, "soon": dashboard.SOON})
-        row = cursor.fetchone()
-    digest = hashlib.sha256("\n".join(row).encode()).hexdigest()
-    # The moments at which the clock changes the overview, each the first at or after now (see the module).
-    moments = [datetime.fromisoformat(m) for text in row for m in text.split("|")[2:] if m]
-    key = (f"coaching:dashboard:v{CACHE_VERSION}:{code_version()}:{coach.pk}:{int(oversees_all(coach))}:"
-           f"{timezone.get_current_timezone_name()}:{digest}")
+    key = (f"coaching:dashboard:v{CACHE_VERSION}:{coach.pk}:{int(oversees_all(coach))}:"
+           f"{timezone.get_current_timezone_name()}:{_versions(coach)}")
     stored = cache.get(key)
     if stored is not None:
         built_at, valid_until, view = stored
         if built_at <= now and (valid_until is None or now < valid_until):
             return view
-    view = _dashboard(coach, now)
-    # The first moment, at or after now, at which the clock changes what the overview shows (None: never).
-    valid_until = min(moments, default=None)
-    cache.set(key, (now, valid_until, view), CACHE_TIMEOUT_S)
+    overview = dashboard.overview(coach, now)
+    view = Dashboard(render_to_string("coaching/_tables.html", {"tables": overview.tables}),
+                     [CohortLink(c.name, c.get_absolute_url(), len(c.memberships.all())) for c in overview.cohorts],
+                     overview.candidate_count)
+    cache.set(key, (now, overview.changes_at, view), CACHE_TIMEOUT_S)
     return view
-

@@ -250,7 +250,8 @@ def remove_entry(entry: SetEntry) -> None:
         entry.delete()
         for position, row in enumerate(question_set.entries.order_by("position", "pk"), start=1):
             if row.position != position:
-                SetEntry.objects.filter(pk=row.pk).update(position=position)
+                row.position = position
+                row.save(update_fields=["position"])
 
 
 @transaction.atomic
@@ -261,7 +262,9 @@ def move_entry(entry: SetEntry, delta: int) -> None:
     target = max(0, min(len(rows) - 1, index + delta))
     rows.insert(target, rows.pop(index))
     for position, row in enumerate(rows, start=1):
-        SetEntry.objects.filter(pk=row.pk).update(position=position)
+        if row.position != position:
+            row.position = position
+            row.save(update_fields=["position"])
 
 
 # --- assigning ----------------------------------------------------------------------------------

@@ -62,10 +62,12 @@ def dashboard_poll_s() -> int:
 @coach_required
 @require_safe
 def dashboard_page(request: HttpRequest) -> HttpResponse:
-    """Every cohort's completion, the candidates' summary, and who is falling behind."""
-    view = dashboard_cache.cached_overview(request.user)
-    return _tables_response(request, view.tables, "coaching/dashboard.html", {
-        "view": view, "poll_s": dashboard_poll_s()})
+    """Every cohort's completion, the candidates' summary, and who is falling behind (its tables rendered once
+    per change, :mod:`coaching.dashboard_cache`; an export builds them afresh)."""
+    if request.GET.get("export"):
+        return _tables_response(request, dashboard.overview(request.user).tables, "coaching/dashboard.html", {})
+    return render(request, "coaching/dashboard.html", {
+        "view": dashboard_cache.cached_dashboard(request.user), "poll_s": dashboard_poll_s()})
 
 
 @coach_required
@@ -73,8 +75,7 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
 @never_cache
 def dashboard_tables(request: HttpRequest) -> HttpResponse:
     """The dashboard's tables alone, polled by the open dashboard (htmx) so progress shows without a reload."""
-    view = dashboard_cache.cached_overview(request.user)
-    return render(request, "coaching/dashboard.html#tables", {"view": view, "tables": view.tables,
+    return render(request, "coaching/dashboard.html#tables", {"view": dashboard_cache.cached_dashboard(request.user),
                                                               "poll_s": dashboard_poll_s()})
 
 
@@ -298,7 +299,10 @@ def set_page(request: HttpRequest, pk: int) -> HttpResponse:
     form = SetForm(request.POST or None, initial={"title": question_set.title,
                                                   "instructions": question_set.instructions})
     if request.method == "POST" and form.is_valid():
-        QuestionSet.objects.filter(pk=question_set.pk).update(updated_at=timezone.now(), **form.cleaned_data)
+        for name, value in form.cleaned_data.items():
+            setattr(question_set, name, value)
+        question_set.updated_at = timezone.now()
+        question_set.save(update_fields=["updated_at", *form.cleaned_data])
         return redirect(question_set)
     return _set_page(request, question_set, form=form)
 

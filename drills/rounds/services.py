@@ -338,13 +338,13 @@ def _review(item: RoundItem, now: datetime) -> None:
                                      ticked=list(item.ticked), started_at=started, now=now)
     if outcome.log is not None:
         item.review = outcome.log
-        RoundItem.objects.filter(pk=item.pk).update(review=outcome.log)
+        item.save(update_fields=["review"])
 
 
 def _rescore(round_: Round) -> None:
     grades = [item.grade for item in round_.items.all() if item.grade is not None]
     round_.score = sum(grades) / len(grades) if grades else None
-    Round.objects.filter(pk=round_.pk).update(score=round_.score)
+    round_.save(update_fields=["score"])
 
 
 def close(round_: Round, now: datetime | None = None, status: str = Round.FINISHED) -> Round:

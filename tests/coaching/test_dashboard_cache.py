@@ -1,7 +1,7 @@
 """The coach dashboard's cache (coaching.dashboard_cache) shows what the overview would, never a stale one.
 
-These tests commit (``transaction=True``): the cache is used only outside a transaction, as in a request, and
-its fingerprint reads the ``xmin`` of committed rows. PostgreSQL only (elsewhere nothing is cached).
+The tests commit (``transaction=True``), as requests do, so the versions are bumped when each change commits;
+they run on SQLite and on PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -12,18 +12,19 @@ from datetime import timedelta
 import pytest
 from django.core.cache import cache
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from coaching import dashboard
-from coaching.dashboard_cache import cached_overview
-from coaching.models import Assignment, QuestionSet
+from coaching import dashboard, services
+from coaching.dashboard_cache import cached_dashboard
+from coaching.models import Assignment
 from drills.models import Card
+from drills.problems.generation import create_problem
 from drills.reviews.services import record_open_review
 
-pytestmark = [pytest.mark.django_db(transaction=True),
-              pytest.mark.skipif(connection.vendor != "postgresql", reason="the fingerprint reads PostgreSQL's xmin")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +34,10 @@ def empty_cache():
     cache.clear()
 
 
-def _demo_cell(html: str) -> str:
-    """The text of demo's cell in the Spring cohort's completion table."""
-    table = html.split('id="table-cohort-', 1)[1].split("</table>", 1)[0]
-    row = next(r for r in table.split("<tr>") if ">demo<" in r)
+def _cell(html: str, username: str, table: str = "cohort-") -> str:
+    """The text of ``username``'s row (after the name) in the first table whose id starts with ``table``."""
+    body = html.split(f'id="table-{table}', 1)[1].split("</table>", 1)[0]
+    row = next(r for r in body.split("<tr>") if f">{username}<" in r)
     return re.sub(r"<[^>]+>|\s+", " ", row.split("</td>", 1)[1]).strip()
 
 
@@ -53,48 +54,100 @@ def test_a_review_submitted_after_the_dashboard_was_rendered_shows_on_the_next_r
     client.force_login(world.coach)
     first, built = _tables(client)
     again, answered = _tables(client)
-    assert _demo_cell(first) == _demo_cell(again) == "Not started 0/2"
-    # The session, its user (with its coach flag) and the fingerprint: the overview's own queries are skipped.
-    assert answered == 3 < built
+    assert _cell(first, "demo") == _cell(again, "demo") == "Not started 0/2"
+    # The session and its user (with its coach flag): the overview's own queries are skipped.
+    assert answered == 2 < built
 
     card = Card.objects.get(user=world.demo, item=world.question)
     record_open_review(world.demo, card.pk, card.version, None, answer="Fewer KV heads.", ticked=[0, 1])
 
     after, _ = _tables(client)
-    assert _demo_cell(after) == "In progress 1/2 · 100%"
+    assert _cell(after, "demo") == "In progress 1/2 · 100%"
 
 
-def test_a_change_in_place_shows_though_no_row_was_added_or_removed(client, world):
+def test_a_candidates_new_attempt_shows_on_each_of_their_coaches_dashboards_on_the_next_load(world, h):
+    # demo is in carol's Spring cohort and in dave's cohort too; staff (sam) see every cohort.
+    other = services.create_cohort(world.dave, "Autumn")
+    services.accept_invitation(services.invite(other), world.demo)
+    clients = {}
+    for coach in (world.coach, world.dave, world.sam):
+        clients[coach.username] = Client()
+        clients[coach.username].force_login(coach)
+    summary = {name: _cell(_tables(c)[0], "demo", "candidates") for name, c in clients.items()}
+    assert all("rising" not in text for text in summary.values())
+
+    # A ladder attempt with the query-heads mistake in kv_bytes_per_token, through the drill page.
+    problem = create_problem("ladder", seed=7, user=world.demo)
+    answers = h.answers(problem)
+    answers["kv_bytes_per_token"] = "200704"  # query heads instead of KV heads (tests/test_first_graded_attempt.py)
+    candidate = Client()
+    candidate.force_login(world.demo)
+    assert candidate.post(problem.get_absolute_url(), {**answers, "started": ""}).status_code == 200
+
+    for name, c in clients.items():
+        after = _cell(_tables(c)[0], "demo", "candidates")
+        assert after != summary[name] and "×1 (1 vs 0, rising)" in after, (name, after)
+    # eve is in no cohort of carol's: carol's cached dashboard is not rebuilt by her work.
+    eve = Client()
+    eve.force_login(world.eve)
+    theirs = create_problem("ladder", seed=7, user=world.eve)
+    assert eve.post(theirs.get_absolute_url(), {**answers, "started": ""}).status_code == 200
+    assert _tables(clients["carol"])[1] == 2
+
+
+def test_renaming_a_set_shows_on_the_next_load(client, world):
     client.force_login(world.coach)
     assert "Week 1 (due" in _tables(client)[0]
-    QuestionSet.objects.filter(pk=world.set.pk).update(title="Week one")  # an UPDATE: counts and ids unchanged
+    response = client.post(reverse("coaching:set", args=[world.set.pk]), {"title": "Week one", "instructions": ""})
+    assert response.status_code == 302
     html, _ = _tables(client)
     assert "Week one (due" in html and "Week 1 (due" not in html
 
 
-def test_the_cached_overview_is_the_overview_and_follows_the_clock(world):
+def test_a_candidate_leaving_the_cohort_leaves_the_dashboard(client, world):
+    client.force_login(world.coach)
+    assert ">demo2<" in _tables(client)[0]
+    services.leave_cohort(world.cohort, world.demo2.pk)
+    assert ">demo2<" not in _tables(client)[0]
+
+
+def test_the_cached_dashboard_is_the_overview_and_follows_the_clock(world):
     due = world.assignment.due_at
     before_due, after_due = due - timedelta(hours=1), due + timedelta(minutes=1)
     fresh = dashboard.overview(world.coach, before_due)
-    stored = cached_overview(world.coach, before_due)
-    hit = cached_overview(world.coach, before_due + timedelta(seconds=1))
-    assert stored.tables == hit.tables == fresh.tables
-    assert [t.body_html() for t in hit.tables] == [t.body_html() for t in fresh.tables]
-    assert [t.csv() for t in hit.tables] == [t.csv() for t in fresh.tables]
+    assert fresh.changes_at == due  # "due within 48 h" already holds; the due time comes next
+    stored = cached_dashboard(world.coach, before_due)
+    with CaptureQueriesContext(connection) as captured:
+        hit = cached_dashboard(world.coach, before_due + timedelta(seconds=1))
+    assert not captured.captured_queries and hit.tables_html == stored.tables_html
+    assert "Not started 0/2" in hit.tables_html and "Late 0/2" not in hit.tables_html
     # Past the due time the same cached rows would say "Not started": the entry has expired with the clock.
-    late = cached_overview(world.coach, after_due)
-    assert late.tables == dashboard.overview(world.coach, after_due).tables
-    assert any("Late 0/2" in cell.text for row in late.tables[1].rows for cell in row)
+    late = cached_dashboard(world.coach, after_due)
+    assert "Late 0/2" in late.tables_html
     # An earlier moment than the entry was built at is not served from it either.
-    assert cached_overview(world.coach, before_due).tables == fresh.tables
+    assert "Not started 0/2" in cached_dashboard(world.coach, before_due).tables_html
+
+
+def test_work_leaving_the_trend_window_is_a_moment_the_clock_changes_the_overview(world, h):
+    problem = create_problem("ladder", seed=7, user=world.demo)
+    answers = h.answers(problem)
+    answers["kv_bytes_per_token"] = "200704"
+    client = Client()
+    client.force_login(world.demo)
+    client.post(problem.get_absolute_url(), {**answers, "started": ""})
+    submitted = world.demo.attempts.get().submitted_at
+    far = world.assignment.due_at + timedelta(days=1)  # past every due moment: only the windows remain
+    assert dashboard.overview(world.coach, far).changes_at == submitted + timedelta(days=dashboard.TREND_DAYS)
+    later = submitted + timedelta(days=dashboard.TREND_DAYS, seconds=1)
+    assert dashboard.overview(world.coach, later).changes_at == submitted + timedelta(days=2 * dashboard.TREND_DAYS)
 
 
 def test_each_coach_and_time_zone_has_its_own_entry(world):
     now = world.assignment.due_at - timedelta(days=1)
-    assert cached_overview(world.coach, now).candidate_count == 2
-    assert cached_overview(world.dave, now).candidate_count == 0
-    assert cached_overview(world.sam, now).candidate_count == 2
+    assert cached_dashboard(world.coach, now).candidate_count == 2
+    assert cached_dashboard(world.dave, now).candidate_count == 0
+    assert cached_dashboard(world.sam, now).candidate_count == 2
     with timezone.override("Pacific/Honolulu"):  # due 08:00 UTC: the evening before there
-        local = cached_overview(world.coach, now)
-        assert local.tables[1].headers == dashboard.overview(world.coach, now).tables[1].headers
-    assert cached_overview(world.coach, now).tables[1].headers != local.tables[1].headers
+        local = cached_dashboard(world.coach, now)
+        assert local.tables_html == cached_dashboard(world.coach, now).tables_html
+    assert cached_dashboard(world.coach, now).tables_html != local.tables_html
