@@ -100,7 +100,7 @@ def bump_coaches(coach_ids: Iterable[int]) -> None:
 
 def bump_for_candidates(candidates, *, coach_ids: Iterable[int] = (), cohort_ids: Iterable[int] = ()) -> None:
     """Mark the dashboards of every coach of a cohort of ``candidates`` (ids, or a ``values()`` queryset of
-    them), of the cohorts ``cohort_ids``, of ``coach_ids`` and of staff as changed, in one query: the
+    them), of the cohorts ``cohort_ids``, of ``coach_ids`` and of the superusers as changed, in one query: the
     candidates' work or memberships, as those coaches see them, have changed."""
     found = Cohort.objects.filter(Q(memberships__candidate_id__in=candidates) | Q(pk__in=list(cohort_ids)))
     _bump_now_and_on_commit(set(found.values_list("coach_id", flat=True).distinct()) | set(coach_ids))
