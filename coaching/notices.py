@@ -60,7 +60,7 @@ def send_cohort_notice(candidate_id: int, cohort_name: str, old_coach: str, succ
     that the cohort is now coached by the user ``successor_id`` (``cohort_id`` is the cohort, kept) or closed
     (both ``None``); whether a mail went out.
 
-    Sent after the deletion committed (:func:`accounts.deletion.settle_coaching`). Nothing is sent to an account
+    Sent after the deletion committed (:func:`home.deletion.settle_coaching`). Nothing is sent to an account
     gone or without an address, nor, for a handed-over cohort, to someone who left it since.
     """
     from django.contrib.auth import get_user_model

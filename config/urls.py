@@ -12,7 +12,7 @@ urlpatterns = [
     path("", include("home.urls")),  # / (the landing page, or the signed-in candidate's day)
     path("", include("core.urls")),  # /healthz, /favicon.ico, the benchmark floor
     path("accounts/", include("accounts.urls")),
-    path("account/", include("accounts.urls_data")),  # a person's own data: export, leave a cohort, delete
+    path("account/", include("home.urls_data")),  # a person's own data: export, leave a cohort, delete
     path("admin/", admin.site.urls),
     path("calculators/", include("calculators.urls")),
     path("simulator/", include("calculators.sim_urls")),

@@ -82,7 +82,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "password_reset_done": Get(),
     "password_reset_confirm": Post(("new_password1", "new_password2")),
     "password_reset_complete": Get(),
-    # a person's own data (accounts/urls_data.py)
+    # a person's own data (home/urls_data.py)
     "account:overview": Get(),
     "account:export": Get(),
     "account:delete": Post(("password",)),

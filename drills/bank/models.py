@@ -57,7 +57,7 @@ def archived_held_by(user, through: str = "") -> models.Q:
     """The archived items (a deleted coach's questions: no author, no fixture file) ``user`` holds a card of.
 
     Whoever had one in their deck when its author deleted their account keeps answering it
-    (:mod:`accounts.deletion`); nobody else sees it.
+    (:mod:`home.deletion`); nobody else sees it.
     """
     from django.apps import apps
 

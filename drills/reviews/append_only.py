@@ -4,7 +4,7 @@
 admin or a plain SQL client would not go through them. The triggers (created by migration
 ``drills.0007_reviewlog_append_only`` on SQLite and PostgreSQL) refuse every UPDATE, and every DELETE
 except one: the rows of a user for whom a :class:`~drills.reviews.models.ReviewLogErasure` marker exists,
-which :func:`accounts.data.delete_account` writes in the transaction that deletes the account (on
+which :func:`home.data.delete_account` writes in the transaction that deletes the account (on
 PostgreSQL the marker must carry that very transaction's id) and removes before it commits.
 
 :func:`lifted` drops the triggers for the length of a ``with`` block and puts them back: only the test

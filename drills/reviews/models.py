@@ -215,7 +215,7 @@ class ReviewLog(models.Model):
 class ReviewLogErasure(models.Model):
     """The marker that lets an account deletion through the review log's DELETE trigger.
 
-    :func:`accounts.data.delete_account` writes one row (the user's id and, on PostgreSQL, the current
+    :func:`home.data.delete_account` writes one row (the user's id and, on PostgreSQL, the current
     transaction id) before deleting the account and removes it before committing; the trigger lets a
     DELETE of a review through only while a row for that review's user exists (on PostgreSQL: written by
     the same transaction). Outside an account deletion no row exists, so every DELETE is refused.

@@ -10,10 +10,10 @@ import zipfile
 import pytest
 from django.utils import timezone
 
-from accounts.data import delete_account, export_zip
 from coaching import services as coaching
 from drills.models import Card, ReviewLog
 from drills.reviews.scheduling import add_to_deck
+from home.data import delete_account, export_zip
 from llm_grading.models import Endpoint, Grading
 from tests.llm_grading.conftest import KEY
 

@@ -22,6 +22,13 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from accounts.roles import is_coach
+from coaching.models import Assignment, Cohort, Membership, QuestionSet
+from coaching.tasks import send_cohort_notice
+from drills.models import BankItem, RoundTemplate
+from drills.reviews.append_only import clear_erasure, mark_erasure
+from outbox.services import enqueue
+
 # The suffix a handed-over cohort takes when its new coach already has a cohort of that name.
 RENAMED = "{name} (from {coach})"
 
@@ -36,8 +43,6 @@ def successor_named(user, username: str):
     Raises :class:`HandOverError`, with a sentence naming what was typed, when there is no such account, it
     is ``user``'s own, or it is not a coach.
     """
-    from accounts.roles import is_coach
-
     successor = get_user_model()._default_manager.filter(username__iexact=username.strip(), is_active=True).first()
     if successor is None:
         raise HandOverError(f"No active account is called “{username.strip()}”: type another coach's user name, "
@@ -66,10 +71,6 @@ def settle_coaching(user, successor=None) -> Settled:
     cohorts, sets, assignments and presets here (the account's deletion would cascade to them anyway) and
     archives the questions (no author, unpublished). Raises nothing of its own.
     """
-    from coaching.models import Assignment, Cohort, Membership, QuestionSet
-    from drills.models import BankItem, RoundTemplate
-    from outbox.services import enqueue
-
     cohorts = list(Cohort.objects.filter(coach=user))
     members = list(Membership.objects.filter(cohort__in=cohorts).values_list("cohort_id", "candidate_id"))
     names = {cohort.pk: cohort.name for cohort in cohorts}
@@ -88,7 +89,7 @@ def settle_coaching(user, successor=None) -> Settled:
     else:
         BankItem.objects.filter(author=user).update(author=None, published=False)
     for cohort_id, candidate_id in members:
-        enqueue("coaching.tasks.send_cohort_notice",
+        enqueue(send_cohort_notice,
                 [candidate_id, names[cohort_id], coach_name, successor.pk if successor else None,
                  cohort_id if successor else None])
     if successor is None:
@@ -102,13 +103,9 @@ def settle_coaching(user, successor=None) -> Settled:
 
 def mark_account_deletion(user) -> None:
     """Let the review log's trigger delete ``user``'s reviews within the current transaction."""
-    from drills.reviews.append_only import mark_erasure
-
     mark_erasure(user.pk, connection)
 
 
 def clear_account_deletion(user_id: int) -> None:
     """Remove the marker before the transaction commits."""
-    from drills.reviews.append_only import clear_erasure
-
     clear_erasure(user_id)

@@ -23,6 +23,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from core.csv_export import write_csv
+from home.deletion import clear_account_deletion, mark_account_deletion, settle_coaching
 
 
 @dataclass(frozen=True)
@@ -175,13 +176,11 @@ def delete_account(user, successor=None) -> None:
     """Delete ``user`` and what :data:`DELETED` lists, keep what :data:`KEPT` lists, in one transaction.
 
     A coach's cohorts, sets, assignments and questions go to ``successor`` (a coach, checked by
-    :func:`accounts.deletion.successor_named`) or close (``None``), as :data:`COACHING` says, with every member
-    told (:func:`accounts.deletion.settle_coaching`). The log-in records of django-axes are matched by user name
+    :func:`home.deletion.successor_named`) or close (``None``), as :data:`COACHING` says, with every member
+    told (:func:`home.deletion.settle_coaching`). The log-in records of django-axes are matched by user name
     (:data:`LOG_IN_MODELS`). Reviews go through the review log's DELETE trigger by the marker written here and
     removed before the commit. Raises nothing of its own.
     """
-    from accounts.deletion import clear_account_deletion, mark_account_deletion, settle_coaching
-
     user_id = user.pk
     with transaction.atomic():
         settle_coaching(user, successor)

@@ -12,16 +12,16 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from accounts import data
-from accounts.forms import DeleteAccountForm
+from coaching.models import Cohort, Membership
+from coaching.services import leave_cohort
+from home import data
+from home.forms import DeleteAccountForm
 
 
 @login_required
 @require_safe
 def overview(request: HttpRequest) -> HttpResponse:
     """The cohorts one is in (each with a button to leave it), the export and the deletion."""
-    from coaching.models import Membership
-
     memberships = Membership.objects.filter(candidate=request.user).select_related("cohort", "cohort__coach")
     return render(request, "accounts/overview.html", {"memberships": memberships, "tables": data.TABLES})
 
@@ -41,9 +41,6 @@ def export(request: HttpRequest) -> HttpResponse:
 @require_POST
 def leave(request: HttpRequest, pk: int) -> HttpResponse:
     """Leave one of one's cohorts (a 404 for any other cohort)."""
-    from coaching.models import Cohort
-    from coaching.services import leave_cohort
-
     # Looked up by the cohort's own pk (Django answers "no row" for a pk past the column's range).
     cohort = Cohort.objects.filter(pk=pk, memberships__candidate=request.user).first()
     if cohort is None:
@@ -64,8 +61,6 @@ def delete(request: HttpRequest) -> HttpResponse:
         logout(request)
         messages.success(request, "Your account and everything listed as deleted are gone.")
         return redirect("home")
-    from coaching.models import Cohort
-
     cohorts = list(Cohort.objects.filter(coach=request.user).annotate(size=Count("memberships")))
     return render(request, "accounts/delete.html", {"form": form, "deleted": data.DELETED, "kept": data.KEPT,
                                                     "coaching": data.COACHING, "cohorts": cohorts})

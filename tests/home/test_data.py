@@ -124,9 +124,9 @@ def test_a_coach_with_no_superuser_deletes_their_account_and_the_cohort_closes(w
                                                                              django_capture_on_commit_callbacks):
     from django.core import mail
 
-    from accounts.data import delete_account
     from coaching.models import Assignment, Cohort, Membership, QuestionSet
     from drills.models import Attempt, BankItem, Card
+    from home.data import delete_account
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     assert not get_user_model().objects.filter(is_superuser=True).exists()

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from accounts import views_data
+from home import views_data
 
 app_name = "account"
 
