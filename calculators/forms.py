@@ -29,7 +29,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
 from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
-from calculators.engine.procedures.inputs import InputSpec
+from calculators.engine.procedures.inputs import InputSpec, with_aliases
 from calculators.report import InputRow, Report, build_report, parse_previous
 
 # How a spec's unit reads beside its input.
@@ -257,7 +257,8 @@ class CalculatorForm(forms.Form):
         if "model" in self.specs:
             defaults["config"] = ""
         data = data if data is not None else {}
-        merged = {name: data.get(name, default) for name, default in defaults.items()}
+        named = with_aliases(tuple(family.inputs), {name: data.get(name) for name in data})  # older input names
+        merged = {name: named.get(name, default) for name, default in defaults.items()}
         super().__init__(merged, **kwargs)
         self.previous = parse_previous(data.get("previous"))
         self.result: Result | None = None

@@ -17,7 +17,15 @@ before (``weight_gib``) to the canonical one (``weights_gib``) in every family,
 was in GiB, decode's is in bytes). :func:`canonical_key` reads both; the
 results' ``step()``/``values``, the grader and the pages go through it.
 
-Bounds (DESIGN §11): ``fraction`` lies in [0, 1]; ``flag`` is 0 or 1;
+Inputs are quantities too (:data:`INPUTS`): a tuning input's default (bandwidth
+efficiency, MFU, all-reduce latency, memory utilisation, reserve, block size …)
+is assigned on its quantity, with its source, and nowhere else: the families'
+:class:`~.procedures.inputs.InputSpec` s, the serving step's
+:class:`~.step_model.Replica` and the simulator read it through
+:func:`default`, and ``tests/engine/test_defaults.py`` fails on a default
+assigned anywhere else or a docstring or ``docs/`` sentence that states it.
+
+Bounds (docs/architecture.md §11): ``fraction`` lies in [0, 1]; ``flag`` is 0 or 1;
 ``positive`` is above 0; ``nonnegative`` is 0 or more (times, sizes, counts);
 ``any`` has no sign (a budget, being what is left over, may be negative).
 ``at_most`` names other steps of the same problem a value may not exceed (usable
@@ -37,7 +45,11 @@ BOUND_KINDS = ("fraction", "flag", "positive", "nonnegative", "any")
 class Quantity:
     """One physical quantity: ``key`` (canonical), ``unit``, ``label``, ``bounds`` (a
     :data:`BOUND_KINDS` name), ``forms`` (``"module:NAME"`` references to its formula's forms,
-    relative to ``calculators.engine``) and ``at_most`` (step keys bounding it from above)."""
+    relative to ``calculators.engine``) and ``at_most`` (step keys bounding it from above).
+
+    An input quantity has no forms; it may have a ``default`` with its ``source``, the inclusive
+    ``minimum``/``maximum`` a typed value must keep (``exclusive_minimum``: above the minimum), and
+    ``aliases`` (older input names read as this one)."""
 
     key: str
     unit: str
@@ -45,6 +57,12 @@ class Quantity:
     bounds: str
     forms: tuple[str, ...]
     at_most: tuple[str, ...] = ()
+    default: float | None = None
+    source: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    aliases: tuple[str, ...] = ()
 
     @cached_property
     def formulas(self) -> tuple:
@@ -244,6 +262,51 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("bands_longer_than_context", "1", "Bands longer than the context", "nonnegative",
        f"{_P}rope_formulas:BANDS_LONGER_THAN_CONTEXT", at_most=("bands",)),
 )}
+
+def _input(key, unit, label, bounds, default=None, source="", minimum=None, maximum=None, exclusive_minimum=False,
+           aliases=()):
+    return Quantity(key, unit, label, bounds, (), (), default, source, minimum, maximum, exclusive_minimum,
+                    tuple(aliases))
+
+
+_FRACTION = {"minimum": 0, "maximum": 1, "exclusive_minimum": True}
+
+#: The inputs with a default, each declared once with the source of its default (docs/architecture.md §11, §12).
+INPUTS: dict[str, Quantity] = {q.key: q for q in (
+    _input("bandwidth_efficiency", "1", "Bandwidth efficiency", "fraction", 0.75,
+           "the middle of the 65–85 % of peak HBM bandwidth that measured decode kernels reach "
+           "(docs/architecture.md §12's convention)", **_FRACTION),
+    _input("mfu", "1", "MFU", "fraction", 0.5,
+           "decode's share of the dense peak FLOP/s (docs/architecture.md §12's convention)", **_FRACTION),
+    _input("prefill_mfu", "1", "Prefill MFU", "fraction", 0.4,
+           "prefill's share of the dense peak FLOP/s (docs/architecture.md §12's convention)", **_FRACTION),
+    _input("allreduce_latency_us", "us", "All-reduce latency", "nonnegative", 10.0,
+           "the fixed cost of one NCCL all-reduce inside an NVLink node, about 10 µs (docs/architecture.md §12)",
+           minimum=0, maximum=10_000),
+    _input("utilization", "1", "Memory utilisation", "fraction", 0.90,
+           "vLLM's gpu_memory_utilization default: the share of card memory the engine may use", **_FRACTION,
+           aliases=("memory_utilization",)),
+    # Not memory: the share of each billed hour a fleet works (cost); ``utilization`` was its name there.
+    _input("busy_fraction", "1", "Busy fraction of each hour", "fraction", 1.0,
+           "a fleet quoted as busy every hour it is billed, the cheapest cost per token (docs/architecture.md §12)",
+           **_FRACTION, aliases=("utilization",)),
+    _input("reserve_gib", "GiB", "Activation reserve", "nonnegative", 3.0,
+           "activations and the CUDA graphs of one card at the reference stack (docs/architecture.md §2)",
+           minimum=0, maximum=10_000),
+    _input("block_size", "tok", "KV block size", "positive", 16, "vLLM's default block_size (paged attention)",
+           minimum=1, maximum=4096),
+    _input("avg_tokens", "tok", "Average conversation", "positive", 2300,
+           "the reference stack's average conversation (docs/architecture.md §2)", minimum=1, maximum=10_000_000),
+)}
+
+
+def default(key: str) -> float:
+    """The default of the input quantity ``key`` (:data:`INPUTS`). Raises ``KeyError`` for a key with none."""
+    value = INPUTS[key].default
+    if value is None:
+        raise KeyError(key)
+    return value
+
 
 #: Keys that named a quantity before, in every family: old key → canonical key.
 ALIASES: dict[str, str] = {"weight_gib": "weights_gib"}

@@ -44,6 +44,7 @@ from .formula import Formula, FormulaUnitError
 from .formulas import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
 from .hf_config import ModelConfig
 from .param_count import mlp_params, param_breakdown
+from .quantities import default
 
 # Activations cross the all-reduce in bf16 (2 bytes per value), as engines run them.
 ACTIVATION_BYTES = 2
@@ -246,10 +247,10 @@ class Replica:
 
     ``weights_dtype``/``weights_bits`` as everywhere (int4 charged 4.5 bits by
     default); ``kv_dtype`` the cache's precision. ``bandwidth_efficiency``
-    (fraction of peak bandwidth reached, default 0.75), ``mfu`` and
-    ``prefill_mfu`` (fractions of the dense peak, 0.5 and 0.4),
-    ``allreduce_latency_us`` (fixed cost of one collective, µs, default 10):
-    docs/architecture.md §12's defaults. Raises :class:`InputError` when the degree breaks
+    (fraction of peak bandwidth reached), ``mfu`` and ``prefill_mfu``
+    (fractions of the dense peak) and ``allreduce_latency_us`` (fixed cost of
+    one collective, µs) default to their quantities' defaults
+    (:data:`.quantities.INPUTS`). Raises :class:`InputError` when the degree breaks
     the degree rule, a fraction is outside (0, 1], or the link a ring of
     ``tp`` cards needs has no figure on record.
     """
@@ -260,10 +261,10 @@ class Replica:
     weights_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     weights_bits: float | None = None
-    bandwidth_efficiency: float = 0.75
-    mfu: float = 0.5
-    prefill_mfu: float = 0.4
-    allreduce_latency_us: float = 10.0
+    bandwidth_efficiency: float = default("bandwidth_efficiency")
+    mfu: float = default("mfu")
+    prefill_mfu: float = default("prefill_mfu")
+    allreduce_latency_us: float = default("allreduce_latency_us")
     _k: _Constants = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):

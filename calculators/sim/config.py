@@ -26,10 +26,12 @@ from calculators.engine.dtypes import weight_bits
 from calculators.engine.errors import InputError
 from calculators.engine.param_count import param_breakdown
 from calculators.engine.procedures.inputs import (
+    BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
     GPU,
     GPUS,
     KV_DTYPE,
+    MFU,
     MODEL,
     RESERVE_GIB,
     UTILIZATION,
@@ -85,11 +87,6 @@ MAX_BATCHED_TOKENS = InputSpec("max_batched_tokens", "int", 8192, "token budget 
                                minimum=1, maximum=1_048_576, unit="tok", label="Token budget per step")
 MAX_NUM_SEQS = InputSpec("max_num_seqs", "int", 256, "most sequences running at once", minimum=1,
                          maximum=16_384, label="Most running sequences")
-BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
-                                 "step achieves", minimum=0, maximum=1, exclusive_minimum=True,
-                                 label="Bandwidth efficiency")
-MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)",
-                minimum=0, maximum=1, exclusive_minimum=True, label="MFU")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
           ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,

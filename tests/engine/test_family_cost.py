@@ -99,8 +99,10 @@ def test_json_values_are_full_precision():
     ({"gpus": 1.5}, "gpus"),
     ({"tokens_per_s": 0}, "tokens_per_s"),
     ({"tokens_per_s": "fast"}, "tokens_per_s"),
-    ({"utilization": 0}, "utilization"),
-    ({"utilization": 1.01}, "utilization"),
+    # The busy fraction's older name is read, and an error names the input as it is now (issue 29: memory
+    # utilisation and a fleet's busy fraction are two keys).
+    ({"utilization": 0}, "busy_fraction"),
+    ({"busy_fraction": 1.01}, "busy_fraction"),
 ])
 def test_bad_inputs_name_their_field(inputs, field):
     with pytest.raises(InputError) as info:
@@ -118,8 +120,8 @@ def test_the_generator_is_deterministic_and_realistic():
         assert inputs["gpus"] in (1, 2, 4, 8, 16, 32, 64)
         per_gpu = inputs["tokens_per_s"] / inputs["gpus"]
         assert 300 <= per_gpu <= 5000
-        assert 0.3 <= inputs["utilization"] <= 1.0
-        idle += inputs["utilization"] < 1
+        assert 0.3 <= inputs["busy_fraction"] <= 1.0
+        idle += inputs["busy_fraction"] < 1
         assert 0.01 < cost(**inputs).values["usd_per_million_tokens"] < 20
     assert idle > 200  # the utilisation usually matters
 

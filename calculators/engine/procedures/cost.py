@@ -18,7 +18,7 @@ from ..formulas import product, ratio
 from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
-from .inputs import InputSpec, catalog_or_default, clean_inputs
+from .inputs import InputSpec, catalog_or_default, clean_inputs, with_aliases
 
 SECONDS_PER_HOUR = 3600
 
@@ -34,9 +34,9 @@ USD_PER_HOUR = Formula(
 TOKENS_PER_HOUR = Formula(
     "tokens_per_hour", "Tokens per hour", "tok",
     (Var("tokens_per_s", "tok/s", "the fleet's tokens per second while busy"),
-     Var("utilization", "1", "fraction of the hour the fleet is busy"),
+     Var("busy_fraction", "1", "fraction of the hour the fleet is busy"),
      Var("hour", "h", "one hour")),
-    lambda s: product(s["tokens_per_s"], s["utilization"], s["hour"]),
+    lambda s: product(s["tokens_per_s"], s["busy_fraction"], s["hour"]),
 )
 
 USD_PER_MILLION_TOKENS = Formula(
@@ -66,15 +66,14 @@ FLEET_GPUS = InputSpec("gpus", "int", 8, "GPUs in the fleet, every one billed ev
 TOKENS_PER_S = InputSpec("tokens_per_s", "float", 10_000.0, "tokens per second the whole fleet produces while "
                          "busy", minimum=0, exclusive_minimum=True, maximum=1e10, unit="tok/s",
                          label="Fleet tokens per second")
-BUSY_FRACTION = InputSpec("utilization", "float", 1.0, "fraction of each hour the fleet does useful work (idle "
-                          "time is billed too); not a memory fraction", minimum=0, maximum=1,
-                          exclusive_minimum=True, label="Busy fraction of each hour")
+BUSY_FRACTION = InputSpec.of("busy_fraction", "float", "fraction of each hour the fleet does useful work (idle "
+                             "time is billed too); not a memory fraction")
 
 INPUTS = (USD_PER_GPU_HOUR, FLEET_GPUS, TOKENS_PER_S, BUSY_FRACTION)
 
 
 def _notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
-    utilization = inputs["utilization"]
+    utilization = inputs["busy_fraction"]
     busy_cost = values["usd_per_million_tokens"] * utilization
     notes = [
         f"tokens_per_s is the whole fleet's rate while busy ({format_number(inputs['tokens_per_s'], 'tok/s')} "
@@ -99,13 +98,14 @@ def run_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """Fleet cost per hour (USD/h), tokens per hour and cost per million tokens (USD/Mtok).
 
     ``raw`` holds ``usd_per_gpu_hour``, ``gpus`` (the fleet), ``tokens_per_s``
-    (the fleet's rate while busy) and ``utilization`` (fraction of the hour
-    busy, default 1.0); missing ones take the defaults ($3.00/GPU-hour, 8 GPUs,
-    10,000 tok/s). Raises :class:`~..errors.InputError` for a value out of bounds.
+    (the fleet's rate while busy) and ``busy_fraction`` (fraction of the hour
+    busy; ``utilization``, its older name, is read too); missing ones take the defaults (the busy
+    fraction's is its quantity's, :data:`..quantities.INPUTS`). Raises :class:`~..errors.InputError`
+    for a value out of bounds.
     """
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
-    given = {name: float(inputs[name]) for name in ("usd_per_gpu_hour", "gpus", "tokens_per_s", "utilization")}
+    given = {name: float(inputs[name]) for name in ("usd_per_gpu_hour", "gpus", "tokens_per_s", "busy_fraction")}
     given["hour"] = 1.0
     result = run("cost", inputs, SPECS, given, [])
     result.notes.extend(_notes(inputs, result.values))
@@ -136,11 +136,11 @@ def _tokens_busy(g, s):
 
 def _tokens_per_gpu_rate(g, s):
     """The fleet's rate taken as one GPU's and multiplied by the GPUs."""
-    return g["tokens_per_s"] * g["utilization"] * SECONDS_PER_HOUR * g["gpus"]
+    return g["tokens_per_s"] * g["busy_fraction"] * SECONDS_PER_HOUR * g["gpus"]
 
 
 def _tokens_per_second(g, s):
-    return g["tokens_per_s"] * g["utilization"]
+    return g["tokens_per_s"] * g["busy_fraction"]
 
 
 def _cost_busy(g, s):
@@ -180,15 +180,16 @@ def generate_cost(rng, catalog: Catalog) -> dict:
         "usd_per_gpu_hour": rng.randint(150, 1200) / 100,
         "gpus": gpus,
         "tokens_per_s": float(rng.randint(3, 50) * 100 * gpus),
-        "utilization": rng.choice(UTILIZATION_DRAWN),
+        "busy_fraction": rng.choice(UTILIZATION_DRAWN),
     }
 
 
 def describe_cost(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem as an interviewer would put it."""
-    i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
-    busy = (f"It is busy {i['utilization']:.0%} of each hour and idle the rest, billed all the same."
-            if i["utilization"] < 1 else "Assume it is busy every hour it is billed.")
+    named = with_aliases(INPUTS, inputs)
+    i = {spec.name: named.get(spec.name, spec.default) for spec in INPUTS}
+    busy = (f"It is busy {i['busy_fraction']:.0%} of each hour and idle the rest, billed all the same."
+            if i["busy_fraction"] < 1 else "Assume it is busy every hour it is billed.")
     return (
         f"A fleet of {i['gpus']:,} GPU{'s' if i['gpus'] != 1 else ''} rents at "
         f"{format_number(i['usd_per_gpu_hour'], 'USD/h')} per GPU. While busy, the whole fleet produces "

@@ -11,8 +11,8 @@ mixture of experts the dense part plus the experts the batch touches),
 the reference stack at batch 1 and zero context), ``realistic_low_tok_s`` and
 ``realistic_high_tok_s`` (× 0.65 and × 0.85), ``mbu`` (a measured per-sequence
 rate's bytes per second ÷ peak bandwidth) — then the step itself:
-``flops_per_step``, ``memory_ms`` (at the bandwidth efficiency, 0.75),
-``compute_ms`` (at the MFU, 0.5, of the weight format's compute precision),
+``flops_per_step``, ``memory_ms`` (at the bandwidth efficiency),
+``compute_ms`` (at the MFU, of the weight format's compute precision),
 ``comm_ms`` (two all-reduces per layer when split), ``step_ms`` = max(memory,
 compute) + comm, ``tok_s_per_user`` = 1 ÷ step and ``tok_s_per_replica`` =
 batch ÷ step.
@@ -39,6 +39,8 @@ from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, mod
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
 from .inputs import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
     GPU,
     GPUS,
     KV_DTYPE,
@@ -48,17 +50,16 @@ from .inputs import (
     InputSpec,
     catalog_or_default,
     clean_inputs,
+    input_or_default,
     resolve_model,
 )
+from .inputs import MFU as STEP_MFU
 from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
 from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
 from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
 from .step import (
-    ALLREDUCE_LATENCY_US,
-    BANDWIDTH_EFFICIENCY,
     BATCH,
-    STEP_MFU,
     STEP_MISCONCEPTIONS,
     STEP_VARIANTS,
     kv_read_spec,
@@ -204,9 +205,9 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     ``kv_dtype``, ``context`` (average tokens in each sequence's cache, default
     0), ``batch`` (sequences, default 1), ``efficiency_low``/``_high`` (default
     0.65 and 0.85), optionally ``measured_tok_s`` (one sequence's rate),
-    ``bandwidth_efficiency`` (0.75), ``mfu`` (0.5) and ``allreduce_latency_us``
-    (10). The reference stack gives 208.6 tok/s, 135.6–177.3 realistic, and a
-    6.39 ms step at 0.75 of peak. Raises :class:`~..errors.EngineError`
+    ``bandwidth_efficiency``, ``mfu`` and ``allreduce_latency_us`` (each its
+    quantity's default when missing). The reference stack gives 208.6 tok/s,
+    135.6–177.3 realistic, and a 6.39 ms step at the default bandwidth efficiency. Raises :class:`~..errors.EngineError`
     subclasses on bad input (an efficiency range whose low end is above its
     high end: field ``efficiency_low``; a link with no figure on record: ``gpus``).
     """
@@ -366,8 +367,9 @@ def describe_decode(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"the weights (how many copies of the K/V heads does the replica keep?), for the caches and in all? What "
         f"bandwidth does the replica have, and what is the ceiling in tok/s? Real kernels reach "
         f"{low * 100:g}–{_percent(high)} of peak bandwidth: give that range. {closing} Then cost the step at "
-        f"{inputs.get('bandwidth_efficiency', 0.75):g} of peak bandwidth and an MFU of {inputs.get('mfu', 0.5):g}, "
-        f"with {inputs.get('allreduce_latency_us', 10.0):g} µs per all-reduce: its FLOPs, memory, compute and "
+        f"{input_or_default(inputs, 'bandwidth_efficiency'):g} of peak bandwidth and an MFU of "
+        f"{input_or_default(inputs, 'mfu'):g}, "
+        f"with {input_or_default(inputs, 'allreduce_latency_us'):g} µs per all-reduce: its FLOPs, memory, compute and "
         f"communication times, the step time, and the tokens per second per sequence and per replica."
     )
 

@@ -6,7 +6,7 @@ network to a decode replica. Steps, in order: ``kv_bytes_per_token``,
 request and unreplicated: the decode side re-shards it), ``kv_transfer_ms``
 (over ``network_gb_s``), ``prefill_flops`` (2 × active parameters × p + the
 attention 4 × q_heads × head_dim × p × p per layer, no causal halving),
-``prefill_ms`` (on the replica at the prefill MFU, 0.4), ``ttft_ms`` (prefill
+``prefill_ms`` (on the replica at the prefill MFU), ``ttft_ms`` (prefill
 + transfer, queueing left out), ``transfer_share`` (of the TTFT),
 ``prefill_gpus`` (⌈rate × prefill FLOPs ÷ (peak × MFU)⌉), ``decode_replicas``
 (⌈rate × output tokens ÷ the slo family's tokens per second at the TPOT
@@ -45,6 +45,7 @@ from .family import Family
 from .inputs import (
     GPU,
     KV_DTYPE,
+    PREFILL_MFU,
     WEIGHTS_BITS,
     WEIGHTS_DTYPE,
     InputSpec,
@@ -66,8 +67,6 @@ RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second"
 NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill and decode pools, GB/s per "
                     "direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000, unit="GB/s",
                     label="Network between pools")
-PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
-                        minimum=0, maximum=1, exclusive_minimum=True, label="Prefill MFU")
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
           TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",

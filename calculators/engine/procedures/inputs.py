@@ -2,9 +2,10 @@
 
 One :class:`InputSpec` per input serves the command line (``--kebab-case``
 flags), the ``--inputs`` JSON of ``grade`` (snake case), the API and the forms.
-Defaults are the reference stack of docs/architecture.md §2: Llama-3.1-8B at bf16 on one
-H100 SXM, 8,192-token context limit, utilisation 0.90, 3 GiB activation
-reserve, 2,300-token average conversation, 16-token KV blocks.
+Defaults are the reference stack of docs/architecture.md §2 (Llama-3.1-8B at bf16 on one
+H100 SXM); an input that is a quantity with a default (utilisation, reserve,
+block size, bandwidth efficiency, MFU …) takes it, its unit, label and bounds
+from :data:`..quantities.INPUTS` through :meth:`InputSpec.of`, never typed here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ..catalog import Catalog, default_catalog
 from ..dtypes import KV_DTYPES, WEIGHT_DTYPES
 from ..errors import AnswerError, ConfigError, InputError
 from ..hf_config import ModelConfig, parse_config, parse_config_text
+from ..quantities import INPUTS as INPUT_QUANTITIES
+from ..quantities import default
 
 REFERENCE_MODEL = "llama-3.1-8b"
 REFERENCE_GPU = "h100-sxm5-80gb"
@@ -43,6 +46,24 @@ class InputSpec:
     label: str = ""  # the form's label (every family input has one; tests/test_family_records.py)
     hint: str = ""  # the form's help where ``help`` (the command line's) would only repeat the label
 
+    @classmethod
+    def of(cls, key: str, kind: str, help: str, **fields: Any) -> "InputSpec":
+        """The input of the quantity ``key`` (:data:`..quantities.INPUTS`): its name, default, unit, label and
+        bounds come from the quantity; ``fields`` add the form's hint (or another name, for a family that
+        still reads the quantity under an older name). Raises ``KeyError`` for a key that is no input quantity."""
+        quantity = INPUT_QUANTITIES[key]
+        declared = {"name": key, "kind": kind, "default": quantity.default, "help": help,
+                    "minimum": quantity.minimum, "maximum": quantity.maximum,
+                    "exclusive_minimum": quantity.exclusive_minimum,
+                    "unit": "" if quantity.unit == "1" else quantity.unit, "label": quantity.label}
+        return cls(**{**declared, **fields})
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Older names of this input (its quantity's, :data:`..quantities.INPUTS`)."""
+        quantity = INPUT_QUANTITIES.get(self.name)
+        return quantity.aliases if quantity is not None else ()
+
     @property
     def flag(self) -> str:
         """The command-line flag, e.g. ``--reserve-gib``."""
@@ -65,14 +86,15 @@ KV_DTYPE = InputSpec("kv_dtype", "choice", "bf16", "KV cache precision", choices
                            "(FP4 KV caches run on Blackwell-class cards)."))
 CONTEXT = InputSpec("context", "int", 8192, "context limit per user, tokens", minimum=1, maximum=10_000_000,
                     unit="tok", label="Context limit")
-UTILIZATION = InputSpec("utilization", "float", 0.90, "fraction of card memory the engine may use",
-                        minimum=0, maximum=1, exclusive_minimum=True, label="Memory utilisation")
-RESERVE_GIB = InputSpec("reserve_gib", "float", 3.0, "activation reserve per card, GiB", minimum=0,
-                        maximum=10_000, unit="GiB", label="Activation reserve")
-AVG_TOKENS = InputSpec("avg_tokens", "int", 2300, "average conversation length, tokens", minimum=1,
-                       maximum=10_000_000, unit="tok", label="Average conversation")
-BLOCK_SIZE = InputSpec("block_size", "int", 16, "tokens per KV block (paged attention)", minimum=1,
-                       maximum=4096, unit="tok", label="KV block size")
+UTILIZATION = InputSpec.of("utilization", "float", "fraction of card memory the engine may use")
+RESERVE_GIB = InputSpec.of("reserve_gib", "float", "activation reserve per card, GiB")
+AVG_TOKENS = InputSpec.of("avg_tokens", "int", "average conversation length, tokens")
+BLOCK_SIZE = InputSpec.of("block_size", "int", "tokens per KV block (paged attention)")
+BANDWIDTH_EFFICIENCY = InputSpec.of("bandwidth_efficiency", "float",
+                                    "fraction of peak memory bandwidth a decode step achieves")
+MFU = InputSpec.of("mfu", "float", "fraction of the dense peak FLOP/s a decode step achieves (MFU)")
+PREFILL_MFU = InputSpec.of("prefill_mfu", "float", "fraction of the dense peak a prefill reaches (MFU)")
+ALLREDUCE_LATENCY_US = InputSpec.of("allreduce_latency_us", "float", "fixed cost of one all-reduce, µs")
 
 
 def _plain(bound: float) -> str:
@@ -117,10 +139,12 @@ def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
 def clean_inputs(specs: tuple[InputSpec, ...], raw: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
     """Apply defaults, coerce types and check bounds.
 
-    ``raw`` uses snake-case names; unknown names raise :class:`InputError`, as
+    ``raw`` uses snake-case names (an input's older name, :func:`with_aliases`, is read as it); unknown
+    names raise :class:`InputError`, as
     does any value out of bounds. A ``config`` (dict or JSON text) may stand in
     for ``model``; it is parsed here so a bad one fails before any arithmetic.
     """
+    raw = with_aliases(specs, raw)
     names = {spec.name for spec in specs}
     allowed = names | ({"config"} if "model" in names else set())
     unknown = set(raw) - allowed
@@ -172,6 +196,20 @@ def clean_inputs(specs: tuple[InputSpec, ...], raw: dict[str, Any], catalog: Cat
     return cleaned
 
 
+def with_aliases(specs: tuple[InputSpec, ...], raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` with each input given under an older name of its quantity (:data:`..quantities.INPUTS`,
+    ``utilization`` for cost's ``busy_fraction``) renamed to the input's name, where no input of ``specs``
+    has that older name itself and the input's own name is not given too."""
+    names = {spec.name for spec in specs}
+    renamed = dict(raw)
+    for spec in specs:
+        quantity = INPUT_QUANTITIES.get(spec.name)
+        for old in quantity.aliases if quantity is not None else ():
+            if old in renamed and old not in names and spec.name not in renamed:
+                renamed[spec.name] = renamed.pop(old)
+    return renamed
+
+
 def resolve_model(inputs: dict[str, Any], catalog: Catalog) -> tuple[ModelConfig, str]:
     """The :class:`ModelConfig` and a display name for cleaned ``inputs``."""
     if "config" in inputs:
@@ -189,3 +227,9 @@ def parse_pasted_config(text: str) -> dict:
 def catalog_or_default(catalog: Catalog | None) -> Catalog:
     """The given catalog, or the repository's."""
     return catalog if catalog is not None else default_catalog()
+
+
+def input_or_default(inputs: dict[str, Any], key: str, quantity: str | None = None) -> Any:
+    """``inputs[key]``, or the default of its quantity (``quantity``, else ``key``) where ``inputs`` leave it
+    out (a drawn problem's inputs hold only what was drawn). Raises ``KeyError`` for a quantity without one."""
+    return inputs[key] if key in inputs else default(quantity or key)

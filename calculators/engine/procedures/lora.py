@@ -50,6 +50,7 @@ from .inputs import (
     InputSpec,
     catalog_or_default,
     clean_inputs,
+    input_or_default,
     resolve_model,
 )
 from .lora_formulas import PRESETS, lora_given, lora_specs
@@ -245,8 +246,9 @@ def describe_lora(inputs: dict[str, Any], catalog: Catalog) -> str:
         gpus = inputs.get("gpus", 1)
         cards = f"one {gpu}" if gpus == 1 else f"{gpus} × {gpu}"
         room = (f"the base model runs on {cards} with {inputs.get('weights_dtype', 'bf16')} weights, "
-                f"{inputs.get('utilization', 0.9) * 100:g} % of memory usable and "
-                f"{inputs.get('reserve_gib', 3.0):g} GiB per card reserved for activations, and adapters may take "
+                f"{input_or_default(inputs, 'utilization') * 100:g} % of memory usable and "
+                f"{input_or_default(inputs, 'reserve_gib'):g} GiB per card reserved for activations, and adapters "
+                f"may take "
                 f"{inputs.get('budget_share', 0.1) * 100:g} % of the KV cache budget that leaves")
     return (f"A platform serves many customer fine-tunes of {model} as LoRA adapters of rank "
             f"{inputs.get('rank', 16)} on {targets}, stored in {inputs.get('adapter_dtype', 'bf16')}; {room}. "

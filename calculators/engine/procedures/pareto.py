@@ -40,6 +40,8 @@ from .compute_shared import draw_served_model
 from .decode import KV_READ_IGNORED
 from .family import Family
 from .inputs import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
     CONTEXT,
     GPU,
     GPUS,
@@ -53,21 +55,14 @@ from .inputs import (
     clean_inputs,
     resolve_model,
 )
+from .inputs import MFU as STEP_MFU
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
 from .offline import DEGREE_RULE_AFTER_GIVEN, LINK, NO_LINK, Offline
 from .pareto_curve import CURVE_DEGREES, curve_notes, pareto_curve, power_of_two_at_most
 from .slo_formulas import batch_limit_specs
 from .slo_inputs import TPOT_TARGET_MS, slo_given
 from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED
-from .step import (
-    ALLREDUCE_LATENCY_US,
-    BANDWIDTH_EFFICIENCY,
-    COMM_IGNORED,
-    EXPERTS_ALL,
-    EXPERTS_TOP_K,
-    STEP_MFU,
-    step_given,
-)
+from .step import COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, step_given
 
 PARETO_CONTEXT = CONTEXT  # tokens each sequence holds: sizes the KV limit and every step's cache read
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PARETO_CONTEXT, UTILIZATION, RESERVE_GIB,
@@ -243,9 +238,9 @@ def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (the degree of the graded point: it must obey
     the degree rule), ``weights_dtype``/``weights_bits``, ``kv_dtype``, ``context`` (tokens each sequence
-    holds, default 8,192), ``utilization`` (0.9) and ``reserve_gib`` (3) for the KV limit,
-    ``tpot_target_ms`` (50), ``bandwidth_efficiency`` (0.75), ``mfu`` (0.5) and ``allreduce_latency_us``
-    (10). ``result.extra["curve"]`` holds every degree's points. Raises
+    holds, default 8,192), ``utilization`` and ``reserve_gib`` for the KV limit, ``tpot_target_ms`` (50),
+    ``bandwidth_efficiency``, ``mfu`` and ``allreduce_latency_us`` (the tuning inputs' defaults are their
+    quantities', :data:`..quantities.INPUTS`). ``result.extra["curve"]`` holds every degree's points. Raises
     :class:`~..errors.EngineError` subclasses on bad input, :class:`~..errors.InputError` when the
     degree holds no sequence (field ``gpus``) or none meets the target (``tpot_target_ms``).
     """

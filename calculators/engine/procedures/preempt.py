@@ -42,11 +42,13 @@ from .inputs import (
     GPUS,
     KV_DTYPE,
     MODEL,
+    PREFILL_MFU,
     WEIGHTS_BITS,
     WEIGHTS_DTYPE,
     InputSpec,
     catalog_or_default,
     clean_inputs,
+    input_or_default,
     resolve_model,
 )
 from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
@@ -55,8 +57,6 @@ from .step import replication_step
 
 PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,
                             maximum=10_000_000, unit="tok", label="Tokens in the sequence")
-PREFILL_MFU = InputSpec("prefill_mfu", "float", 0.4, "fraction of the dense peak a prefill reaches (MFU)",
-                        minimum=0, maximum=1, exclusive_minimum=True, label="Prefill MFU")
 DECODE_BATCH = InputSpec("decode_batch", "int", 64, "sequences in the decode step a recompute could ride in",
                          minimum=1, maximum=100_000, label="Decode batch it rides in")
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PREEMPT_CONTEXT, PREFILL_MFU, DECODE_BATCH)
@@ -161,7 +161,7 @@ def run_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (a degree the heads
     accept), ``weights_dtype``/``weights_bits`` (the compute precision follows
     them), ``kv_dtype``, ``context`` (tokens the sequence holds, default 2,300),
-    ``prefill_mfu`` (0.4) and ``decode_batch`` (64: the step a recompute could
+    ``prefill_mfu`` (its quantity's default when missing) and ``decode_batch`` (64: the step a recompute could
     ride in, for the note). PCIe is ``gpus.json``'s per-direction figure. Raises
     :class:`~..errors.EngineError` subclasses on bad input, and
     :class:`~..errors.InputError` (field ``gpu``) for a card with no PCIe or dense
@@ -257,7 +257,8 @@ def describe_preempt(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"{inputs.get('kv_dtype', 'bf16')} KV cache runs on {cards}. The cache is full and the engine preempts a "
             f"sequence holding {inputs.get('context', 2300):,} tokens. Per token and for the whole sequence, what "
             f"does it cost to bring it back by recomputing it (prefill at an MFU of "
-            f"{inputs.get('prefill_mfu', 0.4):g}) versus swapping it to CPU memory over PCIe and back? How many "
+            f"{input_or_default(inputs, 'prefill_mfu'):g}) versus swapping it to CPU memory over PCIe and back? "
+            f"How many "
             f"copies of the cache does the replica keep, and what is the ratio?")
 
 

@@ -34,7 +34,7 @@ from .compute_shared import (
     peak_tflops,
 )
 from .family import Family
-from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, input_or_default, resolve_model
 from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
@@ -289,7 +289,7 @@ def describe_prefill(inputs: dict[str, Any], catalog: Catalog) -> str:
     return (
         f"A {inputs.get('prompt_tokens', 2048):,}-token prompt reaches {model_phrase(inputs)} on "
         f"{gpu_phrase(inputs, catalog)}, computing in {inputs.get('precision', 'bf16')} at "
-        f"{inputs.get('mfu', 0.4) * 100:g} % MFU. "
+        f"{input_or_default(inputs, 'mfu', 'prefill_mfu') * 100:g} % MFU. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs.get('precision', 'bf16'))} "
         f"Count its prefill FLOPs: the linear term 2 × N × L with N the "
         f"parameters a token uses, then the attention term 4 × layers × d_model × L² without causal halving. At "

@@ -40,7 +40,17 @@ from .compute_shared import (
 )
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
-from .inputs import GPU, GPUS, KV_DTYPE, MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
+from .inputs import (
+    GPU,
+    GPUS,
+    KV_DTYPE,
+    MODEL,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    input_or_default,
+    resolve_model,
+)
 from .kv import kv_given, kv_notes, kv_per_token_spec
 from .prefill import (
     ATTENTION_TERM_IGNORED,
@@ -263,7 +273,7 @@ def describe_prefix(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"Requests to {model_phrase(inputs)} on {gpu_phrase(inputs, catalog)} open with the same "
         f"{inputs.get('prefix_tokens', 1024):,}-token prefix, a system prompt with tool definitions, and "
         f"{inputs.get('hit_rate', 0.8) * 100:g} % of them find it in the prefix cache; {kept}. Prefill runs in "
-        f"{inputs.get('precision', 'bf16')} at {inputs.get('mfu', 0.4) * 100:g} % MFU. "
+        f"{inputs.get('precision', 'bf16')} at {input_or_default(inputs, 'mfu', 'prefill_mfu') * 100:g} % MFU. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs.get('precision', 'bf16'))} What does the prefix's own "
         f"prefill cost in FLOPs (2 × N × P plus 4 × layers × d_model × P²), and how much does the cache save per "
         f"request on average, in FLOPs and in TTFT? With the KV cache in {inputs.get('kv_dtype', 'bf16')}, how "

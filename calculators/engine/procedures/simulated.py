@@ -31,13 +31,15 @@ from ..catalog import Catalog
 from ..dtypes import weight_bits
 from ..errors import InputError
 from ..param_count import param_breakdown
+from ..quantities import default
 from ..step_model import Replica, step_ms
 from .inputs import GPU, KV_DTYPE, MODEL, WEIGHTS_DTYPE, InputSpec, clean_inputs, resolve_model
 
 GIB = 2**30
 MIB = 2**20
-# The simulator's defaults (calculators/sim/config.py): utilisation, reserve, block, efficiency, MFU.
-UTILIZATION, RESERVE_GIB, BLOCK_SIZE, BANDWIDTH_EFFICIENCY, MFU = 0.9, 3.0, 16, 0.75, 0.5
+# The simulator's defaults (calculators/sim/config.py), its quantities': utilisation, reserve, block, efficiency, MFU.
+UTILIZATION, RESERVE_GIB, BLOCK_SIZE, BANDWIDTH_EFFICIENCY, MFU = (
+    default(key) for key in ("utilization", "reserve_gib", "block_size", "bandwidth_efficiency", "mfu"))
 DURATION_S = 60.0
 CACHE_DURATION_S = 120.0  # long requests take longer to fill the cache
 SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)

@@ -65,9 +65,9 @@ def run_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     ``utilization``, ``reserve_gib``, ``tpot_target_ms``,
     ``bandwidth_efficiency``, ``mfu``, ``request_rate`` (req/s),
     ``output_tokens`` (mean) and ``gpus_per_node``. Missing ones default to
-    Llama-3.1-70B at bf16 on 8 × H100 SXM, the ladder's 8,192 tokens, 0.90 and
-    3 GiB, a 50 ms target at 0.75 of peak bandwidth and an MFU of 0.5, 20 req/s
-    of 500 output tokens, 8-GPU nodes. ``result.extra`` holds ``binding``
+    Llama-3.1-70B at bf16 on 8 × H100 SXM, the ladder's 8,192 tokens, a 50 ms
+    target, 20 req/s of 500 output tokens, 8-GPU nodes, and the tuning inputs'
+    quantities' defaults (:data:`..quantities.INPUTS`). ``result.extra`` holds ``binding``
     (``memory``, ``tpot`` or ``both``), ``compute_bound``, ``weights_read_ms``
     and ``compute_precision``. Raises :class:`~..errors.EngineError`
     subclasses on bad input, and :class:`~..errors.InputError` when not one

@@ -17,7 +17,20 @@ from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from .fleet import GPUS_PER_NODE
-from .inputs import CONTEXT, GPU, KV_DTYPE, MODEL_HINT, RESERVE_GIB, UTILIZATION, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec
+from .inputs import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
+    CONTEXT,
+    GPU,
+    KV_DTYPE,
+    MFU,
+    MODEL_HINT,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+)
 from .kv import kv_given
 from .offline import NO_LINK
 from .params import params_given
@@ -31,18 +44,10 @@ SLO_GPUS = InputSpec("gpus", "int", 8, "cards per replica (tensor-parallel degre
                      unit="GPUs", label="GPUs per replica")
 TPOT_TARGET_MS = InputSpec("tpot_target_ms", "float", 50.0, "time per output token the service promises, ms",
                            minimum=0, exclusive_minimum=True, maximum=10_000, unit="ms", label="TPOT target")
-BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
-                                 "decode step achieves", minimum=0, maximum=1, exclusive_minimum=True,
-                                 label="Bandwidth efficiency")
-MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)", minimum=0,
-                maximum=1, exclusive_minimum=True, label="MFU")
 REQUEST_RATE = InputSpec("request_rate", "float", 20.0, "mean arrival rate, requests per second", minimum=0,
                          exclusive_minimum=True, maximum=1_000_000, unit="req/s", label="Request rate")
 OUTPUT_TOKENS = InputSpec("output_tokens", "int", 500, "mean output tokens per request", minimum=1,
                           maximum=1_000_000, unit="tok", label="Mean output length")
-
-ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed cost of one all-reduce, µs",
-                                 minimum=0, maximum=10_000, unit="us", label="All-reduce latency")
 
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE, ALLREDUCE_LATENCY_US)

@@ -33,13 +33,6 @@ from .kv import kv_given
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together in each step", minimum=1, maximum=100_000,
                   label="Batch")
-BANDWIDTH_EFFICIENCY = InputSpec("bandwidth_efficiency", "float", 0.75, "fraction of peak memory bandwidth a "
-                                 "decode step achieves", minimum=0, maximum=1, exclusive_minimum=True,
-                                 label="Bandwidth efficiency")
-STEP_MFU = InputSpec("mfu", "float", 0.5, "fraction of the dense peak FLOP/s a decode step achieves (MFU)",
-                     minimum=0, maximum=1, exclusive_minimum=True, label="MFU")
-ALLREDUCE_LATENCY_US = InputSpec("allreduce_latency_us", "float", 10.0, "fixed cost of one all-reduce, µs",
-                                 minimum=0, maximum=10_000, unit="us", label="All-reduce latency")
 
 
 def link_gb_s(gpu: Gpu, gpus: int) -> float:

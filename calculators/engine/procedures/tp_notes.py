@@ -8,6 +8,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..hf_config import ModelConfig
 from .base import format_number
+from .inputs import input_or_default
 from .tp_degree import _degree_ladder, buyable_degree
 
 
@@ -103,8 +104,9 @@ def describe_tp(inputs: dict[str, Any], catalog: Catalog) -> str:
     user = (f"one user holding a full {context:,}-token context ({inputs.get('kv_dtype', 'bf16')} KV cache)"
             if context else "no KV cache at all (weights only)")
     return (f"You must place {model} with {weights} on {gpu} cards, {inputs.get('gpus_per_node', 8)} to a "
-            f"node. The serving engine may fill {inputs.get('utilization', 0.9) * 100:g} % of each card and "
-            f"sets aside {inputs.get('reserve_gib', 3.0):g} GiB per card for activations. The replica must hold "
+            f"node. The serving engine may fill {input_or_default(inputs, 'utilization') * 100:g} % of each card and "
+            f"sets aside {input_or_default(inputs, 'reserve_gib'):g} GiB per card for activations. The replica "
+            f"must hold "
             f"the weights plus {user}. How many cards does that take, what is the smallest tensor-parallel "
             f"degree an engine will actually split over ({degree_words(inputs.get('gpus_per_node', 8))}), and "
             f"how many nodes is that?")

@@ -27,10 +27,13 @@ class Command(EngineCommand):
         families = parser.add_subparsers(dest="family", required=True, metavar="FAMILY")
         for family in FAMILIES.values():
             sub = families.add_parser(family.slug, help=family.summary)
+            names = {spec.name for spec in family.inputs}
             for spec in family.inputs:
                 choices = f" ({', '.join(spec.choices)})" if spec.choices else ""
                 default = "" if spec.default is None else f"; default {spec.default}"
-                sub.add_argument(spec.flag, dest=spec.name, help=f"{spec.help}{choices}{default}")
+                # An older name of the input (cost's --utilization for --busy-fraction) is read as it.
+                older = ["--" + old.replace("_", "-") for old in spec.aliases if old not in names]
+                sub.add_argument(spec.flag, *older, dest=spec.name, help=f"{spec.help}{choices}{default}")
                 if spec.kind == "model":
                     sub.add_argument("--config", dest="config_file", metavar="FILE",
                                      help="a model's config.json instead of --model")
