@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import candidate_views, views
+from . import candidate_views, endpoint, views
 
 app_name = "coaching"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("coach/cohorts/<int:pk>/", views.cohort_page, name="cohort"),
     path("coach/cohorts/<int:pk>/invite/", views.cohort_invite, name="cohort_invite"),
     path("coach/cohorts/<int:pk>/members/<int:user_pk>/remove/", views.cohort_remove, name="cohort_remove"),
+    path("coach/cohorts/<int:pk>/grading/", endpoint.cohort_endpoint, name="cohort_endpoint"),
+    path("coach/cohorts/<int:pk>/grading/remove/", endpoint.remove_cohort_endpoint, name="cohort_endpoint_remove"),
     path("coach/candidates/<int:pk>/", views.candidate_page, name="candidate"),
     path("coach/attempts/<int:pk>/", views.attempt_page, name="attempt"),
     path("coach/answers/<int:pk>/", views.review_page, name="review"),

@@ -86,6 +86,7 @@ class Grading(models.Model):
     item = models.ForeignKey("drills.BankItem", null=True, on_delete=models.SET_NULL, related_name="+")
     origin = models.CharField(max_length=10, choices=ORIGINS)
     origin_id = models.BigIntegerField(help_text="The card, round item, critique attempt or bank item id.")
+    page_url = models.CharField(max_length=300, blank=True, help_text="The page that shows this grading.")
     question = models.TextField(help_text="The question as sent (plain text).")
     rubric = models.JSONField(default=list, help_text="The rubric points as sent (plain text).")
     answer = models.TextField()

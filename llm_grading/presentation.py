@@ -14,7 +14,7 @@ POLL_MS = 1500
 
 
 def fragment_context(grading: Grading | None, mode: str) -> dict:
-    """The context of ``llm_grading/_grading.html#grading`` for ``grading`` shown in ``mode``."""
+    """The context of ``llm_grading/grading.html#grading`` for ``grading`` shown in ``mode``."""
     if grading is None:
         return {"grading": None}
     result = grading.result or {}
@@ -27,4 +27,6 @@ def fragment_context(grading: Grading | None, mode: str) -> dict:
     return {"grading": grading, "mode": mode if mode in MODES else "standalone", "points": points,
             "counts": counts, "follow_ups": result.get("follow_ups", []), "ratings": RATINGS,
             "suggested_label": labels.get(grading.suggested_rating), "kept": services.KEPT,
-            "poll_ms": POLL_MS, "fragment_url": reverse("llm_grading:grading", args=[grading.pk]) + f"?mode={mode}"}
+            # The embedded default's first poll runs the grading itself: at once. A worker's: every POLL_MS.
+            "poll_ms": POLL_MS if services.broker_configured() or grading.status != Grading.QUEUED else 100,
+            "fragment_url": reverse("llm_grading:grading", args=[grading.pk]) + f"?mode={mode}"}

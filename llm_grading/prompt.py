@@ -8,9 +8,9 @@ checks what a schema cannot say (every rubric point judged once); it raises :cla
 sentence otherwise.
 
 The reply: per rubric point a verdict (``met``, ``partly``, ``not``) and a short quote from the answer as
-evidence; a suggested score 1–4 on the review scale (Again, Hard, Good, Easy) following the site's rubric rule
-(:data:`drills.reviews.scheduling.RUBRIC_RULE`, a point met partly counting half); and exactly two follow-up
-questions a strict interviewer would ask next.
+evidence; a suggested score 1–4 on the review scale (Again, Hard, Good, Easy) following the rule the caller
+gives (a point met partly counting half; the drills pages give :data:`drills.reviews.scheduling.RUBRIC_RULE`:
+this module knows no app above it); and exactly two follow-up questions a strict interviewer would ask next.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ import json
 from dataclasses import dataclass
 
 import jsonschema
-
-from drills.reviews.scheduling import AGAIN_BELOW, HARD_BELOW
 
 VERDICTS = ("met", "partly", "not")
 #: Credit of each verdict toward the share of the rubric covered.
@@ -37,10 +35,10 @@ SYSTEM = (
     "it (met), meets it in part or with an error (partly), or not at all (not). As evidence, quote the answer's "
     "own words (at most a sentence, copied exactly); when the point is not met, quote the closest passage or "
     "give an empty string. Do not reward length or confidence, and do not invent content the answer lacks. "
-    "Suggest a score on the review scale 1 = Again, 2 = Hard, 3 = Good, 4 = Easy, from the share of the rubric "
-    f"covered (a point met counts 1, partly 1/2): under {AGAIN_BELOW:.0%} → 1, under {HARD_BELOW:.0%} → 2, "
-    "otherwise 3, and 4 only when every point is met. Then ask the two follow-up questions a strict interviewer "
-    "would ask next about this answer's weakest places. Reply with JSON matching the schema, nothing else."
+    "Suggest a score on the review scale 1 = Again, 2 = Hard, 3 = Good, 4 = Easy from the share of the rubric "
+    "covered, a point met counting 1 and a point met partly 1/2. {rule} Then ask the two follow-up questions a "
+    "strict interviewer would ask next about this answer's weakest places. Reply with JSON matching the schema, "
+    "nothing else."
 )
 
 
@@ -86,12 +84,14 @@ def schema(points: int) -> dict:
     }
 
 
-def build(question: str, rubric: list[str], answer: str) -> Request:
-    """The request grading ``answer`` to ``question`` (plain text) against ``rubric`` (plain-text points)."""
+def build(question: str, rubric: list[str], answer: str, score_rule: str) -> Request:
+    """The request grading ``answer`` to ``question`` (plain text) against ``rubric`` (plain-text points);
+    ``score_rule`` is the sentence mapping the share of the rubric covered to the scores 1–4."""
     numbered = "\n".join(f"{number}. {point}" for number, point in enumerate(rubric, start=1))
     user = (f"QUESTION\n{question.strip()}\n\nRUBRIC ({len(rubric)} point{'s' if len(rubric) != 1 else ''})\n"
             f"{numbered}\n\nCANDIDATE'S ANSWER\n{answer.strip()}")
-    return Request([{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}], schema(len(rubric)))
+    system = SYSTEM.format(rule=score_rule.strip())
+    return Request([{"role": "system", "content": system}, {"role": "user", "content": user}], schema(len(rubric)))
 
 
 def _normalise(text: str) -> str:

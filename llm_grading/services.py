@@ -75,14 +75,16 @@ def question_of(item) -> str:
     return text
 
 
-def request(user, item, answer: str, origin: str, origin_id: int, *, rubric: list[str] | None = None,
-            question: str | None = None) -> Grading | None:
+def request(user, item, answer: str, origin: str, origin_id: int, *, page_url: str, score_rule: str,
+            rubric: list[str] | None = None, question: str | None = None) -> Grading | None:
     """Send ``answer`` to ``item`` (written at ``origin`` ``origin_id``) to the user's model; ``None`` when there
     is no endpoint, no written answer or no rubric (self-scoring then, as without this app). The same answer
     at the same place, already sent and not failed, is not sent again: that grading is returned.
 
-    ``rubric`` and ``question`` default to :func:`rubric_of` and :func:`question_of` of ``item``. The grading is
-    started after the transaction commits.
+    ``page_url`` is the page that shows the grading (where "grade again" leads back), ``score_rule`` the
+    sentence of the review scale's rule (:func:`llm_grading.prompt.build`). ``rubric`` and ``question`` default
+    to :func:`rubric_of` and :func:`question_of` of ``item``. The grading is started after the transaction
+    commits.
     """
     endpoint = endpoint_for(user)
     answer = (answer or "").strip()
@@ -93,22 +95,29 @@ def request(user, item, answer: str, origin: str, origin_id: int, *, rubric: lis
     again = latest(user, origin, origin_id)
     if again is not None and again.answer == answer and again.status != Grading.FAILED:
         return again  # the same answer sent twice (a double submit, a reload): graded once
-    built = prompt.build(question, points, answer)
+    built = prompt.build(question, points, answer, score_rule)
+    return _create(user, item, origin, origin_id, page_url, question, points, answer, built, endpoint)
+
+
+def _create(user, item, origin, origin_id, page_url, question, rubric, answer, built, endpoint) -> Grading:
     grading = Grading.objects.create(
-        user=user, item=item, origin=origin, origin_id=origin_id, question=question, rubric=points, answer=answer,
-        messages=built.messages, schema=built.schema, endpoint=endpoint, base_url=endpoint.base_url,
-        model=endpoint.model, by_coach=endpoint.cohort_id is not None,
+        user=user, item=item, origin=origin, origin_id=origin_id, page_url=page_url, question=question,
+        rubric=rubric, answer=answer, messages=built.messages, schema=built.schema, endpoint=endpoint,
+        base_url=endpoint.base_url, model=endpoint.model, by_coach=endpoint.cohort_id is not None,
         cohort_name=endpoint.cohort.name if endpoint.cohort_id else "")
     start(grading)
     return grading
 
 
 def retry(grading: Grading) -> Grading | None:
-    """A new grading of the same answer (after a failure), with the endpoint that grades the user now."""
-    if grading.item is None:
+    """A new grading of the same answer with the same prompt (after a failure), sent to the endpoint that grades
+    the user now; ``None`` when there is none any more."""
+    endpoint = endpoint_for(grading.user)
+    if endpoint is None:
         return None
-    return request(grading.user, grading.item, grading.answer, grading.origin, grading.origin_id,
-                   rubric=list(grading.rubric), question=grading.question)
+    built = prompt.Request(grading.messages, grading.schema)
+    return _create(grading.user, grading.item, grading.origin, grading.origin_id, grading.page_url,
+                   grading.question, grading.rubric, grading.answer, built, endpoint)
 
 
 def broker_configured() -> bool:

@@ -49,7 +49,7 @@ def owners(name: str, kwargs: dict, o) -> set[str] | None:
         return {COACH} if pk == o.own_question.pk else set()
     if name in {"coaching:start_timed", "coaching:start_entry"}:
         return {CANDIDATE}
-    if name in {"llm_grading:cohort", "llm_grading:cohort_remove"}:  # the cohort's own coach: her key
+    if name in {"coaching:cohort_endpoint", "coaching:cohort_endpoint_remove"}:  # the cohort's own coach: her key
         return {COACH}
     if name == "account:leave":  # only a member leaves, and only her own membership
         return {CANDIDATE} if pk == o.cohort.pk else set()

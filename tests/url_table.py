@@ -99,6 +99,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     # drills
     "drills:index": Get(),
     "drills:design": Get(),
+    "drills:design_answer": Post(("answer",)),
     "drills:critique": Post(("flag", "started"), ),
     "drills:critique_attempt": Get(),
     "drills:critique_assess": Post(()),
@@ -150,6 +151,8 @@ TABLE: dict[str, Post | Get | Skip] = {
     "coaching:cohort": Get(("export",)),
     "coaching:cohort_invite": Post(()),
     "coaching:cohort_remove": Post(()),
+    "coaching:cohort_endpoint": Post(ENDPOINT, echo=("base_url", "model")),
+    "coaching:cohort_endpoint_remove": Post(()),
     "coaching:candidate": Get(("export",)),
     "coaching:attempt": Get(),
     "coaching:review": Get(),
@@ -176,9 +179,6 @@ TABLE: dict[str, Post | Get | Skip] = {
     # open answers graded by the user's own model (llm_grading)
     "llm_grading:settings": Post(ENDPOINT, echo=("base_url", "model")),
     "llm_grading:remove": Post(()),
-    "llm_grading:cohort": Post(ENDPOINT, echo=("base_url", "model")),
-    "llm_grading:cohort_remove": Post(()),
-    "llm_grading:design": Post(("answer",)),
     "llm_grading:grading": Get(("mode",)),
     "llm_grading:retry": Post(("mode",)),
     "llm_grading:accept": Post(("rating",)),
@@ -371,8 +371,8 @@ def build_world(candidate, coach) -> World:
     k["coaching:start_entry"] = [{"pk": assignment.pk, "entry_pk": entry.pk} for entry in entries]
     k["coaching:invitation"] = [{"token": invitation.token}, {"token": "not-a-token"}]
     k["runbook:chapter"] = [{"slug": chapter.slug}]
-    k["llm_grading:cohort"] = k["llm_grading:cohort_remove"] = [{"pk": cohort.pk}]
-    k["llm_grading:design"] = [{"slug": design.slug}]
+    k["coaching:cohort_endpoint"] = k["coaching:cohort_endpoint_remove"] = [{"pk": cohort.pk}]
+    k["drills:design_answer"] = [{"slug": design.slug}]
     for name in ("grading", "retry", "accept"):
         k[f"llm_grading:{name}"] = [{"pk": 1}]
 

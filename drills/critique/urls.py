@@ -6,6 +6,7 @@ from drills.critique import views
 
 urlpatterns = [
     path("design/<slug:slug>/", views.design, name="design"),
+    path("design/<slug:slug>/answer/", views.design_answer, name="design_answer"),
     path("critique/<slug:slug>/", views.critique, name="critique"),
     path("critique/<slug:slug>/attempts/<int:pk>/", views.critique_attempt, name="critique_attempt"),
     path("critique/<slug:slug>/attempts/<int:pk>/assess/", views.critique_assess, name="critique_assess"),

@@ -11,16 +11,25 @@ drill is swapped in place.
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from drills.critique.services import RULE, SELF_RATINGS, CritiqueGrade, grade_critique, read_flags
 from drills.models import BankItem, CritiqueAttempt, CritiqueMark
 from drills.problems.forms import read_start, sign_start
+from drills.reviews.scheduling import RUBRIC_RULE
+from llm_grading import services as model_grading
+from llm_grading.models import Grading
+from llm_grading.presentation import fragment_context
 from runbook.models import Resource
+
+#: The longest written answer kept (as on the review and round pages).
+MAX_ANSWER = 20_000
 
 
 def _item(slug: str, kind: str) -> BankItem:
@@ -42,7 +51,31 @@ def design(request: HttpRequest, slug: str) -> HttpResponse:
               (("mid", "Mid-level"), ("senior", "Senior"), ("staff", "Staff and above"))]
     others = BankItem.objects.published().filter(kind=BankItem.DESIGN).exclude(pk=item.pk).order_by("position", "slug")
     context = {"item": item, "details": details, "levels": levels, "resources": resources, "others": others}
+    if request.user.is_authenticated:
+        # A written answer graded by the candidate's own model (llm_grading), when they set one.
+        grading = model_grading.latest(request.user, Grading.DESIGN, item.pk)
+        context.update({"grading_endpoint": model_grading.endpoint_for(request.user),
+                        "model_grading": fragment_context(grading, "standalone"),
+                        "last_answer": grading.answer if grading else ""})
     return render(request, "drills/design.html", context)
+
+
+@login_required
+@require_POST
+def design_answer(request: HttpRequest, slug: str) -> HttpResponse:
+    """A design prompt answered on its page, sent to the candidate's model; back to the page, which shows the
+    grading as it runs (the answer is kept whatever the model does)."""
+    item = _item(slug, BankItem.DESIGN)
+    answer = str(request.POST.get("answer", ""))[:MAX_ANSWER]
+    page = reverse("drills:design", args=[slug]) + "#your-answer"
+    if not answer.strip():
+        messages.warning(request, "Write your answer first: an empty answer is not sent for grading.")
+        return redirect(page)
+    if model_grading.request(request.user, item, answer, Grading.DESIGN, item.pk, page_url=page,
+                             score_rule=RUBRIC_RULE) is None:
+        messages.warning(request, "No endpoint grades your answers yet: set one in the grading settings.")
+        return redirect("llm_grading:settings")
+    return redirect(page)
 
 
 def _rows(lines: list[str], grade: CritiqueGrade | None, flags: dict[int, str]) -> list[dict]:

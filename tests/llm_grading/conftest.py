@@ -9,11 +9,14 @@ import pytest
 import yaml
 
 from drills.models import BankItem
+from drills.reviews.scheduling import RUBRIC_RULE
 from llm_grading.models import Endpoint
 from tests.llm_grading.chat_server import REPLIES, ChatServer, Reply, completion
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-local-test-5f1e0c9a7b"
+#: Where a test's answers are written, and the review scale's rule, as the drills pages pass them.
+PLACE = {"page_url": "/drills/design/design-capacity-math/#your-answer", "score_rule": RUBRIC_RULE}
 
 
 def design_entry(slug: str = "design-capacity-math") -> dict:

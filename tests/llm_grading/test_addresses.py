@@ -8,6 +8,7 @@ from llm_grading import client, services
 from llm_grading.addresses import EndpointRefused, pinned_address
 from llm_grading.models import Endpoint, Grading
 from tests.llm_grading.chat_server import ChatServer, Reply
+from tests.llm_grading.conftest import PLACE
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,7 @@ def test_production_mode_refuses_a_private_address_at_the_call(candidate, design
     Endpoint.objects.create(owner=candidate, base_url=chat_server.base_url.replace("127.0.0.1", "localhost"),
                             model="grader")
     grading = services.run_here(services.request(candidate, design_item, recorded_grade["answer"],
-                                                 Grading.DESIGN, design_item.pk))
+                                                 Grading.DESIGN, design_item.pk, **PLACE))
     assert (grading.status, grading.failure) == (Grading.FAILED, client.BLOCKED)
     assert grading.error == ("localhost resolves to 127.0.0.1, a private or loopback address, and this site calls "
                              "only public addresses; give your server's public https address.")
@@ -70,7 +71,7 @@ def test_a_redirect_is_not_followed(candidate, design_item, endpoint, chat_serve
         elsewhere.replies["grader"] = Reply(200, {"choices": []})
         chat_server.replies["grader"] = Reply(307, {}, headers={"Location": f"{elsewhere.base_url}/chat/completions"})
         grading = services.run_here(services.request(candidate, design_item, recorded_grade["answer"],
-                                                     Grading.DESIGN, design_item.pk))
+                                                     Grading.DESIGN, design_item.pk, **PLACE))
         assert grading.failure == client.REDIRECT
         assert grading.error == ("Your endpoint answered with a redirect (HTTP 307), which is not followed: give "
                                  "the address it redirects to as the base URL, if you trust it.")
@@ -81,5 +82,5 @@ def test_a_redirect_to_the_metadata_address_is_not_followed(candidate, design_it
                                                             recorded_grade):
     chat_server.replies["grader"] = Reply(302, {}, headers={"Location": "http://169.254.169.254/latest/meta-data/"})
     grading = services.run_here(services.request(candidate, design_item, recorded_grade["answer"],
-                                                 Grading.DESIGN, design_item.pk))
+                                                 Grading.DESIGN, design_item.pk, **PLACE))
     assert grading.failure == client.REDIRECT

@@ -15,14 +15,14 @@ import pytest
 from llm_grading import client, services
 from llm_grading.models import Grading
 from tests.llm_grading.chat_server import Reply, completion, recorded
-from tests.llm_grading.conftest import KEY
+from tests.llm_grading.conftest import KEY, PLACE
 
 pytestmark = pytest.mark.django_db
 
 
 def grade(candidate, item, answer, origin=Grading.DESIGN):
     """Send ``answer`` and run the task in-process, as the page's first poll does in the embedded default."""
-    grading = services.request(candidate, item, answer, origin, item.pk)
+    grading = services.request(candidate, item, answer, origin, item.pk, **PLACE)
     assert grading is not None and grading.status == Grading.QUEUED
     return services.run_here(grading)
 
@@ -165,12 +165,14 @@ def test_a_server_that_is_down_is_one_sentence(candidate, design_item, endpoint,
 
 
 def test_without_an_endpoint_nothing_is_sent(candidate, design_item, chat_server, recorded_grade):
-    assert services.request(candidate, design_item, recorded_grade["answer"], Grading.DESIGN, design_item.pk) is None
+    answer = recorded_grade["answer"]
+    assert services.request(candidate, design_item, answer, Grading.DESIGN, design_item.pk, **PLACE) is None
     assert not Grading.objects.exists() and chat_server.requests == []
 
 
 def test_the_same_answer_sent_twice_is_graded_once(candidate, design_item, endpoint, chat_server, recorded_grade):
     first = grade(candidate, design_item, recorded_grade["answer"])
-    second = services.request(candidate, design_item, recorded_grade["answer"], Grading.DESIGN, design_item.pk)
+    second = services.request(candidate, design_item, recorded_grade["answer"], Grading.DESIGN, design_item.pk,
+                              **PLACE)
     assert second.pk == first.pk and len(chat_server.requests) == 1
     assert services.run(first.pk) == Grading.DONE and len(chat_server.requests) == 1  # the task is idempotent

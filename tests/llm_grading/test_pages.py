@@ -4,8 +4,8 @@ endpoint for a cohort (and the candidate told so), deletion with the account, th
 from __future__ import annotations
 
 import io
-import json
 import zipfile
+from html import escape
 
 import pytest
 from django.utils import timezone
@@ -15,7 +15,7 @@ from drills.models import Card, ReviewLog
 from drills.reviews.scheduling import add_to_deck
 from home.data import delete_account, export_zip
 from llm_grading.models import Endpoint, Grading
-from tests.llm_grading.conftest import KEY
+from tests.llm_grading.conftest import KEY, PLACE
 
 pytestmark = pytest.mark.django_db
 
@@ -121,7 +121,7 @@ def test_a_coach_endpoint_grades_members_who_are_told(coach_client, coach, candi
                                                       chat_server, recorded_grade):
     cohort = coaching.create_cohort(coach, "Spring")
     coaching.accept_invitation(coaching.invite(cohort), candidate)
-    response = coach_client.post(f"/grading/cohort/{cohort.pk}/", {"base_url": chat_server.base_url,
+    response = coach_client.post(f"/coach/cohorts/{cohort.pk}/grading/", {"base_url": chat_server.base_url,
                                                                     "model": "grader", "api_key": KEY})
     assert response.status_code == 302
     settings_page = candidate_client.get("/grading/settings/").content.decode()
@@ -142,7 +142,7 @@ def test_another_coach_cannot_see_a_cohort_endpoint(client, coach, design_item):
 
     cohort = coaching.create_cohort(coach, "Spring")
     client.force_login(make_user("dave", "coach"))
-    assert client.get(f"/grading/cohort/{cohort.pk}/").status_code == 404
+    assert client.get(f"/coach/cohorts/{cohort.pk}/grading/").status_code == 404
 
 
 def test_the_endpoint_goes_with_the_account_and_the_key_is_not_exported(candidate, endpoint, design_item,
@@ -150,7 +150,7 @@ def test_the_endpoint_goes_with_the_account_and_the_key_is_not_exported(candidat
     from llm_grading import services
 
     services.run_here(services.request(candidate, design_item, recorded_grade["answer"], Grading.DESIGN,
-                                       design_item.pk))
+                                       design_item.pk, **PLACE))
     archive = zipfile.ZipFile(io.BytesIO(export_zip(candidate)))
     everything = b"".join(archive.read(name) for name in archive.namelist())
     assert endpoint.base_url.encode() in everything and recorded_grade["answer"].encode() in everything
@@ -171,12 +171,25 @@ def test_a_coach_endpoint_goes_with_the_coach(coach, candidate, chat_server, set
 
 
 def test_a_design_answer_on_its_page_is_graded(candidate_client, candidate, design_item, endpoint, recorded_grade):
-    response = candidate_client.post(f"/grading/design/{design_item.slug}/", {"answer": recorded_grade["answer"]})
-    grading = Grading.objects.get(user=candidate, origin=Grading.DESIGN)
-    assert response["Location"] == f"/grading/{grading.pk}/"
+    page = candidate_client.get(f"/drills/design/{design_item.slug}/").content.decode()
+    assert "Your answer, graded by your model" in page and "Sent with the rubric to grader at http://127.0.0.1" in page
+    response = candidate_client.post(f"/drills/design/{design_item.slug}/answer/", {"answer": recorded_grade["answer"]})
+    assert response["Location"] == f"/drills/design/{design_item.slug}/#your-answer"
+    grading = Grading.objects.get(user=candidate, origin=Grading.DESIGN, origin_id=design_item.pk)
     page = candidate_client.get(response["Location"]).content.decode()
-    assert "Your answer, graded against the rubric" in page and "Accept: Hard" in page
+    assert "Sent for grading against 6 rubric points" in page
+    assert escape(recorded_grade["answer"]) in page  # kept in the box
+    text = candidate_client.get(f"/grading/{grading.pk}/?mode=standalone", headers={"HX-Request": "true"})
+    assert "Accept: Hard" in text.content.decode()
     candidate_client.post(f"/grading/{grading.pk}/accept/", {"rating": "2"})
     grading.refresh_from_db()
-    assert grading.accepted_rating == 2
-    assert json.dumps(grading.result)  # stored as JSON
+    assert grading.accepted_rating == 2 and grading.accepted
+    # The system message carries the review scale's own rule.
+    assert "under 50% of the points → Again, under 80% → Hard" in grading.messages[0]["content"]
+
+
+def test_without_an_endpoint_the_design_page_only_points_to_the_settings(candidate_client, design_item):
+    page = candidate_client.get(f"/drills/design/{design_item.slug}/").content.decode()
+    assert "your-answer" not in page and "set an endpoint" in page
+    response = candidate_client.post(f"/drills/design/{design_item.slug}/answer/", {"answer": "An answer."})
+    assert response["Location"] == "/grading/settings/" and not Grading.objects.exists()
