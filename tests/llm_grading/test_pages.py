@@ -159,15 +159,16 @@ def test_the_endpoint_goes_with_the_account_and_the_key_is_not_exported(candidat
     assert not Endpoint.objects.exists() and not Grading.objects.exists()
 
 
-def test_a_coach_endpoint_goes_with_the_coach(coach, candidate, chat_server, settings):
-    from django.contrib.auth import get_user_model
+def test_a_coach_endpoint_goes_with_the_coach_not_with_the_cohort(coach, candidate, chat_server):
+    """A cohort handed to another coach keeps its members, not the first coach's key."""
+    from tests.conftest import make_user
 
-    get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-12345")
+    dave = make_user("dave", "coach")
     cohort = coaching.create_cohort(coach, "Spring")
     Endpoint.objects.create(owner=coach, cohort=cohort, base_url=chat_server.base_url, model="grader")
-    delete_account(coach)
+    delete_account(coach, successor=dave)
     cohort.refresh_from_db()
-    assert cohort.coach.username == "root" and not Endpoint.objects.exists()
+    assert cohort.coach == dave and not Endpoint.objects.exists()
 
 
 def test_a_design_answer_on_its_page_is_graded(candidate_client, candidate, design_item, endpoint, recorded_grade):
