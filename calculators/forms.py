@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
@@ -40,9 +40,13 @@ CONFIG_MAX_CHARS = 100_000
 CONFIG_LABEL = "config.json"
 
 CONFIG_HELP = ("Paste a model's config.json (Hugging Face format); when filled it replaces the model "
-               "chosen above. Clear it to go back to the catalog. The page's address keeps the other inputs, "
-               "not a pasted config (it can be far longer than an address holds): a shared link or a reload "
-               "without it shows the model chosen above.")
+               "chosen above. Clear it to go back to the catalog. The page's address keeps it when it is short "
+               "enough for an address (most configs are); a longer one is left out, and the results say so.")
+# The longest query string the page's address carries: a pasted config that makes it longer is left out.
+# gunicorn refuses a request line over 4,094 bytes (its limit_request_line), and the path and the
+# method take their share; compact JSON of a dense model's config.json is 600-900 characters, about twice
+# that once percent-encoded.
+SHAREABLE_QUERY_MAX = 3_000
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 32,\n  "hidden_size": 4096,\n  …\n}'
 
 
@@ -317,8 +321,29 @@ class CalculatorForm(forms.Form):
 
     def state_query(self) -> str:
         """The inputs as typed, as a query string for the page's address (a reload or a shared link shows
-        the same calculation). The pasted config is left out: it can be far longer than an address holds."""
-        return urlencode([(name, str(self.data.get(name, ""))) for name in self.fields if name != "config"])
+        the same calculation). A pasted config is in it, as compact JSON, unless that makes the query longer
+        than ``SHAREABLE_QUERY_MAX`` characters; then it is left out (:attr:`config_left_out`)."""
+        return self._state[0]
+
+    @property
+    def config_left_out(self) -> bool:
+        """Whether a config was pasted that the page's address cannot carry (too long)."""
+        return self._state[1]
+
+    @cached_property
+    def _state(self) -> tuple[str, bool]:
+        pairs = [(name, str(self.data.get(name, ""))) for name in self.fields if name != "config"]
+        config = str(self.data.get("config", "") or "").strip() if "config" in self.fields else ""
+        if not config:
+            return urlencode(pairs), False
+        try:  # the same config in fewer characters; text that is not JSON goes as typed (the form says why)
+            config = json.dumps(json.loads(config), separators=(",", ":"), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass
+        with_config = urlencode([*pairs, ("config", config)])
+        if len(with_config) <= SHAREABLE_QUERY_MAX:
+            return with_config, False
+        return urlencode(pairs), True
 
     @property
     def previous_json(self) -> str:

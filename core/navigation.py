@@ -19,7 +19,9 @@ class NavLink:
 
 MAIN = (
     NavLink("Runbook", "/runbook/", "/runbook/"),
-    NavLink("Calculators", "/calculators/ladder/", "/calculators/"),
+    NavLink("Calculators", "/calculators/", "/calculators/"),
+    NavLink("Simulator", "/simulator/", "/simulator/"),
+    NavLink("Lab", "/lab/", "/lab/"),
     NavLink("Drills", "/drills/", "/drills/"),
     NavLink("Review", "/review/", "/review/", members_only=True),
     NavLink("Rounds", "/rounds/", "/rounds/", members_only=True),
@@ -31,7 +33,6 @@ STRIP = (
     NavLink("Errata", "/errata/", "/errata/"),
     NavLink("Reading list", "/reading/", "/reading/"),
     NavLink("Question bank", "/bank/", "/bank/"),
-    NavLink("Lab", "/lab/", "/lab/"),
     NavLink("Progress", "/progress/", "/progress/", members_only=True),
 )
 

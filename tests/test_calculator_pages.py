@@ -263,10 +263,29 @@ class TestHistoryAndState:
         assert headline(page, "users_paged") == headline(fragment.content.decode(), "users_paged")
         assert '<option value="llama-3.1-70b" selected>' in page
 
-    def test_a_pasted_config_stays_out_of_the_address_and_disables_the_dropdown(self, client, htmx_client):
+    def test_a_pasted_config_reaches_the_address_and_the_address_shows_the_same_results(self, client, htmx_client):
         config = catalog_config("llama-2-7b")
         fragment = htmx_client.post(LADDER, {"config": config, "model": "llama-3.1-70b"})
+        address = fragment["HX-Replace-Url"]
+
+        assert "config=" in address and len(address) < 3_100
+        shared = client.get(address).content.decode()
+        assert headline(shared, "users_paged") == headline(fragment.content.decode(), "users_paged")
+        assert '<span class="small text-body-secondary">for the pasted config</span>' in shared
+        assert "calc-share-note" not in fragment.content.decode()
+
+    def test_a_config_too_long_for_an_address_is_left_out_and_the_results_say_so(self, htmx_client):
+        config = json.loads(catalog_config("llama-2-7b"))
+        config["_comment"] = "x" * 4_000  # extra keys are ignored by the engine
+        fragment = htmx_client.post(LADDER, {"config": json.dumps(config), "model": "llama-3.1-70b"})
+
         assert "config=" not in fragment["HX-Replace-Url"]
+        page = fragment.content.decode()
+        assert "This page's address does not hold your pasted" in page
+        assert headline(page, "users_paged")  # computed from the config all the same
+
+    def test_a_pasted_config_disables_the_dropdown(self, client):
+        config = catalog_config("llama-2-7b")
 
         page = client.get(LADDER, {"config": config}).content.decode()
         select = re.search(r'<select name="model"[^>]*>', page).group(0)
@@ -276,8 +295,7 @@ class TestHistoryAndState:
         plain = client.get(LADDER).content.decode()
         assert " disabled" not in re.search(r'<select name="model"[^>]*>', plain).group(0)
         assert re.search(r'<div[^>]*id="model-replaced"[^>]*hidden', plain)
-        # The user is told: a shared link or a reload does not carry the pasted config.
-        assert "The page&#x27;s address keeps the other inputs, not a pasted config" in plain
+        assert "The page&#x27;s address keeps it when it is short enough for an address" in plain
 
     def test_every_answer_varies_on_the_htmx_headers(self, client, htmx_client):
         for response in (client.get(LADDER), htmx_client.get(LADDER), client.get("/")):

@@ -30,6 +30,16 @@ class TestHomePage:
         assert 'href="/calculators/ladder/"' in html
         assert 'href="/drills/"' in html
 
+    def test_the_menu_and_footer_open_the_calculators_index_the_simulator_and_the_lab(self, client):
+        html = client.get("/").content.decode()
+        menu = html.split('<ul class="navbar-nav me-auto">', 1)[1].split("</ul>", 1)[0]
+        footer = html.split('<footer', 1)[1]
+
+        assert re.findall(r'href="([^"]+)"', menu) == ["/runbook/", "/calculators/", "/simulator/", "/lab/",
+                                                       "/drills/"]
+        assert 'href="/calculators/">Calculators</a>' in footer and "/calculators/ladder/" not in footer
+        assert 'href="/simulator/">Simulator</a>' in footer and 'href="/lab/">Lab</a>' in footer
+
     def test_it_offers_log_in_and_sign_up_to_visitors(self, client):
         html = client.get("/").content.decode()
 

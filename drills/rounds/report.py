@@ -28,6 +28,11 @@ class ReportRow:
     kept_aside: list[dict] = field(default_factory=list)
 
     @property
+    def impossible(self) -> bool:
+        """Whether a step's answer was physically impossible (the grader's message on it says why)."""
+        return any(step.verdict == "impossible" for step in self.steps)
+
+    @property
     def late_after_grace(self) -> bool:
         """Whether an answer of this item came past the deadline's grace (kept, scored 0)."""
         return any(entry["late"] for entry in self.kept_aside)
@@ -76,7 +81,11 @@ class Report:
 
 
 def report_for(round_: Round) -> Report:
-    """Score and time per item against its box, misconceptions made, what to review next, earlier rounds."""
+    """Score and time per item against its box, misconceptions made, what to review next, earlier rounds.
+
+    An item is to review when it scored under ``HARD_BELOW``, was never graded, or had a step with a named
+    misconception or an impossible value, whatever its score.
+    """
     items = list(round_.items.select_related("item", "problem", "attempt", "critique_attempt", "round"))
     end = round_.finished_at or round_.deadline
     steps = Counter()
@@ -107,7 +116,7 @@ def report_for(round_: Round) -> Report:
     for entry in made.values():
         entry["count"] = steps[entry["id"]]
     to_review = [row.item.item for row in rows if row.item.item is not None and (
-        row.item.grade is None or row.item.grade < HARD_BELOW or row.misconceptions)]
+        row.item.grade is None or row.item.grade < HARD_BELOW or row.misconceptions or row.impossible)]
     in_deck = set(Card.objects.of(round_.user).filter(item__in=to_review).values_list("item_id", flat=True))
     earlier = list(Round.objects.of(round_.user).closed().filter(kind=round_.kind, started_at__lt=round_.started_at)
                    .order_by("-started_at")[:10])

@@ -70,3 +70,24 @@
     if (stale && window.htmx) { window.htmx.trigger(form, "change"); }
   });
 })();
+
+/* Calculator page on a phone: the summary bar of headline numbers (#calc-summary, below 992 px) shows while the
+ * results section is off screen, so a changed input shows its result where the user is, and hides while the
+ * results themselves are in view. The bar is re-rendered with every recompute; the observer watches #results,
+ * which stays.
+ */
+(function () {
+  "use strict";
+  var results = document.getElementById("results");
+  if (!results || !("IntersectionObserver" in window)) { return; }
+  var visible = false;
+  function apply() {
+    var bar = document.getElementById("calc-summary");
+    if (bar) { bar.classList.toggle("is-offscreen", visible); }
+  }
+  new IntersectionObserver(function (entries) {
+    visible = entries[entries.length - 1].isIntersecting;
+    apply();
+  }, { threshold: 0.05 }).observe(results);
+  document.body.addEventListener("htmx:afterSwap", apply);
+})();

@@ -260,3 +260,50 @@ def test_the_coach_navbar_holds_one_row_at_1366_px(live_server, new_context, bus
         .map(el => Math.round(el.getBoundingClientRect().top + el.getBoundingClientRect().height / 2))""")
     assert len(tops) >= 9 and max(tops) - min(tops) <= 4, tops
     assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+
+
+def test_a_changed_input_shows_its_result_where_the_phone_user_is(content, live_server, new_context):
+    """The ladder's results sit some 2,000 px below its inputs on a phone: a bar at the bottom of the screen
+    carries the headline numbers while they are off screen, and hides once the results are in view."""
+    page = phone(new_context, live_server).new_page()
+    page.goto("/calculators/ladder/")
+    context_box = page.locator("input[name='context']")
+    context_box.scroll_into_view_if_needed()
+    bar = page.locator("#calc-summary")
+    expect(bar).to_be_in_viewport()
+    expect(bar).to_contain_text("Users, worst case 53 users")
+    assert page.locator("#results").evaluate("el => el.getBoundingClientRect().top") > PHONE["height"]
+
+    with page.expect_response(lambda r: "/calculators/ladder/" in r.url and r.request.method == "GET"):
+        context_box.fill("32768")
+        context_box.blur()
+    # 8,192 → 32,768 tokens: a quarter of the users (⌊52.62 GiB ÷ 4 GiB⌋ = 13), in sight without scrolling.
+    expect(bar).to_contain_text("Users, worst case 13 users")
+    expect(bar.locator(".calc-summary-item.is-changed")).to_have_count(1)
+    expect(bar).to_be_in_viewport()
+
+    page.locator("#results").scroll_into_view_if_needed()
+    expect(bar).to_be_hidden()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+
+def test_progress_tables_show_their_last_row(live_server, new_context, reviewed_candidate):
+    """Regression: the table of ladder steps was cut at 300 px, its last steps hidden with nothing saying so."""
+    from drills.models import Attempt, StepAnswer
+    from drills.problems.generation import create_problem
+
+    problem = create_problem("ladder", seed=5, user=reviewed_candidate)
+    attempt = Attempt.objects.create(problem=problem, user=reviewed_candidate, score=1.0)
+    for position, step in enumerate(problem.solve().steps, start=1):
+        StepAnswer.objects.create(attempt=attempt, position=position, key=step.key, unit=step.unit,
+                                  raw_input=repr(step.value), parsed_value=step.value, verdict="correct", credit=1,
+                                  expected=step.value)
+    page = new_context(viewport={"width": 1366, "height": 900}, base_url=live_server.url).new_page()
+    log_in(page, live_server.url, "alice", "/progress/")
+
+    expect(page.locator("#table-steps tbody tr")).to_have_count(8)
+    cut = page.evaluate("""() => [...document.querySelectorAll('.progress-page .table-box')].filter(box => {
+        const last = box.querySelector('tbody tr:last-child');
+        return last && last.getBoundingClientRect().bottom > box.getBoundingClientRect().bottom + 1;
+      }).map(box => box.querySelector('table').id)""")
+    assert cut == []

@@ -579,3 +579,26 @@ def test_ladder_warns_when_the_context_is_beyond_the_models_window():
     assert any("beyond the model's own window (max_position_embeddings = 131,072)" in note for note in beyond.notes)
     at_limit = ladder.run({"context": 131_072}, default_catalog())
     assert not any("beyond the model's own window" in note for note in at_limit.notes)
+
+
+LLAMA_2_7B_CONFIG = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+                     "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+                     "max_position_embeddings": 4096, "torch_dtype": "float16"}
+
+
+@pytest.mark.parametrize(("family", "inputs", "sentence"), [
+    ("kv", {"context": 32_768}, "The context limit (32,768 tokens)"),
+    ("ladder", {"context": 32_768, "avg_tokens": 2_300}, "The context limit (32,768 tokens)"),
+    ("decode", {"context": 32_768}, "The context (32,768 tokens)"),
+])
+def test_a_context_beyond_a_pasted_models_window_gets_a_note(family, inputs, sentence):
+    """The README's own example: Llama-2-7B (max_position_embeddings = 4,096) at 32,768 tokens; 4,096 is no note."""
+    from calculators.engine.catalog import default_catalog
+    from calculators.families import FAMILIES
+
+    run = FAMILIES[family].run
+    beyond = run({**inputs, "config": LLAMA_2_7B_CONFIG}, default_catalog())
+    expected = f"{sentence} is beyond the model's own window (max_position_embeddings = 4,096)"
+    assert sum(expected in note for note in beyond.notes) == 1
+    within = run({**inputs, "context": 4_096, "config": LLAMA_2_7B_CONFIG}, default_catalog())
+    assert not any("beyond the model's own window" in note for note in within.notes)

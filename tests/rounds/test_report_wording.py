@@ -54,3 +54,23 @@ def test_open_items_are_named_by_their_question(candidate_client, candidate, ban
     names = re.findall(r'aria-label="Items of this round".*?</nav>', page, re.S)[0]
     links = [_text(a) for a in re.findall(r"<a [^>]*>(.*?)</a>", names, re.S)]
     assert links == ["Cost per million tokens", "Fleet sizing", "Explain cost-per-token."]
+
+
+def test_an_impossible_step_gives_its_reason_and_the_item_is_to_review_at_87_percent(candidate_client, candidate,
+                                                                                     bank, clock, h):
+    candidate_client.post(reverse("rounds:start", args=["capacity"]))
+    round_ = Round.objects.get(user=candidate)
+    item = round_.items.get()
+    answers = h.answers(item.problem)
+    card = float(answers["card_gib"])
+    answers["usable_gib"] = repr(card * 2)  # more usable memory than the card holds: impossible
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **answers})
+    page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+
+    item.refresh_from_db()
+    assert item.grade == 7 / 8  # the seven other steps are right, and none is taken from the impossible one
+    steps = _text(_section(page, 'id="steps-1"', "</table>"))
+    assert "Verdict Why" in steps
+    assert "Impossible Impossible: it cannot exceed the card memory" in steps
+    assert "Nothing below 80 %: well done." not in page
+    assert _text(_section(page, 'id="review-next">', "</form>")).startswith("Capacity ladder Problem template")

@@ -54,7 +54,7 @@ from .inputs import (
     resolve_model,
 )
 from .inputs import MFU as STEP_MFU
-from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes
+from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes, window_note
 from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
 from .roofline import ROOFLINE_AS_EXPECTATION
 from .slo_variants import PER_USER_RATE
@@ -275,9 +275,7 @@ def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: 
         notes.insert(0, f"The weights and these caches ({format_number(needed / 2**30, 'GiB')}) do not fit in "
                         f"{inputs['gpus']} × {gpu.name} ({format_number(cards_bytes / 2**30, 'GiB')}): the "
                         f"step is hypothetical. The capacity ladder finds a replica that fits.")
-    limit = cfg.max_position_embeddings
-    if limit and context > limit:
-        notes.append(f"The context of {context:,} tokens is beyond the model's limit of {limit:,}.")
+    notes += window_note(cfg, context, "The context")
     if cfg.is_moe:
         notes += moe_note(cfg, total_params, active,
                           f"a batch of {batch:,} touches {given['experts_touched']:.2f} of the {cfg.num_experts} "

@@ -126,6 +126,20 @@ def fp4_cache_note(kv_dtype: str, gpu) -> list[str]:
             f"deployment this card runs."]
 
 
+def window_note(cfg: ModelConfig, tokens: int, what: str = "The context limit") -> list[str]:
+    """A sentence when ``tokens`` (a context, a prefix) is beyond the model's ``max_position_embeddings``.
+
+    The memory arithmetic still holds for any length; the model was not trained to attend that far, so the
+    quality would not. ``what`` names the length in the sentence. No sentence when the config states no window
+    or the length is within it.
+    """
+    window = cfg.max_position_embeddings
+    if not window or tokens <= window:
+        return []
+    return [f"{what} ({tokens:,} tokens) is beyond the model's own window (max_position_embeddings = "
+            f"{window:,}): the memory figures hold, the quality would not."]
+
+
 def kv_notes(cfg: ModelConfig) -> list[str]:
     """Sentences about the attention kind that change the cache arithmetic."""
     notes = []
@@ -163,7 +177,8 @@ def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     given = {**kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]), "context": inputs["context"]}
     per_user_label = "KV cache per user, across the replica" if inputs["gpus"] > 1 else "KV cache per user"
     specs = [kv_per_token_spec(cfg), replication_spec(cfg), per_user_spec(cfg, per_user_label, replication_step=True)]
-    notes = kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
+    notes = (window_note(cfg, inputs["context"]) + kv_notes(cfg) + replication_notes(cfg, inputs["gpus"])
+             + list(cfg.notes))
     return run("kv", inputs, specs, given, notes)
 
 

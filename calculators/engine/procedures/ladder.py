@@ -60,6 +60,7 @@ from .kv import (
     per_user_spec,
     replication_notes,
     valid_degree,
+    window_note,
 )
 from .offline import DEGREE_RULE, Offline
 from .params import params_given
@@ -147,11 +148,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
                      f"limit; no conversation can outgrow the limit, so the paged count uses "
                      f"{inputs['context']:,} tokens.")
-    window = cfg.max_position_embeddings
-    if window and inputs["context"] > window:
-        # The arithmetic still holds for the memory; the model was not trained to attend that far.
-        notes.append(f"The context limit ({inputs['context']:,} tokens) is beyond the model's own window "
-                     f"(max_position_embeddings = {window:,}); the memory figures hold, the quality would not.")
+    notes += window_note(cfg, inputs["context"])
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")

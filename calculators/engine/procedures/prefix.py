@@ -51,7 +51,7 @@ from .inputs import (
     input_or_default,
     resolve_model,
 )
-from .kv import kv_given, kv_notes, kv_per_token_spec
+from .kv import kv_given, kv_notes, kv_per_token_spec, window_note
 from .prefill import (
     ATTENTION_TERM_IGNORED,
     EFFECTIVE_SPEC,
@@ -222,9 +222,7 @@ def run_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]),
         f"Time at {inputs['mfu'] * 100:g} % MFU; prefill kernels reach about 35–50 % of the dense peak.",
     ]
-    limit = cfg.max_position_embeddings
-    if limit and inputs["prefix_tokens"] > limit:
-        notes.append(f"A prefix of {inputs['prefix_tokens']:,} tokens is beyond the model's limit of {limit:,}.")
+    notes += window_note(cfg, inputs["prefix_tokens"], "The shared prefix")
     notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
     result.notes = notes + kv_notes(cfg) + list(cfg.notes)
     return result
