@@ -54,6 +54,7 @@ from runbook.shortcodes import ShortcodeError
 
 from .access import can_see_candidate, is_coach
 from .models import Assignment, Cohort, Invitation, Membership, Notice, QuestionSet, SetEntry, Work
+from .tasks import send_assignment_notice
 
 
 class CoachingError(Exception):
@@ -306,7 +307,7 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
         for user in recipients(assignment):
             add_to_deck(user, items, now=now)
             # By name: coaching.tasks imports this module, so importing the task here would close a circle.
-            enqueue("coaching.tasks.send_assignment_notice", [assignment.pk, user.pk, Notice.ASSIGNED])
+            enqueue(send_assignment_notice, [assignment.pk, user.pk, Notice.ASSIGNED])
     return assignment
 
 

@@ -15,7 +15,7 @@ from django.utils.dateparse import parse_datetime
 from config.celery import RETRY
 from outbox.services import enqueue
 
-from . import services
+from . import notices
 from .models import Notice
 
 
@@ -23,13 +23,13 @@ from .models import Notice
 def send_assignment_notice(self, assignment_id: int, candidate_id: int, kind: str = Notice.ASSIGNED,
                            now: str | None = None) -> bool:
     """E-mail one candidate about one assignment (once per kind); whether a mail went out."""
-    return services.send_notice(assignment_id, candidate_id, kind, parse_datetime(now) if now else None)
+    return notices.send_notice(assignment_id, candidate_id, kind, parse_datetime(now) if now else None)
 
 
 @shared_task(bind=True, name="coaching.tasks.send_due_reminders", **RETRY)
 def send_due_reminders(self, now: str | None = None) -> list[list[int]]:
     """Enqueue a reminder for every assignment due tomorrow and not done; returns the pairs."""
-    pairs = services.reminders_due(parse_datetime(now) if now else None)
+    pairs = notices.reminders_due(parse_datetime(now) if now else None)
     for assignment_id, candidate_id in pairs:
         enqueue(send_assignment_notice, [assignment_id, candidate_id, Notice.REMINDER, now])
     return [list(pair) for pair in pairs]
@@ -43,6 +43,4 @@ def send_cohort_notice(self, candidate_id: int, cohort_name: str, old_coach: str
     Published once per candidate by the deletion's outbox row; a mail repeated by an at-least-once
     redelivery says the same thing again, and there is no row left (the cohort may be gone) to dedupe on.
     """
-    from .notices import send_cohort_notice as send
-
-    return send(candidate_id, cohort_name, old_coach, successor_id, cohort_id)
+    return notices.send_cohort_notice(candidate_id, cohort_name, old_coach, successor_id, cohort_id)
