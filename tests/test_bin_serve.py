@@ -34,7 +34,8 @@ if [ "$1" = "manage.py" ]; then
     echo "$* | SITE_URL=${{SITE_URL-unset}}" >>"$here/commands.log"
     case "$*" in
         "help --commands") echo "load_content" ;;
-        create_demo_accounts) printf 'Subject: an e-mail\\nDemo logins:\\n  demo / demo-candidate-2026\\n' ;;
+        create_demo_accounts) echo "EMAIL_BACKEND=${{EMAIL_BACKEND-unset}} LOG_LEVEL=${{LOG_LEVEL-unset}}" >"$here/demo.env"
+                              printf 'Subject: an e-mail\\nDemo logins:\\n  demo / demo-candidate-2026\\n' ;;
         runserver*) exec {sys.executable} "$here/listen.py" "${{3##*:}}" ;;
     esac
     exit 0
@@ -98,9 +99,15 @@ def test_site_url_follows_port(checkout):
 def test_serving_is_said_once_the_port_listens_and_the_logins_follow_without_the_mail(checkout):
     out, _ = serve(checkout, PORT=str(free_port()))
     assert out.index("server: listening") < out.index("Serving LLM Serving Prep")
-    assert out.count("Subject: an e-mail") == 1  # the setup's output once; only the logins are repeated
-    assert out.count("demo / demo-candidate-2026") == 2
-    assert out.index("Serving LLM Serving Prep") < out.rindex("demo / demo-candidate-2026")
+    assert "Subject: an e-mail" not in out  # what comes before the logins (e-mails, setup lines) is not shown
+    assert out.count("demo / demo-candidate-2026") == 1
+    assert out.index("Serving LLM Serving Prep") < out.index("Demo logins:")
+
+
+def test_the_demo_assignments_notices_are_kept_in_memory_not_printed(checkout):
+    serve(checkout, PORT=str(free_port()))
+    assert (checkout / "demo.env").read_text().split() == [
+        "EMAIL_BACKEND=django.core.mail.backends.locmem.EmailBackend", "LOG_LEVEL=WARNING"]
 
 
 def test_a_port_in_use_is_refused_before_anything_runs(checkout):
