@@ -8,9 +8,9 @@ problems, design prompts and critique drills under ``/drills/``), ``reviews``
 
 from django.urls import include, path
 
-from drills.bank import urls as bank_urls
 from drills.critique import urls as critique_urls
 from drills.problems import urls as problem_urls
+from drills.reviews import bank_urls
 from drills.reviews import urls as review_urls
 
 urlpatterns = [

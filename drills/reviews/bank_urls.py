@@ -1,8 +1,8 @@
-"""URLs of the question bank, at the site's root in the ``reviews`` namespace (see :mod:`drills.urls`)."""
+"""URLs of the question bank's pages, at the site's root in the ``reviews`` namespace (see :mod:`drills.urls`)."""
 
 from django.urls import path
 
-from drills.bank import views
+from drills.reviews import bank_views as views
 
 urlpatterns = [
     path("bank/", views.bank, name="bank"),
