@@ -34,8 +34,9 @@ if [ "$1" = "manage.py" ]; then
     echo "$* | SITE_URL=${{SITE_URL-unset}}" >>"$here/commands.log"
     case "$*" in
         "help --commands") echo "load_content" ;;
-        create_demo_accounts) echo "EMAIL_BACKEND=${{EMAIL_BACKEND-unset}} LOG_LEVEL=${{LOG_LEVEL-unset}}" >"$here/demo.env"
-                              printf 'Subject: an e-mail\\nDemo logins:\\n  demo / demo-candidate-2026\\n' ;;
+        create_demo_accounts)
+            echo "EMAIL_BACKEND=${{EMAIL_BACKEND-unset}} LOG_LEVEL=${{LOG_LEVEL-unset}}" >"$here/demo.env"
+            printf 'Subject: an e-mail\\nDemo logins:\\n  demo / demo-candidate-2026\\n' ;;
         runserver*) exec {sys.executable} "$here/listen.py" "${{3##*:}}" ;;
     esac
     exit 0
