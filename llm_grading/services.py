@@ -206,16 +206,26 @@ def latest(user, origin: str, origin_id: int) -> Grading | None:
     return Grading.objects.of(user).at(origin, origin_id).select_related("item").first()
 
 
+def accept_suggestion(user, grading_id) -> Grading | None:
+    """Record that ``user`` took their finished grading ``grading_id`` as it was (its verdicts and score);
+    the grading, or ``None`` for anything else (another user's, unfinished, not an id)."""
+    found = Grading.objects.of(user).filter(pk=_pk(grading_id), status=Grading.DONE).first()
+    return record_choice(user, found.pk, found.suggested_rating) if found is not None else None
+
+
+def _pk(value) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
 def record_choice(user, grading_id, rating: int | None) -> Grading | None:
     """Store ``rating`` (1–4) as the score ``user`` recorded for their finished grading ``grading_id``
     (text or int; anything else, or another user's grading, is ignored). Returns the grading, or ``None``."""
-    try:
-        pk = int(grading_id)
-    except (TypeError, ValueError):
-        return None
     if rating not in (1, 2, 3, 4):
         return None
-    grading = Grading.objects.of(user).filter(pk=pk, status=Grading.DONE).first()
+    grading = Grading.objects.of(user).filter(pk=_pk(grading_id), status=Grading.DONE).first()
     if grading is not None:
         grading.accepted_rating = rating
         grading.save(update_fields=["accepted_rating"])

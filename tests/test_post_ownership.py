@@ -40,7 +40,7 @@ def owners(name: str, kwargs: dict, o) -> set[str] | None:
         return {STRANGER} if pk == o.bob_round_pk else {CANDIDATE}
     if name == "drills:problem":  # alice's stored problem: grading it as anyone else stores no attempt
         return {CANDIDATE}
-    if name == "drills:critique_assess":
+    if name in {"drills:critique_assess", "drills:critique_grade"}:
         return {CANDIDATE}
     if name in {"coaching:cohort_invite", "coaching:cohort_remove", "coaching:set", "coaching:set_add",
                 "coaching:entry_remove", "coaching:entry_move", "coaching:set_assign"}:

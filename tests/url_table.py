@@ -102,7 +102,8 @@ TABLE: dict[str, Post | Get | Skip] = {
     "drills:design_answer": Post(("answer",)),
     "drills:critique": Post(("flag", "started"), ),
     "drills:critique_attempt": Get(),
-    "drills:critique_assess": Post(()),
+    "drills:critique_assess": Post(("from_grading",)),
+    "drills:critique_grade": Post(()),
     "drills:new": Post(("seed",), get_query=("seed",)),
     "drills:problem": Post(ANSWER, echo=(), always_echo=True),
     # question bank and reviews
@@ -340,6 +341,7 @@ def build_world(candidate, coach) -> World:
     k["drills:design"] = [{"slug": design.slug}]
     k["drills:critique"] = [{"slug": critique.slug}]
     k["drills:critique_attempt"] = k["drills:critique_assess"] = [{"slug": critique.slug, "pk": attempt.pk}]
+    k["drills:critique_grade"] = [{"slug": critique.slug, "pk": attempt.pk}]
     k["drills:new"] = [{"family": "ladder"}, {"family": "roofline"}, {"family": "no-such-family"}]
     k["drills:problem"] = [{"family": "ladder", "pk": problem.pk}]
     k["reviews:bank_item"] = [{"slug": opens[0].slug}, {"slug": ladder.slug}]

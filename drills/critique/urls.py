@@ -10,4 +10,5 @@ urlpatterns = [
     path("critique/<slug:slug>/", views.critique, name="critique"),
     path("critique/<slug:slug>/attempts/<int:pk>/", views.critique_attempt, name="critique_attempt"),
     path("critique/<slug:slug>/attempts/<int:pk>/assess/", views.critique_assess, name="critique_assess"),
+    path("critique/<slug:slug>/attempts/<int:pk>/grade/", views.critique_grade, name="critique_grade"),
 ]

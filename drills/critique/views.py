@@ -127,6 +127,28 @@ def critique(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, template, context)
 
 
+def _write_up(attempt: CritiqueAttempt) -> tuple[list[int], list[str], str]:
+    """The critique write-up a model can grade: the lines of the found errors the candidate gave a reason for,
+    the planted explanation of each (the rubric, in line order) and the reasons ("Line N: why", the answer)."""
+    planted = {error.get("line"): error for error in (attempt.document or {}).get("planted", [])}
+    marks = [mark for mark in attempt.marks.all() if mark.outcome == CritiqueMark.FOUND and mark.why.strip()]
+    marks.sort(key=lambda mark: mark.line)
+    rubric = [f"Line {mark.line}: {model_grading.plain(planted.get(mark.line, {}).get('explanation', ''))}"
+              for mark in marks]
+    answer = "\n".join(f"Line {mark.line}: {mark.why.strip()}" for mark in marks)
+    return [mark.line for mark in marks], rubric, answer
+
+
+def _grading_context(request: HttpRequest, attempt: CritiqueAttempt) -> dict:
+    """The write-up's grading by the candidate's model (llm_grading), when they set an endpoint."""
+    endpoint = model_grading.endpoint_for(request.user)
+    if endpoint is None:
+        return {}
+    grading = model_grading.latest(request.user, Grading.CRITIQUE, attempt.pk)
+    return {"grading_endpoint": endpoint, "model_grading": fragment_context(grading, "critique"),
+            "gradable": bool(_write_up(attempt)[0])}
+
+
 @login_required
 @require_safe
 def critique_attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
@@ -136,7 +158,39 @@ def critique_attempt(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     grade = attempt.grade()
     context = _context(attempt.item, grade, {int(k): v for k, v in attempt.flags.items()}, attempt)
     context["recent"] = CritiqueAttempt.objects.of(request.user).filter(item=attempt.item)[:5]
+    context.update(_grading_context(request, attempt))
     return render(request, "drills/critique.html", context)
+
+
+@login_required
+@require_POST
+def critique_grade(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Send the attempt's reasons, with the planted explanations as the rubric, to the candidate's model."""
+    attempt = get_object_or_404(CritiqueAttempt.objects.of(request.user).select_related("item"), pk=pk,
+                                item__slug=slug)
+    _, rubric, answer = _write_up(attempt)
+    page = attempt.get_absolute_url() + "#model-grading"
+    if model_grading.request(request.user, attempt.item, answer, Grading.CRITIQUE, attempt.pk, page_url=page,
+                             score_rule=RUBRIC_RULE, rubric=rubric) is None:
+        messages.warning(request, "Nothing was sent: set an endpoint in the grading settings, and give a reason "
+                                  "for at least one error you found.")
+    return redirect(page)
+
+
+#: A model's verdict on a reason, as the self-assessment's rating (met: got it; partly; not: no).
+VERDICT_RATING = {"met": "got", "partly": "partly", "not": "no"}
+
+
+def _verdicts_of(request: HttpRequest, attempt: CritiqueAttempt) -> dict[int, str]:
+    """Line → self-rating from the model's grading the candidate chose to use (``from_grading``), else empty."""
+    if "from_grading" not in request.POST:
+        return {}
+    grading = model_grading.accept_suggestion(request.user, request.POST.get("from_grading"))
+    if grading is None or grading.origin != Grading.CRITIQUE or grading.origin_id != attempt.pk:
+        return {}
+    lines, _, _ = _write_up(attempt)
+    points = (grading.result or {}).get("points", [])
+    return {line: VERDICT_RATING[point["verdict"]] for line, point in zip(lines, points)}
 
 
 @login_required
@@ -146,9 +200,10 @@ def critique_assess(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     attempt = get_object_or_404(CritiqueAttempt.objects.of(request.user).select_related("item"), pk=pk,
                                 item__slug=slug)
     allowed = {value for value, _ in SELF_RATINGS}
+    proposed = _verdicts_of(request, attempt)
     changed = []
     for mark in attempt.marks.filter(outcome=CritiqueMark.FOUND):
-        value = request.POST.get(f"rating_{mark.line}", "")
+        value = proposed.get(mark.line) or request.POST.get(f"rating_{mark.line}", "")
         if value in allowed and value != mark.self_rating:
             mark.self_rating = value
             changed.append(mark)

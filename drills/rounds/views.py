@@ -24,7 +24,7 @@ from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.generation import create_problem
 from drills.problems.presentation import problem_facts, statement
-from drills.reviews.scheduling import RATING_LABELS, rating_for_rubric
+from drills.reviews.scheduling import RATING_LABELS, RUBRIC_RULE, rating_for_rubric
 from drills.rounds.drawing import NoItems
 from drills.rounds.presets import PRESETS, sync_presets
 from drills.rounds.report import add_review_items, report_for
@@ -40,6 +40,9 @@ from drills.rounds.services import (
 )
 from drills.rounds.services import reveal as reveal_item
 from drills.rounds.services import submit as submit_item
+from llm_grading import services as model_grading
+from llm_grading.models import Grading
+from llm_grading.presentation import fragment_context
 
 CLOCK_POLL_S = 30
 
@@ -130,6 +133,9 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
         suggested = rating_for_rubric(len(item.ticked), total)
         context.update({"rubric_total": total, "suggested": suggested,
                         "suggested_label": RATING_LABELS.get(suggested)})
+        if item.revealed_at is not None:  # the written answer graded by the candidate's model, if they set one
+            context["model_grading"] = fragment_context(model_grading.latest(round_.user, Grading.ROUND, item.pk),
+                                                        "round")
     return context
 
 
@@ -171,6 +177,10 @@ def reveal(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     now = timezone.now()
     round_ = _own_round(request, pk)
     item = reveal_item(request.user, _own_item(round_, position).pk, request.POST, now)
+    if item.is_open and item.item is not None:
+        # The written answer goes to the candidate's model when they set one (llm_grading); else nothing changes.
+        model_grading.request(request.user, item.item, item.answer, Grading.ROUND, item.pk,
+                              page_url=item.get_absolute_url(), score_rule=RUBRIC_RULE)
     close_if_due(round_, now)
     return redirect("rounds:item", pk=round_.pk, position=item.position)
 
@@ -208,6 +218,8 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
                                   "not graded.")
         round_.refresh_from_db()
         return redirect(kept) if round_.is_active else redirect("rounds:report", pk=round_.pk)
+    if outcome.created and outcome.item.is_open:  # the score kept: the model's suggestion accepted, or another
+        model_grading.record_choice(request.user, request.POST.get("grading"), outcome.item.self_score)
     if outcome.duplicate:
         messages.info(request, "Already recorded: that answer was sent twice and counts once.")
     elif outcome.item.late:
