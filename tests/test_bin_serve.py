@@ -126,11 +126,15 @@ def test_a_port_in_use_is_refused_before_anything_runs(checkout):
 
 def test_default_port_and_an_explicit_site_url(checkout):
     with socket.socket() as probe:
-        if probe.connect_ex(("127.0.0.1", 8000)) == 0:
-            pytest.skip("something already listens on 127.0.0.1:8000")
-    _, commands = serve(checkout)
-    assert commands[-1] == "runserver --noreload 127.0.0.1:8000 | SITE_URL=http://127.0.0.1:8000"
-    (checkout / "commands.log").unlink()
+        busy = probe.connect_ex(("127.0.0.1", 8000)) == 0
+    if busy:  # something serves 8000 on this machine (another checkout's bin/serve): the refusal names the default
+        base = {key: value for key, value in os.environ.items() if key not in ("PORT", "SITE_URL")}
+        done = subprocess.run([str(checkout / "bin" / "serve")], env=base, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1 and "Port 8000 is already in use" in done.stderr
+    else:
+        _, commands = serve(checkout)
+        assert commands[-1] == "runserver --noreload 127.0.0.1:8000 | SITE_URL=http://127.0.0.1:8000"
+        (checkout / "commands.log").unlink()
     port = free_port()
     _, commands = serve(checkout, PORT=str(port), SITE_URL="https://prep.example.com")
     assert commands[-1] == f"runserver --noreload 127.0.0.1:{port} | SITE_URL=https://prep.example.com"

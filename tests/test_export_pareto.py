@@ -3,7 +3,6 @@ tables reproduce the engine's steps, and the driver re-runs them at each degree 
 same curve the engine's step model gives."""
 
 import json
-import shutil
 import subprocess
 
 import pytest
@@ -12,8 +11,8 @@ from django.conf import settings
 from calculators.engine.errors import InputError
 from calculators.families import FAMILIES
 from runbook.export.calculators import FormulaTable, build_programs, formulas_script, page_data
+from tests import needs
 
-NODE = shutil.which("node")
 CASES = [
     {},
     {"model": "llama-3.1-70b", "gpus": 8, "tpot_target_ms": 30},
@@ -40,9 +39,7 @@ def offline(tmp_path_factory):
           "return {values: r.values, curve: r.curve}; } catch (e) { return {error: e.message}; } };\n"
         + "process.stdout.write(JSON.stringify({cases: " + json.dumps(raws) + ".map(run), refused: "
         + json.dumps(refused) + ".map(run)}));\n")
-    if NODE is None:
-        pytest.skip("node is not installed")
-    return raws, refused, json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True,
+    return raws, refused, json.loads(subprocess.run([needs.tool("node"), str(script)], capture_output=True, text=True,
                                                     check=True).stdout)
 
 

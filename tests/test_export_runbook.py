@@ -9,7 +9,6 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import replace
@@ -25,6 +24,7 @@ from calculators.families import FAMILIES
 from runbook.export import tables as export_tables
 from runbook.export.calculators import ExportError, FormulaTable, build_programs
 from runbook.loading import load_content
+from tests import needs
 
 SITE = "https://prep.example.com"
 SIBLING = re.compile(r"^(?P<file>[-\w]+\.html)(#[-\w]*)?$")
@@ -203,10 +203,8 @@ def test_programs_resolve_every_family_like_the_engine():
     assert str(expression) == "1000000000*params_b"
 
 
-NODE = shutil.which("node")
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
     """The driver's format_number against the engine's on values of every size, ties included."""
     rng = random.Random(12)
@@ -229,7 +227,8 @@ def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):
         + driver + "\nconst cases = " + json.dumps(cases) + ";\nconst units = " + json.dumps(spec_units) + ";\n"
         + "process.stdout.write(JSON.stringify(cases.map(([v, u]) => "
           "window.OfflineFormat.formatNumber(v, u, units))));\n")
-    shown = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
+    shown = json.loads(subprocess.run([needs.tool("node"), str(script)], capture_output=True, text=True,
+                                      check=True).stdout)
     mismatches = [(case, js, py) for case, js, py in zip(cases, shown, expected) if js != py]
     assert not mismatches, mismatches[:10]
     assert len(cases) > 9000
@@ -246,7 +245,6 @@ def test_a_database_never_migrated_gets_one_sentence_not_a_traceback(tmp_path):
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_the_driver_computes_the_serving_step_like_the_engine(tmp_path):
     """docs/architecture.md §12 in the offline driver: K/V replication and the ring's link (derived givens), tp's
     settled degree and slo's largest batch, run by node and compared with the procedures."""
@@ -276,7 +274,8 @@ def test_the_driver_computes_the_serving_step_like_the_engine(tmp_path):
         + ";\nconst cases = " + json.dumps(raws) + ";\n"
         + "process.stdout.write(JSON.stringify(cases.map(([slug, raw]) => "
           "window.OfflineCompute(data.programs[slug], raw, data).values)));\n")
-    shown = json.loads(subprocess.run([NODE, str(script)], capture_output=True, text=True, check=True).stdout)
+    shown = json.loads(subprocess.run([needs.tool("node"), str(script)], capture_output=True, text=True,
+                                      check=True).stdout)
     for (slug, inputs), values in zip(raws, shown):
         expected = ALL[slug].run(inputs).values
         assert set(values) == set(expected), slug

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from calculators.engine.procedures.base import run
 from calculators.engine.procedures.inputs import GPU, catalog_or_default, clean_inputs
 from calculators.families import FAMILIES, input_label
 from calculators.forms import CalculatorForm
+from tests import needs
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED_PARTS = {"tests", "migrations", ".venv", "node_modules", "procedures", "staticfiles", "var"}
@@ -228,9 +228,9 @@ def test_checks_on_typed_numbers_ship_the_engines_own_sentence():
         assert words not in driver, words
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_driver_refuses_with_the_engines_sentence(tmp_path):
     """offline-calculator.js, run by node on the exported programs, refuses what the engine refuses, word for word."""
+    needs.tool("node")
     from django.conf import settings
 
     from calculators.engine.errors import InputError

@@ -13,6 +13,7 @@ from calculators.families import FAMILIES
 from runbook.content import render_markdown
 from runbook.figures import FIGURES
 from runbook.shortcodes import ShortcodeError, find_errors, resolve
+from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("roofline-batch", "prefill-decode-cache", "paged-blocks", "speculative-decoding", "chunked-prefill",
@@ -317,9 +318,8 @@ def _page_html(body: str, script: bool = True) -> str:
 
 @pytest.fixture
 def browser_page():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("/usr/bin/chromium is not installed")
+    sync_api = needs.module("playwright.sync_api")
+    needs.file("/usr/bin/chromium", "apt-get install chromium (.ci/run installs it)")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path="/usr/bin/chromium",
                                              args=["--no-sandbox", "--disable-gpu"])

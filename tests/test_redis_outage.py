@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +37,7 @@ from outbox import services as outbox
 from outbox.models import OutboxMessage
 from runbook.content import forget_rendered_chapters
 from runbook.models import Chapter
+from tests import needs
 from tests.ports import free_port
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -131,11 +131,7 @@ class RedisServer:
 
 @pytest.fixture
 def private_redis(tmp_path):
-    binary = shutil.which("redis-server")
-    if binary is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("redis-server is not installed")
-        pytest.skip("redis-server is not installed")
+    binary = needs.tool("redis-server")
     server = RedisServer(binary, free_port(), tmp_path)
     server.start()
     yield server

@@ -23,6 +23,7 @@ from django.urls import reverse
 
 from drills.models import BankItem, ProblemInstance
 from drills.problems.generation import GENERATOR_VERSION
+from tests import needs
 
 pytestmark = pytest.mark.django_db
 
@@ -219,8 +220,7 @@ def test_bandit_finds_no_high_severity_issue():
     import sys
 
     bandit = Path(sys.executable).with_name("bandit")
-    if not bandit.exists():
-        pytest.skip("bandit is not installed (pip install -e '.[dev]')")
+    needs.file(bandit, "bandit is not installed (pip install -e '.[dev]')")
     base = Path(__file__).resolve().parent.parent
     result = subprocess.run(  # nosec B603 - fixed argument list, no shell
         [str(bandit), "-r", "calculators", "drills", "runbook", "coaching", "api", "config", "accounts", "outbox",

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from tests import needs
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 SETTINGS_FILE = BASE_DIR / "config" / "settings.py"
 
@@ -318,9 +320,7 @@ def test_a_real_worker_runs_a_task_sent_through_redis():
 
     broker = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     if not redis_answers("127.0.0.1", 6379):
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("Redis is not answering on 127.0.0.1:6379")
-        pytest.skip("Redis is not answering on 127.0.0.1:6379")
+        needs.missing("Redis is not answering on 127.0.0.1:6379")
 
     queue = f"test-{uuid.uuid4().hex[:12]}"
     worker = subprocess.Popen(

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import needs
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -52,9 +54,8 @@ def browser():
     only as long as this module's tests, and ``DJANGO_ALLOW_ASYNC_UNSAFE`` is set only for as long as it runs,
     so neither leaks into the rest of the suite (``check --deploy`` warns about that variable).
     """
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
+    sync_api = needs.module("playwright.sync_api")
+    needs.file(CHROMIUM, "apt-get install chromium (.ci/run installs it)")
     saved = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     try:

@@ -9,7 +9,6 @@ submit, a review card revealed, a round in progress and its report, a form with 
 
 from __future__ import annotations
 
-import os
 import random
 import re
 from datetime import timedelta
@@ -20,9 +19,11 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from tests import needs
+
 from .test_candidate import PASSWORD, log_in
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 
@@ -106,10 +107,7 @@ class Scanner:
 @pytest.fixture(autouse=True)
 def axe_installed():
     """axe-core must be installed under CI; elsewhere its absence skips these tests with the way to fix it."""
-    if not AXE.exists():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{AXE} is missing under CI: .ci/run runs `npm ci` to install it")
-        pytest.skip(f"{AXE} is missing: run `npm ci` at the repository root")
+    needs.file(AXE, "run `npm ci` at the repository root (.ci/run does)")
 
 
 def make_user(username: str, group: str):

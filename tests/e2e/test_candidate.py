@@ -8,7 +8,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-expect = pytest.importorskip("playwright.sync_api").expect
+from tests import needs
+
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 

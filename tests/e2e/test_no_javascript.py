@@ -6,9 +6,11 @@ import re
 
 import pytest
 
+from tests import needs
+
 from .test_candidate import EXPECTED_VERDICTS, SLIPPED_ANSWERS
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from tests import needs
+
 from .test_axe import AXE, Scanner
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 
 
 def test_the_curve_page_is_accessible(live_server, page):
-    if not AXE.exists():
-        pytest.skip(f"{AXE} is missing: run `npm ci` at the repository root")
+    needs.file(AXE, "run `npm ci` at the repository root (.ci/run does)")
     page.set_default_timeout(60_000)  # the shared machine can be slow; this is not a timing test
     scanner = Scanner(page, live_server.url)
     scanner.visit("/calculators/pareto/")

@@ -13,10 +13,12 @@ import unicodedata
 
 import pytest
 
+from tests import needs
+
 from .conftest import ARTIFACTS
 
-pypdf = pytest.importorskip("pypdf")
-expect = pytest.importorskip("playwright.sync_api").expect
+pypdf = needs.module("pypdf")
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 

@@ -11,10 +11,12 @@ import re
 
 import pytest
 
+from tests import needs
+
 from .test_candidate import PASSWORD
 from .test_reviews import candidate, two_due_cards  # noqa: F401 (fixtures)
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 

@@ -4,6 +4,8 @@ drawn from the embedded JSON, with no Content-Security-Policy violation on the w
 import pytest
 from django.core.cache import cache
 
+from tests import needs
+
 from .test_csp import RECORD_VIOLATIONS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,8 +37,7 @@ def test_the_finished_sweep_passes_axe_and_fits_a_phone(live_server, page, new_c
     from .test_axe import AXE, Scanner
     from .test_phone_width import check, phone
 
-    if not AXE.exists():
-        pytest.skip(f"{AXE} is missing: run `npm ci` at the repository root")
+    needs.file(AXE, "run `npm ci` at the repository root (.ci/run does)")
     path = "/simulator/?sweep=10,40&duration_s=20"
     page.goto(live_server.url + path)
     page.wait_for_selector("#simulator-data", state="attached", timeout=60_000)

@@ -25,6 +25,7 @@ from drills.models import Card, ReviewLog, ReviewSettings
 from drills.reviews import nightly
 from drills.reviews.scheduling import GOOD, add_to_deck, scheduler_for
 from drills.reviews.services import record_open_review
+from tests import needs
 
 UTC = dt_timezone.utc
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -217,9 +218,7 @@ def test_the_nightly_task_runs_on_a_real_worker_through_redis(reviewers, tmp_pat
     from celery import Celery
 
     if not _redis_up():
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("Redis is not answering on 127.0.0.1:6379")
-        pytest.skip("Redis is not answering on 127.0.0.1:6379")
+        needs.missing("Redis is not answering on 127.0.0.1:6379")
     alice, bob = reviewers
     bulk_logs(alice, Card.objects.get(user=alice, item__slug="ridge"), 210, MORNING)
     database_url, sqlite_path = _worker_database_url(tmp_path)
