@@ -15,10 +15,12 @@ from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
+from tests import needs
+
 from .test_candidate import log_in
 from .test_phone_width import busy_candidate, people  # noqa: F401 (fixtures)
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 
