@@ -85,9 +85,19 @@ class TestServerErrorPage:
         html = get_template("500.html").render()
 
         assert "<style" not in html and "style=" not in html
+        assert "{#" not in html and "Standalone" not in html  # its comment stays a comment
         href = re.search(r'<link rel="stylesheet" href="/static/([^"]+)">', html).group(1)
         css = Path(finders.find(href)).read_text()
         assert "body.server-error" in css and 'class="server-error"' in html
+
+    def test_it_renders_even_when_the_static_manifest_is_missing(self, settings):
+        settings.STORAGES = {**settings.STORAGES, "staticfiles": {
+            "BACKEND": "django.contrib.staticfiles.storage.ManifestStaticFilesStorage"}}
+        settings.STATIC_ROOT = "/nonexistent-static-root"
+
+        html = get_template("500.html").render()
+
+        assert '<link rel="stylesheet" href="/static/css/server-error.css">' in html
 
 
 def test_the_script_that_keeps_typed_text_is_on_every_page(client, db):
