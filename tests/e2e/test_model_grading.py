@@ -15,11 +15,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from tests import needs
 from tests.llm_grading.chat_server import ChatServer, Reply, completion, recorded
 
 from .test_candidate import PASSWORD, log_in
 
-expect = pytest.importorskip("playwright.sync_api").expect
+expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
 
