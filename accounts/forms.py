@@ -37,9 +37,25 @@ class SignUpForm(WeakPasswordUnderItsField, UserCreationForm):
         help_text="Used only to reset your password.",
     )
 
+    coaches = forms.BooleanField(
+        required=False, label="I coach candidates",
+        help_text="Coaches build question sets, invite candidates to their cohorts and follow their progress. "
+                  "Leave it unticked to prepare for interviews yourself.")
+
     class Meta(UserCreationForm.Meta):
         model = get_user_model()
         fields = ("username", "email")
+
+    def save(self, commit: bool = True):
+        """Create the account; a coach joins the coach group (:data:`accounts.roles.COACH_GROUP`)."""
+        from django.contrib.auth.models import Group
+
+        from accounts.roles import COACH_GROUP
+
+        user = super().save(commit=commit)
+        if commit and self.cleaned_data.get("coaches"):
+            user.groups.add(Group.objects.get_or_create(name=COACH_GROUP)[0])
+        return user
 
     def clean_username(self) -> str:
         """Refuse a username that looks like an existing one (UTS #39-style skeleton: ``аlice`` for ``alice``)."""

@@ -8,10 +8,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from accounts.forms import PasswordChangeWithErrorsInPlace, SetPasswordWithErrorsInPlace
-from accounts.views import SignUpView
+from accounts.views import LoginView, SignUpView
 
 urlpatterns = [
     path("signup/", SignUpView.as_view(), name="signup"),
+    path("login/", LoginView.as_view(), name="login"),  # a coach lands on the dashboard (accounts.views)
     # Django's own views, with forms that say a weak password under the password field (accounts/forms.py).
     path("password_change/", auth_views.PasswordChangeView.as_view(form_class=PasswordChangeWithErrorsInPlace),
          name="password_change"),

@@ -1,10 +1,12 @@
 """Views of the accounts app: sign-up; log in, log out and passwords use Django's auth views."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
-from django.shortcuts import redirect
-from django.urls import reverse_lazy
+from django.shortcuts import redirect, resolve_url
+from django.urls import reverse, reverse_lazy
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
@@ -12,6 +14,21 @@ from django.views.generic import CreateView
 
 from accounts import backends
 from accounts.forms import SignUpForm
+
+
+def landing_for(user) -> str:
+    """Where ``user`` lands after logging in or signing up with no ``next``: a coach on the coach dashboard,
+    anyone else on the home page (``LOGIN_REDIRECT_URL``: their day)."""
+    from accounts.roles import is_coach
+
+    return reverse("coaching:dashboard") if is_coach(user) else resolve_url(settings.LOGIN_REDIRECT_URL)
+
+
+class LoginView(auth_views.LoginView):
+    """Django's log-in view; with no ``next``, a coach lands on the coach dashboard (:func:`landing_for`)."""
+
+    def get_default_redirect_url(self) -> str:
+        return landing_for(self.request.user)
 
 
 # As Django's own password views do: error reports (the e-mail to ADMINS when DEBUG is off) star them out.
@@ -38,7 +55,8 @@ class SignUpView(CreateView):
         return wanted if safe else ""
 
     def get_success_url(self) -> str:
-        return self.next_url() or str(self.success_url)
+        """The ``next`` address; else a new coach's dashboard (:func:`landing_for`), a candidate's home page."""
+        return self.next_url() or landing_for(self.object)
 
     def get_context_data(self, **kwargs):
         return {**super().get_context_data(**kwargs), "next": self.next_url()}

@@ -89,7 +89,8 @@ def duration(seconds: float | None) -> str:
 
 
 STATUS_CSS = {services.DONE: "text-success", services.LATE: "text-danger fw-semibold",
-              services.IN_PROGRESS: "text-primary", services.NOT_STARTED: "text-body-secondary"}
+              services.IN_PROGRESS: "text-primary", services.NOT_STARTED: "text-body-secondary",
+              services.INCOMPLETE: "text-danger"}
 
 
 def coach_assignments(coach, candidate_ids):

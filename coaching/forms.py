@@ -143,46 +143,84 @@ class _LabelledChoiceField(forms.ModelChoiceField):
         return self.label_of(obj)
 
 
+#: How many suggestions the bank item box offers at once (the htmx search narrows them as one types).
+SUGGESTIONS = 20
+
+
+def search_items(queryset, text: str) -> list[BankItem]:
+    """The items of ``queryset`` that ``text`` names, best tier first: an exact slug (any case); else slugs
+    containing it; else prompts (the titles' source) containing it; else anywhere in the item's text. Only the
+    first tier with any match is returned, at most :data:`SUGGESTIONS` + 1 items (so a caller can tell "more")."""
+    text = (text or "").strip()[:100]
+    if not text:
+        return list(queryset[:SUGGESTIONS])
+    for condition in ({"slug__iexact": text}, {"slug__icontains": text}, {"prompt__icontains": text},
+                      {"search_text__icontains": text}):
+        found = list(queryset.filter(**condition)[:SUGGESTIONS + 1])
+        if found:
+            return found
+    return []
+
+
 class _SearchedItemField(_LabelledChoiceField):
-    """A bank item typed into a search box: its slug (what the picker's options fill in), or its id."""
+    """A bank item typed into a search box: its slug or title (what the suggestions fill in), or its id.
+
+    What was typed resolves to one item by :func:`search_items`: an exact slug, an exact title, or the one item
+    a search finds. Several matches or none are a form error naming what was typed.
+    """
 
     def to_python(self, value):
         text = str(value or "").strip()
         if not text:
             return None
-        found = self.queryset.filter(slug=text).first()
-        if found is None and text.isdecimal() and len(text) < 19:
+        if text.isdecimal() and len(text) < 19:
             found = self.queryset.filter(pk=int(text)).first()
-        if found is None:
+            if found is not None:
+                return found
+        matches = search_items(self.queryset, text)
+        exact = [item for item in matches if item.slug.lower() == text.lower()
+                 or item_title(item, 500).casefold() == text.casefold()]
+        if len(exact) == 1 or len(matches) == 1:
+            return (exact or matches)[0]
+        if not matches:
             raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice")
-        return found
+        shown = "; ".join(item.slug for item in matches[:3]) + ("…" if len(matches) > 3 else "")
+        count = f"{SUGGESTIONS}+" if len(matches) > SUGGESTIONS else str(len(matches))
+        raise forms.ValidationError(f"“{text[:60]}” matches {count} bank items ({shown}): pick one of the suggestions "
+                                    "or type its full slug.", code="ambiguous")
 
 
 class AddItemForm(forms.Form):
-    """Add one bank item (a question, a critique drill, a design prompt; the coach's own included).
+    """Add one bank item (a question, a critique drill, a design prompt, a problem template drawn afresh for each
+    candidate; the coach's own included).
 
-    The item is picked in a search box with the bank's titles as suggestions (a ``<datalist>``: typing any
-    word of a title or slug narrows the list, in every browser and without our JavaScript).
+    The item is typed into a search box: htmx asks :func:`coaching.views.item_search` for suggestions as one
+    types (a ``<datalist>``, so the page works without our JavaScript too), and what was typed is resolved by
+    title or slug when the form is sent (:class:`_SearchedItemField`).
     """
 
     item = _SearchedItemField(
         queryset=BankItem.objects.none(), label="Bank item (yours included): type to search", empty_label=None,
         label_of=lambda item: f"[{item.kind}] {item_title(item, 80)}",
         error_messages={"required": "Choose a bank item to add.",
-                        "invalid_choice": "That bank item does not exist or is not visible to you."},
+                        "invalid_choice": "No bank item you can see has that title or slug: type a word of it and "
+                                          "pick one of the suggestions."},
         widget=forms.TextInput(attrs={"class": "form-control form-control-sm", "list": "bank-item-options",
-                                      "autocomplete": "off", "placeholder": "KV cache, preemption, critique…"}))
+                                      "autocomplete": "off", "placeholder": "KV cache, roofline, critique…"}))
 
     def __init__(self, user, *args, **kwargs):
         kwargs.setdefault("auto_id", "add-%s")  # three forms on one page: ids must not clash
         super().__init__(*args, **kwargs)
-        self.fields["item"].queryset = (BankItem.objects.visible_to(user).exclude(kind=BankItem.PROBLEM)
-                                        .order_by("kind", "slug"))
+        self.fields["item"].queryset = BankItem.objects.visible_to(user).order_by("kind", "slug")
+        self.fields["item"].widget.attrs.update({
+            "hx-get": reverse("coaching:item_search"), "hx-trigger": "input changed delay:250ms",
+            "hx-target": "#bank-item-options", "hx-swap": "innerHTML", "hx-sync": "this:replace"})
 
-    def options(self) -> list[tuple[str, str]]:
-        """The picker's suggestions: (slug, "[kind] title")."""
+    def options(self, text: str = "") -> list[tuple[str, str]]:
+        """The box's suggestions for ``text`` (the first :data:`SUGGESTIONS` items when empty): (slug, label)."""
         field = self.fields["item"]
-        return [(item.slug, field.label_from_instance(item)) for item in field.queryset]
+        return [(item.slug, field.label_from_instance(item))
+                for item in search_items(field.queryset, text)[:SUGGESTIONS]]
 
 
 class AddTemplateForm(forms.Form):

@@ -14,7 +14,10 @@ from .models import Assignment, SetEntry, Work
 from .visibility import HiddenWork
 
 NOT_STARTED, IN_PROGRESS, DONE, LATE = "not_started", "in_progress", "done", "late"
-STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "Done", LATE: "Late"}
+# A timed round that ended with items never opened: nothing more can be done, and it is not "Done".
+INCOMPLETE = "incomplete"
+STATUS_LABELS = {NOT_STARTED: "Not started", IN_PROGRESS: "In progress", DONE: "Done", LATE: "Late",
+                 INCOMPLETE: "Ended incomplete"}
 
 # --- status ---------------------------------------------------------------------------------------
 
@@ -34,6 +37,7 @@ class EntryResult:
     critique_id: int | None = None
     round_id: int | None = None
     late: bool = False
+    missed: bool = False  # a timed round's item the round closed before the candidate ever opened it
 
 
 @dataclass
@@ -136,7 +140,10 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
                 result.started = True
                 row = timed_items.get(entry.item_id) if entry.item_id else None
                 closed = timed_round.status != Round.ACTIVE
-                if row and row["submitted_at"]:
+                if row and row["submitted_at"] and row["started_at"] is None:
+                    # Closed before it was ever opened: missed, not done (its automatic 0 % is no answer).
+                    result.missed, result.started = True, False
+                elif row and row["submitted_at"]:
                     result.done, result.score, result.late = True, row["grade"], row["late"]
                     result.finished_at, result.attempt_id = row["submitted_at"], row["attempt_id"]
                     if row["started_at"]:
@@ -174,7 +181,10 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
             result.started = result.started or result.done
             progress.results.append(result)
         all_done = bool(progress.results) and all(r.done for r in progress.results)
-        if all_done:
+        if any(r.missed for r in progress.results):
+            progress.status = INCOMPLETE
+            progress.finished_late = any(r.late for r in progress.results)
+        elif all_done:
             progress.status = DONE
             last = max((r.finished_at for r in progress.results if r.finished_at), default=None)
             progress.finished_late = bool(last and last > assignment.due_at) or any(r.late for r in progress.results)

@@ -20,8 +20,9 @@ import random
 import secrets
 from datetime import datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
@@ -36,6 +37,7 @@ from coaching.notices import reminders_due as reminders_due
 from coaching.notices import send_notice as send_notice
 from coaching.progress import DONE as DONE
 from coaching.progress import IN_PROGRESS as IN_PROGRESS
+from coaching.progress import INCOMPLETE as INCOMPLETE
 from coaching.progress import LATE as LATE
 from coaching.progress import NOT_STARTED as NOT_STARTED
 from coaching.progress import STATUS_LABELS as STATUS_LABELS
@@ -299,6 +301,7 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
         raise CoachingError("The set is empty: add items before assigning it.")
     if due_at <= now:
         raise CoachingError("The due time must be in the future.")
+    _refuse_a_second_open_copy(question_set, candidate, cohort, time_limit_s or None, now)
     with transaction.atomic():
         assignment = Assignment.objects.create(question_set=question_set, coach=coach, candidate=candidate,
                                                cohort=cohort, due_at=due_at, time_limit_s=time_limit_s or None,
@@ -309,6 +312,31 @@ def assign(question_set: QuestionSet, coach, *, due_at: datetime, candidate=None
             # By name: coaching.tasks imports this module, so importing the task here would close a circle.
             enqueue(send_assignment_notice, [assignment.pk, user.pk, Notice.ASSIGNED])
     return assignment
+
+
+def _refuse_a_second_open_copy(question_set: QuestionSet, candidate, cohort: Cohort | None,
+                               time_limit_s: int | None, now: datetime) -> None:
+    """Raise :class:`CoachingError` when someone this assignment is for already has the same set, timed alike,
+    open (not yet due), given to them directly or to a cohort they are in: they would see two identical rows and
+    do the work twice. Naming who, and through which assignment, so the coach can pick another set or wait for
+    that one. The same set timed for one candidate beside the cohort's untimed copy is a different task."""
+    people = [candidate.pk] if candidate is not None else list(
+        cohort.memberships.values_list("candidate_id", flat=True))
+    if not people:
+        return
+    open_ = (Assignment.objects.filter(question_set=question_set, due_at__gt=now, time_limit_s=time_limit_s)
+             .filter(Q(candidate_id__in=people) | Q(cohort__memberships__candidate_id__in=people))
+             .select_related("cohort", "candidate").distinct())
+    clash = next(iter(open_), None)
+    if clash is None:
+        return
+    who = (clash.candidate.get_username() if clash.candidate_id
+           else ", ".join(sorted(get_user_model().objects.filter(
+               pk__in=people, memberships__cohort=clash.cohort).values_list("username", flat=True))[:3]))
+    through = "directly" if clash.candidate_id else f"through cohort {clash.cohort.name}"
+    raise CoachingError(f"“{question_set.title}” is already assigned to {who} {through}, due "
+                        f"{timezone.localtime(clash.due_at):%d %b %Y %H:%M}: assigning it again would give the "
+                        "same work twice. Pick another set, or assign this one after that due time.")
 
 
 def assignment_for(user, pk: int) -> Assignment:

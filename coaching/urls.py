@@ -24,6 +24,7 @@ urlpatterns = [
     path("coach/questions/preview/", views.question_preview, name="question_preview"),
     path("coach/questions/copy/", views.question_copy, name="question_copy"),
     path("coach/questions/<int:pk>/edit/", views.question_edit, name="question_edit"),
+    path("coach/items/search/", views.item_search, name="item_search"),
     path("coach/sets/", views.sets, name="sets"),
     path("coach/sets/new/", views.set_new, name="set_new"),
     path("coach/sets/<int:pk>/", views.set_page, name="set"),

@@ -285,8 +285,9 @@ def _set_page(request: HttpRequest, question_set: QuestionSet, form: SetForm | N
     for name, unbound in add_forms.items():
         if bound_add_form is not None and type(bound_add_form) is type(unbound):
             add_forms[name] = bound_add_form
+    typed = add_forms["add_item"].data.get("item", "") if add_forms["add_item"].is_bound else ""
     return render(request, "coaching/set.html", {
-        "set": question_set, "form": form, **add_forms,
+        "set": question_set, "form": form, **add_forms, "options": add_forms["add_item"].options(typed),
         "entries": question_set.entries.select_related("item", "round_template"),
         "assignments": question_set.assignments.select_related("cohort", "candidate")}, status=status)
 
@@ -312,19 +313,30 @@ def set_page(request: HttpRequest, pk: int) -> HttpResponse:
 def set_add(request: HttpRequest, pk: int) -> HttpResponse:
     """Add a bank item, a problem template (with fixed inputs) or a round preset to the set.
 
-    A rejected add re-renders the set page with that form bound (status 400), so the chosen option and
-    the typed JSON stay and the error sits beside its field; a redirect would lose both.
+    A rejected add re-renders the set page with that form bound, so the chosen option and the typed text
+    stay and the error sits beside its field (a form error, not a failed request: status 200); a redirect
+    would lose both.
     """
     question_set = _own_set(request, pk)
     add_form = add_form_for(request.POST, request.user)
     if not add_form.is_valid():
-        return _set_page(request, question_set, bound_add_form=add_form, status=400)
+        return _set_page(request, question_set, bound_add_form=add_form)
     data = add_form.cleaned_data
     if "round" in data:
         services.add_entry(question_set, round_template=data["round"])
     else:
         services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {})
     return redirect(question_set)
+
+
+@coach_required
+@require_safe
+def item_search(request: HttpRequest) -> HttpResponse:
+    """The bank item box's suggestions for what was typed (``item``): the ``<option>`` list htmx swaps into
+    the box's ``<datalist>``, searched by slug, title and text among the items the coach may see."""
+    form = AddItemForm(request.user)
+    return render(request, "coaching/set.html#item-options",
+                  {"options": form.options(request.GET.get("item", ""))})
 
 
 def _own_entry(request: HttpRequest, pk: int, entry_pk: int) -> SetEntry:

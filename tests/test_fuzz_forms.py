@@ -126,8 +126,8 @@ def single_text(value) -> str | None:
 def check_response(name: str, entry, response, data: dict, world, method: str) -> None:
     """No 5xx; a form error keeps every echoed text field's input."""
     assert response.status_code < 500, f"{method} {name}: {response.status_code}"
-    if method != "POST" or response.status_code not in (200, 400, 422):
-        return
+    if method != "POST" or response.status_code not in (200, 400, 422) or response.has_header("HX-Redirect"):
+        return  # HX-Redirect: an htmx request sent to log in first (config/login_redirect.py), no form shown
     if "html" not in response.get("Content-Type", ""):
         return
     body = response.content.decode()

@@ -165,6 +165,7 @@ TABLE: dict[str, Post | Get | Skip] = {
     "coaching:question_copy": Post(("item",)),
     "coaching:question_edit": Post(("prompt", "model_answer", "rubric", "tags", "misconceptions", "difficulty"),
                                    echo=("prompt", "model_answer", "rubric", "tags", "misconceptions")),
+    "coaching:item_search": Get(("item",)),
     "coaching:sets": Get(),
     "coaching:set_new": Post(("title", "instructions"), echo=("title", "instructions")),
     "coaching:set": Post(("title", "instructions"), echo=("title", "instructions")),

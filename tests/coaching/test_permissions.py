@@ -81,6 +81,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "rounds:submit": OWNER_POST, "rounds:confirm_finish": OWNER,
     "rounds:again": OWNER_POST,
     "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST,
+    "coaching:item_search": COACH_PAGE,
     "coaching:cohort": COACH_OBJECT,
     "coaching:cohort_invite": COACH_POST, "coaching:cohort_remove": COACH_POST,
     "coaching:candidate": COACH_OBJECT, "coaching:attempt": COACH_OBJECT, "coaching:review": COACH_OBJECT,
