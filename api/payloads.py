@@ -17,6 +17,7 @@ from typing import Any
 
 from django.urls import reverse
 
+from calculators import simulation
 from calculators.engine.catalog import Catalog, CatalogModel, Gpu, default_catalog
 from calculators.engine.param_count import param_breakdown
 from calculators.engine.procedures import Family, InputSpec
@@ -157,7 +158,7 @@ def family_steps(slug: str) -> tuple[tuple[str, str, str], ...]:
     formulas may, e.g. a sliding-window model's KV step); the schema tests
     check responses for drawn inputs against these keys.
     """
-    result = FAMILIES[slug].run({})
+    result = simulation.run_drill(FAMILIES[slug], {})
     return tuple((step.key, step.label, step.unit) for step in result.steps)
 
 

@@ -271,7 +271,7 @@ def calc(request: HttpRequest, slug: str) -> JsonResponse:
     if takes_model and raw.get("model") not in (None, "") and raw.get("config") not in (None, ""):
         return error("Give model or config, not both.", field="config")
     try:
-        result = chosen.run(raw)
+        result = simulation.run_drill(chosen, raw)
     except EngineError as exc:
         return error(str(exc), _field(exc, raw))
     response = ok(result.to_json())

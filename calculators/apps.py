@@ -8,11 +8,3 @@ class CalculatorsConfig(AppConfig):
 
     name = "calculators"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        """Give the engine's simulated drills their simulator (the engine may not import it)."""
-        # Imported here: calculators.simulation reads Django's cache and settings, loaded by now.
-        from calculators.engine.procedures.simulated import use_simulator
-        from calculators.simulation import drill_sweep
-
-        use_simulator(drill_sweep)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from calculators.engine.misconceptions import register
 from calculators.engine.procedures import ENGINE_FAMILIES, Family
 from calculators.engine.procedures.family import discover
+from calculators.sim.drills import FAMILIES as SIMULATED_DRILLS
 
-FAMILIES: dict[str, Family] = discover(ENGINE_FAMILIES.values(), register)
+FAMILIES: dict[str, Family] = discover([*ENGINE_FAMILIES.values(), *SIMULATED_DRILLS], register)
 
 
 def input_label(name: str) -> str:

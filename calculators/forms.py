@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.core.exceptions import ValidationError
 
+from calculators import simulation
 from calculators.engine.answers import read_input
 from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
@@ -186,6 +187,8 @@ def run_family(family: Family, raw: Mapping[str, Any]) -> Result:
     The result is shared with later callers of the same inputs: read it, never change it. Raises what the
     family raises (:class:`~calculators.engine.errors.EngineError` and the like); errors are not memoised.
     """
+    if family.prepare is not None:  # a simulated drill: its sweep through the cached, budgeted runner
+        return simulation.run_drill(family, dict(raw))
     if "config" in raw:
         return family.run(dict(raw))
     key = tuple((name, type(value), value) for name, value in sorted(raw.items()))

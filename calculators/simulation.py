@@ -29,7 +29,9 @@ from celery import shared_task
 from django.conf import settings
 from django.core.cache import cache
 
+from calculators.engine.catalog import Catalog
 from calculators.engine.errors import EngineError
+from calculators.engine.procedures import Family, Result
 from calculators.sim import config as sim_config
 from calculators.sim import results as sim_results
 from calculators.sim.config import build_setup, clean_sim_inputs
@@ -158,29 +160,27 @@ def simulate_point(inputs: dict, rate: float | None) -> None:
         cache.set(point_key(inputs, rate), {"error": str(exc)}, QUEUED_TTL_S)
 
 
-def drill_sweep(raw: dict[str, Any]) -> list[dict]:
-    """A simulated drill's sweep (calculators/engine/procedures/simulated.py): one compact point per rate.
-
-    Each rate goes through :func:`run_point` (cached by the inputs' hash), the sweep sharing one budget of
-    :func:`max_steps` engine steps (an over-budget sweep raises ``InputError``). A point keeps what the drills
-    grade: rate, goodput, mean and p99 TTFT, mean TPOT and end-to-end latency (ms), the mean requests in
-    the system, the mean running sequences (over the run's series), preemptions and the peak KV use.
-    """
-    inputs = clean_sim_inputs(raw)
-    budget = max_steps()  # the whole sweep shares one request's budget, as in the API
-    points = []
+def run_sweep(inputs: dict[str, Any]) -> list[dict]:
+    """Every rate of cleaned simulator ``inputs`` (one result per rate, in order), each through
+    :func:`run_point` (cached by the inputs' hash), the whole call sharing one budget of :func:`max_steps`
+    engine steps (an over-budget run raises ``InputError``). The simulated drills' sweep runner
+    (:data:`calculators.sim.scenario.SweepRunner`), passed to them by :func:`run_drill` and the problem
+    generator."""
+    budget = max_steps()
+    results = []
     for rate in rates_of(inputs):
         result = run_point(inputs, rate, budget)
-        summary, running = result["summary"], result["series"]["running"]
-        budget -= summary.get("steps", 0)
-        points.append({
-            "rate_req_s": rate, "goodput_req_s": summary["goodput_req_s"],
-            "ttft_mean_ms": summary["ttft_ms"]["mean"], "ttft_p99_ms": summary["ttft_ms"]["p99"],
-            "tpot_mean_ms": summary["tpot_ms"]["mean"], "e2e_mean_ms": summary["e2e_ms"]["mean"],
-            "mean_in_system": summary["mean_in_system"],
-            "mean_running": round(sum(running) / len(running), 6) if running else 0.0,
-            "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"]})
-    return points
+        budget -= result["summary"].get("steps", 0)
+        results.append(result)
+    return results
+
+
+def run_drill(family: Family, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+    """``family.run(raw)``, with a simulated drill's sweep run first through :func:`run_sweep` (cached, one
+    budget) rather than in the request without a limit; raises what the family raises."""
+    if family.prepare is not None:
+        raw = family.prepare(raw, catalog, run_sweep)
+    return family.run(raw, catalog)
 
 
 def simulate_for_api(raw: dict[str, Any]) -> dict:
@@ -191,12 +191,7 @@ def simulate_for_api(raw: dict[str, Any]) -> dict:
     """
     inputs = clean_sim_inputs(raw)
     setup = build_setup(inputs)
-    budget = max_steps()
-    results = []
-    for rate in rates_of(inputs):
-        result = run_point(inputs, rate, budget)
-        budget -= result["summary"].get("steps", 0)
-        results.append(result)
+    results = run_sweep(inputs)
     if "sweep" in inputs:
         summaries = [result["summary"] for result in results]
         return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}

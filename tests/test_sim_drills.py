@@ -1,4 +1,4 @@
-"""The simulated drills (calculators/engine/procedures/sim_drills.py): graded against the sweep each problem stores.
+"""The simulated drills (calculators/sim/drills.py): graded against the sweep each problem stores.
 
 The scenario: Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts, 128-token outputs, TTFT 500 ms, TPOT 20 ms,
 simulator seed 7; the sweep (from the step model) is 6.8, 14, 19, 23, 27, 31, 35, 41 req/s, 60 s each. What the
@@ -19,10 +19,11 @@ B ÷ (3,350 GB/s × 0.75) = 20,892,368,896 ÷ 2.5125e12 = 8.3154 ms; from the we
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 
-from calculators.engine.procedures.simulated import use_simulator
-from calculators.simulation import drill_sweep
+from calculators.sim import scenario
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem, ProblemInstance
 from drills.problems.generation import create_problem
@@ -36,7 +37,7 @@ SIM_FAMILIES = ("knee", "ttftp99", "tpotbatch", "preemptrate")
 pytestmark = pytest.mark.django_db
 
 
-def _refuse(inputs):
+def _refuse(*args, **kwargs):
     raise AssertionError("simulated again")
 
 
@@ -103,9 +104,12 @@ def test_preemption_begins_at_the_first_swept_rate_that_preempts():
     assert values["preemption_rate_req_s"] == first["rate_req_s"] and before["preemptions"] == 0
 
 
-def test_regrading_reads_the_stored_sweep_and_never_simulates():
+def test_regrading_reads_the_stored_sweep_and_never_simulates(monkeypatch):
     stored = _problem("knee")
-    use_simulator(_refuse)  # from here, any simulation fails the test
+    # From here, any simulation fails the test: the in-process runner's run and the web's cached one alike.
+    monkeypatch.setattr(scenario, "run_workload", _refuse)
+    monkeypatch.setattr("calculators.simulation.run_workload", _refuse)
+    monkeypatch.setattr(scenario, "_remembered", OrderedDict())  # nothing remembered from other tests either
     _solve.cache_clear()
     try:
         problem = ProblemInstance.objects.get(pk=stored.pk)
@@ -115,7 +119,6 @@ def test_regrading_reads_the_stored_sweep_and_never_simulates():
         problem.save()
         assert ProblemInstance.objects.get(pk=problem.pk).solve().values["knee_req_s"] == 31.0
     finally:
-        use_simulator(drill_sweep)
         _solve.cache_clear()
 
 
@@ -170,7 +173,7 @@ def test_a_coach_may_fix_a_simulated_drills_workload_and_a_bad_one_is_refused():
 
 def test_a_sweep_where_nothing_finishes_is_a_sentence_not_a_crash():
     from calculators.engine.errors import InputError
-    from calculators.engine.procedures.sim_drills import crossing_batch
+    from calculators.sim.drills import crossing_batch
 
     nothing = [{"rate_req_s": 1.0, "tpot_mean_ms": None, "mean_running": 3.0}]
     with pytest.raises(InputError, match="No request finished"):

@@ -18,7 +18,7 @@ ring all-reduces of the activations per layer under tensor parallelism.
 
 from __future__ import annotations
 
-from sympy import Max, Min
+from sympy import Max, Min, floor
 
 from .formula import Formula, Var
 from .formulas import WINDOW_VARS, product, ratio, total
@@ -212,3 +212,48 @@ RIDGE = Formula(
      Var("bandwidth", "GB/s", "memory bandwidth")),
     lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
 )
+
+
+# --- the simulated drills' steps (calculators/sim/drills.py) ---------------------------------------------
+# The step-model steps they start from, then the values read from a stored sweep of the simulator.
+
+_BW = (Var("bandwidth_gb_s", "GB/s", "card bandwidth"), Var("bandwidth_efficiency", "1", "share of it a step gets"))
+DECODE_STEP_BATCH = Formula(
+    "decode_step_batch_ms", "Decode step at a batch of 64", "ms",
+    (Var("weight_bytes", "B", "weights"), Var("batch", "1", "sequences decoding"),
+     Var("mean_context", "tok", "tokens a decoding sequence holds"),
+     Var("kv_bytes_per_token", "B", "KV cache per token"), *_BW),
+    lambda s: ratio(total(s["weight_bytes"], product(s["batch"], s["mean_context"], s["kv_bytes_per_token"])),
+                    product(s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
+)
+TTFT_LOW_LOAD = Formula(
+    "ttft_low_load_ms", "TTFT at low load", "ms",
+    (Var("prefill_compute_ms", "ms", "the prompt's prefill FLOPs ÷ (peak × prefill MFU)"),
+     Var("weights_read_ms", "ms", "the weights' read")),
+    lambda s: Max(s["prefill_compute_ms"], s["weights_read_ms"]),
+)
+REQUESTS_IN_SYSTEM = Formula(
+    "requests_in_system", "Requests in the system (Little's law)", "requests",
+    (Var("rate_req_s", "req/s", "arrival rate"), Var("e2e_s", "s", "mean end-to-end latency")),
+    lambda s: product(s["rate_req_s"], s["e2e_s"]),
+)
+KNEE = Formula("knee_req_s", "The knee", "req/s",
+               (Var("simulated_knee_req_s", "req/s", "highest swept rate with goodput ≥ 0.9 × rate"),),
+               lambda s: s["simulated_knee_req_s"])
+TTFT_P99 = Formula("ttft_p99_ms", "p99 TTFT", "ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
+                   lambda s: s["simulated_ttft_p99_ms"])
+CROSSING = Formula("tpot_crossing_batch", "Batch where TPOT crosses the target", "requests",
+                   (Var("simulated_crossing_batch", "requests", "running sequences where mean TPOT = target"),),
+                   lambda s: s["simulated_crossing_batch"])
+KV_TOKENS = Formula("kv_cache_tokens", "Tokens the KV cache holds", "tok",
+                    (Var("kv_blocks", "1", "whole blocks in the budget"), Var("block_tokens", "tok", "block size")),
+                    lambda s: product(s["kv_blocks"], s["block_tokens"]))
+FULL_CACHE = Formula("full_cache_requests", "Requests the cache holds whole", "requests",
+                     (Var("kv_cache_tokens", "tok", "tokens the cache holds"),
+                      Var("request_tokens", "tok", "prompt + output"), Var("one_request", "requests", "one request")),
+                     lambda s: product(floor(ratio(s["kv_cache_tokens"], s["request_tokens"])), s["one_request"]))
+PREEMPT_RATE = Formula("preemption_rate_req_s", "Rate where preemption begins", "req/s",
+                       (Var("simulated_preemption_req_s", "req/s", "lowest swept rate with a preemption"),),
+                       lambda s: s["simulated_preemption_req_s"])
+SIM_DRILL_FORMULAS = (DECODE_STEP_BATCH, TTFT_LOW_LOAD, REQUESTS_IN_SYSTEM, KNEE, TTFT_P99, CROSSING, KV_TOKENS,
+                      FULL_CACHE, PREEMPT_RATE)

@@ -29,6 +29,7 @@ from calculators.engine.procedures.compute_shared import smallest_fitting_degree
 from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
 from calculators.engine.procedures.inputs import clean_inputs
 from calculators.families import FAMILIES
+from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
 GENERATOR_VERSION = 5
@@ -83,7 +84,7 @@ def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixe
             raise InputError(_no_draw(family, fixed, pinned, exc),
                              field="model" if "model" in fixed else "gpu") from exc
         if record.prepare:
-            inputs = record.prepare(inputs, catalog)
+            inputs = record.prepare(inputs, catalog, run_sweep)  # the sweep through the web's cache
         try:
             record.run(dict(inputs), catalog)
         except EngineError as exc:  # this draw has no answer: draw again

@@ -44,10 +44,10 @@ class Family:
     holds what the offline export needs beyond the family's plans
     (:class:`~.offline.Offline`), or is ``None`` for a family the export leaves
     out because its numbers come from the serving simulator (the simulated
-    drills: a page cannot run the simulation); ``prepare(inputs, catalog)`` completes drawn
+    drills: a page cannot run the simulation); ``prepare(inputs, catalog, runner)`` completes drawn
     (or coach-fixed) inputs with what a problem must store beside them (the
-    simulated drills: their sweep, :mod:`.simulated`), ``None`` when the inputs
-    are all a problem needs.
+    simulated drills: their sweep, run through the sweep ``runner`` passed in,
+    ``calculators/sim/scenario.py``), ``None`` when the inputs are all a problem needs.
     """
 
     slug: str
@@ -66,7 +66,7 @@ class Family:
     roles: tuple[str, ...] = ("architect", "engineer")
     rubric: tuple[str, ...] = ()
     offline: Offline | None = field(default_factory=Offline)
-    prepare: Callable[[dict[str, Any], Catalog], dict] | None = None
+    prepare: Callable[..., dict] | None = None
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         """Run the procedure on snake-case ``raw`` inputs."""

@@ -12,6 +12,7 @@ import json
 
 from django.core.management.base import CommandError
 
+from calculators import simulation
 from calculators.engine.answers import parse_answer
 from calculators.engine.errors import AnswerError
 from calculators.engine.procedures.base import format_number
@@ -74,7 +75,7 @@ class Command(EngineCommand):
             raw.pop("model")
             raw["config"] = self.read_json_file(options["config_file"], "config")
         raw = {name: value for name, value in raw.items() if value is not None}
-        result = family.run(raw)
+        result = simulation.run_drill(family, raw)
         if options["json"]:
             self.stdout.write(json.dumps(result.to_json(), indent=2))
             return

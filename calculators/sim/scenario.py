@@ -1,13 +1,15 @@
 """What the simulated drills share: their scenario, its sweep, and the simulation a problem stores.
 
 The drills "predict the knee", "p99 TTFT at this rate", "the batch where TPOT
-crosses the target" and "where preemption begins" (:mod:`.sim_drills`) are
-graded against a run of the serving simulator (docs/architecture.md §13). The
-simulator (``calculators/sim``) imports the engine, never the other way round,
-so the engine reaches it through a hook: :func:`use_simulator` is called once by
-the ``calculators`` app (``CalculatorsConfig.ready``) with a function that takes
-a scenario's simulator inputs (with ``sweep``) and returns one compact point per
-rate (:data:`POINT_KEYS`), cached by the inputs' hash.
+crosses the target" and "where preemption begins" (:mod:`.drills`) are graded
+against a run of the serving simulator (docs/architecture.md §13), which lives
+beside them here: the engine never imports the simulator. A sweep runs through
+a *sweep runner* passed in as a parameter (:data:`SweepRunner`: the cleaned
+simulator inputs, with ``sweep`` → one run result per rate); by default
+:func:`run_sweep` simulates here, remembering the last sweeps in this process,
+and the web passes ``calculators.simulation.run_sweep``, which keeps every
+rate in Django's cache under one step budget. Each result is kept as one
+compact point per rate (:data:`POINT_KEYS`).
 
 A problem stores that sweep beside its inputs (``inputs["simulation"]``,
 written by ``Family.prepare`` when the problem is drawn), with the simulator
@@ -23,17 +25,31 @@ two seconds of wall time on the reference stack).
 
 from __future__ import annotations
 
+import json
 import math
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..catalog import Catalog
-from ..dtypes import weight_bits
-from ..errors import InputError
-from ..param_count import param_breakdown
-from ..quantities import default
-from ..step_model import Replica, step_ms
-from .inputs import GPU, KV_DTYPE, MODEL, WEIGHTS_DTYPE, InputSpec, clean_inputs, resolve_model
+from calculators.engine.catalog import Catalog
+from calculators.engine.dtypes import weight_bits
+from calculators.engine.errors import InputError
+from calculators.engine.param_count import param_breakdown
+from calculators.engine.procedures.inputs import (
+    GPU,
+    KV_DTYPE,
+    MODEL,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    clean_inputs,
+    resolve_model,
+)
+from calculators.engine.quantities import default
+from calculators.engine.step_model import Replica, step_ms
+
+from .config import build_setup, clean_sim_inputs
+from .run import run_workload
+from .workload import workload_for
 
 GIB = 2**30
 MIB = 2**20
@@ -69,14 +85,43 @@ STACKS = (("llama-3.1-8b", "h100-sxm5-80gb", "bf16"), ("llama-3.1-8b", "a100-sxm
           ("qwen2.5-7b", "h100-sxm5-80gb", "bf16"),
           ("llama-3.1-8b", "l40s", "bf16"))
 
-_simulator: Callable[[dict], list[dict]] | None = None
+# The cleaned simulator inputs (with ``sweep``) → one run result (``{"summary", "series"}``) per rate, in order.
+SweepRunner = Callable[[dict], list[dict]]
+_REMEMBERED = 32  # sweeps kept by run_sweep in this process
+_remembered: OrderedDict[str, list[dict]] = OrderedDict()
 
 
-def use_simulator(simulate_sweep: Callable[[dict], list[dict]]) -> None:
-    """Install the function that runs a sweep: simulator inputs (snake case, with ``sweep``) → one
-    dict of :data:`POINT_KEYS` per rate, in rate order."""
-    global _simulator
-    _simulator = simulate_sweep
+def run_sweep(inputs: dict[str, Any]) -> list[dict]:
+    """Every rate of cleaned simulator ``inputs``' sweep simulated in this process, no step limit (the
+    command line's and the tests' runner; the last :data:`_REMEMBERED` sweeps are kept, as the same
+    inputs always give the same run)."""
+    key = json.dumps(inputs, sort_keys=True, default=str)
+    if key in _remembered:
+        _remembered.move_to_end(key)
+        return _remembered[key]
+    setup = build_setup(inputs)
+    results = [run_workload(inputs, workload_for(inputs, rate), setup) for rate in inputs["sweep"]]
+    _remembered[key] = results
+    if len(_remembered) > _REMEMBERED:
+        _remembered.popitem(last=False)
+    return results
+
+
+def compact_points(inputs: dict[str, Any], results: list[dict]) -> list[dict]:
+    """One point of :data:`POINT_KEYS` per rate of ``inputs``' sweep: rate, goodput, mean and p99 TTFT, mean
+    TPOT and end-to-end latency (ms), the mean requests in the system, the mean running sequences (over the
+    run's series), preemptions and the peak KV use."""
+    points = []
+    for rate, result in zip(inputs["sweep"], results):
+        summary, running = result["summary"], result["series"]["running"]
+        points.append({
+            "rate_req_s": rate, "goodput_req_s": summary["goodput_req_s"],
+            "ttft_mean_ms": summary["ttft_ms"]["mean"], "ttft_p99_ms": summary["ttft_ms"]["p99"],
+            "tpot_mean_ms": summary["tpot_ms"]["mean"], "e2e_mean_ms": summary["e2e_ms"]["mean"],
+            "mean_in_system": summary["mean_in_system"],
+            "mean_running": round(sum(running) / len(running), 6) if running else 0.0,
+            "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"]})
+    return points
 
 
 def split_inputs(raw: dict[str, Any], catalog: Catalog, specs=INPUTS) -> tuple[dict, dict | None]:
@@ -173,21 +218,19 @@ class Scenario:
                 "sweep": self.sweep()}
 
 
-def simulation_for(scenario: Scenario, stored: dict | None) -> dict:
-    """The stored simulation when there is one, else a fresh one through the hook.
+def simulation_for(scenario: Scenario, stored: dict | None, runner: SweepRunner = run_sweep) -> dict:
+    """The stored simulation when there is one, else a fresh one through ``runner``.
 
     A stored one is used as it is, even if the step model or the simulator has changed since (its
     ``simulator_inputs`` say what it was run for): a problem's answers never move. Returns
-    ``{"version", "simulator_inputs", "points"}``. Raises :class:`InputError` when no simulator is
-    installed (the engine used outside the project's Django apps).
+    ``{"version", "simulator_inputs", "points"}``. Raises the simulator's :class:`InputError` for a
+    scenario it refuses (over ``runner``'s step budget, too many requests).
     """
     if stored and stored.get("version") == STORE_VERSION and stored.get("points"):
         return stored
     wanted = scenario.simulator_inputs()
-    if _simulator is None:
-        raise InputError("This drill is graded against a simulation and no simulator is installed here; draw "
-                         "it from the drills pages or run manage.py simulate.", field="model")
-    return {"version": STORE_VERSION, "simulator_inputs": wanted, "points": _simulator(wanted)}
+    inputs = clean_sim_inputs(wanted)
+    return {"version": STORE_VERSION, "simulator_inputs": wanted, "points": compact_points(inputs, runner(inputs))}
 
 
 def sweep_step(points: list[dict], rate: float) -> float:

@@ -13,8 +13,9 @@
   requests it holds whole; right within one sweep step.
 
 Every scenario is one card, fixed prompt and output lengths, Poisson arrivals,
-60 simulated seconds per rate (120 s where preemption begins) and vLLM's scheduler defaults; :mod:`.simulated`
-holds the scenario, its sweep and the stored simulation. The first steps are
+60 simulated seconds per rate (120 s where preemption begins) and vLLM's scheduler defaults; :mod:`.scenario`
+holds the scenario, its sweep and the stored simulation. They live beside the simulator, outside the engine;
+:mod:`calculators.families` lists them with the engine's families. The first steps are
 §12's step model, so they are exact; the simulated steps read the stored sweep.
 """
 
@@ -23,72 +24,41 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sympy import Max, floor
+from calculators.engine.catalog import Catalog
+from calculators.engine.errors import InputError
+from calculators.engine.misconceptions import MisconceptionInfo
+from calculators.engine.procedures.base import Result, StepSpec, run
+from calculators.engine.procedures.family import Family
+from calculators.engine.procedures.inputs import catalog_or_default
+from calculators.engine.serving_formulas import (
+    CROSSING,
+    DECODE_STEP_BATCH,
+    FULL_CACHE,
+    KNEE,
+    KV_TOKENS,
+    PREEMPT_RATE,
+    REQUESTS_IN_SYSTEM,
+    TTFT_LOW_LOAD,
+    TTFT_P99,
+)
 
-from ..catalog import Catalog
-from ..errors import InputError
-from ..formula import Formula, Var
-from ..formulas import product, ratio, total
-from ..misconceptions import MisconceptionInfo
-from .base import Result, StepSpec, run
-from .family import Family
-from .inputs import catalog_or_default
-from .simulated import (
+from .scenario import (
     BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
     CACHE_INPUTS,
     INPUTS,
     Scenario,
+    SweepRunner,
     draw_scenario,
     knee_note,
     latency_note,
     preemption_note,
+    run_sweep,
     simulation_for,
     split_inputs,
     sweep_step,
     tpot_note,
 )
-
-_BW = (Var("bandwidth_gb_s", "GB/s", "card bandwidth"), Var("bandwidth_efficiency", "1", "share of it a step gets"))
-DECODE_STEP_BATCH = Formula(
-    "decode_step_batch_ms", "Decode step at a batch of 64", "ms",
-    (Var("weight_bytes", "B", "weights"), Var("batch", "1", "sequences decoding"),
-     Var("mean_context", "tok", "tokens a decoding sequence holds"),
-     Var("kv_bytes_per_token", "B", "KV cache per token"), *_BW),
-    lambda s: ratio(total(s["weight_bytes"], product(s["batch"], s["mean_context"], s["kv_bytes_per_token"])),
-                    product(s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
-)
-TTFT_LOW_LOAD = Formula(
-    "ttft_low_load_ms", "TTFT at low load", "ms",
-    (Var("prefill_compute_ms", "ms", "the prompt's prefill FLOPs ÷ (peak × prefill MFU)"),
-     Var("weights_read_ms", "ms", "the weights' read")),
-    lambda s: Max(s["prefill_compute_ms"], s["weights_read_ms"]),
-)
-REQUESTS_IN_SYSTEM = Formula(
-    "requests_in_system", "Requests in the system (Little's law)", "requests",
-    (Var("rate_req_s", "req/s", "arrival rate"), Var("e2e_s", "s", "mean end-to-end latency")),
-    lambda s: product(s["rate_req_s"], s["e2e_s"]),
-)
-KNEE = Formula("knee_req_s", "The knee", "req/s",
-               (Var("simulated_knee_req_s", "req/s", "highest swept rate with goodput ≥ 0.9 × rate"),),
-               lambda s: s["simulated_knee_req_s"])
-TTFT_P99 = Formula("ttft_p99_ms", "p99 TTFT", "ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
-                   lambda s: s["simulated_ttft_p99_ms"])
-CROSSING = Formula("tpot_crossing_batch", "Batch where TPOT crosses the target", "requests",
-                   (Var("simulated_crossing_batch", "requests", "running sequences where mean TPOT = target"),),
-                   lambda s: s["simulated_crossing_batch"])
-KV_TOKENS = Formula("kv_cache_tokens", "Tokens the KV cache holds", "tok",
-                    (Var("kv_blocks", "1", "whole blocks in the budget"), Var("block_tokens", "tok", "block size")),
-                    lambda s: product(s["kv_blocks"], s["block_tokens"]))
-FULL_CACHE = Formula("full_cache_requests", "Requests the cache holds whole", "requests",
-                     (Var("kv_cache_tokens", "tok", "tokens the cache holds"),
-                      Var("request_tokens", "tok", "prompt + output"), Var("one_request", "requests", "one request")),
-                     lambda s: product(floor(ratio(s["kv_cache_tokens"], s["request_tokens"])), s["one_request"]))
-PREEMPT_RATE = Formula("preemption_rate_req_s", "Rate where preemption begins", "req/s",
-                       (Var("simulated_preemption_req_s", "req/s", "lowest swept rate with a preemption"),),
-                       lambda s: s["simulated_preemption_req_s"])
-SIM_DRILL_FORMULAS = (DECODE_STEP_BATCH, TTFT_LOW_LOAD, REQUESTS_IN_SYSTEM, KNEE, TTFT_P99, CROSSING, KV_TOKENS,
-                      FULL_CACHE, PREEMPT_RATE)
 
 _LINK = "/runbook/14-capacity-planning/"
 WEIGHTS_ONLY = MisconceptionInfo(
@@ -152,7 +122,7 @@ def _decode_spec() -> StepSpec:
 
 
 def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
-    """The knee of the scenario's sweep; ``raw`` as :data:`.simulated.INPUTS`, plus an optional stored
+    """The knee of the scenario's sweep; ``raw`` as :data:`.scenario.INPUTS`, plus an optional stored
     ``simulation``. Raises :class:`InputError` when no swept rate meets the targets."""
     inputs, scenario, sim = _prepared(raw, catalog)
     points = sim["points"]
@@ -296,13 +266,14 @@ def _points(inputs: dict[str, Any], catalog: Catalog) -> list[dict]:
 
 
 def _prepare(center: str):
-    def prepare(inputs: dict[str, Any], catalog: Catalog | None = None) -> dict:
-        """The drawn inputs with the sweep simulated for them, to store with the problem."""
+    def prepare(inputs: dict[str, Any], catalog: Catalog | None = None, runner: SweepRunner = run_sweep) -> dict:
+        """The drawn inputs with the sweep simulated for them (through ``runner``: the web passes its
+        cached one), to store with the problem."""
         catalog = catalog_or_default(catalog)
         # Always run afresh: fixed inputs may have changed the scenario, and a "simulation" typed into them
         # must not stand in for the simulator's.
         clean, _ = split_inputs(inputs, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
-        return {**inputs, "simulation": simulation_for(Scenario(clean, catalog, center), None)}
+        return {**inputs, "simulation": simulation_for(Scenario(clean, catalog, center), None, runner)}
     return prepare
 
 
