@@ -12,7 +12,13 @@
 - **Plain form posts** (the same buttons without JavaScript): ``next`` becomes the page the form was
   on (the same-origin ``Referer``), or nothing (the home page) when it cannot be told.
 
-Sources: Django's ``redirect_to_login``; htmx's response headers (``HX-Redirect``, ``HX-Trigger``).
+A third kind fails before any log-in check: an htmx request whose CSRF token went stale (the cookies were
+cleared, or a log-in elsewhere rotated the token). :func:`csrf_failure` (``CSRF_FAILURE_VIEW``) still refuses
+it with a 403, and tells htmx to keep what was typed and load the page again, which brings a fresh token (and
+the log-in page, with ``next`` the page, if the session is gone too).
+
+Sources: Django's ``redirect_to_login`` and ``CSRF_FAILURE_VIEW``; htmx's response headers (``HX-Redirect``,
+``HX-Trigger``), which htmx 2 follows whatever the status.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.csrf import csrf_failure as django_csrf_failure
 from django_htmx.http import HttpResponseClientRedirect
 
 # The event htmx fires (from the HX-Trigger header) just before it follows HX-Redirect to the log-in page.
@@ -69,3 +76,17 @@ class LoginRedirectMiddleware:
             page = _same_site_path(request, request.headers.get("Referer"))
             return redirect_to_login(page or resolve_url(settings.LOGIN_REDIRECT_URL))
         return response
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's 403 for a request without a valid CSRF token; for htmx, also reload the page it came from.
+
+    The 403 keeps its status and body; an htmx request also gets ``HX-Trigger: login-required`` (what was
+    typed is kept) and ``HX-Redirect`` to its page (``HX-Current-URL`` on this site, else the home page).
+    """
+    response = django_csrf_failure(request, reason=reason)
+    if request.headers.get("HX-Request") == "true":
+        page = _same_site_path(request, request.headers.get("HX-Current-URL"))
+        response["HX-Redirect"] = page or resolve_url(settings.LOGIN_REDIRECT_URL)
+        response["HX-Trigger"] = LOGIN_REQUIRED_EVENT
+    return response

@@ -316,6 +316,8 @@ AXES_IPWARE_PROXY_COUNT = envint("AXES_IPWARE_PROXY_COUNT", -1)
 if AXES_IPWARE_PROXY_COUNT < 0:
     AXES_IPWARE_PROXY_COUNT = None  # unset: no expectation about the header's length
 LOGIN_URL = "login"
+# A stale CSRF token on an htmx request reloads the page, keeping what was typed (config/login_redirect.py).
+CSRF_FAILURE_VIEW = "config.login_redirect.csrf_failure"
 LOGIN_REDIRECT_URL = "/"
 
 # --- E-mail -----------------------------------------------------------------

@@ -52,6 +52,27 @@ class TestHtmx:
         assert "HX-Redirect" not in response
 
 
+class TestStaleCsrfToken:
+    def test_an_htmx_post_without_a_valid_token_is_refused_and_reloads_its_page(self, candidate):
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(candidate)
+
+        response = client.post(REVEAL, headers={"HX-Request": "true",
+                                                "HX-Current-URL": "http://testserver/review/?deck=all"})
+
+        assert response.status_code == 403  # still refused: the view never ran
+        assert response["HX-Redirect"] == "/review/?deck=all"
+        assert response["HX-Trigger"] == "login-required"
+
+    def test_a_plain_post_without_a_token_gets_the_403_page_alone(self, candidate):
+        client = Client(enforce_csrf_checks=True)
+        client.force_login(candidate)
+
+        response = client.post(REVEAL)
+
+        assert response.status_code == 403 and "HX-Redirect" not in response
+
+
 class TestPlainRequests:
     def test_a_form_post_logs_in_back_to_the_page_it_was_on(self, db):
         response = Client().post(REVEAL, headers={"Referer": "http://testserver/review/"})

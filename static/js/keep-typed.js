@@ -6,7 +6,8 @@
  * textarea of the page whose value differs from what the page was loaded with is written to sessionStorage
  * under this page's address. When that address is loaded again (after logging in), each kept value goes back
  * into the same field — the same form action, the same name, the same position — if that field is still as
- * the page loaded it, and a message says so. A field that is not on the page (another review card came up)
+ * the page loaded it, and a message says so. A stale CSRF token on an htmx request does the same with the page
+ * itself as the redirect (config.login_redirect.csrf_failure). A field that is not on the page (another review card came up)
  * gets nothing. Password, hidden and file inputs are never kept; sessionStorage is this tab's only and is
  * emptied once restored (or after an hour).
  */
@@ -90,7 +91,7 @@
       window.sessionStorage.setItem(storageKey(), JSON.stringify(stored));
     }
     if (restored > 0) {
-      tell("What you typed before logging in again is back in its " + (restored === 1 ? "box." : "boxes."));
+      tell("What you had typed is back in its " + (restored === 1 ? "box." : "boxes."));
     }
   }
 

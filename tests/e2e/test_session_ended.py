@@ -44,7 +44,26 @@ def test_an_answer_typed_before_the_session_ended_is_back_after_logging_in(
     assert navigation.value.status == 200
 
     expect(page.locator("#review-card textarea[name='answer']")).to_have_value(ANSWER)
-    expect(page.locator(".keep-typed-restored")).to_contain_text("What you typed before logging in again")
+    expect(page.locator(".keep-typed-restored")).to_contain_text("What you had typed is back in its box.")
     # Restored once: a reload shows the card as the server has it.
     page.reload()
     expect(page.locator("#review-card textarea[name='answer']")).to_have_value("")
+
+
+def test_with_every_cookie_gone_the_answer_also_survives(live_server, page, candidate, two_due_cards):  # noqa: F811
+    """Cookies cleared: the POST now fails its CSRF check first (403); the page reloads, asks for a log-in, and the
+    answer comes back all the same."""
+    from .test_candidate import log_in
+
+    log_in(page, live_server.url, "alice", "/review/")
+    page.fill("#review-card textarea[name='answer']", ANSWER)
+
+    page.context.clear_cookies()
+    with page.expect_navigation(url=re.compile(r"/accounts/login/\?next=/review/$")):
+        page.locator(".review-answer-form [type='submit']").click()
+    page.fill("input[name='username']", "alice")
+    page.fill("input[name='password']", PASSWORD)
+    with page.expect_navigation(url=re.compile(r"/review/$")):
+        page.locator("form:has(input[name='password']) [type='submit']").click()
+
+    expect(page.locator("#review-card textarea[name='answer']")).to_have_value(ANSWER)
