@@ -209,11 +209,12 @@ def latest(user, origin: str, origin_id: int) -> Grading | None:
 def accept_suggestion(user, grading_id) -> Grading | None:
     """Record that ``user`` took their finished grading ``grading_id`` as it was (its verdicts and score);
     the grading, or ``None`` for anything else (another user's, unfinished, not an id)."""
-    found = Grading.objects.of(user).filter(pk=_pk(grading_id), status=Grading.DONE).first()
+    found = Grading.objects.of(user).filter(pk=own_pk(grading_id), status=Grading.DONE).first()
     return record_choice(user, found.pk, found.suggested_rating) if found is not None else None
 
 
-def _pk(value) -> int:
+def own_pk(value) -> int:
+    """A grading id posted by a form as an int (0, which names no grading, for anything else)."""
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -225,7 +226,7 @@ def record_choice(user, grading_id, rating: int | None) -> Grading | None:
     (text or int; anything else, or another user's grading, is ignored). Returns the grading, or ``None``."""
     if rating not in (1, 2, 3, 4):
         return None
-    grading = Grading.objects.of(user).filter(pk=_pk(grading_id), status=Grading.DONE).first()
+    grading = Grading.objects.of(user).filter(pk=own_pk(grading_id), status=Grading.DONE).first()
     if grading is not None:
         grading.accepted_rating = rating
         grading.save(update_fields=["accepted_rating"])

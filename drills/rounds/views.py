@@ -185,6 +185,21 @@ def reveal(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     return redirect("rounds:item", pk=round_.pk, position=item.position)
 
 
+def _with_model_ticks(request: HttpRequest, item: RoundItem):
+    """The submitted form, where the candidate accepted their model's score and ticked no rubric point: with the
+    points the model judged met as the ticks, so the item's grade (the share ticked) is not 0 by omission."""
+    data = request.POST
+    if not item.is_open or data.getlist("ticked") or not data.get("grading"):
+        return data
+    grading = Grading.objects.of(request.user).at(Grading.ROUND, item.pk).filter(
+        pk=model_grading.own_pk(data.get("grading")), status=Grading.DONE).first()
+    if grading is None or str(grading.suggested_rating) != data.get("self_score"):
+        return data
+    data = data.copy()
+    data.setlist("ticked", [str(point["point"] - 1) for point in grading.result["points"] if point["verdict"] == "met"])
+    return data
+
+
 @login_required
 @require_POST
 def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
@@ -203,7 +218,7 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
             item = autosave(request.user, item.pk, request.POST, now)
             context = {**_item_context(round_, item, now), "unreadable": unreadable}
             return _timed(render(request, "rounds/round.html", context), round_, now)
-    outcome = submit_item(request.user, item.pk, version, request.POST, now)
+    outcome = submit_item(request.user, item.pk, version, _with_model_ticks(request, item), now)
     if outcome.kept_aside:
         # Another tab (or the round's own close) got there first with a different answer: say which one counts.
         kept = outcome.item

@@ -41,6 +41,8 @@ def test_a_design_answer_in_a_round_is_graded_and_the_self_score_follows(candida
     item.refresh_from_db()
     grading.refresh_from_db()
     assert (item.self_score, grading.accepted_rating, grading.accepted) == (2, 2, True)
+    # No point ticked: accepting counts the points the model judged met (1 and 3) as the ticks, 2 of 6.
+    assert item.ticked == [0, 2] and item.grade == pytest.approx(2 / 6)
 
 
 def _critique_attempt(candidate, critique):
