@@ -12,10 +12,14 @@ __all__ = ["TimeZonePreference"]
 
 
 def validate_time_zone(value: str) -> None:
-    """An IANA time zone name such as ``Europe/Paris``."""
+    """An IANA time zone name such as ``Europe/Paris``; raises ``ValidationError`` for anything else.
+
+    ``ZoneInfo`` reads a file named after the text, so a name too long for a file name is an ``OSError`` there:
+    refused like any other unknown name (a form's length check runs beside this validator, not before it).
+    """
     try:
         zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         raise ValidationError(f"'{value}' is not a time zone name such as Europe/Paris or America/New_York.") from None
 
 

@@ -2,15 +2,17 @@
 
 from zoneinfo import ZoneInfo
 
+import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.http import HttpResponse
 from django.test import RequestFactory
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from accounts.models import TimeZonePreference
+from accounts.models import TimeZonePreference, validate_time_zone
 from accounts.timezones import SESSION_ZONE_KEY, UserTimezoneMiddleware, set_time_zone, zone_name_of, zone_of, zones_of
 
 
@@ -111,3 +113,11 @@ def test_the_zone_is_read_once_per_user_object_and_utc_without_a_choice(candidat
     set_time_zone(user, "Asia/Kolkata")  # UTC+05:30
     assert zone_of(user) == ZoneInfo("Asia/Kolkata")
     assert zones_of([candidate.pk, 0]) == {candidate.pk: ZoneInfo("Asia/Kolkata")}
+
+
+
+@pytest.mark.parametrize("text", ["Mars/Olympus", "abé " * 300, "../etc/passwd", "America"])
+def test_a_zone_name_that_is_no_zone_is_refused_in_a_sentence(text):
+    validate_time_zone("Europe/Paris")
+    with pytest.raises(ValidationError, match="is not a time zone name such as Europe/Paris"):
+        validate_time_zone(text)
