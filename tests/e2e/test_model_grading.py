@@ -132,3 +132,34 @@ def test_a_failure_keeps_the_answer_and_offers_self_scoring(live_server, page, c
     page.get_by_role("button", name="Grade again").click()
     expect(page.locator("section.llm-grading .alert-warning")).to_contain_text(
         "did not match the grading schema", timeout=15_000)
+
+
+def test_a_coach_sets_a_cohort_endpoint_and_the_member_is_told(live_server, new_context, content, candidate,
+                                                               model_server):
+    from coaching import services as coaching
+    from tests.conftest import make_user
+
+    coach = make_user("carol", "coach", PASSWORD)
+    cohort = coaching.create_cohort(coach, "Spring")
+    coaching.accept_invitation(coaching.invite(cohort), candidate)
+    coach_page = new_context().new_page()
+    log_in(coach_page, live_server.url, "carol", f"/coach/cohorts/{cohort.pk}/")
+    coach_page.get_by_role("link", name="Grading endpoint").click()
+    coach_page.fill("input[name='base_url']", model_server.base_url)
+    coach_page.fill("input[name='model']", "qwen2.5-7b-instruct")
+    coach_page.locator("form:has(input[name='base_url']) [type='submit']").click()
+    expect(coach_page.locator("body")).to_contain_text("Saved: members of Spring without an endpoint of their own")
+    shoot(coach_page, "cohort-endpoint")
+
+    page = new_context().new_page()
+    log_in(page, live_server.url, "alice", "/grading/settings/")
+    expect(page.locator(".alert-info")).to_contain_text("Your answers are now sent to the endpoint your coach carol "
+                                                        "set for Spring")
+    page.goto(f"{live_server.url}/drills/design/{SLUG}/")
+    expect(page.locator("#your-answer")).to_contain_text("the endpoint your coach set for Spring")
+    page.fill("#design-answer", model_server.answer)
+    page.get_by_role("button", name="Grade my answer").click()
+    section = page.locator("section.llm-grading")
+    expect(section.locator(".llm-point")).to_have_count(6, timeout=15_000)
+    expect(section).to_contain_text("Graded by your coach's model")
+    shoot(page, "design-graded-by-coach", "section.llm-grading")
