@@ -44,6 +44,10 @@ def load_optimizer():
     return Optimizer if hasattr(Optimizer, "compute_optimal_parameters") else None
 
 
+# Read with each review settings row: its user and their time zone (ReviewSettings.tz), no query per row.
+ZONE = "user__time_zone_preference"
+
+
 def _local_now(review_settings: ReviewSettings, now: datetime) -> datetime:
     return now.astimezone(review_settings.tz)
 
@@ -53,6 +57,7 @@ def users_to_refit(now: datetime | None = None) -> list[tuple[int, date]]:
     now = _now(now)
     active = ReviewSettings.objects.filter(
         user__review_logs__reviewed_at__gte=now - timedelta(days=ACTIVE_DAYS), user__is_active=True).distinct()
+    active = active.select_related(ZONE)
     picked = []
     for row in active.order_by("user_id"):
         local = _local_now(row, now)
@@ -65,6 +70,7 @@ def users_to_digest(now: datetime | None = None) -> list[tuple[int, date]]:
     """(user id, local day) of opted-in candidates whose morning it is and who have no digest today yet."""
     now = _now(now)
     rows = ReviewSettings.objects.filter(digest=True, user__is_active=True, user__review_cards__suspended=False)
+    rows = rows.select_related(ZONE)
     picked = []
     for row in rows.distinct().order_by("user_id"):
         local = _local_now(row, now)
@@ -76,7 +82,7 @@ def users_to_digest(now: datetime | None = None) -> list[tuple[int, date]]:
 def refit(user_id: int, day: date | None = None, now: datetime | None = None) -> str:
     """Refit one candidate's parameters from their log for local ``day``; returns the note stored."""
     now = _now(now)
-    row = ReviewSettings.objects.get(user_id=user_id)
+    row = ReviewSettings.objects.select_related(ZONE).get(user_id=user_id)
     day = day or local_today(row.tz, now)
     if row.refit_checked_on == day:
         return row.refit_note
@@ -127,7 +133,7 @@ def send_digest(user_id: int, day: date | None = None, now: datetime | None = No
     """Send one candidate today's digest, once per local day; whether a mail went out."""
     now = _now(now)
     with transaction.atomic():
-        row = ReviewSettings.objects.select_for_update(of=("self",)).select_related("user").get(user_id=user_id)
+        row = ReviewSettings.objects.select_for_update(of=("self",)).select_related(ZONE).get(user_id=user_id)
         day = day or local_today(row.tz, now)
         if not row.digest or row.last_digest_on == day or not row.user.email or not row.user.is_active:
             return False

@@ -63,6 +63,14 @@ class TestSelection:
         later = MORNING + timedelta(hours=6)
         assert nightly.users_to_digest(later) == [(alice.pk, date(2026, 3, 3)), (bob.pk, date(2026, 3, 3))]
 
+    def test_the_selection_reads_every_zone_in_one_query(self, reviewers, django_assert_num_queries):
+        # Each row's zone comes with it (select_related): one query however many candidates, as before the zone
+        # moved from the review settings to accounts.TimeZonePreference.
+        with django_assert_num_queries(1):
+            assert len(nightly.users_to_digest(MORNING + timedelta(hours=6))) == 2
+        with django_assert_num_queries(1):
+            assert len(nightly.users_to_refit(MORNING + timedelta(hours=6))) == 2
+
     def test_nobody_without_the_digest_or_a_deck(self, reviewers):
         alice, bob = reviewers
         ReviewSettings.objects.filter(user=bob).update(digest=False)
