@@ -72,7 +72,7 @@ def without_perturbations():
     """Grade with no misconception perturbations (correct, carried forward, bounds, close only): the grader as
     it was before misconceptions became perturbations, or less (it had per-step variants)."""
     real = grader_module.perturbed
-    grader_module.perturbed = lambda result: _NoPerturbations()
+    grader_module.perturbed = lambda result, family=None: _NoPerturbations()
     try:
         yield
     finally:

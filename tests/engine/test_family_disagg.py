@@ -6,8 +6,7 @@ import pytest
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.grader import grade
-from calculators.engine.procedures.disagg import DISAGG_FORMULAS, STEP_KEYS
-from calculators.engine.procedures.disagg_cost import COST_FORMULAS
+from calculators.engine.procedures.disagg import COST_FORMULAS, DISAGG_FORMULAS, STEP_KEYS
 from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["disagg"]

@@ -8,8 +8,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures.pareto import PARETO_FORMULAS, STEP_KEYS
-from calculators.engine.procedures.pareto_curve import grid_batches, power_of_two_at_most
+from calculators.engine.procedures.pareto import PARETO_FORMULAS, STEP_KEYS, grid_batches, power_of_two_at_most
 from calculators.engine.step_model import Replica, step_ms
 from calculators.families import FAMILIES
 

@@ -33,8 +33,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures.tp import ALL_FORMULAS, TP_DEGREE
-from calculators.engine.procedures.tp_degree import buyable_degree
+from calculators.engine.procedures.tp import ALL_FORMULAS, TP_DEGREE, buyable_degree
 from calculators.families import FAMILIES
 
 GIB = 2**30

@@ -39,9 +39,10 @@ from ..param_count import param_breakdown
 from ..step_model import attention_head_dim, compute_precision
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import draw_served_model
-from .disagg_cost import COST_INPUTS, COST_SPECS
+from .cost import USD_PER_GPU_HOUR
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
+from .fleet import OCCUPANCY
 from .inputs import (
     GPU,
     KV_DTYPE,
@@ -57,6 +58,41 @@ from .kv import kv_given, kv_per_token_spec
 from .preempt import SWAP_IN_BITS
 from .slo import run_slo
 from .slo_inputs import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS
+
+# --- Whole-fleet cost for the ``disagg`` family (docs/architecture.md §12): both pools, occupancy and spares.
+
+SPARE_GPUS = InputSpec("spare_gpus", "int", 8, "spare cards kept for failures and rollouts (a node)", minimum=0,
+                       maximum=100_000, unit="GPUs", label="Spare GPUs")
+COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, SPARE_GPUS)
+
+FLEET_GPUS = Formula(
+    "fleet_gpus", "Cards billed for the whole fleet", "GPUs",
+    (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool"),
+     Var("occupancy", "1", "average fraction of each card busy"), Var("spare_gpus", "GPUs", "spare cards")),
+    lambda s: total(ceiling(ratio(total(s["prefill_gpus"], s["decode_gpus"]), s["occupancy"])), s["spare_gpus"]),
+)
+FLEET_USD_PER_MTOK = Formula(
+    "fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", "USD/Mtok",
+    (Var("fleet_gpus", "GPUs", "cards billed"), Var("usd_per_gpu_hour", "USD/h", "price per GPU-hour"),
+     Var("rate", "req/s", "arrival rate"), Var("output_tokens", "tok", "output tokens per request")),
+    lambda s: ratio(product(s["fleet_gpus"], s["usd_per_gpu_hour"]), product(s["rate"], s["output_tokens"])),
+)
+NODE_USD_PER_MTOK = Formula(
+    "node_usd_per_mtok", "Single-node figure: one decode replica at full occupancy", "USD/Mtok",
+    (Var("gpus", "GPUs", "cards per replica"), Var("usd_per_gpu_hour", "USD/h", "price per GPU-hour"),
+     Var("decode_tok_s", "tok/s", "tokens per second of one decode replica")),
+    lambda s: ratio(product(s["gpus"], s["usd_per_gpu_hour"]), s["decode_tok_s"]),
+)
+COST_FORMULAS = (FLEET_GPUS, FLEET_USD_PER_MTOK, NODE_USD_PER_MTOK)
+
+COST_SPECS = [
+    StepSpec("fleet_gpus", "Cards billed: both pools ÷ occupancy, rounded up, + spares", FLEET_GPUS,
+             {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}, rounding="ceil"),
+    StepSpec("fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", FLEET_USD_PER_MTOK,
+             {"fleet_gpus": "fleet_gpus"}),
+    StepSpec("node_usd_per_mtok", "Single-node figure (one decode replica, full occupancy)", NODE_USD_PER_MTOK),
+]
+
 
 PROMPT = InputSpec("prompt_tokens", "int", 4096, "prompt length, tokens", minimum=1, maximum=1_000_000, unit="tok",
                    label="Prompt length")

@@ -30,18 +30,177 @@ the config), :mod:`.rope_notes` and :mod:`.rope_variants` (misconceptions).
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
 from ..catalog import Catalog
 from ..errors import ConfigError, InputError
+from ..hf_config import ModelConfig
 from .base import Result, evaluate_steps, run
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-from .rope_config import DEFAULT_ROPE_THETA, catalog_rope_config, raw_rope_config, rope_settings
 from .rope_formulas import SPECS
-from .rope_notes import plain_number, rope_notes, rotary_dim_note
 from .rope_variants import MISCONCEPTION_INFOS, VARIANTS
+
+# --- The RoPE settings of a raw ``config.json``: base, rotated width, scaling factor and original context.
+
+DEFAULT_ROPE_THETA = 10_000.0
+
+def _number(value: Any) -> float | None:
+    """A finite real number from a config value, or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def rope_settings(raw: dict, cfg: ModelConfig, source_field: str) -> dict[str, Any]:
+    """The RoPE numbers of a raw ``config.json``.
+
+    Returns ``rope_theta`` (defaulted to 10,000 when absent, with
+    ``theta_defaulted``), ``rotary_dim`` (head_dim × partial_rotary_factor, or
+    qk_rope_head_dim under MLA), ``scaling`` (the ``rope_scaling`` dict or
+    ``{}``), ``factor`` and ``original_context`` (``None`` when the config has
+    neither). Raises :class:`ConfigError` (field ``source_field``) for a model
+    without RoPE (ALiBi) or a malformed value, naming the key.
+    """
+    if raw.get("alibi") is True or raw.get("position_embedding_type") == "alibi":
+        raise ConfigError("This model uses ALiBi position biases, not RoPE: it has no frequency bands.",
+                          field=source_field)
+    parameters: dict = raw["rope_parameters"] if isinstance(raw.get("rope_parameters"), dict) else {}
+    theta_raw = raw.get("rope_theta", parameters.get("rope_theta"))
+    theta = _number(theta_raw) if theta_raw is not None else DEFAULT_ROPE_THETA
+    if theta is None or theta <= 1 or theta > 1e12:
+        raise ConfigError(f"rope_theta must be a number above 1, not {theta_raw!r}.", field=source_field)
+    if cfg.kv_lora_rank:
+        rotary_dim = cfg.qk_rope_head_dim
+    else:
+        fraction_raw = raw.get("partial_rotary_factor", raw.get("rotary_pct", 1))
+        fraction = _number(fraction_raw)
+        if fraction is None or not 0 < fraction <= 1:
+            raise ConfigError(f"partial_rotary_factor must be above 0 and at most 1, not {fraction_raw!r}.",
+                              field=source_field)
+        rotary_dim = int(cfg.head_dim * fraction)
+    if rotary_dim < 2 or rotary_dim % 2:
+        raise ConfigError(f"RoPE rotates pairs of values, so the rotated width must be even; this config gives "
+                          f"{rotary_dim}.", field=source_field)
+    scaling: dict = raw["rope_scaling"] if isinstance(raw.get("rope_scaling"), dict) else {}
+    factor = None
+    if "factor" in scaling:
+        factor = _number(scaling["factor"])
+        if factor is None or factor < 1:
+            raise ConfigError(f"rope_scaling.factor must be a number of at least 1, not {scaling['factor']!r}.",
+                              field=source_field)
+    original = (_number(scaling.get("original_max_position_embeddings"))
+                or _number(raw.get("max_position_embeddings")) or cfg.max_position_embeddings or None)
+    return {"rope_theta": theta, "theta_defaulted": theta_raw is None, "rotary_dim": rotary_dim,
+            "scaling": scaling, "factor": factor, "original_context": int(original) if original else None,
+            "original_from_scaling": bool(_number(scaling.get("original_max_position_embeddings")))}
+
+
+# Keys a catalog entry may lack in its original-format config but state in its library-format copy
+# (Falcon's RW config.json has neither; models.json keeps FalconConfig's values beside it).
+FALLBACK_KEYS = ("rope_theta", "max_position_embeddings")
+
+
+def catalog_rope_config(model) -> tuple[dict, list[str]]:
+    """A catalog model's raw config, with :data:`FALLBACK_KEYS` it lacks filled in from the
+    entry's ``config_transformers_format`` copy; also the keys so filled."""
+    raw = dict(model.raw_config)
+    library = model.entry.get("config_transformers_format") or {}
+    filled = [key for key in FALLBACK_KEYS if raw.get(key) is None and library.get(key) is not None]
+    raw.update({key: library[key] for key in filled})
+    return raw, filled
+
+
+def raw_rope_config(inputs: dict[str, Any], catalog: Catalog) -> tuple[dict, str, list[str]]:
+    """The raw config the inputs name (pasted, or a catalog model's with :data:`FALLBACK_KEYS` filled in),
+    the input field to blame for its errors, and the keys filled in."""
+    if "config" in inputs:
+        return inputs["config"], "config", []
+    raw, filled = catalog_rope_config(catalog.model(inputs["model"]))
+    return raw, "model", filled
+
+
+# --- The ``rope`` family's notes: where each number came from, and what context extension does to the bands.
+
+def rotary_dim_note(cfg: ModelConfig, rotary_dim: int) -> str:
+    """A sentence when not every value of a head is rotated (MLA, or a partial_rotary_factor), else ``""``."""
+    if cfg.kv_lora_rank:
+        return (f"Multi-head latent attention: only the decoupled rotary part of each query and key "
+                f"(qk_rope_head_dim = {cfg.qk_rope_head_dim}) is rotated; the {cfg.qk_nope_head_dim} other values "
+                f"per head carry no position.")
+    if rotary_dim != cfg.head_dim:
+        return f"partial_rotary_factor: only {rotary_dim} of the {cfg.head_dim} values per head are rotated."
+    return ""
+
+
+def plain_number(value: float) -> str:
+    """500,000 rather than 500000.0 or 5e+05."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,g}"
+
+
+def _turn_degrees(theta_i: float, distance: int) -> float:
+    return math.degrees(theta_i * distance) % 360
+
+
+def _scaling_notes(settings: dict[str, Any], context: int, factor: float) -> list[str]:
+    """What the scaling factor does, and what the config's own ``rope_scaling`` type does beyond it."""
+    notes = []
+    if factor == 1:
+        notes.append("Scaling factor 1: no extension, so the scaled wavelength equals the original; set a "
+                     "scaling factor above 1 to see position interpolation.")
+    else:
+        notes.append(f"Position interpolation divides positions by s = {factor:g}: every angle shrinks by s, every "
+                     f"wavelength grows by s, and {factor:g} × {context:,} = {factor * context:,.0f} positions land on "
+                     f"the angles seen in training. The short bands lose resolution that way, which is why newer "
+                     f"schemes stretch only the long ones.")
+    kind = settings["scaling"].get("rope_type") or settings["scaling"].get("type")
+    if kind == "llama3":
+        low = settings["scaling"].get("low_freq_factor", 1)
+        high = settings["scaling"].get("high_freq_factor", 4)
+        original = settings["original_context"] or context
+        notes.append(f"This config's rope_scaling is llama3-type: bands whose wavelength exceeds {original / low:,.0f} "
+                     f"tokens (original context ÷ low_freq_factor {low:g}) are stretched by the factor, bands under "
+                     f"{original / high:,.0f} tokens (÷ high_freq_factor {high:g}) are left as trained, and those "
+                     f"between are blended. Its longest band is stretched by the full factor, as here.")
+    elif kind == "yarn":
+        notes.append("This config's rope_scaling is YaRN: bands that complete many turns within the original "
+                     "context are left alone, those that complete less than one are interpolated by the full "
+                     "factor, a ramp joins them, and attention logits get a temperature correction. Its longest "
+                     "band is stretched by the full factor, as here.")
+    return notes
+
+
+def rope_notes(settings: dict[str, Any], inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
+    """Where each number came from and what the scaling does, in sentences."""
+    theta, d = settings["rope_theta"], settings["rotary_dim"]
+    bands, context, factor = d // 2, inputs["original_context"], inputs["scaling_factor"]
+    notes = []
+    if settings["theta_defaulted"]:
+        notes.append(f"The config has no rope_theta, so the usual default {DEFAULT_ROPE_THETA:,.0f} is used (the "
+                     f"RoPE paper's base, and the library default for Llama-2, Falcon and DeepSeek).")
+    else:
+        notes.append(f"rope_theta = {plain_number(theta)} read from the config.")
+    if settings["rotary_dim_note"]:
+        notes.append(settings["rotary_dim_note"])
+    notes.append(f"Each head rotates its {d} values as {bands} pairs; pair i turns rope_theta^(−2i/{d}) radians "
+                 f"per token, so wavelengths grow geometrically from 2π ≈ 6.28 tokens to "
+                 f"{values['longest_wavelength_tok']:,.0f} tokens.")
+    source = ("rope_scaling.original_max_position_embeddings" if settings["original_from_scaling"]
+              else "max_position_embeddings")
+    where = "as given" if settings["original_given"] else f"from {source}"
+    longer = int(values["bands_longer_than_context"])
+    notes.append(f"Original context {context:,} tokens ({where}): {longer} of {bands} bands never complete a turn "
+                 f"within it, so training only ever showed the model part of their cycle. Those are the bands "
+                 f"context extension has to interpolate; the others have turned many times and can be left alone.")
+    notes += _scaling_notes(settings, context, factor)
+    theta_0, theta_1 = 1.0, theta ** (-2 / d)
+    notes.append(f"RoPE is not one rotation: positions 1 and 3 are {_turn_degrees(theta_0, 2):.1f}° apart in band 0, "
+                 f"{_turn_degrees(theta_1, 2):.1f}° in band 1 and {_turn_degrees(theta ** (-(d - 2) / d), 2):.4f}° "
+                 f"in the last. Two positions are 90° apart only in a band whose angle per token makes it so.")
+    return notes
+
 
 ORIGINAL_CONTEXT = InputSpec(
     "original_context", "int", None, "context the model was trained at, tokens (default: the config's "

@@ -30,10 +30,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import sympy
 from sympy import ceiling
 
 from .. import formulas as F
-from ..catalog import Catalog
+from ..catalog import Catalog, Gpu
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
@@ -41,7 +42,7 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..param_count import param_breakdown
-from ..step_model import kv_replication
+from ..step_model import Replica, check_degree, kv_replication, step_ms
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, computing_gpus, draw_context, gpu_supports
 from .family import Family
@@ -56,6 +57,7 @@ from .inputs import (
     InputSpec,
     catalog_or_default,
     clean_inputs,
+    input_or_default,
     resolve_model,
 )
 from .kv import (
@@ -69,11 +71,244 @@ from .kv import (
 )
 from .offline import POWER_OF_TWO, Offline
 from .params import params_given
-from .tp_comm import comm_notes
-from .tp_degree import buyable_degree, next_tp_degree, splits_heads
-from .tp_notes import describe_tp, head_notes, proposal_notes, users_note
 
-# --- inputs ------------------------------------------------------------------------------------
+# --- The degree a tensor-parallel replica can be bought in: whole nodes or a power of two in one, splitting …
+
+def buyable_degree(cards: float, per_node: float) -> int:
+    """The smallest tensor-parallel degree of at least ``cards`` (a count of GPUs).
+
+    Inside a node of ``per_node`` cards (a power of two) the degrees are the
+    powers of two up to ``per_node``; beyond it, whole nodes (multiples of
+    ``per_node``). Engines shard each layer evenly over the degree, and a
+    degree of 3, 5 or 9 is neither a split they support nor a machine anyone
+    sells. Returns an ``int``; never raises for positive numbers.
+    """
+    needed = max(1, math.ceil(cards))
+    node = max(1, int(per_node))
+    if needed > node:
+        return node * math.ceil(needed / node)
+    degree = 1
+    while degree < needed:
+        degree *= 2
+    return min(degree, node)
+
+
+def splits_heads(degree: int, heads: int, kv_heads: int) -> bool:
+    """The degree rule (docs/architecture.md §12): ``degree`` divides the query heads, and divides the K/V
+    heads or is a multiple of them."""
+    return heads % degree == 0 and (kv_heads % degree == 0 or degree % kv_heads == 0)
+
+
+def head_splitting_degree(cards: float, per_node: float, heads: float, kv_heads: float) -> int:
+    """The smallest buyable degree (:func:`buyable_degree`) of at least ``cards`` that also obeys
+    the degree rule for ``heads`` query and ``kv_heads`` K/V heads; when no degree up to 64 nodes
+    does (Falcon-7B's 71 heads), the plain buyable degree, which the notes then flag."""
+    first = buyable_degree(cards, per_node)
+    node = max(1, int(per_node))
+    for degree in _degree_ladder(node, 64 * node):
+        if degree >= first and splits_heads(degree, int(heads), int(kv_heads)):
+            return degree
+    return first
+
+
+class next_tp_degree(sympy.Function):
+    """sympy face of :func:`head_splitting_degree`: evaluates on numbers, prints by name, and
+    lambdifies through ``_imp_`` (so the numeric evaluator and the exact one agree)."""
+
+    nargs = 4
+    _imp_ = staticmethod(head_splitting_degree)
+
+    @classmethod
+    def eval(cls, cards, per_node, heads, kv_heads):
+        if all(arg.is_Number for arg in (cards, per_node, heads, kv_heads)):
+            return sympy.Integer(head_splitting_degree(float(cards), float(per_node), float(heads),
+                                                       float(kv_heads)))
+        return None
+
+    def _latex(self, printer):
+        args = ", ".join(printer._print(arg) for arg in self.args)
+        return r"\operatorname{next\_tp\_degree}\left(" + args + r"\right)"
+
+def _degree_ladder(per_node: int, up_to: int):
+    """Buyable degrees in order, up to ``up_to`` cards."""
+    degree = 1
+    while degree <= min(per_node, up_to):
+        yield degree
+        degree *= 2
+    degree = 2 * per_node
+    while degree <= up_to:
+        yield degree
+        degree += per_node
+
+
+# --- What tensor parallelism's all-reduces cost per step, and when a bigger degree stops paying.
+
+# Degrees compared for "when does a bigger one stop paying": powers of two to 64.
+DEGREES_COMPARED = (1, 2, 4, 8, 16, 32, 64)
+
+
+def _replica(cfg: ModelConfig, gpu: Gpu, degree: int, weights_dtype: str, kv_dtype: str,
+             weights_bits: float | None) -> Replica | None:
+    try:
+        check_degree(cfg, degree)
+        return Replica(cfg, gpu, degree, weights_dtype, kv_dtype, weights_bits)
+    except InputError:
+        return None
+
+
+def comm_notes(cfg: ModelConfig, gpu: Gpu, degree: int, weights_dtype: str, kv_dtype: str,
+               weights_bits: float | None, per_node: int) -> tuple[dict, list[str]]:
+    """(extra values, sentences) on the all-reduce cost at ``degree`` and the degree past which
+    a single stream's step (batch 1, empty cache) no longer falls. ``extra`` holds ``comm_ms``
+    and ``step_ms`` at the degree (ms) and ``fastest_degree`` (cards); empty when the step
+    cannot be costed (a link with no figure on record, a degree the heads refuse)."""
+    replica = _replica(cfg, gpu, degree, weights_dtype, kv_dtype, weights_bits)
+    if replica is None:
+        return {}, []
+    notes = []
+    here = step_ms(replica, decode_batch=1, decode_context_tokens=0)
+    link, kind = replica.link
+    if degree > 1 and link is not None:  # a ring without a link on record was refused when the replica was made
+        notes.append(
+            f"All-reduces: 2 per layer × {cfg.layers} layers = {2 * cfg.layers} per step, each moving "
+            f"{cfg.hidden_size:,} × 2 B per token over {kind} ({format_number(link, 'GB/s')} per direction). "
+            f"At batch 1 they cost {here.comm_ms:.3f} ms of a {here.step_ms:.3f} ms step (memory "
+            f"{here.memory_ms:.3f} ms at {replica.bandwidth_efficiency:.0%} of peak bandwidth); "
+            f"{_larger_part(replica, here.comm_ms)}.")
+    steps = {}
+    for candidate in DEGREES_COMPARED:
+        other = _replica(cfg, gpu, candidate, weights_dtype, kv_dtype, weights_bits) if candidate >= degree else None
+        if other is not None:
+            steps[candidate] = step_ms(other, decode_batch=1, decode_context_tokens=0).step_ms
+    if not steps:
+        return {"comm_ms": here.comm_ms, "step_ms": here.step_ms}, notes
+    fastest = min(steps, key=lambda candidate: steps[candidate])
+    if fastest == max(steps) and fastest > degree:
+        notes.append(f"A single stream's step keeps falling through {fastest} cards, the largest degree compared "
+                     f"({steps[degree]:.3f} → {steps[fastest]:.3f} ms), but ever more slowly: the all-reduces' "
+                     f"fixed latency stays while the memory time halves.")
+    elif fastest > degree:
+        notes.append(f"A single stream's step keeps falling up to {fastest} cards "
+                     f"({steps[degree]:.3f} → {steps[fastest]:.3f} ms); beyond that the all-reduces cost more "
+                     f"than the halved memory time saves, so a bigger degree stops paying.")
+    elif len(steps) > 1:
+        bigger = min(d for d in steps if d > degree)
+        notes.append(f"A bigger degree does not pay for latency: at {bigger} cards a single stream's step is "
+                     f"{steps[bigger]:.3f} ms against {steps[degree]:.3f} ms here, because the all-reduces "
+                     f"cost more than the halved memory time saves.")
+    return {"comm_ms": here.comm_ms, "step_ms": here.step_ms, "fastest_degree": fastest}, notes
+
+
+def _larger_part(replica: Replica, comm_ms: float) -> str:
+    """Which part of the all-reduce time dominates: the fixed latency or the bytes."""
+    latency_ms = 2 * replica.model.layers * replica.allreduce_latency_us / 1000
+    if latency_ms >= comm_ms / 2:
+        return (f"the {replica.allreduce_latency_us:g} µs fixed cost per collective ({latency_ms:.3f} ms in all), "
+                f"not the bytes, is most of it")
+    return f"the bytes, not the {replica.allreduce_latency_us:g} µs fixed cost per collective, are most of it"
+
+
+# --- The tp family's notes: how the heads split, how many users fit, whether a proposed card count works.
+
+def head_notes(cfg: ModelConfig, degree: int, per_node: int) -> list[str]:
+    """Sentences on how ``degree`` splits the attention heads and the K/V heads.
+
+    Engines such as vLLM shard attention by whole heads: the query heads must
+    divide evenly over the cards, and the K/V heads must either divide evenly
+    or be replicated a whole number of times.
+    """
+    if degree == 1:
+        return []
+    notes = []
+    if cfg.heads % degree:
+        better = next((d for d in _degree_ladder(per_node, 64 * per_node)
+                       if d > degree and cfg.heads % d == 0), None)
+        where = (f"the next degree that splits them is {better}" if better else
+                 "no larger buyable degree splits them either: split the layers across cards (pipeline "
+                 "parallel) instead")
+        notes.append(f"{cfg.heads} query heads do not divide evenly over {degree} cards: engines shard "
+                     f"attention by whole heads and refuse this degree; {where}.")
+    if cfg.kv_lora_rank:
+        notes.append(f"MLA caches one latent per token that every head shares, so tensor parallelism does not "
+                     f"split it: each of the {degree} cards keeps the whole latent of the users it serves "
+                     f"(unless the engine runs attention data-parallel).")
+    elif cfg.kv_heads < degree:
+        if degree % cfg.kv_heads:
+            notes.append(f"{cfg.kv_heads} K/V heads cannot be replicated evenly over {degree} cards.")
+        else:
+            notes.append(f"Only {cfg.kv_heads} K/V head{'s' if cfg.kv_heads > 1 else ''} for {degree} cards: "
+                         f"each is replicated on {degree // cfg.kv_heads} cards.")
+    elif cfg.kv_heads % degree:
+        notes.append(f"{cfg.kv_heads} K/V heads do not divide evenly over {degree} cards.")
+    return notes
+
+
+def users_note(room: float, per_user: float, copies: float, degree: int, gpu_name: str, context: int) -> str:
+    """The users the chosen degree serves: the KV budget over one user's replica-wide cache
+    (``copies`` = the K/V replication already counted in ``per_user``)."""
+    if per_user <= 0:
+        return "Context 0: the cards are sized for the weights alone, before any KV cache."
+    users = math.floor(room / per_user)
+    text = (f"At {degree} × {gpu_name} the KV budget is {format_number(room, 'GiB')}: {users:,} "
+            f"user{'s' if users != 1 else ''} at the {context:,}-token limit.")
+    if copies > 1:
+        text += (f" Each user's cache is kept {copies:g} times across the cards, so one user takes "
+                 f"{format_number(per_user, 'GiB')}; pooling it as if it were stored once would promise "
+                 f"{math.floor(room / (per_user / copies)):,}.")
+    return text
+
+
+def proposal_notes(proposed: int | None, degree: int, per_node: int, gpu_name: str) -> list[str]:
+    """What to say about a proposed card count, compared with the minimum degree."""
+    if proposed is None:
+        return []
+    if proposed < degree:
+        return [f"The proposed {proposed} × {gpu_name} cannot hold the weights and one user: the minimum is "
+                f"{degree}."]
+    notes = []
+    if buyable_degree(proposed, per_node) != proposed:
+        notes.append(f"The proposed {proposed} cards are not a tensor-parallel degree an engine splits over "
+                     f"(powers of two up to {per_node}, then whole nodes of {per_node}); "
+                     f"{buyable_degree(proposed, per_node)} is the next one.")
+    if degree == 1 and proposed > 1:
+        notes.insert(0, f"Over-engineering tell: the model fits on one {gpu_name}, yet {proposed} cards are "
+                        f"proposed. Splitting it adds an all-reduce to every layer and a failure domain "
+                        f"{proposed} cards wide; the gains (the weights stored once, more bandwidth per token) "
+                        f"are worth it only for a stated latency target. Otherwise run {proposed} replicas of "
+                        f"one card.")
+    elif proposed > degree:
+        notes.append(f"The proposed {proposed} cards are more than the {degree} needed: the extra memory "
+                     f"goes to KV cache (more users), at the price of more cross-card traffic per layer.")
+    return notes
+
+
+def degree_words(per_node: int) -> str:
+    """The buyable degrees in words: ``1, 2, 4, 8, then 16, 24, 32 …`` for eight-card nodes."""
+    inside = ", ".join(str(d) for d in _degree_ladder(per_node, per_node))
+    beyond = ", ".join(str(per_node * k) for k in (2, 3, 4))
+    return f"{inside}, then whole nodes: {beyond} …"
+
+
+def describe_tp(inputs: dict[str, Any], catalog: Catalog) -> str:
+    """The problem in an interviewer's words."""
+    gpu = catalog.gpu(inputs["gpu"]).name
+    model = inputs.get("model", "the pasted model")
+    if inputs.get("params_b"):
+        model = f"a {inputs['params_b']:g}-billion-parameter model (cache shaped like {model}'s)"
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits")
+    weights = f"{dtype} weights" + (f" at {bits:g} bits each" if bits else "")
+    context = inputs.get("context", 8192)
+    user = (f"one user holding a full {context:,}-token context ({inputs.get('kv_dtype', 'bf16')} KV cache)"
+            if context else "no KV cache at all (weights only)")
+    return (f"You must place {model} with {weights} on {gpu} cards, {inputs.get('gpus_per_node', 8)} to a "
+            f"node. The serving engine may fill {input_or_default(inputs, 'utilization') * 100:g} % of each card and "
+            f"sets aside {input_or_default(inputs, 'reserve_gib'):g} GiB per card for activations. The replica "
+            f"must hold "
+            f"the weights plus {user}. How many cards does that take, what is the smallest tensor-parallel "
+            f"degree an engine will actually split over ({degree_words(inputs.get('gpus_per_node', 8))}), and "
+            f"how many nodes is that?")
+
 
 PARAMS_B = InputSpec(
     "params_b", "float", None,
