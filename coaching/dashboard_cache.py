@@ -120,7 +120,7 @@ def cached_dashboard(coach, now: datetime | None = None) -> Dashboard:
         now: the moment to show the dashboard at (default: now); an aware datetime.
 
     A hit costs two reads of the cache (the versions, the entry) and no query; a miss builds the overview and
-    renders its tables. Raises what the overview raises; an unreachable cache is a miss (``config.cache``).
+    renders its tables. Raises what the overview raises; an unreachable cache is a miss (``core.cache``).
     """
     now = now or timezone.now()
     key = (f"coaching:dashboard:v{CACHE_VERSION}:{coach.pk}:{int(oversees_all(coach))}:"

@@ -122,7 +122,7 @@ class AssignForm(forms.Form):
                                             for u in candidates])
         if not self.is_bound:
             self.initial.setdefault("due_at", (timezone.localtime() + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M"))
-        # The typed time is read in the coach's zone (config.timezones activates it): say which one it is.
+        # The typed time is read in the coach's zone (accounts.timezones activates it): say which one it is.
         self.fields["due_at"].label = "Due at"
         self.fields["due_at"].help_text = format_html(
             'In your time zone, {}: <a href="{}">change it</a>.', timezone.get_current_timezone_name(),
