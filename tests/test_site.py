@@ -40,6 +40,12 @@ class TestHomePage:
         assert 'href="/calculators/">Calculators</a>' in footer and "/calculators/ladder/" not in footer
         assert 'href="/simulator/">Simulator</a>' in footer and 'href="/lab/">Lab</a>' in footer
 
+    def test_no_template_holds_a_comment_over_several_lines(self):
+        """``{# … #}`` ends on its own line: one spread over two lines is printed on the page as text."""
+        spread = [str(path.relative_to(BASE_DIR)) for path in (BASE_DIR / "templates").rglob("*.html")
+                  if re.search(r"\{#(?:(?!#\}).)*\n", path.read_text())]
+        assert spread == []
+
     def test_it_offers_log_in_and_sign_up_to_visitors(self, client):
         html = client.get("/").content.decode()
 
