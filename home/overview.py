@@ -102,9 +102,10 @@ def _interview(user, review_settings: ReviewSettings, now: datetime) -> Intervie
     if days_left is None:
         return None
     rows = retention_on_day(user, now, review_settings)
-    cards = sum(row.cards for row in rows)
-    kept = sum(row.if_kept_up * row.cards for row in rows) / cards if cards else None
-    stopped = sum(row.if_stopped * row.cards for row in rows) / cards if cards else None
+    seen = [row for row in rows if row.reviewed]  # cards never reviewed have no expected recall (scheduling)
+    cards = sum(row.reviewed for row in seen)
+    kept = sum(row.if_kept_up * row.reviewed for row in seen) / cards if cards else None
+    stopped = sum(row.if_stopped * row.reviewed for row in seen) / cards if cards else None
     return Interview(review_settings.interview_date, days_left, kept, stopped)
 
 

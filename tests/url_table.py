@@ -109,9 +109,10 @@ TABLE: dict[str, Post | Get | Skip] = {
     # question bank and reviews
     "reviews:bank": Get(("q", "kind", "chapter", "track", "topic", "difficulty", "role", "page")),
     "reviews:bank_apkg": Get(("q", "kind", "chapter", "track", "topic", "difficulty", "role")),
-    "reviews:deck_add": Post(("item", "chapter", "track", "filtered", "via", "next", "q", "kind", "topic",
+    "reviews:deck_add": Post(("item", "chapter", "track", "filtered", "via", "next", "q", "kind", "topic", "confirmed",
                               "difficulty", "role")),
     "reviews:deck_remove": Post(("item", "next")),
+    "reviews:deck_undo": Post(("next",)),
     "reviews:bank_item": Get(),
     "reviews:review": Get(),
     "reviews:card": Get(),

@@ -8,6 +8,8 @@ redirects back (htmx swaps just the button).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -23,10 +25,14 @@ from drills.bank.forms import BankFilterForm
 from drills.bank.services import item_title
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.exports import bank_apkg as build_apkg
-from drills.reviews.scheduling import add_to_deck, remove_from_deck, state_label, time_box_of
+from drills.reviews.scheduling import add_batch, add_to_deck, remove_from_deck, state_label, time_box_of, undo_batch
 from runbook.models import Chapter
 
 PAGE_SIZE = 40
+#: A bulk add of more new cards than this asks first: every one of them is due today.
+CONFIRM_ABOVE = 20
+#: Where the last bulk add is kept for its undo (the session), and the message tag that shows the Undo button.
+UNDO_KEY, UNDO_TAG = "deck_undo", "deck-undo"
 
 
 def _deck_ids(user) -> set[int]:
@@ -44,10 +50,11 @@ def bank(request: HttpRequest) -> HttpResponse:
     active = form.active()
     query = request.GET.copy()
     query.pop("page", None)
+    deck_ids = _deck_ids(request.user)
     context = {
-        "form": form, "page": page, "total": len(items),
+        "form": form, "page": page, "total": len(items), "missing": sum(1 for i in items if i.pk not in deck_ids),
         "rows": [{"item": item, "title": item_title(item)} for item in page.object_list],
-        "deck_ids": _deck_ids(request.user), "active": active, "query": query.urlencode(),
+        "deck_ids": deck_ids, "active": active, "query": query.urlencode(),
         "kinds": dict(BankItem.KINDS),
     }
     template = "reviews/bank.html#results" if request.htmx and request.htmx.target == "bank-results" \
@@ -107,15 +114,47 @@ def deck_add(request: HttpRequest) -> HttpResponse:
             via, what = Card.VIA_CHAPTER, "this chapter"
         elif set(active) == {"track"}:
             via, what = Card.VIA_TRACK, f"track {active['track']}"
-    added = add_to_deck(request.user, items, via)
-    if request.htmx and request.POST.get("item"):
-        return render(request, "reviews/bank.html#deck-button", {"item": items[0], "in_deck": True,
-                                                                  "next": _back(request, "")})
-    if added:
-        messages.success(request, f"Added {added} card{'s' if added != 1 else ''} from {what} to your deck; "
-                                  "new cards are due now.")
+    if request.POST.get("item"):
+        added = add_to_deck(request.user, items, via)
+        if request.htmx:
+            return render(request, "reviews/bank.html#deck-button", {"item": items[0], "in_deck": True,
+                                                                      "next": _back(request, "")})
+        if added:
+            messages.success(request, "Added 1 card to your deck; it is due now.")
+        else:
+            messages.info(request, "That item is already in your deck.")
+        return redirect(_back(request, "/review/"))
+    deck = _deck_ids(request.user)
+    new = sum(1 for item in items if item.pk not in deck)
+    if new > CONFIRM_ABOVE and request.POST.get("confirmed") != "1":
+        # Everything added is due today: say how much that is before doing it (the form posts again, confirmed).
+        fields = [(name, value) for name, values in request.POST.lists() if name not in ("csrfmiddlewaretoken",
+                                                                                         "confirmed")
+                  for value in values]
+        return render(request, "reviews/confirm_add.html", {"new": new, "what": what, "fields": fields,
+                                                            "back": _back(request, reverse("reviews:bank"))})
+    batch = add_batch(request.user, items, via)
+    if batch.added:
+        request.session[UNDO_KEY] = {"at": batch.at.isoformat(), "revived": list(batch.revived),
+                                     "added": batch.added}
+        messages.success(request, f"Added {batch.added} card{'s' if batch.added != 1 else ''} from {what} to your "
+                                  "deck; they are all due today.", extra_tags=UNDO_TAG)
     else:
         messages.info(request, f"Everything from {what} is already in your deck.")
+    return redirect(_back(request, "/review/"))
+
+
+@login_required
+@require_POST
+def deck_undo(request: HttpRequest) -> HttpResponse:
+    """Take the last bulk add back out of the deck (what was reviewed since stays); once."""
+    batch = request.session.pop(UNDO_KEY, None)
+    if not batch:
+        messages.info(request, "There is no bulk add to undo.")
+        return redirect(_back(request, "/review/"))
+    removed, kept = undo_batch(request.user, datetime.fromisoformat(batch["at"]), batch["revived"])
+    text = f"Took {removed} card{'s' if removed != 1 else ''} back out of your deck"
+    messages.success(request, text + (f"; {kept} you have reviewed since stay." if kept else "."))
     return redirect(_back(request, "/review/"))
 
 

@@ -1,8 +1,9 @@
 """Exports: a candidate's deck and review history as CSV, the question bank as an Anki deck (``.apkg``).
 
 The Anki deck is made with ``genanki``: one note per bank item, the prompt on
-the front and the model answer (Markdown rendered, live numbers filled in) with
-its rubric on the back. Ids are derived from fixed strings and slugs, so
+the front (a critique drill's with the document's numbered lines) and the model
+answer (Markdown rendered, live numbers filled in) with its rubric (a critique
+drill's planted errors, by line) on the back. Ids are derived from fixed strings and slugs, so
 importing a fresh export again updates the notes instead of duplicating them.
 """
 
@@ -14,7 +15,9 @@ import tempfile
 from typing import Iterable
 
 from django.db.models import Exists, OuterRef
+from django.template.loader import render_to_string
 from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from core.csv_export import write_csv
 from drills.bank.services import item_title
@@ -87,7 +90,8 @@ ANKI_CSS = """.card { font-family: system-ui, sans-serif; font-size: 18px; line-
   background: #fff; text-align: left; max-width: 46em; margin: 0 auto; }
 .meta { font-size: 13px; color: #5c636a; margin-bottom: .6em; }
 .rubric { border-top: 1px solid #ccc; margin-top: 1em; padding-top: .4em; }
-table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 2px 6px; }"""
+table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 2px 6px; }
+ol.doc { font-family: ui-monospace, monospace; font-size: 15px; }"""
 
 
 def _html(markdown: str) -> str:
@@ -112,8 +116,28 @@ def _anki_model():
     )
 
 
+def _front(item: BankItem) -> str:
+    """The note's front: the prompt; for a critique drill also the document's numbered lines it asks about."""
+    if item.kind != BankItem.CRITIQUE or not (item.details or {}).get("lines"):
+        return _html(item.prompt)
+    details = item.details
+    return render_to_string("reviews/anki/critique_front.html", {
+        "prompt": mark_safe(_html(item.prompt)),  # noqa: S308 (sanitised by the Markdown renderer)
+        "title": details.get("title") or item_title(item),
+        "lines": [mark_safe(_inline(str(line))) for line in details["lines"]]})  # noqa: S308 (sanitised)
+
+
+def _inline(markdown: str) -> str:
+    """One document line as HTML without its paragraph (the line sits in a numbered list item)."""
+    html = _html(markdown).strip()
+    return html[3:-4] if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1 else html
+
+
 def _back(item: BankItem) -> str:
     parts = [_html(item.model_answer)]
+    if item.kind == BankItem.CRITIQUE:
+        parts.append(render_to_string("reviews/anki/critique_back.html",
+                                      {"planted": (item.details or {}).get("planted") or []}))
     if item.rubric:
         label = "Steps" if item.kind == BankItem.PROBLEM else "Rubric: a strong answer"
         points = "".join(f"<li>{_html(str(point))}</li>" for point in item.rubric)
@@ -144,7 +168,7 @@ def bank_apkg(items: Iterable[BankItem], deck_name: str) -> bytes:
     for item in items:
         tags = [_tag(item.kind)] + ([_tag(item.chapter.slug)] if item.chapter else []) + (
             [_tag(item.topic)] if item.topic else [])
-        deck.add_note(genanki.Note(model=model, fields=[_html(item.prompt), _back(item), _meta(item), item.slug],
+        deck.add_note(genanki.Note(model=model, fields=[_front(item), _back(item), _meta(item), item.slug],
                                    guid=genanki.guid_for("llm-serving-prep", item.slug), tags=tags))
     handle, path = tempfile.mkstemp(suffix=".apkg")
     os.close(handle)

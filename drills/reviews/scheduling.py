@@ -34,11 +34,11 @@ import zoneinfo
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from datetime import timezone as dt_timezone
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Subquery, Window
+from django.db.models import Count, Exists, OuterRef, Q, Subquery, Window
 from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
@@ -201,6 +201,33 @@ def add_to_deck(user, items: Iterable[BankItem], via: str = Card.VIA_ITEM, now: 
     return len(fresh) + revived
 
 
+@dataclass(frozen=True)
+class DeckBatch:
+    """One bulk add to the deck, enough to take it back: how many cards went in, the moment (every new card's
+    ``added_at``), and the ids of the suspended cards it put back."""
+
+    added: int
+    at: datetime
+    revived: tuple[int, ...]
+
+
+def add_batch(user, items: Iterable[BankItem], via: str, now: datetime | None = None) -> DeckBatch:
+    """:func:`add_to_deck`, remembering what it changed so that :func:`undo_batch` can take it back."""
+    now = _now(now)
+    items = list(items)
+    revived = tuple(Card.objects.filter(user=user, item__in=items, suspended=True).values_list("pk", flat=True))
+    return DeckBatch(add_to_deck(user, items, via, now), now, revived)
+
+
+def undo_batch(user, at: datetime, revived: Iterable[int]) -> tuple[int, int]:
+    """Take a :class:`DeckBatch` back out of the deck (suspended, as :func:`remove_from_deck` does): the cards
+    added at ``at`` and those it revived, except any reviewed since, which stay. Returns (taken out, kept)."""
+    cards = Card.objects.of(user).filter(Q(added_at=at) | Q(pk__in=list(revived)))
+    reviewed = cards.filter(Exists(ReviewLog.objects.filter(card=OuterRef("pk"), reviewed_at__gte=at)))
+    kept = reviewed.count()
+    return cards.exclude(pk__in=reviewed.values("pk")).update(suspended=True), kept
+
+
 def remove_from_deck(user, item: BankItem) -> bool:
     """Take ``item`` out of the deck; the card and its history are kept (suspended)."""
     return bool(Card.objects.filter(user=user, item=item, suspended=False).update(suspended=True))
@@ -242,9 +269,18 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
     return due_now + later
 
 
-def next_due(user, now: datetime | None = None,
-             review_settings: ReviewSettings | None = None) -> tuple[Card | None, int]:
-    """The first card of :func:`due_queue` (or ``None``) and the queue's length, as the review page shows them.
+class NextDue(NamedTuple):
+    """The review page's head: the card to show (``None``: nothing due today), how many cards are left to finish
+    today (due by the end of the local day, the one shown included), and how many of those are relearning."""
+
+    card: Card | None
+    left: int
+    relearning: int
+
+
+def next_due(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> NextDue:
+    """The first card of :func:`due_queue` (or ``None``), the queue's length and its relearning cards, as the
+    review page shows them.
 
     ``now`` is an aware datetime (``timezone.now()`` when omitted). Without an interview date to come the
     queue's order is the database's (due, then id: the cards due now are all due before those due later
@@ -256,11 +292,14 @@ def next_due(user, now: datetime | None = None,
     review_settings = review_settings or ReviewSettings.for_user(user)
     if interview_start(review_settings, now) is not None:
         queue = due_queue(user, now, review_settings)
-        return (queue[0] if queue else None), len(queue)
+        return NextDue(queue[0] if queue else None, len(queue),
+                       sum(1 for card in queue if card.state == Card.RELEARNING))
     first = (_due_today(user, now, review_settings)
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
-             .annotate(queue_length=Window(Count("pk"))).order_by("due", "pk").first())
-    return (first, first.queue_length) if first is not None else (None, 0)
+             .annotate(queue_length=Window(Count("pk")),
+                       relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))))
+             .order_by("due", "pk").first())
+    return NextDue(first, first.queue_length, first.relearning) if first is not None else NextDue(None, 0, 0)
 
 
 def due_count(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> int:
@@ -316,12 +355,15 @@ def _per_day(dues: Iterable[datetime], dates: list[date], tz: zoneinfo.ZoneInfo)
 
 @dataclass
 class ChapterRetention:
-    """Expected recall on the interview day for one chapter's cards."""
+    """Expected recall on the interview day for one chapter's cards: ``cards`` in the deck, ``reviewed`` of them
+    reviewed at least once, and the mean recall of those (``None`` when none is: FSRS knows nothing of a card
+    never reviewed, and its "0 %" would be no prediction)."""
 
     label: str
     cards: int
-    if_stopped: float
-    if_kept_up: float
+    reviewed: int
+    if_stopped: float | None
+    if_kept_up: float | None
 
 
 def _kept_up(scheduler: Scheduler, card: Card, now: datetime, target: datetime) -> float:
@@ -336,8 +378,9 @@ def _kept_up(scheduler: Scheduler, card: Card, now: datetime, target: datetime) 
 
 def retention_on_day(user, now: datetime | None = None,
                      review_settings: ReviewSettings | None = None) -> list[ChapterRetention]:
-    """Per chapter: the mean FSRS retrievability of its cards on the interview day, if the candidate stopped
-    reviewing now and if they keep up. Empty without an interview date to come."""
+    """Per chapter: the mean FSRS retrievability of its reviewed cards on the interview day, if the candidate
+    stopped reviewing now and if they keep up (``None`` for a chapter none of whose cards was ever reviewed).
+    Empty without an interview date to come."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
     target = interview_start(review_settings, now)
@@ -351,9 +394,11 @@ def retention_on_day(user, now: datetime | None = None,
         groups.setdefault(key, []).append(card)
     rows = []
     for (_, label), cards in sorted(groups.items()):
-        stopped = [retrievability(scheduler, card, target) for card in cards]
-        kept = [_kept_up(scheduler, card, now, target) for card in cards]
-        rows.append(ChapterRetention(label, len(cards), sum(stopped) / len(cards), sum(kept) / len(cards)))
+        seen = [card for card in cards if not card.is_new]
+        stopped = [retrievability(scheduler, card, target) for card in seen]
+        kept = [_kept_up(scheduler, card, now, target) for card in seen]
+        rows.append(ChapterRetention(label, len(cards), len(seen), sum(stopped) / len(seen) if seen else None,
+                                     sum(kept) / len(seen) if seen else None))
     return rows
 
 

@@ -128,8 +128,8 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
 
 
 def _show(request: HttpRequest, card: Card | None, review_settings: ReviewSettings, now: datetime, left: int,
-          **extra) -> HttpResponse:
-    context = _sidebar(request.user, review_settings, now, left)
+          relearning: int | None = None, **extra) -> HttpResponse:
+    context = {**_sidebar(request.user, review_settings, now, left), "relearning": relearning}
     if card is not None:
         context.update(_card_context(request, card, now, review_settings=review_settings, **extra))
     return _render(request, "reviews/review.html", context, review_settings)
@@ -141,14 +141,14 @@ def review(request: HttpRequest) -> HttpResponse:
     """The next due card of the candidate's local day (or the week's forecast when nothing is due)."""
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
-    first, left = next_due(request.user, now, review_settings)  # the page shows one card and the count
+    head = next_due(request.user, now, review_settings)  # the page shows one card and the counts
     for _ in range(MAX_SKIPPED):  # a template whose problem cannot be drawn leaves the queue, with a sentence
-        skipped = first and skip_undrawable(first)
+        skipped = head.card and skip_undrawable(head.card)
         if not skipped:
             break
         messages.warning(request, skipped)
-        first, left = next_due(request.user, now, review_settings)
-    return _show(request, first, review_settings, now, left)
+        head = next_due(request.user, now, review_settings)
+    return _show(request, head.card, review_settings, now, head.left, relearning=head.relearning)
 
 
 def _own_card(request: HttpRequest, pk: int, load=card_of) -> Card:

@@ -64,7 +64,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "drills:new": (302,) * 6,  # draws a problem and redirects to it
     "drills:problem": OWNER,  # the candidate's own problem (coaches read it through their pages)
     "reviews:bank": PUBLIC, "reviews:bank_apkg": PUBLIC,
-    "reviews:deck_add": LOGIN_POST, "reviews:deck_remove": LOGIN_POST,
+    "reviews:deck_add": LOGIN_POST, "reviews:deck_remove": LOGIN_POST, "reviews:deck_undo": LOGIN_POST,
     # The coach's own question: her cohort's candidate, the coach and staff; nobody else.
     "reviews:bank_item": (404, 200, 404, 200, 404, 200),
     "reviews:review": LOGGED_IN, "reviews:card": OWNER,

@@ -236,11 +236,11 @@ class TestWhatTheReviewPageReads:
         Card.objects.filter(user=candidate, item=bank["ridge"]).update(due=now + timedelta(days=2))
         hidden = h.question("bobs-draft", None, [], author=bob, published=False)  # not shared with the candidate
         add_to_deck(candidate, [hidden], now=now - timedelta(days=3))
-        assert next_due(bob, now) == (None, 0)
+        assert next_due(bob, now) == (None, 0, 0)
         for interview in (None, date(2026, 3, 22)):
             h.settings(candidate, interview_date=interview)
             queue = due_queue(candidate, now)
-            first, length = next_due(candidate, now)
+            first, length, _relearning = next_due(candidate, now)
             assert (first, length) == (queue[0], len(queue)) and len(queue) == 3
             assert first.item.chapter == queue[0].item.chapter
         assert [card.item.slug for card in due_queue(candidate, now)] == ["kv-paged", "kv-formula", "kv-fp8"]
