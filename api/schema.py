@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from api import payloads
-from api.simulate_schema import simulate_path, simulate_schemas
+from api.simulate_schema import simulate_path, simulate_result_path, simulate_schemas
 from calculators.engine.catalog import Catalog
 from calculators.engine.procedures import Family, InputSpec
 from calculators.engine.units import CANONICAL_UNITS
@@ -37,10 +37,12 @@ def _json(schema: str) -> dict[str, Any]:
 
 
 def error_responses(*codes: int) -> dict[str, Any]:
-    """The OpenAPI responses for the error ``codes`` (400, 404, 405), each the ``Error`` shape."""
+    """The OpenAPI responses for the error ``codes`` (400, 404, 405, 429), each the ``Error`` shape."""
     words = {400: "A bad parameter: one sentence, and the input at fault (or null).",
              404: "Unknown family, id or path.",
-             405: "A method this endpoint does not take."}
+             405: "A method this endpoint does not take.",
+             429: "Too many calls that simulate from this address (anonymous) or account: wait Retry-After "
+                  "seconds."}
     return {str(code): {"description": words[code], "content": _json("Error")} for code in codes}
 
 
@@ -368,6 +370,7 @@ def openapi_schema() -> dict[str, Any]:
     for family in FAMILIES.values():
         paths[f"{PREFIX}/calc/{family.slug}/"] = calc_path(family, catalog)
     paths[f"{PREFIX}/simulate/"] = simulate_path(catalog, input_schema, error_responses, _json)
+    paths[f"{PREFIX}/simulate/results/{{id}}/"] = simulate_result_path(error_responses, _json)
     return {
         "openapi": OPENAPI_VERSION,
         "info": {

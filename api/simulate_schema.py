@@ -49,10 +49,21 @@ SERIES = {
 }
 
 
+PENDING = {
+    "type": "object", "required": ["status", "result_url", "message"], "additionalProperties": False,
+    "description": "With a broker, a call that must simulate is run by a worker: ask result_url (also in "
+                   "Location) after Retry-After seconds; it answers 202 until the result is there.",
+    "properties": {"status": {"const": "pending"}, "result_url": {"type": "string"}, "message": {"type": "string"}},
+}
+RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait before asking again.",
+                               "schema": {"type": "integer", "minimum": 1}}}
+
+
 def simulate_schemas() -> dict[str, Any]:
-    """Component schemas: ``SimulateSummary``, ``SimulateResult`` (a run or a sweep)."""
+    """Component schemas: ``SimulateSummary``, ``SimulateResult`` (a run or a sweep), ``SimulatePending``."""
     inputs = {"type": "object", "description": "The inputs as cleaned (defaults applied), with the KV budget."}
     return {
+        "SimulatePending": PENDING,
         "SimulateSummary": SUMMARY,
         "SimulateResult": {
             "oneOf": [
@@ -68,6 +79,31 @@ def simulate_schemas() -> dict[str, Any]:
     }
 
 
+def _responses(error_responses, json_content, *errors: int) -> dict[str, Any]:
+    """200 (the result), 202 (pending, with Location and Retry-After) and the error ``errors``."""
+    responses = {"200": {"description": "The simulation: manage.py simulate --json's JSON.",
+                         "content": json_content("SimulateResult")},
+                 "202": {"description": "A worker is simulating the call: its result will be at result_url.",
+                         "content": json_content("SimulatePending"),
+                         "headers": {**RETRY_AFTER, "Location": {"description": "result_url",
+                                                                 "schema": {"type": "string"}}}},
+                 **error_responses(*errors)}
+    if "429" in responses:
+        responses["429"] = {**responses["429"], "headers": RETRY_AFTER}
+    return responses
+
+
+def simulate_result_path(error_responses, json_content) -> dict[str, Any]:
+    """The path item of ``/api/v1/simulate/results/{id}/``: a queued call's outcome."""
+    token = {"name": "id", "in": "path", "required": True, "description": "The id in a 202's result_url.",
+             "schema": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}
+    return {"get": {"operationId": "simulate_result", "summary": "A queued simulation's result",
+                    "description": "The outcome of a call that simulate answered 202: 200 with the result, 400 "
+                                   "with the refusal, 202 while a worker has it, 404 when unknown or expired.",
+                    "tags": ["simulator"], "parameters": [token],
+                    "responses": _responses(error_responses, json_content, 400, 404)}}
+
+
 def simulate_path(catalog: Catalog, input_schema, error_responses, json_content) -> dict[str, Any]:
     """The path item of ``/api/v1/simulate/`` (GET with a query string, POST with a body)."""
     schemas = {spec.name: input_schema(spec, catalog) for spec in INPUTS}
@@ -77,12 +113,13 @@ def simulate_path(catalog: Catalog, input_schema, error_responses, json_content)
     body = {"type": "object", "additionalProperties": False,
             "properties": {"inputs": {"type": "object", "additionalProperties": False, "properties": schemas},
                            "config": {"type": "object", "description": "A model's config.json, instead of model."}}}
-    responses = {"200": {"description": "The simulation: manage.py simulate --json's JSON.",
-                         "content": json_content("SimulateResult")},
-                 **error_responses(400)}
+    responses = _responses(error_responses, json_content, 400, 429)
     description = ("Simulate the serving of a workload (docs/architecture.md §13): "
-                   "manage.py simulate --json over HTTP. "
-                   "Results are cached by the inputs' hash; a call may simulate a bounded number of engine steps.")
+                   "manage.py simulate --json over HTTP. Results, and refusals, are cached by the inputs' hash; a "
+                   "call may simulate a bounded number of engine steps (fewer when not logged in). A call that "
+                   "must simulate counts against its caller's limit (per address when anonymous, per account when "
+                   "logged in): over it, 429 with Retry-After. With a broker such a call answers 202 with the "
+                   "result's URL.")
     return {
         "get": {"operationId": "simulate", "summary": "Serving simulator", "description": description,
                 "tags": ["simulator"], "parameters": parameters, "responses": responses},

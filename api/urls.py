@@ -21,5 +21,6 @@ urlpatterns = [
     path("families/<str:slug>/", views.family, name="family"),
     path("calc/<str:slug>/", views.calc, name="calc"),
     path("simulate/", views.simulate, name="simulate"),
+    re_path(r"^simulate/results/(?P<token>[0-9a-f]{64})/$", views.simulate_result, name="simulate_result"),
     re_path(r"^(?P<rest>.*)$", views.not_found, name="not_found"),
 ]

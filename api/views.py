@@ -21,6 +21,7 @@ import json
 from functools import wraps
 from typing import Any, Callable
 
+from axes.helpers import get_client_ip_address
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve, reverse
@@ -117,6 +118,8 @@ def index(request: HttpRequest) -> JsonResponse:
         ("GET", reverse("api:simulate"), "simulate serving a workload on ?input=value… (sweep=R1,R2 for a "
                                          "sweep and its knee); the JSON of manage.py simulate --json"),
         ("POST", reverse("api:simulate"), 'the same on {"inputs": {...}} (a trace, a pasted config)'),
+        ("GET", reverse("api:simulate") + "results/{id}/", "a simulation a worker is running (with a broker, simulate "
+                                                     "answers 202 and this result_url)"),
     ]
     return ok({
         "name": "LLM serving prep API",
@@ -286,8 +289,11 @@ def calc(request: HttpRequest, slug: str) -> JsonResponse:
 def simulate(request: HttpRequest) -> JsonResponse:
     """``/api/v1/simulate/``: ``manage.py simulate --json``'s JSON, or a 400 naming the input at fault.
 
-    Each rate's run is cached by the inputs' hash (:mod:`calculators.simulation`); a call may
-    simulate at most ``SIMULATOR_WEB_MAX_STEPS`` engine steps in all.
+    Through :func:`calculators.simulation.api_call`: each rate's run is cached by the inputs' hash, and so
+    is a refusal; a call may simulate at most ``SIMULATOR_WEB_MAX_STEPS`` engine steps in all
+    (``SIMULATOR_ANON_MAX_STEPS`` when not logged in). A call that must simulate counts against its caller
+    (their address when anonymous, their account when logged in): over the limit, 429 with ``Retry-After``.
+    With a broker, such a call answers 202 with ``result_url`` (and ``Location``), where the result will be.
     """
     try:
         raw = query_inputs(request) if request.method in ("GET", "HEAD") else body_inputs(request)
@@ -295,11 +301,46 @@ def simulate(request: HttpRequest) -> JsonResponse:
         return error(str(exc), exc.field)
     if raw.get("model") not in (None, "") and raw.get("config") not in (None, ""):
         return error("Give model or config, not both.", field="config")
+    anonymous = not request.user.is_authenticated
+    caller = f"addr:{get_client_ip_address(request)}" if anonymous else f"user:{request.user.pk}"
     try:
-        result = simulation.simulate_for_api(raw)
+        outcome = simulation.api_call(raw, caller=caller, anonymous=anonymous)
     except EngineError as exc:
         return error(str(exc), _field(exc, raw))
-    response = ok(result)
+    if outcome.retry_after_s is not None:
+        who = "this address" if anonymous else "your account"
+        response = error(f"Too many simulations from {who}: try again in {outcome.retry_after_s} s (results "
+                         f"already computed are answered at once; logged-in users may run more).", status=429)
+        response["Retry-After"] = str(outcome.retry_after_s)
+        return response
+    return _simulation_response(request, outcome)
+
+
+@methods("GET")
+def simulate_result(request: HttpRequest, token: str) -> JsonResponse:
+    """``/api/v1/simulate/results/<token>/``: a queued call's outcome, 202 while a worker has it, 404 when
+    unknown or expired."""
+    outcome = simulation.api_outcome(token)
+    if outcome is None:
+        return error("No simulation has this id: it was never asked for, or its result expired after a day.",
+                     status=404)
+    return _simulation_response(request, outcome)
+
+
+def _simulation_response(request: HttpRequest, outcome) -> JsonResponse:
+    """200 with the result, 400 with the refusal, or 202 with where the result will be."""
+    if outcome.pending:
+        url = reverse("api:simulate_result", args=[outcome.token])
+        response = JsonResponse({"status": "pending", "result_url": url,
+                                 "message": "A worker is simulating this call: ask result_url for its result."},
+                                status=202)
+        response["Location"] = url
+        response["Retry-After"] = "1"
+        patch_cache_control(response, no_store=True)
+        return response
+    if outcome.error is not None:
+        return error(outcome.error, outcome.field)
+    response = ok(outcome.result)
     if request.method in ("GET", "HEAD"):
         patch_cache_control(response, public=True, max_age=CALC_MAX_AGE)
     else:

@@ -1,7 +1,8 @@
 """The simulator page, ``/simulator/``: a sweep over arrival rates, its curves and its tables.
 
 The view binds the form to the query string and asks :mod:`calculators.simulation`
-what the cache holds for the sweep. Embedded (no broker) it computes one missing
+what the cache holds for the sweep, within the step budget of the visitor (lower when not logged
+in: ``simulation.max_steps``). Embedded (no broker) it computes one missing
 rate per request, so an htmx chain (or, without JavaScript, the "next rate" link)
 walks the sweep a rate at a time; with a broker it enqueues the missing rates once
 and the page polls. An htmx request gets the ``#sweep`` partial.
@@ -22,14 +23,15 @@ def simulator(request: HttpRequest) -> HttpResponse:
     form = SimulatorForm(request.GET if request.GET else None)
     status, error, view = None, None, None
     broker = simulation.broker_configured()
+    budget = simulation.max_steps(anonymous=not request.user.is_authenticated)
     if form.is_bound and form.is_valid():
         status = simulation.sweep_status(form.inputs)
         if not status.complete:
             if broker:
-                simulation.queue_missing(status)
+                simulation.queue_missing(status, budget)
             else:
                 try:
-                    status = simulation.run_next(status)
+                    status = simulation.run_next(status, budget)
                 except EngineError as exc:
                     error = str(exc)
         error = error or status.error

@@ -198,6 +198,14 @@ CACHES = {"default": cache_from_url(envstr("CACHE_URL") or envstr("REDIS_URL") o
 # Engine steps one web request (the /simulator/ page's rate, an API call) may simulate: about
 # ten simulated minutes of the reference stack at 20 req/s is 50,000 (calculators/simulation.py).
 SIMULATOR_WEB_MAX_STEPS = envint("SIMULATOR_WEB_MAX_STEPS", 400_000)
+# A visitor who is not logged in gets a quarter of that (about a second of a worker on this machine).
+SIMULATOR_ANON_MAX_STEPS = envint("SIMULATOR_ANON_MAX_STEPS", 100_000)
+# Calls that simulate (a call answered from the cache costs nothing and is not counted), per window of
+# SIMULATOR_LIMIT_WINDOW_S seconds: per address for anonymous callers, per account when logged in. Over
+# it the API answers 429 with Retry-After. Counted in the cache above (Redis in production).
+SIMULATOR_ANON_CALLS = envint("SIMULATOR_ANON_CALLS", 6)
+SIMULATOR_USER_CALLS = envint("SIMULATOR_USER_CALLS", 30)
+SIMULATOR_LIMIT_WINDOW_S = envint("SIMULATOR_LIMIT_WINDOW_S", 60)
 
 # --- Celery -----------------------------------------------------------------
 # No broker configured: tasks run eagerly, in-process, and raise their errors.

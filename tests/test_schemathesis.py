@@ -81,5 +81,6 @@ def test_the_schema_lists_every_api_operation():
                 ("GET", "/api/v1/gpus/"), ("GET", "/api/v1/gpus/{id}/"), ("GET", "/api/v1/families/"),
                 ("GET", "/api/v1/families/{family}/")}
     expected |= {(method, f"/api/v1/calc/{slug}/") for slug in FAMILIES for method in ("GET", "POST")}
-    expected |= {("GET", "/api/v1/simulate/"), ("POST", "/api/v1/simulate/")}
+    expected |= {("GET", "/api/v1/simulate/"), ("POST", "/api/v1/simulate/"),
+                 ("GET", "/api/v1/simulate/results/{id}/")}
     assert operations == expected
