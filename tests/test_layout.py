@@ -22,9 +22,8 @@ JOB_TYPE_SUFFIX = re.compile(r"^\w+_(formulas|notes|variants|inputs|step)\.py$")
 # Engine files still named by job type, each to be merged into its concept; the set only shrinks (the *_variants
 # ones go with the registry of mistakes, the *_formulas ones into engine/formulas/ by topic).
 STILL_NAMED_BY_JOB = {
-    "calculators/engine/serving_formulas.py", "calculators/engine/step_variants.py",
-    "calculators/engine/procedures/lora_formulas.py", "calculators/engine/procedures/lora_variants.py",
-    "calculators/engine/procedures/rope_formulas.py", "calculators/engine/procedures/rope_variants.py",
+    "calculators/engine/step_variants.py", "calculators/engine/procedures/lora_variants.py",
+    "calculators/engine/procedures/rope_variants.py",
     "calculators/engine/procedures/slo_formulas.py", "calculators/engine/procedures/slo_inputs.py",
     "calculators/engine/procedures/slo_step.py", "calculators/engine/procedures/slo_variants.py",
 }

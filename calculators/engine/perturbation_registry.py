@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from . import formulas as F
+from .formulas import memory as F
 from .misconceptions import GIB_PER_GB
 
 #: Ids whose variant belongs to one step: the mistake is in reading that step, not in a value that flows on.

@@ -91,7 +91,7 @@ def _q(key, unit, label, bounds, *forms, at_most=()):
     return Quantity(key, unit, label, bounds, tuple(forms), tuple(at_most))
 
 
-_F, _S = "formulas", "serving_formulas"
+_F, _S = "formulas.memory", "formulas.serving"
 _P = "procedures."
 
 QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
@@ -118,12 +118,12 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
        f"{_P}slo_formulas:REPLICA_KV_BUDGET_GIB"),
     _q("pinned_gib", "GiB", "KV cache pinned by cached prefixes", "nonnegative",
        f"{_P}prefix:PINNED", f"{_P}prefix:PINNED_WINDOWED"),
-    _q("adapter_params", "1", "Adapter parameters", "positive", f"{_P}lora_formulas:ADAPTER_PARAMS"),
-    _q("params_per_layer", "1", "Adapter parameters per layer", "positive", f"{_P}lora_formulas:PARAMS_PER_LAYER"),
-    _q("adapter_gib", "GiB", "Memory per adapter", "positive", f"{_P}lora_formulas:ADAPTER_GIB"),
+    _q("adapter_params", "1", "Adapter parameters", "positive", "formulas.lora:ADAPTER_PARAMS"),
+    _q("params_per_layer", "1", "Adapter parameters per layer", "positive", "formulas.lora:PARAMS_PER_LAYER"),
+    _q("adapter_gib", "GiB", "Memory per adapter", "positive", "formulas.lora:ADAPTER_GIB"),
     _q("spare_gib", "GiB", "Memory for adapters", "any",
-       f"{_P}lora_formulas:SPARE_FROM_BUDGET", f"{_P}lora_formulas:SPARE_FROM_LADDER"),
-    _q("adapters_fit", "1", "Adapters that fit", "nonnegative", f"{_P}lora_formulas:ADAPTERS_FIT"),
+       "formulas.lora:SPARE_FROM_BUDGET", "formulas.lora:SPARE_FROM_LADDER"),
+    _q("adapters_fit", "1", "Adapters that fit", "nonnegative", "formulas.lora:ADAPTERS_FIT"),
     # --- one serving step (DESIGN §12) -----------------------------------------------------------------
     _q("weight_bytes_per_step", "B", "Weights read per step", "positive",
        f"{_S}:STEP_WEIGHT_BYTES", f"{_S}:STEP_WEIGHT_BYTES_MOE", f"{_P}pareto:WEIGHT_BYTES_AT_BATCH_MOE"),
@@ -254,13 +254,13 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("full_cache_requests", "requests", "Requests the cache holds whole", "nonnegative",
        f"{_S}:FULL_CACHE"),
     _q("preemption_rate_req_s", "req/s", "Rate where preemption begins", "positive", f"{_S}:PREEMPT_RATE"),
-    _q("bands", "1", "Frequency bands per head", "positive", f"{_P}rope_formulas:BANDS"),
-    _q("shortest_wavelength_tok", "tok", "Shortest wavelength", "positive", f"{_P}rope_formulas:SHORTEST_WAVELENGTH"),
-    _q("longest_wavelength_tok", "tok", "Longest wavelength", "positive", f"{_P}rope_formulas:LONGEST_WAVELENGTH"),
+    _q("bands", "1", "Frequency bands per head", "positive", "formulas.rope:BANDS"),
+    _q("shortest_wavelength_tok", "tok", "Shortest wavelength", "positive", "formulas.rope:SHORTEST_WAVELENGTH"),
+    _q("longest_wavelength_tok", "tok", "Longest wavelength", "positive", "formulas.rope:LONGEST_WAVELENGTH"),
     _q("scaled_longest_wavelength_tok", "tok", "Longest wavelength, positions scaled", "positive",
-       f"{_P}rope_formulas:SCALED_LONGEST_WAVELENGTH"),
+       "formulas.rope:SCALED_LONGEST_WAVELENGTH"),
     _q("bands_longer_than_context", "1", "Bands longer than the context", "nonnegative",
-       f"{_P}rope_formulas:BANDS_LONGER_THAN_CONTEXT", at_most=("bands",)),
+       "formulas.rope:BANDS_LONGER_THAN_CONTEXT", at_most=("bands",)),
 )}
 
 def _input(key, unit, label, bounds, default=None, source="", minimum=None, maximum=None, exclusive_minimum=False,

@@ -1,6 +1,6 @@
 """The serving model's step (docs/architecture.md §12) in plain Python, for callers that need it fast.
 
-The relations are :mod:`.serving_formulas` (sympy, with units), which the
+The relations are :mod:`.formulas.serving` (sympy, with units), which the
 families show and grade; nothing here writes them again. The step's times are
 one function generated from those formulas (:data:`STEP_TERMS`: bytes, memory,
 compute and communication time, and the step, composed and lambdified once at
@@ -36,12 +36,12 @@ from typing import Sequence
 
 import sympy
 
-from . import serving_formulas as S
 from .catalog import Catalog, Gpu, default_catalog
 from .dtypes import kv_bytes_per_value, weight_bits
 from .errors import InputError
 from .formula import Formula, FormulaUnitError
-from .formulas import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
+from .formulas import serving as S
+from .formulas.memory import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
 from .hf_config import ModelConfig
 from .param_count import mlp_params, param_breakdown
 from .quantities import default
@@ -98,7 +98,7 @@ def check_degree(cfg: ModelConfig, degree: int) -> None:
 def kv_replication(cfg: ModelConfig, degree: int) -> float:
     """Copies of each K/V head across ``degree`` cards: ``max(1, degree ÷ kv_heads)``, or
     ``degree`` for an MLA latent (every card of a tensor-parallel attention keeps it whole)
-    (:data:`.serving_formulas.KV_REPLICATION`, :data:`.serving_formulas.KV_REPLICATION_MLA`)."""
+    (:data:`.formulas.serving.KV_REPLICATION`, :data:`.formulas.serving.KV_REPLICATION_MLA`)."""
     if cfg.kv_lora_rank:
         return S.KV_REPLICATION_MLA({"gpus": degree})
     return S.KV_REPLICATION({"gpus": degree, "kv_heads": cfg.kv_heads})
@@ -198,7 +198,7 @@ _replica_coefficients = sympy.lambdify([sympy.Symbol(name, real=True) for name i
                                        modules="math")
 if _composed(S.STEP_MS, memory_ms=_LINEAR[1], compute_ms=_LINEAR[2], comm_ms=_LINEAR[3]) != (
         sympy.Max(_LINEAR[1], _LINEAR[2]) + _LINEAR[3]):
-    raise ValueError("The fast step no longer composes serving_formulas.STEP_MS.")
+    raise ValueError("The fast step no longer composes formulas.serving.STEP_MS.")
 
 
 # A mixture of experts' weights read by a step of ``step_tokens`` tokens (the experts they touch).
@@ -353,7 +353,7 @@ class Replica:
 
     def experts_touched(self, tokens: int) -> float:
         """Experts per MoE layer a step of ``tokens`` tokens reads: E × (1 − (1 − k/E)^tokens)
-        (:data:`.serving_formulas.EXPERTS_TOUCHED`)."""
+        (:data:`.formulas.serving.EXPERTS_TOUCHED`)."""
         k = self._k
         if not k.experts:
             return 0.0

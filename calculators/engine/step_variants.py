@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Mapping
 
-from . import formulas as F
+from .formulas import memory as F
 from .misconceptions import GIB
 
 Variant = Callable[[Mapping[str, float], Mapping[str, float]], "float | list[float] | None"]

@@ -26,11 +26,7 @@ from typing import Any
 
 from calculators.engine.catalog import Catalog
 from calculators.engine.errors import InputError
-from calculators.engine.misconceptions import MisconceptionInfo
-from calculators.engine.procedures.base import Result, StepSpec, run
-from calculators.engine.procedures.family import Family
-from calculators.engine.procedures.inputs import catalog_or_default
-from calculators.engine.serving_formulas import (
+from calculators.engine.formulas.serving import (
     CROSSING,
     DECODE_STEP_BATCH,
     FULL_CACHE,
@@ -41,6 +37,10 @@ from calculators.engine.serving_formulas import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
+from calculators.engine.misconceptions import MisconceptionInfo
+from calculators.engine.procedures.base import Result, StepSpec, run
+from calculators.engine.procedures.family import Family
+from calculators.engine.procedures.inputs import catalog_or_default
 
 from .scenario import (
     BANDWIDTH_EFFICIENCY,

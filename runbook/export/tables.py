@@ -31,7 +31,7 @@ _DOMAIN, _NVLINK = sympy.Symbol("nvlink_domain_gpus"), sympy.Symbol("nvlink_gb_s
 DERIVED: dict[str, sympy.Expr] = {
     "kv_replication": sympy.Piecewise((_GPUS, sympy.StrictGreaterThan(_RANK, 0)),
                                       (sympy.Max(1, _GPUS / _KV_HEADS), True)),
-    # Experts a batch touches per MoE layer (serving_formulas.EXPERTS_TOUCHED); 0 for a dense model.
+    # Experts a batch touches per MoE layer (formulas.serving.EXPERTS_TOUCHED); 0 for a dense model.
     "experts_touched": sympy.Piecewise((_E * (1 - (1 - _K / _E) ** _BATCH), sympy.StrictGreaterThan(_E, 0)),
                                        (0, True)),
     # Two all-reduces per layer once the model is split (procedures/step.py step_given).

@@ -27,9 +27,9 @@ import pytest
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
+from calculators.engine.formulas.lora import ALL_FORMULAS, PARAMS_PER_LAYER
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
-from calculators.engine.procedures.lora_formulas import ALL_FORMULAS, PARAMS_PER_LAYER
 from calculators.families import FAMILIES
 
 GIB = 2**30

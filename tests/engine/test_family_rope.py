@@ -35,8 +35,8 @@ import pytest
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, ConfigError, InputError
+from calculators.engine.formulas import rope as rope_formulas
 from calculators.engine.grader import grade
-from calculators.engine.procedures import rope_formulas
 from calculators.families import FAMILIES
 
 STEP_KEYS = ["bands", "shortest_wavelength_tok", "longest_wavelength_tok", "bands_longer_than_context",

@@ -16,9 +16,9 @@ import random
 
 import pytest
 
-from calculators.engine import formulas as F
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
+from calculators.engine.formulas import memory as F
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import slo as S

@@ -11,9 +11,9 @@ from xml.dom import minidom
 import pytest
 import sympy
 
-from calculators.engine import formulas as F
 from calculators.engine.errors import InputError
 from calculators.engine.formula import UNIT_IN_BASE, Formula, FormulaUnitError, Var
+from calculators.engine.formulas import memory as F
 from calculators.engine.procedures.base import format_number
 
 # docs/architecture.md §10's unit vocabulary for step results.

@@ -1,13 +1,13 @@
 """The serving model's step (docs/architecture.md §12): calculators/engine/step_model.py against hand
-derivations from the configs and against the sympy formulas of serving_formulas.py."""
+derivations from the configs and against the sympy formulas of formulas/serving.py."""
 
 import time
 
 import pytest
 
-from calculators.engine import serving_formulas as S
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
+from calculators.engine.formulas import serving as S
 from calculators.engine.param_count import param_breakdown
 from calculators.engine.step_model import Replica, attention_head_dim, check_degree, compute_precision, step_ms, tp_link
 
@@ -127,7 +127,7 @@ def test_fp4_weights_compute_at_fp4_where_the_card_lists_it():
 
 
 def _formula_cost(replica, batch, context, chunks=()):
-    """The same step through the sympy formulas of serving_formulas.py (contexts all equal)."""
+    """The same step through the sympy formulas of formulas/serving.py (contexts all equal)."""
     cfg, t = replica.model, replica.tp
     counts = param_breakdown(cfg)
     windows = {"full_layers": cfg.full_layers, "window_layers": cfg.window_layers,

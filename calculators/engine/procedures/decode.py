@@ -26,12 +26,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
+from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..misconceptions import MISCONCEPTIONS
 from .base import Result, StepSpec, format_number, run
@@ -89,7 +89,7 @@ STEP_KEYS = ("weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "by
              "ceiling_tok_s", "realistic_low_tok_s", "realistic_high_tok_s", "mbu", "flops_per_step", "memory_ms",
              "compute_ms", "comm_ms", "step_ms", "tok_s_per_user", "tok_s_per_replica")
 
-# --- formulas (the step's own are serving_formulas'; these are the range and the measurement) --
+# --- formulas (the step's own are formulas.serving's; these are the range and the measurement) --
 
 BANDWIDTH = Formula(
     "bandwidth_gb_s", "Memory bandwidth of the replica", "GB/s",

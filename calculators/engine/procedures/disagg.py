@@ -28,11 +28,11 @@ from typing import Any
 
 from sympy import Max, Min, ceiling, floor
 
-from .. import formulas as F
-from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..formula import Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio, total
+from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown

@@ -11,11 +11,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import formulas as F
-from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..dtypes import article, kv_bytes_per_value
 from ..errors import InputError
+from ..formulas import memory as F
+from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..step_model import check_degree, kv_replication

@@ -18,9 +18,9 @@ from typing import Any
 
 import sympy
 
-from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, article, weight_bits
+from ..formulas import memory as F
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
 from .base import Result, StepSpec, evaluate_steps, format_number, run

@@ -23,7 +23,7 @@ Steps: ``params_per_layer`` (r × Σ (d_in + d_out) over the targets),
 16 × (4,096 + 4,096) + 16 × (4,096 + 1,024) = 212,992 per layer × 32 =
 6,815,744 parameters = 13.0 MiB at bf16.
 
-The formulas and shapes are in :mod:`.lora_formulas`, the misconceptions in
+The formulas are in :mod:`..formulas.lora`, the misconceptions in
 :mod:`.lora_variants`.
 """
 
@@ -34,10 +34,19 @@ from typing import Any
 from ..catalog import Catalog, Gpu
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
+from ..formulas.lora import (
+    ADAPTER_GIB,
+    ADAPTER_PARAMS,
+    ADAPTERS_FIT,
+    PARAMS_PER_LAYER,
+    PRESETS,
+    SPARE_FROM_BUDGET,
+    SPARE_FROM_LADDER,
+)
 from ..hf_config import ModelConfig
 from ..misconceptions import GIB
 from ..param_count import param_breakdown
-from .base import Result, evaluate_steps, format_number, run
+from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import gpu_supports
 from .family import Family
 from .inputs import (
@@ -53,7 +62,6 @@ from .inputs import (
     input_or_default,
     resolve_model,
 )
-from .lora_formulas import PRESETS, lora_given, lora_specs
 from .lora_variants import MISCONCEPTION_INFO, VARIANTS
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -79,6 +87,47 @@ INPUTS = (MODEL, RANK, TARGETS, ADAPTER_DTYPE, BUDGET_GIB, GPU, GPUS, WEIGHTS_DT
 STEP_KEYS = ("params_per_layer", "adapter_params", "adapter_gib", "spare_gib", "adapters_fit")
 
 # --- the procedure -----------------------------------------------------------------------------
+
+
+def lora_specs(preset: str, by_budget: bool) -> list[StepSpec]:
+    """The five steps for a target preset and a source of spare memory."""
+    return [
+        StepSpec("params_per_layer", "Adapter parameters per layer", PARAMS_PER_LAYER[preset], tolerance=0.001),
+        StepSpec("adapter_params", "Adapter parameters (every layer)", ADAPTER_PARAMS,
+                 {"params_per_layer": "params_per_layer"}, tolerance=0.001),
+        StepSpec("adapter_gib", "Memory per adapter", ADAPTER_GIB, {"adapter_params": "adapter_params"}),
+        StepSpec("spare_gib", "Memory for adapters", SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
+        StepSpec("adapters_fit", "Adapters that fit", ADAPTERS_FIT,
+                 {"spare_gib": "spare_gib", "adapter_gib": "adapter_gib"}, rounding="floor"),
+    ]
+
+
+def lora_given(cfg: ModelConfig, preset: str, rank: int) -> dict[str, float]:
+    """The matrix shapes the adapter formulas read, keyed by variable name.
+
+    Raises :class:`InputError` for shapes this family does not model: MLA
+    attention (DeepSeek's down- and up-projections are not q/k/v/o) and, for
+    ``all``, a mixture of experts with dense leading layers or a shared expert
+    of its own width.
+    """
+    if cfg.kv_lora_rank:
+        raise InputError("Multi-head latent attention (kv_lora_rank) has no per-head q/k/v projections to adapt; "
+                         "this calculator models q, k, v, o and the MLP of GQA, MQA and MHA models.",
+                         field="model")
+    if preset == "all" and cfg.is_moe and (cfg.dense_layers or cfg.shared_expert_intermediate_size):
+        raise InputError("This mixture of experts mixes MLP widths (dense layers or a shared expert of its "
+                         "own width); adapt the attention only (qv or qkvo).", field="targets")
+    return {
+        "rank": rank,
+        "hidden_size": cfg.hidden_size,
+        "q_width": cfg.heads * cfg.head_dim,
+        "kv_width": cfg.kv_heads * cfg.head_dim,
+        "experts": (cfg.num_experts + cfg.shared_experts) if cfg.is_moe else 1,
+        "mlp_matrices": 3 if cfg.gated_mlp else 2,
+        "mlp_width": cfg.moe_intermediate_size if cfg.is_moe else cfg.intermediate_size,
+        "layers": cfg.layers,
+        "preset": PRESETS.index(preset),
+    }
 
 def _shape_note(g: dict, preset: str) -> str:
     """Each adapted matrix's share, in the config's numbers."""

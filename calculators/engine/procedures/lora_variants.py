@@ -7,8 +7,8 @@ bytes and GB for GiB.
 
 from __future__ import annotations
 
+from ..formulas.lora import PARAMS_PER_LAYER, PRESETS
 from ..misconceptions import GIB, MisconceptionInfo
-from .lora_formulas import PARAMS_PER_LAYER, PRESETS
 
 MISCONCEPTION_INFO = (
     MisconceptionInfo(

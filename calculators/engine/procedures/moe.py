@@ -26,15 +26,15 @@ from typing import Any
 
 from sympy import Min, floor
 
-from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..formula import Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio
+from ..formulas.serving import RIDGE
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
-from ..serving_formulas import RIDGE
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus

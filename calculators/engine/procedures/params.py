@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import NOMINAL_BITS, weight_bits
+from ..formulas import memory as F
 from ..hf_config import ModelConfig
 from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
 from .base import Result, StepSpec, run

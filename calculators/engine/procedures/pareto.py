@@ -28,11 +28,11 @@ from typing import Any, Callable
 
 import sympy
 
-from .. import serving_formulas as S
 from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
+from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..step_model import Replica, step_ms
@@ -212,7 +212,7 @@ TOK_S_PER_CARD = Formula(
 )
 
 # A mixture of experts reads its dense part and the experts the grid batch touches, E × (1 − (1 − k/E)^B)
-# per MoE layer (serving_formulas.EXPERTS_TOUCHED written out, the batch being a step here).
+# per MoE layer (formulas.serving.EXPERTS_TOUCHED written out, the batch being a step here).
 WEIGHT_BYTES_AT_BATCH_MOE = Formula(
     "weight_bytes_per_step", "Weights read per step (the experts the batch touches)", "B",
     (Var("always_read_params", "1", "parameters every token uses (all but the routed experts)"),

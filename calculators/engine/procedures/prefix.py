@@ -18,10 +18,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from .. import formulas as F
 from ..catalog import Catalog
 from ..dtypes import weight_bits
 from ..formula import Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo

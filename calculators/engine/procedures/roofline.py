@@ -29,9 +29,9 @@ from ..catalog import Catalog, Gpu
 from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
+from ..formulas.serving import RIDGE as SERVING_RIDGE
 from ..hf_config import ModelConfig
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
-from ..serving_formulas import RIDGE as SERVING_RIDGE
 from ..step_model import attention_head_dim, kv_bytes_per_token
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (

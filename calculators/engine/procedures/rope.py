@@ -24,8 +24,8 @@ construction: Su et al., "RoFormer: Enhanced Transformer with Rotary Position
 Embedding" (2021); position interpolation: Chen et al., "Extending Context
 Window of Large Language Models via Positional Interpolation" (2023).
 
-The parts: :mod:`.rope_formulas` (formulas and steps), :mod:`.rope_config` (reading
-the config), :mod:`.rope_notes` and :mod:`.rope_variants` (misconceptions).
+The parts: :mod:`..formulas.rope` (the formulas), :mod:`.rope_variants` (misconceptions); this module reads
+the config, runs the steps, writes the notes and draws the problems.
 """
 
 from __future__ import annotations
@@ -36,16 +36,33 @@ from typing import Any
 
 from ..catalog import Catalog
 from ..errors import ConfigError, InputError
+from ..formulas.rope import (
+    BANDS,
+    BANDS_LONGER_THAN_CONTEXT,
+    LONGEST_WAVELENGTH,
+    SCALED_LONGEST_WAVELENGTH,
+    SHORTEST_WAVELENGTH,
+)
 from ..hf_config import ModelConfig
-from .base import Result, evaluate_steps, run
+from .base import Result, StepSpec, evaluate_steps, run
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-from .rope_formulas import SPECS
 from .rope_variants import MISCONCEPTION_INFOS, VARIANTS
 
 # --- The RoPE settings of a raw ``config.json``: base, rotated width, scaling factor and original context.
 
 DEFAULT_ROPE_THETA = 10_000.0
+
+
+SPECS = [
+    StepSpec("bands", "Frequency bands per head (rotated values ÷ 2)", BANDS, rounding="floor"),
+    StepSpec("shortest_wavelength_tok", "Shortest wavelength (band 0, one radian per token)", SHORTEST_WAVELENGTH),
+    StepSpec("longest_wavelength_tok", "Longest wavelength (the last band)", LONGEST_WAVELENGTH),
+    StepSpec("bands_longer_than_context", "Bands that never complete a turn within the original context",
+             BANDS_LONGER_THAN_CONTEXT, {"bands": "bands"}, rounding="floor"),
+    StepSpec("scaled_longest_wavelength_tok", "Longest wavelength with positions divided by s",
+             SCALED_LONGEST_WAVELENGTH, {"longest_wavelength_tok": "longest_wavelength_tok"}),
+]
 
 def _number(value: Any) -> float | None:
     """A finite real number from a config value, or ``None``."""

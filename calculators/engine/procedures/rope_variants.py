@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..formulas.rope import BANDS_LONGER_THAN_CONTEXT
 from ..misconceptions import MisconceptionInfo
-from .rope_formulas import BANDS_LONGER_THAN_CONTEXT
 
 MISCONCEPTION_INFOS = (
     MisconceptionInfo(

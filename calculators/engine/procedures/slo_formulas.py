@@ -11,8 +11,8 @@ from __future__ import annotations
 import sympy
 from sympy import Max, Min, ceiling, floor
 
-from .. import formulas as F
 from ..formula import BYTE, SECOND, USD, Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from .base import StepSpec

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import formulas as F
 from ..catalog import Gpu
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
+from ..formulas import memory as F
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION

@@ -7,8 +7,8 @@ the 2:4 sparse TFLOP/s, GB taken for GiB, a limit or a reserve forgotten.
 
 from __future__ import annotations
 
-from .. import formulas as F
 from ..formula import whole_floor
+from ..formulas import memory as F
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..step_model import largest_batch
 from .slo_inputs import GIB, flops_per_sequence

@@ -1,7 +1,7 @@
 """The serving model's step as family steps (docs/architecture.md §12), shared by the families that show it.
 
 :func:`step_given` resolves a replica (model, card, degree, precisions) and a
-batch into the plain numbers :mod:`..serving_formulas` read, with the very
+batch into the plain numbers :mod:`..formulas.serving` read, with the very
 helpers :mod:`..step_model` uses, so a family's steps and the simulator's fast
 path agree. :func:`step_specs` lists the step's :class:`StepSpec` s in order,
 each reading earlier steps where the relation chains. The misconceptions that
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import serving_formulas as S
 from ..catalog import Gpu
 from ..dtypes import weight_bits
+from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..misconceptions import MisconceptionInfo
 from ..param_count import mlp_params, param_breakdown

@@ -33,11 +33,11 @@ from typing import Any
 import sympy
 from sympy import ceiling
 
-from .. import formulas as F
 from ..catalog import Catalog, Gpu
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from sympy import Max, Min, floor
 
-from .formula import Formula, Var
-from .formulas import WINDOW_VARS, product, ratio, total
+from ..formula import Formula, Var
+from . import WINDOW_VARS, product, ratio, total
 
 _T = Var("gpus", "GPUs", "cards in the replica (tensor-parallel degree)")
 _BATCH = Var("batch", "1", "sequences decoding in the step")

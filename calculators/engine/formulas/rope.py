@@ -10,8 +10,7 @@ from __future__ import annotations
 from sympy import Max, Pow, floor, log, pi
 
 from ..formula import Formula, Var
-from ..formulas import product, ratio, total
-from .base import StepSpec
+from . import product, ratio, total
 
 BANDS = Formula(
     "bands", "Frequency bands per head", "1",
@@ -44,13 +43,3 @@ SCALED_LONGEST_WAVELENGTH = Formula(
 )
 ALL_FORMULAS = (BANDS, SHORTEST_WAVELENGTH, LONGEST_WAVELENGTH, BANDS_LONGER_THAN_CONTEXT,
                 SCALED_LONGEST_WAVELENGTH)
-
-SPECS = [
-    StepSpec("bands", "Frequency bands per head (rotated values ÷ 2)", BANDS, rounding="floor"),
-    StepSpec("shortest_wavelength_tok", "Shortest wavelength (band 0, one radian per token)", SHORTEST_WAVELENGTH),
-    StepSpec("longest_wavelength_tok", "Longest wavelength (the last band)", LONGEST_WAVELENGTH),
-    StepSpec("bands_longer_than_context", "Bands that never complete a turn within the original context",
-             BANDS_LONGER_THAN_CONTEXT, {"bands": "bands"}, rounding="floor"),
-    StepSpec("scaled_longest_wavelength_tok", "Longest wavelength with positions divided by s",
-             SCALED_LONGEST_WAVELENGTH, {"longest_wavelength_tok": "longest_wavelength_tok"}),
-]

@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import sympy
 
-from ..errors import InputError
 from ..formula import Formula, Var
-from ..formulas import product, ratio, total
-from ..hf_config import ModelConfig
-from .base import StepSpec
+from . import product, ratio, total
 
 # Target presets: q and v; the four attention projections; those and the MLP's matrices.
 PRESETS = ("qv", "qkvo", "all")
@@ -100,44 +97,3 @@ ADAPTERS_FIT = Formula(
 
 ALL_FORMULAS = (*PARAMS_PER_LAYER.values(), ADAPTER_PARAMS, ADAPTER_GIB, SPARE_FROM_BUDGET, SPARE_FROM_LADDER,
                 ADAPTERS_FIT)
-
-
-def lora_specs(preset: str, by_budget: bool) -> list[StepSpec]:
-    """The five steps for a target preset and a source of spare memory."""
-    return [
-        StepSpec("params_per_layer", "Adapter parameters per layer", PARAMS_PER_LAYER[preset], tolerance=0.001),
-        StepSpec("adapter_params", "Adapter parameters (every layer)", ADAPTER_PARAMS,
-                 {"params_per_layer": "params_per_layer"}, tolerance=0.001),
-        StepSpec("adapter_gib", "Memory per adapter", ADAPTER_GIB, {"adapter_params": "adapter_params"}),
-        StepSpec("spare_gib", "Memory for adapters", SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
-        StepSpec("adapters_fit", "Adapters that fit", ADAPTERS_FIT,
-                 {"spare_gib": "spare_gib", "adapter_gib": "adapter_gib"}, rounding="floor"),
-    ]
-
-
-def lora_given(cfg: ModelConfig, preset: str, rank: int) -> dict[str, float]:
-    """The matrix shapes the adapter formulas read, keyed by variable name.
-
-    Raises :class:`InputError` for shapes this family does not model: MLA
-    attention (DeepSeek's down- and up-projections are not q/k/v/o) and, for
-    ``all``, a mixture of experts with dense leading layers or a shared expert
-    of its own width.
-    """
-    if cfg.kv_lora_rank:
-        raise InputError("Multi-head latent attention (kv_lora_rank) has no per-head q/k/v projections to adapt; "
-                         "this calculator models q, k, v, o and the MLP of GQA, MQA and MHA models.",
-                         field="model")
-    if preset == "all" and cfg.is_moe and (cfg.dense_layers or cfg.shared_expert_intermediate_size):
-        raise InputError("This mixture of experts mixes MLP widths (dense layers or a shared expert of its "
-                         "own width); adapt the attention only (qv or qkvo).", field="targets")
-    return {
-        "rank": rank,
-        "hidden_size": cfg.hidden_size,
-        "q_width": cfg.heads * cfg.head_dim,
-        "kv_width": cfg.kv_heads * cfg.head_dim,
-        "experts": (cfg.num_experts + cfg.shared_experts) if cfg.is_moe else 1,
-        "mlp_matrices": 3 if cfg.gated_mlp else 2,
-        "mlp_width": cfg.moe_intermediate_size if cfg.is_moe else cfg.intermediate_size,
-        "layers": cfg.layers,
-        "preset": PRESETS.index(preset),
-    }

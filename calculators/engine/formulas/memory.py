@@ -1,8 +1,8 @@
-"""Every formula of the foundation families, written once.
+"""Memory: the KV cache, parameters, weights and the capacity ladder's formulas, each written once.
 
 The six formulas of docs/architecture.md §9 in the form the capacity ladder and the
 ``params``, ``weights`` and ``kv`` families use them. Each is a
-:class:`~.formula.Formula`: a physical relation whose variables carry units, so
+:class:`~..formula.Formula`: a physical relation whose variables carry units, so
 its conversions (÷ 8 bits per byte, ÷ 2^30 bytes per GiB) are derived rather
 than typed. Sources of the relations: the KV cache holds one key and one value
 vector per K/V head per layer per token (formula 1); weight bytes are
@@ -12,42 +12,12 @@ parameters × bits ÷ 8 (formula 2); the ladder's user count is formula 3.
 from __future__ import annotations
 
 import sympy
-from sympy import Add, Max, Min, Mul, Pow, ceiling, floor
+from sympy import Max, ceiling, floor
 
-from .formula import Formula, Var
-
-
-def product(*factors):
-    """A product that keeps its factors in the order written (for display)."""
-    return Mul(*factors, evaluate=False)
-
-
-def ratio(numerator, denominator):
-    """``numerator ÷ denominator`` kept as written (the denominator is not split up)."""
-    return Mul(numerator, Pow(denominator, -1, evaluate=False), evaluate=False)
-
-
-def total(*terms):
-    """A sum that keeps its terms in the order written."""
-    return Add(*terms, evaluate=False)
+from ..formula import Formula, Var
+from . import WINDOW_VARS, product, ratio, total, windowed_cache
 
 # --- KV cache (formula 1) -------------------------------------------------
-
-# The variables a sliding-window formula adds.
-WINDOW_VARS = (
-    Var("full_layers", "1", "layers attending over the whole context"),
-    Var("window_layers", "1", "layers with a sliding window"),
-    Var("window", "tok", "sliding window (sliding_window)"),
-    Var("layers", "1", "layers (num_hidden_layers)"),
-)
-
-
-def windowed_cache(s, tokens):
-    """Bytes per token × tokens kept, when windowed layers keep at most ``window`` tokens:
-    kv × (full × tokens + windowed × min(tokens, window)) ÷ layers."""
-    kept = total(product(s["full_layers"], tokens), product(s["window_layers"], Min(tokens, s["window"])))
-    return ratio(product(s["kv_bytes_per_token"], kept), s["layers"])
-
 
 KV_BYTES_PER_TOKEN = Formula(
     "kv_bytes_per_token", "KV cache per token", "B",
