@@ -163,3 +163,35 @@ def test_a_coach_sets_a_cohort_endpoint_and_the_member_is_told(live_server, new_
     expect(section.locator(".llm-point")).to_have_count(6, timeout=15_000)
     expect(section).to_contain_text("Graded by your coach's model")
     shoot(page, "design-graded-by-coach", "section.llm-grading")
+
+
+def test_the_grading_pages_pass_axe(live_server, page, content, candidate, model_server):
+    """axe-core finds no serious or critical violation on the settings, a graded design answer, a failed one."""
+    from tests import needs
+
+    from .test_axe import AXE, Scanner
+
+    needs.file(AXE, "run `npm ci` at the repository root (.ci/run does)")
+    scanner = Scanner(page, live_server.url)
+    log_in(page, live_server.url, "alice", "/grading/settings/")
+    scanner.scan("grading settings, no endpoint")
+    page.fill("input[name='base_url']", "ftp://nowhere")
+    page.fill("input[name='model']", "qwen2.5-7b-instruct")
+    page.locator("form:has(input[name='base_url']) [type='submit']").click()
+    expect(page.locator(".invalid-feedback")).to_contain_text("expected a URL starting with https://")
+    scanner.scan("grading settings, a refused base URL")
+    page.fill("input[name='base_url']", model_server.base_url)
+    page.locator("form:has(input[name='base_url']) [type='submit']").click()
+    expect(page.locator("body")).to_contain_text("Saved")
+    page.goto(f"{live_server.url}/drills/design/{SLUG}/")
+    page.fill("#design-answer", model_server.answer)
+    page.get_by_role("button", name="Grade my answer").click()
+    expect(page.locator("section.llm-grading .llm-point")).to_have_count(6, timeout=15_000)
+    page.locator("section.llm-grading details.llm-prompt summary").click()
+    scanner.scan("design answer graded, prompt open")
+    model_server.replies["qwen2.5-7b-instruct"] = Reply(401, {"error": "Unauthorized"})
+    page.fill("#design-answer", model_server.answer + " And a spare node.")
+    page.get_by_role("button", name="Grade my answer").click()
+    expect(page.locator("section.llm-grading .alert-warning")).to_contain_text("HTTP 401", timeout=15_000)
+    scanner.scan("design answer, grading failed")
+    scanner.check()
