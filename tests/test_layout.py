@@ -24,8 +24,7 @@ JOB_TYPE_SUFFIX = re.compile(r"^\w+_(formulas|notes|variants|inputs|step)\.py$")
 STILL_NAMED_BY_JOB = {
     "calculators/engine/step_variants.py", "calculators/engine/procedures/lora_variants.py",
     "calculators/engine/procedures/rope_variants.py",
-    "calculators/engine/procedures/slo_formulas.py", "calculators/engine/procedures/slo_inputs.py",
-    "calculators/engine/procedures/slo_step.py", "calculators/engine/procedures/slo_variants.py",
+    "calculators/engine/procedures/slo_variants.py",
 }
 SPLIT_HINT = 600
 PACKAGES = ("accounts", "api", "calculators", "coaching", "config", "core", "drills", "home", "outbox", "runbook")

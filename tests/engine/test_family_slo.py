@@ -19,11 +19,10 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.formulas import memory as F
+from calculators.engine.formulas.fleet import BATCH_TPOT_LIMIT, FORMULAS
 from calculators.engine.grader import grade
 from calculators.engine.misconceptions import MISCONCEPTIONS
 from calculators.engine.procedures import slo as S
-from calculators.engine.procedures.slo_formulas import FORMULAS
-from calculators.engine.procedures.slo_step import BATCH_TPOT_LIMIT
 from calculators.engine.procedures.slo_variants import VARIANTS
 from calculators.families import FAMILIES
 

@@ -3,6 +3,8 @@
 - :mod:`.memory` — the KV cache, parameters, weights and the capacity ladder;
 - :mod:`.serving` — the serving model's step (docs/architecture.md §12): bytes, FLOPs, times, the batch a
   TPOT target allows, the fleet, and the simulated drills' steps;
+- :mod:`.fleet` — sizing a fleet for a latency target: the replica's KV budget, the batch limits, TPOT,
+  replicas and nodes;
 - :mod:`.rope` — rotary position embeddings' bands and wavelengths;
 - :mod:`.lora` — adapters' parameters and what fits beside the cache.
 

@@ -56,8 +56,7 @@ from .inputs import (
 )
 from .kv import kv_given, kv_per_token_spec
 from .preempt import SWAP_IN_BITS
-from .slo import run_slo
-from .slo_inputs import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS
+from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
 
 # --- Whole-fleet cost for the ``disagg`` family (docs/architecture.md §12): both pools, occupancy and spares.
 

@@ -59,8 +59,7 @@ from .inputs import (
 from .inputs import MFU as STEP_MFU
 from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
 from .offline import DEGREE_RULE_AFTER_GIVEN, LINK, NO_LINK, Offline
-from .slo_formulas import batch_limit_specs
-from .slo_inputs import TPOT_TARGET_MS, slo_given
+from .slo import TPOT_TARGET_MS, batch_limit_specs, slo_given
 from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED
 from .step import COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, step_given
 

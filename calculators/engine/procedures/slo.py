@@ -23,8 +23,8 @@ layer, head and width counts are the model's ``config.json`` fields. The
 step-time model is the roofline (Williams, Waterman and Patterson, 2009)
 applied to one decode step.
 
-The parts: :mod:`.slo_formulas` (formulas and steps), :mod:`.slo_step` (the step time),
-:mod:`.slo_inputs` (inputs and given numbers), :mod:`.slo_variants` (misconceptions); this module checks
+The parts: :mod:`..formulas.fleet` (the formulas: batch limits, the step time, the fleet),
+:mod:`.slo_variants` (misconceptions); this module holds the inputs and the given numbers, the steps, checks
 feasibility, writes the notes, runs the family and draws its problems.
 """
 
@@ -35,16 +35,54 @@ from typing import Any
 from ..catalog import Catalog, Gpu
 from ..dtypes import NOMINAL_BITS, weight_bits
 from ..errors import InputError
+from ..formulas import memory as F
+from ..formulas.fleet import (
+    BATCH_MEMORY_LIMIT,
+    BATCH_TPOT_LIMIT,
+    BYTES_PER_STEP,
+    BYTES_PER_STEP_MOE,
+    MAX_BATCH,
+    NODES,
+    REPLICA_KV_BUDGET_GIB,
+    REPLICAS,
+    TOKENS_PER_S,
+    TPOT_MS,
+)
 from ..hf_config import ModelConfig
-from .base import Result, evaluate_steps, format_number, run
+from ..param_count import param_breakdown
+from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
+from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
 from .family import Family
-from .fleet import ROUNDED_NODES_DOWN, check_packing
-from .inputs import catalog_or_default, clean_inputs, resolve_model
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note, kv_notes, valid_degree
-from .offline import DEGREE_RULE_AFTER_GIVEN, PACKING, Offline
-from .slo_formulas import STEP_KEYS, slo_specs
-from .slo_inputs import GIB, INPUTS, flops_per_sequence, slo_given, weights_read_ms
+from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
+from .inputs import (
+    ALLREDUCE_LATENCY_US,
+    BANDWIDTH_EFFICIENCY,
+    CONTEXT,
+    GPU,
+    KV_DTYPE,
+    MFU,
+    MODEL_HINT,
+    RESERVE_GIB,
+    UTILIZATION,
+    WEIGHTS_BITS,
+    WEIGHTS_DTYPE,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    resolve_model,
+)
+from .kv import (
+    REPLICATION_IGNORED,
+    REPLICATION_VARIANTS,
+    fp4_cache_note,
+    kv_given,
+    kv_notes,
+    replication_spec,
+    valid_degree,
+)
+from .offline import DEGREE_RULE_AFTER_GIVEN, NO_LINK, PACKING, Offline
+from .params import params_given
 from .slo_variants import (
     CACHE_FIT_IGNORED,
     KV_READ_IGNORED,
@@ -55,9 +93,149 @@ from .slo_variants import (
     TPOT_TARGET_IGNORED,
     VARIANTS,
 )
-from .step import COMM_IGNORED
+from .step import COMM_IGNORED, GIB, flops_per_sequence, step_given, weights_read_ms
 
-# --- The ``slo`` family's feasibility check and the notes that explain its result.
+# --- The ``slo`` family's inputs and the numbers its steps read (:func:`slo_given`).
+
+SLO_MODEL = InputSpec("model", "model", "llama-3.1-70b", "model id from the catalog", label="Model",
+                      hint=MODEL_HINT)
+SLO_GPUS = InputSpec("gpus", "int", 8, "cards per replica (tensor-parallel degree)", minimum=1, maximum=1024,
+                     unit="GPUs", label="GPUs per replica")
+TPOT_TARGET_MS = InputSpec("tpot_target_ms", "float", 50.0, "time per output token the service promises, ms",
+                           minimum=0, exclusive_minimum=True, maximum=10_000, unit="ms", label="TPOT target")
+REQUEST_RATE = InputSpec("request_rate", "float", 20.0, "mean arrival rate, requests per second", minimum=0,
+                         exclusive_minimum=True, maximum=1_000_000, unit="req/s", label="Request rate")
+OUTPUT_TOKENS = InputSpec("output_tokens", "int", 500, "mean output tokens per request", minimum=1,
+                          maximum=1_000_000, unit="tok", label="Mean output length")
+
+INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
+          TPOT_TARGET_MS, BANDWIDTH_EFFICIENCY, MFU, REQUEST_RATE, OUTPUT_TOKENS, GPUS_PER_NODE, ALLREDUCE_LATENCY_US)
+
+# The tensor-core precision a decode step multiplies in, by weight format (step_model's table, docs/architecture.md
+# §12): int4 weights are dequantised to bf16 (weight-only kernels); fp8 and int8 run W8A8 on their own
+# tensor cores; nvfp4 and mxfp4 run on fp4 tensor cores where the card lists them.
+COMPUTE_PRECISION = STEP_COMPUTE_PRECISION
+
+
+
+STEP_KEYS = ("weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
+             "batch_tpot_limit", "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes")
+
+
+def batch_limit_specs(cfg: ModelConfig, *, per_user_label: str, memory_label: str) -> list[StepSpec]:
+    """The six steps slo and pareto share: weights, the replica's KV budget, K/V replication, the cache per
+    sequence (its latent and sliding windows followed) and the two batch limits, memory and TPOT. The
+    labels of the per-sequence cache and the memory limit are each family's own wording."""
+    per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
+    return [
+        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
+                 REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
+        replication_spec(cfg),
+        StepSpec("per_user_gib", per_user_label, per_user, {"kv_replication": "kv_replication"}),
+        StepSpec("batch_memory_limit", memory_label, BATCH_MEMORY_LIMIT,
+                 {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
+                 rounding="floor"),
+        StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
+                 {"per_user_gib": "per_user_gib"}, rounding="floor"),
+    ]
+
+
+def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The twelve steps for a model (its cache per sequence follows its latent and sliding windows;
+    a mixture of experts reads the experts its batch touches)."""
+    step_bytes = BYTES_PER_STEP_MOE if cfg.is_moe else BYTES_PER_STEP
+    return [
+        *batch_limit_specs(cfg, per_user_label="KV cache per sequence at the context limit (replica-wide)",
+                           memory_label="Batch the KV budget holds"),
+        StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
+                 {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
+                 rounding="floor"),
+        StepSpec("bytes_per_step_gib", "Bytes read per step (weights + caches)", step_bytes,
+                 {**({} if cfg.is_moe else {"weights_gib": "weights_gib"}), "max_batch": "max_batch",
+                  "per_user_gib": "per_user_gib"}),
+        StepSpec("tpot_ms", "Step time at that batch (TPOT: max(memory, compute) + all-reduces)", TPOT_MS,
+                 {"bytes_per_step": "bytes_per_step_gib", "max_batch": "max_batch"}),
+        StepSpec("tokens_per_s", "Tokens per second per replica", TOKENS_PER_S,
+                 {"max_batch": "max_batch", "tpot_ms": "tpot_ms"}),
+        StepSpec("replicas", "Replicas for the load (rounded up)", REPLICAS, {"tokens_per_s": "tokens_per_s"},
+                 rounding="ceil"),
+        StepSpec("nodes", "Nodes (rounded up)", NODES, {"replicas": "replicas"}, rounding="ceil"),
+    ]
+
+def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:
+    """The key of ``gpu.dense_tflops`` a decode step's matrix multiplies run at, and a sentence
+    saying why when it is not the weights' own format (``None`` otherwise).
+
+    A card without tensor cores for the wanted precision (fp8 on an A100, tf32 on a card that
+    lists none) falls back to bf16. The table of wanted precisions is
+    :data:`~..step_model.COMPUTE_PRECISION`. Raises :class:`~..errors.InputError`
+    (field ``gpu``) when the card has no dense bf16 figure on record.
+    """
+    wanted = COMPUTE_PRECISION[weights_dtype]
+    if not gpu.dense_tflops.get("bf16"):
+        raise InputError(f"The {gpu.name} has no dense bf16 throughput on record (see its catalog entry), so a "
+                         f"decode step on it cannot be costed.", field="gpu")
+    if not gpu.dense_tflops.get(wanted):
+        return "bf16", (f"The {gpu.name} lists no dense {wanted} throughput, so {weights_dtype} weights are "
+                        f"multiplied at bf16 (weight-only kernels dequantise them).")
+    if weights_dtype == "int4":
+        return wanted, ("int4 weights are dequantised and multiplied at bf16 (weight-only quantisation), so the "
+                        "compute term uses the bf16 dense figure.")
+    if weights_dtype in ("nvfp4", "mxfp4"):
+        return wanted, (f"{weights_dtype} weights are multiplied on fp4 tensor cores, so the compute term uses the "
+                        f"dense fp4 figure.")
+    if weights_dtype in ("fp8", "int8"):
+        return wanted, (f"{weights_dtype} weights are multiplied on {weights_dtype} tensor cores (activations "
+                        f"quantised too), so the compute term uses the dense {weights_dtype} figure.")
+    return wanted, None
+
+
+def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[str, float], str, str | None]:
+    """The numbers the steps read (keyed by formula variable: parameter counts, bits, MiB and GiB,
+    GB/s, dense TFLOP/s, ms, req/s), the compute precision and its note (or ``None``).
+
+    ``inputs`` are the cleaned :data:`INPUTS`. Raises :class:`~..errors.InputError` when the card has
+    no dense bf16 figure (:func:`compute_precision`), or (field ``gpus``) when a replica of more
+    than one card crosses a link with no bandwidth on record.
+    """
+    precision, precision_note = compute_precision(gpu, inputs["weights_dtype"])
+    breakdown = param_breakdown(cfg)
+    given: dict[str, Any] = {
+        **params_given(cfg),
+        **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
+        "total_params": breakdown.total,
+        "active_params": breakdown.active,
+        "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
+        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        "gpus": inputs["gpus"],
+        "card_mib": gpu.memory_mib,
+        "card_marketed_gb": gpu.marketed_gb,
+        "utilization": inputs["utilization"],
+        "reserve_gib": inputs["reserve_gib"],
+        "context": inputs["context"],
+        "bandwidth_gb_s": gpu.bandwidth_gb_s,
+        "bandwidth_efficiency": inputs["bandwidth_efficiency"],
+        "peak_tflops": gpu.dense_tflops[precision],
+        "sparse_tflops": gpu.sparse_tflops.get(precision),
+        "mfu": inputs["mfu"],
+        "tpot_target_ms": inputs["tpot_target_ms"],
+        "request_rate": inputs["request_rate"],
+        "output_tokens": inputs["output_tokens"],
+        "gpus_per_node": inputs["gpus_per_node"],
+    }
+    kv_formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
+    given["kv_bytes_per_token"] = kv_formula(given)
+    step = step_given(cfg, gpu, {**inputs, "batch": 1})
+    for key in ("always_read_params", "experts", "experts_per_token", "attention_head_dim", "allreduces",
+                "activation_bytes", "link_gb_s", "allreduce_latency_us", "nvlink_domain_gpus",
+                "nvlink_gb_s_per_direction", "pcie_gb_s_per_direction", "scale_out_gb_s"):
+        given[key] = step[key]
+    given["routed_expert_params"] = step["moe_layers"] * step["experts"] * step["expert_params"]
+    if inputs["gpus"] > 1 and not given["link_gb_s"]:
+        raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
+    return given, precision, precision_note
+
 
 def _step_parts_ms(given: dict[str, float], bytes_gib: float, batch: float) -> tuple[float, float]:
     """(bandwidth time, compute time) of one step, in ms."""

@@ -11,7 +11,7 @@ from ..formula import whole_floor
 from ..formulas import memory as F
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..step_model import largest_batch
-from .slo_inputs import GIB, flops_per_sequence
+from .step import GIB, flops_per_sequence
 
 # Ids shared with the roofline and decode families: declared once, in misconceptions.py.
 ROOFLINE_AS_EXPECTATION = MISCONCEPTIONS["roofline-as-expectation"]  # declared once (misconceptions.py)

@@ -170,3 +170,22 @@ STEP_VARIANTS = {
 }
 STEP_MISCONCEPTIONS = (COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K)
 
+
+GIB = 2**30
+
+
+def weights_read_ms(given: dict[str, float], weights_gib: float) -> float:
+    """Milliseconds to read the weights once at the stated bandwidth efficiency."""
+    return weights_gib * GIB / (given["gpus"] * given["bandwidth_gb_s"] * 1e9 * given["bandwidth_efficiency"]) * 1e3
+
+
+
+def flops_per_sequence(g: dict[str, Any]) -> float:
+    """FLOPs one sequence adds to a decode step: 2 × active parameters + the attention over its cached tokens.
+
+    ``g`` holds ``active_params``, ``heads``, ``attention_head_dim``, ``full_layers``,
+    ``window_layers``, ``window`` and ``context`` (tokens); sliding-window layers attend to at
+    most ``window`` tokens.
+    """
+    cached = g["full_layers"] * g["context"] + g["window_layers"] * min(g["context"], g["window"])
+    return 2 * g["active_params"] + 4 * g["heads"] * g["attention_head_dim"] * cached

@@ -1,4 +1,9 @@
-"""The ``slo`` family's step (docs/architecture.md §12): the batch limit, bytes and TPOT of the serving model.
+"""Fleet sizing for a latency target: a replica's KV budget, the batch limits, the step and TPOT, replicas, nodes.
+
+The ``slo`` family's formulas (and pareto's batch limits). The replica's KV budget is the ladder's (cards ×
+utilisation − weights − one reserve per card); the batch is the smaller of what that budget holds and what the
+TPOT target allows; the fleet is Little's law at full occupancy (request rate × mean output tokens ÷ tokens
+per second per replica, rounded up).
 
 slo's TPOT is the serving step: max(memory, compute) + communication, where
 memory reads the weights (a mixture of experts: the experts the batch touches)
@@ -12,11 +17,11 @@ whose step meets the target (:func:`~..step_model.largest_batch`, printed as
 from __future__ import annotations
 
 import sympy
-from sympy import Min
+from sympy import Max, Min, ceiling, floor
 
-from ..formula import Formula, Var
-from ..formulas import product, ratio, total
+from ..formula import BYTE, SECOND, USD, Formula, Var
 from ..step_model import largest_batch as largest_batch_number
+from . import product, ratio, total
 
 
 class largest_batch(sympy.Function):
@@ -121,3 +126,83 @@ TPOT_MS = Formula(
 )
 
 SLO_STEP_FORMULAS = (BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS)
+
+
+class MaxOfLike(Max):
+    """``max`` of quantities in one unit (two times).
+
+    The unit check of :class:`~..formula.Formula` substitutes each variable's unit
+    size and needs the dimension to cancel; sympy does not take a unit common to
+    every argument outside a ``Max``, so this class does it when the units are
+    substituted (``max(a·s, b·s)`` becomes ``s · max(a, b)``). It prints and
+    evaluates as ``max``.
+    """
+
+    def __new__(cls, *args, **options):
+        args = [sympy.sympify(arg) for arg in args]
+        for unit in (BYTE, SECOND, USD):
+            powers = {sympy.powsimp(arg).as_powers_dict().get(unit, 0) for arg in args}
+            if len(powers) == 1 and 0 not in powers:
+                power = powers.pop()
+                return Max(*(sympy.powsimp(arg / unit**power) for arg in args)) * unit**power
+        return super().__new__(cls, *args, **options)
+
+
+REPLICA_KV_BUDGET_GIB = Formula(
+    "replica_kv_budget_gib", "KV cache budget of the replica", "GiB",
+    (Var("gpus", "GPUs", "cards in the replica"),
+     Var("card_mib", "MiB", "memory per card"),
+     Var("utilization", "1", "utilisation fraction"),
+     Var("weights_gib", "GiB", "weights"),
+     Var("reserve_gib", "GiB", "activation reserve per card")),
+    lambda s: total(product(s["gpus"], s["card_mib"], s["utilization"]), -s["weights_gib"],
+                    -product(s["gpus"], s["reserve_gib"])),
+)
+
+BATCH_MEMORY_LIMIT = Formula(
+    "batch_memory_limit", "Sequences the KV budget holds", "users",
+    (Var("replica_kv_budget_gib", "GiB", "KV cache budget"),
+     Var("per_user_gib", "GiB", "KV cache per sequence")),
+    lambda s: Max(0, floor(ratio(s["replica_kv_budget_gib"], s["per_user_gib"]))),
+)
+
+MAX_BATCH = Formula(
+    "max_batch", "Largest batch", "users",
+    (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
+     Var("batch_tpot_limit", "users", "sequences within the TPOT target")),
+    lambda s: Min(s["batch_memory_limit"], s["batch_tpot_limit"]),
+)
+
+BYTES_PER_STEP = Formula(
+    "bytes_per_step_gib", "Bytes read per decode step", "GiB",
+    (Var("weights_gib", "GiB", "weights"),
+     Var("max_batch", "users", "sequences in the batch"),
+     Var("per_user_gib", "GiB", "KV cache per sequence")),
+    lambda s: total(s["weights_gib"], product(s["max_batch"], s["per_user_gib"])),
+)
+
+TOKENS_PER_S = Formula(
+    "tokens_per_s", "Tokens per second per replica", "tok/s",
+    (Var("max_batch", "users", "sequences in the batch (one token each per step)"),
+     Var("tpot_ms", "ms", "step time")),
+    lambda s: ratio(s["max_batch"], s["tpot_ms"]),
+)
+
+REPLICAS = Formula(
+    "replicas", "Replicas", "replicas",
+    (Var("request_rate", "req/s", "mean arrival rate"),
+     Var("output_tokens", "tok", "mean output tokens per request"),
+     Var("tokens_per_s", "tok/s", "tokens per second per replica")),
+    lambda s: ceiling(ratio(product(s["request_rate"], s["output_tokens"]), s["tokens_per_s"])),
+)
+
+NODES = Formula(
+    "nodes", "Nodes", "nodes",
+    (Var("replicas", "replicas", "replicas"),
+     Var("gpus", "GPUs", "cards per replica"),
+     Var("gpus_per_node", "GPUs", "cards per node")),
+    lambda s: ceiling(ratio(product(s["replicas"], s["gpus"]), s["gpus_per_node"])),
+)
+
+FORMULAS = (REPLICA_KV_BUDGET_GIB, BATCH_MEMORY_LIMIT, BATCH_TPOT_LIMIT, MAX_BATCH, BYTES_PER_STEP, BYTES_PER_STEP_MOE,
+            TPOT_MS, TOKENS_PER_S, REPLICAS, NODES)
