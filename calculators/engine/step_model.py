@@ -414,33 +414,3 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
     total_bytes, memory, compute, comm, step = _step_terms(replica.weight_bytes(tokens), kv, decode_flops,
                                                            prefill_flops, tokens, *k.coefficients)
     return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm, step)
-
-
-def largest_batch(a0: float, a_experts: float, a1: float, c1: float, m0: float, m1: float, experts: float,
-                  experts_per_token: float) -> int:
-    """The largest whole batch ``B ≥ 0`` whose step fits a time target, every term a share of it.
-
-    The step at batch ``B``, divided by the target, is ``max(a0 + a_experts × (1 − (1 − k/E)^B) +
-    a1 × B, c1 × B) + m0 + m1 × B``: the weights every step reads (``a0``), the routed experts the
-    batch touches (``a_experts`` for all ``E`` of them; 0 for a dense model), each sequence's cache
-    (``a1``), each sequence's FLOPs (``c1``), the all-reduces' fixed latency (``m0``) and bytes per
-    sequence (``m1``). It grows with ``B``, so the answer is found by doubling, then bisection.
-    Returns 0 when not even one sequence fits. Never raises for finite, non-negative shares.
-    """
-    def fits(batch: int) -> bool:
-        touched = 0.0
-        if experts > 0:
-            touched = a_experts * (1 - (1 - experts_per_token / experts) ** batch)
-        return max(a0 + touched + a1 * batch, c1 * batch) + m0 + m1 * batch <= 1 + 1e-12
-
-    if not fits(1):
-        return 0
-    low, high = 1, 2
-    while fits(high):
-        low, high = high, high * 2
-        if high > 2**40:  # nothing per sequence: any batch fits; cap at a number no engine runs
-            return low
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (middle, high) if fits(middle) else (low, middle)
-    return low

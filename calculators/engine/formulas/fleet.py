@@ -10,7 +10,7 @@ memory reads the weights (a mixture of experts: the experts the batch touches)
 and every sequence's replica-wide cache, compute is 2 × active parameters plus
 the attention FLOPs per sequence, and communication is two all-reduces per
 layer when the replica is split. ``batch_tpot_limit`` is the largest batch
-whose step meets the target (:func:`~..step_model.largest_batch`, printed as
+whose step meets the target (:func:`largest_batch_number`, printed as
 ``largest_batch`` of the step's terms as shares of the target).
 """
 
@@ -20,12 +20,41 @@ import sympy
 from sympy import Max, Min, ceiling, floor
 
 from ..formula import BYTE, SECOND, USD, Formula, Var
-from ..step_model import largest_batch as largest_batch_number
 from . import product, ratio, total
 
 
+def largest_batch_number(a0: float, a_experts: float, a1: float, c1: float, m0: float, m1: float, experts: float,
+                  experts_per_token: float) -> int:
+    """The largest whole batch ``B ≥ 0`` whose step fits a time target, every term a share of it.
+
+    The step at batch ``B``, divided by the target, is ``max(a0 + a_experts × (1 − (1 − k/E)^B) +
+    a1 × B, c1 × B) + m0 + m1 × B``: the weights every step reads (``a0``), the routed experts the
+    batch touches (``a_experts`` for all ``E`` of them; 0 for a dense model), each sequence's cache
+    (``a1``), each sequence's FLOPs (``c1``), the all-reduces' fixed latency (``m0``) and bytes per
+    sequence (``m1``). It grows with ``B``, so the answer is found by doubling, then bisection.
+    Returns 0 when not even one sequence fits. Never raises for finite, non-negative shares.
+    """
+    def fits(batch: int) -> bool:
+        touched = 0.0
+        if experts > 0:
+            touched = a_experts * (1 - (1 - experts_per_token / experts) ** batch)
+        return max(a0 + touched + a1 * batch, c1 * batch) + m0 + m1 * batch <= 1 + 1e-12
+
+    if not fits(1):
+        return 0
+    low, high = 1, 2
+    while fits(high):
+        low, high = high, high * 2
+        if high > 2**40:  # nothing per sequence: any batch fits; cap at a number no engine runs
+            return low
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low
+
+
 class largest_batch(sympy.Function):
-    """sympy face of :func:`~..step_model.largest_batch`: evaluates on numbers, prints by name and
+    """sympy face of :func:`largest_batch_number`: evaluates on numbers, prints by name and
     lambdifies through ``_imp_``, so the numeric and exact evaluations agree."""
 
     nargs = 8
@@ -81,7 +110,7 @@ def _flops_per_sequence(s):
 
 
 def _shares(s):
-    """The step's terms as shares of the target (see :func:`~..step_model.largest_batch`)."""
+    """The step's terms as shares of the target (see :func:`largest_batch_number`)."""
     reading = product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"], s["tpot_target_ms"])
     return (ratio(product(s["always_read_params"], s["weight_bits"]), reading),
             ratio(product(s["routed_expert_params"], s["weight_bits"]), reading),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..formula import whole_floor
 from ..formulas import memory as F
+from ..formulas.fleet import largest_batch_number as largest_batch
 from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
-from ..step_model import largest_batch
 from .step import GIB, flops_per_sequence
 
 # Ids shared with the roofline and decode families: declared once, in misconceptions.py.
