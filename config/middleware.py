@@ -100,6 +100,19 @@ def database_unwritable(error: BaseException) -> bool:
     return any(words in text for words in UNWRITABLE_WORDS)
 
 
+# Form fields that are not something a person typed (tokens, versions, stamps), or must never be shown back.
+NOT_TYPED = ("csrfmiddlewaretoken", "version", "started", "opened", "next", "confirm", "save", "blanks")
+
+
+def typed_text(request: HttpRequest) -> list[tuple[str, str]]:
+    """(field name, text) of what the POST carried that a person typed, for the "cannot save" page to show
+    back: every non-blank value but passwords, keys and the form's own tokens, stamps and versions."""
+    if request.method != "POST":
+        return []
+    return [(name, value) for name, values in request.POST.lists() for value in values
+            if value.strip() and name not in NOT_TYPED and not any(word in name for word in ("password", "key"))]
+
+
 class DatabaseUnwritableMiddleware:
     """A database that cannot take writes answers a clear "cannot save right now" page (503), not a traceback.
 
@@ -124,6 +137,6 @@ class DatabaseUnwritableMiddleware:
         from django.shortcuts import render
 
         logging.getLogger(__name__).error("Database cannot save: %s", exception)
-        response = render(request, "cannot_save.html", status=503)
+        response = render(request, "cannot_save.html", {"typed": typed_text(request)}, status=503)
         response["Retry-After"] = "60"
         return response

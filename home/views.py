@@ -39,7 +39,7 @@ def start(request: HttpRequest) -> HttpResponse:
     if path is not None:
         chosen = ReadingPath.objects.filter(slug=path).first()
         if chosen is not None:
-            row = ReviewSettings.for_user(request.user)
+            row = ReviewSettings.stored_for(request.user)
             row.reading_path = chosen.slug
             row.save(update_fields=["reading_path"])
             messages.success(request, f"Following {chosen.title.lower()}.")

@@ -29,7 +29,7 @@ from calculators.engine.catalog import default_catalog, gpu_from_entry
 from calculators.families import FAMILIES
 from drills.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.forms import AnswerForm, DirectHiddenInput, DirectTextarea, DirectTextInput, sign_start
-from drills.problems.generation import GENERATOR_VERSION, generate_inputs
+from drills.problems.generation import GENERATOR_VERSION, draw_problem, generate_inputs
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "catalog"
 
@@ -184,8 +184,13 @@ class TestNewProblem:
         logged_in.force_login(candidate)
         return logged_in
 
-    def test_a_seed_redirects_to_the_stored_problem_page(self, client, candidate):
-        response = client.get("/drills/ladder/new/?seed=5")
+    def test_a_seed_shows_the_problem_and_stores_nothing_until_saved(self, client, candidate):
+        page = client.get("/drills/ladder/new/?seed=5")
+        assert page.status_code == 200 and not ProblemInstance.objects.exists()
+        assert 'name="save"' in page.content.decode()
+        assert 'action="/drills/ladder/new/?seed=5"' in page.content.decode()  # the answers post back here
+
+        response = client.post("/drills/ladder/new/?seed=5", {"save": "1"})
 
         problem = ProblemInstance.objects.get()
         assert response.status_code == 302
@@ -195,9 +200,31 @@ class TestNewProblem:
         assert problem.generator_version == GENERATOR_VERSION
         assert problem.inputs == generate_inputs("ladder", 5)
         assert problem.created_by == candidate
+        assert statement_of(page) == statement_of(client.get(response["Location"]))
+
+    def test_the_first_answers_store_the_problem_with_the_attempt(self, client, candidate):
+        drawn = draw_problem("ladder", 5)
+        answers = {step.key: repr(step.value) for step in drawn.solve().steps}
+
+        graded = client.post("/drills/ladder/new/?seed=5", {**answers, "started": ""}, headers={"HX-Request": "true"})
+
+        problem = ProblemInstance.objects.get()
+        attempt = Attempt.objects.get()
+        assert (attempt.problem, attempt.user, attempt.score) == (problem, candidate, 1.0)
+        assert (problem.seed, problem.inputs, problem.created_by) == (5, drawn.inputs, candidate)
+        assert graded["HX-Push-Url"] == f"/drills/ladder/{problem.pk}/"
+        assert f'hx-post="/drills/ladder/{problem.pk}/"' in graded.content.decode()  # grading again: that problem
+
+    def test_unreadable_first_answers_store_neither_the_problem_nor_an_attempt(self, client):
+        response = client.post("/drills/ladder/new/?seed=5", {"card_gib": "7O GiB", "started": ""})
+
+        assert response.status_code == 200 and 'id="not-recorded"' in response.content.decode()
+        assert 'value="7O GiB"' in response.content.decode()  # what was typed is kept
+        assert 'action="/drills/ladder/new/?seed=5"' in response.content.decode()
+        assert not ProblemInstance.objects.exists() and not Attempt.objects.exists()
 
     def test_a_problem_opened_twice_shows_the_same_numbers(self, client):
-        url = client.get("/drills/ladder/new/?seed=5")["Location"]
+        url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         first, second = client.get(url), client.get(url)
 
@@ -206,19 +233,19 @@ class TestNewProblem:
         assert config_table_of(first) == config_table_of(second)
 
     def test_the_same_seed_drawn_twice_gives_the_same_problem(self, client):
-        first = client.get("/drills/kv/new/?seed=11")["Location"]
-        second = client.get("/drills/kv/new/?seed=11")["Location"]
+        first = client.post("/drills/kv/new/?seed=11", {"save": "1"})["Location"]
+        second = client.post("/drills/kv/new/?seed=11", {"save": "1"})["Location"]
 
         assert first != second  # two stored instances …
         assert statement_of(client.get(first)) == statement_of(client.get(second))  # … of one problem
 
-    def test_the_index_button_posts_for_a_fresh_problem(self, candidate_client, candidate):
+    def test_the_index_button_posts_for_a_fresh_seed_and_stores_nothing(self, candidate_client, candidate):
         response = candidate_client.post("/drills/weights/new/")
 
-        problem = ProblemInstance.objects.get()
         assert response.status_code == 302
-        assert response["Location"] == f"/drills/weights/{problem.pk}/"
-        assert problem.created_by == candidate
+        assert re.fullmatch(r"/drills/weights/new/\?seed=\d+", response["Location"])
+        assert candidate_client.get(response["Location"]).status_code == 200
+        assert not ProblemInstance.objects.exists()
 
     def test_generator_v4_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
         """Reproducibility across releases: generator v4 (v1's ladder draw, unchanged; v2 changed the kv,
@@ -234,7 +261,7 @@ class TestNewProblem:
         × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
         """
         assert GENERATOR_VERSION == 5, "a new generator version draws new problems: re-derive this one"
-        url = client.get("/drills/ladder/new/?seed=5")["Location"]
+        url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
         response = client.post(url, {"blanks": "count"})
@@ -344,7 +371,7 @@ class TestSnapshot:
         return logged_in
 
     def test_a_problem_stores_the_catalog_entries_it_was_drawn_from(self, client):
-        client.get("/drills/ladder/new/?seed=5")
+        client.post("/drills/ladder/new/?seed=5", {"save": "1"})
 
         problem = ProblemInstance.objects.get()
         assert problem.snapshot["models"] == [raw_entry("models", problem.inputs["model"])]

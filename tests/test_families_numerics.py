@@ -196,7 +196,7 @@ class TestCalculatorPages:
 class TestDrills:
     @pytest.mark.parametrize("slug", list(KEYS))
     def test_new_redirects_to_a_problem_that_grades_a_right_answer_set_at_100_percent(self, client, slug):
-        response = client.get(f"/drills/{slug}/new/?seed=7")
+        response = client.post(f"/drills/{slug}/new/?seed=7", {"save": "1"})
         assert response.status_code == 302
         problem = ProblemInstance.objects.get()
         assert response["Location"] == f"/drills/{slug}/{problem.pk}/"

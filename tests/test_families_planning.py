@@ -210,7 +210,7 @@ def answer_sheet(problem: ProblemInstance) -> dict[str, str]:
 class TestDrills:
     @pytest.mark.parametrize("slug", ["slo", "fleet", "cost"])
     def test_a_new_problem_is_graded_and_a_right_sheet_scores_100(self, client, slug):
-        response = client.get(f"/drills/{slug}/new/", {"seed": 7})
+        response = client.post(f"/drills/{slug}/new/?seed=7", {"save": "1"})
 
         assert response.status_code == 302
         problem = ProblemInstance.objects.get()
@@ -222,7 +222,7 @@ class TestDrills:
         assert "Score 100 %" in html.unescape(graded.content.decode())
 
     def test_the_slo_statement_names_the_model_card_and_target(self, client):
-        url = client.get("/drills/slo/new/", {"seed": 7})["Location"]
+        url = client.post("/drills/slo/new/?seed=7", {"save": "1"})["Location"]
         problem = ProblemInstance.objects.get()
 
         text = html.unescape(client.get(url).content.decode())

@@ -229,7 +229,7 @@ class TestCalculatorPages:
 class TestDrills:
     @pytest.mark.parametrize("family", ["tp", "moe", "lora"])
     def test_a_new_problem_redirects_and_a_right_answer_set_scores_100(self, client, family):
-        response = client.get(f"/drills/{family}/new/?seed=7")
+        response = client.post(f"/drills/{family}/new/?seed=7", {"save": "1"})
         problem = ProblemInstance.objects.get()
         assert response.status_code == 302
         assert response["Location"] == f"/drills/{family}/{problem.pk}/"

@@ -171,7 +171,7 @@ class TestJsonOutput:
 
 @pytest.mark.django_db
 def test_the_page_and_the_command_agree_on_every_verdict(candidate_client, tmp_path):
-    url = candidate_client.get("/drills/ladder/new/?seed=5")["Location"]
+    url = candidate_client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
     # The blank step counts as unanswered only when asked, as the page's second button does.
     candidate_client.post(url, {**SEED_5_ANSWERS, "blanks": "count"})
     on_page = list(Attempt.objects.get().steps.values_list("verdict", flat=True))

@@ -245,7 +245,7 @@ def test_redis_stopped_mid_run_loses_nothing_and_doubles_nothing(on_private_redi
             "version": hidden(page, "version"), "started": hidden(page, "started"), "answer": "Fragmentation.",
             "ticked": ["0"], "rating": "auto"})
         assert rated.status_code == 302 and ReviewLog.objects.filter(user=dan).count() == 1
-        problem_url = candidate.get("/drills/ladder/new/?seed=5")["Location"]
+        problem_url = candidate.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
         assert candidate.get(problem_url).status_code == 200
         problem = ProblemInstance.objects.get(pk=int(problem_url.rstrip("/").split("/")[-1]))
         answered = candidate.post(problem_url, {step.key: repr(step.value) for step in problem.solve().steps})

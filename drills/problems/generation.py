@@ -133,29 +133,24 @@ def snapshot_for(inputs: dict, catalog: Catalog) -> dict:
     return snapshot
 
 
-def draw_problem(family: str, seed: int) -> ProblemInstance:
-    """The problem of ``family`` drawn from ``seed``, *not saved* (what an anonymous visitor is shown).
+def draw_problem(family: str, seed: int, fixed_inputs: dict | None = None) -> ProblemInstance:
+    """The problem of ``family`` drawn from ``seed``, *not saved* (what reading a page shows).
 
     The same seed always draws the same inputs (``generate_inputs``), so the page can be rebuilt from the
-    address alone (``/drills/<family>/new/?seed=N``) and nothing is stored for a visitor.
+    address alone (``/drills/<family>/new/?seed=N``) and nothing is stored until a write. ``fixed_inputs`` (a
+    bank template's, e.g. ``{"model": "llama-3.1-70b"}``) are held, and what depends on a fixed model or card
+    is drawn for it.
     """
     catalog = default_catalog()
-    inputs = generate_inputs(family, seed, catalog)
+    inputs = generate_inputs(family, seed, catalog, fixed_inputs)
     return ProblemInstance(family=family, seed=seed, generator_version=GENERATOR_VERSION, inputs=inputs,
                            snapshot=snapshot_for(inputs, catalog))
 
 
 def create_problem(family: str, seed: int | None = None, user=None,
                    fixed_inputs: dict | None = None) -> ProblemInstance:
-    """Draw and save a problem; a random seed when none is given.
-
-    ``fixed_inputs`` (a bank template's, e.g. ``{"model": "llama-3.1-70b"}``) are held, and what
-    depends on a fixed model or card is drawn for it (:func:`generate_inputs`).
-    """
-    catalog = default_catalog()
-    seed = secrets.randbelow(2**31) if seed is None else seed
-    inputs = generate_inputs(family, seed, catalog, fixed_inputs)
-    return ProblemInstance.objects.create(
-        family=family, seed=seed, generator_version=GENERATOR_VERSION, inputs=inputs,
-        snapshot=snapshot_for(inputs, catalog), created_by=user if user and user.is_authenticated else None,
-    )
+    """Draw (:func:`draw_problem`) and save a problem; a random seed when none is given."""
+    problem = draw_problem(family, secrets.randbelow(2**31) if seed is None else seed, fixed_inputs)
+    problem.created_by = user if user and user.is_authenticated else None
+    problem.save()
+    return problem

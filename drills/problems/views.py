@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
+from contextlib import nullcontext
 
 from django.contrib.auth.views import redirect_to_login
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -14,7 +16,7 @@ from calculators.engine.errors import EngineError
 from calculators.families import FAMILIES
 from drills.models import Attempt, ProblemInstance
 from drills.problems.forms import AnswerForm, read_start, sign_start
-from drills.problems.generation import MAX_SEED, create_problem, draw_problem, drill_families
+from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, submit
 from drills.problems.presentation import problem_facts, statement
 
@@ -37,29 +39,29 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def new_problem(request: HttpRequest, family: str) -> HttpResponse:
-    """Draw a seeded problem (``?seed=N`` to choose the seed).
+    """A problem drawn from ``?seed=N`` (a request without one is sent to a fresh seed's address).
 
-    A logged-in candidate's problem is saved and they are sent to it. An anonymous visitor's is never
-    stored: they are sent to ``?seed=N`` and the page is drawn from the seed each time (their answers
-    are graded by a POST to the same address, and not saved either).
+    Reading the page stores nothing, logged in or not: the page is drawn from the seed each time. A logged-in
+    candidate's first POST stores the problem: Save keeps it for later (and sends them to its own page), their
+    answers store it with the graded attempt in one transaction. A visitor's answers are graded and not saved.
     """
     _family_or_404(family)
-    seed = request.GET.get("seed") or request.POST.get("seed")
+    seed = request.GET.get("seed")
     try:
         seed = int(seed) if seed not in (None, "") else None
     except ValueError:
         seed = None
-    if seed is not None and not 0 <= seed < MAX_SEED:
-        seed = None
+    if seed is None or not 0 <= seed < MAX_SEED:
+        return redirect(f"{request.path}?seed={secrets.randbelow(MAX_SEED)}")
     try:
-        if request.user.is_authenticated:
-            return redirect(create_problem(family, seed=seed, user=request.user))
-        if seed is None or "seed" not in request.GET:
-            seed = secrets.randbelow(MAX_SEED) if seed is None else seed
-            return redirect(f"{request.path}?seed={seed}")
-        return _problem_page(request, draw_problem(family, seed))
+        instance = draw_problem(family, seed)
     except EngineError as error:  # no draw of this seed has an answer (generation.DRAW_ATTEMPTS)
         return _unsolvable_page(request, family, str(error))
+    if request.method == "POST" and request.user.is_authenticated and request.POST.get("save"):
+        instance.created_by = request.user
+        instance.save()
+        return redirect(instance)
+    return _problem_page(request, instance)
 
 
 def _unsolvable_page(request: HttpRequest, family: str, reason: str) -> HttpResponse:
@@ -99,13 +101,21 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)
         form.is_valid()  # every field is optional; over-long text is reported beside its box
+        unsaved = instance.pk is None and request.user.is_authenticated
         try:
             # Grading shows the expected values, so a blank or unreadable step records nothing and shows none,
-            # unless the candidate asks to count blanks as unanswered (a typo is always theirs to fix).
-            submitted = submit(instance, request.user, form.answers(), strict=True,
-                               refuse_blank=request.POST.get("blanks") != "count",
-                               started_at=read_start(form.cleaned_data.get("started")))
+            # unless the candidate asks to count blanks as unanswered (a typo is always theirs to fix). A drawn
+            # problem is stored with a logged-in candidate's attempt, in the same transaction.
+            with transaction.atomic() if unsaved else nullcontext():
+                if unsaved:
+                    instance.created_by = request.user
+                    instance.save()
+                submitted = submit(instance, request.user, form.answers(), strict=True,
+                                   refuse_blank=request.POST.get("blanks") != "count",
+                                   started_at=read_start(form.cleaned_data.get("started")))
         except UnreadableAnswers as error:
+            if unsaved:  # rolled back with the attempt: the page stays the drawn problem's
+                instance.pk, instance._state.adding = None, True
             refused = error
             for key, message in error.messages.items():
                 form.add_error(key, message)
@@ -127,7 +137,10 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
-        return render(request, "drills/problem.html#answers", context)
+        response = render(request, "drills/problem.html#answers", context)
+        if instance.pk is not None and request.path != instance.get_absolute_url():
+            response["HX-Push-Url"] = instance.get_absolute_url()  # a drawn problem just stored: its own address
+        return response
     context.update(statement=statement(instance, solution), facts=problem_facts(instance))
     return render(request, "drills/problem.html", context)
 

@@ -61,9 +61,18 @@ class ReviewSettings(models.Model):
 
     @classmethod
     def for_user(cls, user) -> "ReviewSettings":
-        """The user's settings, created with the defaults on first use."""
-        found, _ = cls.objects.get_or_create(user=user)
+        """The user's settings to read: their row, or an unsaved one with the defaults when they have none yet
+        (reading a page stores nothing; :meth:`stored_for` is for a write)."""
+        found = cls.objects.filter(user=user).first() or cls(user=user)
         found.user = user  # the caller's user object: its time zone, once read, is not read again (:attr:`tz`)
+        return found
+
+    @classmethod
+    def stored_for(cls, user) -> "ReviewSettings":
+        """The user's settings row, created with the defaults if they have none: for the writes that need one
+        (a card added, a review recorded, a setting chosen; the nightly refit and digest read the rows)."""
+        found, _ = cls.objects.get_or_create(user=user)
+        found.user = user
         return found
 
 

@@ -32,7 +32,7 @@ from calculators.engine.errors import EngineError
 from calculators.engine.grader import Grade
 from calculators.families import FAMILIES
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
-from drills.problems.generation import create_problem, unsolvable
+from drills.problems.generation import create_problem, draw_problem, unsolvable
 from drills.problems.grading import submit
 from drills.reviews.scheduling import (
     _now,
@@ -70,8 +70,27 @@ class Undrawable(Exception):
     message says so in one sentence, naming the card and the engine's reason."""
 
 
+def _undrawable(item: BankItem, error: Exception) -> Undrawable:
+    name = FAMILIES[item.family].title if item.family in FAMILIES else item.slug
+    return Undrawable(f"“{name}” ({item.slug}) was skipped and taken out of your deck: its problem cannot be "
+                      f"drawn ({str(error).rstrip('.')}). Add it back from the bank once its template is changed.")
+
+
+def drawn_problem(card: Card) -> ProblemInstance:
+    """The problem variant of a template card's next review as a page shows it, storing nothing: the pending
+    one, or the one drawn from the card's seed (:func:`problem_seed`), unsaved; answering stores that same
+    variant (:func:`problem_for`). Raises :class:`Undrawable` when no variant can be drawn."""
+    if card.pending_problem_id and unsolvable(card.pending_problem) is None:
+        return card.pending_problem
+    try:
+        return draw_problem(card.item.family, problem_seed(card), card.item.fixed_inputs)
+    except (EngineError, KeyError) as error:
+        raise _undrawable(card.item, error) from None
+
+
 def problem_for(card: Card) -> ProblemInstance:
-    """The problem variant of a template card's next review, drawn once per card version.
+    """The problem variant of a template card's next review, drawn once per card version and stored (on the
+    write that answers it; a page shows :func:`drawn_problem`).
 
     A pending variant that cannot be solved (drawn before draws were checked) is drawn again. Raises
     :class:`Undrawable` when no variant can be drawn: :func:`skip_undrawable` takes the card out of the queue.
@@ -86,10 +105,7 @@ def problem_for(card: Card) -> ProblemInstance:
         problem = create_problem(item.family, seed=problem_seed(card), user=card.user,
                                  fixed_inputs=item.fixed_inputs)
     except (EngineError, KeyError) as error:
-        name = FAMILIES[item.family].title if item.family in FAMILIES else item.slug
-        raise Undrawable(f"“{name}” ({item.slug}) was skipped and taken out of your deck: its problem cannot be "
-                         f"drawn ({str(error).rstrip('.')}). Add it back from the bank once its template is "
-                         f"changed.") from None
+        raise _undrawable(item, error) from None
     claimed = Card.objects.filter(pk=card.pk, version=card.version, pending_problem__isnull=True).update(
         pending_problem=problem)
     if not claimed:  # another tab drew it first: show theirs
@@ -103,13 +119,13 @@ def problem_for(card: Card) -> ProblemInstance:
 
 def skip_undrawable(card: Card) -> str | None:
     """Take a template card whose problem cannot be drawn out of the deck (suspended: its history is kept, and
-    the bank adds it back); the sentence saying so, or ``None`` when the card's problem can be drawn (it is
-    then drawn, and pending on the card). Never raises for a card whose problem cannot be drawn: a broken
-    template must not block the review queue."""
+    the bank adds it back); the sentence saying so, or ``None`` when the card's problem can be drawn (nothing is
+    stored then). Never raises for a card whose problem cannot be drawn: a broken template must not block the
+    review queue."""
     if not is_problem(card.item):
         return None
     try:
-        problem_for(card)
+        drawn_problem(card)
     except Undrawable as undrawable:
         remove_from_deck(card.user, card.item)
         card.suspended = True
@@ -167,7 +183,7 @@ def record_open_review(user, card_id: int, version: int, rating: int | None, *, 
                        started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
     """Record the self-rated review of an open question; ``rating`` ``None`` takes the rubric's suggestion."""
     now = _now(now)
-    review_settings = ReviewSettings.for_user(user)
+    review_settings = ReviewSettings.stored_for(user)
     with transaction.atomic():
         card = _locked_card(user, card_id)
         if card.version != version:
@@ -197,7 +213,7 @@ def record_graded_review(user, card_id: int, version: int, rating: int, *, grade
         card = _current_card(user, card_id, version)
         if card is None:
             return _earlier(card_id, version)
-        return _write(card, version, rating, now, ReviewSettings.for_user(user),
+        return _write(card, version, rating, now, ReviewSettings.stored_for(user),
                       duration_ms=_duration_ms(started_at, now), grade=grade, suggested_rating=rating,
                       problem=problem, attempt=attempt)
 
@@ -212,7 +228,7 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
     whatever it typed: there is nothing left to correct.
     """
     now = _now(now)
-    review_settings = ReviewSettings.for_user(user)
+    review_settings = ReviewSettings.stored_for(user)
     with transaction.atomic():
         card = _locked_card(user, card_id)
         if card.version != version:
@@ -270,11 +286,11 @@ def card_to_reveal(user, card_id: int) -> Card:
 
 def owner_settings(card: Card) -> ReviewSettings:
     """The review settings of ``card``'s owner as :func:`card_to_reveal` read them, or, when the owner has
-    none yet, :meth:`ReviewSettings.for_user`'s (created with the defaults, as on any first use)."""
+    none yet, the defaults, unsaved (the same read found none; revealing an answer records nothing)."""
     try:
         return card.user.review_settings
     except ReviewSettings.DoesNotExist:
-        return ReviewSettings.for_user(card.user)
+        return ReviewSettings(user=card.user)
 
 
 def is_problem(item: BankItem) -> bool:

@@ -50,9 +50,9 @@ from drills.reviews.services import (
     Undrawable,
     card_of,
     card_to_reveal,
+    drawn_problem,
     is_problem,
     owner_settings,
-    problem_for,
     record_open_review,
     record_problem_review,
     skip_undrawable,
@@ -110,7 +110,7 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
     if is_problem(card.item) or stage == "revealed":  # the rule's outcomes, or the buttons' intervals
         context["rating_buttons"] = rating_buttons(card, review_settings or ReviewSettings.for_user(request.user), now)
     if is_problem(card.item):
-        problem = problem_for(card)
+        problem = drawn_problem(card)
         solution = problem.solve()
         form = form or AnswerForm(solution.specs, initial={"started": sign_start(now)})
         context.update({
@@ -263,7 +263,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError:
         version = -1
     try:
-        problem = problem_for(current)
+        problem = drawn_problem(current)
     except Undrawable:
         return redirect("reviews:card", pk=current.pk)  # which takes it out of the queue, with the sentence
     form = AnswerForm(problem.solve().specs, request.POST)
@@ -328,8 +328,8 @@ def result(request: HttpRequest, pk: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def review_settings(request: HttpRequest) -> HttpResponse:
     """Interview date, time zone, digest and desired retention; what the nightly refit did."""
-    row = ReviewSettings.for_user(request.user)
     if request.method == "POST":
+        row = ReviewSettings.stored_for(request.user)
         form = ReviewSettingsForm(request.POST, instance=row)
         if form.is_valid():
             form.save()
@@ -338,6 +338,7 @@ def review_settings(request: HttpRequest) -> HttpResponse:
             messages.success(request, "Settings saved.")
             return redirect("reviews:settings")
     else:
+        row = ReviewSettings.for_user(request.user)
         form = ReviewSettingsForm(instance=row)
     return _render(request, "reviews/settings.html", {"form": form}, row)
 

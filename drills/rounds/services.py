@@ -33,6 +33,7 @@ from calculators.engine.errors import EngineError
 from drills.critique.services import grade_critique, read_flags
 from drills.models import BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems import grading
+from drills.problems.forms import read_start
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, time_box_of
 from drills.reviews.services import record_graded_review, record_open_review
@@ -89,12 +90,14 @@ def current_item(round_: Round) -> RoundItem | None:
     return next((item for item in items if not item.is_submitted), items[-1] if items else None)
 
 
-def open_item(item: RoundItem, now: datetime | None = None) -> RoundItem:
-    """Stamp when the candidate first opened ``item`` (its time box runs from then)."""
-    if item.started_at is None and item.round.is_active:
-        item.started_at = _now(now)
-        RoundItem.objects.filter(pk=item.pk, started_at__isnull=True).update(started_at=item.started_at)
-    return item
+def opened_at(item: RoundItem, data, now: datetime) -> datetime | None:
+    """When the candidate opened ``item``, for the first write on it: the moment the item page signed into its
+    form (``opened``, :func:`drills.problems.forms.sign_start`) when it lies within the round and not after
+    ``now``, else ``now``; ``None`` once the round is closed. Opening the page stores nothing."""
+    if not item.round.is_active:
+        return None
+    stamp = read_start(data.get("opened") if hasattr(data, "get") else None)
+    return stamp if stamp is not None and item.round.started_at <= stamp <= now else now
 
 
 def read_content(item: RoundItem, data) -> dict:
@@ -184,7 +187,7 @@ def autosave(user, item_id: int, data, now: datetime | None = None) -> RoundItem
     for name, value in changes.items():
         setattr(item, name, value)
     if item.started_at is None and item.round.is_active:
-        item.started_at = now  # typed into before the page stamped it (another tab, no JavaScript)
+        item.started_at = opened_at(item, data, now)  # the time box runs from the page's opening
         fields.append("started_at")
     item.saved_at = now
     item.save(update_fields=sorted(set(fields) | set(changes)))
@@ -273,7 +276,7 @@ def submit(user, item_id: int, version: int, data, now: datetime | None = None) 
                 item.save(update_fields=["late_answers", "late"])
             return Submitted(item, False, kept_aside=bool(changes))
         item.version, item.submitted_at = version + 1, now
-        item.started_at = item.started_at or (now if item.round.is_active else None)
+        item.started_at = item.started_at or opened_at(item, data, now)
         # The answer itself, not the self-assessment nor the whiteboard.
         arrived = {k: v for k, v in _changes(item, content).items() if k not in ("ticked", "scratch")}
         if arrived and item.round.is_past_deadline(now - LATE_GRACE):

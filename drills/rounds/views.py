@@ -2,9 +2,11 @@
 
 Every round response carries ``X-Round-Remaining`` (seconds left by the
 server's clock) and the page's countdown re-syncs from it; the countdown is
-only a display. Each request first applies what it brought (an autosave, a
-submission), then closes the round if its deadline has passed, so nothing typed
-is lost and late answers are kept and flagged. Without JavaScript the page
+only a display. Pages only read: a round past its deadline is closed by the beat
+(``drills.tasks.close_due_rounds``) or by the next POST on it, which first applies
+what it brought (an autosave, a submission), so nothing typed is lost and late
+answers are kept and flagged; until then its pages show it closing, with a
+"See the report" button that closes it. Without JavaScript the page
 shows the deadline, and Save/Submit are plain form posts that redirect. A
 candidate only reaches their own rounds (another's is a 404).
 """
@@ -22,6 +24,7 @@ from calculators.engine.errors import EngineError
 from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
+from drills.problems.forms import sign_start
 from drills.problems.generation import create_problem
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.scheduling import RATING_LABELS, RUBRIC_RULE, rating_for_rubric
@@ -34,7 +37,6 @@ from drills.rounds.services import (
     close,
     close_if_due,
     current_item,
-    open_item,
     start_round,
     unreadable_answers,
 )
@@ -101,9 +103,9 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_safe
 def round_page(request: HttpRequest, pk: int) -> HttpResponse:
-    """The round's current item, or its report once closed."""
-    round_ = close_if_due(_own_round(request, pk), timezone.now())
-    if not round_.is_active:
+    """The round's current item, or its report once closed (or closing: past its deadline)."""
+    round_ = _own_round(request, pk)
+    if not round_.is_active or round_.is_past_deadline(timezone.now()):
         return redirect("rounds:report", pk=round_.pk)
     item = current_item(round_)
     return redirect(item) if item else redirect("rounds:report", pk=round_.pk)
@@ -144,12 +146,14 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
 def item_page(request: HttpRequest, pk: int, position: int) -> HttpResponse:
     """One item of the round with the countdown; after the round, only open items waiting for a self-score."""
     now = timezone.now()
-    round_ = close_if_due(_own_round(request, pk), now)
+    round_ = _own_round(request, pk)
     item = _own_item(round_, position)
-    if not round_.is_active and (item.is_submitted or not item.is_open):
+    closing = round_.is_active and round_.is_past_deadline(now)
+    if (not round_.is_active or closing) and (item.is_submitted or not item.is_open):
         return redirect("rounds:report", pk=round_.pk)
-    open_item(item, now)
-    return _timed(render(request, "rounds/round.html", _item_context(round_, item, now)), round_, now)
+    # Opening the page stores nothing: its forms carry the moment it opened, which the first write keeps.
+    context = {**_item_context(round_, item, now), "opened": sign_start(now)}
+    return _timed(render(request, "rounds/round.html", context), round_, now)
 
 
 @login_required
@@ -254,8 +258,8 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 def confirm_finish(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask before ending the round early: what is unsubmitted, and the time left (works without JavaScript)."""
     now = timezone.now()
-    round_ = close_if_due(_own_round(request, pk), now)
-    if not round_.is_active:
+    round_ = _own_round(request, pk)
+    if not round_.is_active or round_.is_past_deadline(now):
         return redirect("rounds:report", pk=round_.pk)
     waiting = [item for item in round_.items.select_related("item") if not item.is_submitted]
     return _timed(render(request, "rounds/confirm_finish.html", {"round": round_, "waiting": waiting,
@@ -296,12 +300,13 @@ def again(request: HttpRequest, pk: int, position: int) -> HttpResponse:
 @login_required
 @require_safe
 def clock(request: HttpRequest, pk: int) -> HttpResponse:
-    """The server's time left (polled by the countdown); sends the page to the report once the round closes."""
+    """The server's time left (polled by the countdown); sends the page to the report once the round is past its
+    deadline (the report shows it closing until it is closed)."""
     now = timezone.now()
-    round_ = close_if_due(_own_round(request, pk), now)
+    round_ = _own_round(request, pk)
     response = render(request, "rounds/round.html#clock", {"round": round_, "remaining": round_.remaining_s(now),
                                                            "poll_s": CLOCK_POLL_S})
-    if not round_.is_active and request.htmx:
+    if (not round_.is_active or round_.is_past_deadline(now)) and request.htmx:
         response["HX-Redirect"] = round_.get_absolute_url()
     return _timed(response, round_, now)
 
@@ -309,9 +314,15 @@ def clock(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_safe
 def report(request: HttpRequest, pk: int) -> HttpResponse:
-    """Score and time per item, misconceptions, what to review next, and earlier rounds of the kind."""
+    """Score and time per item, misconceptions, what to review next, and earlier rounds of the kind.
+
+    A round past its deadline and not closed yet (the beat closes it within a minute; none runs without a
+    broker) is shown closing, with a "See the report" button that closes it (a POST to ``finish``).
+    """
     now = timezone.now()
-    round_ = close_if_due(_own_round(request, pk), now)
+    round_ = _own_round(request, pk)
+    if round_.is_active and round_.is_past_deadline(now):
+        return _timed(render(request, "rounds/closing.html", {"round": round_}), round_, now)
     if round_.is_active:
         return redirect(round_)
     return _timed(render(request, "rounds/report.html", {"report": report_for(round_), "round": round_,

@@ -22,7 +22,7 @@ from drills.models import Attempt, Card, ReviewLog, StepAnswer
 from drills.problems.forms import sign_start
 from drills.problems.grading import UnreadableAnswers
 from drills.reviews.scheduling import AGAIN, EASY, HARD, add_to_deck
-from drills.reviews.services import problem_for, record_problem_review
+from drills.reviews.services import drawn_problem, problem_for, record_problem_review
 
 SEVEN_O = "Could not read '7O GiB': 'O' is not a unit I know; this step expects a memory size in GiB"
 COMMA = ("Could not read '65,5': commas only separate groups of three digits, as in 1,024; for a decimal, "
@@ -124,7 +124,7 @@ class TestPage:
         card = ladder_card(candidate, bank)
         html = candidate_client.get("/review/").content.decode()
         card.refresh_from_db()
-        problem = card.pending_problem
+        problem = drawn_problem(card)
         answers = h.answers(problem)
         # The page was first shown 100 s ago (the token the page carries, signed then).
         first_view = sign_start(timezone.now() - timedelta(seconds=100))
@@ -149,7 +149,7 @@ class TestPage:
 
         log = ReviewLog.objects.get()
         assert fixed.status_code == 302 and fixed["Location"] == f"/review/result/{log.pk}/"
-        assert (log.grade, log.card_version, log.problem_id) == (1.0, 0, problem.pk)
+        assert (log.grade, log.card_version, log.problem.seed) == (1.0, 0, problem.seed)
         assert 100_000 <= log.duration_ms < 160_000  # from the first view, not from the corrected page
         assert Attempt.objects.count() == 1 and Card.objects.get(pk=card.pk).version == 1
 
@@ -160,7 +160,7 @@ class TestPage:
         html = client.get("/review/").content.decode()
         assert f'hx-post="/review/card/{card.pk}/answer/"' in html
         card.refresh_from_db()
-        problem = card.pending_problem
+        problem = drawn_problem(card)
         answers = h.answers(problem)
         started = hidden(html, "started")
         htmx = {"HX-Request": "true", "HX-Target": "review-card"}
@@ -187,7 +187,7 @@ class TestPage:
         card = ladder_card(candidate, bank)
         html = candidate_client.get("/review/").content.decode()
         card.refresh_from_db()
-        answers = {**h.answers(card.pending_problem), "card_gib": ""}
+        answers = {**h.answers(drawn_problem(card)), "card_gib": ""}
         response = candidate_client.post(f"/review/card/{card.pk}/answer/", {
             "version": hidden(html, "version"), "started": hidden(html, "started"), **answers})
         assert response.status_code == 302 and ReviewLog.objects.get().grade == pytest.approx(7 / 8)

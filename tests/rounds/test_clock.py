@@ -64,8 +64,13 @@ def test_autosave_then_expiry_keeps_the_typed_text_and_grades_it(candidate_clien
     assert response.status_code == 200 and "Saved 09:03:00" in response.content.decode()
     assert response["X-Round-Remaining"] == "120"
 
-    clock.advance(minutes=2, seconds=1)  # past the deadline; the next request closes the round
+    clock.advance(minutes=2, seconds=1)  # past the deadline: the pages show it closing, their button closes it
     assert candidate_client.get(round_.get_absolute_url())["Location"] == reverse("rounds:report", args=[round_.pk])
+    closing = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+    assert "See the report" in closing and f'action="{reverse("rounds:finish", args=[round_.pk])}"' in closing
+    round_.refresh_from_db()
+    assert round_.is_active  # reading graded nothing
+    candidate_client.post(reverse("rounds:finish", args=[round_.pk]))
     round_.refresh_from_db()
     item.refresh_from_db()
     assert round_.status == Round.EXPIRED and round_.finished_at == round_.deadline
@@ -182,11 +187,14 @@ def test_the_item_time_box_runs_from_when_it_was_opened(candidate_client, candid
     candidate_client.post(reverse("rounds:start", args=["phone"]))
     round_ = Round.objects.get(user=candidate)
     clock.advance(minutes=10)
-    candidate_client.get(reverse("rounds:item", args=[round_.pk, 2]))
+    page = candidate_client.get(reverse("rounds:item", args=[round_.pk, 2])).content.decode()
+    opened_at = clock.now
     second = RoundItem.objects.get(round=round_, position=2)
-    assert second.started_at == clock.now
+    assert second.started_at is None  # opening the page stores nothing: its form carries the moment
+    opened = re.search(r'name="opened" value="([^"]+)"', page).group(1)
     clock.advance(minutes=8)
     candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]),
-                          {"version": second.version, **h.answers(second.problem)})
+                          {"version": second.version, "opened": opened, **h.answers(second.problem)})
     second.refresh_from_db()
+    assert second.started_at == opened_at
     assert second.time_taken_s() == 8 * 60 and second.time_box_s == 7 * 60 and second.over_box
