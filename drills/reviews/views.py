@@ -122,6 +122,8 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
     else:
         form = form or OpenAnswerForm(initial={"version": card.version, "started": sign_start(now)})
         context.update({"kind": "open", "form": form, "model_grading": fragment_context(grading, "review")})
+        if stage == "answer":  # say where a written answer goes before it is sent (llm_grading)
+            context["grading_endpoint"] = model_grading.endpoint_for(request.user)
         if stage == "revealed" and card.item.rubric:  # the rubric is listed, to tick, once the answer is shown
             context["rubric_points"] = rubric_points(card.item.rubric, form)
     return context

@@ -138,6 +138,8 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
         if item.revealed_at is not None:  # the written answer graded by the candidate's model, if they set one
             context["model_grading"] = fragment_context(model_grading.latest(round_.user, Grading.ROUND, item.pk),
                                                         "round")
+        elif round_.is_active or not item.is_submitted:  # where the answer will go, said before it is sent
+            context["grading_endpoint"] = model_grading.endpoint_for(round_.user)
     return context
 
 

@@ -129,6 +129,9 @@ def test_a_coach_endpoint_grades_members_who_are_told(coach_client, coach, candi
     assert KEY not in settings_page
     add_to_deck(candidate, [design_item], now=timezone.now())
     card = Card.objects.get(user=candidate, item=design_item)
+    before = candidate_client.get(f"/review/card/{card.pk}/").content.decode()
+    assert (f"Revealing sends your written answer, with the rubric, to grader at {chat_server.base_url}, the endpoint "
+            "your coach set for Spring, to be graded.") in before
     _reveal(candidate_client, card, recorded_grade["answer"])
     grading = Grading.objects.get(user=candidate)
     text = candidate_client.get(f"/grading/{grading.pk}/?mode=review", headers={"HX-Request": "true"}).content.decode()

@@ -25,6 +25,8 @@ def test_a_design_answer_in_a_round_is_graded_and_the_self_score_follows(candida
                                             duration_s=3600, slots=[{"kind": "design"}])
     round_ = start_round(candidate, template, timezone.now())
     item = round_.items.get()
+    before = candidate_client.get(f"/rounds/{round_.pk}/1/").content.decode()
+    assert "Revealing sends your written answer, with the rubric, to grader at http://127.0.0.1:" in before
     candidate_client.post(f"/rounds/{round_.pk}/1/reveal/", {"answer": recorded_grade["answer"], "present": "1"})
     grading = Grading.objects.get(user=candidate, origin=Grading.ROUND, origin_id=item.pk)
     assert grading.page_url == f"/rounds/{round_.pk}/1/"
