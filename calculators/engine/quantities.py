@@ -283,6 +283,15 @@ INPUTS: dict[str, Quantity] = {q.key: q for q in (
     _input("allreduce_latency_us", "us", "All-reduce latency", "nonnegative", 10.0,
            "the fixed cost of one NCCL all-reduce inside an NVLink node, about 10 µs (docs/architecture.md §12)",
            minimum=0, maximum=10_000),
+    _input("bandwidth_efficiency_large_batch", "1", "Bandwidth efficiency at large batch", "fraction", 0.75,
+           "the same convention as the batch-1 bandwidth efficiency until a card's calibration row says "
+           "otherwise (docs/architecture.md §12)", **_FRACTION),
+    _input("step_overhead_ms", "ms", "Step overhead", "nonnegative", 0.0,
+           "none: the roofline's convention; a card's calibration row carries its measured launch and "
+           "scheduling cost (docs/architecture.md §12)", minimum=0, maximum=1_000),
+    _input("step_overhead_per_tp_ms", "ms", "Step overhead per further TP card", "nonnegative", 0.0,
+           "none: the roofline's convention; a card's calibration row carries what each further "
+           "tensor-parallel card adds (docs/architecture.md §12)", minimum=0, maximum=1_000),
     _input("utilization", "1", "Memory utilisation", "fraction", 0.90,
            "vLLM's gpu_memory_utilization default: the share of card memory the engine may use", **_FRACTION,
            aliases=("memory_utilization",)),
@@ -300,11 +309,22 @@ INPUTS: dict[str, Quantity] = {q.key: q for q in (
 )}
 
 
-def default(key: str) -> float:
-    """The default of the input quantity ``key`` (:data:`INPUTS`). Raises ``KeyError`` for a key with none."""
+def default(key: str, *, gpu: str | None = None, precision: str = "bf16", engine: str = "",
+            end: str = "value") -> float:
+    """The default of the input quantity ``key`` (:data:`INPUTS`); with ``gpu`` (a catalog id) and
+    ``precision`` (a weight format or precision family), the calibration table's value for that card
+    when it has a row (:mod:`.calibration`; ``end`` picks ``"value"``, ``"low"`` or ``"high"``), else the
+    quantity's own default. Raises ``KeyError`` for a key with none."""
     value = INPUTS[key].default
     if value is None:
         raise KeyError(key)
+    if gpu is not None:
+        from .calibration import KEYS, default_calibration
+
+        if key in KEYS:
+            band = default_calibration().band(key, gpu, precision, engine)
+            if band is not None:
+                return band.pick(end)
     return value
 
 

@@ -1,0 +1,157 @@
+"""The serving model's calibration table (docs/architecture.md §12): measured efficiencies per card and precision.
+
+A quantity's default (:data:`.quantities.INPUTS`) is the stated convention every card starts from; the
+table in ``fixtures/catalog/calibration.json`` overrides it per card × precision (× engine where it
+matters) with values fitted on public measurements (``fixtures/calibration/measurements.yaml``, checked by
+``bench/validate_serving.py``). Each value is a :class:`Band`: the central value and a low/high, the low
+and high being the pessimistic and optimistic ends (a low efficiency, a high overhead) the simulator's
+bands read. Every row names the measurements it was fitted on and how.
+
+Callers read a calibrated value through its quantity: :func:`.quantities.default` with ``gpu`` and
+``precision`` (a card without a row gets the quantity's default). The keys are:
+
+- ``bandwidth_efficiency`` — share of peak HBM bandwidth a decode step reaches at batch 1;
+- ``bandwidth_efficiency_large_batch`` — the same at :data:`LARGE_BATCH` sequences and above (between the
+  two, :func:`bandwidth_efficiency_at` interpolates in log2 of the batch);
+- ``mfu`` and ``prefill_mfu`` — decode's and prefill's share of the dense peak at the compute precision;
+- ``step_overhead_ms`` and ``step_overhead_per_tp_ms`` — the fixed cost of one engine step (kernel
+  launches, scheduling, sampling) on one card, and what each further tensor-parallel card adds
+  (:func:`step_overhead_ms`);
+- ``allreduce_latency_us`` — the fixed cost of one all-reduce.
+
+Pure Python, no Django. Raises :class:`~.errors.CatalogError` for an unreadable table, an unknown key,
+a band whose low/high do not bracket its value, or two rows for one card × precision × engine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import CatalogError
+
+DEFAULT_TABLE = Path(__file__).resolve().parents[2] / "fixtures" / "catalog" / "calibration.json"
+
+#: The calibrated keys, each an input quantity of :data:`.quantities.INPUTS`.
+KEYS = ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "mfu", "prefill_mfu", "step_overhead_ms",
+        "step_overhead_per_tp_ms", "allreduce_latency_us")
+#: Keys whose pessimistic end is the high one (a cost, not an efficiency).
+COSTS = ("step_overhead_ms", "step_overhead_per_tp_ms", "allreduce_latency_us")
+#: The batch at and above which a step reads memory at ``bandwidth_efficiency_large_batch``.
+LARGE_BATCH = 64
+
+#: Weight formats by the precision family a row is keyed on.
+PRECISIONS = {"bf16": "16-bit", "fp16": "16-bit", "fp32": "16-bit", "fp8": "fp8", "int8": "int8", "int4": "int4",
+              "nvfp4": "fp4", "mxfp4": "fp4"}
+
+
+def precision_of(weights_dtype: str) -> str:
+    """The precision family a row is keyed on for a weight format ("bf16" → "16-bit", "nvfp4" → "fp4")."""
+    return PRECISIONS.get(weights_dtype, weights_dtype)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A calibrated value with its range: ``value`` (central), ``low`` ≤ value ≤ ``high``."""
+
+    value: float
+    low: float
+    high: float
+
+    def pick(self, end: str) -> float:
+        """``"value"``, ``"low"`` or ``"high"``."""
+        return {"value": self.value, "low": self.low, "high": self.high}[end]
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One card × precision (× engine, ``""`` for any) and its fitted :class:`Band` s by key."""
+
+    gpu: str
+    precision: str
+    engine: str
+    values: dict = field(hash=False)
+    fitted_on: tuple = ()
+    how: str = ""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The table: rows by (gpu, precision, engine). Read it through :func:`.quantities.default`."""
+
+    rows: dict = field(hash=False)
+
+    def row(self, gpu: str, precision: str, engine: str = "") -> CalibrationRow | None:
+        """The row for this card and precision family (an engine's own row first, then the any-engine one)."""
+        precision = precision_of(precision)
+        return self.rows.get((gpu, precision, engine)) or self.rows.get((gpu, precision, ""))
+
+    def band(self, key: str, gpu: str, precision: str, engine: str = "") -> Band | None:
+        """The row's band for ``key``, or ``None`` when no row (or the row has no value for it)."""
+        if key not in KEYS:
+            raise KeyError(key)
+        found = self.row(gpu, precision, engine)
+        return found.values.get(key) if found else None
+
+
+def bandwidth_efficiency_at(batch: float, small: float, large: float) -> float:
+    """The bandwidth efficiency of a step of ``batch`` sequences: ``small`` at batch 1, ``large`` at
+    :data:`LARGE_BATCH` and above, linear in log2(batch) between."""
+    if batch <= 1:
+        return small
+    share = min(1.0, math.log2(batch) / math.log2(LARGE_BATCH))
+    return small + (large - small) * share
+
+
+def step_overhead_ms(tp: int, base_ms: float, per_tp_ms: float) -> float:
+    """A step's fixed cost on ``tp`` cards: ``base_ms + per_tp_ms × (tp − 1)``."""
+    return base_ms + per_tp_ms * max(0, tp - 1)
+
+
+def _band(raw, where: str) -> Band:
+    if isinstance(raw, (int, float)):
+        return Band(float(raw), float(raw), float(raw))
+    try:
+        band = Band(float(raw["value"]), float(raw["low"]), float(raw["high"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CatalogError(f"{where}: expected a number or {{value, low, high}}, read {raw!r}.") from exc
+    if not band.low <= band.value <= band.high:
+        raise CatalogError(f"{where}: low {band.low:g} ≤ value {band.value:g} ≤ high {band.high:g} does not hold.")
+    return band
+
+
+def calibration_from_entries(entries: list[dict]) -> Calibration:
+    """Build a :class:`Calibration` from the table's ``rows`` (a list of objects). Raises
+    :class:`CatalogError` naming the row on an unknown key, a bad band or a duplicate."""
+    rows: dict = {}
+    for entry in entries:
+        key = (entry.get("gpu", ""), precision_of(entry.get("precision", "")), entry.get("engine") or "")
+        where = f"calibration row {key[0]} × {key[1]}" + (f" × {key[2]}" if key[2] else "")
+        unknown = sorted(set(entry.get("values", {})) - set(KEYS))
+        if unknown:
+            raise CatalogError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(KEYS)}.")
+        if key in rows:
+            raise CatalogError(f"{where} is given twice.")
+        values = {name: _band(raw, f"{where}, {name}") for name, raw in entry.get("values", {}).items()}
+        rows[key] = CalibrationRow(key[0], key[1], key[2], values, tuple(entry.get("fitted_on", ())),
+                                   entry.get("how", ""))
+    return Calibration(rows)
+
+
+def load_calibration(path: Path | str = DEFAULT_TABLE) -> Calibration:
+    """Read the table at ``path`` (JSON with a ``rows`` list). Raises :class:`CatalogError` when unreadable."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CatalogError(f"Cannot read the calibration table {path}: {exc}") from exc
+    return calibration_from_entries(data.get("rows", []))
+
+
+@lru_cache(maxsize=1)
+def default_calibration() -> Calibration:
+    """The repository's table (``fixtures/catalog/calibration.json``), read once per process."""
+    return load_calibration(DEFAULT_TABLE)

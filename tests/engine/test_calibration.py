@@ -1,0 +1,104 @@
+"""The calibration table and its validation against public measurements (docs/architecture.md §12).
+
+The table (``fixtures/catalog/calibration.json``) is read through the quantities: a card with a row gets the
+row's value, a card without one the quantity's default. The measurement set (``fixtures/calibration/
+measurements.yaml``) is checked for what issue 31 asks of it, and the fit's errors are held to the bounds
+``bench/validate_serving.py`` reaches (before: every card at the defaults; LOSO: each source predicted by a
+table fitted without it).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from calculators.engine import validation as V
+from calculators.engine.calibration import (
+    KEYS,
+    LARGE_BATCH,
+    bandwidth_efficiency_at,
+    calibration_from_entries,
+    default_calibration,
+    precision_of,
+    step_overhead_ms,
+)
+from calculators.engine.errors import CatalogError
+from calculators.engine.quantities import INPUTS, default
+
+
+def test_a_card_without_a_row_reads_the_quantity_default():
+    # The L4 has no measurements, so no row: every calibrated key is its quantity's own default.
+    assert default_calibration().row("l4", "bf16") is None
+    for key in KEYS:
+        assert default(key, gpu="l4", precision="bf16") == INPUTS[key].default
+
+
+def test_a_row_overrides_the_default_for_its_card_and_precision_only():
+    table = default_calibration()
+    row = table.row("h100-sxm5-80gb", "fp8", "tensorrt-llm")
+    assert row is not None and row.fitted_on
+    band = row.values["prefill_mfu"]
+    assert band.low <= band.value <= band.high
+    assert default("prefill_mfu", gpu="h100-sxm5-80gb", precision="fp8", engine="tensorrt-llm") == band.value
+    assert default("prefill_mfu", gpu="h100-sxm5-80gb", precision="fp8", engine="tensorrt-llm",
+                   end="low") == band.low
+    # No precision or engine given: the quantity's default, as before the table.
+    assert default("prefill_mfu") == INPUTS["prefill_mfu"].default
+
+
+def test_precision_families_and_the_interpolations():
+    assert [precision_of(d) for d in ("bf16", "fp16", "fp8", "nvfp4", "mxfp4")] == [
+        "16-bit", "16-bit", "fp8", "fp4", "fp4"]
+    assert bandwidth_efficiency_at(1, 0.6, 0.9) == 0.6
+    assert bandwidth_efficiency_at(LARGE_BATCH * 4, 0.6, 0.9) == 0.9
+    assert bandwidth_efficiency_at(8, 0.6, 0.9) == pytest.approx(0.75)  # log2(8) = 3 of log2(64) = 6
+    assert step_overhead_ms(8, 2.0, 0.5) == 5.5 and step_overhead_ms(1, 2.0, 0.5) == 2.0
+
+
+def test_a_bad_row_is_refused_with_a_sentence():
+    row = {"gpu": "h100-sxm5-80gb", "precision": "fp8", "values": {"mfu": {"value": 0.5, "low": 0.6, "high": 0.7}}}
+    with pytest.raises(CatalogError, match="low 0.6 ≤ value 0.5"):
+        calibration_from_entries([row])
+    with pytest.raises(CatalogError, match="unknown key"):
+        calibration_from_entries([{"gpu": "h100-sxm5-80gb", "precision": "fp8", "values": {"mbu": 0.5}}])
+    twice = {"gpu": "h100-sxm5-80gb", "precision": "fp8", "values": {"mfu": 0.5}}
+    with pytest.raises(CatalogError, match="given twice"):
+        calibration_from_entries([twice, twice])
+
+
+def test_the_measurement_set_covers_what_issue_31_asks():
+    sources, cases = V.load_cases()
+    assert len(cases) >= 40 and len(sources) >= 6
+    assert {c.source for c in cases} == set(sources)
+    assert {c.kind for c in cases} == {"throughput", "ttft", "tpot", "e2e"}
+    assert len({c.workload["gpu"] for c in cases}) >= 4
+    assert {1, 2, 4, 8} <= {int(c.workload["tp"]) for c in cases}
+    assert {"16-bit", "fp8", "fp4"} <= {c.group[1] for c in cases}
+    assert len({c.id for c in cases}) == len(cases)
+    for case in cases:
+        # Only numbers read in a source: the value is in the quote (thousands separators dropped; seconds
+        # quoted for end-to-end runs of tens of seconds).
+        numbers = {float(n) for n in re.findall(r"\d+(?:\.\d+)?", case.quote.replace(",", ""))}
+        assert case.value in numbers or case.value / 1000 in numbers, case.id
+
+
+@pytest.fixture(scope="module")
+def errors():
+    _, cases = V.load_cases()
+    before = [V.error(c, {}) for c in cases]
+    full = V.fit(cases)
+    fitted = [V.error(c, full) for c in cases]
+    loso = V.leave_one_source_out(cases)
+    return cases, before, fitted, loso
+
+
+def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
+    cases, before, fitted, loso = errors
+    # The bounds bench/validate_serving.py prints today (issue 31's targets are 15 % overall and 20 % for
+    # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see the issue's note).
+    assert V.mape(before) == pytest.approx(33.6, abs=0.1)
+    assert V.mape(fitted) <= 10.0
+    assert V.mape(list(loso.values())) <= 37.0
+    ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
+    assert V.mape(ttft) <= 24.0
