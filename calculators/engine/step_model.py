@@ -14,12 +14,16 @@ A :class:`Replica` is ``t`` cards in tensor parallel holding one copy of a
 model. :func:`step_ms` costs one engine step of it: ``decode_batch`` sequences
 each producing one token, plus optional prefill chunks, as
 
-    step = max(memory time, compute time) + communication time
+    step = max(memory time, compute time) + communication time + overhead
 
 with memory time = bytes read ÷ (t × card bandwidth × bandwidth efficiency),
 compute time = decode FLOPs ÷ (t × peak × MFU) + prefill FLOPs ÷ (t × peak ×
 prefill MFU), and communication = two ring all-reduces of the step's
-activations per layer when ``t > 1``.
+activations per layer when ``t > 1``, and the overhead the replica's fixed cost per
+step (:attr:`Replica.overhead_ms`; none unless calibrated). A calibrated replica
+(:meth:`Replica.calibrated`) reads its efficiencies from the calibration table
+(:mod:`.calibration`), the memory's efficiency moving from its batch-1 to its
+large-batch value with the step's sequences.
 
 Example (the reference stack, Llama-3.1-8B bf16 on one H100 SXM)::
 
@@ -36,6 +40,8 @@ from typing import Sequence
 
 import sympy
 
+from .calibration import KEYS, bandwidth_efficiency_at
+from .calibration import step_overhead_ms as overhead_on
 from .catalog import Catalog, Gpu, default_catalog
 from .dtypes import kv_bytes_per_value, weight_bits
 from .errors import InputError
@@ -265,6 +271,11 @@ class Replica:
     mfu: float = default("mfu")
     prefill_mfu: float = default("prefill_mfu")
     allreduce_latency_us: float = default("allreduce_latency_us")
+    # The calibration's terms (docs/architecture.md §12): the bandwidth efficiency at large batch (unset: the
+    # batch-1 one, :attr:`bandwidth_efficiency`) and a step's fixed cost, growing per further TP card.
+    bandwidth_efficiency_large_batch: float | None = None
+    step_overhead_ms: float = default("step_overhead_ms")
+    step_overhead_per_tp_ms: float = default("step_overhead_per_tp_ms")
     _k: _Constants = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
@@ -273,8 +284,13 @@ class Replica:
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InputError(f"{name} must be a fraction in (0, 1], not {value:g}.", field=name)
-        if self.allreduce_latency_us < 0:
-            raise InputError("allreduce_latency_us must not be negative.", field="allreduce_latency_us")
+        large = self.bandwidth_efficiency_large_batch
+        if large is not None and not 0 < large <= 1:
+            raise InputError(f"bandwidth_efficiency_large_batch must be a fraction in (0, 1], not {large:g}.",
+                             field="bandwidth_efficiency_large_batch")
+        for name in ("allreduce_latency_us", "step_overhead_ms", "step_overhead_per_tp_ms"):
+            if getattr(self, name) < 0:
+                raise InputError(f"{name} must not be negative.", field=name)
         object.__setattr__(self, "_k", self._constants())
 
     @classmethod
@@ -283,6 +299,30 @@ class Replica:
         """A replica of catalog ids (``"llama-3.1-8b"``, ``"h100-sxm5-80gb"``); ``options`` as the fields."""
         catalog = catalog or default_catalog()
         return cls(catalog.model(model).config, catalog.gpu(gpu), tp, **options)
+
+    @classmethod
+    def calibrated(cls, model: str, gpu: str, tp: int = 1, *, weights_dtype: str = "bf16", engine: str = "",
+                   end: str = "value", catalog: Catalog | None = None, **options) -> "Replica":
+        """A replica of catalog ids whose efficiencies, overhead and all-reduce latency come from the
+        calibration table's row for ``gpu`` × ``weights_dtype`` (× ``engine``), read through the quantities
+        (:func:`.quantities.default`; a card without a row gets the quantities' defaults); ``end`` picks the
+        central value or the band's ``"low"``/``"high"`` end; ``options`` override any field."""
+        found = {key: default(key, gpu=gpu, precision=weights_dtype, engine=engine, end=end) for key in KEYS}
+        return cls.from_catalog(model, gpu, tp, catalog=catalog, weights_dtype=weights_dtype,
+                                **{**found, **options})
+
+    @property
+    def overhead_ms(self) -> float:
+        """The fixed cost of one step on ``tp`` cards, ms (:func:`.calibration.step_overhead_ms`)."""
+        return overhead_on(self.tp, self.step_overhead_ms, self.step_overhead_per_tp_ms)
+
+    def memory_efficiency(self, batch: int) -> float:
+        """The bandwidth efficiency of a step of ``batch`` sequences
+        (:func:`.calibration.bandwidth_efficiency_at`)."""
+        large = self.bandwidth_efficiency_large_batch
+        if large is None:
+            return self.bandwidth_efficiency
+        return bandwidth_efficiency_at(batch, self.bandwidth_efficiency, large)
 
     @property
     def bits(self) -> float:
@@ -413,4 +453,9 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
         return StepCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     total_bytes, memory, compute, comm, step = _step_terms(replica.weight_bytes(tokens), kv, decode_flops,
                                                            prefill_flops, tokens, *k.coefficients)
+    efficiency = replica.memory_efficiency(max(1, decode_batch + len(prefill_chunks)))
+    overhead = replica.overhead_ms
+    if efficiency != replica.bandwidth_efficiency or overhead:
+        memory *= replica.bandwidth_efficiency / efficiency
+        step = max(memory, compute) + comm + overhead
     return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm, step)

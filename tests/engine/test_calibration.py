@@ -102,3 +102,32 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     assert V.mape(list(loso.values())) <= 37.0
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
     assert V.mape(ttft) <= 24.0
+
+
+def test_the_fit_s_fast_step_is_the_engine_s_step():
+    # validation decomposes the one serving step once per case; a replica given the same efficiencies,
+    # overhead and latency costs the same decode step through step_ms.
+    from calculators.engine.step_model import Replica, step_ms
+
+    p = {"bandwidth_efficiency": 0.6, "bandwidth_efficiency_large_batch": 0.9, "mfu": 0.3, "prefill_mfu": 0.5,
+         "step_overhead_ms": 2.0, "step_overhead_per_tp_ms": 0.5, "allreduce_latency_us": 12.0}
+    _, cases = V.load_cases()
+    case = next(c for c in cases if c.id == "trt-h100-fp8-70b-64-2048-2048")  # TP 2, a batch of 64
+    plan = V._plan(case, V.default_catalog())
+    replica = Replica.from_catalog("llama-3.1-70b", "h100-sxm5-80gb", 2, weights_dtype="fp8", kv_dtype="fp8", **p)
+    expected = step_ms(replica, decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).step_ms
+    assert plan.decode.time(p, 2) == pytest.approx(expected, rel=1e-9)
+    # The overhead on two cards: 2.0 + 0.5 × (2 − 1).
+    assert replica.overhead_ms == 2.5
+
+
+def test_a_calibrated_replica_reads_its_row():
+    from calculators.engine.step_model import Replica
+
+    row = default_calibration().row("h100-sxm5-80gb", "fp8", "tensorrt-llm")
+    replica = Replica.calibrated("llama-3.1-8b", "h100-sxm5-80gb", weights_dtype="fp8", kv_dtype="fp8",
+                                 engine="tensorrt-llm")
+    assert replica.prefill_mfu == row.values["prefill_mfu"].value
+    assert replica.step_overhead_ms == row.values["step_overhead_ms"].value
+    plain = Replica.calibrated("llama-3.1-8b", "l4")  # no row: the quantities' defaults
+    assert (plain.mfu, plain.step_overhead_ms) == (INPUTS["mfu"].default, INPUTS["step_overhead_ms"].default)
