@@ -8,12 +8,11 @@ bank and the export read the families here, and hand the grader the record of th
 
 from __future__ import annotations
 
-from calculators.engine.misconceptions import register
 from calculators.engine.procedures import ENGINE_FAMILIES, Family
 from calculators.engine.procedures.family import discover
 from calculators.sim.drills import FAMILIES as SIMULATED_DRILLS
 
-FAMILIES: dict[str, Family] = discover([*ENGINE_FAMILIES.values(), *SIMULATED_DRILLS], register)
+FAMILIES: dict[str, Family] = discover([*ENGINE_FAMILIES.values(), *SIMULATED_DRILLS])
 
 
 def input_label(name: str) -> str:

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 
 from accounts.roles import oversees_all
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from core.csv_export import write_csv
 from drills.models import Card, ReviewLog, StepAnswer
 

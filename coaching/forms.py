@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 

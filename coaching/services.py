@@ -31,7 +31,7 @@ from django.utils.text import slugify
 
 from accounts.roles import coach_accounts, oversees_all
 from calculators.engine.errors import EngineError
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from calculators.families import FAMILIES
 from coaching.notices import reminders_due as reminders_due
 from coaching.notices import send_notice as send_notice

@@ -24,7 +24,7 @@ from datetime import date, datetime, timedelta
 from django.utils import timezone
 
 from accounts.timezones import zone_name_of
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
 from drills.reviews.scheduling import days_to_interview, due_count, due_forecast, local_today, retention_on_day

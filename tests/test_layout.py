@@ -21,11 +21,7 @@ CONCEPT_SUFFIX = re.compile(r"^(models|views|urls|admin|forms)_\w+\.py$")
 JOB_TYPE_SUFFIX = re.compile(r"^\w+_(formulas|notes|variants|inputs|step)\.py$")
 # Engine files still named by job type, each to be merged into its concept; the set only shrinks (the *_variants
 # ones go with the registry of mistakes, the *_formulas ones into engine/formulas/ by topic).
-STILL_NAMED_BY_JOB = {
-    "calculators/engine/step_variants.py", "calculators/engine/procedures/lora_variants.py",
-    "calculators/engine/procedures/rope_variants.py",
-    "calculators/engine/procedures/slo_variants.py",
-}
+STILL_NAMED_BY_JOB: set[str] = set()  # the *_variants files went into the registry of mistakes
 SPLIT_HINT = 600
 PACKAGES = ("accounts", "api", "calculators", "coaching", "config", "core", "drills", "home", "outbox", "runbook")
 

@@ -89,7 +89,7 @@ def test_search_finds_preemption_in_the_glossary_and_in_the_map(real_content):
 def test_every_misconception_links_to_an_erratum_or_a_written_section_that_exists(real_content):
     """docs/architecture.md §4: a misconception's link leads to its errata entry or chapter section."""
     import calculators.engine.procedures  # noqa: F401 - registers the families' own misconceptions
-    from calculators.engine.misconceptions import MISCONCEPTIONS
+    from calculators.engine.mistakes import MISCONCEPTIONS
     from runbook.content import heading_anchors
 
     errata = set(ErratumEntry.objects.values_list("slug", flat=True))

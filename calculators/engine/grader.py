@@ -8,7 +8,7 @@ For each step, in order (docs/architecture.md §10), the typed text is read by
 2. ``carried_forward`` (1) — equal to the step's formula evaluated on the
    candidate's *own* earlier values, so one slip does not zero the ladder;
 3. ``misconception`` (0) — equal to a named wrong variant of the step
-   (:mod:`.misconceptions`), skipping any variant whose value is the right
+   (:mod:`.mistakes`), skipping any variant whose value is the right
    answer for this problem (query heads on an MHA model);
 4. ``impossible`` (0) — beyond a hard physical bound (more users than the card
    could hold with no weights at all, usable memory above the card …);
@@ -27,11 +27,9 @@ from typing import Any, Callable, Mapping
 
 from .answers import parse_answer
 from .errors import AnswerError
-from .misconceptions import MISCONCEPTIONS
+from .mistakes import MISCONCEPTIONS
 from .perturbations import PROBLEMS, Problem
-from .procedures import ENGINE_FAMILIES
 from .procedures.base import Result, StepSpec, format_number
-from .procedures.family import Family
 from .quantities import aliases_of, quantity
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
@@ -47,7 +45,7 @@ class StepGrade:
     ``expected`` is the right value and ``carried_expected`` the value the
     step's formula gives on the candidate's own earlier values (``None`` when
     that equals ``expected``); ``value`` is what was read from ``given`` (the raw
-    text), in ``unit``; ``misconception`` is an id of :data:`MISCONCEPTIONS`.
+    text), in ``unit``; ``misconception`` is an id of :data:`~.mistakes.MISCONCEPTIONS`.
     """
 
     key: str
@@ -66,7 +64,7 @@ class StepGrade:
 
     @property
     def misconception_info(self):
-        """The :class:`~.misconceptions.MisconceptionInfo`, or ``None``."""
+        """The :class:`~.mistakes.Mistake`, or ``None``."""
         return MISCONCEPTIONS.get(self.misconception) if self.misconception else None
 
     def to_json(self) -> dict[str, Any]:
@@ -159,10 +157,9 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
     return result if math.isfinite(result) else math.nan
 
 
-def perturbed(result: Result, family: Family | None = None) -> Problem:
-    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem;
-    ``family`` is its family's record (by default the engine's family of ``result.family``)."""
-    return PROBLEMS.get(result, family if family is not None else ENGINE_FAMILIES.get(result.family))
+def perturbed(result: Result) -> Problem:
+    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem."""
+    return PROBLEMS.get(result)
 
 
 def grade_step(spec: StepSpec, text: str | None, result: Result,
@@ -246,12 +243,9 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                      message=f"{prefix}Expected {shown_expected}.", **base)
 
 
-def grade(result: Result, answers: Mapping[str, str | None], family: Family | None = None) -> Grade:
+def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
     """Grade every step of ``result`` (a procedure's right answers) against ``answers``.
 
-    ``family`` is the record of the family that computed ``result`` (its own misconceptions are tried);
-    callers outside the engine pass it from :data:`calculators.families.FAMILIES`, and it defaults to the
-    engine's family of ``result.family`` (a simulated drill's record lives outside the engine).
     ``answers`` maps step keys to the typed text; a missing key is an empty
     answer (``unreadable``). Keys that are not steps of the family are ignored.
     A step answered under an older key (``weight_gib`` for ``weights_gib``,
@@ -263,7 +257,7 @@ def grade(result: Result, answers: Mapping[str, str | None], family: Family | No
 
     def problem() -> Problem:
         if not found:  # at the first step that needs the perturbations
-            found.append(perturbed(result, family))
+            found.append(perturbed(result))
         return found[0]
 
     for spec in result.specs:

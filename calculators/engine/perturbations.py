@@ -1,13 +1,12 @@
 """Misconceptions as perturbations of a family's own steps (docs/architecture.md §11).
 
-A classic mistake changes one thing — an input (:data:`.perturbation_registry.GIVEN_PERTURBATIONS`),
-one step's value (a per-step variant of :mod:`.misconceptions` or of the family) or a unit
-(:data:`.perturbation_registry.UNIT_SLIPS`) — and everything computed after it follows. A
+A classic mistake changes one thing — an input, a unit, a rounding or, rarely, one quantity's own formula
+(the changes of the one registry, :mod:`.mistakes`) — and everything computed after it follows. A
 :class:`Chain` is that change applied to one problem: the family's own steps re-evaluated in order with
 it, so every step downstream of the perturbed variable carries the misconception's name, in every
 family whose steps it reaches. :meth:`Problem.candidates` reads, for one step, the value each chain
 gives both on the right earlier values and on the candidate's own (a slip carried forward is still
-named). Per-step variants in :data:`.perturbation_registry.LOCAL` belong to their step only.
+named). A change the registry marks ``local`` belongs to its step only.
 
 Why it is built this way (bench/bench_grader.py holds it to at most 4× grading without perturbations):
 
@@ -26,39 +25,59 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Iterator, Mapping
 
-from .misconceptions import ADDED_IN_V2, MISCONCEPTIONS
+import sympy
+
+from .formula import Formula, whole_floor
+from .mistakes import ADDED_FROM, MISTAKES, Override, RoundingSlip, UnitSlip, at_step, order_of
+from .mistakes.memory import rederive
 from .perturbation_chain import Chain, StepGraph, _safe
-from .perturbation_registry import (
-    GIVEN_PERTURBATIONS,
-    INPUT_SLIP_UNITS,
-    LOCAL,
-    STEP_PERTURBATIONS,
-    UNIT_SLIPS,
-    rederive,
-)
-from .step_variants import VARIANTS
+
+#: A step in one of these units typed in its sibling: (mistake id, factors), from the registry's unit slips.
+UNIT_SLIPS: dict[str, tuple[str, tuple[float, ...]]] = {
+    unit: (mistake.id, change.factors) for mistake in MISTAKES for change in mistake.change
+    if isinstance(change, UnitSlip) for unit in change.units}
+#: Units in which an earlier step's value, read by a later step, is also tried in its sibling unit at that step
+#: (a budget in GiB divided by a per-user figure taken in GB): the slip belongs to the reading step.
+INPUT_SLIP_UNITS = frozenset(unit for mistake in MISTAKES for change in mistake.change
+                             if isinstance(change, UnitSlip) and change.reading for unit in change.units)
+#: The mistake a count rounded down instead of up is named as.
+ROUNDED_DOWN = next(mistake.id for mistake in MISTAKES if any(isinstance(c, RoundingSlip) for c in mistake.change))
+_OVERRIDES = [(mistake, change) for mistake in MISTAKES for change in mistake.change if isinstance(change, Override)]
+
+
+@lru_cache(maxsize=1024)
+def _rounded_down(formula: Formula):
+    """``formula``'s evaluator with every ceiling taken as a floor (``None`` when it has no ceiling)."""
+    if not formula.expr.has(sympy.ceiling):
+        return None
+    arguments = [formula.symbols[var.name] for var in formula.variables]
+    return sympy.lambdify(arguments, formula.numeric_expr, modules=[{"ceiling": whole_floor, "floor": whole_floor},
+                                                                     "math"])
+
+
+def _floored(spec, evaluate, given, steps) -> float:
+    """Step ``spec`` on ``given`` and earlier ``steps`` with its ceiling taken as a floor."""
+    bound = spec.values(given, steps)
+    return float(evaluate(*[bound[var.name] for var in spec.formula.variables]))
 
 
 class Problem:
     """Every perturbation of one problem (``result``'s family, given values and steps), built lazily.
 
-    ``family`` is the problem's family record (:class:`~.procedures.family.Family`, ``None`` for none): its
-    ``variants`` add to the shared ones of :data:`.step_variants.VARIANTS`, and its own misconception ids
-    come first at equal distance (:func:`_rank`). A variant that raises
-    ``KeyError`` on this problem is a bug and is raised, not skipped (one that does not apply returns
-    ``None``).
+    A mistake is tried where the problem holds every quantity it ``needs`` (:mod:`.mistakes`); a step value that
+    raises ``KeyError`` there is a bug in its declared needs and is raised, not skipped (one that does not apply
+    returns ``None``).
     """
 
-    def __init__(self, result, family=None, graph: "StepGraph | None" = None) -> None:
+    def __init__(self, result, graph: "StepGraph | None" = None) -> None:
         self.family = result.family
         self.specs = list(result.specs)
         self.given = result.given
         self.right = result.values
-        self._variants = family.variants if family is not None else {}
-        self._own_ids = own_ids(family)
+        self.available = frozenset(self.given) | {spec.key for spec in self.specs}
         graph = graph or StepGraph(self.specs)
         self._plan, self._direct, self._upstream = graph.plan, graph.direct, graph.upstream
         self._given_deps, self._downstream, self._own_step = graph.given_deps, graph.downstream, graph.own_step
@@ -103,9 +122,12 @@ class Problem:
         return self.run(index, (*arguments[:position], arguments[position] * factor, *arguments[position + 1:]))
 
     def _build_given_chains(self) -> list[Chain]:
-        given, found = self.given, []
-        for perturbation in GIVEN_PERTURBATIONS:
-            changed = perturbation.perturb(given)
+        given, found, available = self.given, [], self.available
+        for mistake, change in _OVERRIDES:
+            if not available.issuperset(mistake.needs) or not available.issuperset(change.where) \
+                    or any(need not in given for need in change.needs):
+                continue
+            changed = change.perturb(given)
             for one in changed if isinstance(changed, list) else [changed]:
                 if one is None:
                     continue
@@ -114,43 +136,47 @@ class Problem:
                     keys = frozenset(key for key, _ in derived.items() - given.items())
                 except TypeError:  # an unhashable value
                     keys = frozenset(k for k, v in derived.items() if given.get(k) != v)
-                found.append(Chain(perturbation.id, derived, 0, changed=keys, reach=self._graph.reaches(keys),
-                                   rank=_rank(self._own_ids, perturbation.id, (1,))))
+                found.append(Chain(mistake.id, derived, 0, changed=keys, reach=self._graph.reaches(keys),
+                                   rank=(order_of(mistake.id), (1,))))
         return found
 
     def step_chains(self, index: int, local: bool = False) -> list[Chain]:
-        """The chains that start at step ``index`` and carry on downstream: a slip of its unit, then its
-        variants (in the order the step lists them, then :data:`.perturbation_registry.STEP_PERTURBATIONS`);
-        with ``local``, instead those that belong to the step alone (the variants of
-        :data:`.perturbation_registry.LOCAL`, a slip of an input's unit), needed only when it is graded."""
+        """The chains that start at step ``index`` and carry on downstream: a slip of its unit, a ceiling rounded
+        down, then the mistakes the registry declares on its quantity; with ``local``, instead those that belong to
+        the step alone (``local`` ones, a slip of an input's unit), needed only when it is graded."""
         cache = self._local_chains if local else self._step_chains
         if index in cache:
             return cache[index]
-        spec, found = self.specs[index], []
+        spec, found, available = self.specs[index], [], self.available
         reach = self._own_step[index] if local else self._downstream[index]
         slip = UNIT_SLIPS.get(spec.unit)
         if slip and not local:
             slip_id, factors = slip
             for place, factor in enumerate(factors):
-                # Before the step's variants: a unit slip is the registry's older id at the same distance.
                 found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
                                    start_value=_safe(lambda: self.right[spec.key] * factor),
-                                   rank=_rank(self._own_ids, slip_id, (0, index, -1, place))))
-        listed = (*self._variants.get(spec.key, ()), *VARIANTS.get(spec.key, ()),
-                  *STEP_PERTURBATIONS.get(spec.key, ()))
-        for place, (misconception_id, variant) in enumerate(listed):
-            if (misconception_id in LOCAL) != local:
+                                   rank=(order_of(slip_id), (0, index, -2, place))))
+        floored = None if local else _rounded_down(spec.formula)
+        if floored is not None:
+            variant = partial(_floored, spec, floored)
+            found.append(Chain(ROUNDED_DOWN, self.given, index, variant, reach=reach,
+                               start_value=_safe(lambda: variant(self.given, self.right)),
+                               rank=(order_of(ROUNDED_DOWN), (0, index, -1, 0))))
+        listed = at_step(spec.key)
+        for place, (mistake, change) in enumerate(listed):
+            if change.local != local or not available.issuperset(change.needs) \
+                    or not available.issuperset(mistake.needs):
                 continue
             try:
-                produced = variant(self.given, self.right)
+                produced = change.value(self.given, self.right)
             except (ZeroDivisionError, OverflowError, ValueError):
                 continue  # degenerate on this problem (a zero context divides)
-            produced = produced if isinstance(produced, list) else [produced]
-            for value_index, value in enumerate(produced):
+            readings: list = produced if isinstance(produced, list) else [produced]
+            for value_index, value in enumerate(readings):
                 if value is not None:
-                    found.append(Chain(misconception_id, self.given, index, variant, value_index, reach=reach,
+                    found.append(Chain(mistake.id, self.given, index, change.value, value_index, reach=reach,
                                        start_value=_safe(lambda: value),
-                                       rank=_rank(self._own_ids, misconception_id, (0, index, place, value_index))))
+                                       rank=(order_of(mistake.id), (0, index, place, value_index))))
         for argument, unit in self._step_inputs[index] if local else ():
             if unit not in INPUT_SLIP_UNITS:
                 continue
@@ -160,12 +186,12 @@ class Problem:
                 # An earlier step's value read in its sibling unit here: this step's own slip, after its variants.
                 found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
                                    start_value=self.slipped(index, arguments, factor, argument),
-                                   rank=_rank(self._own_ids, slip_id, (0, index, len(listed) + argument, place))))
+                                   rank=(order_of(slip_id), (0, index, len(listed) + argument, place))))
         cache[index] = found
         return found
 
     def relevant(self, index: int) -> list[Chain]:
-        """The chains that can change step ``index``, in precedence order (:func:`_rank`)."""
+        """The chains that can change step ``index``, in precedence order (registry order, then position)."""
         if index not in self._relevant:
             found = [chain for chain in self._given_chains if index in chain.reach]
             for start in sorted(self._upstream[index] | {index}):
@@ -205,18 +231,20 @@ class Problem:
         on the right earlier values, then on ``own`` (the candidate's readable earlier values, each in
         place of the chain's). The nearest cause comes first — a slip made at this step, then an input
         this step reads itself, then one carried from upstream (unless the candidate's own right answer
-        upstream rules it out, or the step is a yes/no verdict) — then the precedence of :func:`_rank`."""
+        upstream rules it out, or the step is a yes/no verdict) — then the registry's order."""
         spec, direct = self.specs[index], self._direct[index]
-        # Ids older than this engine first (docs/architecture.md §11), then the nearest cause.
-        buckets: tuple[list[Chain], ...] = ([], [], [], [], [], [])
+        # Existing ids first (the registry's earlier part, DESIGN §11), then the nearest cause: a mistake made at
+        # this very step, an earlier step's value read here in its sibling unit, an input this step reads itself,
+        # one carried from upstream.
+        buckets: tuple[list[Chain], ...] = ([], [], [], [], [], [], [], [])
         for chain in self.relevant(index):
-            later = 3 * chain.rank[1]
+            later = 4 if chain.rank[0] >= ADDED_FROM else 0
             if index == chain.start and chain.at_step:
-                buckets[later].append(chain)  # a slip made at this very step
+                buckets[later + (chain.slip_input >= 0)].append(chain)
             elif not chain.changed.isdisjoint(direct):
-                buckets[later + 1].append(chain)  # an input this step reads itself
-            elif not verdict_step:  # a yes/no verdict is not explained by a far cause
                 buckets[later + 2].append(chain)
+            elif not verdict_step:  # a yes/no verdict is not explained by a far cause
+                buckets[later + 3].append(chain)
         own_earlier = {k: v for k, v in own.items() if k != spec.key}
         tried: set[tuple] = set()
         if own_earlier:
@@ -227,7 +255,7 @@ class Problem:
         # candidate's values, exactly the carried-forward value (already not a match).
         all_typed = all(src in own_earlier for _, src in self._plan[index] if src)
         for place, bucket in enumerate(buckets):
-            near = place % 3
+            near = max(0, place % 4 - 1)
             for chain in bucket:
                 values = chain.fill(index, self)
                 if near == 2 and self._refuted(chain, index, own):
@@ -249,23 +277,6 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 0.005 * abs(b) if b else abs(a) < 1e-9
 
 
-def own_ids(family) -> frozenset[str]:
-    """The misconception ids ``family`` (a record, or ``None``) declares or lists on its steps."""
-    if family is None:
-        return frozenset()
-    return frozenset({*family.variants, *(info.id for info in family.misconceptions),
-                      *(pair[0] for pairs in family.variants.values() for pair in pairs)})
-
-
-@lru_cache(maxsize=4096)
-def _rank(own: frozenset[str], misconception_id: str, position: tuple) -> tuple:
-    """Precedence among misconceptions a typed value matches at equal distance (docs/architecture.md §11): the
-    family's own ids (``own``, :func:`own_ids`), then the shared ones, then those added with this engine; then
-    ``position`` (a per-step variant's step and place, before input changes); then the order of the registry."""
-    order = list(MISCONCEPTIONS).index(misconception_id) if misconception_id in MISCONCEPTIONS else len(MISCONCEPTIONS)
-    return (0 if misconception_id in own else 1, 1 if misconception_id in ADDED_IN_V2 else 0, position, order)
-
-
 class ProblemCache:
     """The :class:`Problem` s of recently graded problems, least recently used dropped first, keyed by
     family, given values and steps (never by what a candidate typed). ``enabled = False`` builds every
@@ -278,15 +289,15 @@ class ProblemCache:
         self._graphs: dict[tuple, StepGraph] = {}  # one per family's step layout: a handful
         self._graph_specs: list = []
 
-    def get(self, result, family=None) -> Problem:
-        """``result``'s problem (its family's record ``family``), built once per distinct problem."""
+    def get(self, result) -> Problem:
+        """``result``'s problem, built once per distinct problem."""
         if not self.enabled:
-            return Problem(result, family)
+            return Problem(result)
         try:
             shape = tuple((s.key, id(s.formula), tuple(s.from_steps.items())) for s in result.specs)
-            key = (result.family, frozenset(result.given.items()), family is None, shape)
+            key = (result.family, frozenset(result.given.items()), shape)
         except TypeError:  # an unhashable given value: not cached
-            return Problem(result, family)
+            return Problem(result)
         problem = self._problems.get(key)
         if problem is not None:
             self._problems.move_to_end(key)
@@ -299,7 +310,7 @@ class ProblemCache:
             graph = self._graphs[shape] = StepGraph(result.specs)
             self._graph_specs.append(result.specs)  # keeps the formulas alive: the ids in ``shape`` stay theirs
         # The problem keeps its specs (and so their formulas) alive: the ids in the key stay theirs.
-        problem = self._problems[key] = Problem(result, family, graph)
+        problem = self._problems[key] = Problem(result, graph)
         if len(self._problems) > self.size:
             self._problems.popitem(last=False)
         return problem
@@ -314,7 +325,7 @@ class ProblemCache:
 PROBLEMS = ProblemCache()
 
 
-def chains(result, family=None) -> list[Chain]:
+def chains(result) -> list[Chain]:
     """Every perturbation of ``result``'s problem, each re-evaluated through the family's steps, in precedence
     order (the grader reads them lazily through :meth:`Problem.candidates` instead)."""
-    return Problem(result, family).chains()
+    return Problem(result).chains()

@@ -46,6 +46,10 @@ from typing import Any
 
 from calculators.engine.errors import AnswerError
 
+GIB = 2**30  # bytes in a GiB
+GB = 10**9  # bytes in a (decimal) GB
+GIB_PER_GB = GIB / GB  # 1.073741824: a GiB is 7.4 % more than a GB
+
 BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica", "req")
 Exponents = tuple[int, ...]
 DIMENSIONLESS: Exponents = (0,) * len(BASE_SYMBOLS)

@@ -37,7 +37,6 @@ from calculators.engine.formulas.serving import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
-from calculators.engine.misconceptions import MisconceptionInfo
 from calculators.engine.procedures.base import Result, StepSpec, run
 from calculators.engine.procedures.family import Family
 from calculators.engine.procedures.inputs import catalog_or_default
@@ -60,41 +59,10 @@ from .scenario import (
     tpot_note,
 )
 
-_LINK = "/runbook/14-capacity-planning/"
-WEIGHTS_ONLY = MisconceptionInfo(
-    "decode-weights-only", "Decode step from the weights alone",
-    "Every decode step reads each running sequence's KV cache as well as the weights; at long contexts or large "
-    "batches the cache read outweighs them.", "/runbook/05-prefill-and-decode/#decode-ceiling")
-PREFILL_IGNORED = MisconceptionInfo(
-    "prefill-ignored", "Prefill left out of TTFT",
-    "The first token comes out of the step that prefills the whole prompt; TTFT is that step plus any wait, "
-    "never the wait or a decode step alone.", "/runbook/15-production/#ttft")
-MEAN_FOR_P99 = MisconceptionInfo(
-    "mean-for-p99", "The mean quoted for the p99",
-    "Queueing stretches the tail far more than the middle: near the knee a p99 is several times the mean.",
-    "/runbook/15-production/#percentiles")
-LITTLE_WRONG_LATENCY = MisconceptionInfo(
-    "littles-law-wrong-latency", "Little's law on the wrong latency",
-    "Requests in the system = arrival rate × the whole time a request stays (end to end), not its TTFT.",
-    f"{_LINK}#littles-law")
-
 
 def rate_text(rate: float) -> str:
     """A swept rate as the statement prints it (two significant figures already: 7.5, 12, 0.31)."""
     return f"{rate:g}"
-
-
-def _weights_only(g, s) -> float:
-    return g["weight_bytes"] / (g["bandwidth_gb_s"] * 1e9 * g["bandwidth_efficiency"]) * 1000
-
-
-VARIANTS = {
-    "decode_step_batch_ms": (("decode-weights-only", _weights_only),),
-    "ttft_low_load_ms": (("prefill-ignored", lambda g, s: g["weights_read_ms"]),),
-    "requests_in_system": (("littles-law-wrong-latency", lambda g, s: g["rate_req_s"] * g["ttft_mean_ms"] / 1000),),
-    "ttft_p99_ms": (("mean-for-p99", lambda g, s: g["ttft_mean_ms"]),
-                    ("prefill-ignored", lambda g, s: g["simulated_ttft_p99_ms"] - s["ttft_low_load_ms"])),
-}
 
 
 def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot"):
@@ -316,27 +284,26 @@ PREEMPT_RATE_RUBRIC = (
     "Says preemption starts when running sequences cannot get a block, before the cache use reads 100 %",
 )
 
-_MISC = (WEIGHTS_ONLY, PREFILL_IGNORED, MEAN_FOR_P99, LITTLE_WRONG_LATENCY)
 # offline=None: their numbers come from a stored discrete-event simulation, which an exported page cannot run.
 FAMILIES = (
     Family("knee", "Predict the knee",
            "From a stack, a workload and two targets, the highest swept rate whose goodput stays at 0.9 × the "
-           "rate, graded against a stored simulation.", INPUTS, run_knee, generate=draw_scenario, variants=VARIANTS,
-           misconceptions=_MISC, order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot"),
+           "rate, graded against a stored simulation.", INPUTS, run_knee, generate=draw_scenario,
+           order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot"),
            chapter="14-capacity-planning", difficulty=3, rubric=KNEE_RUBRIC),
     Family("ttftp99", "p99 TTFT at this rate",
            "TTFT at low load, the requests in the system by Little's law, and the p99 TTFT at one rate, graded "
-           "against a stored simulation.", INPUTS, run_ttft_p99, generate=draw_scenario, variants=VARIANTS,
+           "against a stored simulation.", INPUTS, run_ttft_p99, generate=draw_scenario,
            order=91, offline=None, describe=describe_ttft_p99, prepare=_prepare("tpot"), chapter="15-production",
            difficulty=3, rubric=TTFT_P99_RUBRIC),
     Family("tpotbatch", "The batch where TPOT crosses the target",
            "One decode step, then the running batch at which the mean TPOT reaches the target, graded against a "
-           "stored simulation.", INPUTS, run_tpot_batch, generate=draw_scenario, variants=VARIANTS, order=92,
+           "stored simulation.", INPUTS, run_tpot_batch, generate=draw_scenario, order=92,
            offline=None, describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning",
            difficulty=3, rubric=TPOT_BATCH_RUBRIC),
     Family("preemptrate", "Where preemption begins",
            "The tokens the KV cache holds, the requests it holds whole, and the lowest swept rate that preempts, "
            "graded against a stored simulation.", CACHE_INPUTS, run_preempt_rate, generate=_generate_preempt,
-           variants=VARIANTS, order=93, offline=None, describe=describe_preempt_rate, prepare=_prepare("cache"),
+           order=93, offline=None, describe=describe_preempt_rate, prepare=_prepare("cache"),
            chapter="15-production", difficulty=3, rubric=PREEMPT_RATE_RUBRIC),
 )

@@ -11,7 +11,7 @@ critique drills (``critiques/…``) are other readers' rows.
 from __future__ import annotations
 
 import calculators.engine.procedures  # noqa: F401 - registers the families' own misconception ids
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from drills.bank.topics import curated_topic, is_curated
 from drills.models import BankItem
 from runbook.loading import (

@@ -12,7 +12,6 @@ from datetime import datetime
 from typing import Any, Callable
 
 from calculators.engine.grader import Grade, grade
-from calculators.families import FAMILIES
 from drills.problems.models import Attempt, ProblemInstance
 from drills.problems.storage import store_attempt
 
@@ -51,7 +50,7 @@ def unreadable_steps(graded: Grade, blank: bool = False) -> dict[str, str]:
 
 def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
     """Grade ``answers`` (step key → typed text) against the problem's right answers."""
-    return grade(problem.solve(), answers, FAMILIES[problem.family])
+    return grade(problem.solve(), answers)
 
 
 @dataclass(frozen=True)

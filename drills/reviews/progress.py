@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from calculators.families import FAMILIES
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.generation import generate_inputs

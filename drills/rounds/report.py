@@ -8,7 +8,7 @@ from datetime import datetime
 
 from django.utils.dateparse import parse_datetime
 
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from drills.models import BankItem, Card, CritiqueMark, Round, RoundItem, StepAnswer
 from drills.reviews.scheduling import HARD_BELOW, add_to_deck
 

@@ -31,8 +31,8 @@ def get_item(mapping, key):
 
 @register.filter
 def misconception_info(ident):
-    """The :class:`~calculators.engine.misconceptions.MisconceptionInfo` of an id, or ``None``."""
-    from calculators.engine.misconceptions import MISCONCEPTIONS
+    """The :class:`~calculators.engine.mistakes.MisconceptionInfo` of an id, or ``None``."""
+    from calculators.engine.mistakes import MISCONCEPTIONS
 
     return MISCONCEPTIONS.get(ident)
 

@@ -29,7 +29,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formulas.lora import ALL_FORMULAS, PARAMS_PER_LAYER
 from calculators.engine.grader import grade
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from calculators.families import FAMILIES
 
 GIB = 2**30

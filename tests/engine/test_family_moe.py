@@ -27,7 +27,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from calculators.engine.procedures.moe import ALL_FORMULAS
 from calculators.families import FAMILIES
 

@@ -37,6 +37,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, ConfigError, InputError
 from calculators.engine.formulas import rope as rope_formulas
 from calculators.engine.grader import grade
+from calculators.engine.mistakes import declared_on
 from calculators.families import FAMILIES
 
 STEP_KEYS = ["bands", "shortest_wavelength_tok", "longest_wavelength_tok", "bands_longer_than_context",
@@ -315,5 +316,10 @@ def test_every_declared_misconception_is_exercised_on_two_models_above():
     models = {}
     for inputs, _key, _typed, misconception in cases:
         models.setdefault(misconception, set()).add(inputs.get("model", "llama-3.1-8b"))
-    assert set(models) == {info.id for info in FAMILIES["rope"].misconceptions}
+    # Engine v3: the family no longer lists its ids; these are those it declared (rope_variants.py), each now
+    # declared on a rope quantity in the registry.
+    assert set(models) == {"hidden-size-for-head-dim", "pairs-not-dims", "longest-band-as-theta",
+                           "wavelength-without-2pi", "rope-single-rotation", "extended-context-for-original",
+                           "scaling-shrinks-wavelength"}
+    assert set(models) <= declared_on(step.key for step in FAMILIES["rope"].run({}).steps)
     assert all(len(seen) >= 2 for seen in models.values())

@@ -32,7 +32,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import CatalogError, InputError
 from calculators.engine.grader import grade
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from calculators.engine.procedures.tp import ALL_FORMULAS, TP_DEGREE, buyable_degree
 from calculators.families import FAMILIES
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import TimeZonePreference
-from calculators.engine.misconceptions import MISCONCEPTIONS
+from calculators.engine.mistakes import MISCONCEPTIONS
 from coaching import services as coaching
 from coaching.models import Cohort, Membership, QuestionSet
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewSettings, StepAnswer

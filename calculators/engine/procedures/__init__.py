@@ -1,7 +1,7 @@
 """The engine's calculator families: each a procedure with named steps (docs/architecture.md §10).
 
 :data:`ENGINE_FAMILIES` maps a family's slug to its :class:`Family` (title, inputs,
-procedure, problem generator, misconception variants) for every family the engine
+procedure, problem generator) for every family the engine
 computes alone. Every module of this package that defines ``FAMILIES`` is
 discovered here, so a new family is one new module. The whole registry, the
 simulated drills included, is :data:`calculators.families.FAMILIES`: the
@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..misconceptions import register
 from .base import Result, Step, StepSpec, evaluate_steps
 from .family import Family, discover
 from .inputs import InputSpec
@@ -24,7 +23,7 @@ def _discover() -> dict[str, Family]:
     for module_info in pkgutil.iter_modules(__path__):
         module = importlib.import_module(f"{__name__}.{module_info.name}")
         found.extend(getattr(module, "FAMILIES", ()))
-    return discover(found, register)
+    return discover(found)
 
 
 ENGINE_FAMILIES: dict[str, Family] = _discover()

@@ -15,7 +15,6 @@ from typing import Any
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio
-from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs, with_aliases
@@ -112,60 +111,6 @@ def run_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     return result
 
 
-# --- misconceptions ------------------------------------------------------------------------------
-
-UTILIZATION_IGNORED = MisconceptionInfo(
-    "utilization-ignored", "Cost quoted at 100 % busy",
-    "The fleet is billed every hour but works only part of it: divide the hour's bill by the tokens it "
-    "really produced, or the cost per token comes out too low by the idle share.",
-    "/errata/#checked-cost-per-million")
-PER_GPU_NOT_FLEET = MisconceptionInfo(
-    "per-gpu-not-fleet", "One GPU's price against the fleet's tokens",
-    "The price is per GPU-hour and the throughput is the whole fleet's: multiply the price by the GPUs "
-    "(or divide the tokens by them) before dividing one by the other.",
-    "/errata/#checked-cost-per-million")
-HOUR_SECOND_MIX = MisconceptionInfo(
-    "hour-second-mix", "Hours and seconds mixed",
-    "A price per hour divided by tokens per second is off by 3,600: turn the rate into tokens per hour "
-    "first.", "/errata/#checked-cost-per-million")
-
-
-def _tokens_busy(g, s):
-    return g["tokens_per_s"] * SECONDS_PER_HOUR
-
-
-def _tokens_per_gpu_rate(g, s):
-    """The fleet's rate taken as one GPU's and multiplied by the GPUs."""
-    return g["tokens_per_s"] * g["busy_fraction"] * SECONDS_PER_HOUR * g["gpus"]
-
-
-def _tokens_per_second(g, s):
-    return g["tokens_per_s"] * g["busy_fraction"]
-
-
-def _cost_busy(g, s):
-    return s["usd_per_hour"] / _tokens_busy(g, s) * 1e6
-
-
-def _cost_one_gpu(g, s):
-    return g["usd_per_gpu_hour"] / s["tokens_per_hour"] * 1e6
-
-
-def _cost_per_second(g, s):
-    per_hour = s["usd_per_hour"] / s["tokens_per_hour"] * 1e6
-    return [per_hour * SECONDS_PER_HOUR, per_hour / SECONDS_PER_HOUR]
-
-
-VARIANTS = {
-    "usd_per_hour": (("per-gpu-not-fleet", lambda g, s: g["usd_per_gpu_hour"]),),
-    "tokens_per_hour": (("utilization-ignored", _tokens_busy),
-                        ("per-gpu-not-fleet", _tokens_per_gpu_rate),
-                        ("hour-second-mix", _tokens_per_second)),
-    "usd_per_million_tokens": (("utilization-ignored", _cost_busy),
-                               ("per-gpu-not-fleet", _cost_one_gpu),
-                               ("hour-second-mix", _cost_per_second)),
-}
-
 # --- problems ------------------------------------------------------------------------------------
 
 GPUS_DRAWN = (1, 2, 4, 8, 8, 16, 32, 64)
@@ -211,8 +156,7 @@ COST_RUBRIC = (
 FAMILIES = (
     Family("cost", "Cost per million tokens",
            "Dollars per million tokens from the price per GPU-hour, the fleet's throughput and its utilisation.",
-           INPUTS, run_cost, generate=generate_cost, variants=VARIANTS,
-           misconceptions=(UTILIZATION_IGNORED, PER_GPU_NOT_FLEET, HOUR_SECOND_MIX), order=90,
+           INPUTS, run_cost, generate=generate_cost, order=90,
            describe=describe_cost,
            headlines=("usd_per_million_tokens", "usd_per_hour"), chapter="14-capacity-planning",
            roles=("architect", "manager"), rubric=COST_RUBRIC),

@@ -33,7 +33,6 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..misconceptions import MISCONCEPTIONS
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
@@ -54,20 +53,9 @@ from .inputs import (
     resolve_model,
 )
 from .inputs import MFU as STEP_MFU
-from .kv import REPLICATION_IGNORED, fp4_cache_note, kv_notes, window_note
+from .kv import fp4_cache_note, kv_notes, window_note
 from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
-from .roofline import ROOFLINE_AS_EXPECTATION
-from .slo_variants import PER_USER_RATE
-from .step import (
-    BATCH,
-    STEP_MISCONCEPTIONS,
-    STEP_VARIANTS,
-    kv_read_spec,
-    replication_step,
-    step_given,
-    time_specs,
-    weight_spec,
-)
+from .step import BATCH, kv_read_spec, replication_step, step_given, time_specs, weight_spec
 
 CONTEXT = InputSpec("context", "int", 0, "average tokens already in each sequence's KV cache, read at every "
                     "step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
@@ -143,51 +131,6 @@ def decode_specs(cfg: ModelConfig) -> list[StepSpec]:
         *time_specs(cfg),
     ]
 
-
-# --- misconceptions --------------------------------------------------------------------------
-
-KV_READ_IGNORED = MISCONCEPTIONS["kv-read-ignored"]  # declared once (misconceptions.py)
-
-
-def _kv_ignored_bytes(g, s):
-    return s["weight_bytes_per_step"] if s["kv_bytes_per_step"] > 0 else None
-
-
-def _kv_ignored_ceiling(g, s):
-    if s["kv_bytes_per_step"] <= 0:
-        return None
-    return S.CEILING_TOK_S({"batch": g["batch"], "bandwidth_gb_s": s["bandwidth_gb_s"],
-                            "bytes_per_step": s["weight_bytes_per_step"]})
-
-
-def _weights(g, **changes) -> float:
-    values = {**g, **changes}
-    return (S.STEP_WEIGHT_BYTES_MOE if g["experts"] else S.STEP_WEIGHT_BYTES)(values)
-
-
-def _nominal_4bit(g, s):
-    if g["weights_dtype_bits_nominal"] != 4 or g["weight_bits"] == 4:
-        return None
-    return _weights(g, weight_bits=4)
-
-
-VARIANTS = {
-    **STEP_VARIANTS,
-    "weight_bytes_per_step": (
-        ("bits-for-bytes", lambda g, s: _weights(g) * 8),
-        ("nominal-4bit", _nominal_4bit),
-        *STEP_VARIANTS["weight_bytes_per_step"],
-    ),
-    "bytes_per_step": (("kv-read-ignored", _kv_ignored_bytes),),
-    "ceiling_tok_s": (("kv-read-ignored", _kv_ignored_ceiling),
-                      # The compute roof instead of the memory roof: replica peak ÷ 2N per token.
-                      ("ceiling-from-flops",
-                       lambda g, s: g["gpus"] * g["peak_tflops"] * 1e12 / (2 * g["active_params"]))),
-    "realistic_low_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
-    "realistic_high_tok_s": (("roofline-as-expectation", lambda g, s: s["ceiling_tok_s"]),),
-    "tok_s_per_replica": (("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if g["batch"] > 1
-                           else None),),
-}
 
 # --- the procedure ---------------------------------------------------------------------------
 
@@ -388,9 +331,7 @@ FAMILIES = (
     Family("decode", "Decode step",
            "One decode step of a replica: bytes and FLOPs, the bandwidth ceiling and realistic range, MBU, and "
            "the memory, compute and all-reduce times that set the step and the tokens per second.",
-           INPUTS, run_decode, generate=generate_decode, variants=VARIANTS,
-           misconceptions=(ROOFLINE_AS_EXPECTATION, KV_READ_IGNORED, REPLICATION_IGNORED, PER_USER_RATE,
-                           *STEP_MISCONCEPTIONS), order=52, describe=describe_decode,
+           INPUTS, run_decode, generate=generate_decode, order=52, describe=describe_decode,
            headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC,
            offline=Offline(checks=({"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high",
                                     "message": NOT_ABOVE},

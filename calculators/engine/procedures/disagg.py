@@ -34,7 +34,6 @@ from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import attention_head_dim, compute_precision
 from .base import Result, StepSpec, format_number, run
@@ -55,7 +54,6 @@ from .inputs import (
     resolve_model,
 )
 from .kv import kv_given, kv_per_token_spec
-from .preempt import SWAP_IN_BITS
 from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
 
 # --- Whole-fleet cost for the ``disagg`` family (docs/architecture.md §12): both pools, occupancy and spares.
@@ -197,20 +195,6 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
     ]
 
 
-TRANSFER_REPLICATED = MisconceptionInfo(
-    "transfer-replicated", "Replicated cache sent over the network",
-    "The transfer carries one copy of the prompt's cache; the decode replica copies K/V heads across its own "
-    "cards after it arrives.", "/errata/#kv-replication")
-
-VARIANTS = {
-    "kv_transfer_ms": (("transfer-bits-for-bytes", lambda g, s: [KV_TRANSFER_MS(
-        {"kv_transfer_bytes": s["kv_transfer_bytes"], "network_gb_s": g["network_gb_s"]}) * f for f in (8, 1 / 8)]),),
-    "kv_transfer_bytes": (("transfer-replicated", lambda g, s: KV_TRANSFER_BYTES(
-        {**g, "kv_bytes_per_token": s["kv_bytes_per_token"]}) * g["kv_replication"] if g["kv_replication"] > 1
-        else None),),
-}
-
-
 def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """Disaggregated prefill and decode for a load: transfer, TTFT, both pools and whether it pays.
 
@@ -315,7 +299,6 @@ FAMILIES = (
     Family("disagg", "Disaggregated prefill and decode",
            "KV transfer per request, TTFT with the transfer, prefill and decode pool sizes and whether "
            "splitting them pays.",
-           INPUTS, run_disagg, generate=generate_disagg, variants=VARIANTS,
-           misconceptions=(SWAP_IN_BITS, TRANSFER_REPLICATED), order=78, describe=describe_disagg,
+           INPUTS, run_disagg, generate=generate_disagg, order=78, describe=describe_disagg,
            headlines=("fleet_usd_per_mtok", "fleet_gpus", "node_usd_per_mtok"), rubric=DISAGG_RUBRIC),
 )

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 from ..catalog import Catalog
-from ..misconceptions import MisconceptionInfo
 from .base import Plan, Result, resolve
 from .inputs import InputSpec
 from .offline import Offline
-
-# (misconception id, variant(given, earlier_steps) → value | [values] | None)
-VariantList = tuple[tuple[str, Callable[..., Any]], ...]
 
 
 @dataclass(frozen=True)
@@ -27,9 +23,8 @@ class Family:
 
     ``procedure(raw_inputs, catalog)`` runs it; ``generate(rng, catalog)``
     draws the inputs of a seeded problem (``None``: no drill for it);
-    ``variants`` maps its step keys to named wrong variants (added to the
-    shared ones of :mod:`..misconceptions`); ``misconceptions`` declares any new
-    misconception ids it uses; ``order`` sorts the families on the pages;
+    the mistakes its steps are graded against are the one registry's
+    (:mod:`..mistakes`), by the quantities it computes; ``order`` sorts the families on the pages;
     ``describe(inputs, catalog)`` states a drawn problem in one paragraph, in
     the words an interviewer would use (the drill page shows it).
 
@@ -56,8 +51,6 @@ class Family:
     inputs: tuple[InputSpec, ...]
     procedure: Callable[[dict[str, Any], Catalog | None], Result]
     generate: Callable[[random.Random, Catalog], dict] | None = None
-    variants: Mapping[str, VariantList] = field(default_factory=dict)
-    misconceptions: tuple[MisconceptionInfo, ...] = ()
     order: int = 100
     describe: Callable[[dict[str, Any], Catalog], str] | None = None
     headlines: tuple[str, ...] = ()
@@ -82,15 +75,12 @@ class Family:
         return self.headlines or (result.steps[-1].key,)
 
 
-def discover(found: Iterable[Family], register: Callable[[MisconceptionInfo], Any]) -> dict[str, Family]:
-    """``found`` records by slug, in page order (``order``, then slug); each misconception they declare is
-    passed to ``register`` (a second record for one id fails there). Raises ``ValueError`` for two families
+def discover(found: Iterable[Family]) -> dict[str, Family]:
+    """``found`` records by slug, in page order (``order``, then slug). Raises ``ValueError`` for two families
     of one slug."""
     families: dict[str, Family] = {}
     for family in sorted(found, key=lambda f: (f.order, f.slug)):
         if family.slug in families:
             raise ValueError(f"Two calculator families are called '{family.slug}'.")
         families[family.slug] = family
-        for info in family.misconceptions:
-            register(info)
     return families

@@ -19,9 +19,8 @@ from sympy import ceiling
 
 from ..catalog import Catalog
 from ..errors import InputError
-from ..formula import Formula, Var, near_whole, whole_ceil, whole_floor
+from ..formula import Formula, Var, near_whole, whole_ceil
 from ..formulas import product, ratio, total
-from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
@@ -29,7 +28,6 @@ from .offline import PACKING, Offline
 
 # --- what the planning families share ------------------------------------------------------------
 
-ROUNDED_NODES_DOWN = MISCONCEPTIONS["rounded-nodes-down"]  # declared once (misconceptions.py)
 
 
 def check_packing(gpus_per_replica: int, gpus_per_node: int, field: str) -> None:
@@ -169,53 +167,6 @@ def run_fleet(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     return result
 
 
-# --- misconceptions ------------------------------------------------------------------------------
-
-OCCUPANCY_IGNORED = MisconceptionInfo(
-    "occupancy-ignored", "Sized at full occupancy",
-    "Dividing by a replica's whole capacity leaves no headroom: queues and tail latency blow up long "
-    "before every slot is busy, so divide by capacity × the target occupancy.",
-    "/runbook/14-capacity-planning/#littles-law")
-
-
-def _raw_replicas(g, s, occupancy=True) -> float:
-    return s["concurrency"] / (g["users_per_replica"] * (g["occupancy"] if occupancy else 1))
-
-
-def _replicas_floor(g, s):
-    return whole_floor(_raw_replicas(g, s)) + g["spares"]
-
-
-def _replicas_full(g, s):
-    return whole_ceil(_raw_replicas(g, s, occupancy=False)) + g["spares"]
-
-
-def _gpus_floor(g, s):
-    """Replicas floored, or the fractional GPU count floored (4.7 replicas × 2 → 9 GPUs)."""
-    spare_gpus = g["spares"] * g["gpus_per_replica"]
-    raw = _raw_replicas(g, s)
-    return [whole_floor(raw) * g["gpus_per_replica"] + spare_gpus,
-            whole_floor(raw * g["gpus_per_replica"]) + spare_gpus]
-
-
-def _gpus_full(g, s):
-    return _replicas_full(g, s) * g["gpus_per_replica"]
-
-
-def _nodes_floor(g, s):
-    return whole_floor(s["gpus"] / g["gpus_per_node"])
-
-
-def _nodes_full(g, s):
-    return whole_ceil(_gpus_full(g, s) / g["gpus_per_node"])
-
-
-VARIANTS = {
-    "replicas": (("rounded-nodes-down", _replicas_floor), ("occupancy-ignored", _replicas_full)),
-    "gpus": (("rounded-nodes-down", _gpus_floor), ("occupancy-ignored", _gpus_full)),
-    "nodes": (("rounded-nodes-down", _nodes_floor), ("occupancy-ignored", _nodes_full)),
-}
-
 # --- problems ------------------------------------------------------------------------------------
 
 USERS_DRAWN = (8, 12, 16, 24, 32, 48, 53, 64, 96, 128, 191, 256)
@@ -266,8 +217,7 @@ FLEET_RUBRIC = (
 FAMILIES = (
     Family("fleet", "Fleet sizing",
            "Little's law from a traffic forecast to replicas, GPUs and whole nodes, with headroom and spares.",
-           INPUTS, run_fleet, generate=generate_fleet, variants=VARIANTS,
-           misconceptions=(ROUNDED_NODES_DOWN, OCCUPANCY_IGNORED), order=80, describe=describe_fleet,
+           INPUTS, run_fleet, generate=generate_fleet, order=80, describe=describe_fleet,
            headlines=("replicas", "nodes"), chapter="14-capacity-planning", roles=("architect", "manager"),
            rubric=FLEET_RUBRIC,
            offline=Offline(checks=({"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node",

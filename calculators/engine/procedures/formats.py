@@ -32,7 +32,6 @@ from sympy import Pow
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, total
-from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, evaluate_steps, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
@@ -313,85 +312,11 @@ def describe_formats(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"(the gap between 1 and the next value), to four significant figures or as powers of two.")
 
 
-# --- misconceptions --------------------------------------------------------------------------------
-
-MISCONCEPTION_INFOS = (
-    MisconceptionInfo(
-        "bf16-fp16-swap", "bf16 and fp16 swapped",
-        "Both are 16 bits, but bf16 spends 8 on the exponent (fp32's range, 7 mantissa bits) and fp16 spends 5 "
-        "(max 65,504, 10 mantissa bits): one's range or precision was given for the other.",
-        "/runbook/09-number-formats/#bf16-and-fp16"),
-    MisconceptionInfo(
-        "e4m3-ieee-max", "E4M3 read as an IEEE layout",
-        "OCP E4M3 has no infinities: its top exponent code holds numbers, so the largest is 448, not the 240 "
-        "an IEEE-style layout would give.", "/runbook/09-number-formats/#fp8"),
-    MisconceptionInfo(
-        "unit-roundoff-for-epsilon", "Unit roundoff given for epsilon",
-        "Machine epsilon is the gap between 1 and the next value, 2^−m; half of it (2^−(m+1)) is the worst "
-        "rounding error of round-to-nearest, a different quantity.", "/runbook/09-number-formats/#epsilon"),
-    MisconceptionInfo(
-        "epsilon-as-min-normal", "Epsilon and the smallest normal confused",
-        "Epsilon is relative precision (set by the mantissa); the smallest normal is the bottom of the range "
-        "(set by the exponent). They answer different questions.", "/runbook/09-number-formats/#epsilon"),
-)
-
-def _partner(g) -> NumberFormat | None:
-    """fp16 for a bf16 problem and bf16 for an fp16 one; ``None`` otherwise."""
-    layout = (g["width"], g["exponent_field"])
-    if layout == (16, 8):
-        return FORMATS["fp16"]
-    if layout == (16, 5):
-        return FORMATS["bf16"]
-    return None
-
-
-def _swapped(key: str):
-    def variant(g, s):
-        partner = _partner(g)
-        return None if partner is None else format_values(partner)[key]
-    return variant
-
-
-def _e4m3_ieee(g, s):
-    if not (g["finite_only"] or g.get("no_specials")):
-        return None
-    return MAX_NORMAL_IEEE({"mantissa_bits": s["mantissa_bits"], "exponent_bits": s["exponent_bits"]})
-
-
-def _unit_roundoff(g, s):
-    return None if g["is_int"] else 2.0 ** (-s["mantissa_bits"] - 1)
-
-
-def _epsilon_is_min_normal(g, s):
-    return None if g["is_int"] else s["min_normal"]
-
-
-def _min_normal_is_epsilon(g, s):
-    return None if g["is_int"] else 2.0 ** -s["mantissa_bits"]
-
-
-VARIANTS = {
-    "exponent_bits": (("bf16-fp16-swap", _swapped("exponent_bits")),),
-    "mantissa_bits": (("bf16-fp16-swap", _swapped("mantissa_bits")),),
-    "max_normal": (("bf16-fp16-swap", _swapped("max_normal")), ("e4m3-ieee-max", _e4m3_ieee),
-                   ("int4-unsigned", lambda g, s: 2 ** g["width"] - 1 if g["is_int"] else None)),
-    "min_normal": (("bf16-fp16-swap", _swapped("min_normal")), ("epsilon-as-min-normal", _min_normal_is_epsilon),
-                   ("int4-unsigned", lambda g, s: 0 if g["is_int"] else None),
-                   # The smallest subnormal, 2^(1 − bias) × 2^−m: fp16's 2^−24 for its 2^−14.
-                   ("fp16-subnormal-for-normal", lambda g, s: s["min_normal"] * 2 ** -s["mantissa_bits"]
-                    if not g["is_int"] and s["mantissa_bits"] > 0 else None)),
-    "epsilon": (("bf16-fp16-swap", _swapped("epsilon")), ("unit-roundoff-for-epsilon", _unit_roundoff),
-                ("epsilon-as-min-normal", _epsilon_is_min_normal)),
-    # The nominal 4 bits, the shared scale forgotten.
-    "effective_bits": (("nominal-4bit", lambda g, s: s["total_bits"] if g.get("block_values") else None),),
-}
-
 FAMILIES = (
     Family("formats", "Number formats",
            "Sign, exponent and mantissa bits of fp32, bf16, fp16, fp8 (E4M3, E5M2), int8, int4 and the block "
            "formats NVFP4 and MXFP4, with range, epsilon and the effective bits a shared scale costs.",
-           INPUTS, run_formats, generate=generate_formats, variants=VARIANTS,
-           misconceptions=MISCONCEPTION_INFOS, order=110, describe=describe_formats,
+           INPUTS, run_formats, generate=generate_formats, order=110, describe=describe_formats,
            headlines=("max_normal", "epsilon"), chapter="09-number-formats", difficulty=1,
            rubric=("Derives range from the exponent bits and the bias, precision from the mantissa bits",
                    "Gives E4M3's 448 (the top exponent code holds numbers), not an IEEE-style 240",

@@ -8,7 +8,6 @@ for MLA layers × (kv_lora_rank + qk_rope_head_dim) × bytes) and ``per_user_gib
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..catalog import Catalog
@@ -17,7 +16,6 @@ from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..step_model import check_degree, kv_replication
 from .base import Result, StepSpec, run
 from .drawing import KV_DTYPES_DRAWN, draw_context
@@ -73,47 +71,6 @@ def per_user_spec(cfg: ModelConfig, label: str = "KV cache per user", replicatio
     if replication_step:
         from_steps["kv_replication"] = "kv_replication"
     return StepSpec("per_user_gib", label, formula, from_steps=from_steps)
-
-
-REPLICATION_IGNORED = MisconceptionInfo(
-    "kv-replication-ignored", "K/V replication ignored",
-    "A K/V head cannot be split across cards: on more cards than K/V heads each head is copied, and an "
-    "MLA latent is kept whole on every card, so each user's cache costs that many times more memory.",
-    "/errata/#kv-replication")
-
-
-def _per_token(g, s) -> float:
-    """KV bytes per token: an earlier step where the family has one, else its given (slo, decode)."""
-    return s["kv_bytes_per_token"] if "kv_bytes_per_token" in s else g["kv_bytes_per_token"]
-
-
-def _unreplicated_per_user(g, s) -> float | None:
-    if g.get("kv_replication", 1) <= 1:
-        return None
-    values = {**g, "kv_bytes_per_token": _per_token(g, s), "kv_replication": 1}
-    return (F.PER_USER_GIB_WINDOWED if g["window_layers"] else F.PER_USER_GIB)(values)
-
-
-def _unreplicated_users(which: str):
-    def variant(g, s):
-        if g.get("kv_replication", 1) <= 1:
-            return None
-        if which == "worst":
-            per_user = _unreplicated_per_user(g, s)
-            return max(0, math.floor(s["kv_budget_gib"] / per_user)) if per_user > 0 else None
-        formula = F.USERS_PAGED_WINDOWED if g["window_layers"] else F.USERS_PAGED
-        return formula({**g, "kv_budget_gib": s["kv_budget_gib"], "kv_bytes_per_token": _per_token(g, s),
-                        "kv_replication": 1})
-    return variant
-
-
-# Attach to a family's ``variants`` (they read ``kv_replication`` from the given values).
-REPLICATION_VARIANTS = {
-    "kv_replication": (("kv-replication-ignored", lambda g, s: 1 if g.get("kv_replication", 1) > 1 else None),),
-    "per_user_gib": (("kv-replication-ignored", _unreplicated_per_user),),
-    "users_worst_case": (("kv-replication-ignored", _unreplicated_users("worst")),),
-    "users_paged": (("kv-replication-ignored", _unreplicated_users("paged")),),
-}
 
 
 def fp4_cache_note(kv_dtype: str, gpu) -> list[str]:
@@ -261,8 +218,7 @@ KV_RUBRIC = (
 FAMILIES = (
     Family("kv", "KV cache",
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
-           INPUTS, run_kv, generate=generate_kv, variants=REPLICATION_VARIANTS,
-           misconceptions=(REPLICATION_IGNORED,), order=20, describe=describe_kv,
+           INPUTS, run_kv, generate=generate_kv, order=20, describe=describe_kv,
            headlines=("kv_bytes_per_token", "per_user_gib"), chapter="06-kv-cache", difficulty=1, rubric=KV_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE,))),
 )

@@ -51,8 +51,6 @@ from .inputs import (
     resolve_model,
 )
 from .kv import (
-    REPLICATION_IGNORED,
-    REPLICATION_VARIANTS,
     fp4_cache_note,
     kv_given,
     kv_notes,
@@ -268,8 +266,7 @@ LADDER_RUBRIC = (
 FAMILIES = (
     Family("ladder", "Capacity ladder",
            "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
-           INPUTS, run_ladder, generate=generate_ladder, variants=REPLICATION_VARIANTS,
-           misconceptions=(REPLICATION_IGNORED,), order=10, describe=describe_ladder,
+           INPUTS, run_ladder, generate=generate_ladder, order=10, describe=describe_ladder,
            headlines=("users_worst_case", "users_paged"), chapter="06-kv-cache",
            roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC,
            offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context"))},

@@ -23,8 +23,7 @@ Steps: ``params_per_layer`` (r × Σ (d_in + d_out) over the targets),
 16 × (4,096 + 4,096) + 16 × (4,096 + 1,024) = 212,992 per layer × 32 =
 6,815,744 parameters = 13.0 MiB at bf16.
 
-The formulas are in :mod:`..formulas.lora`, the misconceptions in
-:mod:`.lora_variants`.
+The formulas are in :mod:`..formulas.lora`; its mistakes are the registry's (:mod:`..mistakes`).
 """
 
 from __future__ import annotations
@@ -44,8 +43,8 @@ from ..formulas.lora import (
     SPARE_FROM_LADDER,
 )
 from ..hf_config import ModelConfig
-from ..misconceptions import GIB
 from ..param_count import param_breakdown
+from ..units import GIB
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import gpu_supports
 from .family import Family
@@ -62,7 +61,6 @@ from .inputs import (
     input_or_default,
     resolve_model,
 )
-from .lora_variants import MISCONCEPTION_INFO, VARIANTS
 
 # --- inputs ------------------------------------------------------------------------------------
 
@@ -319,7 +317,7 @@ FAMILIES = (
     Family("lora", "LoRA adapters",
            "Memory per LoRA adapter from its rank and target projections, and how many fit beside the base "
            "weights.",
-           INPUTS, run_lora, generate=generate_lora, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
+           INPUTS, run_lora, generate=generate_lora,
            order=130, describe=describe_lora,
            headlines=("adapter_gib", "adapters_fit"), chapter="12-engines", difficulty=3, rubric=LORA_RUBRIC),
 )

@@ -33,7 +33,6 @@ from ..formulas import memory as F
 from ..formulas import product, ratio
 from ..formulas.serving import RIDGE
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -164,52 +163,6 @@ SPECS = [
              from_steps={"total_params": "total_params", "active_params": "active_params"}),
 ]
 
-# --- misconceptions ----------------------------------------------------------------------------
-
-MISCONCEPTION_INFO = (
-    MisconceptionInfo(
-        "moe-saves-memory", "Memory sized from the active parameters",
-        "Any token may be routed to any expert, so every expert stays resident: size memory from the total "
-        "parameters. MoE saves operations, not memory.", "/runbook/11-multi-gpu/#mixture-of-experts"),
-    MisconceptionInfo(
-        "moe-all-experts-per-token", "Every expert charged to every token",
-        "A token runs only the experts its router picks (plus any shared ones): its operations, and at "
-        "batch 1 its weight reads, come from the active parameters.",
-        "/runbook/11-multi-gpu/#mixture-of-experts"),
-)
-
-
-def _weights_from_active(g, s):
-    return F.WEIGHTS_GIB({"total_params": s["active_params"], "weight_bits": g["weight_bits"]})
-
-
-def _active_is_total(g, s):
-    return s["total_params"]
-
-
-def _bytes_all_experts(g, s):
-    return ACTIVE_BYTES_PER_TOKEN({"active_params": s["total_params"], "weight_bits": g["weight_bits"]})
-
-
-def _bytes_in_bits(g, s):
-    return s["active_params"] * g["weight_bits"]
-
-
-def _flops_all_experts(g, s):
-    return FLOPS_PER_TOKEN({"active_params": s["total_params"]})
-
-
-VARIANTS = {
-    "active_params": (("moe-all-experts-per-token", _active_is_total),),
-    "weights_gib": (("moe-saves-memory", _weights_from_active),),
-    "active_bytes_per_token": (
-        ("moe-all-experts-per-token", _bytes_all_experts),
-        ("bits-for-bytes", _bytes_in_bits),
-    ),
-    "flops_per_token": (("moe-all-experts-per-token", _flops_all_experts),),
-}
-
-
 # --- the procedure -----------------------------------------------------------------------------
 
 def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -323,7 +276,7 @@ FAMILIES = (
     Family("moe", "Mixture of experts",
            "Memory for every expert against bytes and operations for the active ones: MoE saves operations, "
            "not memory.",
-           INPUTS, run_moe, generate=generate_moe, variants=VARIANTS, misconceptions=MISCONCEPTION_INFO,
+           INPUTS, run_moe, generate=generate_moe,
            order=120, describe=describe_moe,
            headlines=("weights_gib", "saving_ratio"), chapter="02-forward-pass", difficulty=3, rubric=MOE_RUBRIC),
 )

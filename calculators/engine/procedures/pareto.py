@@ -34,11 +34,9 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..step_model import Replica, step_ms
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .compute_shared import draw_served_model
-from .decode import KV_READ_IGNORED
 from .family import Family
 from .inputs import (
     ALLREDUCE_LATENCY_US,
@@ -57,11 +55,10 @@ from .inputs import (
     resolve_model,
 )
 from .inputs import MFU as STEP_MFU
-from .kv import REPLICATION_IGNORED, REPLICATION_VARIANTS, fp4_cache_note
+from .kv import fp4_cache_note
 from .offline import DEGREE_RULE_AFTER_GIVEN, LINK, NO_LINK, Offline
 from .slo import TPOT_TARGET_MS, batch_limit_specs, slo_given
-from .slo_variants import CACHE_FIT_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, TPOT_TARGET_IGNORED
-from .step import COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, step_given
+from .step import step_given
 
 # --- The throughput–interactivity curve itself: every grid point of docs/architecture.md §12, costed by the …
 
@@ -296,50 +293,6 @@ def check_limits(values: dict[str, float], gpu, inputs: dict[str, Any]) -> None:
                          f"relax the target or add cards.", field="tpot_target_ms")
 
 
-# --- misconceptions --------------------------------------------------------------------------
-
-PER_REPLICA_FOR_CARD = MisconceptionInfo(
-    "per-replica-for-per-card", "Replica rate quoted per card",
-    "The curve's y is tok/s per card: a replica of t cards makes batch ÷ step tokens per second, and each "
-    "card earns a t-th of it, so a larger degree must more than double its batch to pay.",
-    "/runbook/05-prefill-and-decode/#throughput-interactivity")
-WEIGHTS_ONLY = KV_READ_IGNORED  # "weights-only decode": every sequence's cache is read too
-
-
-def _weights(g, s, touched: float) -> float:
-    return S.STEP_WEIGHT_BYTES_MOE({**g, "experts_touched": touched})  # the same bytes with a touched count
-
-
-def _grid(limit: float) -> float | None:
-    return float(power_of_two_at_most(limit))
-
-
-VARIANTS = {
-    **REPLICATION_VARIANTS,
-    "batch": (("cache-fit-ignored", lambda g, s: _grid(s["batch_tpot_limit"])),
-              ("tpot-target-ignored", lambda g, s: _grid(s["batch_memory_limit"]))),
-    "weight_bytes_per_step": (
-        ("experts-all-read", lambda g, s: _weights(g, s, g["experts"]) if g["experts"] else None),
-        ("experts-top-k-read", lambda g, s: _weights(g, s, g["experts_per_token"])
-         if g["experts"] and s["batch"] > 1 else None),
-    ),
-    "kv_bytes_per_step": (("kv-replication-ignored", lambda g, s: (
-        S.STEP_KV_BYTES_WINDOWED if g["window_layers"] else S.STEP_KV_BYTES)(
-        {**g, "batch": s["batch"], "kv_replication": 1}) if s["kv_replication"] > 1 else None),),
-    "bytes_per_step": (("kv-read-ignored", lambda g, s: s["weight_bytes_per_step"]
-                        if s["kv_bytes_per_step"] > 0 else None),),
-    "memory_ms": (("one-card-bandwidth", lambda g, s: S.MEMORY_MS(
-        {**g, "gpus": 1, "bytes_per_step": s["bytes_per_step"]}) if g["gpus"] > 1 else None),),
-    "step_ms": (("comm-ignored", lambda g, s: max(s["memory_ms"], s["compute_ms"]) if s["comm_ms"] > 0 else None),),
-    "tok_s_per_card": (("per-replica-for-per-card", lambda g, s: s["tok_s_per_user"] * s["batch"]
-                        if g["gpus"] > 1 else None),
-                       ("per-user-rate-for-replica", lambda g, s: s["tok_s_per_user"] if s["batch"] > 1
-                        else None)),
-}
-MISCONCEPTIONS = (WEIGHTS_ONLY, REPLICATION_IGNORED, COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K, CACHE_FIT_IGNORED,
-                  TPOT_TARGET_IGNORED, ONE_CARD_BANDWIDTH, PER_USER_RATE, PER_REPLICA_FOR_CARD)
-
-
 # --- the procedure ---------------------------------------------------------------------------
 
 def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
@@ -443,7 +396,7 @@ FAMILIES = (
     Family("pareto", "Throughput–interactivity curve",
            "Tokens per second per card against tokens per second per user, batch by batch up to the KV limit at "
            "each tensor-parallel degree, and the point a TPOT target picks.",
-           INPUTS, run_pareto, generate=generate_pareto, variants=VARIANTS, misconceptions=MISCONCEPTIONS,
+           INPUTS, run_pareto, generate=generate_pareto,
            order=72, describe=describe_pareto,
            headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN, LINK,

@@ -30,7 +30,6 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
 from .base import Result, StepSpec, format_number, run
@@ -51,7 +50,7 @@ from .inputs import (
     input_or_default,
     resolve_model,
 )
-from .kv import REPLICATION_IGNORED, kv_given, kv_per_token_spec
+from .kv import kv_given, kv_per_token_spec
 from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
 from .step import replication_step
 
@@ -121,36 +120,6 @@ def preempt_specs(cfg: ModelConfig) -> list[StepSpec]:
         StepSpec("swap_ms_per_request", "Swap the whole sequence out and back in", SWAP_MS_PER_REQUEST,
                  {"swap_ms_per_token": "swap_ms_per_token"}),
     ]
-
-
-# --- misconceptions ----------------------------------------------------------------------------------
-
-PCIE_BOTH_WAYS = MisconceptionInfo(
-    "pcie-bidirectional", "Both directions of PCIe counted",
-    "A PCIe Gen5 x16 link carries 64 GB/s each way; the 128 GB/s on the datasheet adds the two directions, "
-    "and a swap moves its bytes one way at a time.", "/errata/#swap-versus-recompute")
-SWAP_IN_BITS = MisconceptionInfo(
-    "transfer-bits-for-bytes", "Transfer sized in bits for bytes",
-    "Link speeds are often quoted in gigabits (a 400 Gb/s NIC is 50 GB/s); a transfer of B bytes over G GB/s "
-    "takes B ÷ G seconds, not 8 × that or ÷ 8.", "/errata/#swap-versus-recompute")
-
-
-def _swap_with(g, s, **changes) -> float:
-    return SWAP_MS_PER_TOKEN({"kv_bytes_per_token": s["kv_bytes_per_token"], "kv_replication": s["kv_replication"],
-                              "gpus": g["gpus"], "pcie_gb_s": g["pcie_gb_s"], **changes})
-
-
-VARIANTS = {
-    "swap_ms_per_token": (
-        ("pcie-bidirectional", lambda g, s: _swap_with(g, s, pcie_gb_s=2 * g["pcie_gb_s"])),
-        ("transfer-bits-for-bytes", lambda g, s: [_swap_with(g, s) * 8, _swap_with(g, s) / 8]),
-        ("kv-replication-ignored", lambda g, s: _swap_with(g, s, kv_replication=1) if s["kv_replication"] > 1
-         else None),
-    ),
-    "swap_ms_per_request": (("pcie-bidirectional", lambda g, s: 2 * g["context"] * _swap_with(
-        g, s, pcie_gb_s=2 * g["pcie_gb_s"])),),
-    "kv_replication": (("kv-replication-ignored", lambda g, s: 1 if g["kv_replication"] > 1 else None),),
-}
 
 
 # --- the procedure -------------------------------------------------------------------------------------
@@ -276,8 +245,7 @@ FAMILIES = (
     Family("preempt", "Preemption: recompute or swap",
            "What bringing back a preempted sequence costs: recompute (a prefill) against a swap over PCIe, per "
            "token and per request, and the ratio.",
-           INPUTS, run_preempt, generate=generate_preempt, variants=VARIANTS,
-           misconceptions=(PCIE_BOTH_WAYS, SWAP_IN_BITS, REPLICATION_IGNORED), order=75, describe=describe_preempt,
+           INPUTS, run_preempt, generate=generate_preempt, order=75, describe=describe_preempt,
            rubric=PREEMPT_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN,))),
 )

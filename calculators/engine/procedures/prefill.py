@@ -18,7 +18,6 @@ from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (
     MFU,
@@ -35,7 +34,6 @@ from .compute_shared import (
 )
 from .family import Family
 from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, input_or_default, resolve_model
-from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
                      minimum=0, maximum=3_600_000, unit="ms", label="Queue wait")
@@ -124,18 +122,6 @@ SPECS = [
 
 # --- misconceptions --------------------------------------------------------------------------
 
-ATTENTION_TERM_IGNORED = MisconceptionInfo(
-    "attention-term-ignored", "Attention term left out",
-    "2 × N × L counts only the weight multiplications; scoring every token against every other grows as L², "
-    "and past the crossover length it is the larger term.",
-    "/runbook/05-prefill-and-decode/#crossover")
-TTFT_WITHOUT_QUEUE = MisconceptionInfo(
-    "ttft-without-queue", "Queue wait left out of TTFT",
-    "Time to first token is the wait for admission plus the prefill; under load the wait is often the "
-    "larger part.",
-    "/runbook/03-journey-of-a-token/#ttft")
-
-
 def delivered(g, peak_key: str = "peak_tflops", mfu: bool = True) -> float | None:
     """FLOP/s a replica delivers at the given peak (``sparse_tflops`` for the trap),
     at the MFU or (``mfu=False``) at the whole peak; ``None`` when that peak is unknown."""
@@ -148,20 +134,6 @@ def time_ms(flops: float, flop_s: float | None) -> float | None:
     """Milliseconds for ``flops`` at ``flop_s`` (``None`` passes through)."""
     return None if flop_s is None else PREFILL_MS({"prefill_flops": flops, "effective_flop_s": flop_s})
 
-
-EFFECTIVE_VARIANTS = (
-    ("roofline-as-expectation", lambda g, s: delivered(g, mfu=False)),
-)
-
-VARIANTS = {
-    "prefill_flops": (("attention-term-ignored", lambda g, s: s["linear_flops"]),),
-    "effective_flop_s": EFFECTIVE_VARIANTS,
-    "prefill_ms": (
-        ("roofline-as-expectation", lambda g, s: time_ms(s["prefill_flops"], delivered(g, mfu=False))),
-        ("attention-term-ignored", lambda g, s: time_ms(s["linear_flops"], s["effective_flop_s"])),
-    ),
-    "ttft_ms": (("ttft-without-queue", lambda g, s: s["prefill_ms"] if g["queue_ms"] > 0 else None),),
-}
 
 # --- the procedure ---------------------------------------------------------------------------
 
@@ -313,8 +285,7 @@ PREFILL_RUBRIC = (
 FAMILIES = (
     Family("prefill", "Prefill and TTFT",
            "Prefill FLOPs with the attention term, time at an MFU, time to first token and the crossover length.",
-           INPUTS, run_prefill, generate=generate_prefill, variants=VARIANTS,
-           misconceptions=(SPARSE_TFLOPS, ROOFLINE_AS_EXPECTATION, ATTENTION_TERM_IGNORED, TTFT_WITHOUT_QUEUE),
+           INPUTS, run_prefill, generate=generate_prefill,
            order=54, describe=describe_prefill,
            headlines=("ttft_ms", "crossover_tokens"), chapter="05-prefill-and-decode", rubric=PREFILL_RUBRIC),
 )

@@ -24,7 +24,6 @@ from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (
     MFU,
@@ -52,18 +51,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import kv_given, kv_notes, kv_per_token_spec, window_note
-from .prefill import (
-    ATTENTION_TERM_IGNORED,
-    EFFECTIVE_SPEC,
-    EFFECTIVE_VARIANTS,
-    LINEAR_FLOPS,
-    attention_term,
-    delivered,
-    flops_given,
-    linear_term,
-    time_ms,
-)
-from .roofline import ROOFLINE_AS_EXPECTATION, SPARSE_TFLOPS
+from .prefill import EFFECTIVE_SPEC, attention_term, flops_given, linear_term, time_ms
 
 PREFIX_TOKENS = InputSpec("prefix_tokens", "int", 1024, "length of the shared prefix (system prompt, tools), "
                           "tokens", minimum=1, maximum=10_000_000, unit="tok", label="Shared prefix")
@@ -135,41 +123,6 @@ def prefix_specs(cfg: ModelConfig) -> list[StepSpec]:
                  PINNED_WINDOWED if cfg.window_layers else PINNED, {"kv_bytes_per_token": "kv_bytes_per_token"}),
     ]
 
-
-# --- misconceptions --------------------------------------------------------------------------
-
-HIT_RATE_IGNORED = MisconceptionInfo(
-    "hit-rate-ignored", "Hit rate left out",
-    "Only the requests that find the prefix cached skip its prefill; averaged over all requests the saving is "
-    "the hit rate times the prefix's prefill.",
-    "/runbook/10-paged-memory-and-prefix-caching/#prefix-caching")
-
-
-def _linear_only(g) -> float:
-    return LINEAR_FLOPS({"params": g["params"], "prompt_tokens": g["prefix_tokens"]})
-
-
-def _pinned_window_ignored(g, s):
-    if not g["window_layers"] or g["prefix_tokens"] <= g["window"]:
-        return None
-    return PINNED({**g, "kv_bytes_per_token": s["kv_bytes_per_token"]})
-
-
-VARIANTS = {
-    "prefix_flops": (("attention-term-ignored", lambda g, s: _linear_only(g)),),
-    "flops_saved_per_request": (
-        ("hit-rate-ignored", lambda g, s: s["prefix_flops"]),
-        ("attention-term-ignored", lambda g, s: g["hit_rate"] * _linear_only(g)),
-    ),
-    "effective_flop_s": EFFECTIVE_VARIANTS,
-    "ttft_saved_ms": (
-        ("hit-rate-ignored", lambda g, s: time_ms(s["prefix_flops"], s["effective_flop_s"])),
-        ("roofline-as-expectation", lambda g, s: time_ms(s["flops_saved_per_request"], delivered(g, mfu=False))),
-    ),
-    "pinned_gib": (
-        ("window-ignored", _pinned_window_ignored),
-    ),
-}
 
 # --- the procedure ---------------------------------------------------------------------------
 
@@ -292,8 +245,7 @@ PREFIX_RUBRIC = (
 FAMILIES = (
     Family("prefix", "Prefix caching",
            "Prefill FLOPs and TTFT a shared prefix saves per request, and the KV cache it pins.",
-           INPUTS, run_prefix, generate=generate_prefix, variants=VARIANTS,
-           misconceptions=(HIT_RATE_IGNORED, ATTENTION_TERM_IGNORED, SPARSE_TFLOPS, ROOFLINE_AS_EXPECTATION),
+           INPUTS, run_prefix, generate=generate_prefix,
            order=56, describe=describe_prefix,
            headlines=("ttft_saved_ms", "pinned_gib"), chapter="10-paged-memory-and-prefix-caching", difficulty=3,
            rubric=PREFIX_RUBRIC),

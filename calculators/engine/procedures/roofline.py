@@ -31,7 +31,6 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE as SERVING_RIDGE
 from ..hf_config import ModelConfig
-from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..step_model import attention_head_dim, kv_bytes_per_token
 from .base import Result, StepSpec, format_number, run
 from .compute_shared import (
@@ -215,59 +214,9 @@ INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKE
 
 # --- misconceptions --------------------------------------------------------------------------
 
-SPARSE_TFLOPS = MISCONCEPTIONS["sparse-tflops"]  # declared once (misconceptions.py)
-PREFILL_DECODE_SWAP = MisconceptionInfo(
-    "prefill-decode-swap", "Prefill and decode swapped",
-    "Decode reads every weight to make one token per sequence, so it is memory-bound until the batch is "
-    "large; prefill pushes the whole prompt through each weight it reads, so it is compute-bound.",
-    "/runbook/04-gpu-roofline/#arithmetic-intensity")
-ROOFLINE_AS_EXPECTATION = MISCONCEPTIONS["roofline-as-expectation"]  # declared once (misconceptions.py)
-
-
 def _sparse_ridge(g) -> float | None:
     return RIDGE({"peak_tflops": g["sparse_tflops"], "bandwidth": g["bandwidth"]}) if g["sparse_tflops"] else None
 
-
-def _sparse_verdict(intensity_key):
-    def variant(g, s):
-        ridge = _sparse_ridge(g)
-        return None if ridge is None else min(1, s[intensity_key] // ridge)
-    return variant
-
-
-
-
-def _decode_called_compute_bound(g, s):
-    """The one wrong verdict on a memory-bound decode: 'compute-bound'."""
-    return 1 if s["decode_flop_per_byte"] < s["ridge_flop_per_byte"] else None
-
-
-def _prefill_called_memory_bound(g, s):
-    """The one wrong verdict on a compute-bound prefill: 'memory-bound'."""
-    return 0 if s["prefill_flop_per_byte"] >= s["ridge_flop_per_byte"] else None
-
-
-VARIANTS = {
-    "decode_flop_per_byte": (
-        ("prefill-decode-swap", lambda g, s: PREFILL_INTENSITY(g)),
-        ("bits-for-bytes", lambda g, s: DECODE_INTENSITY(g) / 8),
-        # The cache read left out: with the attention FLOPs counted, or the weights-only figure outright.
-        ("kv-read-ignored", lambda g, s: [DECODE_INTENSITY({**g, "kv_bytes_per_token": 0}),
-                                          DECODE_INTENSITY({**g, "context": 0})] if g["context"] else None),
-    ),
-    "prefill_flop_per_byte": (
-        ("prefill-decode-swap", lambda g, s: DECODE_INTENSITY(g)),
-        ("bits-for-bytes", lambda g, s: PREFILL_INTENSITY(g) / 8),
-    ),
-    "decode_bound": (
-        ("prefill-decode-swap", _decode_called_compute_bound),
-        ("sparse-tflops", _sparse_verdict("decode_flop_per_byte")),
-    ),
-    "prefill_bound": (
-        ("prefill-decode-swap", _prefill_called_memory_bound),
-        ("sparse-tflops", _sparse_verdict("prefill_flop_per_byte")),
-    ),
-}
 
 # --- the procedure ---------------------------------------------------------------------------
 
@@ -422,8 +371,7 @@ ROOFLINE_RUBRIC = (
 FAMILIES = (
     Family("roofline", "Roofline",
            "Ridge point of a card, arithmetic intensity of decode and prefill, and which one is memory-bound.",
-           INPUTS, run_roofline, generate=generate_roofline, variants=VARIANTS,
-           misconceptions=(SPARSE_TFLOPS, PREFILL_DECODE_SWAP, ROOFLINE_AS_EXPECTATION), order=50,
+           INPUTS, run_roofline, generate=generate_roofline, order=50,
            describe=describe_roofline,
            headlines=("ridge_flop_per_byte", "batch_at_ridge"), chapter="04-gpu-roofline", rubric=ROOFLINE_RUBRIC),
 )

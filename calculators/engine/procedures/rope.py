@@ -24,8 +24,8 @@ construction: Su et al., "RoFormer: Enhanced Transformer with Rotary Position
 Embedding" (2021); position interpolation: Chen et al., "Extending Context
 Window of Large Language Models via Positional Interpolation" (2023).
 
-The parts: :mod:`..formulas.rope` (the formulas), :mod:`.rope_variants` (misconceptions); this module reads
-the config, runs the steps, writes the notes and draws the problems.
+The parts: :mod:`..formulas.rope` (the formulas); its mistakes are the registry's (:mod:`..mistakes`). This
+module reads the config, runs the steps, writes the notes and draws the problems.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from ..hf_config import ModelConfig
 from .base import Result, StepSpec, evaluate_steps, run
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
-from .rope_variants import MISCONCEPTION_INFOS, VARIANTS
 
 # --- The RoPE settings of a raw ``config.json``: base, rotated width, scaling factor and original context.
 
@@ -326,7 +325,7 @@ FAMILIES = (
     Family("rope", "RoPE frequency bands",
            "Wavelength of every RoPE band from rope_theta and the head dimension, and what a context-extension "
            "factor does to them.",
-           INPUTS, run_rope, generate=generate_rope, variants=VARIANTS, misconceptions=MISCONCEPTION_INFOS,
+           INPUTS, run_rope, generate=generate_rope,
            order=120, describe=describe_rope,
            headlines=("longest_wavelength_tok", "bands_longer_than_context"), chapter="08-rope-and-long-context",
            rubric=ROPE_RUBRIC),

@@ -23,8 +23,8 @@ layer, head and width counts are the model's ``config.json`` fields. The
 step-time model is the roofline (Williams, Waterman and Patterson, 2009)
 applied to one decode step.
 
-The parts: :mod:`..formulas.fleet` (the formulas: batch limits, the step time, the fleet),
-:mod:`.slo_variants` (misconceptions); this module holds the inputs and the given numbers, the steps, checks
+The parts: :mod:`..formulas.fleet` (the formulas: batch limits, the step time, the fleet), and its mistakes
+are the registry's (:mod:`..mistakes`); this module holds the inputs and the given numbers, the steps, checks
 feasibility, writes the notes, runs the family and draws its problems.
 """
 
@@ -54,7 +54,7 @@ from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
 from .family import Family
-from .fleet import GPUS_PER_NODE, ROUNDED_NODES_DOWN, check_packing
+from .fleet import GPUS_PER_NODE, check_packing
 from .inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -72,28 +72,10 @@ from .inputs import (
     clean_inputs,
     resolve_model,
 )
-from .kv import (
-    REPLICATION_IGNORED,
-    REPLICATION_VARIANTS,
-    fp4_cache_note,
-    kv_given,
-    kv_notes,
-    replication_spec,
-    valid_degree,
-)
+from .kv import fp4_cache_note, kv_given, kv_notes, replication_spec, valid_degree
 from .offline import DEGREE_RULE_AFTER_GIVEN, NO_LINK, PACKING, Offline
 from .params import params_given
-from .slo_variants import (
-    CACHE_FIT_IGNORED,
-    KV_READ_IGNORED,
-    ONE_CARD_BANDWIDTH,
-    PER_USER_RATE,
-    ROOFLINE_AS_EXPECTATION,
-    SPARSE_TFLOPS,
-    TPOT_TARGET_IGNORED,
-    VARIANTS,
-)
-from .step import COMM_IGNORED, GIB, flops_per_sequence, step_given, weights_read_ms
+from .step import GIB, flops_per_sequence, step_given, weights_read_ms
 
 # --- The ``slo`` family's inputs and the numbers its steps read (:func:`slo_given`).
 
@@ -507,11 +489,6 @@ FAMILIES = (
            "The largest decode batch that meets a TPOT target and fits the KV cache, its throughput, and the "
            "replicas and nodes a load needs.",
            INPUTS, run_slo, generate=generate_slo,
-           variants={**VARIANTS, "kv_replication": REPLICATION_VARIANTS["kv_replication"],
-                     "per_user_gib": (*VARIANTS["per_user_gib"], *REPLICATION_VARIANTS["per_user_gib"])},
-           misconceptions=(ROOFLINE_AS_EXPECTATION, ONE_CARD_BANDWIDTH, KV_READ_IGNORED, CACHE_FIT_IGNORED,
-                           TPOT_TARGET_IGNORED, PER_USER_RATE, SPARSE_TFLOPS, ROUNDED_NODES_DOWN, REPLICATION_IGNORED,
-                           COMM_IGNORED),
            order=70, describe=describe_slo,
            headlines=("max_batch", "tpot_ms", "nodes"), chapter="14-capacity-planning", difficulty=3,
            rubric=SLO_RUBRIC,

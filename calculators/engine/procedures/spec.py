@@ -28,7 +28,6 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
-from ..misconceptions import MisconceptionInfo
 from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .family import Family
@@ -174,48 +173,6 @@ def describe_spec(inputs: dict[str, Any], catalog: Catalog) -> str:
             f"speed-up over plain decoding you could expect?")
 
 
-# --- misconceptions --------------------------------------------------------------------------------
-
-MISCONCEPTION_INFOS = (
-    MisconceptionInfo(
-        "acceptance-as-tokens", "Acceptance rate multiplied by the draft length",
-        "A draft token only counts if every token before it was accepted, so the expectation is the "
-        "geometric sum 1 + α + … + α^γ, not γ·α or 1 + γ·α.",
-        "/runbook/13-speculative-and-constrained/#expected-tokens"),
-    MisconceptionInfo(
-        "draft-cost-ignored", "Draft cost ignored",
-        "Each step also runs the draft γ times; the speed-up is E ÷ (1 + γ·c), not E.",
-        "/runbook/13-speculative-and-constrained/#speed-up"),
-    MisconceptionInfo(
-        "bonus-token-forgotten", "The target's own token left out",
-        "Every verify pass emits one token of the target's own (a correction or a bonus) besides the accepted "
-        "drafts, so the series runs to α^γ and E is at least 1.",
-        "/runbook/13-speculative-and-constrained/#expected-tokens"),
-)
-
-
-def _linear_tokens(g, s):
-    return [g["gamma"] * g["alpha"], 1 + g["gamma"] * g["alpha"]]
-
-
-def _linear_speedup(g, s):
-    return [value / (1 + g["gamma"] * g["draft_cost"]) for value in _linear_tokens(g, s)]
-
-
-def _no_bonus(g, s):
-    alpha, gamma = g["alpha"], g["gamma"]
-    expected = (1 - alpha ** (gamma + 1)) / (1 - alpha)
-    return [expected - 1, (1 - alpha ** gamma) / (1 - alpha)]
-
-
-VARIANTS = {
-    "expected_tokens": (("acceptance-as-tokens", _linear_tokens), ("bonus-token-forgotten", _no_bonus)),
-    "speedup": (("draft-cost-ignored", lambda g, s: s["expected_tokens"]),
-                ("spec-no-plus-one", lambda g, s: s["expected_tokens"] / (g["gamma"] * g["draft_cost"])
-                 if g["gamma"] * g["draft_cost"] > 0 else None),
-                ("acceptance-as-tokens", _linear_speedup)),
-}
-
 # What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the
 # marks, never a value (every review draws fresh numbers).
 SPEC_RUBRIC = (
@@ -230,7 +187,7 @@ FAMILIES = (
     Family("spec", "Speculative decoding",
            "Expected tokens per verify step and the speed-up bound, from the acceptance rate, the draft "
            "length and the draft's cost.",
-           INPUTS, run_spec, generate=generate_spec, variants=VARIANTS, misconceptions=MISCONCEPTION_INFOS,
+           INPUTS, run_spec, generate=generate_spec,
            order=80, describe=describe_spec,
            headlines=("speedup", "expected_tokens"), chapter="13-speculative-and-constrained", rubric=SPEC_RUBRIC),
 )

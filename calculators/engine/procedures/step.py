@@ -17,7 +17,6 @@ from ..catalog import Gpu
 from ..dtypes import weight_bits
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..misconceptions import MisconceptionInfo
 from ..param_count import mlp_params, param_breakdown
 from ..step_model import (
     ACTIVATION_BYTES,
@@ -135,40 +134,6 @@ def time_specs(cfg: ModelConfig) -> list[StepSpec]:
     ]
 
 
-# --- misconceptions that belong to the step --------------------------------------------------
-
-COMM_IGNORED = MisconceptionInfo(
-    "comm-ignored", "All-reduces left out",
-    "Tensor parallelism adds two all-reduces per layer to every step; their fixed latency does not shrink "
-    "with more cards, so the step is max(memory, compute) plus communication.",
-    "/errata/#slo-step")
-EXPERTS_ALL = MisconceptionInfo(
-    "experts-all-read", "Every expert counted as read",
-    "A batch of B tokens routed top-k of E touches about E × (1 − (1 − k/E)^B) experts per layer, not all E "
-    "until the batch is large.", "/runbook/11-multi-gpu/#mixture-of-experts")
-EXPERTS_TOP_K = MisconceptionInfo(
-    "experts-top-k-read", "Only top-k experts counted for a batch",
-    "Each token of a batch picks its own k experts: a batch reads the union, E × (1 − (1 − k/E)^B) per layer, "
-    "far more than k once B grows.", "/runbook/11-multi-gpu/#mixture-of-experts")
-
-
-def _weights_with_experts(g, touched: float) -> float:
-    return S.STEP_WEIGHT_BYTES_MOE({**g, "experts_touched": touched})
-
-
-STEP_VARIANTS = {
-    "weight_bytes_per_step": (
-        ("experts-all-read", lambda g, s: _weights_with_experts(g, g["experts"])
-         if g["experts"] and g["experts_touched"] < g["experts"] * (1 - 1e-9) else None),
-        ("experts-top-k-read", lambda g, s: _weights_with_experts(g, g["experts_per_token"])
-         if g["experts"] and g["batch"] > 1 else None),
-    ),
-    "step_ms": (("comm-ignored", lambda g, s: max(s["memory_ms"], s["compute_ms"]) if s["comm_ms"] > 0 else None),),
-    "kv_bytes_per_step": (("kv-replication-ignored", lambda g, s: (
-        S.STEP_KV_BYTES_WINDOWED if g["window_layers"] else S.STEP_KV_BYTES)({**g, "kv_replication": 1})
-        if g["kv_replication"] > 1 else None),),
-}
-STEP_MISCONCEPTIONS = (COMM_IGNORED, EXPERTS_ALL, EXPERTS_TOP_K)
 
 
 GIB = 2**30

@@ -40,7 +40,6 @@ from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from ..misconceptions import MISCONCEPTIONS, MisconceptionInfo
 from ..param_count import param_breakdown
 from ..step_model import Replica, check_degree, kv_replication, step_ms
 from .base import Result, StepSpec, evaluate_steps, format_number, run
@@ -60,15 +59,7 @@ from .inputs import (
     input_or_default,
     resolve_model,
 )
-from .kv import (
-    REPLICATION_IGNORED,
-    REPLICATION_VARIANTS,
-    kv_given,
-    kv_notes,
-    kv_per_token_spec,
-    per_user_spec,
-    replication_spec,
-)
+from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec, replication_spec
 from .offline import POWER_OF_TWO, Offline
 from .params import params_given
 
@@ -390,83 +381,6 @@ def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
     ]
 
 
-# --- misconceptions ----------------------------------------------------------------------------
-
-MISCONCEPTION_INFO = (
-    MISCONCEPTIONS["rounded-nodes-down"],  # declared once (misconceptions.py)
-    MisconceptionInfo(
-        "non-buyable-degree", "Card count that no engine splits over",
-        "Engines shard each layer evenly over a power of two inside a node (1, 2, 4, 8) and over whole "
-        "nodes beyond it; 9 or 10 cards is not a configuration. Round up to the next degree.",
-        "/errata/#moe-nine-gpus"),
-    MisconceptionInfo(
-        "weights-only-sizing", "Cards sized for the weights alone",
-        "A replica that holds the weights and no KV cache serves nobody: size the cards for the weights "
-        "plus at least one user at the context limit.", "/runbook/11-multi-gpu/#tensor-parallel"),
-)
-
-
-def _cards(weights: float, per_user: float, room: float) -> float | None:
-    return math.ceil((weights + per_user) / room) if room > 0 else None
-
-
-def _min_gpus_no_reserve(g, s):
-    return _cards(s["weights_gib"], s["per_user_gib"], s["usable_per_gpu_gib"])
-
-
-def _min_gpus_no_utilization(g, s):
-    return _cards(s["weights_gib"], s["per_user_gib"], g["card_mib"] / 1024 - g["reserve_gib"])
-
-
-def _min_gpus_weights_only(g, s):
-    if s["per_user_gib"] <= 0:
-        return None
-    return _cards(s["weights_gib"], 0, s["room_per_gpu_gib"])
-
-
-def _room_no_reserve(g, s):
-    return s["usable_per_gpu_gib"]
-
-
-def _room_no_utilization(g, s):
-    return g["card_mib"] / 1024 - g["reserve_gib"]
-
-
-def _usable_full_card(g, s):
-    return g["card_mib"] / 1024
-
-
-
-
-def _degree_not_buyable(g, s):
-    return s["min_gpus"]
-
-
-def _nodes_rounded_down(g, s):
-    per_node = g["gpus_per_node"]
-    return [math.floor(s["min_gpus"] / per_node), math.floor(s["tp_degree"] / per_node)]
-
-
-VARIANTS = {
-    "usable_per_gpu_gib": (
-        ("skipped-utilization", _usable_full_card),
-    ),
-    "room_per_gpu_gib": (
-        ("skipped-activation-reserve", _room_no_reserve),
-        ("skipped-utilization", _room_no_utilization),
-    ),
-    "min_gpus": (
-        ("weights-only-sizing", _min_gpus_weights_only),
-        ("skipped-activation-reserve", _min_gpus_no_reserve),
-        ("skipped-utilization", _min_gpus_no_utilization),
-    ),
-    "tp_degree": (("non-buyable-degree", _degree_not_buyable),
-                  # The next buyable degree with the heads ignored (one the heads may not split over).
-                  ("tp-not-dividing-heads", lambda g, s: buyable_degree(s["min_gpus"], g["gpus_per_node"])),),
-    "nodes": (("rounded-nodes-down", _nodes_rounded_down),),
-}
-
-
 # --- notes -------------------------------------------------------------------------------------
 
 # --- the procedure -----------------------------------------------------------------------------
@@ -621,8 +535,7 @@ FAMILIES = (
     Family("tp", "Tensor-parallel degree",
            "The fewest cards, rounded to a degree an engine supports and to whole nodes, that hold the "
            "weights and one user's KV cache.",
-           INPUTS, run_tp, generate=generate_tp, variants={**VARIANTS, **REPLICATION_VARIANTS},
-           misconceptions=(*MISCONCEPTION_INFO, REPLICATION_IGNORED),
+           INPUTS, run_tp, generate=generate_tp,
            order=110, describe=describe_tp,
            headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC,
            offline=Offline(checks=({"kind": "power_of_two", "name": "gpus_per_node", "message": POWER_OF_TWO},),

@@ -47,7 +47,7 @@ class Command(EngineCommand):
             raise CommandError("The answers file must hold a JSON object mapping step keys to answers.",
                                returncode=BAD_INPUT)
         answers = {str(k): (v if isinstance(v, str) or v is None else json.dumps(v)) for k, v in answers.items()}
-        result = grade(family.run(inputs), answers, family)
+        result = grade(family.run(inputs), answers)
         if options["json"]:
             self.stdout.write(json.dumps(result.to_json(), indent=2))
             return
