@@ -3,9 +3,10 @@
 A quantity's default (:data:`.quantities.INPUTS`) is the stated convention every card starts from; the
 table in ``fixtures/catalog/calibration.json`` overrides it per card × precision (× engine where it
 matters) with values fitted on public measurements (``fixtures/calibration/measurements.yaml``, checked by
-``bench/validate_serving.py``). Each value is a :class:`Band`: the central value and a low/high, the low
-and high being the pessimistic and optimistic ends (a low efficiency, a high overhead) the simulator's
-bands read. Every row names the measurements it was fitted on and how.
+``bench/validate_serving.py``). Each value is a :class:`Band`: the central value and a low ≤ value ≤ high
+(the range of the leave-one-source-out fits); the pessimistic end is the low one for an efficiency and
+the high one for a cost (:data:`COSTS`), which the simulator's bands read. Every row names the
+measurements it was fitted on and how.
 
 Callers read a calibrated value through its quantity: :func:`.quantities.default` with ``gpu`` and
 ``precision`` (a card without a row gets the quantity's default). The keys are:

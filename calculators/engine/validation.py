@@ -55,9 +55,9 @@ GRID = {
     "bandwidth_efficiency_large_batch": [x / 100 for x in range(30, 96, 2)],
     "mfu": [x / 100 for x in range(5, 96, 3)],
     "prefill_mfu": [x / 100 for x in range(10, 96, 3)],
-    "step_overhead_ms": [x / 10 for x in range(0, 61, 2)],
-    "step_overhead_per_tp_ms": [x / 20 for x in range(0, 41)],
-    "allreduce_latency_us": [float(x) for x in range(0, 41, 2)],
+    "step_overhead_ms": [x / 10 for x in range(0, 101, 2)],
+    "step_overhead_per_tp_ms": [x / 10 for x in range(0, 61, 1)],
+    "allreduce_latency_us": [float(x) for x in range(0, 101, 4)],
 }
 
 
@@ -231,7 +231,7 @@ def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:
 
 #: Weight of the pull toward a key's default (per unit of |log(value ÷ default)|, or per ms/10 µs for a cost):
 #: small, so it only settles a key the cases cannot see (a decode MFU no case is compute-bound on keeps its default).
-PULL = 0.003
+PULL = 0.02
 
 
 def _pull(key: str, value: float) -> float:

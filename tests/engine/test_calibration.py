@@ -98,8 +98,8 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # The bounds bench/validate_serving.py prints today (issue 31's targets are 15 % overall and 20 % for
     # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see the issue's note).
     assert V.mape(before) == pytest.approx(33.6, abs=0.1)
-    assert V.mape(fitted) <= 10.0
-    assert V.mape(list(loso.values())) <= 37.0
+    assert V.mape(fitted) <= 10.5
+    assert V.mape(list(loso.values())) <= 30.5
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
     assert V.mape(ttft) <= 24.0
 
