@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import yaml
 
 from calculators.engine import validation as V
 from calculators.engine.calibration import (
@@ -76,6 +77,12 @@ def test_the_measurement_set_covers_what_issue_31_asks():
     assert {1, 2, 4, 8} <= {int(c.workload["tp"]) for c in cases}
     assert {"16-bit", "fp8", "fp4"} <= {c.group[1] for c in cases}
     assert len({c.id for c in cases}) == len(cases)
+    # Every bias issue 31 names has cases that show it.
+    biases = yaml.safe_load(V.MEASUREMENTS.read_text())["biases"]
+    assert set(biases) == {"small_batch_decode", "prefill_efficiency_per_card", "short_prompt_ttft_under_tp",
+                           "closed_loop_clients", "per_card_and_precision", "near_saturation"}
+    ids = {c.id for c in cases}
+    assert all(shown and set(shown) <= ids for shown in biases.values())
     for case in cases:
         # Only numbers read in a source: the value is in the quote (thousands separators dropped; seconds
         # quoted for end-to-end runs of tens of seconds).
