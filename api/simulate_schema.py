@@ -35,7 +35,9 @@ SUMMARY = {
         "arrived": {"type": "integer"}, "completed": {"type": "integer"}, "in_flight": {"type": "integer"},
         "output_tokens": {"type": "integer"}, "ttft_ms": _DISTRIBUTION, "tpot_ms": _DISTRIBUTION,
         "itl_ms": _DISTRIBUTION, "e2e_ms": _DISTRIBUTION, "throughput_req_s": {"type": "number"},
-        "output_tok_s": {"type": "number"}, "goodput_req_s": {"type": "number"},
+        "output_tok_s": {"type": "number"},
+        "goodput_req_s": {"type": "number", "description": "Requests that arrived in the run and met both targets, "
+                          "per second; one still running at the end counts if it can still meet them."},
         "preemptions": {"type": "integer"}, "kv_peak_fraction": {"type": "number"},
         "mean_in_system": {"type": "number"}, "steps": {"type": "integer"},
     },

@@ -5,7 +5,8 @@ simulator seed 7; the sweep (from the step model) is 6.8, 14, 19, 23, 27, 31, 35
 simulator printed for it (``manage.py simulate … --sweep 6.8,14,19,23,27,31,35,41 --duration-s 60 --seed 7
 --prompt-tokens 512 --output-tokens 128 --tpot-slo-ms 20 --json``), and the answers derived from it by hand:
 
-- goodput 25.783 req/s at 27 (≥ 0.9 × 27 = 24.3) and 22.683 at 31 (< 27.9): the knee is 27 req/s, its sweep
+- goodput 26.867 req/s at 27 (≥ 0.9 × 27 = 24.3) and 23.767 at 31 (< 27.9), counting the requests still running
+  at the 60 s window's end that can still meet both targets (docs/architecture.md §13): the knee is 27 req/s, its sweep
   step the larger gap to a neighbour, 31 − 27 = 27 − 23 = 4 req/s;
 - at 27 req/s, mean end-to-end 1,884.817 ms, so Little's law gives 27 × 1.884817 = 50.890 requests; mean TTFT
   47.487 ms, p99 TTFT 141.573 ms;
@@ -54,9 +55,9 @@ def test_the_problem_stores_the_sweep_the_simulator_printed():
 
     points = problem.inputs["simulation"]["points"]
     assert [p["rate_req_s"] for p in points] == [6.8, 14.0, 19.0, 23.0, 27.0, 31.0, 35.0, 41.0]
-    assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (25.783333, 22.683333)
+    assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (26.866667, 23.766667)
     assert problem.solve().values["knee_req_s"] == 27.0
-    assert "27 → 25.8, 31 → 22.7" in problem.solve().notes[0]
+    assert "27 → 26.9, 31 → 23.8" in problem.solve().notes[0]
     assert "kept up to 27 and lost at 31" in problem.solve().notes[0]
     assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(8.3154, abs=1e-4)
 

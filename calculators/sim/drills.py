@@ -1,8 +1,8 @@
 """Four drills graded against a stored run of the serving simulator (docs/architecture.md §13).
 
 - ``knee`` — predict the knee: the highest swept rate whose goodput (requests
-  meeting both the TTFT and the TPOT target, per second) is at least 0.9 × its
-  arrival rate; right within one sweep step.
+  meeting both the TTFT and the TPOT target, per second, by the simulator's
+  window rule) is at least 0.9 × its arrival rate; right within one sweep step.
 - ``ttftp99`` — p99 TTFT at the sweep's centre rate, after the TTFT at low load
   and the requests in the system by Little's law; right within 10 %.
 - ``tpotbatch`` — the batch where TPOT crosses the target: the mean number of
@@ -41,6 +41,7 @@ from calculators.engine.procedures.base import Result, StepSpec, run
 from calculators.engine.procedures.family import Family
 from calculators.engine.procedures.inputs import catalog_or_default
 
+from .results import knee as sweep_knee
 from .scenario import (
     BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
@@ -94,10 +95,9 @@ def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     ``simulation``. Raises :class:`InputError` when no swept rate meets the targets."""
     inputs, scenario, sim = _prepared(raw, catalog)
     points = sim["points"]
-    meeting = [p["rate_req_s"] for p in points if p["goodput_req_s"] >= 0.9 * p["rate_req_s"]]
-    if not meeting:
+    knee = sweep_knee(points)
+    if knee is None:
         raise InputError("No swept rate meets both targets: loosen the TPOT or TTFT target.", field="tpot_slo_ms")
-    knee = max(meeting)
     given = {**_stack_given(scenario), "simulated_knee_req_s": knee}
     specs = [_decode_spec(), StepSpec("knee_req_s", "The knee: the highest swept rate meeting both targets",
                                       KNEE, tolerance=sweep_step(points, knee) / knee * 1.0001)]
@@ -199,8 +199,9 @@ def describe_knee(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The knee problem in an interviewer's words."""
     return (f"{_stack(inputs, catalog)}. Targets: TTFT {inputs['ttft_slo_ms']:g} ms and TPOT "
             f"{inputs['tpot_slo_ms']:g} ms. A load test sweeps {_rates(inputs, catalog)}, 60 s each. Work out one "
-            f"{_step_phrase(inputs)}, then predict the knee: the highest swept rate whose goodput (completed "
-            f"requests meeting both targets, per second) is at least 0.9 × the rate. Within one sweep step counts.")
+            f"{_step_phrase(inputs)}, then predict the knee: the highest swept rate whose goodput (requests "
+            f"arriving in the 60 s meeting both targets, per second; one still running at the end counts if it "
+            f"still can) is at least 0.9 × the rate. Within one sweep step counts.")
 
 
 def describe_ttft_p99(inputs: dict[str, Any], catalog: Catalog) -> str:

@@ -348,6 +348,13 @@ class ReplicaEngine:
         """Tokens ``seq`` has produced by now (decoders count the steps since they joined)."""
         return seq.generated + (self.S - seq.s_join if seq.state == DECODE else 0)
 
+    def last_token_ms(self, seq: Sequence) -> float:
+        """When ``seq``'s latest token came (ms; meaningless before its first): a decoder's at the last
+        decode step since it joined, else when it joined decode or was preempted."""
+        if seq.state == DECODE:
+            return self.last_decode_ms if self.S > seq.s_join else seq.join_ms
+        return seq.last_token_ms
+
     def in_flight(self):
         """The sequences still here, running or waiting."""
         return list(self.running.values()) + list(self.waiting)

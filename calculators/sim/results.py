@@ -7,9 +7,16 @@
 - Latencies are over the requests completed within the run; percentiles
   interpolate linearly between order statistics (as numpy's default does);
   the ITL's, over weighted samples, take the nearest rank.
-- Throughput = completed requests ÷ duration; goodput = completed requests that
-  met both the TTFT and the TPOT target ÷ duration (a one-token request has no
-  TPOT and meets that target).
+- Throughput = completed requests ÷ duration; goodput = requests that arrived
+  in the run's window and met both the TTFT and the TPOT target ÷ duration (a
+  one-token request has no TPOT and meets that target). The window rule
+  (docs/architecture.md §13): a request still unfinished at the window's end
+  counts as meeting its targets if it still can: with its first token, when
+  that came within the TTFT target and its TPOT so far (last token − first
+  token) ÷ (tokens so far − 1) is within the TPOT target (one token so far:
+  within it); without one, when the time since its arrival is still within
+  the TTFT target. So a short run does not read low for the requests it cut
+  off.
 - ``mean_in_system`` = the time-average, over the run, of the requests arrived
   and not finished.
 - The knee of a sweep = the highest swept rate whose goodput is at least
@@ -77,12 +84,25 @@ def weighted_distribution(values: list[float], weights: list[int]) -> dict:
     return {"mean": _r(mean), **{f"p{q}": _r(value) for q, value in zip(PERCENTILES, found)}}
 
 
-def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_peak_fraction: float,
-              ttft_slo_ms: float, tpot_slo_ms: float) -> dict:
+def still_meets(arrival_ms: float, first_ms: float | None, tokens: int, last_token_ms: float, end_ms: float,
+                ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
+    """Whether a request unfinished at ``end_ms`` can still meet both targets (the window rule):
+    ``tokens`` produced so far, the first at ``first_ms`` (None: none yet), the last at
+    ``last_token_ms``; all times in ms from the run's start."""
+    if first_ms is None:
+        return end_ms - arrival_ms <= ttft_slo_ms
+    if first_ms - arrival_ms > ttft_slo_ms:
+        return False
+    return tokens < 2 or (last_token_ms - first_ms) / (tokens - 1) <= tpot_slo_ms
+
+
+def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], preemptions: int,
+              kv_peak_fraction: float, ttft_slo_ms: float, tpot_slo_ms: float) -> dict:
     """The summary of one run of ``workload`` whose outcomes are ``records``.
 
-    ``in_flight_tokens``: tokens produced by requests unfinished at the end. Keys are those of
-    the ``simulate`` command's JSON ``summary`` (docs/architecture.md §13), latencies in ms.
+    ``in_flight``: for each request unfinished at the end (by id), the tokens it had produced and
+    the time (ms) of its last one. Keys are those of the ``simulate`` command's JSON ``summary``
+    (docs/architecture.md §13), latencies in ms; ``goodput_req_s`` follows the window rule above.
     """
     duration_ms = workload.duration_ms
     duration_s = duration_ms / 1000
@@ -90,9 +110,13 @@ def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_
     ttft, tpot, e2e = [], [], []
     good = completed = 0
     in_system_ms = 0.0
+    first_ms = records.first_ms
     for rid, finish in enumerate(records.finish_ms):
         if finish is None:
             in_system_ms += duration_ms - arrival[rid]
+            tokens, last_ms = in_flight.get(rid, (0, 0.0))
+            if still_meets(arrival[rid], first_ms[rid], tokens, last_ms, duration_ms, ttft_slo_ms, tpot_slo_ms):
+                good += 1
             continue
         completed += 1
         in_system_ms += finish - arrival[rid]
@@ -107,7 +131,7 @@ def summarize(workload, records, *, in_flight_tokens: int, preemptions: int, kv_
         if first <= ttft_slo_ms and (per_token is None or per_token <= tpot_slo_ms):
             good += 1
     completed_tokens = sum(output[rid] for rid, finish in enumerate(records.finish_ms) if finish is not None)
-    output_tokens = completed_tokens + in_flight_tokens
+    output_tokens = completed_tokens + sum(tokens for tokens, _ in in_flight.values())
     return {
         "rate_req_s": workload.rate_req_s if workload.rate_req_s is None else round(workload.rate_req_s, 6),
         "duration_s": round(duration_s, 6),

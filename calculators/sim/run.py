@@ -11,7 +11,8 @@ can join the next one. A request goes to a replica chosen by the router:
   so a group's prefix is cached on one replica only.
 
 The run stops at its duration: steps still going then are not counted, and
-requests not finished are ``in_flight``. The series samples the fleet at
+requests not finished are ``in_flight`` (goodput counts those that can still
+meet their targets: results.py's window rule). The series samples the fleet at
 :data:`SERIES_POINTS` even intervals: KV-cache use (the fullest replica's
 peak in the interval), running and waiting sequences at its end, and the
 preemptions in it.
@@ -131,8 +132,8 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
                     heapq.heappush(steps, (now, target))
                     break
     series.advance(end_ms)
-    in_flight_tokens = sum(e.generated_so_far(seq) for e in engines for seq in e.in_flight())
-    summary = summarize(workload, records, in_flight_tokens=in_flight_tokens,
+    in_flight = {seq.rid: (e.generated_so_far(seq), e.last_token_ms(seq)) for e in engines for seq in e.in_flight()}
+    summary = summarize(workload, records, in_flight=in_flight,
                         preemptions=sum(e.preemptions for e in engines),
                         kv_peak_fraction=max(max(series.data["kv_used_fraction"], default=0),
                                              max(e.kv_peak_blocks for e in engines) / setup.blocks),

@@ -14,7 +14,9 @@ a free draw: the generator draws on the catalog pinned to that model and card
 that depends on the stack is drawn for it (v4, which also keeps a decode
 batch's KV cache within the memory the weights leave; other draws without
 fixed inputs are those of v3). v5 solves each draw and draws again when its problem has no answer
-(:data:`DRAW_ATTEMPTS`); every draw that had one is v4's.
+(:data:`DRAW_ATTEMPTS`); every draw that had one is v4's. v6: the simulated drills' sweeps count goodput by the
+simulator's window rule (a request still running at the run's end counts if it can still meet both targets), so a
+new knee problem's stored goodputs are higher near the knee; problems stored before keep their sweep.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 5
+GENERATOR_VERSION = 6
 MAX_SEED = 2**63
 
 

@@ -16,7 +16,7 @@ from calculators.engine.errors import InputError
 from calculators.engine.step_model import step_ms
 from calculators.families import FAMILIES
 from calculators.sim.config import Setup, build_setup, clean_sim_inputs
-from calculators.sim.results import knee, percentile, weighted_percentile
+from calculators.sim.results import knee, percentile, still_meets, weighted_percentile
 from calculators.sim.run import run_workload, simulate
 from calculators.sim.workload import Workload, generate, parse_trace
 
@@ -235,3 +235,48 @@ def test_decode_only_steps_from_their_lines_equal_the_step_model(model, gpus):
         engine.dec_count, engine.dec_ctx = batch, context
         expected = step_ms(setup.replica, decode_batch=batch, decode_context_tokens=context).step_ms
         assert engine._decode_step_ms() == pytest.approx(expected, rel=1e-12)
+
+
+# The window rule (docs/architecture.md §13): a short run's goodput counts the requests still running at its end
+# that can still meet their targets, so its knee is the long run's. Sweeps span light to medium load and past it.
+WINDOW_STACKS = [
+    ({"model": "llama-3.1-70b", "gpus": 4, "prompt_tokens": 1800, "output_tokens": 500, "output_dist": "uniform",
+      "ttft_slo_ms": 2000}, "1,2,3", 2.0),
+    ({"model": "mixtral-8x7b-v0.1", "gpus": 2, "prompt_tokens": 1000, "output_tokens": 200, "output_dist": "uniform",
+      "ttft_slo_ms": 1000, "tpot_slo_ms": 30}, "3,6,9,12", 12.0),
+    ({"model": "qwen2.5-7b", "gpu": "a100-sxm4-80gb", "prompt_tokens": 1000, "output_tokens": 300,
+      "prompt_dist": "uniform", "ttft_slo_ms": 1000, "tpot_slo_ms": 30}, "3,6,9,12", 3.0),
+]
+
+
+@pytest.mark.parametrize("raw, sweep, expected_knee", WINDOW_STACKS, ids=["70b-4xh100", "mixtral-2xh100", "qwen-a100"])
+def test_a_60_s_run_finds_the_knee_of_a_600_s_run(raw, sweep, expected_knee):
+    short = simulate({**raw, "sweep": sweep, "duration_s": 60, "seed": 3})
+    long = simulate({**raw, "sweep": sweep, "duration_s": 600, "seed": 3})
+    assert short["knee_req_s"] == long["knee_req_s"] == expected_knee
+
+
+def test_the_issue_example_no_longer_reads_knee_none_over_60_s():
+    # Issue 31, item 7: Llama-3.1-70B on 4 H100s, 1,800-token prompts, 500 output tokens (uniform), a 2,000 ms
+    # TTFT target, rates 1,2,3,4,6,8 over the default 60 s: counting only completed requests gave 0.85 req/s at
+    # 1 req/s (51 of 58 arrived done, 7 still decoding within their targets) and "Knee: none"; 600 s finds 2.
+    result = simulate({**WINDOW_STACKS[0][0], "sweep": "1,2,3,4,6,8", "duration_s": 60})
+    first = result["sweep"][0]
+    assert (first["arrived"], first["completed"]) == (58, 51)
+    assert first["goodput_req_s"] == pytest.approx(58 / 60, abs=1e-6)
+    assert result["knee_req_s"] == 2.0
+
+
+@pytest.mark.parametrize("first_ms, tokens, last_ms, expected", [
+    (None, 0, 0.0, True),          # waiting 400 ms of a 500 ms TTFT target: can still meet it
+    (1_600.0, 1, 1_600.0, False),  # first token 600 ms after arrival: TTFT already missed
+    (1_300.0, 1, 1_300.0, True),   # one token so far: no TPOT yet
+    (1_300.0, 11, 1_800.0, True),  # (1,800 − 1,300) ÷ 10 = 50 ms, at the 50 ms target
+    (1_300.0, 11, 1_810.0, False),  # 51 ms a token: missed
+])
+def test_a_request_running_at_the_window_end_counts_if_it_still_can(first_ms, tokens, last_ms, expected):
+    assert still_meets(1_000.0, first_ms, tokens, last_ms, 1_400.0, 500.0, 50.0) is expected
+
+
+def test_a_request_waiting_past_its_ttft_target_at_the_window_end_does_not_count():
+    assert still_meets(1_000.0, None, 0, 0.0, 1_501.0, 500.0, 50.0) is False
