@@ -44,3 +44,181 @@ def seams(text: str) -> list[str]:
             start = max(0, match.start() - 30)
             found.append(f"{kind}: …{text[start:match.end() + 30]}…".replace("\n", " "))
     return found
+
+
+# --- Hand-typed numbers: a literal in prose that the engine computes ------------------------------
+
+#: Literals the number lint leaves in prose, each with its reason: (chapter or question-file stem,
+#: literal as typed) → why it is not a derived number.
+ALLOWED_LITERALS: dict[tuple[str, str], str] = {
+    ("01-tokenisation", "131,072"): "the 128k context limit, an input; equal to the per-token cache bytes by chance",
+    ("08-rope-and-long-context", "131,072"): "the 128k context limit, an input; equal to the per-token cache bytes "
+                                              "by chance",
+    ("02-forward-pass", "8.03"): "the parameter count the Hugging Face Hub page shows, a cited figure",
+    ("04-gpu-roofline", "295"): "a colleague's claim the question quotes to be corrected",
+    ("13-speculative-and-constrained", "295"): "a colleague's claim the question quotes (over two lines) to be "
+                                               "corrected",
+    ("15-production", "295"): "a colleague's prediction the question quotes to be corrected",
+    ("04-gpu-roofline", "50 %"): "the top of the published 35–50 % MFU range for prefill kernels, a cited range",
+    ("05-prefill-and-decode", "128"): "a batch size chosen as a table row and the 128k context, inputs",
+    ("05-prefill-and-decode", "208"): "a colleague's answer the question quotes (the ceiling, truncated)",
+    ("06-kv-cache", "106"): "the wrong answer (53 doubled) the text refutes beside the engine's value",
+    ("10-paged-memory-and-prefix-caching", "106"): "the wrong answer (53 doubled) the text refutes beside the "
+                                                   "engine's value",
+    ("07-attention-variants", "128"): "Mistral-7B's head width, a config field, not the tok/s it matches",
+    ("08-rope-and-long-context", "128"): "the 128k context of the standard prompt, an input",
+    ("09-number-formats", "128"): "the 128 × 128 scaling block and 32–128 group sizes of published formats",
+    ("09-number-formats", "240"): "the wrong IEEE-style E4M3 maximum the trap names, not the usable GiB it matches",
+    ("09-number-formats", "4.25"): "the rubric's restatement of MXFP4's effective bits derived in the answer",
+    ("10-paged-memory-and-prefix-caching", "128"): "the 128k context of the standard prompt, an input",
+    ("11-multi-gpu", "131"): "an engineer's rounded claim the question quotes to be corrected",
+    ("11-multi-gpu", "160"): "the marketed 2 × 80 GB the quoted engineer adds, a datasheet figure",
+    ("11-multi-gpu", "144"): "the decode cards of DeepSeek's published deployment, a cited figure",
+    ("12-engines", "100"): "a 100 Gb/s Ethernet link, a network rate given as an input",
+    ("15-production", "100"): "a 100 Gb/s network, a network rate given as an input",
+    ("14-capacity-planning", "16,000"): "the slo calculator's node throughput (quoted beside it) rounded down and "
+                                        "used as the cost calculator's tokens_per_s input",
+    ("14-capacity-planning", "40 %"): "the busy fraction of a fleet sized for a peak 2.5 times the mean, and "
+                                      "the CFO's cost-cut target; inputs to the cost calculator",
+    ("14-capacity-planning", "400"): "the daily mean rate of the forecast, an input",
+    ("15-production", "400"): "400 ms of queueing, a scenario input",
+    ("15-production", "256"): "a batch size chosen for the sweep, an input",
+    ("design", "1,000"): "1,000 requests a second and the like: traffic given in the prompts",
+    ("design", "100"): "100 million users, a scenario input",
+    ("design", "2,048"): "a chunked-prefill token budget given as an example setting",
+    ("design", "40 %"): "a fleet's busy fraction over a day, a scenario input",
+}
+
+_LITERAL = re.compile(r"(?<![\w.,/$-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+                      r"(?P<pct>[ \t]?%)?(?![\w.-]?\d)")
+_YEAR = re.compile(r"^(19|20)\d\d$")
+_CODE = re.compile(r"`[^`]*`")
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"\n]*\"")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_HTML = re.compile(r"<[^>]+>")
+_TOKENS_AFTER = re.compile(r"[ \t-]*(?:tokens?|tok\b|positions?)")
+
+
+def _significant(text: str) -> int:
+    digits = text.replace(",", "").replace(".", "").lstrip("0")
+    return len(digits.rstrip("0")) if "." not in text else len(digits)
+
+
+def _checked(text: str, percent: bool) -> float | None:
+    """The literal's value when the lint checks it: percentages, ≥ 3 significant figures or ≥ 100;
+    years, versions and small counts (≤ 16) are left out."""
+    value = float(text.replace(",", ""))
+    if percent:
+        return value
+    if "," not in text and "." not in text and _YEAR.match(text):
+        return None
+    if value <= 16 and "." not in text:
+        return None
+    if value >= 100 or _significant(text) >= 3:
+        return value
+    return None
+
+
+def _calls(markdown: str) -> set[tuple[str, tuple]]:
+    """(family, sorted inputs) of the reference stack (every family with no inputs) and of every
+    value/worked/note/calculator shortcode in ``markdown``."""
+    from calculators.families import FAMILIES
+
+    from .shortcodes import SHORTCODE
+
+    calls = {(family, ()) for family in FAMILIES}
+    for match in SHORTCODE.finditer(markdown):
+        if match["kind"] not in ("value", "worked", "note", "calculator"):
+            continue
+        tokens = match["body"].split()
+        family = tokens[0] if match["kind"] == "calculator" else tokens[0].split(".", 1)[0]
+        pairs = dict(t.split("=", 1) for t in tokens[1:] if "=" in t)
+        pairs.pop("as", None)
+        calls.add((family, tuple(sorted(pairs.items()))))
+    return calls
+
+
+def engine_values(markdown: str) -> list[tuple[float, str, str]]:
+    """Every number the engine computes for the reference stack or for the family runs named by the
+    shortcodes of ``markdown`` (steps that merely echo an input left out), plus the fraction
+    defaults of the input quantities, as (value, unit, call) sorted by value.
+    Runs are cached per call (:func:`runbook.shortcodes._run`)."""
+    from calculators.engine.quantities import INPUTS
+
+    from .shortcodes import ShortcodeError, _run
+
+    # The fraction defaults (bandwidth efficiency, MFU, memory utilisation, …): a "75 %" typed in prose.
+    found = [(q.default, "1", f"the default of {key}") for key, q in INPUTS.items() if q.default and q.unit == "1"]
+    for family, inputs in sorted(_calls(markdown)):
+        try:
+            result = _run(family, inputs)
+        except ShortcodeError:
+            continue  # reported by find_errors, not by this lint
+        args = " ".join(f"{k}={v}" for k, v in inputs)
+        where = f"{family}({args})"
+        given = {float(v) for v in result.inputs.values()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        # A step that only echoes one of the run's inputs (bf16 prefill intensity = prompt tokens) is not
+        # a derived number of its own.
+        found += [(float(step.value), step.unit, f"{family}.{step.key} of {where}") for step in result.steps
+                  if isinstance(step.value, (int, float)) and step.value and float(step.value) not in given]
+        found += [(float(value), "", f"{family}.{key} of {where}") for key, value in result.extra.items()
+                  if isinstance(value, (int, float)) and not isinstance(value, bool) and value
+                  and float(value) not in given]
+    return sorted(found)
+
+
+def _match(value: float, values: list, units: tuple[str, ...] | None = None) -> tuple | None:
+    """The closest engine value within 1 % of ``value`` (only of ``units`` when given), or ``None``."""
+    from bisect import bisect_left
+
+    best = None
+    for candidate in values[bisect_left(values, (value / 1.0101,)):]:
+        if candidate[0] > value * 1.0101:
+            break
+        if units is not None and candidate[1] not in units:
+            continue
+        if units is not None and candidate[1] == "1" and not 0 < candidate[0] < 1:
+            continue  # a yes/no flag or a count, not a fraction a percentage could quote
+        if abs(candidate[0] - value) <= 0.01 * abs(candidate[0]) and (
+                best is None or abs(candidate[0] - value) < abs(best[0] - value)):
+            best = candidate
+    return best
+
+
+def hand_typed(markdown: str, where: str, values: list | None = None) -> list[str]:
+    """Each literal in ``markdown``'s prose (outside shortcodes, code, quotations and link targets)
+    that equals, within 1 %, a number the engine computes (:func:`engine_values`), as
+    ``where:line: 'literal' = value (call)``. A percentage matches a fraction (unit 1) or a
+    percentage of the engine's; a count of tokens ("2,048 tokens", "8,192-token") is an input, not
+    checked.
+    :data:`ALLOWED_LITERALS` exempts (``where``'s stem, literal) pairs."""
+    from .shortcodes import SHORTCODE
+
+    values = engine_values(markdown) if values is None else values
+    stem = where.rsplit("/", 1)[-1].split(".", 1)[0]
+    found, fenced = [], False
+    for number, line in enumerate(markdown.splitlines(), start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or line.lstrip().startswith("#"):
+            continue
+        prose = line
+        for pattern in (SHORTCODE, _CODE, _QUOTED, _LINK_TARGET, _HTML):
+            prose = pattern.sub(" ", prose)
+        for literal in _LITERAL.finditer(prose):
+            percent = literal["pct"] is not None
+            value = _checked(literal["num"], percent)
+            if value is None:
+                continue
+            typed = literal.group(0).strip()
+            if (stem, typed) in ALLOWED_LITERALS:
+                continue
+            if not percent and _TOKENS_AFTER.match(prose, literal.end()):
+                continue
+            hit = (_match(value / 100, values, ("1",)) or _match(value, values, ("%",))) if percent \
+                else _match(value, values)
+            if hit is not None:
+                found.append(f"{where}:{number}: '{typed}' = {format(hit[0], '.6g')} {hit[1]} ({hit[2]})")
+    return found

@@ -11,6 +11,7 @@ the engine fills it in when the page renders::
     {{note ladder.0}}                          → the first of the family's notes
     {{convert 52 GB GiB}}                      → 48.43 GiB
     {{gpu h100-sxm5-80gb.bandwidth_gb_s}}      → 3,350 GB/s (datasheet fields)
+    {{default prefill_mfu}}                    → 40 % (an input quantity's default)
     {{config llama-3.1-8b.num_hidden_layers}}  → 32 (a config.json field)
     {{calculator ladder model=llama-3.1-70b}}  → an embedded calculator (own line)
     {{figure paged-blocks}}                    → a step-through figure (own line)
@@ -36,7 +37,7 @@ from calculators.engine.units import convert, format_quantity
 from calculators.families import FAMILIES
 
 SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z]+)\s+(?P<body>[^{}]*?)\s*\}\}")
-KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator", "figure")
+KINDS = ("value", "worked", "formula", "note", "convert", "gpu", "config", "calculator", "figure", "default")
 
 # Datasheet fields a ``gpu`` shortcode may read, with their unit.
 GPU_FIELDS = {
@@ -134,6 +135,8 @@ def resolve(kind: str, body: str) -> Resolved:
             raise ShortcodeError(str(exc)) from exc
     if kind in ("gpu", "config"):
         return _catalog_field(kind, tokens[0])
+    if kind == "default":
+        return _default(tokens[0])
     if kind == "figure":
         from .figures import FIGURES  # the figure modules render SVG with the engine's numbers
 
@@ -167,6 +170,19 @@ def resolve(kind: str, body: str) -> Resolved:
     if kind == "worked":
         return Resolved(text=step.substituted)
     return Resolved(html=step.formula.mathml)
+
+
+def _default(key: str) -> Resolved:
+    """An input quantity's default as prose quotes it: a fraction as a percentage, else with its unit."""
+    from calculators.engine.quantities import INPUTS
+
+    if key not in INPUTS or INPUTS[key].default is None:
+        known = ", ".join(k for k, q in INPUTS.items() if q.default is not None)
+        raise ShortcodeError(f"'{key}' is not an input with a default; known: {known}.")
+    q = INPUTS[key]
+    if q.unit == "1":
+        return Resolved(text=f"{q.default * 100:g} %")
+    return Resolved(text=format_number(q.default, q.unit))
 
 
 def _catalog_field(kind: str, target: str) -> Resolved:

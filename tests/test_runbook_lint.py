@@ -9,7 +9,7 @@ from django.core.cache import cache
 
 from drills.models import BankItem
 from runbook.content import plain_text
-from runbook.lint import seams
+from runbook.lint import ALLOWED_LITERALS, hand_typed, seams
 from runbook.loading import ContentError, load_content
 from runbook.models import Chapter, ErratumEntry
 
@@ -73,5 +73,38 @@ def test_clean_prose_passes_the_lint():
 def test_every_rendered_text_is_free_of_seams(rendered_texts):
     assert len([where for where, _ in rendered_texts if ":" not in where]) >= 16  # all sixteen chapters
     found = [f"{where}: {seam}" for where, text in rendered_texts for seam in seams(text)]
+
+    assert not found, "\n".join(found)
+
+
+def test_the_number_lint_catches_a_derived_number_typed_by_hand():
+    # 191 users is the reference stack's paged users per card (ladder.users_paged); 75 % is the
+    # bandwidth efficiency's default; 448 is fp8 E4M3's largest normal, computed only because a
+    # shortcode in the same text runs the formats family with format=fp8_e4m3.
+    found = hand_typed("A card holds 191 users.\nKernels reach 75 % of peak.\n"
+                       "E4M3 tops out at 448, see {{value formats.max_normal format=fp8_e4m3}}.", "99-test.md")
+    assert found[0].startswith("99-test.md:1: '191' = 191 users (ladder.users_paged of ladder())")
+    assert "99-test.md:2: '75 %' = 0.75" in found[1] and "bandwidth_efficiency" in found[1]
+    assert found[2].startswith("99-test.md:3: '448' = 448") and "formats(format=fp8_e4m3)" in found[2]
+    assert len(found) == 3
+    # Without the shortcode, 448 is not a value the chapter's runs compute.
+    assert hand_typed("E4M3 tops out at 448.", "99-test.md") == []
+
+
+def test_the_number_lint_leaves_out_years_versions_small_counts_shortcodes_and_quotes():
+    text = ("In 2024 vLLM 0.6.3 ran 8 cards on Llama-3.1-8B for 2,048 tokens; "
+            "{{value ladder.users_paged}} users; a colleague said “191 users”.")
+    assert hand_typed(text, "99-test.md") == []
+
+
+def test_every_allowed_literal_gives_a_reason():
+    assert all(len(reason.split()) >= 4 for reason in ALLOWED_LITERALS.values())
+
+
+def test_no_chapter_or_question_file_types_a_derived_number():
+    files = sorted((settings.BASE_DIR / "fixtures" / "runbook").glob("*.md"))
+    files += sorted((settings.BASE_DIR / "fixtures" / "questions").glob("*.yaml"))
+    assert len(files) >= 32
+    found = [hit for path in files for hit in hand_typed(path.read_text(), path.name)]
 
     assert not found, "\n".join(found)
