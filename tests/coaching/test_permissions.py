@@ -31,6 +31,7 @@ from drills.models import BankItem, Card, CritiqueAttempt, LabRun, ProblemInstan
 from drills.problems.grading import grade_problem
 from drills.problems.storage import store_attempt
 from drills.reviews.services import record_open_review
+from llm_grading.models import Grading
 
 pytestmark = pytest.mark.django_db
 
@@ -61,6 +62,8 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "calculators:index": PUBLIC, "calculators:calculator": PUBLIC,
     "drills:index": PUBLIC, "drills:design": PUBLIC, "drills:critique": PUBLIC,
     "drills:critique_attempt": OWNER, "drills:critique_assess": OWNER_POST,
+    "drills:critique_grade": OWNER_POST,  # sends the candidate's own attempt to their model: POST only
+    "drills:design_answer": LOGIN_POST,  # a design answer sent to the candidate's model: POST only
     "drills:new": (302,) * 6,  # draws a problem and redirects to it
     "drills:problem": OWNER,  # the candidate's own problem (coaches read it through their pages)
     "reviews:bank": PUBLIC, "reviews:bank_apkg": PUBLIC,
@@ -82,6 +85,8 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "rounds:again": OWNER_POST,
     "coaching:dashboard": COACH_PAGE, "coaching:dashboard_tables": COACH_PAGE, "coaching:cohort_new": COACH_POST,
     "coaching:item_search": COACH_PAGE,
+    # The cohort's grading endpoint holds its coach's key: her page alone (a superuser gets a 404 too).
+    "coaching:cohort_endpoint": (LOGIN, 403, 403, 200, 404, 404), "coaching:cohort_endpoint_remove": COACH_POST,
     "coaching:cohort": COACH_OBJECT,
     "coaching:cohort_invite": COACH_POST, "coaching:cohort_remove": COACH_POST,
     "coaching:candidate": COACH_OBJECT, "coaching:attempt": COACH_OBJECT, "coaching:review": COACH_OBJECT,
@@ -100,10 +105,14 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "runbook:reading": PUBLIC, "runbook:search": PUBLIC,
     "favicon": (301,) * 6,  # to the SVG icon under static/
     "simulator:page": PUBLIC, "api:simulate": PUBLIC,
+    "api:simulate_result": (404,) * 6,  # public, but this id was never queued (a queued call's id answers anyone)
     "start": LOGIN_POST,  # the first-run steps post here (time zone, path, first deck)
     # A person's own data: always the signed-in user's own, so no object of anyone else's can be named.
     "account:overview": LOGGED_IN, "account:export": LOGGED_IN, "account:delete": LOGGED_IN,
     "account:leave": (LOGIN, 405, 405, 405, 405, 405),  # POST only; leaving someone else's cohort is refused there
+    # Grading by the user's own model: their settings, and their own gradings (nobody else's, not even staff's).
+    "llm_grading:settings": LOGGED_IN, "llm_grading:remove": LOGIN_POST,
+    "llm_grading:grading": OWNER, "llm_grading:retry": OWNER_POST, "llm_grading:accept": OWNER_POST,
 }
 
 # The admin: staff only (everyone else is sent to the admin's login page).
@@ -160,6 +169,10 @@ def objects(loaded, world, h):
     design = BankItem.objects.published().filter(kind=BankItem.DESIGN).first()
     run = LabRun.objects.create(user=demo, model="llama-3.1-70b", gpu="h200-sxm-141gb", gpus=1,
                                 weights_dtype="bf16", kv_dtype="bf16")
+    grading = Grading.objects.create(user=demo, item=design, origin=Grading.DESIGN, origin_id=design.pk,
+                                     question="q", rubric=["a"], answer="a", status=Grading.DONE,
+                                     result={"points": [{"point": 1, "verdict": "met", "evidence": "a"}]},
+                                     suggested_rating=4)
     timed = services.assign(world.set, coach, candidate=demo, due_at=h.now() + timedelta(days=3), time_limit_s=600)
     round_ = services.start_timed(timed, demo)
     from runbook.models import Chapter
@@ -171,6 +184,8 @@ def objects(loaded, world, h):
         "drills:design": {"slug": design.slug}, "drills:critique": {"slug": critique_item.slug},
         "drills:critique_attempt": {"slug": critique_item.slug, "pk": critique.pk},
         "drills:critique_assess": {"slug": critique_item.slug, "pk": critique.pk},
+        "drills:critique_grade": {"slug": critique_item.slug, "pk": critique.pk},
+        "drills:design_answer": {"slug": design.slug},
         "drills:new": {"family": "ladder"}, "drills:problem": {"family": "ladder", "pk": problem.pk},
         "reviews:bank_item": {"slug": world.question.slug},
         **{f"reviews:{n}": {"pk": card.pk} for n in ("card", "reveal", "suggest", "rate", "answer")},
@@ -180,6 +195,7 @@ def objects(loaded, world, h):
         **{f"rounds:{n}": {"pk": round_.pk} for n in ("round", "clock", "finish", "confirm_finish", "report", "deck")},
         **{f"rounds:{n}": {"pk": round_.pk, "position": 1} for n in ("item", "save", "reveal", "submit", "again")},
         "coaching:cohort": {"pk": world.cohort.pk}, "coaching:cohort_invite": {"pk": world.cohort.pk},
+        "coaching:cohort_endpoint": {"pk": world.cohort.pk}, "coaching:cohort_endpoint_remove": {"pk": world.cohort.pk},
         "coaching:cohort_remove": {"pk": world.cohort.pk, "user_pk": demo.pk},
         "coaching:candidate": {"pk": demo.pk}, "coaching:attempt": {"pk": attempt.pk},
         "coaching:review": {"pk": log.pk}, "coaching:assignment": {"pk": world.assignment.pk},
@@ -192,8 +208,10 @@ def objects(loaded, world, h):
         "coaching:start_entry": {"pk": world.assignment.pk, "entry_pk": entry.pk},
         "coaching:invitation": {"token": world.invitation.token},
         "api:model": {"model_id": "llama-3.1-70b"}, "api:gpu": {"gpu_id": "h200-sxm-141gb"},
+        "api:simulate_result": {"token": "0" * 64},
         "api:family": {"slug": "ladder"}, "api:calc": {"slug": "ladder"}, "api:not_found": {"rest": "nope"},
         "account:leave": {"pk": world.cohort.pk},
+        **{f"llm_grading:{n}": {"pk": grading.pk} for n in ("grading", "retry", "accept")},
         "runbook:chapter": {"slug": Chapter.objects.order_by("number").first().slug},
     }
     assert outcome is not None and default_token_generator
