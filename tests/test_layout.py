@@ -47,7 +47,13 @@ def test_every_concept_is_a_package():
     for concept in ("problems", "bank", "reviews", "rounds", "critique", "lab"):
         package = ROOT / "drills" / concept
         assert (package / "__init__.py").is_file(), concept
-        assert (package / "models.py").is_file() and (package / "views.py").is_file(), concept
+        assert (package / "models.py").is_file(), concept
+        # The bank has no pages of its own since 6aa21ad: its pages (browse, one item, deck add/remove, Anki
+        # export) are the reviews' (drills/reviews/bank_views.py), so the bank never imports the reviews.
+        if concept == "bank":
+            assert not (package / "views.py").exists() and (ROOT / "drills" / "reviews" / "bank_views.py").is_file()
+        else:
+            assert (package / "views.py").is_file(), concept
 
 
 def test_docstrings_cite_the_architecture_document_in_the_repository():
