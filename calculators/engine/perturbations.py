@@ -156,7 +156,7 @@ class Problem:
                 found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
                                    start_value=_safe(lambda: self.right[spec.key] * factor),
                                    rank=(order_of(slip_id), (0, index, -2, place))))
-        floored = None if local else _rounded_down(spec.formula)
+        floored = None if local or spec.rounding != "ceil" else _rounded_down(spec.formula)
         if floored is not None:
             variant = partial(_floored, spec, floored)
             found.append(Chain(ROUNDED_DOWN, self.given, index, variant, reach=reach,

@@ -6,7 +6,7 @@ chapter or errata entry that teaches it, the quantities it ``needs`` and the ``c
 * :class:`Override` — an input overridden (K/V heads ← query heads, utilisation ← 1, dense ← sparse TFLOP/s, the
   bytes per value ← bits …), tried in every problem whose given values hold the quantities it ``needs``;
 * :class:`UnitSlip` — a step in one unit typed (and carried on) in its sibling (GB ↔ GiB, ms ↔ s, GB/s ↔ GiB/s);
-* :class:`RoundingSlip` — a count its formula rounds up (a ceiling) rounded down;
+* :class:`RoundingSlip` — a count the step rounds up (GPUs, replicas, nodes: its formula's ceiling) rounded down;
 * :class:`AtStep` — rarely, a mistake in one quantity's own formula, declared here on that quantity and tried in
   every family that computes it and the quantities it ``needs``.
 

@@ -1,0 +1,43 @@
+"""The matrix of mistakes × families (issue 29, item 2): every mistake the registry tries on a family's problems is
+named where a candidate makes it, or the matrix says why not; docs/mistakes.md is that matrix, kept current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from calculators.engine.catalog import default_catalog
+from calculators.families import FAMILIES
+from calculators.mistake_matrix import markdown, matrix
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "mistakes.md"
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return matrix(FAMILIES, default_catalog())
+
+
+def test_every_tried_mistake_is_named_or_explained(cells):
+    # A perturbed value graded with no mistake named at all ("nothing") is a mistake the grader misses.
+    missed = [(cell.family, cell.mistake, cell.why) for cell in cells if not cell.named and "nothing at" in cell.why]
+    assert missed == []
+    assert all(cell.named or cell.why for cell in cells)
+
+
+def test_the_classic_kinds_are_named_in_the_families_they_reach(cells):
+    named = {(cell.family, cell.mistake): cell.named for cell in cells if cell.named}
+    # Issue 29's kinds: total for active parameters in params, a ceiling rounded down in tp and disagg, one card's
+    # bandwidth and GB/s read as GiB/s in decode, Little's law with ms for s in ttftp99, TPOT from FLOPs in slo.
+    assert "active_params" in named[("params", "moe-all-experts-per-token")]
+    assert "nodes" in named[("tp", "rounded-nodes-down")]
+    assert named[("disagg", "rounded-nodes-down")]
+    assert "ceiling_tok_s" in named[("decode", "one-card-bandwidth")]
+    assert "bandwidth_gb_s" in named[("decode", "gb-gib-mix")]
+    assert "requests_in_system" in named[("ttftp99", "littles-law-ms-s")]
+    assert "tpot_ms" in named[("slo", "ceiling-from-flops")]
+
+
+def test_docs_hold_the_current_matrix(cells):
+    assert DOC.read_text() == markdown(cells), "docs/mistakes.md is stale: run manage.py mistakes"
