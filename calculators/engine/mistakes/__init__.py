@@ -461,6 +461,13 @@ MISTAKES: tuple[Mistake, ...] = (
                 _at("swap_ms_per_request", FL.swap_request_both_ways, "pcie_gb_s", "kv_bytes_per_token",
                     "kv_replication", "context"),
             )),
+    Mistake("transfer-one-link", ("The whole cache sent over one card's link",
+                    "Each card of the prefill replica holds its shard of the cache and has its own network "
+                    "interface, so t cards send the request's cache over t links at once: bytes ÷ (t × link)."),
+            "/errata/#disagg-transfer-per-card",
+            change=(
+                _at("kv_transfer_ms", FL.transfer_over_one_link, "kv_transfer_bytes", "gpus", "network_gb_s"),
+            )),
     Mistake("transfer-bits-for-bytes", ("Transfer sized in bits for bytes",
                     "Link speeds are often quoted in gigabits (a 400 Gb/s NIC is 50 GB/s); a transfer of B bytes over"
                     " G GB/s takes B ÷ G seconds, not 8 × that or ÷ 8."),

@@ -137,8 +137,16 @@ def swap_request_both_ways(g, s):
 
 def transfer_in_bits(g, s):
     """A KV transfer sized in bits (or its link in bits)."""
-    one = KV_TRANSFER_MS({"kv_transfer_bytes": s["kv_transfer_bytes"], "network_gb_s": g["network_gb_s"]})
+    one = KV_TRANSFER_MS({"kv_transfer_bytes": s["kv_transfer_bytes"], "gpus": g["gpus"],
+                          "network_gb_s": g["network_gb_s"]})
     return [one * 8, one / 8]
+
+
+def transfer_over_one_link(g, s):
+    """The replica's whole cache shipped over a single card's link."""
+    if g["gpus"] <= 1:
+        return None
+    return KV_TRANSFER_MS({"kv_transfer_bytes": s["kv_transfer_bytes"], "gpus": 1, "network_gb_s": g["network_gb_s"]})
 
 
 def transfer_replicated(g, s):

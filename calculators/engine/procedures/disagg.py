@@ -4,7 +4,8 @@ Prefill runs on its own pool of cards, and each request's KV cache crosses the
 network to a decode replica. Steps, in order: ``kv_bytes_per_token``,
 ``kv_transfer_bytes`` (prompt tokens × KV per token, windows applied, once per
 request and unreplicated: the decode side re-shards it), ``kv_transfer_ms``
-(over ``network_gb_s``), ``prefill_flops`` (2 × active parameters × p + the
+(each of the replica's t cards ships its shard over its own ``network_gb_s`` link:
+bytes ÷ (t × link)), ``prefill_flops`` (2 × active parameters × p + the
 attention 4 × q_heads × head_dim × p × p per layer, no causal halving),
 ``prefill_ms`` (on the replica at the prefill MFU), ``ttft_ms`` (prefill
 + transfer, queueing left out), ``transfer_share`` (of the TTFT),
@@ -98,8 +99,8 @@ OUTPUT = InputSpec("output_tokens", "int", 256, "mean output tokens per request"
 RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second", minimum=0, exclusive_minimum=True,
                  maximum=1_000_000, unit="req/s", label="Request rate")
 NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill and decode pools, GB/s per "
-                    "direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000, unit="GB/s",
-                    label="Network between pools")
+                    "card and direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000,
+                    unit="GB/s", label="Network between pools")
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
           TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
@@ -114,10 +115,13 @@ KV_TRANSFER_BYTES = Formula(
      Var("prompt_tokens", "tok", "prompt tokens"), *F.WINDOW_VARS),
     lambda s: F.windowed_cache(s, s["prompt_tokens"]),
 )
+# Each of the replica's cards holds its shard of the cache and ships it over its own network interface
+# (docs/architecture.md §12), so the replica's t links carry the request's cache in parallel.
 KV_TRANSFER_MS = Formula(
-    "kv_transfer_ms", "KV transfer time", "ms",
-    (Var("kv_transfer_bytes", "B", "bytes sent"), Var("network_gb_s", "GB/s", "network per direction")),
-    lambda s: ratio(s["kv_transfer_bytes"], s["network_gb_s"]),
+    "kv_transfer_ms", "KV transfer time (each card's shard over its own link)", "ms",
+    (Var("kv_transfer_bytes", "B", "bytes sent"), Var("gpus", "GPUs", "cards in the replica, one link each"),
+     Var("network_gb_s", "GB/s", "network per card, per direction")),
+    lambda s: ratio(s["kv_transfer_bytes"], product(s["gpus"], s["network_gb_s"])),
 )
 PREFILL_MS = Formula(
     "prefill_ms", "Prefill time", "ms",
@@ -175,7 +179,7 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
         kv_per_token_spec(cfg),
         StepSpec("kv_transfer_bytes", "KV cache sent per request (prompt × KV per token, once)", KV_TRANSFER_BYTES,
                  {"kv_bytes_per_token": "kv_bytes_per_token"}),
-        StepSpec("kv_transfer_ms", "Transfer time over the network", KV_TRANSFER_MS,
+        StepSpec("kv_transfer_ms", "Transfer time: each card's shard over its own link", KV_TRANSFER_MS,
                  {"kv_transfer_bytes": "kv_transfer_bytes"}),
         StepSpec("prefill_flops", "Prefill FLOPs (2N × p + attention, no causal halving)", S.PREFILL_CHUNK_FLOPS),
         StepSpec("prefill_ms", "Prefill time on the replica (at the prefill MFU)", PREFILL_MS, flops),
@@ -233,8 +237,9 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         f"breaks the {inputs['tpot_target_ms']:g} ms TPOT target when it is longer, and splitting the pools then "
         f"pays if the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
         f"({v['kv_transfer_ms']:.2f} ms here). Disaggregation {verdict}.",
-        f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}) "
-        f"over {format_number(inputs['network_gb_s'], 'GB/s')} per direction: {v['transfer_share']:.1%} of a "
+        f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}), "
+        f"each of the {inputs['gpus']} cards its own shard over its own "
+        f"{format_number(inputs['network_gb_s'], 'GB/s')} link per direction: {v['transfer_share']:.1%} of a "
         f"{v['ttft_ms']:.1f} ms TTFT (queueing left out; prefill at all N with no causal halving).",
         f"Decode replicas use the slo family at the {inputs['tpot_target_ms']:g} ms target with every sequence at "
         f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} sequences, "
