@@ -64,7 +64,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "drills:critique_attempt": OWNER, "drills:critique_assess": OWNER_POST,
     "drills:critique_grade": OWNER_POST,  # sends the candidate's own attempt to their model: POST only
     "drills:design_answer": LOGIN_POST,  # a design answer sent to the candidate's model: POST only
-    "drills:new": (302,) * 6,  # draws a problem and redirects to it
+    "drills:new": (302,) * 6,  # no seed: sent to a fresh seed's address (reading stores nothing)
     "drills:problem": OWNER,  # the candidate's own problem (coaches read it through their pages)
     "reviews:bank": PUBLIC, "reviews:bank_apkg": PUBLIC,
     "reviews:deck_add": LOGIN_POST, "reviews:deck_remove": LOGIN_POST, "reviews:deck_undo": LOGIN_POST,
