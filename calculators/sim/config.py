@@ -26,6 +26,7 @@ from calculators.engine.dtypes import weight_bits
 from calculators.engine.errors import InputError
 from calculators.engine.param_count import param_breakdown
 from calculators.engine.procedures.inputs import (
+    ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
     GPU,
@@ -33,6 +34,7 @@ from calculators.engine.procedures.inputs import (
     KV_DTYPE,
     MFU,
     MODEL,
+    PREFILL_MFU,
     RESERVE_GIB,
     UTILIZATION,
     WEIGHTS_BITS,
@@ -87,10 +89,13 @@ MAX_BATCHED_TOKENS = InputSpec("max_batched_tokens", "int", 8192, "token budget 
                                minimum=1, maximum=1_048_576, unit="tok", label="Token budget per step")
 MAX_NUM_SEQS = InputSpec("max_num_seqs", "int", 256, "most sequences running at once", minimum=1,
                          maximum=16_384, label="Most running sequences")
+STEP_OVERHEAD_MS = InputSpec.of("step_overhead_ms", "float", "fixed cost of one engine step (kernel launches, "
+                                "scheduling, sampling), ms")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
           ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,
-          TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU)
+          TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU,
+          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS)
 
 DEFAULT_DURATION_S = 60.0
 # Text inputs besides the numbers: a pasted trace (CSV) and the sweep's rates.
@@ -194,7 +199,8 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
     t = inputs["gpus"]
     replica = Replica(cfg, gpu, t, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
                       weights_bits=inputs["weights_bits"], bandwidth_efficiency=inputs["bandwidth_efficiency"],
-                      mfu=inputs["mfu"])
+                      mfu=inputs["mfu"], prefill_mfu=inputs["prefill_mfu"],
+                      allreduce_latency_us=inputs["allreduce_latency_us"], step_overhead_ms=inputs["step_overhead_ms"])
     weights_gib = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], inputs["weights_bits"]) / 8 / GIB
     budget_gib = t * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib - t * inputs["reserve_gib"]
     per_token = replica.kv_bytes_per_token * replica.kv_replication

@@ -224,8 +224,8 @@ class ReplicaEngine:
         """:func:`step_ms` of a decode-only step, from per-batch coefficients.
 
         Without sliding windows a decode step's memory and compute times are each linear in the
-        summed context at a fixed batch (docs/architecture.md §12), and its communication does not depend on
-        it; the two lines come from ``step_ms`` itself at contexts 0 and :data:`PROBE_TOKENS`.
+        summed context at a fixed batch (docs/architecture.md §12), and its communication and fixed overhead do
+        not depend on it; the two lines come from ``step_ms`` itself at contexts 0 and :data:`PROBE_TOKENS`.
         """
         batch = self.dec_count
         line = self._lines.get(batch)
@@ -234,12 +234,12 @@ class ReplicaEngine:
             probe = step_ms(self.replica, decode_batch=batch, decode_context_tokens=PROBE_TOKENS)
             line = self._lines[batch] = (zero.memory_ms, (probe.memory_ms - zero.memory_ms) / PROBE_TOKENS,
                                          zero.compute_ms, (probe.compute_ms - zero.compute_ms) / PROBE_TOKENS,
-                                         zero.comm_ms)
-        memory0, memory1, compute0, compute1, comm = line
+                                         zero.step_ms - max(zero.memory_ms, zero.compute_ms))
+        memory0, memory1, compute0, compute1, fixed = line
         context = self.dec_ctx
         memory = memory0 + memory1 * context
         compute = compute0 + compute1 * context
-        return (memory if memory > compute else compute) + comm
+        return (memory if memory > compute else compute) + fixed
 
     def _continue_prefills(self) -> None:
         for seq in list(self.prefilling):
