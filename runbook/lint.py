@@ -18,7 +18,8 @@ _LINKS = r"(?:per|of|to|at|in|on|for|from|and|or|with|by|a|an|the|each|against|i
 DOUBLED_UNIT = re.compile(
     rf"\b\d[\d,.]*[ \t]+{_COUNT_NOUNS}[ \t]+(?:(?!{_LINKS}\b)[a-z][\w-]*[ \t]+)?{_COUNT_NOUNS}\b")
 # A measured unit printed twice: "14.96 GiB GiB", "131,072 B bytes".
-DOUBLED_MEASURE = re.compile(r"\b\d[\d,.]*[ \t]*(GiB|GB/s|GB|TFLOP/s|ms|B|bytes|tok/s)[ \t]+(?:\1|bytes|GiB|GB)\b")
+DOUBLED_MEASURE = re.compile(r"\b\d[\d,.]*[ \t]*(GiB|GB/s|GB|TFLOP/s|ms|B|bytes|tok/s)[ \t]+(?:\1|bytes|GiB|GB)\b"
+                             r"|\d/Mtok[ \t]+(?:per|a|of a)[ \t]+million\b")
 # The same run of five or more words twice in a row (an engine note spliced after the clause it
 # repeats: "A hit skips ...: A hit skips ...").
 REPEATED_CLAUSE = re.compile(r"\b((?:[\w'’×.-]+[ \t,;:()]+){4,}?[\w'’×.-]+)[ \t,;:()—–-]+\1\b", re.IGNORECASE)

@@ -19,7 +19,7 @@ the engine fills it in when the page renders::
 ``FAMILY.STEP`` names a step of a calculator family (``calc FAMILY --json``
 lists them); ``key=value`` pairs are the family's inputs in snake case, the
 rest defaulting to the reference stack. ``as=number`` drops the unit,
-``as=raw`` prints full precision. Every shortcode is checked by
+``as=raw`` prints full precision, ``as=percent`` a fraction as a percentage (12.0 %). Every shortcode is checked by
 ``load_content``: an unknown one fails with the file and line.
 """
 
@@ -112,6 +112,8 @@ def _step(target: str, pairs: dict[str, str]):
 def _shown(value: float, unit: str, style: str) -> str:
     if style == "raw":
         return repr(value)
+    if style == "percent":  # a fraction read as a share: 0.1202 → 12.0 %
+        return f"{value * 100:.1f} %"
     text = format_number(value, unit)
     if style == "number":
         return text.replace("$", "").rsplit(" ", 1)[0] if " " in text else text
@@ -154,8 +156,8 @@ def resolve(kind: str, body: str) -> Resolved:
         return Resolved(calculator=(family, pairs))
     pairs = _parse_pairs(tokens[1:])
     style = pairs.pop("as", "unit")
-    if style not in ("unit", "number", "raw"):
-        raise ShortcodeError(f"as= takes unit, number or raw, not '{style}'.")
+    if style not in ("unit", "number", "raw", "percent"):
+        raise ShortcodeError(f"as= takes unit, number, raw or percent, not '{style}'.")
     result, step = _step(tokens[0], pairs)
     if kind == "note":
         if not isinstance(step, int) or step >= len(result.notes):

@@ -56,6 +56,7 @@ def test_the_lint_catches_each_kind_of_seam():
     assert seams("which is 10 GPUs GPUs at one per replica")[0].startswith("doubled unit")
     assert seams("it runs 595 users sequences at 29 ms")[0].startswith("doubled unit")
     assert seams("needs 14.96 GiB GiB of weights")[0].startswith("doubled unit")
+    assert seams("costs $0.42/Mtok per million at full occupancy")[0].startswith("doubled unit")
     assert seams("A hit skips the prefix's own prefill: A hit skips the prefix's own prefill: its tokens")[0] \
         .startswith("repeated clause")
     assert seams("the B200 (HGX B200, per GPU): B200 (HGX B200, per GPU) is")[0].startswith("repeated clause")
