@@ -117,13 +117,27 @@ def page(new_context):
     return new_context().new_page()
 
 
+# A problem a visitor may open: drawn from its seed on every read, stored by nobody. A stored problem is its
+# owner's page only (d3ef58c: a visitor is sent to log in, anyone else gets a 404), so pages a visitor sees use this.
+DRAWN_PROBLEM = "/drills/ladder/new/?seed=0"
+
+
 @pytest.fixture
-def reference_problem(content):
-    """A ladder problem on the reference stack (53 users worst case, 191 paged)."""
+def problem_owner(candidate):
+    """Who owns :func:`reference_problem`: the candidate who drives the test (a module whose driver is not its
+    ``candidate`` fixture overrides this)."""
+    return candidate
+
+
+@pytest.fixture
+def reference_problem(content, problem_owner):
+    """A ladder problem on the reference stack (53 users worst case, 191 paged), stored by ``problem_owner``:
+    only they may open it (log in as them first)."""
     from drills.models import ProblemInstance
     from drills.problems.generation import GENERATOR_VERSION
 
     return ProblemInstance.objects.create(
         family="ladder", seed=0, generator_version=GENERATOR_VERSION, inputs=dict(REFERENCE_INPUTS),
+        created_by=problem_owner,
         snapshot={"models": [catalog_entry("models", "llama-3.1-8b")],
                   "gpus": [catalog_entry("gpus", "h100-sxm5-80gb")]})

@@ -19,6 +19,7 @@ from django.contrib.auth.models import Group
 
 from tests import needs
 
+from .conftest import DRAWN_PROBLEM
 from .test_candidate import PASSWORD, log_in
 
 expect = needs.module("playwright.sync_api").expect
@@ -77,11 +78,11 @@ def make_user(username: str, group: str):
     return user
 
 
-def test_public_pages_report_no_violation(content, live_server, page, reference_problem):
+def test_public_pages_report_no_violation(content, live_server, page):
     watch = Watch(page, live_server.url)
     for path in ("/", "/runbook/", CHAPTER, "/glossary/", "/errata/", "/reading/", "/search/?q=kv+cache",
                  "/calculators/", "/calculators/ladder/", "/drills/", "/bank/", "/accounts/login/",
-                 "/accounts/signup/", reference_problem.get_absolute_url()):
+                 "/accounts/signup/", DRAWN_PROBLEM):
         watch.visit(path)
 
     # The calculator after an htmx recompute (htmx's indicator classes, the swapped results).

@@ -71,7 +71,7 @@ def crawl(context, base: str) -> tuple[dict[str, list[str]], int]:
     return problems, len(seen)
 
 
-def test_a_visitor_meets_no_dead_end(live_server, new_context, content, reference_problem):
+def test_a_visitor_meets_no_dead_end(live_server, new_context, content):
     context = new_context()
     problems, visited = crawl(context, live_server.url)
     print(f"visitor: {visited} addresses")

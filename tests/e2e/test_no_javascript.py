@@ -8,7 +8,8 @@ import pytest
 
 from tests import needs
 
-from .test_candidate import EXPECTED_VERDICTS, SLIPPED_ANSWERS
+from .conftest import DRAWN_PROBLEM
+from .test_candidate import EXPECTED_VERDICTS, SLIPPED_ANSWERS, log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -39,9 +40,13 @@ def test_the_chapter_calculator_submits_as_a_plain_get(content, live_server, pag
     assert re.search(r"\b191 users\b", text)
 
 
-def test_a_problem_grades_on_a_plain_post(live_server, page, reference_problem):
+def test_a_problem_grades_on_a_plain_post(live_server, page, candidate, reference_problem):
+    """The log-in and the grading are plain form posts. A stored problem is its owner's page (d3ef58c), so its
+    owner logs in first and the attempt is saved (a visitor's answers are graded on a drawn problem, unsaved)."""
+    from drills.models import Attempt
+
     path = reference_problem.get_absolute_url()
-    page.goto(f"{live_server.url}{path}")
+    log_in(page, live_server.url, "alice", path)
     for key, answer in SLIPPED_ANSWERS.items():
         page.fill(f"#answers input[name='{key}']", answer)
     with page.expect_navigation() as navigation:
@@ -53,4 +58,20 @@ def test_a_problem_grades_on_a_plain_post(live_server, page, reference_problem):
     for key, verdict in EXPECTED_VERDICTS.items():
         expect(page.locator(f"#step-{key}")).to_have_class(re.compile(rf"(^|\s)verdict-{verdict}(\s|$)"))
     assert page.locator("#step-weights_gib a[href='/errata/#gb-gib-mix']").is_visible()
+    assert page.locator("#answers .alert-success", has_text="Saved").is_visible()
+    assert Attempt.objects.filter(user=candidate, problem=reference_problem).count() == 1
+
+
+def test_a_visitors_drawn_problem_grades_unsaved_on_a_plain_post(content, live_server, page):
+    from drills.models import Attempt, ProblemInstance
+
+    page.goto(f"{live_server.url}{DRAWN_PROBLEM}")
+    page.fill("#answers input[name='card_gib']", "79.6")
+    with page.expect_navigation():
+        page.locator("#answers [type='submit']").first.click()
+    page.locator("#not-recorded").wait_for()  # the blank steps: nothing graded yet, the boxes marked
+    with page.expect_navigation() as navigation:
+        page.locator("#answers button[name='blanks']").click()
+    assert navigation.value.ok and navigation.value.request.method == "POST"
     assert page.locator("#answers .alert-info", has_text="Graded but not saved").is_visible()
+    assert not ProblemInstance.objects.exists() and not Attempt.objects.exists()

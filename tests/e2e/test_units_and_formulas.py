@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, DRAWN_PROBLEM
 
 pytestmark = [pytest.mark.browser]
 
@@ -54,13 +54,13 @@ MEASURE = """() => {
 
 @pytest.mark.parametrize("width", list(WIDTHS))
 def test_units_hold_their_row_and_wide_formulas_show_they_scroll(content, live_server, new_context,
-                                                                 reference_problem, width):
+                                                                 width):
     from calculators.families import FAMILIES
 
     viewport = WIDTHS[width]
     page = new_context(viewport=viewport, device_scale_factor=1, base_url=live_server.url).new_page()
     paths = [f"/calculators/{family}/" for family in sorted(FAMILIES)]
-    paths += [reference_problem.get_absolute_url(), "/errata/", "/runbook/06-kv-cache/", "/runbook/12-slo/"]
+    paths += [DRAWN_PROBLEM, "/errata/", "/runbook/06-kv-cache/", "/runbook/12-slo/"]
     problems, overflowing = {}, 0
     SHOTS.mkdir(parents=True, exist_ok=True)
     for path in paths:
