@@ -126,11 +126,11 @@ def _bound_violation(key: str, value: float, right: Mapping[str, float], given: 
         if broken and (expected is None or declared.violation(expected) is None):
             return broken
         for other in declared.at_most:
-            limit = right.get(other)
+            limit = right.get(other, given.get(other))  # an earlier step, or a bound the problem is given
             if limit is not None and expected is not None and expected <= limit * 1.0001 \
                     and value > limit * 1.0001 + 1e-9:
                 bound = quantity(other, family)
-                return (f"it cannot exceed the {bound.label.lower() if bound else other} "
+                return (f"it cannot exceed the {bound.label.lower() if bound else other.replace('_', ' ')} "
                         f"({format_number(limit, bound.unit if bound else declared.unit)})")
     if key in ("users_worst_case", "users_paged") and "card_gib" in right and "avg_tokens" in given:
         if key == "users_worst_case":

@@ -28,8 +28,9 @@ assigned anywhere else or a docstring or ``docs/`` sentence that states it.
 Bounds (docs/architecture.md §11): ``fraction`` lies in [0, 1]; ``flag`` is 0 or 1;
 ``positive`` is above 0; ``nonnegative`` is 0 or more (times, sizes, counts);
 ``any`` has no sign (a budget, being what is left over, may be negative).
-``at_most`` names other steps of the same problem a value may not exceed (usable
-memory ≤ card memory, a batch ≤ what the KV budget holds, a rate ≤ its ceiling).
+``at_most`` names other steps (or given values) of the same problem a value may not exceed (usable
+memory ≤ card memory, a batch ≤ what the KV budget holds, a rate ≤ its ceiling, a verify step's expected
+tokens ≤ γ + 1).
 """
 
 from __future__ import annotations
@@ -226,7 +227,8 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("usd_per_hour", "USD/h", "Fleet cost per hour", "nonnegative", f"{_P}cost:USD_PER_HOUR"),
     _q("usd_per_million_tokens", "USD/Mtok", "Cost per million tokens", "nonnegative",
        f"{_P}cost:USD_PER_MILLION_TOKENS"),
-    _q("expected_tokens", "tok", "Expected tokens per verify step", "positive", f"{_P}spec:EXPECTED_TOKENS"),
+    _q("expected_tokens", "tok", "Expected tokens per verify step", "positive", f"{_P}spec:EXPECTED_TOKENS",
+       at_most=("draft_tokens_plus_one",)),
     _q("speedup", "1", "Speed-up bound over plain decoding", "positive", f"{_P}spec:SPEEDUP"),
     # --- number formats and rotary positions -------------------------------------------------------------
     _q("exponent_bits", "1", "Exponent bits", "nonnegative", f"{_P}formats:EXPONENT_BITS"),

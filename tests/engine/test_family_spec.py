@@ -247,3 +247,12 @@ def test_every_declared_misconception_is_exercised_above():
     exercised = {"acceptance-as-tokens", "bonus-token-forgotten", "draft-cost-ignored"}
     # Engine v3: the family no longer lists its ids; each is declared on one of its quantities in the registry.
     assert exercised <= declared_on(step.key for step in FAMILIES["spec"].run({}).steps)
+
+
+def test_more_expected_tokens_than_gamma_plus_one_is_impossible():
+    # γ = 4: every draft accepted and the target's own token
+    # make at most 5 per verify step, so 6 is impossible, not merely wrong (issue 29).
+    result = FAMILIES["spec"].run({"gamma": 4, "alpha": 0.8, "draft_cost": 0.05})
+    step = next(s for s in grade(result, {"expected_tokens": "6"}).steps if s.key == "expected_tokens")
+    assert step.verdict == "impossible"
+    assert "draft tokens plus one (5 tok)" in step.message

@@ -124,7 +124,8 @@ def run_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
                              f"is accepted, E is exactly γ + 1 and the formula divides 0 by 0.",
                              field="alpha") from None
         raise
-    given = {"alpha": inputs["alpha"], "gamma": inputs["gamma"], "draft_cost": inputs["draft_cost"]}
+    given = {"alpha": inputs["alpha"], "gamma": inputs["gamma"], "draft_cost": inputs["draft_cost"],
+             "draft_tokens_plus_one": inputs["gamma"] + 1}  # the bound on E: every draft accepted, plus the target's
     values = evaluate_steps(SPECS, given)
     best, best_value = best_gamma(inputs["alpha"], inputs["draft_cost"])
     return run("spec", inputs, list(SPECS), given, spec_notes(inputs, values),
