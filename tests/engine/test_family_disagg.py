@@ -80,7 +80,7 @@ def test_formulas_agree_with_exact_evaluation(formula):
               "gpus": 2, "peak_tflops": 989.4, "prefill_mfu": 0.4, "prefill_ms": 105.0, "kv_transfer_ms": 13.1,
               "ttft_ms": 118.1, "rate": 7.0, "output_tokens": 256, "decode_tok_s": 4321.0, "decode_replicas": 3,
               "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2, "occupancy": 0.8,
-              "spare_gpus": 8, "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
+              "spare_gpus": 8, "gpus_per_node": 8, "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
     values = {var.name: sample[var.name] for var in formula.variables}
     assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
 
@@ -95,11 +95,17 @@ def test_generated_problems_run():
 
 def test_whole_fleet_cost_beside_the_single_node_figure():
     v = disagg().values
-    # ⌈(16 prefill + 8 decode) ÷ 0.8⌉ + 8 spares = 38 cards × $3/h ÷ (10 req/s × 256 tok × 3,600 s) × 10^6.
-    assert v["fleet_gpus"] == 38
-    assert v["fleet_usd_per_mtok"] == pytest.approx(38 * 3.0 / (10 * 256 * 3600) * 1e6, rel=1e-12)
+    # Whole nodes per pool: prefill ⌈16 ÷ 0.8 ÷ 8⌉ = ⌈2.5⌉ = 3 nodes, decode ⌈8 ÷ 0.8 ÷ 8⌉ = ⌈1.25⌉ = 2 nodes:
+    # 5 × 8 + 8 spares = 48 cards (not ⌈24 ÷ 0.8⌉ + 8 = 38, which buys 3.75 nodes)
+    # × $3/h ÷ (10 req/s × 256 tok × 3,600 s) × 10^6.
+    assert (v["prefill_gpus"], v["decode_gpus"]) == (16, 8)
+    assert v["fleet_gpus"] == 48
+    assert v["fleet_usd_per_mtok"] == pytest.approx(48 * 3.0 / (10 * 256 * 3600) * 1e6, rel=1e-12)
     slo = FAMILIES["slo"].run({"context": 4096 + 256}).values
     assert v["node_usd_per_mtok"] == pytest.approx(8 * 3.0 / (slo["tokens_per_s"] * 3600) * 1e6, rel=1e-12)
     assert v["fleet_usd_per_mtok"] > 10 * v["node_usd_per_mtok"]
     cheap = disagg(model="llama-3.1-8b", gpus=1, prompt_tokens=512, occupancy=1.0, spare_gpus=0).values
-    assert cheap["fleet_gpus"] == cheap["prefill_gpus"] + cheap["decode_gpus"]
+    assert cheap["fleet_gpus"] == 8 * (-(-cheap["prefill_gpus"] // 8) - (-cheap["decode_gpus"] // 8))
+    # 14's fleet: 664 prefill and 256 decode cards at 0.8: ⌈103.75⌉ + ⌈40⌉ = 144 nodes = 1,152 cards + 8 spares.
+    fleet = disagg(model="llama-3.1-70b", prompt_tokens=1800, output_tokens=500, rate=1000, spare_gpus=8).values
+    assert (fleet["prefill_gpus"], fleet["decode_gpus"], fleet["fleet_gpus"]) == (664, 256, 1160)

@@ -42,7 +42,7 @@ from .compute_shared import draw_served_model
 from .cost import USD_PER_GPU_HOUR
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
-from .fleet import OCCUPANCY
+from .fleet import GPUS_PER_NODE, OCCUPANCY
 from .inputs import (
     GPU,
     KV_DTYPE,
@@ -61,13 +61,18 @@ from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
 
 SPARE_GPUS = InputSpec("spare_gpus", "int", 8, "spare cards kept for failures and rollouts (a node)", minimum=0,
                        maximum=100_000, unit="GPUs", label="Spare GPUs")
-COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, SPARE_GPUS)
+COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, GPUS_PER_NODE, SPARE_GPUS)
 
+# Nodes are bought whole and a pool's node holds only that pool's cards, so each pool rounds up to whole
+# nodes on its own (docs/architecture.md §12): ⌈GPUs ÷ occupancy ÷ GPUs per node⌉ nodes per pool, + spares.
 FLEET_GPUS = Formula(
-    "fleet_gpus", "Cards billed for the whole fleet", "GPUs",
+    "fleet_gpus", "Cards billed for the whole fleet (whole nodes per pool)", "GPUs",
     (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool"),
-     Var("occupancy", "1", "average fraction of each card busy"), Var("spare_gpus", "GPUs", "spare cards")),
-    lambda s: total(ceiling(ratio(total(s["prefill_gpus"], s["decode_gpus"]), s["occupancy"])), s["spare_gpus"]),
+     Var("occupancy", "1", "average fraction of each card busy"), Var("gpus_per_node", "GPUs", "cards per node"),
+     Var("spare_gpus", "GPUs", "spare cards")),
+    lambda s: total(product(s["gpus_per_node"], total(
+        ceiling(ratio(s["prefill_gpus"], product(s["occupancy"], s["gpus_per_node"]))),
+        ceiling(ratio(s["decode_gpus"], product(s["occupancy"], s["gpus_per_node"]))))), s["spare_gpus"]),
 )
 FLEET_USD_PER_MTOK = Formula(
     "fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", "USD/Mtok",
@@ -84,7 +89,7 @@ NODE_USD_PER_MTOK = Formula(
 COST_FORMULAS = (FLEET_GPUS, FLEET_USD_PER_MTOK, NODE_USD_PER_MTOK)
 
 COST_SPECS = [
-    StepSpec("fleet_gpus", "Cards billed: both pools ÷ occupancy, rounded up, + spares", FLEET_GPUS,
+    StepSpec("fleet_gpus", "Cards billed: each pool ÷ occupancy in whole nodes, + spares", FLEET_GPUS,
              {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}, rounding="ceil"),
     StepSpec("fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", FLEET_USD_PER_MTOK,
              {"fleet_gpus": "fleet_gpus"}),
@@ -227,6 +232,7 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "output_tokens": inputs["output_tokens"], "decode_tok_s": slo.values["tokens_per_s"],
         "tpot_target_ms": inputs["tpot_target_ms"], "transfer_budget": TRANSFER_BUDGET,
         "usd_per_gpu_hour": inputs["usd_per_gpu_hour"], "occupancy": inputs["occupancy"],
+        "gpus_per_node": inputs["gpus_per_node"],
         "spare_gpus": inputs["spare_gpus"],
     }
     result = run("disagg", inputs, disagg_specs(cfg), given, [], {"model_name": model_name})
@@ -245,7 +251,8 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} sequences, "
         f"{format_number(slo.values['tokens_per_s'], 'tok/s')} per replica.",
         f"Whole fleet: {int(v['fleet_gpus']):,} cards ({int(v['prefill_gpus']):,} prefill + "
-        f"{int(v['decode_gpus']):,} decode at {inputs['occupancy']:g} occupancy, + {inputs['spare_gpus']:,} spares) "
+        f"{int(v['decode_gpus']):,} decode at {inputs['occupancy']:g} occupancy, each pool rounded up to whole "
+        f"{inputs['gpus_per_node']}-card nodes, + {inputs['spare_gpus']:,} spares) "
         f"cost {format_number(v['fleet_usd_per_mtok'], 'USD/Mtok')}; one decode replica at full occupancy, the "
         f"single-node figure, would have quoted {format_number(v['node_usd_per_mtok'], 'USD/Mtok')}.",
     ] + list(cfg.notes)
