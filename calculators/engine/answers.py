@@ -34,6 +34,8 @@ from calculators.engine.answer_tokens import expectation, expected_phrase
 from calculators.engine.errors import AnswerError
 from calculators.engine.units import (
     COUNT_DIMENSIONS,
+    COUNT_SCALES,
+    PLAIN_NOUNS,
     Unit,
     base_unit_symbol,
     dimension_name,
@@ -116,6 +118,28 @@ def _as_typed(value: float, unit: Unit) -> str:
     return f"{number} {unit.symbol}"
 
 
+_COUNT_SCALE = r"^([0-9][0-9_]*(?:\.[0-9]+)?)\s*([A-Za-z]+)\b\s*([A-Za-z]*)$"
+_PER_SECOND = r"[0-9][0-9_.,]*(?:e[+-]?[0-9]+)?\s*/\s*s"
+
+
+def _count_scale(text: str, step: Unit) -> str | None:
+    """``text`` with a count's scale word multiplied out (``7.6B`` → ``7600000000``), in a step that counts
+    (:data:`.units.COUNT_DIMENSIONS`), or ``None``: a bytes step never reads ``B`` as billions."""
+    match = re.match(_COUNT_SCALE, text.strip())
+    if step.dimension not in COUNT_DIMENSIONS or not match or match.group(2) not in COUNT_SCALES:
+        return None
+    noun = match.group(3)
+    if noun and not (noun.lower() in PLAIN_NOUNS and step.dimension == "dimensionless"):
+        try:
+            if get_unit(noun).dimension != step.dimension:
+                return None
+        except AnswerError:
+            return None
+    number = float(match.group(1).replace("_", "")) * COUNT_SCALES[match.group(2)]
+    kept = noun if noun and noun.lower() not in PLAIN_NOUNS else ""
+    return f"{number:.15g} {kept}".strip()
+
+
 def parse_answer(text: str, unit: str) -> ParsedAnswer:
     """Read ``text`` (what a candidate typed) as a value in ``unit``.
 
@@ -130,6 +154,12 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
     step = get_unit(unit)
     stripped = _without_qualifiers(_check_length(text, step))
     notes = []
+    scaled = _count_scale(stripped, step)
+    if scaled is not None:  # "7.6B", "70 billion parameters": a count with its scale word
+        notes.append(f"Read {quote(text.strip())} as {quote(scaled)}.")
+        stripped = scaled
+    elif step.symbol == "req/s" and re.fullmatch(_PER_SECOND, stripped):  # "12/s": requests per second
+        stripped = re.sub(r"\s*/\s*s$", " req/s", stripped)
     ratio = re.match(_RATIO_SUFFIX, stripped) if step.dimension == "dimensionless" else None
     if ratio:  # "2.5x", "3 ×": a ratio, in a plain-number step
         stripped = ratio.group(1)

@@ -50,6 +50,14 @@ GIB = 2**30  # bytes in a GiB
 GB = 10**9  # bytes in a (decimal) GB
 GIB_PER_GB = GIB / GB  # 1.073741824: a GiB is 7.4 % more than a GB
 
+#: Scale words and suffixes a count may carry (``7.6B`` parameters, ``70 billion``, ``1.2k`` requests): read only in
+#: a step that asks for a count or a plain number (:data:`COUNT_DIMENSIONS`), never in a bytes step, where ``B``
+#: stays bytes.
+COUNT_SCALES = {"k": 10**3, "K": 10**3, "thousand": 10**3, "M": 10**6, "million": 10**6, "B": 10**9, "bn": 10**9,
+                "billion": 10**9, "T": 10**12, "trillion": 10**12}
+#: Nouns a plain-number step reads as the thing it counts (``8 billion parameters``).
+PLAIN_NOUNS = frozenset({"parameters", "params", "weights"})
+
 BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica", "req")
 Exponents = tuple[int, ...]
 DIMENSIONLESS: Exponents = (0,) * len(BASE_SYMBOLS)

@@ -345,3 +345,19 @@ class TestWhatCandidatesWrite:
         parsed = parse_answer("2(8)(128) KiB", "B")
         assert parsed.value == 2048 * 1024
         assert parsed.conversion.startswith("Read '2(8)(128) KiB' as '2*(8)*(128) KiB'.")
+
+
+@pytest.mark.parametrize("text,unit,value", [
+    ("7.6B", "1", 7.6e9), ("70 billion", "1", 70e9), ("8 billion parameters", "1", 8e9),
+    ("1.2k requests", "requests", 1200), ("5k", "users", 5000), ("1.5M", "tok", 1.5e6), ("12/s", "req/s", 12),
+    ("2 trillion", "1", 2e12),
+])
+def test_a_count_reads_its_scale_word_and_a_rate_its_per_second(text, unit, value):
+    # Issue 29: k/M/B(bn)/T and thousand … trillion in a count step; N/s as req/s in a rate step.
+    assert parse_answer(text, unit).value == pytest.approx(value)
+
+
+def test_b_stays_bytes_in_a_bytes_step():
+    assert parse_answer("7.6B", "B").value == pytest.approx(7.6)
+    with pytest.raises(AnswerError):
+        parse_answer("7.6 billion", "GiB")
