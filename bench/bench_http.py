@@ -6,6 +6,7 @@ Usage (from the repository root, PostgreSQL on 127.0.0.1:5432 and Redis on 6379 
     python bench/bench_http.py --rounds 5 --seconds 5 --clients 4,20,50
     python bench/bench_http.py --profile            # no HTTP: cProfile each endpoint in-process
     python bench/bench_http.py --only graded        # the two floors and the endpoints whose name has "graded"
+    python bench/bench_http.py --only graded,reveal # ... or any of several words
 
 What it does:
 
@@ -432,7 +433,7 @@ def run_http(args, env: dict[str, str], paths: dict) -> int:
         sessions = login_all(args.port, {"candidate": "bench-candidate", "coach": "bench-coach"}, most)
         print(f"gunicorn: {args.workers} workers on 127.0.0.1:{args.port}; {most} sessions per role logged in")
         for clients in args.clients:
-            measured = [e for e in endpoints(paths) if e.kind in ("floor", "write floor") or args.only in e.name]
+            measured = [e for e in endpoints(paths) if e.kind in ("floor", "write floor") or _chosen(e.name, args.only)]
             for e in measured:  # warm every worker's caches for this endpoint; not recorded
                 run_window(e, sessions[e.role][:clients], args.warmup, record=False)
             for _ in range(args.rounds):
@@ -458,6 +459,11 @@ def run_http(args, env: dict[str, str], paths: dict) -> int:
     return 1 if errors else 0
 
 
+def _chosen(name: str, only: str) -> bool:
+    """Whether the endpoint ``name`` is measured under ``--only`` (comma-separated words; empty: every one)."""
+    return any(word.strip() in name for word in only.split(","))
+
+
 def run_profile(paths: dict, repeat: int, only: str = "") -> int:
     """cProfile each endpoint ``repeat`` times in-process with Django's test client; print the top functions."""
     from django.contrib.auth import get_user_model
@@ -470,7 +476,7 @@ def run_profile(paths: dict, repeat: int, only: str = "") -> int:
     clients["candidate"].force_login(User.objects.get(username="bench-candidate"))
     clients["coach"].force_login(User.objects.get(username="bench-coach"))
     for e in endpoints(paths):
-        if only not in e.name:
+        if not _chosen(e.name, only):
             continue
         client = clients[e.role]
         headers = {"HX-Request": "true"} if e.htmx else {}
@@ -520,7 +526,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="profile in-process instead of the HTTP run")
     parser.add_argument("--profile-repeat", type=int, default=30)
     parser.add_argument("--only", default="",
-                        help="only the endpoints whose name contains this (the two floors are always measured)")
+                        help="only the endpoints whose name contains one of these comma-separated words (the two "
+                             "floors are always measured)")
     args = parser.parse_args(argv)
     args.clients = [int(n) for n in args.clients.split(",") if n.strip()]
     args.tmp = tempfile.mkdtemp(prefix="bench_http_")

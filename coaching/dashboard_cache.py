@@ -17,13 +17,16 @@ Django's cache (Redis in production) under a key holding:
   only from the moment it was built until the first of those moments to come (``Overview.changes_at``).
 - *The reader's time zone*: the completion tables' headers show due dates in local time.
 
-A version is bumped when the change is made and again when its transaction commits: a dashboard built in
-between, from the rows as they were before the commit, is stored under a version that is then already gone.
+A version is bumped once, when the change's transaction commits (at once outside one): a dashboard built
+before, from the rows as they were, is stored under a version that the commit then replaces. The changes of one
+transaction are gathered: the coaches of every candidate concerned are found in one query after the commit and
+each version is written once, however many rows the request saved.
 The cache never decides what a coach may see: the key holds the coach's id and whether they oversee all.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -31,7 +34,7 @@ from datetime import datetime
 
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString
@@ -87,28 +90,69 @@ def _bump(names: Iterable) -> None:
     cache.set_many(tokens, None)
 
 
-def _bump_now_and_on_commit(names: set) -> None:
-    names = {*names, _ALL}
-    _bump(names)
-    transaction.on_commit(lambda: _bump(names))
+class _Pending:
+    """The bumps asked for since the last flush on this thread: names (coach ids or ``_EVERYONE``), candidates
+    (ids, or ``values()`` querysets of them) and cohorts whose coaches are bumped."""
+
+    def __init__(self) -> None:
+        self.names: set = {_ALL}
+        self.candidates: set[int] = set()
+        self.candidate_queries: list = []
+        self.cohorts: set[int] = set()
+        self.flushed = False
+
+    def flush(self) -> None:
+        """Find the coaches of the candidates and cohorts (one query) and write every version once. Each call of
+        :func:`_on_commit` registers this; the first to run does the work, the others find it flushed."""
+        if self.flushed:
+            return
+        self.flushed = True
+        names = set(self.names)
+        if self.candidates or self.candidate_queries or self.cohorts:
+            where = Q(memberships__candidate_id__in=self.candidates) | Q(pk__in=self.cohorts)
+            for query in self.candidate_queries:
+                where |= Q(memberships__candidate_id__in=query)
+            names |= set(Cohort.objects.filter(where).values_list("coach_id", flat=True).distinct())
+        _bump(names)
+
+
+_local = threading.local()
+
+
+def _on_commit(*, names: Iterable = (), candidates=(), cohort_ids: Iterable[int] = ()) -> None:
+    """Gather a change into this thread's pending bumps and flush them when the transaction commits.
+
+    A callback is registered for every change, so a bump whose transaction rolled back is never needed for a
+    later one to happen: it only rides along with the next flush (one extra version written, harmless)."""
+    pending = getattr(_local, "pending", None)
+    if pending is None or pending.flushed:
+        pending = _local.pending = _Pending()
+    pending.names.update(names)
+    pending.cohorts.update(cohort_ids)
+    if isinstance(candidates, QuerySet):
+        pending.candidate_queries.append(candidates)
+    else:
+        pending.candidates.update(candidates)
+    transaction.on_commit(pending.flush)
 
 
 def bump_coaches(coach_ids: Iterable[int]) -> None:
-    """Mark what the coaches ``coach_ids`` (and the superusers) see as changed: their next dashboard is built afresh."""
-    _bump_now_and_on_commit(set(coach_ids))
+    """Mark what the coaches ``coach_ids`` (and the superusers) see as changed: their next dashboard is built afresh
+    (when the transaction commits)."""
+    _on_commit(names=coach_ids)
 
 
 def bump_for_candidates(candidates, *, coach_ids: Iterable[int] = (), cohort_ids: Iterable[int] = ()) -> None:
     """Mark the dashboards of every coach of a cohort of ``candidates`` (ids, or a ``values()`` queryset of
-    them), of the cohorts ``cohort_ids``, of ``coach_ids`` and of the superusers as changed, in one query: the
-    candidates' work or memberships, as those coaches see them, have changed."""
-    found = Cohort.objects.filter(Q(memberships__candidate_id__in=candidates) | Q(pk__in=list(cohort_ids)))
-    _bump_now_and_on_commit(set(found.values_list("coach_id", flat=True).distinct()) | set(coach_ids))
+    them), of the cohorts ``cohort_ids``, of ``coach_ids`` and of the superusers as changed when the transaction
+    commits: the candidates' work or memberships, as those coaches see them, have changed. The coaches are found
+    after the commit, in one query for all the transaction's changes."""
+    _on_commit(names=coach_ids, candidates=candidates, cohort_ids=cohort_ids)
 
 
 def bump_everyone() -> None:
     """Mark every coach's dashboard as changed (the question bank changed: which items a coach may read)."""
-    _bump_now_and_on_commit({_EVERYONE})
+    _on_commit(names={_EVERYONE})
 
 
 def cached_dashboard(coach, now: datetime | None = None) -> Dashboard:

@@ -42,8 +42,15 @@ def endpoint_for(user) -> Endpoint | None:
     if not user.is_authenticated:
         return None
     # One query: the own endpoint (no cohort) sorts first, then the cohorts' newest.
-    return (Endpoint.objects.filter(Q(owner=user, cohort__isnull=True) | Q(cohort__memberships__candidate=user))
-            .select_related("cohort").order_by(F("cohort").asc(nulls_first=True), "-updated_at", "-pk").first())
+    return (endpoints_of(user).select_related("cohort")
+            .order_by(F("cohort").asc(nulls_first=True), "-updated_at", "-pk").first())
+
+
+def endpoints_of(user):
+    """Every endpoint that may grade ``user``'s answers (their own and their cohorts'), unordered. ``user`` is a
+    user, an id or an ``OuterRef`` to one: ``Exists(endpoints_of(OuterRef("user")))`` asks in the same query
+    as another read whether :func:`endpoint_for` would find one."""
+    return Endpoint.objects.filter(Q(owner=user, cohort__isnull=True) | Q(cohort__memberships__candidate=user))
 
 
 def plain(markdown: str) -> str:
@@ -76,20 +83,24 @@ def question_of(item) -> str:
 
 
 def request(user, item, answer: str, origin: str, origin_id: int, *, page_url: str, score_rule: str,
-            rubric: list[str] | None = None, question: str | None = None) -> Grading | None:
+            rubric: list[str] | None = None, question: str | None = None,
+            has_endpoint: bool | None = None) -> Grading | None:
     """Send ``answer`` to ``item`` (written at ``origin`` ``origin_id``) to the user's model; ``None`` when there
     is no endpoint, no written answer or no rubric (self-scoring then, as without this app). The same answer
     at the same place, already sent and not failed, is not sent again: that grading is returned.
 
     ``page_url`` is the page that shows the grading (where "grade again" leads back), ``score_rule`` the
     sentence of the review scale's rule (:func:`llm_grading.prompt.build`). ``rubric`` and ``question`` default
-    to :func:`rubric_of` and :func:`question_of` of ``item``. The grading is started after the transaction
-    commits.
+    to :func:`rubric_of` and :func:`question_of` of ``item``. ``has_endpoint``, when the caller already read it
+    (``Exists`` of :func:`endpoints_of`), saves the endpoint's query when there is none. The grading is started
+    after the transaction commits.
     """
-    endpoint = endpoint_for(user)
     answer = (answer or "").strip()
+    if has_endpoint is False or not answer:
+        return None
     points = rubric if rubric is not None else rubric_of(item)
-    if endpoint is None or not answer or not points:
+    endpoint = endpoint_for(user) if points else None
+    if endpoint is None:
         return None
     question = question if question is not None else question_of(item)
     again = latest(user, origin, origin_id)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 
 from calculators.engine.errors import EngineError
 from calculators.engine.grader import Grade
@@ -42,6 +43,7 @@ from drills.reviews.scheduling import (
     schedule,
     time_box_of,
 )
+from llm_grading import services as model_grading
 from runbook.models import chapter_text
 
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -275,12 +277,14 @@ REVEAL_FIELDS = (
 def card_to_reveal(user, card_id: int) -> Card:
     """The user's card with only what revealing its model answer shows (:data:`REVEAL_FIELDS`), and the
     user's review settings (the rating buttons' intervals depend on them) read in the same query; get those
-    with :func:`owner_settings`.
+    with :func:`owner_settings`. Its ``has_grading_endpoint`` says, from the same query, whether the user has an
+    endpoint grading their answers (:func:`llm_grading.services.endpoints_of`).
 
     Raises ``Card.DoesNotExist`` for another candidate's card. Its pending problem is not read: only an open
     question's card is revealed (the view sends a problem template's to the card page first).
     """
     return (Card.objects.select_related("item", "item__chapter", "user__review_settings").only(*REVEAL_FIELDS)
+            .annotate(has_grading_endpoint=Exists(model_grading.endpoints_of(OuterRef("user"))))
             .get(pk=card_id, user=user))
 
 

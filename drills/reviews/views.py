@@ -195,7 +195,8 @@ def reveal(request: HttpRequest, pk: int) -> HttpResponse:
         # A written answer goes to the candidate's model, when they set one (llm_grading); else nothing changes.
         grading = model_grading.request(request.user, current.item, form.cleaned_data.get("answer") or "",
                                         Grading.REVIEW, current.pk, score_rule=RUBRIC_RULE,
-                                        page_url=reverse("reviews:card", args=[current.pk]))
+                                        page_url=reverse("reviews:card", args=[current.pk]),
+                                        has_endpoint=current.has_grading_endpoint)
         form = RateForm(len(current.item.rubric or ()), initial={**form.cleaned_data, "rating": "auto"})
     if request.htmx:
         # The #card partial shows the card alone: the sidebar's queue, forecast and counts are not rendered,

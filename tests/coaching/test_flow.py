@@ -94,15 +94,19 @@ def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_comm
     assert problem.inputs["model"] == "llama-3.1-70b" and problem.inputs["gpu"] == "h200-sxm-141gb"
     answers = h.answers(problem)
     answers["kv_bytes_per_token"] = "1 KiB"  # one step wrong: the coach will see exactly this
-    candidate.post(problem_url, answers)
+    # Each request's commit bumps the coach's dashboard version (coaching.dashboard_cache): the test's
+    # transaction never commits, so the callbacks run here.
+    with django_capture_on_commit_callbacks(execute=True):
+        candidate.post(problem_url, answers)
     attempt = Attempt.objects.get(user=demo)
     assert attempt.score < 1
     assert "In progress" in candidate.get(reverse("coaching:my_assignments")).content.decode()
     go = candidate.post(reverse("coaching:start_entry", args=[assignment.pk, entries[0].pk]))
     card = Card.objects.get(user=demo, item=question)
     assert go["Location"] == reverse("reviews:card", args=[card.pk])
-    record_open_review(demo, card.pk, card.version, None, answer="GQA shares K/V heads across query heads.",
-                       ticked=[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        record_open_review(demo, card.pk, card.version, None, answer="GQA shares K/V heads across query heads.",
+                           ticked=[0])
     assert "Done" in candidate.get(reverse("coaching:my_assignments")).content.decode()
 
     page = client.get(reverse("coaching:dashboard")).content.decode()
