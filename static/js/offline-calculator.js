@@ -567,7 +567,7 @@
       var changed = isChanged(previous, row);
       var cut = row.step.label.indexOf(" (");
       var title = cut >= 0 ? row.step.label.slice(0, cut) : row.step.label;
-      var detail = cut >= 0 ? row.step.label.slice(cut + 2).replace(/\)+$/, "") : "";
+      var detail = cut >= 0 ? row.step.label.slice(cut + 2).replace(/\)$/, "") : "";  // the outer parenthesis only, as calculators/report.py
       if (report.details[key] !== undefined) detail = report.details[key];
       var parts = splitDisplay(row.display, row.step.unit, data.units);
       var box = el("div", "calc-embed-headline" + (changed ? " is-changed" : ""));
