@@ -241,7 +241,8 @@ def remove_entry(entry: SetEntry) -> None:
     it does not hold the entry: it goes with it.
     """
     with transaction.atomic():
-        works = list(Work.objects.select_for_update().filter(entry=entry).select_related("problem"))
+        # Only the Work rows are locked: PostgreSQL refuses FOR UPDATE on the nullable side of the problem's join.
+        works = list(Work.objects.select_for_update(of=("self",)).filter(entry=entry).select_related("problem"))
         dead = [work.pk for work in works if work.problem is not None and unsolvable(work.problem)]
         started = len({work.candidate_id for work in works if work.pk not in dead})
         if started:
