@@ -110,14 +110,14 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
 
     with django_assert_max_num_queries(6):
         assert client.get(problem.get_absolute_url()).status_code == 200
-    # Exactly: the session, its user, the problem, and, in one transaction (its begin and end are two more), the
-    # candidate's earliest earlier attempt of the problem (a re-submission is practice and the page says which
-    # score counts, issue 20), the attempt and its steps in one insert whatever their count; after the commit
+    # Exactly: the session, its user, the problem with the candidate's earliest earlier attempt of it (a
+    # re-submission is practice and the page says which score counts, issue 20), and, in one transaction (its
+    # begin and end are two more), the attempt and its steps in one insert whatever their count; after the commit
     # (run here: the test's transaction never commits), the coaches whose dashboards it changes, once
     # (coaching.dashboard_cache).
     with CaptureQueriesContext(connection) as captured, django_capture_on_commit_callbacks(execute=True):
         response = client.post(problem.get_absolute_url(), {**answers, "started": ""}, headers={"HX-Request": "true"})
-    assert len(captured.captured_queries) == 9, [q["sql"][:60] for q in captured.captured_queries]
+    assert len(captured.captured_queries) == 8, [q["sql"][:60] for q in captured.captured_queries]
     assert response.status_code == 200
     assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
     # 31 cards due: the queue's first card with the queue's length is one query, the forecast with the deck one.

@@ -19,6 +19,7 @@ from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, submit
 from drills.problems.presentation import problem_facts, statement
+from drills.problems.storage import with_first_attempt
 
 
 def _family_or_404(family: str):
@@ -81,8 +82,11 @@ def problem(request: HttpRequest, family: str, pk: int) -> HttpResponse:
     _family_or_404(family)
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    problems = ProblemInstance.objects.all()
+    if request.method == "POST":  # the attempt to store needs the earliest one: read with the problem
+        problems = with_first_attempt(problems, request.user)
     try:
-        instance = ProblemInstance.objects.get(pk=pk)
+        instance = problems.get(pk=pk)
     except ProblemInstance.DoesNotExist:
         raise Http404("No such problem.") from None
     if instance.family != family or instance.created_by_id is None or instance.created_by_id != request.user.pk:
