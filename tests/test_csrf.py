@@ -43,6 +43,7 @@ EXEMPT = {
     "api:family": "read-only catalog",
     "api:calc": "pure computation: stores nothing, reads no session",
     "api:simulate": "pure computation: reads no session; only caches its result under the inputs' hash",
+    "api:simulate_result": "read-only: a queued simulation's outcome, looked up by its unguessable id",
     "api:not_found": "JSON 404 for any other /api/v1/ path",
 }
 
