@@ -89,13 +89,19 @@ MAX_BATCHED_TOKENS = InputSpec("max_batched_tokens", "int", 8192, "token budget 
                                minimum=1, maximum=1_048_576, unit="tok", label="Token budget per step")
 MAX_NUM_SEQS = InputSpec("max_num_seqs", "int", 256, "most sequences running at once", minimum=1,
                          maximum=16_384, label="Most running sequences")
+CONCURRENCY = InputSpec("concurrency", "int", None, "closed loop: this many clients, each sending its next request "
+                        "when its last one ends (as vllm bench serve --max-concurrency); replaces the rate",
+                        minimum=1, maximum=16_384, label="Concurrent clients (closed loop)")
+THINK_TIME_S = InputSpec("think_time_s", "float", 0.0, "closed loop: seconds a client waits after a response "
+                         "before its next request", minimum=0, maximum=MAX_DURATION_S, unit="s",
+                         label="Think time (closed loop)")
 STEP_OVERHEAD_MS = InputSpec.of("step_overhead_ms", "float", "fixed cost of one engine step (kernel launches, "
                                 "scheduling, sampling), ms")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
           ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,
           TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU,
-          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS)
+          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S)
 
 DEFAULT_DURATION_S = 60.0
 # Text inputs besides the numbers: a pasted trace (CSV) and the sweep's rates.
@@ -152,11 +158,16 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
             raise InputError("A sweep varies the arrival rate, which a trace fixes: give --sweep or --trace, "
                              "not both.", field="sweep")
         inputs["sweep"] = list(parse_sweep(text["sweep"]))
+    if inputs.get("concurrency") and ("sweep" in inputs or "trace" in inputs):
+        raise InputError("A closed loop's clients set when requests arrive, which a sweep's rate or a trace also "
+                         "sets: give --concurrency without --sweep and --trace.", field="concurrency")
     if inputs["max_batched_tokens"] < inputs["max_num_seqs"]:
         raise InputError(f"max_batched_tokens ({inputs['max_batched_tokens']:,}) must be at least max_num_seqs "
                          f"({inputs['max_num_seqs']:,}): every running sequence needs a token each step.",
                          field="max_batched_tokens")
-    if "trace" not in inputs:
+    if inputs.get("concurrency"):  # a closed loop sends at most MAX_REQUESTS (workload.py)
+        inputs["duration_s"] = inputs["duration_s"] or DEFAULT_DURATION_S
+    elif "trace" not in inputs:
         duration = inputs["duration_s"] = inputs["duration_s"] or DEFAULT_DURATION_S
         top_rate = max(inputs.get("sweep") or [inputs["rate"]])
         if top_rate * duration > MAX_REQUESTS:

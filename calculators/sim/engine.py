@@ -64,6 +64,14 @@ class Records:
         self.generated = [0] * count
         self.itl_ms: list[float] = []
         self.itl_count: list[int] = []
+        self.finished: list[int] | None = None  # a closed loop's: requests finished since the run last looked
+
+    def first(self, count: int) -> "Records":
+        """The records of the first ``count`` requests (the inter-token samples whole)."""
+        kept = Records(0)
+        kept.first_ms, kept.finish_ms = self.first_ms[:count], self.finish_ms[:count]
+        kept.generated, kept.itl_ms, kept.itl_count = self.generated[:count], self.itl_ms, self.itl_count
+        return kept
 
 
 class ReplicaEngine:
@@ -87,6 +95,7 @@ class ReplicaEngine:
         self.evictable: OrderedDict[int, int] = OrderedDict()  # group → blocks, least recently released first
         self.evictable_blocks = 0
         self.busy = False
+        self.resume = False  # its next event plans a step without committing one (a closed loop's new request)
         self.preemptions = self.steps = 0
         self.kv_peak_blocks = 0
         self.last_decode_ms = 0.0
@@ -341,8 +350,11 @@ class ReplicaEngine:
         del self.running[seq.rid]
         seq.state = DONE
         seq.generated = seq.output
-        self.records.finish_ms[seq.rid] = now_ms
-        self.records.generated[seq.rid] = seq.output
+        records = self.records
+        records.finish_ms[seq.rid] = now_ms
+        records.generated[seq.rid] = seq.output
+        if records.finished is not None:
+            records.finished.append(seq.rid)
 
     def generated_so_far(self, seq: Sequence) -> int:
         """Tokens ``seq`` has produced by now (decoders count the steps since they joined)."""

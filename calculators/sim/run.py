@@ -29,7 +29,7 @@ from calculators.engine.errors import InputError
 from .config import build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
 from .results import knee, summarize
-from .workload import workload_for
+from .workload import sent, workload_for
 
 SERIES_POINTS = 120
 
@@ -72,6 +72,10 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
         raise InputError(f"A request of {longest:,} tokens (prompt + output) cannot fit the replica's KV cache of "
                          f"{setup.kv_tokens:,} tokens.", field="prompt_tokens")
     records = Records(count)
+    closed = workload.concurrency is not None
+    released = workload.concurrency or 0
+    if closed:
+        records.finished = []
     engines = [ReplicaEngine(setup.replica, setup.blocks, setup.block_size, inputs["max_batched_tokens"],
                              inputs["max_num_seqs"], records) for _ in range(inputs["replicas"])]
     series = _Series(workload.duration_ms, engines, setup.blocks)
@@ -118,7 +122,21 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
             # Steps back to back while no other event comes first: no trip through the heap.
             horizon = min(next_arrival, steps[0][0] if steps else infinity, end_ms, series.next_ms)
             while True:
-                engine.commit(now)
+                if engine.resume:
+                    engine.resume = False
+                else:
+                    engine.commit(now)
+                if closed and records.finished:
+                    # Each finished request's client sends its next one after its think time; the replica
+                    # plans its next step only after arrivals at this instant, so they can join it.
+                    for _ in records.finished:
+                        if released < count:
+                            arrivals[released] = now + workload.think_ms
+                            released += 1
+                    records.finished.clear()
+                    engine.resume = True
+                    heapq.heappush(steps, (now, target))
+                    break
                 step = engine.plan()
                 if not step:
                     engine.busy = False
@@ -133,6 +151,10 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
                     break
     series.advance(end_ms)
     in_flight = {seq.rid: (e.generated_so_far(seq), e.last_token_ms(seq)) for e in engines for seq in e.in_flight()}
+    if closed:
+        arrived = index
+        workload, records = sent(workload, arrived), records.first(arrived)
+        in_flight = {rid: value for rid, value in in_flight.items() if rid < arrived}
     summary = summarize(workload, records, in_flight=in_flight,
                         preemptions=sum(e.preemptions for e in engines),
                         kv_peak_fraction=max(max(series.data["kv_used_fraction"], default=0),

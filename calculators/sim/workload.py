@@ -50,6 +50,8 @@ class Workload:
     shared: list
     duration_ms: float
     rate_req_s: float | None
+    concurrency: int | None = None  # closed loop: this many clients, each sending when its last request ends
+    think_ms: float = 0.0
 
     def __len__(self) -> int:
         return len(self.arrival_ms)
@@ -74,9 +76,11 @@ def generate(inputs: dict, rate: float | None = None) -> Workload:
     """A workload drawn from cleaned simulator ``inputs`` (``rate`` overrides ``inputs["rate"]``,
     for a sweep). Arrivals fall in [0, duration). Raises :class:`InputError` if the draw exceeds
     :data:`MAX_REQUESTS` requests."""
-    rate = rate or inputs["rate"]
     duration_s = inputs["duration_s"] or DEFAULT_DURATION_S
     seed = inputs["seed"]
+    if inputs.get("concurrency"):
+        return _closed(inputs, duration_s, seed)
+    rate = rate or inputs["rate"]
     # Gaps drawn at unit rate and scaled: every rate of a sweep sees the same pattern of arrivals.
     rng = random.Random(f"{seed}:arrivals")
     arrivals = []
@@ -102,6 +106,30 @@ def generate(inputs: dict, rate: float | None = None) -> Workload:
     groups = [groups_rng.randrange(PREFIX_GROUPS) for _ in range(count)]
     prefix = round(inputs["prefix_fraction"] * inputs["prompt_tokens"])
     return Workload(arrivals, prompts, outputs, groups, _shared(prompts, prefix), duration_s * 1000, rate)
+
+
+def _closed(inputs: dict, duration_s: float, seed: int) -> Workload:
+    """A closed loop's requests: ``concurrency`` clients send at 0 s, and each sends its next request
+    ``think_time_s`` after its last one ends (the run sets those arrival times as requests finish; the
+    ones never sent keep an infinite arrival). Lengths and groups are drawn as an open loop's, for the
+    most requests a run may serve (:data:`MAX_REQUESTS`)."""
+    count = MAX_REQUESTS
+    clients = min(inputs["concurrency"], count)
+    arrivals = [0.0] * clients + [math.inf] * (count - clients)
+    prompts = _lengths(random.Random(f"{seed}:prompts"), inputs["prompt_tokens"], inputs["prompt_dist"], count)
+    outputs = _lengths(random.Random(f"{seed}:outputs"), inputs["output_tokens"], inputs["output_dist"], count)
+    groups_rng = random.Random(f"{seed}:groups")
+    groups = [groups_rng.randrange(PREFIX_GROUPS) for _ in range(count)]
+    prefix = round(inputs["prefix_fraction"] * inputs["prompt_tokens"])
+    return Workload(arrivals, prompts, outputs, groups, _shared(prompts, prefix), duration_s * 1000, None,
+                    concurrency=clients, think_ms=inputs["think_time_s"] * 1000)
+
+
+def sent(workload: Workload, count: int) -> Workload:
+    """The first ``count`` requests of ``workload`` (a closed loop's, those it sent)."""
+    return Workload(workload.arrival_ms[:count], workload.prompt[:count], workload.output[:count],
+                    workload.group[:count], workload.shared[:count], workload.duration_ms, workload.rate_req_s,
+                    workload.concurrency, workload.think_ms)
 
 
 def _trace_number(row: int, name: str, text: str, *, whole: bool) -> float:
