@@ -51,6 +51,7 @@ MIB = 2**20
 
 # docs/architecture.md §13's bounds.
 MAX_DURATION_S = 3600
+MIN_DURATION_S = 1  # shorter than a second holds no request's life (and a goodput over a denormal time overflows)
 MAX_REQUESTS = 50_000
 MAX_SWEEP_POINTS = 12
 MAX_TOKENS = 131_072  # one request's prompt or output: the longest context the catalog's models take
@@ -65,7 +66,7 @@ ARRIVAL = InputSpec("arrival", "choice", "poisson", "arrival process", choices=A
 CV = InputSpec("cv", "float", 1.0, "coefficient of variation of the gaps between arrivals (gamma arrivals)",
                minimum=0.1, maximum=10, label="Burstiness (CV of the gaps)")
 DURATION_S = InputSpec("duration_s", "float", None, "simulated time, s (default 60, or a trace's span)",
-                       minimum=0, exclusive_minimum=True, maximum=MAX_DURATION_S, unit="s", label="Simulated time")
+                       minimum=MIN_DURATION_S, maximum=MAX_DURATION_S, unit="s", label="Simulated time")
 PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 512, "mean prompt length, tokens", minimum=1, maximum=MAX_TOKENS,
                           unit="tok", label="Mean prompt length")
 OUTPUT_TOKENS = InputSpec("output_tokens", "int", 256, "mean output length, tokens", minimum=1,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from calculators.engine.errors import InputError
 
-from .config import DEFAULT_DURATION_S, MAX_DURATION_S, MAX_REQUESTS, MAX_TOKENS
+from .config import DEFAULT_DURATION_S, MAX_DURATION_S, MAX_REQUESTS, MAX_TOKENS, MIN_DURATION_S
 
 PREFIX_GROUPS = 16
 LOGNORMAL_SIGMA = 0.5
@@ -150,9 +150,10 @@ def parse_trace(text: str, inputs: dict) -> Workload:
     """A workload read from trace CSV ``text`` (header ``arrival_s,prompt_tokens,output_tokens``).
 
     Rows are sorted by arrival. The duration is ``inputs["duration_s"]`` or, without it, the
-    last arrival rounded up to a whole second. Raises :class:`InputError` (field ``trace``,
-    naming the row) for a missing header, a malformed row, more than :data:`MAX_REQUESTS`
-    rows, or an arrival at or beyond the duration or :data:`MAX_DURATION_S`.
+    last arrival rounded up to a whole second (at least :data:`MIN_DURATION_S`). Raises
+    :class:`InputError` (field ``trace``, naming the row) for a missing header, a malformed row,
+    more than :data:`MAX_REQUESTS` rows, or an arrival at or beyond the duration or
+    :data:`MAX_DURATION_S`.
     """
     reader = csv.reader(io.StringIO(text.strip()))
     header = tuple(cell.strip().lower() for cell in next(reader, ()))
@@ -174,7 +175,7 @@ def parse_trace(text: str, inputs: dict) -> Workload:
     if not rows:
         raise InputError("The trace has no requests.", field="trace")
     rows.sort()
-    duration_s = inputs["duration_s"] or max(1.0, float(math.ceil(rows[-1][0] + 1e-9)))
+    duration_s = inputs["duration_s"] or max(float(MIN_DURATION_S), float(math.ceil(rows[-1][0] + 1e-9)))
     if rows[-1][0] >= duration_s:
         raise InputError(f"The trace's last arrival ({rows[-1][0]:g} s) is not before the duration "
                          f"({duration_s:g} s).", field="trace")

@@ -121,6 +121,9 @@ def test_an_anonymous_call_gets_the_lower_step_cap_on_the_api_and_the_page(clien
     ({"rate": 1, "duration_s": 3601}, "duration_s", "at most 3,600"),
     ({"sweep": ",".join(str(rate) for rate in range(1, 14)), "duration_s": 10}, "sweep", "at most 12 rates"),
     ({"rate": 100, "duration_s": 600}, "duration_s", "50,000"),
+    ({"rate": 1, "duration_s": 0.5}, "duration_s", "duration_s must be at least 1, not '0.5'."),
+    # A closed loop's first request arrives at 0 s: over a denormal duration its goodput was Infinity (not JSON).
+    ({"concurrency": 1, "duration_s": 5e-324}, "duration_s", "duration_s must be at least 1, not '5e-324'."),
 ])
 def test_design_13s_bounds_are_refused_before_anything_runs(client, query, field, words):
     response = client.get(API, query, REMOTE_ADDR="203.0.113.11")
