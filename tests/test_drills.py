@@ -63,7 +63,6 @@ ATTENTION_KIND = {
     "falcon-7b": "MQA",
     "deepseek-v2-lite": "MLA", "deepseek-v2": "MLA", "deepseek-v3": "MLA",
     "mistral-7b-v0.1": "window", "gemma-2-9b": "window",
-    "qwen3-8b": "GQA", "qwen3-32b": "GQA", "qwen3-30b-a3b": "GQA", "qwen3-235b-a22b": "GQA",
 }
 
 
