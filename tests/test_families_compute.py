@@ -244,10 +244,16 @@ def test_htmx_request_gets_the_results_partial(htmx_client):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("family", FAMILY_SLUGS)
-def test_new_drill_redirects_to_a_problem_that_grades_its_own_solution_at_100_percent(client, family):
-    response = client.get(f"/drills/{family}/new/?seed=4")
+def test_new_drill_saved_is_a_problem_that_grades_its_own_solution_at_100_percent(client, candidate, family):
+    # Since ab440a0 reading /new/ stores nothing; the candidate's Save (a POST) stores the drawn problem.
+    client.force_login(candidate)
+    shown = client.get(f"/drills/{family}/new/?seed=4")
+    assert shown.status_code == 200 and not ProblemInstance.objects.exists()
+    assert re.search(r'<p class="mb-0 problem-statement">', shown.content.decode())
+    response = client.post(f"/drills/{family}/new/?seed=4", {"save": "1"})
     problem = ProblemInstance.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/drills/{family}/{problem.pk}/"
+    assert problem.created_by == candidate and problem.seed == 4
     page = client.get(response["Location"])
     assert page.status_code == 200
     assert re.search(r'<p class="mb-0 problem-statement">', page.content.decode())

@@ -52,4 +52,9 @@ def test_a_new_problem_is_drawn(client, candidate):
     client.force_login(candidate)  # a visitor's problem is drawn from its seed and not stored (issue 21)
     response = client.get("/drills/pareto/new/", follow=True)
     assert response.status_code == 200
-    assert ProblemInstance.objects.filter(family="pareto").count() == 1
+    # Reading it stores nothing (ab440a0); the candidate's Save stores the drawn problem.
+    assert not ProblemInstance.objects.filter(family="pareto").exists()
+    address = response.redirect_chain[-1][0]
+    saved = client.post(address, {"save": "1"})
+    assert saved.status_code == 302
+    assert ProblemInstance.objects.filter(family="pareto", created_by=candidate).count() == 1
