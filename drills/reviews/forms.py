@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zoneinfo
+from datetime import timedelta
 
 from django import forms
 
@@ -11,6 +12,11 @@ from accounts.timezones import set_time_zone, time_zone_choices, zone_name_of, z
 from drills.models import ReviewLog, ReviewSettings
 from drills.problems.forms import DirectHiddenInput, DirectTextarea
 from drills.reviews.scheduling import calendar_today
+
+# The furthest interview date the settings take, in days after the candidate's today: two years is past any
+# interview a candidate prepares for now, and it keeps every forecast's date arithmetic far inside Python's calendar
+# (year 9999 overflowed the home, review and progress pages).
+INTERVIEW_MAX_DAYS_AHEAD = 730
 
 RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [("auto", "From my ticks")]
 
@@ -91,7 +97,7 @@ class ReviewSettingsForm(forms.ModelForm):
         return value
 
     def clean(self):
-        """Refuse an interview date before the candidate's today.
+        """Refuse an interview date before the candidate's today or more than INTERVIEW_MAX_DAYS_AHEAD after it.
 
         "Today" is in the time zone chosen on this same form (the saved one when the choice is invalid): an
         interview already past would stop every forecast at once and show as a date with no year on /progress/.
@@ -108,6 +114,12 @@ class ReviewSettingsForm(forms.ModelForm):
                 self.add_error("interview_date", forms.ValidationError(
                     "That day has passed: choose today (%(today)s) or a later day, or leave it empty if the "
                     "interview is over.", code="past", params={"today": f"{today:%a} {today.day} {today:%b %Y}"}))
+            elif (interview - today).days > INTERVIEW_MAX_DAYS_AHEAD:
+                latest = today + timedelta(days=INTERVIEW_MAX_DAYS_AHEAD)
+                self.add_error("interview_date", forms.ValidationError(
+                    "That day is more than two years away: choose a day up to %(latest)s, or leave it empty until "
+                    "the interview is booked.", code="too_far",
+                    params={"latest": f"{latest:%a} {latest.day} {latest:%b %Y}"}))
         return data
 
     def save(self, commit: bool = True) -> ReviewSettings:

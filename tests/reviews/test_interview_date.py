@@ -45,6 +45,24 @@ def test_a_past_interview_date_is_refused_and_kept_in_the_box(candidate_client, 
     assert not TimeZonePreference.objects.filter(user=candidate).exists()  # the zone neither
 
 
+def test_a_date_more_than_two_years_ahead_is_refused_and_kept_in_the_box(candidate_client, candidate, clock):
+    """Regression (a new user's try): 9999-12-31 was saved, then /, /review/ and /progress/ answered 500
+    (OverflowError in the forecast's date arithmetic). Today is Sun 29 Nov 2026; 730 days later (2028 is a leap
+    year) is Tue 28 Nov 2028."""
+    response = post(candidate_client, "9999-12-31")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert ("That day is more than two years away: choose a day up to Tue 28 Nov 2028, or leave it empty until the "
+            "interview is booked.") in page
+    assert 'value="9999-12-31"' in page
+    assert not ReviewSettings.objects.filter(user=candidate, interview_date__isnull=False).exists()  # nothing saved
+    assert post(candidate_client, "2028-11-29").status_code == 200  # one day past the limit: refused
+    assert post(candidate_client, "2028-11-28").status_code == 302  # the last day taken
+    assert ReviewSettings.objects.get(user=candidate).interview_date == date(2028, 11, 28)
+    for page in ("/", "/review/", "/progress/"):
+        assert candidate_client.get(page).status_code == 200
+
+
 def test_today_is_judged_in_the_time_zone_chosen_on_the_form(candidate_client, candidate, clock):
     refused = post(candidate_client, "2026-11-29", "Pacific/Kiritimati")
     assert refused.status_code == 200 and "choose today (Mon 30 Nov 2026)" in refused.content.decode()
