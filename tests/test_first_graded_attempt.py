@@ -16,7 +16,7 @@ from django.test import Client
 from coaching.candidate_report import candidate_tables
 from coaching.dashboard import misconception_counts
 from coaching.visibility import hidden_work
-from drills.models import Attempt, StepAnswer
+from drills.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
 from drills.reviews.progress import progress_for
@@ -82,3 +82,23 @@ def test_the_drill_page_opened_again_names_the_attempt_that_counts(candidate_cli
     assert "(0 %): that first attempt is the one your progress and your coach count" in note
     assert f"{first.submitted_at:%Y}" in note and "Grading it again is practice" in note
     assert 'id="seen-note"' not in Client().get(problem.get_absolute_url()).content.decode()  # a visitor
+
+
+def test_the_same_draw_opened_again_from_its_seed_is_the_stored_problem(candidate_client, candidate):
+    """Regression (a new user's try): grading /drills/ladder/new/?seed=N, opening that address again and grading
+    again stored a second problem, so both first attempts counted (the coach saw every step answered twice and a
+    misconception "rising"). The second grading is now practice on the first problem."""
+    address = "/drills/ladder/new/?seed=7"
+    candidate_client.post(address, {"kv_bytes_per_token": "200704", "blanks": "count"})
+    problem = ProblemInstance.objects.get(created_by=candidate)
+    again = candidate_client.get(address)
+    assert again.status_code == 302 and again["Location"] == problem.get_absolute_url()  # a read: nothing stored
+    candidate_client.post(address, {"kv_bytes_per_token": "28672", "blanks": "count"})
+    assert ProblemInstance.objects.filter(created_by=candidate).count() == 1
+    first, second = Attempt.objects.filter(user=candidate).order_by("pk")
+    assert first.problem_id == second.problem_id == problem.pk
+    assert list(Attempt.objects.filter(user=candidate).first_graded()) == [first]
+    assert candidate_client.post(address, {"save": "1"})["Location"] == problem.get_absolute_url()
+    assert ProblemInstance.objects.filter(created_by=candidate).count() == 1
+    # Another candidate's draw of the same seed is theirs alone.
+    assert Client().get(address).status_code == 200

@@ -42,8 +42,10 @@ def index(request: HttpRequest) -> HttpResponse:
 def new_problem(request: HttpRequest, family: str) -> HttpResponse:
     """A problem drawn from ``?seed=N`` (a request without one is sent to a fresh seed's address).
 
-    Reading the page stores nothing, logged in or not: the page is drawn from the seed each time. A logged-in
-    candidate's first POST stores the problem: Save keeps it for later (and sends them to its own page), their
+    Reading the page stores nothing, logged in or not: the page is drawn from the seed each time, except that a
+    logged-in candidate who already stored this draw is sent to that problem (so grading it again is practice on
+    it, never a second problem whose first attempt counts). A logged-in candidate's first POST stores the problem:
+    Save keeps it for later (and sends them to its own page), their
     answers store it with the graded attempt in one transaction. A visitor's answers are graded and not saved.
     """
     _family_or_404(family)
@@ -58,6 +60,15 @@ def new_problem(request: HttpRequest, family: str) -> HttpResponse:
         instance = draw_problem(family, seed)
     except EngineError as error:  # no draw of this seed has an answer (generation.DRAW_ATTEMPTS)
         return _unsolvable_page(request, family, str(error))
+    if request.user.is_authenticated:
+        # The candidate already stored this very draw (same seed, generator and inputs): it is that problem, so a
+        # second grading is practice on it rather than a second problem whose first attempt would count again.
+        stored = ProblemInstance.objects.filter(created_by=request.user, family=family, seed=seed,
+                                                generator_version=instance.generator_version,
+                                                inputs=instance.inputs).order_by("pk").first()
+        if stored is not None:
+            return redirect(stored) if request.method == "GET" or request.POST.get("save") else \
+                _problem_page(request, stored)
     if request.method == "POST" and request.user.is_authenticated and request.POST.get("save"):
         instance.created_by = request.user
         instance.save()
