@@ -37,10 +37,7 @@ BATCH = InputSpec("batch", "int", 1, "sequences decoding together in each step",
 def link_gb_s(gpu: Gpu, gpus: int) -> float:
     """The per-direction GB/s the communication formula divides by: the ring's slowest link
     (:func:`~..step_model.tp_link`); on one card, where nothing is sent, the card's own link so the
-    formula stays finite (1 GB/s when the card has no link on record: the formula multiplies it by zero
-    all-reduces, so the value never reaches a result). 0 when a ring's figure is not on record."""
-    if gpus <= 1:
-        return gpu.nvlink_gb_s_per_direction or gpu.pcie_gb_s_per_direction or 1.0
+    formula stays finite. 0 when that figure is not on record."""
     if gpus <= gpu.nvlink_domain_gpus and gpu.nvlink_gb_s_per_direction:
         return gpu.nvlink_gb_s_per_direction
     if gpus <= PCIE_NODE_GPUS:
