@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from sympy import Pow
+from sympy import Pow, Symbol
 
 from ..catalog import Catalog
 from ..errors import InputError
@@ -32,6 +32,7 @@ from ..param_count import param_breakdown
 from .base import Result, StepSpec, evaluate_steps, format_number, run
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
+from .offline import Offline
 
 # α stops short of 1: at α = 1 the closed form is 0/0 (its limit is γ + 1, every draft accepted).
 MAX_ALPHA = 0.99
@@ -190,5 +191,7 @@ FAMILIES = (
            "length and the draft's cost.",
            INPUTS, run_spec, generate=generate_spec,
            order=80, describe=describe_spec,
-           headlines=("speedup", "expected_tokens"), chapter="13-speculative-and-constrained", rubric=SPEC_RUBRIC),
+           headlines=("speedup", "expected_tokens"), chapter="13-speculative-and-constrained", rubric=SPEC_RUBRIC,
+           # The bound γ + 1 the grader reads (given, read by no step): the offline page computes it from γ too.
+           offline=Offline(adapters={"draft_tokens_plus_one": Symbol("gamma") + 1})),
 )
