@@ -151,7 +151,7 @@ def engine_values(markdown: str) -> list[tuple[float, str, str]]:
 
     from .shortcodes import ShortcodeError, _run
 
-    # The fraction defaults (bandwidth efficiency, MFU, memory utilisation, …): a "75 %" typed in prose.
+    # The fraction defaults (bandwidth efficiency, MFU, memory utilisation, …), typed as percentages in prose.
     found = [(q.default, "1", f"the default of {key}") for key, q in INPUTS.items() if q.default and q.unit == "1"]
     for family, inputs in sorted(_calls(markdown)):
         try:

@@ -11,7 +11,7 @@ the engine fills it in when the page renders::
     {{note ladder.0}}                          → the first of the family's notes
     {{convert 52 GB GiB}}                      → 48.43 GiB
     {{gpu h100-sxm5-80gb.bandwidth_gb_s}}      → 3,350 GB/s (datasheet fields)
-    {{default prefill_mfu}}                    → 40 % (an input quantity's default)
+    {{default prefill_mfu}}                    → the default, as a percentage (from the input quantity)
     {{config llama-3.1-8b.num_hidden_layers}}  → 32 (a config.json field)
     {{calculator ladder model=llama-3.1-70b}}  → an embedded calculator (own line)
     {{figure paged-blocks}}                    → a step-through figure (own line)
