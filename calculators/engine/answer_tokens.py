@@ -15,7 +15,9 @@ for :class:`.answer_reader.Reader`, failing with one sentence (an
   the reader can refuse the ambiguous ``1/2(3)`` and ``2^3(4)`` and say how it
   read the rest); a letter never multiplies.
 * Units (see :mod:`.units` for spellings) follow a number or a ``)``; money may
-  also lead (``$2.50/h``).
+  also lead (``$2.50/h``). A byte symbol in another case (``gib``; ``gb``, ``tb/s``
+  in a memory or bandwidth step, :func:`.units.respell`) is read as its unit and
+  remembered in :attr:`Tokenizer.respelled`, so the feedback can say so.
 """
 
 from __future__ import annotations
@@ -25,7 +27,17 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from calculators.engine.errors import AnswerError
-from calculators.engine.units import COUNT_DIMENSIONS, Unit, dimension_phrase, get_unit, quote, resolve_unit, unit_hint
+from calculators.engine.units import (
+    COUNT_DIMENSIONS,
+    Unit,
+    bits_or_bytes,
+    dimension_phrase,
+    get_unit,
+    quote,
+    resolve_unit,
+    respell,
+    unit_hint,
+)
 
 MAX_TOKENS = 120
 MAX_DEPTH = 20
@@ -90,6 +102,7 @@ class Tokenizer:
         self.quoted = quote(text)
         self.tokens: list[Token] = []
         self.implicit_at: list[int] = []  # where an implicit * was read (an index into text)
+        self.respelled: list[tuple[str, str]] = []  # (as typed, as read): "gb" read as "GB"
 
     def fail(self, detail: str) -> NoReturn:
         raise AnswerError(f"Could not read {self.quoted}: {detail}.")
@@ -220,8 +233,12 @@ class Tokenizer:
             last = text[stop - 1]
             if last.isspace() or (stop < len(text) and last.isalnum() and text[stop].isalnum()):
                 continue
-            unit = resolve_unit(prefix + text[start:stop])
+            typed = prefix + text[start:stop]
+            canonical = respell(typed, self.step.dimension if self.step else None)
+            unit = resolve_unit(canonical or typed)
             if unit is not None:
+                if canonical:
+                    self.respelled.append(("".join(typed.split()), unit.symbol))
                 return Token("unit", unit.symbol, unit=unit), stop
         return None
 
@@ -229,6 +246,10 @@ class Tokenizer:
         found = self._match_unit(start)
         if found is None:
             word = self._word_at(start)
+            if bits_or_bytes(word):  # "52 Gb": gigabits or gigabytes? Never guessed.
+                self.fail(f"'{word}' could mean bits or bytes, so it is not guessed: write "
+                          f"{bits_or_bytes(word)} for bytes (bits are written 'bit'); this step expects "
+                          f"{expectation(self.step)}")
             self.fail(f"'{word}' is not a unit I know{unit_hint(word)}; "
                       f"this step expects {expectation(self.step)}")
         self.tokens.append(found[0])

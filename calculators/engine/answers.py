@@ -170,6 +170,8 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
                      f"write {grouped.group(0).replace(',', '.')} for a decimal).")
     reader = Reader(stripped, step)
     parsed = _read_in_step(reader, step, unit, text)
+    for typed, read in dict.fromkeys(reader.respelled):  # "52 gb": GB, said so
+        notes.append(f"Read {quote(typed)} as {read} (unit symbols are case-sensitive).")
     if reader.implicit_at:  # "2(8)(128)": say where the multiplications were read
         shown = "".join(("*" if i in reader.implicit_at else "") + ch for i, ch in enumerate(stripped))
         notes.append(f"Read {quote(stripped)} as {quote(shown)}.")

@@ -15,8 +15,10 @@ Spellings :func:`get_unit` accepts (whitespace anywhere is ignored):
 
 * Memory: ``B``, ``byte``/``bytes``; decimal ``kB KB MB GB TB PB EB``; binary
   ``KiB MiB GiB TiB PiB EiB``; ``bit``/``bits`` (1/8 byte).  Prefixed symbols
-  are case-sensitive and a lowercase ``b`` never means bits: ``Mb`` and
-  ``gb`` are rejected (with a hint), not guessed.
+  are case-sensitive: ``Mb`` and ``Gb`` (bits or bytes?) are rejected with a
+  hint, not guessed.  All in lower case (``gb``, ``tb/s``) they are read as
+  bytes only in a step that asks for a memory size or a bandwidth
+  (:func:`respell`, which the answer reader applies and notes).
 * Operations: ``FLOP``, ``FLOPs`` (lowercase s is a plural count) and the
   ``k K M G T P E`` prefixed forms (``TFLOP``, ``TFLOPs``).  Throughput:
   ``FLOPS`` (capital S means per second), ``GFLOPS TFLOPS PFLOPS``...,
@@ -55,6 +57,12 @@ GIB_PER_GB = GIB / GB  # 1.073741824: a GiB is 7.4 % more than a GB
 #: stays bytes.
 COUNT_SCALES = {"k": 10**3, "K": 10**3, "thousand": 10**3, "M": 10**6, "million": 10**6, "B": 10**9, "bn": 10**9,
                 "billion": 10**9, "T": 10**12, "trillion": 10**12}
+#: Lower-case spellings of the decimal byte units, read as those units only in a step that asks for one of
+#: :data:`LOWER_CASE_DIMENSIONS` (``52 gb`` in a GiB step is 52 GB, said in the feedback): there a lower-case
+#: ``b`` can only be bytes. Anywhere else they stay unknown, and ``Gb``/``Mb`` (a capital prefix before a
+#: lower-case ``b``, how bits are written) are refused everywhere.
+LOWER_CASE_BYTES = {"kb": "kB", "mb": "MB", "gb": "GB", "tb": "TB", "pb": "PB", "eb": "EB"}
+LOWER_CASE_DIMENSIONS = frozenset({"memory", "bandwidth"})
 #: Nouns a plain-number step reads as the thing it counts (``8 billion parameters``).
 PLAIN_NOUNS = frozenset({"parameters", "params", "weights"})
 
@@ -183,6 +191,43 @@ def _lookup_simple(name: str) -> tuple[Exponents, Fraction] | None:
         return _SIMPLE[name]
     canonical = _ANY_CASE.get(name.lower())
     return _SIMPLE[canonical] if canonical else None
+
+
+#: The byte symbols whose case carries meaning: read in another case (``gib``, ``gb``), the feedback says how.
+_CASED_BYTE_SYMBOLS = frozenset(f"{p}B" for p in ("k", "K", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi",
+                                                   "Ei"))
+
+
+@lru_cache(maxsize=1024)
+def respell(spelling: str, dimension: str | None) -> str | None:
+    """The canonical spelling of a unit written with a byte symbol in another case, or ``None``.
+
+    ``spelling`` is a unit as typed (``"gb"``, ``"tb/s"``, ``"gib"``); ``dimension`` the dimension name of the
+    step it is read in (``"memory"``, ``"bandwidth"`` …; ``None`` when reading outside a step). A binary symbol
+    is unambiguous in any case (``gib`` → ``GiB``); a lower-case decimal one (:data:`LOWER_CASE_BYTES`) only in
+    a step of :data:`LOWER_CASE_DIMENSIONS` (``tb/s`` → ``TB/s`` in a bandwidth step). ``None`` when the
+    spelling is already canonical, or not a unit read this way (``Gb`` stays refused).
+    """
+    parts = "".join(spelling.split()).split("/")
+    changed = False
+    for index, part in enumerate(parts):
+        if part in _SIMPLE:
+            continue
+        canonical = _ANY_CASE.get(part.lower())
+        if canonical is None and dimension in LOWER_CASE_DIMENSIONS:
+            canonical = LOWER_CASE_BYTES.get(part)
+        if canonical in _CASED_BYTE_SYMBOLS:
+            parts[index], changed = canonical, True
+    return "/".join(parts) if changed else None
+
+
+def bits_or_bytes(word: str) -> str | None:
+    """The byte symbol a spelling such as ``Gb`` or ``Mb`` may mean (``"GB"``), or ``None``: a capital prefix
+    before a lower-case ``b`` is how bits are written (Gb/s on a network card), so it is never read as bytes."""
+    word = "".join(word.split())
+    if len(word) == 2 and word[0] in "KMGTPE" and word[1] == "b":
+        return word[0] + "B"
+    return None
 
 
 def describe_exponents(exponents: Exponents) -> str:

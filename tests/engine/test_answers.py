@@ -172,7 +172,8 @@ MALFORMED = [
     ("   ", "1", ["Empty answer; this step expects a plain number"]),
     ("GiB", "GiB", ["'GiB'", "needs a number before it"]),
     ("12 parsecs", "s", ["'12 parsecs'", "'parsecs' is not a unit", "a duration in s"]),
-    ("5 Gb", "GB", ["'Gb' is not a unit", "did you mean 'GB'", "bit"]),
+    ("5 Gb", "GB", ["'5 Gb'", "'Gb' could mean bits or bytes, so it is not guessed: write GB for bytes",
+                    "a memory size in GB"]),
     ("80 x", "GiB", ["'x' is not a unit", "write * or ×"]),
     ("1/2(3)", "1", ["'1/2(3)'", "no '*' after a '/'", "1/(2*3) or 1/2*3"]),
     ("2^3(4)", "1", ["'2^3(4)'", "multiplies a power", "2^3*(4) or 2^(3*4)"]),
@@ -361,3 +362,48 @@ def test_b_stays_bytes_in_a_bytes_step():
     assert parse_answer("7.6B", "B").value == pytest.approx(7.6)
     with pytest.raises(AnswerError):
         parse_answer("7.6 billion", "GiB")
+
+
+class TestLowerCaseByteUnits:
+    """Issue 33 item 2: lower-case byte symbols in a memory or bandwidth step are read, and said so."""
+
+    @pytest.mark.parametrize(("text", "unit", "expected", "note"), [
+        ("52 gb", "GiB", 52e9 / 2**30, "Read 'gb' as GB (unit symbols are case-sensitive). Read 52 GB and "
+                                       "converted it to 48.43 GiB."),                  # 52e9 / 2^30 = 48.4288
+        ("3.35 tb/s", "GB/s", 3350, "Read 'tb/s' as TB/s (unit symbols are case-sensitive). Read 3.35 TB/s and "
+                                    "converted it to 3,350 GB/s."),
+        ("900 gb/s", "GB/s", 900, "Read 'gb/s' as GB/s (unit symbols are case-sensitive)."),
+        ("14.96 gib", "GiB", 14.96, "Read 'gib' as GiB (unit symbols are case-sensitive)."),
+        ("512 mib", "GiB", 0.5, "Read 'mib' as MiB (unit symbols are case-sensitive). Read 512 MiB and converted it "
+                                "to 0.50 GiB."),
+        ("128 kib", "B", 131072, "Read 'kib' as KiB (unit symbols are case-sensitive). Read 128 KiB and converted "
+                                 "it to 131,072 B."),
+        ("80 gb - 14.96 gib", "GiB", 80e9 / 2**30 - 14.96, "Read 'gb' as GB (unit symbols are case-sensitive). "
+                                                           "Read 'gib' as GiB (unit symbols are case-sensitive)."),
+    ])
+    def test_a_lower_case_byte_unit_is_read_with_a_note(self, text, unit, expected, note):
+        parsed = parse_answer(text, unit)
+        assert parsed.value == pytest.approx(expected, rel=1e-12)
+        assert parsed.conversion.startswith(note)
+
+    def test_the_canonical_spelling_needs_no_note(self):
+        assert parse_answer("52 GB", "GiB").conversion == "Read 52 GB and converted it to 48.43 GiB."
+
+    @pytest.mark.parametrize(("text", "unit", "symbol", "expects"), [
+        ("52 Gb", "GiB", "GB", "a memory size in GiB, such as 14.96 or 15 GiB"),
+        ("400 Mb/s", "GB/s", "MB", "a bandwidth in GB/s, such as 3350 or 3.35 TB/s"),
+        ("5 Tb/s", "GB/s", "TB", "a bandwidth in GB/s, such as 3350 or 3.35 TB/s"),
+    ])
+    def test_bits_or_bytes_stays_refused_with_a_sentence(self, text, unit, symbol, expects):
+        with pytest.raises(AnswerError) as caught:
+            parse_answer(text, unit)
+        word = symbol[0] + "b"
+        assert str(caught.value) == (f"Could not read '{text}': '{word}' could mean bits or bytes, so it is not "
+                                     f"guessed: write {symbol} for bytes (bits are written 'bit'); this step expects "
+                                     f"{expects}.")
+
+    def test_lower_case_decimal_units_are_read_only_in_a_memory_or_bandwidth_step(self):
+        with pytest.raises(AnswerError, match="'gb' is not a unit I know"):
+            parse_answer("52 gb / 3.35 tb/s", "ms")  # a time step: not a memory or bandwidth step
+        with pytest.raises(AnswerError, match="'gb' is not a unit I know"):
+            parse_quantity("52 gb")  # outside any step
