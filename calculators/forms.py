@@ -30,6 +30,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
 from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
+from calculators.engine.procedures.base import Plan, evaluate
 from calculators.engine.procedures.inputs import InputSpec, with_aliases
 from calculators.report import InputRow, Report, build_report, parse_previous
 
@@ -175,12 +176,12 @@ RESULT_MEMO_SIZE = 256
 
 
 @lru_cache(maxsize=RESULT_MEMO_SIZE)
-def _memoised_run(procedure: Callable[..., Result], inputs: tuple[tuple[str, type, Any], ...]) -> Result:
-    return procedure({name: value for name, _, value in inputs}, None)
+def _memoised_run(plan: Callable[..., Plan], inputs: tuple[tuple[str, type, Any], ...]) -> Result:
+    return evaluate(plan({name: value for name, _, value in inputs}, None))
 
 
 def run_family(family: Family, raw: Mapping[str, Any]) -> Result:
-    """``family.run(raw)`` on the default catalog, memoised per process by the procedure and the inputs
+    """``family.run(raw)`` on the default catalog, memoised per process by the family's ``plan`` and the inputs
     (each value's type is part of the key: 4096 and 4096.0 show differently).
 
     ``raw`` holds cleaned inputs (strings and numbers); with a pasted ``config`` the family is run directly.
@@ -192,7 +193,7 @@ def run_family(family: Family, raw: Mapping[str, Any]) -> Result:
     if "config" in raw:
         return family.run(dict(raw))
     key = tuple((name, type(value), value) for name, value in sorted(raw.items()))
-    return _memoised_run(family.procedure, key)
+    return _memoised_run(family.plan, key)
 
 
 def _is_fraction(spec: InputSpec) -> bool:

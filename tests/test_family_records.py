@@ -17,7 +17,7 @@ import pytest
 
 from calculators.engine.formula import Formula, Var
 from calculators.engine.procedures import Family, InputSpec, StepSpec
-from calculators.engine.procedures.base import run
+from calculators.engine.procedures.base import Plan
 from calculators.engine.procedures.inputs import GPU, catalog_or_default, clean_inputs
 from calculators.families import FAMILIES, input_label
 from calculators.forms import CalculatorForm
@@ -99,14 +99,14 @@ DOUBLED = Formula("doubled_widgets", "Doubled widgets (two per batch slot)", "1"
 INPUTS = (GPU, WIDGETS)
 
 
-def run_widgets(raw, catalog=None):
+def plan_widgets(raw, catalog=None):
     """Two widgets per batch slot (a made-up family for the record tests)."""
     inputs = clean_inputs(INPUTS, raw, catalog_or_default(catalog))
-    return run("widgets", inputs, [StepSpec("doubled_widgets", "Doubled widgets (two per batch slot)", DOUBLED)],
-               {"widgets": inputs["widgets"]}, [])
+    return Plan("widgets", inputs, [StepSpec("doubled_widgets", "Doubled widgets (two per batch slot)", DOUBLED)],
+                {"widgets": inputs["widgets"]}, [])
 
 
-WIDGET_FAMILY = Family("widgets", "Widget doubler", "Doubles the widgets of a batch.", INPUTS, run_widgets,
+WIDGET_FAMILY = Family("widgets", "Widget doubler", "Doubles the widgets of a batch.", INPUTS, plan_widgets,
                        generate=lambda rng, catalog: {"widgets": rng.randint(1, 100)}, order=999,
                        headlines=("doubled_widgets",), chapter="02-forward-pass", difficulty=1, roles=("manager",),
                        rubric=("Doubles the widgets", "Says why a slot holds two", "Keeps the count whole"))
@@ -168,11 +168,15 @@ def test_a_new_family_gets_an_offline_export_entry_from_its_plans(widgets):
 
 def test_a_plan_is_data_resolved_without_evaluating():
     ladder = FAMILIES["ladder"]
-    plan = ladder.resolve({"context": 4096})
+    plan = ladder.plan({"context": 4096}, None)
+    assert isinstance(plan, Plan)
     assert [spec.key for spec in plan.specs] == [step.key for step in ladder.run({"context": 4096}).steps]
     assert plan.given["context"] == 4096 and plan.inputs["context"] == 4096
-    # disagg runs slo on the way: only its own plan is handed back, slo is evaluated as usual.
-    assert FAMILIES["disagg"].resolve({}).family == "disagg"
+    # disagg runs slo on the way: its plan is disagg's, slo's values already in its given numbers.
+    disagg = FAMILIES["disagg"].plan({}, None)
+    stack = {key: disagg.inputs[key] for key in ("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "tpot_target_ms")}
+    slo = FAMILIES["slo"].run({**stack, "context": disagg.inputs["prompt_tokens"] + disagg.inputs["output_tokens"]})
+    assert disagg.family == "disagg" and disagg.given["decode_tok_s"] == slo.values["tokens_per_s"]
 
 
 def test_the_offline_driver_words_nothing_and_names_no_unit_by_hand(widgets):

@@ -37,7 +37,7 @@ from calculators.engine.formulas.serving import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
-from calculators.engine.procedures.base import Result, StepSpec, run
+from calculators.engine.procedures.base import Plan, StepSpec
 from calculators.engine.procedures.family import Family
 from calculators.engine.procedures.inputs import catalog_or_default
 
@@ -90,7 +90,7 @@ def _decode_spec() -> StepSpec:
                     DECODE_STEP_BATCH)
 
 
-def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The knee of the scenario's sweep; ``raw`` as :data:`.scenario.INPUTS`, plus an optional stored
     ``simulation``. Raises :class:`InputError` when no swept rate meets the targets."""
     inputs, scenario, sim = _prepared(raw, catalog)
@@ -101,10 +101,10 @@ def run_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     given = {**_stack_given(scenario), "simulated_knee_req_s": knee}
     specs = [_decode_spec(), StepSpec("knee_req_s", "The knee: the highest swept rate meeting both targets",
                                       KNEE, tolerance=sweep_step(points, knee) / knee * 1.0001)]
-    return run("knee", inputs, specs, given, [knee_note(points, knee), _sweep_note(sim)], {"simulation": sim})
+    return Plan("knee", inputs, specs, given, [knee_note(points, knee), _sweep_note(sim)], {"simulation": sim})
 
 
-def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """p99 TTFT at the sweep's centre rate (the fifth), after the TTFT at low load and Little's law."""
     inputs, scenario, sim = _prepared(raw, catalog)
     point = asked_point(sim["points"])
@@ -117,7 +117,7 @@ def run_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
              StepSpec("requests_in_system", "Requests in the system at this rate (Little's law)", REQUESTS_IN_SYSTEM,
                       tolerance=0.10),
              StepSpec("ttft_p99_ms", "p99 TTFT at this rate", TTFT_P99, tolerance=0.10)]
-    return run("ttftp99", inputs, specs, given, [latency_note(point), _sweep_note(sim)], {"simulation": sim})
+    return Plan("ttftp99", inputs, specs, given, [latency_note(point), _sweep_note(sim)], {"simulation": sim})
 
 
 def asked_point(points: list[dict]) -> dict:
@@ -139,17 +139,17 @@ def crossing_batch(points: list[dict], target_ms: float) -> float:
                      f"{points[0]['tpot_mean_ms']:.1f} and {points[-1]['tpot_mean_ms']:.1f} ms.", field="tpot_slo_ms")
 
 
-def run_tpot_batch(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_tpot_batch(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The running batch at which the mean TPOT crosses the target, from the stored sweep."""
     inputs, scenario, sim = _prepared(raw, catalog)
     given = {**_stack_given(scenario),
              "simulated_crossing_batch": crossing_batch(sim["points"], inputs["tpot_slo_ms"])}
     specs = [_decode_spec(), StepSpec("tpot_crossing_batch", "The running batch where mean TPOT reaches the target",
                                       CROSSING, tolerance=0.10)]
-    return run("tpotbatch", inputs, specs, given, [tpot_note(sim["points"]), _sweep_note(sim)], {"simulation": sim})
+    return Plan("tpotbatch", inputs, specs, given, [tpot_note(sim["points"]), _sweep_note(sim)], {"simulation": sim})
 
 
-def run_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The lowest swept rate at which the simulator preempts a sequence, after the cache's size."""
     inputs, scenario, sim = _prepared(raw, catalog, center="cache")
     points = sim["points"]
@@ -165,7 +165,7 @@ def run_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Res
                       FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor"),
              StepSpec("preemption_rate_req_s", "The lowest swept rate with a preemption", PREEMPT_RATE,
                       tolerance=sweep_step(points, rate) / rate * 1.0001)]
-    return run("preemptrate", inputs, specs, given, [preemption_note(points), _sweep_note(sim)],
+    return Plan("preemptrate", inputs, specs, given, [preemption_note(points), _sweep_note(sim)],
                {"simulation": sim})
 
 
@@ -289,22 +289,22 @@ PREEMPT_RATE_RUBRIC = (
 FAMILIES = (
     Family("knee", "Predict the knee",
            "From a stack, a workload and two targets, the highest swept rate whose goodput stays at 0.9 × the "
-           "rate, graded against a stored simulation.", INPUTS, run_knee, generate=draw_scenario,
+           "rate, graded against a stored simulation.", INPUTS, plan_knee, generate=draw_scenario,
            order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot"),
            chapter="14-capacity-planning", difficulty=3, rubric=KNEE_RUBRIC),
     Family("ttftp99", "p99 TTFT at this rate",
            "TTFT at low load, the requests in the system by Little's law, and the p99 TTFT at one rate, graded "
-           "against a stored simulation.", INPUTS, run_ttft_p99, generate=draw_scenario,
+           "against a stored simulation.", INPUTS, plan_ttft_p99, generate=draw_scenario,
            order=91, offline=None, describe=describe_ttft_p99, prepare=_prepare("tpot"), chapter="15-production",
            difficulty=3, rubric=TTFT_P99_RUBRIC),
     Family("tpotbatch", "The batch where TPOT crosses the target",
            "One decode step, then the running batch at which the mean TPOT reaches the target, graded against a "
-           "stored simulation.", INPUTS, run_tpot_batch, generate=draw_scenario, order=92,
+           "stored simulation.", INPUTS, plan_tpot_batch, generate=draw_scenario, order=92,
            offline=None, describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning",
            difficulty=3, rubric=TPOT_BATCH_RUBRIC),
     Family("preemptrate", "Where preemption begins",
            "The tokens the KV cache holds, the requests it holds whole, and the lowest swept rate that preempts, "
-           "graded against a stored simulation.", CACHE_INPUTS, run_preempt_rate, generate=_generate_preempt,
+           "graded against a stored simulation.", CACHE_INPUTS, plan_preempt_rate, generate=_generate_preempt,
            order=93, offline=None, describe=describe_preempt_rate, prepare=_prepare("cache"),
            chapter="15-production", difficulty=3, rubric=PREEMPT_RATE_RUBRIC),
 )

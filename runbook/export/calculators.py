@@ -1,10 +1,10 @@
 """Calculator families as data for the offline driver (``static/js/offline-calculator.js``).
 
-A family's procedure resolves the typed inputs into a :class:`~calculators.engine.procedures.base.Plan`
+A family's ``plan()`` resolves the typed inputs into a :class:`~calculators.engine.procedures.base.Plan`
 (``given``: plain numbers keyed by formula variable, a model's layers, a card's MiB, the bits of a
 precision …, and the steps), then evaluates it. The evaluation is printed to JavaScript from the very
 sympy expressions the Python engine lambdifies (:mod:`.tables`). The resolution is not re-implemented:
-its plans are read as data (:meth:`Family.resolve`, :mod:`.observe`), and
+its plans are read as data (``Family.plan``, :mod:`.observe`), and
 
 * every given number that follows a catalog choice (model, GPU, a precision, whether an optional
   number is filled) is tabulated over exactly the choices it was seen to depend on;

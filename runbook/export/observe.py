@@ -1,4 +1,4 @@
-"""Reading a family's resolution as data: its plans (:meth:`Family.resolve`) at chosen inputs.
+"""Reading a family's resolution as data: its plans (``Family.plan``) at chosen inputs.
 
 The offline export tabulates each given number over the choices it was seen to depend on and probes
 the typed numbers for the rest; this module runs the plans and picks the inputs it probes with.
@@ -40,7 +40,7 @@ class Observer:
         key = tuple(sorted(raw.items()))
         if key not in self._cache:
             try:
-                plan = self.family.resolve(dict(raw))
+                plan = self.family.plan(dict(raw), None)
                 outcome: tuple[list[StepSpec], dict] | None = (list(plan.specs), dict(plan.given))
             except (EngineError, ArithmeticError, ValueError) as exc:
                 outcome = None

@@ -1,23 +1,22 @@
 """What every calculator family shares: named steps, their evaluation and their JSON.
 
-A family's procedure resolves its inputs (a model config, a GPU, precisions …)
+A family's ``plan()`` resolves its inputs (a model config, a GPU, precisions …)
 into ``given``: plain numbers keyed by formula variable name. It then lists its
 :class:`StepSpec` s in order. A step's formula takes some variables from
 ``given`` and the rest from earlier steps (``from_steps``); that is what lets
 the grader re-evaluate a step on a candidate's own earlier values (error carried
 forward) with exactly the code that computed the right answer.
 
-The two halves are separate (docs/architecture.md §11): what a procedure
-resolves is a :class:`Plan` (inputs, steps, given numbers, notes: data, no
-arithmetic yet), and :func:`evaluate` turns a plan into a :class:`Result`.
-:func:`resolve` asks a procedure for its plan alone, which is how the offline
-export reads every family's resolution as data.
+The two halves are separate (docs/architecture.md §11): ``plan()`` returns a
+:class:`Plan` (inputs, steps, given numbers, notes: data, no arithmetic yet),
+and :func:`evaluate` turns a plan into a :class:`Result`, evaluating each step once.
+:meth:`Family.plan` gives the plan alone, which is how the offline export
+reads every family's resolution as data.
 """
 
 from __future__ import annotations
 
 import math
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -223,12 +222,15 @@ def evaluate_steps(specs: list[StepSpec], given: Mapping[str, float],
 
 @dataclass
 class Plan:
-    """What a procedure resolved its inputs into, before any step is evaluated.
+    """What a family's ``plan()`` resolves its inputs into, before any step is evaluated.
 
     ``inputs`` are the cleaned inputs; ``specs`` the steps in order; ``given``
     the plain numbers the formulas read, keyed by variable name (in each
     variable's unit); ``notes`` the sentences known before evaluation;
-    ``extra`` anything the pages read besides the steps.
+    ``extra`` anything the pages read besides the steps. ``finish``, when set,
+    writes what reads the evaluated steps (notes, page extras) into the
+    :class:`Result`, once, after :func:`evaluate` has evaluated every step; it may
+    raise :class:`InputError` for values no stack can serve.
     """
 
     family: str
@@ -237,12 +239,15 @@ class Plan:
     given: dict[str, float]
     notes: list[str]
     extra: dict[str, Any] = field(default_factory=dict)
+    finish: Callable[["Result"], None] | None = None
 
 
 def evaluate(plan: Plan) -> Result:
-    """Evaluate every step of ``plan`` and build the :class:`Result` with worked substitutions.
+    """Evaluate every step of ``plan`` once, build the :class:`Result` with worked substitutions, then let
+    the plan's ``finish`` write its notes from that one evaluation.
 
-    Raises :class:`InputError` when a step overflows (inputs far outside any real stack)."""
+    Raises :class:`InputError` when a step overflows (inputs far outside any real stack), and what the
+    plan's ``finish`` raises."""
     values: dict[str, float] = {}
     steps = []
     for spec in plan.specs:
@@ -254,42 +259,8 @@ def evaluate(plan: Plan) -> Result:
         substituted = (f"{spec.formula.substituted(bound, format_operand)} = "
                        f"{format_number(value, spec.unit)}")
         steps.append(Step(spec.key, spec.label, value, spec.unit, spec.formula, substituted))
-    return Result(plan.family, plan.inputs, steps, plan.notes, plan.specs, dict(plan.given), plan.extra)
-
-
-# The family whose plan resolve() is asking for: its run() hands the plan back instead of evaluating. A
-# family that runs another on the way (disagg runs slo) evaluates that one as usual.
-_PLAN_ONLY: ContextVar[str | None] = ContextVar("plan_only", default=None)
-
-
-class _Planned(Exception):
-    """Carries a procedure's plan out of :func:`run` to :func:`resolve`."""
-
-    def __init__(self, plan: Plan):
-        super().__init__(plan.family)
-        self.plan = plan
-
-
-def run(family: str, inputs: dict[str, Any], specs: list[StepSpec], given: dict[str, float],
-        notes: list[str], extra: dict[str, Any] | None = None) -> Result:
-    """A procedure's last move: its :class:`Plan` evaluated (:func:`evaluate`), or, under
-    :func:`resolve`, the plan itself handed back before any step is evaluated."""
-    plan = Plan(family, inputs, specs, given, notes, extra or {})
-    if _PLAN_ONLY.get() == family:
-        raise _Planned(plan)
-    return evaluate(plan)
-
-
-def resolve(family: str, procedure: Callable[..., Result], raw: dict[str, Any], catalog: Any = None) -> Plan:
-    """The :class:`Plan` the ``procedure`` of ``family`` resolves ``raw`` inputs into, no step of it evaluated.
-
-    Raises what the procedure raises for bad inputs (:class:`~..errors.EngineError` and the like), and
-    ``RuntimeError`` for a procedure that returns without planning. Thread-safe (a context variable)."""
-    token = _PLAN_ONLY.set(family)
-    try:
-        procedure(raw, catalog)
-    except _Planned as planned:
-        return planned.plan
-    finally:
-        _PLAN_ONLY.reset(token)
-    raise RuntimeError(f"{procedure.__qualname__} returned without a plan; a procedure ends in run().")
+    result = Result(plan.family, plan.inputs, steps, list(plan.notes), plan.specs, dict(plan.given),
+                    dict(plan.extra))
+    if plan.finish is not None:
+        plan.finish(result)
+    return result

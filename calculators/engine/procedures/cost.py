@@ -15,7 +15,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, format_number
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs, with_aliases
 
@@ -93,7 +93,7 @@ def _notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
     return notes
 
 
-def run_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Fleet cost per hour (USD/h), tokens per hour and cost per million tokens (USD/Mtok).
 
     ``raw`` holds ``usd_per_gpu_hour``, ``gpus`` (the fleet), ``tokens_per_s``
@@ -106,9 +106,11 @@ def run_cost(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     inputs = clean_inputs(INPUTS, raw, catalog)
     given = {name: float(inputs[name]) for name in ("usd_per_gpu_hour", "gpus", "tokens_per_s", "busy_fraction")}
     given["hour"] = 1.0
-    result = run("cost", inputs, SPECS, given, [])
-    result.notes.extend(_notes(inputs, result.values))
-    return result
+
+    def finish(result: Result) -> None:
+        result.notes.extend(_notes(inputs, result.values))
+
+    return Plan("cost", inputs, SPECS, given, [], finish=finish)
 
 
 # --- problems ------------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ COST_RUBRIC = (
 FAMILIES = (
     Family("cost", "Cost per million tokens",
            "Dollars per million tokens from the price per GPU-hour, the fleet's throughput and its utilisation.",
-           INPUTS, run_cost, generate=generate_cost, order=90,
+           INPUTS, plan_cost, generate=generate_cost, order=90,
            describe=describe_cost,
            headlines=("usd_per_million_tokens", "usd_per_hour"), chapter="14-capacity-planning",
            roles=("architect", "manager"), rubric=COST_RUBRIC),

@@ -33,7 +33,7 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, evaluate, format_number
 from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
@@ -139,7 +139,7 @@ def _percent(fraction: float) -> str:
     return f"{fraction * 100:g} %"
 
 
-def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """One decode step of a replica: bytes and FLOPs, the ceiling and realistic range, MBU, the
     memory, compute and communication times, the step and the rates it gives.
 
@@ -171,10 +171,12 @@ def run_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "efficiency_high": inputs["efficiency_high"],
         "measured_tok_s": inputs["measured_tok_s"] or 0.0,
     })
-    result = run("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name})
-    result.notes = (decode_notes(cfg, gpu, inputs, given, result.values) + fp4_cache_note(inputs["kv_dtype"], gpu)
-                    + kv_notes(cfg) + list(cfg.notes))
-    return result
+
+    def finish(result: Result) -> None:
+        result.notes = (decode_notes(cfg, gpu, inputs, given, result.values) + fp4_cache_note(inputs["kv_dtype"], gpu)
+                        + kv_notes(cfg) + list(cfg.notes))
+
+    return Plan("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
 
 
 def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: dict) -> list[str]:
@@ -255,7 +257,7 @@ def kv_capacity(inputs: dict, catalog: Catalog) -> int:
     KV bytes (windows and K/V replication applied, as the decode step reads them)."""
     cfg, gpu = catalog.model(inputs["model"]).config, catalog.gpu(inputs["gpu"])
     weights = params_used(cfg)[0] * weight_bits(inputs.get("weights_dtype", "bf16")) / 8
-    per_sequence = run_decode({**inputs, "batch": 1}, catalog).values["kv_bytes_per_step"]
+    per_sequence = evaluate(plan_decode({**inputs, "batch": 1}, catalog)).values["kv_bytes_per_step"]
     free = 0.90 * inputs.get("gpus", 1) * gpu.memory_bytes - weights
     return int(free // per_sequence) if per_sequence > 0 else max(BATCHES)  # at zero context, no KV at all
 
@@ -279,7 +281,7 @@ def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = N
         inputs["context"] = max(c for c in CONTEXTS if c < inputs["context"])
     if "batch" not in fixed:
         inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
-    ceiling = run_decode(inputs, catalog).values["ceiling_tok_s"]
+    ceiling = evaluate(plan_decode(inputs, catalog)).values["ceiling_tok_s"]
     # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
     measured = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))
     inputs["measured_tok_s"] = fixed.get("measured_tok_s", measured)
@@ -331,7 +333,7 @@ FAMILIES = (
     Family("decode", "Decode step",
            "One decode step of a replica: bytes and FLOPs, the bandwidth ceiling and realistic range, MBU, and "
            "the memory, compute and all-reduce times that set the step and the tokens per second.",
-           INPUTS, run_decode, generate=generate_decode, order=52, describe=describe_decode,
+           INPUTS, plan_decode, generate=generate_decode, order=52, describe=describe_decode,
            headlines=("ceiling_tok_s", "realistic_low_tok_s"), chapter="05-prefill-and-decode", rubric=DECODE_RUBRIC,
            offline=Offline(checks=({"kind": "not_above", "low": "efficiency_low", "high": "efficiency_high",
                                     "message": NOT_ABOVE},

@@ -37,7 +37,7 @@ from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import attention_head_dim, compute_precision
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, evaluate, format_number
 from .compute_shared import draw_served_model
 from .cost import USD_PER_GPU_HOUR
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
@@ -55,7 +55,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import kv_given, kv_per_token_spec
-from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, run_slo
+from .slo import SLO_GPUS, SLO_MODEL, TPOT_TARGET_MS, plan_slo
 
 # --- Whole-fleet cost for the ``disagg`` family (docs/architecture.md §12): both pools, occupancy and spares.
 
@@ -204,7 +204,7 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
     ]
 
 
-def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Disaggregated prefill and decode for a load: transfer, TTFT, both pools and whether it pays.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (per replica, prefill and decode alike),
@@ -218,10 +218,10 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     slo_inputs = {k: raw[k] for k in ("config",) if k in raw}
-    slo = run_slo({**slo_inputs,
-                   **{k: inputs[k] for k in ("model", "gpu", "gpus", "weights_dtype", "weights_bits", "kv_dtype",
-                                             "tpot_target_ms") if inputs.get(k) is not None},
-                   "context": inputs["prompt_tokens"] + inputs["output_tokens"]}, catalog)
+    slo = evaluate(plan_slo({**slo_inputs,
+                             **{k: inputs[k] for k in ("model", "gpu", "gpus", "weights_dtype", "weights_bits",
+                                                       "kv_dtype", "tpot_target_ms") if inputs.get(k) is not None},
+                             "context": inputs["prompt_tokens"] + inputs["output_tokens"]}, catalog))
     counts = param_breakdown(cfg)
     given = {
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
@@ -235,28 +235,31 @@ def run_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "gpus_per_node": inputs["gpus_per_node"],
         "spare_gpus": inputs["spare_gpus"],
     }
-    result = run("disagg", inputs, disagg_specs(cfg), given, [], {"model_name": model_name})
-    v = result.values
-    verdict = "pays" if v["disagg_pays"] else "does not pay"
-    result.notes = [
-        f"Rule: colocated, each prefill stalls the decode batch on its cards for {v['prefill_ms']:.1f} ms; that "
-        f"breaks the {inputs['tpot_target_ms']:g} ms TPOT target when it is longer, and splitting the pools then "
-        f"pays if the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
-        f"({v['kv_transfer_ms']:.2f} ms here). Disaggregation {verdict}.",
-        f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}), "
-        f"each of the {inputs['gpus']} cards its own shard over its own "
-        f"{format_number(inputs['network_gb_s'], 'GB/s')} link per direction: {v['transfer_share']:.1%} of a "
-        f"{v['ttft_ms']:.1f} ms TTFT (queueing left out; prefill at all N with no causal halving).",
-        f"Decode replicas use the slo family at the {inputs['tpot_target_ms']:g} ms target with every sequence at "
-        f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} sequences, "
-        f"{format_number(slo.values['tokens_per_s'], 'tok/s')} per replica.",
-        f"Whole fleet: {int(v['fleet_gpus']):,} cards ({int(v['prefill_gpus']):,} prefill + "
-        f"{int(v['decode_gpus']):,} decode at {inputs['occupancy']:g} occupancy, each pool rounded up to whole "
-        f"{inputs['gpus_per_node']}-card nodes, + {inputs['spare_gpus']:,} spares) "
-        f"cost {format_number(v['fleet_usd_per_mtok'], 'USD/Mtok')}; one decode replica at full occupancy, the "
-        f"single-node figure, would have quoted {format_number(v['node_usd_per_mtok'], 'USD/Mtok')}.",
-    ] + list(cfg.notes)
-    return result
+
+    def finish(result: Result) -> None:
+        v = result.values
+        verdict = "pays" if v["disagg_pays"] else "does not pay"
+        result.notes = [
+            f"Rule: colocated, each prefill stalls the decode batch on its cards for {v['prefill_ms']:.1f} ms; that "
+            f"breaks the {inputs['tpot_target_ms']:g} ms TPOT target when it is longer, and splitting the pools then "
+            f"pays if the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
+            f"({v['kv_transfer_ms']:.2f} ms here). Disaggregation {verdict}.",
+            f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}), "
+            f"each of the {inputs['gpus']} cards its own shard over its own "
+            f"{format_number(inputs['network_gb_s'], 'GB/s')} link per direction: {v['transfer_share']:.1%} of a "
+            f"{v['ttft_ms']:.1f} ms TTFT (queueing left out; prefill at all N with no causal halving).",
+            f"Decode replicas use the slo family at the {inputs['tpot_target_ms']:g} ms target with every sequence "
+            f"at {inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens: {int(slo.values['max_batch']):,} "
+            f"sequences, "
+            f"{format_number(slo.values['tokens_per_s'], 'tok/s')} per replica.",
+            f"Whole fleet: {int(v['fleet_gpus']):,} cards ({int(v['prefill_gpus']):,} prefill + "
+            f"{int(v['decode_gpus']):,} decode at {inputs['occupancy']:g} occupancy, each pool rounded up to whole "
+            f"{inputs['gpus_per_node']}-card nodes, + {inputs['spare_gpus']:,} spares) "
+            f"cost {format_number(v['fleet_usd_per_mtok'], 'USD/Mtok')}; one decode replica at full occupancy, the "
+            f"single-node figure, would have quoted {format_number(v['node_usd_per_mtok'], 'USD/Mtok')}.",
+        ] + list(cfg.notes)
+
+    return Plan("disagg", inputs, disagg_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
 
 
 PROMPTS = (256, 1024, 4096, 8192, 32768)
@@ -278,7 +281,7 @@ def generate_disagg(rng: random.Random, catalog: Catalog) -> dict:
             inputs.update(output_tokens=rng.choice((128, 256, 512)), rate=float(rng.randint(1, 50)),
                           network_gb_s=rng.choice((12.5, 25.0, 50.0, 100.0)), tpot_target_ms=rng.choice(targets))
             try:
-                run_disagg(inputs, catalog)
+                evaluate(plan_disagg(inputs, catalog))
             except Exception:
                 continue
             return inputs
@@ -311,6 +314,6 @@ FAMILIES = (
     Family("disagg", "Disaggregated prefill and decode",
            "KV transfer per request, TTFT with the transfer, prefill and decode pool sizes and whether "
            "splitting them pays.",
-           INPUTS, run_disagg, generate=generate_disagg, order=78, describe=describe_disagg,
+           INPUTS, plan_disagg, generate=generate_disagg, order=78, describe=describe_disagg,
            headlines=("fleet_usd_per_mtok", "fleet_gpus", "node_usd_per_mtok"), rubric=DISAGG_RUBRIC),
 )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from ..catalog import Catalog
-from .base import Plan, Result, resolve
+from .base import Plan, Result, evaluate
 from .inputs import InputSpec
 from .offline import Offline
 
@@ -21,7 +21,9 @@ from .offline import Offline
 class Family:
     """A calculator family.
 
-    ``procedure(raw_inputs, catalog)`` runs it; ``generate(rng, catalog)``
+    ``plan(raw_inputs, catalog)`` resolves snake-case inputs into a
+    :class:`~.base.Plan` (data: no step evaluated; the offline export reads it), which
+    :meth:`run` evaluates; ``generate(rng, catalog)``
     draws the inputs of a seeded problem (``None``: no drill for it);
     the mistakes its steps are graded against are the one registry's
     (:mod:`..mistakes`), by the quantities it computes; ``order`` sorts the families on the pages;
@@ -49,7 +51,7 @@ class Family:
     title: str
     summary: str
     inputs: tuple[InputSpec, ...]
-    procedure: Callable[[dict[str, Any], Catalog | None], Result]
+    plan: Callable[[dict[str, Any], Catalog | None], Plan]
     generate: Callable[[random.Random, Catalog], dict] | None = None
     order: int = 100
     describe: Callable[[dict[str, Any], Catalog], str] | None = None
@@ -62,13 +64,9 @@ class Family:
     prepare: Callable[..., dict] | None = None
 
     def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
-        """Run the procedure on snake-case ``raw`` inputs."""
-        return self.procedure(raw, catalog)
-
-    def resolve(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
-        """The :class:`Plan` the procedure resolves snake-case ``raw`` inputs into, before any step is
-        evaluated (the offline export reads these); raises what :meth:`run` raises for bad inputs."""
-        return resolve(self.slug, self.procedure, raw, catalog)
+        """The family's plan for snake-case ``raw`` inputs, evaluated (:func:`~.base.evaluate`); raises
+        what :attr:`plan` and the evaluation raise for bad inputs."""
+        return evaluate(self.plan(raw, catalog))
 
     def headline_keys(self, result: Result) -> tuple[str, ...]:
         """The step keys ``result``'s page shows large: the record's, else its last step."""

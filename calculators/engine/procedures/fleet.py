@@ -21,7 +21,7 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var, near_whole, whole_ceil
 from ..formulas import product, ratio, total
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, format_number
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 from .offline import PACKING, Offline
@@ -147,7 +147,7 @@ def _notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
     return notes
 
 
-def run_fleet(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_fleet(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Requests in flight, replicas, GPUs and nodes for a traffic forecast.
 
     ``raw`` holds ``rate`` (req/s), ``latency_s`` (s), ``users_per_replica``,
@@ -162,9 +162,11 @@ def run_fleet(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     check_packing(inputs["gpus_per_replica"], inputs["gpus_per_node"], "gpus_per_replica")
     given = {name: float(inputs[name]) for name in
              ("rate", "latency_s", "users_per_replica", "gpus_per_replica", "occupancy", "gpus_per_node", "spares")}
-    result = run("fleet", inputs, SPECS, given, [])
-    result.notes.extend(_notes(inputs, result.values))
-    return result
+
+    def finish(result: Result) -> None:
+        result.notes.extend(_notes(inputs, result.values))
+
+    return Plan("fleet", inputs, SPECS, given, [], finish=finish)
 
 
 # --- problems ------------------------------------------------------------------------------------
@@ -217,7 +219,7 @@ FLEET_RUBRIC = (
 FAMILIES = (
     Family("fleet", "Fleet sizing",
            "Little's law from a traffic forecast to replicas, GPUs and whole nodes, with headroom and spares.",
-           INPUTS, run_fleet, generate=generate_fleet, order=80, describe=describe_fleet,
+           INPUTS, plan_fleet, generate=generate_fleet, order=80, describe=describe_fleet,
            headlines=("replicas", "nodes"), chapter="14-capacity-planning", roles=("architect", "manager"),
            rubric=FLEET_RUBRIC,
            offline=Offline(checks=({"kind": "packing", "replica": "gpus_per_replica", "node": "gpus_per_node",

@@ -32,7 +32,7 @@ from sympy import Pow
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, total
-from .base import Result, StepSpec, evaluate_steps, run
+from .base import Plan, StepSpec, evaluate_steps
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 
@@ -279,7 +279,7 @@ def format_notes(fmt: NumberFormat, values: Mapping[str, float]) -> list[str]:
     return notes
 
 
-def run_formats(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_formats(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Bits, range and epsilon of one number format.
 
     ``raw`` holds ``format`` (one of :data:`FORMATS`; default bf16). Values are
@@ -291,7 +291,7 @@ def run_formats(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     specs = format_specs(fmt)
     given = format_given(fmt)
     values = evaluate_steps(specs, given)
-    return run("formats", inputs, specs, given, format_notes(fmt, values), {"format_name": fmt.name})
+    return Plan("formats", inputs, specs, given, format_notes(fmt, values), {"format_name": fmt.name})
 
 
 def generate_formats(rng: random.Random, catalog: Catalog) -> dict:
@@ -316,7 +316,7 @@ FAMILIES = (
     Family("formats", "Number formats",
            "Sign, exponent and mantissa bits of fp32, bf16, fp16, fp8 (E4M3, E5M2), int8, int4 and the block "
            "formats NVFP4 and MXFP4, with range, epsilon and the effective bits a shared scale costs.",
-           INPUTS, run_formats, generate=generate_formats, order=110, describe=describe_formats,
+           INPUTS, plan_formats, generate=generate_formats, order=110, describe=describe_formats,
            headlines=("max_normal", "epsilon"), chapter="09-number-formats", difficulty=1,
            rubric=("Derives range from the exponent bits and the bias, precision from the mantissa bits",
                    "Gives E4M3's 448 (the top exponent code holds numbers), not an IEEE-style 240",

@@ -17,7 +17,7 @@ from ..formulas import memory as F
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..step_model import check_degree, kv_replication
-from .base import Result, StepSpec, run
+from .base import Plan, StepSpec
 from .drawing import KV_DTYPES_DRAWN, draw_context
 from .family import Family
 from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
@@ -120,7 +120,7 @@ def kv_notes(cfg: ModelConfig) -> list[str]:
     return notes
 
 
-def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """KV cache per token (B) and per user (GiB) for a model at a KV precision and context.
 
     ``raw`` holds ``model`` (catalog id) or ``config`` (a config.json dict or
@@ -136,7 +136,7 @@ def run_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     specs = [kv_per_token_spec(cfg), replication_spec(cfg), per_user_spec(cfg, per_user_label, replication_step=True)]
     notes = (window_note(cfg, inputs["context"]) + kv_notes(cfg) + replication_notes(cfg, inputs["gpus"])
              + list(cfg.notes))
-    return run("kv", inputs, specs, given, notes)
+    return Plan("kv", inputs, specs, given, notes)
 
 
 def replication_notes(cfg: ModelConfig, gpus: int) -> list[str]:
@@ -218,7 +218,7 @@ KV_RUBRIC = (
 FAMILIES = (
     Family("kv", "KV cache",
            "Bytes of KV cache per token and per user, for MHA, GQA, MQA, MLA and sliding windows.",
-           INPUTS, run_kv, generate=generate_kv, order=20, describe=describe_kv,
+           INPUTS, plan_kv, generate=generate_kv, order=20, describe=describe_kv,
            headlines=("kv_bytes_per_token", "per_user_gib"), chapter="06-kv-cache", difficulty=1, rubric=KV_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE,))),
 )

@@ -23,7 +23,7 @@ from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..formulas import memory as F
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
 from .drawing import (
     KV_DTYPES_DRAWN,
     draw_context,
@@ -106,7 +106,7 @@ def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float], cfg) -> i
     return None
 
 
-def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Run the capacity ladder on ``raw`` inputs (snake-case names of :data:`INPUTS`).
 
     Missing inputs take the reference stack's values (Llama-3.1-8B, bf16, one
@@ -182,7 +182,7 @@ def run_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
             where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
                      f"is {degree} × {gpu.name}.")
         notes.insert(0, f"{what} {where}")
-    return run("ladder", inputs, specs, given, notes, extra)
+    return Plan("ladder", inputs, specs, given, notes, extra)
 
 
 NON_FITTING_SHARE = 0.1
@@ -217,7 +217,7 @@ def generate_ladder(rng, catalog: Catalog) -> dict:
     other = None  # the first draw of the other kind, for a catalog pinned to a stack that is always one kind
     for _ in range(MAX_DRAWS):
         inputs = _draw_candidate(rng, catalog)
-        result = run_ladder(inputs, catalog)
+        result = evaluate(plan_ladder(inputs, catalog))
         degree = result.extra["min_tp_degree"]
         if want_fit:
             if degree is None:
@@ -266,7 +266,7 @@ LADDER_RUBRIC = (
 FAMILIES = (
     Family("ladder", "Capacity ladder",
            "How many users one replica serves: card, utilisation, weights, reserve, KV cache.",
-           INPUTS, run_ladder, generate=generate_ladder, order=10, describe=describe_ladder,
+           INPUTS, plan_ladder, generate=generate_ladder, order=10, describe=describe_ladder,
            headlines=("users_worst_case", "users_paged"), chapter="06-kv-cache",
            roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC,
            offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context"))},

@@ -45,7 +45,7 @@ from ..formulas.lora import (
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..units import GIB
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
 from .drawing import gpu_supports
 from .family import Family
 from .inputs import (
@@ -205,7 +205,7 @@ def _notes(inputs: dict[str, Any], cfg: ModelConfig, given: dict[str, float], va
     return notes + list(cfg.notes)
 
 
-def run_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Memory per LoRA adapter and how many adapters fit beside the base weights.
 
     ``raw`` holds ``model`` (catalog id) or ``config``, ``rank``, ``targets``
@@ -232,7 +232,7 @@ def run_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     specs = lora_specs(preset, by_budget)
     values = evaluate_steps(specs, given)
     notes = _notes(inputs, cfg, given, values, gpu)
-    return run("lora", inputs, specs, given, notes,
+    return Plan("lora", inputs, specs, given, notes,
                {"model_name": model_name, "adapter_mib": values["adapter_gib"] * 1024})
 
 
@@ -273,7 +273,7 @@ def generate_lora(rng, catalog: Catalog) -> dict:
                                "reserve_gib": rng.choice((1.0, 2.0, 3.0)),
                                "budget_share": rng.choice(SHARES_DRAWN)})
             try:
-                result = run_lora(inputs, catalog)
+                result = evaluate(plan_lora(inputs, catalog))
             except InputError:
                 continue  # a preset this model's shapes do not support
             if result.values["adapters_fit"] >= 1:
@@ -317,7 +317,7 @@ FAMILIES = (
     Family("lora", "LoRA adapters",
            "Memory per LoRA adapter from its rank and target projections, and how many fit beside the base "
            "weights.",
-           INPUTS, run_lora, generate=generate_lora,
+           INPUTS, plan_lora, generate=generate_lora,
            order=130, describe=describe_lora,
            headlines=("adapter_gib", "adapters_fit"), chapter="12-engines", difficulty=3, rubric=LORA_RUBRIC),
 )

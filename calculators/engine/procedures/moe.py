@@ -35,7 +35,7 @@ from ..formulas.serving import RIDGE
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, StepSpec, evaluate_steps, format_number
 from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
 from .family import Family
 from .inputs import (
@@ -165,7 +165,7 @@ SPECS = [
 
 # --- the procedure -----------------------------------------------------------------------------
 
-def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Memory for all experts versus bytes and operations for the active ones, per token.
 
     ``raw`` holds ``model`` (catalog id) or ``config``, ``weights_dtype`` and
@@ -223,7 +223,7 @@ def run_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
     notes += params_notes(cfg)[:1] + list(cfg.notes)
-    return run("moe", inputs, specs, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
+    return Plan("moe", inputs, specs, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
 
 
 # --- problems ----------------------------------------------------------------------------------
@@ -276,7 +276,7 @@ FAMILIES = (
     Family("moe", "Mixture of experts",
            "Memory for every expert against bytes and operations for the active ones: MoE saves operations, "
            "not memory.",
-           INPUTS, run_moe, generate=generate_moe,
+           INPUTS, plan_moe, generate=generate_moe,
            order=120, describe=describe_moe,
            headlines=("weights_gib", "saving_ratio"), chapter="02-forward-pass", difficulty=3, rubric=MOE_RUBRIC),
 )

@@ -16,7 +16,7 @@ from ..dtypes import NOMINAL_BITS, weight_bits
 from ..formulas import memory as F
 from ..hf_config import ModelConfig
 from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
-from .base import Result, StepSpec, run
+from .base import Plan, StepSpec
 from .drawing import draw_model, weights_phrase
 from .family import Family
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
@@ -77,7 +77,7 @@ def params_notes(cfg: ModelConfig) -> list[str]:
     return notes
 
 
-def run_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Total and active parameter counts of a model (``model`` id or ``config``).
 
     Raises :class:`~..errors.EngineError` subclasses on bad input.
@@ -90,10 +90,10 @@ def run_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         StepSpec("active_params", "Parameters used per token", F.ACTIVE_PARAMS,
                  from_steps={"total_params": "total_params"}, tolerance=0.001),
     ]
-    return run("params", inputs, specs, params_given(cfg), params_notes(cfg) + list(cfg.notes))
+    return Plan("params", inputs, specs, params_given(cfg), params_notes(cfg) + list(cfg.notes))
 
 
-def run_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Weight memory of a model at a precision, in bytes and GiB.
 
     ``raw`` holds ``model`` or ``config``, ``weights_dtype`` and optionally
@@ -117,7 +117,7 @@ def run_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         notes.append(f"{inputs['weights_dtype']} is charged {bits:g} bits per weight, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}: block scales and higher-precision tensors "
                      f"add to the file.")
-    return run("weights", inputs, specs, given, notes + list(cfg.notes))
+    return Plan("weights", inputs, specs, given, notes + list(cfg.notes))
 
 
 def generate_params(rng, catalog: Catalog) -> dict:
@@ -166,10 +166,10 @@ PARAMS_RUBRIC = (
 
 FAMILIES = (
     Family("params", "Parameter count", "Total and active parameters derived from a config.json.",
-           PARAMS_INPUTS, run_params, generate=generate_params, order=30, describe=describe_params,
+           PARAMS_INPUTS, plan_params, generate=generate_params, order=30, describe=describe_params,
            headlines=("total_params", "active_params"), chapter="02-forward-pass", difficulty=1, rubric=PARAMS_RUBRIC),
     Family("weights", "Weight memory",
            "Weight memory at bf16, fp16, fp8, int8 or int4 (at an effective width).",
-           WEIGHTS_INPUTS, run_weights, generate=generate_weights, order=40, describe=describe_weights,
+           WEIGHTS_INPUTS, plan_weights, generate=generate_weights, order=40, describe=describe_weights,
            headlines=("weights_gib", "total_params"), chapter="09-number-formats", difficulty=1, rubric=WEIGHTS_RUBRIC),
 )

@@ -35,7 +35,7 @@ from ..formulas import product, ratio, total
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..step_model import Replica, step_ms
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
 from .compute_shared import draw_served_model
 from .family import Family
 from .inputs import (
@@ -295,7 +295,7 @@ def check_limits(values: dict[str, float], gpu, inputs: dict[str, Any]) -> None:
 
 # --- the procedure ---------------------------------------------------------------------------
 
-def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The point a TPOT target marks at the degree asked for, and the curve over the grid.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (the degree of the graded point: it must obey
@@ -315,12 +315,14 @@ def run_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     specs = pareto_specs(cfg)
     check_limits(evaluate_steps(specs[:STEP_KEYS.index("batch")], given), gpu, inputs)
-    result = run("pareto", inputs, specs, given, [], {"model_name": model_name})
-    curve = pareto_curve(cfg, gpu, inputs, lambda degree: _limit_at(cfg, gpu, inputs, degree))
-    result.extra["curve"] = curve
-    result.notes = (curve_notes(curve, inputs, result.values, gpu.name) + fp4_cache_note(inputs["kv_dtype"], gpu)
-                    + [gpu.memory_note] + list(cfg.notes))
-    return result
+
+    def finish(result: Result) -> None:
+        curve = pareto_curve(cfg, gpu, inputs, lambda degree: _limit_at(cfg, gpu, inputs, degree))
+        result.extra["curve"] = curve
+        result.notes = (curve_notes(curve, inputs, result.values, gpu.name) + fp4_cache_note(inputs["kv_dtype"], gpu)
+                        + [gpu.memory_note] + list(cfg.notes))
+
+    return Plan("pareto", inputs, specs, given, [], {"model_name": model_name}, finish=finish)
 
 
 def _limit_at(cfg: ModelConfig, gpu, inputs: dict[str, Any], degree: int) -> int:
@@ -359,7 +361,7 @@ def generate_pareto(rng: random.Random, catalog: Catalog) -> dict:
         for target in rng.sample(TPOT_TARGETS_DRAWN, len(TPOT_TARGETS_DRAWN)):
             inputs["tpot_target_ms"] = float(target)
             try:
-                run_pareto(inputs, catalog)
+                evaluate(plan_pareto(inputs, catalog))
             except InputError:
                 continue
             return inputs
@@ -396,7 +398,7 @@ FAMILIES = (
     Family("pareto", "Throughput–interactivity curve",
            "Tokens per second per card against tokens per second per user, batch by batch up to the KV limit at "
            "each tensor-parallel degree, and the point a TPOT target picks.",
-           INPUTS, run_pareto, generate=generate_pareto,
+           INPUTS, plan_pareto, generate=generate_pareto,
            order=72, describe=describe_pareto,
            headlines=("tok_s_per_card", "tok_s_per_user", "batch"), rubric=PARETO_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN, LINK,

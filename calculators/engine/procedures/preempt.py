@@ -32,7 +32,7 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, format_number
 from .compute_shared import draw_served_model
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
@@ -124,7 +124,7 @@ def preempt_specs(cfg: ModelConfig) -> list[StepSpec]:
 
 # --- the procedure -------------------------------------------------------------------------------------
 
-def run_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Recompute versus swap for one preempted sequence on a replica.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (a degree the heads
@@ -153,9 +153,11 @@ def run_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "prefill_mfu": inputs["prefill_mfu"],
         "pcie_gb_s": gpu.pcie_gb_s_per_direction,
     }
-    result = run("preempt", inputs, preempt_specs(cfg), given, [], {"model_name": model_name})
-    result.notes = preempt_notes(cfg, gpu, inputs, result.values) + list(cfg.notes)
-    return result
+
+    def finish(result: Result) -> None:
+        result.notes = preempt_notes(cfg, gpu, inputs, result.values) + list(cfg.notes)
+
+    return Plan("preempt", inputs, preempt_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
 
 
 def preempt_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], v: dict) -> list[str]:
@@ -245,7 +247,7 @@ FAMILIES = (
     Family("preempt", "Preemption: recompute or swap",
            "What bringing back a preempted sequence costs: recompute (a prefill) against a swap over PCIe, per "
            "token and per request, and the ratio.",
-           INPUTS, run_preempt, generate=generate_preempt, order=75, describe=describe_preempt,
+           INPUTS, plan_preempt, generate=generate_preempt, order=75, describe=describe_preempt,
            rubric=PREEMPT_RUBRIC,
            offline=Offline(checks=(DEGREE_RULE_AFTER_GIVEN,))),
 )

@@ -18,7 +18,7 @@ from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, format_number
 from .compute_shared import (
     MFU,
     PRECISION,
@@ -190,7 +190,7 @@ def tokens(value: float) -> str:
     return f"{value:,.0f} tokens"
 
 
-def run_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Prefill FLOPs of a prompt, its time at an MFU, TTFT with the queue wait, and the crossover.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus``, ``precision`` (the
@@ -215,24 +215,27 @@ def run_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "mfu": inputs["mfu"],
         "queue_ms": inputs["queue_ms"],
     }
-    result = run("prefill", inputs, SPECS, given, [], {"model_name": model_name})
-    v = result.values
-    name = model_name if "config" not in inputs else "The pasted model"
-    share = v["attention_flops"] / v["linear_flops"]
-    beyond = ("past the crossover, so attention is the larger term" if share > 1
-              else f"{share * 100:.1f} % of the linear term")
-    notes = convention_notes(cfg, v["crossover_tokens"])
-    notes.append(f"At {inputs['prompt_tokens']:,} tokens the attention term is {beyond}; it grows with the square "
-                 f"of the prompt, so a prompt 25 times longer costs more than 25 times as much.")
-    notes.append(compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]))
-    notes.append(f"Time at {inputs['mfu'] * 100:g} % MFU: prefill kernels reach about 35–50 % of the dense peak, never "
-                 f"all of it; at the full peak it would take {format_number(v['prefill_ms'] * inputs['mfu'], 'ms')}.")
-    notes.append("TTFT = queue wait + prefill: the first token is sampled from the logits of the prompt's last "
-                 "position, so no decode step is added; tokenisation and the network are left out.")
-    notes += attention_width_notes(cfg, name)
-    notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
-    result.notes = notes + list(cfg.notes)
-    return result
+
+    def finish(result: Result) -> None:
+        v = result.values
+        name = model_name if "config" not in inputs else "The pasted model"
+        share = v["attention_flops"] / v["linear_flops"]
+        beyond = ("past the crossover, so attention is the larger term" if share > 1
+                  else f"{share * 100:.1f} % of the linear term")
+        notes = convention_notes(cfg, v["crossover_tokens"])
+        notes.append(f"At {inputs['prompt_tokens']:,} tokens the attention term is {beyond}; it grows with the square "
+                     f"of the prompt, so a prompt 25 times longer costs more than 25 times as much.")
+        notes.append(compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]))
+        notes.append(f"Time at {inputs['mfu'] * 100:g} % MFU: prefill kernels reach about 35–50 % of the dense "
+                     f"peak, never all of it; at the full peak it would take "
+                     f"{format_number(v['prefill_ms'] * inputs['mfu'], 'ms')}.")
+        notes.append("TTFT = queue wait + prefill: the first token is sampled from the logits of the prompt's last "
+                     "position, so no decode step is added; tokenisation and the network are left out.")
+        notes += attention_width_notes(cfg, name)
+        notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
+        result.notes = notes + list(cfg.notes)
+
+    return Plan("prefill", inputs, SPECS, given, [], {"model_name": model_name}, finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------
@@ -285,7 +288,7 @@ PREFILL_RUBRIC = (
 FAMILIES = (
     Family("prefill", "Prefill and TTFT",
            "Prefill FLOPs with the attention term, time at an MFU, time to first token and the crossover length.",
-           INPUTS, run_prefill, generate=generate_prefill,
+           INPUTS, plan_prefill, generate=generate_prefill,
            order=54, describe=describe_prefill,
            headlines=("ttft_ms", "crossover_tokens"), chapter="05-prefill-and-decode", rubric=PREFILL_RUBRIC),
 )

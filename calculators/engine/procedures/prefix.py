@@ -24,7 +24,7 @@ from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, evaluate, format_number
 from .compute_shared import (
     MFU,
     PRECISION,
@@ -132,7 +132,7 @@ def pinned_phrase(distinct: int) -> str:
     return "the one prefix takes" if distinct == 1 else f"the {distinct:,} prefixes take"
 
 
-def run_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Prefill FLOPs and TTFT a cached prefix saves per request, and the KV cache it pins.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus``, ``precision``
@@ -158,27 +158,29 @@ def run_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "mfu": inputs["mfu"],
         "distinct_prefixes": inputs["distinct_prefixes"],
     }
-    result = run("prefix", inputs, prefix_specs(cfg), given, [], {"model_name": model_name})
-    v = result.values
-    ms = lambda value: format_number(value, "ms")  # noqa: E731 - a local shorthand
-    per_hit = time_ms(v["prefix_flops"], v["effective_flop_s"])
-    per_prefix = v["pinned_gib"] / inputs["distinct_prefixes"]
-    notes = [
-        "A hit skips the prefix's own prefill: its tokens' pass through the weights and their attention among "
-        "themselves (the prefill convention: 4 × layers × d_model × P², no causal halving). The new tokens still "
-        "attend over the cached prefix, so that part is not saved.",
-        f"Each hit saves {ms(per_hit)} of TTFT; with {inputs['hit_rate'] * 100:g} % of requests hitting, that "
-        f"averages {ms(v['ttft_saved_ms'])} per request. Prefix caching shortens TTFT, not only the GPU bill.",
-        f"Each distinct prefix pins {format_number(per_prefix, 'GiB')} of KV cache once, however many requests "
-        f"share it; {pinned_phrase(inputs['distinct_prefixes'])} {format_number(v['pinned_gib'], 'GiB')} of "
-        f"every replica's KV budget, which is no longer there for users.",
-        compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]),
-        f"Time at {inputs['mfu'] * 100:g} % MFU; prefill kernels reach about 35–50 % of the dense peak.",
-    ]
-    notes += window_note(cfg, inputs["prefix_tokens"], "The shared prefix")
-    notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
-    result.notes = notes + kv_notes(cfg) + list(cfg.notes)
-    return result
+
+    def finish(result: Result) -> None:
+        v = result.values
+        ms = lambda value: format_number(value, "ms")  # noqa: E731 - a local shorthand
+        per_hit = time_ms(v["prefix_flops"], v["effective_flop_s"])
+        per_prefix = v["pinned_gib"] / inputs["distinct_prefixes"]
+        notes = [
+            "A hit skips the prefix's own prefill: its tokens' pass through the weights and their attention among "
+            "themselves (the prefill convention: 4 × layers × d_model × P², no causal halving). The new tokens still "
+            "attend over the cached prefix, so that part is not saved.",
+            f"Each hit saves {ms(per_hit)} of TTFT; with {inputs['hit_rate'] * 100:g} % of requests hitting, that "
+            f"averages {ms(v['ttft_saved_ms'])} per request. Prefix caching shortens TTFT, not only the GPU bill.",
+            f"Each distinct prefix pins {format_number(per_prefix, 'GiB')} of KV cache once, however many requests "
+            f"share it; {pinned_phrase(inputs['distinct_prefixes'])} {format_number(v['pinned_gib'], 'GiB')} of "
+            f"every replica's KV budget, which is no longer there for users.",
+            compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]),
+            f"Time at {inputs['mfu'] * 100:g} % MFU; prefill kernels reach about 35–50 % of the dense peak.",
+        ]
+        notes += window_note(cfg, inputs["prefix_tokens"], "The shared prefix")
+        notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
+        result.notes = notes + kv_notes(cfg) + list(cfg.notes)
+
+    return Plan("prefix", inputs, prefix_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------
@@ -207,7 +209,7 @@ def generate_prefix(rng: random.Random, catalog: Catalog) -> dict:
     free_gib = (drawn["gpus"] * catalog.gpu(drawn["gpu"]).memory_bytes
                 - total_params * weight_bits(drawn["weights_dtype"]) / 8) / 2**30
     while (inputs["distinct_prefixes"] > 1 or inputs["prefix_tokens"] > PREFIXES[0]) and \
-            run_prefix(inputs, catalog).values["pinned_gib"] > PINNED_SHARE * free_gib:
+            evaluate(plan_prefix(inputs, catalog)).values["pinned_gib"] > PINNED_SHARE * free_gib:
         if inputs["distinct_prefixes"] > 1:
             inputs["distinct_prefixes"] = DISTINCT[DISTINCT.index(inputs["distinct_prefixes"]) - 1]
         else:
@@ -245,7 +247,7 @@ PREFIX_RUBRIC = (
 FAMILIES = (
     Family("prefix", "Prefix caching",
            "Prefill FLOPs and TTFT a shared prefix saves per request, and the KV cache it pins.",
-           INPUTS, run_prefix, generate=generate_prefix,
+           INPUTS, plan_prefix, generate=generate_prefix,
            order=56, describe=describe_prefix,
            headlines=("ttft_saved_ms", "pinned_gib"), chapter="10-paged-memory-and-prefix-caching", difficulty=3,
            rubric=PREFIX_RUBRIC),

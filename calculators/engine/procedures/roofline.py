@@ -32,7 +32,7 @@ from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE as SERVING_RIDGE
 from ..hf_config import ModelConfig
 from ..step_model import attention_head_dim, kv_bytes_per_token
-from .base import Result, StepSpec, format_number, run
+from .base import Plan, Result, StepSpec, format_number
 from .compute_shared import (
     MAX_DRAWS,
     PRECISION,
@@ -258,7 +258,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     return notes
 
 
-def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Ridge point, intensities of decode and prefill, verdicts and the batch at the ridge.
 
     ``raw`` holds ``gpu`` and ``precision`` (the card's dense TFLOP/s at that
@@ -289,9 +289,11 @@ def run_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         **context_given(cfg, inputs["kv_dtype"], inputs["context"]),
     }
-    result = run("roofline", inputs, SPECS, given, [], {"model_name": model_name})
-    result.notes = _notes(cfg, gpu, inputs, given, result.values) + list(cfg.notes)
-    return result
+
+    def finish(result: Result) -> None:
+        result.notes = _notes(cfg, gpu, inputs, given, result.values) + list(cfg.notes)
+
+    return Plan("roofline", inputs, SPECS, given, [], {"model_name": model_name}, finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------
@@ -371,7 +373,7 @@ ROOFLINE_RUBRIC = (
 FAMILIES = (
     Family("roofline", "Roofline",
            "Ridge point of a card, arithmetic intensity of decode and prefill, and which one is memory-bound.",
-           INPUTS, run_roofline, generate=generate_roofline, order=50,
+           INPUTS, plan_roofline, generate=generate_roofline, order=50,
            describe=describe_roofline,
            headlines=("ridge_flop_per_byte", "batch_at_ridge"), chapter="04-gpu-roofline", rubric=ROOFLINE_RUBRIC),
 )

@@ -44,7 +44,7 @@ from ..formulas.rope import (
     SHORTEST_WAVELENGTH,
 )
 from ..hf_config import ModelConfig
-from .base import Result, StepSpec, evaluate_steps, run
+from .base import Plan, StepSpec, evaluate_steps
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
 
@@ -230,7 +230,7 @@ STEP_KEYS = ("bands", "shortest_wavelength_tok", "longest_wavelength_tok", "band
              "scaled_longest_wavelength_tok")
 
 
-def run_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """RoPE bands and wavelengths (tokens) of a model, and the longest one after scaling.
 
     ``raw`` holds ``model`` (catalog id) or ``config``, and optionally
@@ -268,7 +268,7 @@ def run_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     if filled:
         notes.insert(0, f"{model_name}'s config.json states no {' or '.join(filled)}; the values of the catalog's "
                         f"library-format copy of its config are used.")
-    return run("rope", inputs, list(SPECS), given, notes, {"model_name": model_name})
+    return Plan("rope", inputs, list(SPECS), given, notes, {"model_name": model_name})
 
 
 # --- problems --------------------------------------------------------------------------------------
@@ -325,7 +325,7 @@ FAMILIES = (
     Family("rope", "RoPE frequency bands",
            "Wavelength of every RoPE band from rope_theta and the head dimension, and what a context-extension "
            "factor does to them.",
-           INPUTS, run_rope, generate=generate_rope,
+           INPUTS, plan_rope, generate=generate_rope,
            order=120, describe=describe_rope,
            headlines=("longest_wavelength_tok", "bands_longer_than_context"), chapter="08-rope-and-long-context",
            rubric=ROPE_RUBRIC),

@@ -51,7 +51,7 @@ from ..formulas.fleet import (
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
 from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
 from .family import Family
 from .fleet import GPUS_PER_NODE, check_packing
@@ -343,7 +343,7 @@ def slo_notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[st
     return notes, extra
 
 
-def run_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The largest decode batch meeting a TPOT target on one replica, and the replicas and nodes a load needs.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (per replica),
@@ -369,11 +369,13 @@ def run_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     specs = slo_specs(cfg)
     through_batch = STEP_KEYS.index("max_batch") + 1
     check_feasible(evaluate_steps(specs[:through_batch], given), given, gpu, inputs)
-    result = run("slo", inputs, specs, given, [])
-    notes, extra = slo_notes(cfg, gpu, inputs, given, result.values, precision, precision_note)
-    result.notes.extend(notes)
-    result.extra.update(extra, model_name=model_name)
-    return result
+
+    def finish(result: Result) -> None:
+        notes, extra = slo_notes(cfg, gpu, inputs, given, result.values, precision, precision_note)
+        result.notes.extend(notes)
+        result.extra.update(extra, model_name=model_name)
+
+    return Plan("slo", inputs, specs, given, [], finish=finish)
 
 
 # --- problems ------------------------------------------------------------------------------------
@@ -446,7 +448,7 @@ def generate_slo(rng, catalog: Catalog) -> dict:
             continue
         inputs["tpot_target_ms"] = rng.choice(feasible)
         # Keep the fleet to at most MAX_REPLICAS replicas: a load of 1–200 req/s scaled to the replica.
-        replica_rate = run_slo({**inputs, "request_rate": 1.0}, catalog).values["tokens_per_s"]
+        replica_rate = evaluate(plan_slo({**inputs, "request_rate": 1.0}, catalog)).values["tokens_per_s"]
         most = min(200, int(MAX_REPLICAS * replica_rate / inputs["output_tokens"]))
         if most >= 1:
             inputs["request_rate"] = float(rng.randint(1, most))
@@ -488,7 +490,7 @@ FAMILIES = (
     Family("slo", "Batch size for a TPOT target",
            "The largest decode batch that meets a TPOT target and fits the KV cache, its throughput, and the "
            "replicas and nodes a load needs.",
-           INPUTS, run_slo, generate=generate_slo,
+           INPUTS, plan_slo, generate=generate_slo,
            order=70, describe=describe_slo,
            headlines=("max_batch", "tpot_ms", "nodes"), chapter="14-capacity-planning", difficulty=3,
            rubric=SLO_RUBRIC,

@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..param_count import param_breakdown
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, StepSpec, evaluate_steps, format_number
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 from .offline import Offline
@@ -109,7 +109,7 @@ def spec_notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
     return notes
 
 
-def run_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Expected tokens per verify step (tok) and the speed-up bound (1).
 
     ``raw`` holds ``alpha`` (0 to 0.99), ``gamma`` (whole tokens, 1 to 32) and
@@ -129,7 +129,7 @@ def run_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
              "draft_tokens_plus_one": inputs["gamma"] + 1}  # the bound on E: every draft accepted, plus the target's
     values = evaluate_steps(SPECS, given)
     best, best_value = best_gamma(inputs["alpha"], inputs["draft_cost"])
-    return run("spec", inputs, list(SPECS), given, spec_notes(inputs, values),
+    return Plan("spec", inputs, list(SPECS), given, spec_notes(inputs, values),
                {"best_gamma": best, "best_speedup": best_value})
 
 
@@ -189,7 +189,7 @@ FAMILIES = (
     Family("spec", "Speculative decoding",
            "Expected tokens per verify step and the speed-up bound, from the acceptance rate, the draft "
            "length and the draft's cost.",
-           INPUTS, run_spec, generate=generate_spec,
+           INPUTS, plan_spec, generate=generate_spec,
            order=80, describe=describe_spec,
            headlines=("speedup", "expected_tokens"), chapter="13-speculative-and-constrained", rubric=SPEC_RUBRIC,
            # The bound γ + 1 the grader reads (given, read by no step): the offline page computes it from γ too.

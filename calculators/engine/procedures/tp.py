@@ -42,7 +42,7 @@ from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import Replica, check_degree, kv_replication, step_ms
-from .base import Result, StepSpec, evaluate_steps, format_number, run
+from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
 from .drawing import KV_DTYPES_DRAWN, computing_gpus, draw_context, gpu_supports
 from .family import Family
 from .inputs import (
@@ -385,7 +385,7 @@ def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
 
 # --- the procedure -----------------------------------------------------------------------------
 
-def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+def plan_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """The smallest tensor-parallel degree whose cards hold the weights and one user's KV cache.
 
     ``raw`` holds ``model`` (catalog id) or ``config``, optionally ``params_b``
@@ -463,7 +463,7 @@ def run_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
         "model_name": model_name,
         **comm[0],
     }
-    return run("tp", inputs, specs, given, notes, extra)
+    return Plan("tp", inputs, specs, given, notes, extra)
 
 
 def _settle_degree(cfg: ModelConfig, specs: list[StepSpec], given: dict) -> tuple[dict, dict]:
@@ -510,7 +510,7 @@ def generate_tp(rng, catalog: Catalog) -> dict:
                   "context": draw_context(rng, catalog, model),
                   "utilization": rng.choice((0.85, 0.88, 0.9, 0.9, 0.92, 0.95)),
                   "reserve_gib": rng.choice((1.0, 2.0, 3.0, 3.0, 4.0)), "gpus_per_node": rng.choice((8, 8, 8, 4))}
-        degree = run_tp(inputs, catalog).values["tp_degree"]
+        degree = evaluate(plan_tp(inputs, catalog)).values["tp_degree"]
         config = catalog.model(model).config
         if not splits_heads(int(degree), config.heads, config.kv_heads):
             continue  # no degree an engine accepts (Falcon-7B's 71 heads beyond one card): not a fair problem
@@ -535,7 +535,7 @@ FAMILIES = (
     Family("tp", "Tensor-parallel degree",
            "The fewest cards, rounded to a degree an engine supports and to whole nodes, that hold the "
            "weights and one user's KV cache.",
-           INPUTS, run_tp, generate=generate_tp,
+           INPUTS, plan_tp, generate=generate_tp,
            order=110, describe=describe_tp,
            headlines=("tp_degree", "nodes"), chapter="11-multi-gpu", difficulty=3, rubric=TP_RUBRIC,
            offline=Offline(checks=({"kind": "power_of_two", "name": "gpus_per_node", "message": POWER_OF_TWO},),
