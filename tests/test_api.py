@@ -238,7 +238,7 @@ def test_families_list_inputs_and_step_keys():
                                    "kv_bytes_per_token", "per_user_gib", "users_worst_case", "users_paged"]
     inputs = {spec["name"]: spec for spec in ladder["inputs"]}
     assert inputs["utilization"] == {**inputs["utilization"], "kind": "float", "type": "number", "default": 0.9,
-                                     "minimum": 0, "maximum": 1, "exclusive_minimum": True}
+                                     "minimum": 0.01, "maximum": 1, "exclusive_minimum": False}
     assert inputs["context"]["unit"] == "tok" and inputs["context"]["type"] == "integer"
     assert inputs["kv_dtype"]["choices"] == ["fp32", "bf16", "fp16", "fp8", "int8", "nvfp4", "mxfp4"]
     assert inputs["model"]["choices"] == list(CATALOG.models)
@@ -302,7 +302,7 @@ def test_config_for_a_family_without_a_model_is_an_unknown_input():
 @pytest.mark.parametrize("family, params, field, fragment", [
     ("ladder", {"gpus": "0"}, "gpus", "gpus must be at least 1, not '0'."),
     ("ladder", {"utilization": "1.5"}, "utilization", "utilization must be at most 1"),
-    ("ladder", {"utilization": "0"}, "utilization", "utilization must be above 0"),
+    ("ladder", {"utilization": "0"}, "utilization", "utilization must be at least 0.01"),
     ("ladder", {"context": "4096.5"}, "context", "context must be a whole number"),
     ("ladder", {"context": "lots"}, "context", "context must be a number, not 'lots'."),
     ("ladder", {"reserve_gib": "nan"}, "reserve_gib", "reserve_gib must be a finite number."),
@@ -439,7 +439,7 @@ def test_schema_lists_every_family_with_its_parameters():
     ladder = {p["name"]: p["schema"] for p in document["paths"][f"{API}/calc/ladder/"]["get"]["parameters"]}
     assert ladder["model"]["enum"] == list(CATALOG.models)
     assert ladder["gpu"]["enum"] == list(CATALOG.gpus)
-    assert ladder["utilization"] == {**ladder["utilization"], "type": "number", "exclusiveMinimum": 0,
+    assert ladder["utilization"] == {**ladder["utilization"], "type": "number", "minimum": 0.01,
                                      "maximum": 1, "default": 0.9}
 
 

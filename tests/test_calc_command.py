@@ -285,7 +285,7 @@ def run_from_argv(capsys, *args) -> tuple[int, str, str]:
     (["ladder", "--reserve-gib", "-1"], "reserve_gib must be at least 0, not '-1'."),
     (["tp", "--reserve-gib=-0.5"], "reserve_gib must be at least 0, not '-0.5'."),
     (["fleet", "--spares", "−1"], "spares must be at least 0, not '−1'."),
-    (["ladder", "--utilization", "-90%"], "utilization must be above 0, not '-90%'."),
+    (["ladder", "--utilization", "-90%"], "utilization must be at least 0.01, not '-90%'."),
     (["ladder", "--contxt", "-1"], "Unrecognized arguments: --contxt -1."),
 ])
 def test_a_leading_minus_is_a_value_that_a_non_negative_input_refuses_in_one_sentence(capsys, args, sentence):

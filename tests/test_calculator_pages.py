@@ -381,7 +381,7 @@ class TestInvalidInputs:
         ("gpus", "abc", "Enter a whole number."),
         ("gpus", "0", "Must be at least 1."),
         ("utilization", "2", "Must be at most 1."),
-        ("utilization", "0", "Must be above 0."),
+        ("utilization", "0", "Must be at least 0.01."),
         ("context", "1.5", "Enter a whole number."),
         ("context", "", "Enter a value (the reference stack uses 8192)."),
         ("reserve_gib", "-1", "Must be at least 0."),

@@ -271,7 +271,9 @@ def _input(key, unit, label, bounds, default=None, source="", minimum=None, maxi
                     tuple(aliases))
 
 
-_FRACTION = {"minimum": 0, "maximum": 1, "exclusive_minimum": True}
+#: A share of a peak or of a card: at least 1 % (no measured engine runs below it, and a share near zero turns
+#: a time into a division by almost nothing: 1e-320 printed "inf ms") and at most the whole.
+_FRACTION = {"minimum": 0.01, "maximum": 1}
 
 #: The inputs with a default, each declared once with the source of its default (docs/architecture.md §11, §12).
 INPUTS: dict[str, Quantity] = {q.key: q for q in (
