@@ -9,13 +9,14 @@ module.
 
 from drills.bank.models import BankItem, BankItemQuerySet
 from drills.critique.models import CritiqueAttempt, CritiqueMark
+from drills.followups.models import FollowUpAttempt
 from drills.lab.models import LabRun
 from drills.problems.models import Attempt, ProblemInstance, StepAnswer
 from drills.reviews.models import Card, ReviewLog, ReviewLogErasure, ReviewSettings
 from drills.rounds.models import Round, RoundItem, RoundTemplate
 
 __all__ = [
-    "Attempt", "BankItem", "BankItemQuerySet", "Card", "CritiqueAttempt", "CritiqueMark", "LabRun",
+    "Attempt", "BankItem", "BankItemQuerySet", "Card", "CritiqueAttempt", "CritiqueMark", "FollowUpAttempt", "LabRun",
     "ProblemInstance", "ReviewLog", "ReviewLogErasure", "ReviewSettings", "Round", "RoundItem", "RoundTemplate",
     "StepAnswer",
 ]

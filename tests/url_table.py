@@ -106,6 +106,8 @@ TABLE: dict[str, Post | Get | Skip] = {
     "drills:critique_grade": Post(()),
     "drills:new": Post(("seed",), get_query=("seed",)),
     "drills:problem": Post(ANSWER, echo=(), always_echo=True),
+    "drills:followup": Post(("phase", "link", "carry", "marked"), get_query=("link",)),
+    "drills:followup-drawn": Post(("phase", "link", "carry", "marked"), get_query=("seed", "link")),
     # question bank and reviews
     "reviews:bank": Get(("q", "kind", "chapter", "track", "topic", "difficulty", "role", "page")),
     "reviews:bank_apkg": Get(("q", "kind", "chapter", "track", "topic", "difficulty", "role")),
@@ -345,7 +347,8 @@ def build_world(candidate, coach) -> World:
     k["drills:critique_attempt"] = k["drills:critique_assess"] = [{"slug": critique.slug, "pk": attempt.pk}]
     k["drills:critique_grade"] = [{"slug": critique.slug, "pk": attempt.pk}]
     k["drills:new"] = [{"family": "ladder"}, {"family": "roofline"}, {"family": "no-such-family"}]
-    k["drills:problem"] = [{"family": "ladder", "pk": problem.pk}]
+    k["drills:problem"] = k["drills:followup"] = [{"family": "ladder", "pk": problem.pk}]
+    k["drills:followup-drawn"] = [{"family": "ladder"}, {"family": "no-such-family"}]
     k["reviews:bank_item"] = [{"slug": opens[0].slug}, {"slug": ladder.slug}]
     for name in ("card", "reveal", "suggest", "rate", "answer"):
         k[f"reviews:{name}"] = [{"pk": open_card.pk}, {"pk": problem_card.pk}, {"pk": bob_card.pk}]
@@ -385,6 +388,7 @@ def build_world(candidate, coach) -> World:
     round_keys = sorted({spec.key for ri in phone.items.all() if ri.problem for spec in ri.problem.solve().specs})
     world.fields["drills:problem"] = problem_keys
     world.echo["drills:problem"] = problem_keys
+    world.fields["drills:followup"] = world.fields["drills:followup-drawn"] = [f"value-{key}" for key in problem_keys]
     world.fields["reviews:answer"] = card_keys
     world.echo["reviews:answer"] = card_keys
     for name in ("rounds:save", "rounds:submit", "rounds:reveal"):

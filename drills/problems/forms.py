@@ -1,4 +1,5 @@
-"""The answer form of a problem: one text box per step, plus when the page was shown."""
+"""The answer form of a problem (one text box per step, plus when the page was shown) and its follow-up form
+(which steps move, then their new values: issue 33 item 1)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from django import forms
 from django.core import signing
 from django.utils.html import conditional_escape
 from django.utils.safestring import mark_safe
+
+from calculators.engine.followup import FollowUp
 
 STARTED_SALT = "drills.problem.started"
 # A page older than this is still graded, but its time is not trusted.
@@ -101,3 +104,57 @@ class AnswerForm(forms.Form):
     def answers(self) -> dict[str, str]:
         """Step key → typed text (blank for an unanswered step)."""
         return {spec.key: self.cleaned_data.get(spec.key, "") for spec in self.specs}
+
+
+CARRY_SALT = "drills.followup.carry"
+PHASES = ("start", "marks", "values")
+
+
+def sign_carry(own: dict[str, float]) -> str:
+    """A tamper-proof token of a visitor's values so far (nothing of theirs is stored)."""
+    return signing.dumps({key: float(value) for key, value in own.items()}, salt=CARRY_SALT, compress=True)
+
+
+def read_carry(token: str | None) -> dict[str, float]:
+    """The values signed by :func:`sign_carry`, or none (no token, or a forged one: nothing is carried)."""
+    if not token:
+        return {}
+    try:
+        carried = signing.loads(token, salt=CARRY_SALT)
+    except (signing.BadSignature, TypeError, ValueError):
+        return {}
+    if not isinstance(carried, dict):
+        return {}
+    return {str(key): float(value) for key, value in carried.items() if isinstance(value, (int, float))}
+
+
+class FollowUpForm(forms.Form):
+    """``phase`` (``start``: show the marks; ``marks``: the marks are in, ask the values; ``values``: grade),
+    ``link`` (the chain's position), ``marked`` (the step keys said to move), one ``value-<key>`` box per step,
+    and ``carry`` (a visitor's signed values so far). Every box is optional: a marked step left blank is graded
+    unanswered."""
+
+    phase = forms.ChoiceField(choices=[(p, p) for p in PHASES], required=False, widget=DirectHiddenInput)
+    link = forms.IntegerField(min_value=0, max_value=16, required=False, widget=DirectHiddenInput)
+    carry = forms.CharField(required=False, widget=DirectHiddenInput)
+
+    def __init__(self, link: FollowUp, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.link = link
+        keys = [(spec.key, spec.label) for spec in link.result.specs]
+        self.fields["marked"] = forms.MultipleChoiceField(choices=keys, required=False,
+                                                          widget=forms.CheckboxSelectMultiple)
+        for spec in link.result.specs:
+            self.fields[f"value-{spec.key}"] = forms.CharField(
+                label=spec.label, required=False,
+                widget=DirectTextInput(attrs={"autocomplete": "off", "spellcheck": "false",
+                                              "class": "form-control answer-input", "maxlength": "10000"}))
+
+    def marked(self) -> list[str]:
+        """The marked step keys, in step order."""
+        chosen = set(self.cleaned_data.get("marked") or ())
+        return [spec.key for spec in self.link.result.specs if spec.key in chosen]
+
+    def answers(self) -> dict[str, str]:
+        """Step key → the typed new value, for the marked steps."""
+        return {key: self.cleaned_data.get(f"value-{key}", "") or "" for key in self.marked()}

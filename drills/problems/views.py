@@ -14,7 +14,9 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.errors import EngineError
 from calculators.families import FAMILIES
+from drills.followups.services import first_values
 from drills.models import Attempt, ProblemInstance
+from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, submit
@@ -145,14 +147,17 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         for i, spec in enumerate(solution.specs)
     ]
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
+    # Then the interviewer follows up (issue 33 item 1): the first link of the chain, from these answers.
+    followup = followup_context(request, instance, 0, own=first_values(instance, form.answers())) if graded else None
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
-        "seen": seen,
+        "seen": seen, "followup": followup,
     }
     if request.htmx and request.method == "POST":
-        # htmx swaps the #answers form only: the statement and the config facts beside it are not rendered.
-        response = render(request, "drills/problem.html#answers", context)
+        # htmx swaps the #answers form (and the follow-up section, out of band): the statement and the config
+        # facts beside them are not rendered.
+        response = render(request, "drills/problem.html#graded_response", context)
         if instance.pk is not None and request.path != instance.get_absolute_url():
             response["HX-Push-Url"] = instance.get_absolute_url()  # a drawn problem just stored: its own address
         return response

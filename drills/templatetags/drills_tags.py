@@ -15,6 +15,10 @@ VERDICT_STYLES = {
     "impossible": ("danger", "Impossible"),
     "wrong": ("danger", "Wrong"),
     "unreadable": ("secondary", "Unreadable"),
+    # a follow-up's marks and values (calculators.engine.followup)
+    "right": ("success", "Right"),
+    "left_unmoved": ("danger", "Moved step left unmoved"),
+    "moved_when_still": ("danger", "Still step moved"),
 }
 
 

@@ -1,0 +1,116 @@
+"""Follow-ups on a stored or drawn problem: the chain's links, grading one, storing it (issue 33 item 1).
+
+The engine draws and grades (:mod:`calculators.engine.followup`); this module gives it a problem's catalog
+(the whole catalog, the problem's own snapshot entries first, so the original stack keeps its numbers), the
+candidate's first values (their answers to the problem, or the ``own`` values the previous link left), and
+stores a graded link as a :class:`FollowUpAttempt` for a logged-in candidate. Drill pages, round items and
+review cards all go through :func:`grade_link`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Mapping
+
+from calculators.engine.catalog import Catalog, catalog_from_entries, default_catalog
+from calculators.engine.followup import FollowUp, FollowUpGrade, draw_chain, grade_followup, own_values
+from calculators.families import FAMILIES
+from drills.models import Attempt, FollowUpAttempt, ProblemInstance
+
+#: How many follow-ups the drill page asks after a worked problem.
+DRILL_CHAIN_LENGTH = 3
+
+
+def followup_catalog(problem: ProblemInstance) -> Catalog:
+    """The catalog a problem's follow-ups draw from: the whole catalog with the problem's snapshot entries
+    standing for its own model and card (so the original stack is the one it was drawn on)."""
+    catalog = default_catalog()
+    own = catalog_from_entries(problem.snapshot.get("models", []), problem.snapshot.get("gpus", []))
+    return Catalog(models={**catalog.models, **own.models}, gpus={**catalog.gpus, **own.gpus})
+
+
+class _Key:
+    """A problem's family, inputs, snapshot and seed, hashed by their ``repr`` (dicts are unhashable)."""
+
+    __slots__ = ("key", "problem")
+
+    def __init__(self, problem: ProblemInstance):
+        self.problem = problem
+        self.key = (problem.family, repr(problem.inputs), repr(problem.snapshot), problem.seed)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Key) and self.key == other.key
+
+
+@lru_cache(maxsize=128)
+def _chain(key: _Key, length: int) -> tuple[FollowUp, ...]:
+    problem = key.problem
+    family = FAMILIES[problem.family]
+    return tuple(draw_chain(family, problem.inputs, problem.seed, followup_catalog(problem), length))
+
+
+def chain(problem: ProblemInstance, length: int = DRILL_CHAIN_LENGTH) -> tuple[FollowUp, ...]:
+    """The follow-ups of ``problem`` (up to ``length``; none for a family whose inputs give none, and none yet
+    for the simulated drills, whose changed stack would need a new sweep), the same every time: drawn from the
+    problem's seed. Kept per process for the last problems asked; treat the links as read-only."""
+    if problem.family_info.prepare is not None:
+        return ()
+    return _chain(_Key(problem), length)
+
+
+def first_values(problem: ProblemInstance, answers: Mapping[str, str]) -> dict[str, float]:
+    """The candidate's values of ``problem``'s steps from their typed ``answers`` (readable, possible ones)."""
+    return own_values(problem.solve(), answers)
+
+
+def attempt_answers(attempt: Attempt) -> dict[str, str]:
+    """Step key → the text typed in ``attempt``."""
+    return dict(attempt.steps.values_list("key", "raw_input"))
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where a candidate's next follow-up starts: their values so far and the attempt they come from."""
+
+    own: dict[str, float]
+    attempt: Attempt | None
+
+
+def stored_start(user, problem: ProblemInstance, position: int) -> Start | None:
+    """A logged-in candidate's values before link ``position`` of ``problem``: their latest attempt's answers
+    for the first link, the previous link's ``own`` after it. ``None`` when they have no attempt of the problem
+    or have not answered the previous link (the links are asked in order)."""
+    attempt = Attempt.objects.filter(user=user, problem=problem).order_by("-pk").first()
+    if attempt is None:
+        return None
+    if position == 0:
+        return Start(first_values(problem, attempt_answers(attempt)), attempt)
+    previous = (FollowUpAttempt.objects.filter(user=user, problem=problem, attempt=attempt, position=position - 1)
+                .order_by("-pk").first())
+    if previous is None:
+        return None
+    return Start({key: float(value) for key, value in previous.own.items()}, attempt)
+
+
+def grade_link(link: FollowUp, own: Mapping[str, float], marked: Iterable[str],
+               answers: Mapping[str, str]) -> FollowUpGrade:
+    """Grade a follow-up's marks and values (only step keys of the link count)."""
+    keys = {spec.key for spec in link.result.specs}
+    return grade_followup(link, own, [key for key in marked if key in keys],
+                          {key: text for key, text in answers.items() if key in keys})
+
+
+def store_link(user, problem: ProblemInstance, position: int, graded: FollowUpGrade,
+               attempt: Attempt | None, marked: Iterable[str], answers: Mapping[str, str]) -> FollowUpAttempt:
+    """Store a graded link as ``user``'s :class:`FollowUpAttempt` (a POST's write; never on a GET)."""
+    keys = [mark.key for mark in graded.marks]
+    marked = [key for key in keys if key in set(marked)]
+    return FollowUpAttempt.objects.create(
+        user=user, problem=problem, attempt=attempt, position=position, change=graded.followup.change.to_json(),
+        inputs=graded.followup.new_inputs, marked=marked,
+        answers={key: str(answers.get(key, "")) for key in marked}, grade=graded.to_json(), own=graded.own,
+        marks_score=graded.marks_score, values_score=graded.values_score, score=graded.score)
