@@ -73,9 +73,12 @@ def _now(now: datetime | None) -> datetime:
 def create_cohort(coach, name: str, *, with_invitation: bool = False) -> Cohort:
     """A new cohort of ``coach``; with its first invitation link when ``with_invitation`` (one transaction:
     never a cohort nobody can join because the invitation failed to save)."""
-    name = name.strip()[:120]
+    name = name.strip()
     if not name:
         raise CoachingError("Give the cohort a name.")
+    longest = Cohort._meta.get_field("name").max_length
+    if len(name) > longest:
+        raise CoachingError(f"A cohort name is at most {longest} characters; the one sent has {len(name)}.")
     if Cohort.objects.filter(coach=coach, name=name).exists():
         raise CoachingError(f"You already have a cohort called “{name}”.")
     with transaction.atomic():

@@ -8,11 +8,14 @@ one of the coach's cohorts. Any table is exported as CSV with ``?export=<name>``
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
@@ -67,7 +70,8 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
     if request.GET.get("export"):
         return _tables_response(request, dashboard.overview(request.user).tables, "coaching/dashboard.html", {})
     return render(request, "coaching/dashboard.html", {
-        "view": dashboard_cache.cached_dashboard(request.user), "poll_s": dashboard_poll_s()})
+        "view": dashboard_cache.cached_dashboard(request.user), "poll_s": dashboard_poll_s(),
+        "typed_name": request.GET.get("name", "")})
 
 
 @coach_required
@@ -100,7 +104,8 @@ def cohort_new(request: HttpRequest) -> HttpResponse:
         cohort = services.create_cohort(request.user, request.POST.get("name", ""), with_invitation=True)
     except CoachingError as error:
         messages.error(request, str(error))
-        return redirect("coaching:dashboard")
+        # The refused name goes back into the box (a GET that stores nothing), so nothing typed is lost.
+        return redirect(f"{reverse('coaching:dashboard')}?{urlencode({'name': request.POST.get('name', '')})}")
     return redirect(cohort)
 
 
