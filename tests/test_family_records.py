@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from calculators.engine.errors import InputError
 from calculators.engine.formula import Formula, Var
 from calculators.engine.procedures import Family, InputSpec, StepSpec
 from calculators.engine.procedures.base import Plan
@@ -169,7 +170,7 @@ def test_a_new_family_gets_an_offline_export_entry_from_its_plans(widgets):
 def test_a_plan_is_data_resolved_without_evaluating():
     ladder = FAMILIES["ladder"]
     plan = ladder.plan({"context": 4096}, None)
-    assert isinstance(plan, Plan)
+    assert isinstance(plan, Plan) and plan.notes == []  # every ladder note reads a step: written by finish
     assert [spec.key for spec in plan.specs] == [step.key for step in ladder.run({"context": 4096}).steps]
     assert plan.given["context"] == 4096 and plan.inputs["context"] == 4096
     # disagg runs slo on the way: its plan is disagg's, slo's values already in its given numbers.
@@ -263,3 +264,32 @@ def test_the_driver_refuses_with_the_engines_sentence(tmp_path):
     shown = json.loads(subprocess.run(["node", str(script)], capture_output=True, text=True, check=True).stdout)
     assert shown == expected
     assert expected[0].startswith("gpus = 3: a tensor-parallel degree of 3") and expected[-1] is None
+
+
+def test_each_step_is_evaluated_once_and_the_notes_read_that_evaluation(monkeypatch):
+    """A family's notes read the one evaluation (issue 29): running a family never evaluates its own steps on its
+    own given numbers before :func:`evaluate` does (these families did, for their notes, and slo and pareto for
+    their refusals, which now run inside the one evaluation, after max_batch and batch_tpot_limit). Other stacks'
+    evaluations stay: the ladder's degree search, spec's search over γ."""
+    import importlib
+
+    from calculators.engine.procedures import base
+
+    families = ("ladder", "formats", "lora", "moe", "rope", "spec", "slo", "pareto")
+    seen: list[dict] = []
+
+    def recording(specs, given, overrides=None):
+        seen.append(dict(given))
+        return base.evaluate_steps(specs, given, overrides)
+
+    for slug in families:
+        monkeypatch.setattr(importlib.import_module(f"calculators.engine.procedures.{slug}"), "evaluate_steps",
+                            recording, raising=False)  # a module that no longer imports it cannot call it
+    for slug in families:
+        seen.clear()
+        result = FAMILIES[slug].run({})
+        assert result.notes and result.steps, slug
+        assert result.given not in seen, slug
+    with pytest.raises(InputError) as refused:  # the refusal still comes before a later step divides by 0
+        FAMILIES["slo"].run({"tpot_target_ms": 0.01})
+    assert refused.value.field == "tpot_target_ms" and "Not even one sequence" in str(refused.value)

@@ -229,8 +229,11 @@ class Plan:
     variable's unit); ``notes`` the sentences known before evaluation;
     ``extra`` anything the pages read besides the steps. ``finish``, when set,
     writes what reads the evaluated steps (notes, page extras) into the
-    :class:`Result`, once, after :func:`evaluate` has evaluated every step; it may
-    raise :class:`InputError` for values no stack can serve.
+    :class:`Result`, once, after :func:`evaluate` has evaluated every step.
+    ``checks`` maps a step key to a refusal :func:`evaluate` makes right after that
+    step (it reads the values so far and raises :class:`InputError` for a stack
+    that cannot serve, before a later step divides by what it found); the offline
+    export states the same refusals on the family's record (``Offline.checks``).
     """
 
     family: str
@@ -240,14 +243,15 @@ class Plan:
     notes: list[str]
     extra: dict[str, Any] = field(default_factory=dict)
     finish: Callable[["Result"], None] | None = None
+    checks: Mapping[str, Callable[[Mapping[str, float]], None]] = field(default_factory=dict)
 
 
 def evaluate(plan: Plan) -> Result:
     """Evaluate every step of ``plan`` once, build the :class:`Result` with worked substitutions, then let
     the plan's ``finish`` write its notes from that one evaluation.
 
-    Raises :class:`InputError` when a step overflows (inputs far outside any real stack), and what the
-    plan's ``finish`` raises."""
+    Raises :class:`InputError` when a step overflows (inputs far outside any real stack) or one of the
+    plan's ``checks`` refuses the values so far, and what the plan's ``finish`` raises."""
     values: dict[str, float] = {}
     steps = []
     for spec in plan.specs:
@@ -256,6 +260,8 @@ def evaluate(plan: Plan) -> Result:
         if math.isnan(value) or math.isinf(value):
             raise InputError(f"These inputs make {spec.label.lower()} overflow; use realistic sizes.")
         values[spec.key] = value
+        if spec.key in plan.checks:
+            plan.checks[spec.key](values)
         substituted = (f"{spec.formula.substituted(bound, format_operand)} = "
                        f"{format_number(value, spec.unit)}")
         steps.append(Step(spec.key, spec.label, value, spec.unit, spec.formula, substituted))

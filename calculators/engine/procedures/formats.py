@@ -32,7 +32,7 @@ from sympy import Pow
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, total
-from .base import Plan, StepSpec, evaluate_steps
+from .base import Plan, Result, StepSpec, evaluate_steps
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 
@@ -290,8 +290,11 @@ def plan_formats(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     fmt = FORMATS[inputs["format"]]
     specs = format_specs(fmt)
     given = format_given(fmt)
-    values = evaluate_steps(specs, given)
-    return Plan("formats", inputs, specs, given, format_notes(fmt, values), {"format_name": fmt.name})
+
+    def finish(result: Result) -> None:
+        result.notes.extend(format_notes(fmt, result.values))
+
+    return Plan("formats", inputs, specs, given, [], {"format_name": fmt.name}, finish=finish)
 
 
 def generate_formats(rng: random.Random, catalog: Catalog) -> dict:

@@ -23,7 +23,7 @@ from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..formulas import memory as F
 from ..param_count import param_breakdown
 from ..step_model import kv_replication
-from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
+from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
 from .drawing import (
     KV_DTYPES_DRAWN,
     draw_context,
@@ -139,50 +139,55 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "block_size": inputs["block_size"],
     }
     specs = ladder_specs(cfg)
-    values = evaluate_steps(specs, given)
 
-    notes = [gpu.memory_note, *fp4_cache_note(inputs["kv_dtype"], gpu)]
-    if inputs["avg_tokens"] > inputs["context"]:
-        notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
-                     f"limit; no conversation can outgrow the limit, so the paged count uses "
-                     f"{inputs['context']:,} tokens.")
-    notes += window_note(cfg, inputs["context"])
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
-        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
-                     f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
-    notes += kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
-    paged_gib = F.PAGED_USER_GIB(given | {"kv_bytes_per_token": values["kv_bytes_per_token"]})
-    conversation = int(given["avg_tokens"])
-    blocks = -(-conversation // inputs["block_size"])
-    notes.append(
-        f"Paged: an average conversation of {conversation:,} tokens takes {blocks:,} blocks of "
-        f"{inputs['block_size']} ({blocks * inputs['block_size']:,} tokens), "
-        f"{paged_gib:.3f} GiB before any window. Quote the worst case for what you can "
-        f"guarantee and the paged count for what you will observe."
-    )
+    def finish(result: Result) -> None:
+        values = result.values
 
-    budget = values["kv_budget_gib"]
-    fits = values["users_worst_case"] >= 1
-    extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
-             "paged_user_gib": paged_gib, "model_name": model_name}
-    if not fits:
-        degree = smallest_tp_degree(specs, given, cfg)
-        extra["min_tp_degree"] = degree
-        if budget < 0:
-            extra["shortfall_gib"] = -budget
-            what = (f"The weights and reserve do not fit: {format_number(-budget, 'GiB')} short of "
-                    f"{format_number(values['usable_gib'], 'GiB')} usable.")
-        else:
-            extra["shortfall_gib"] = values["per_user_gib"] - budget
-            what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
-                    f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
-        if degree is None:
-            where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user at the context limit."
-        else:
-            where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
-                     f"is {degree} × {gpu.name}.")
-        notes.insert(0, f"{what} {where}")
-    return Plan("ladder", inputs, specs, given, notes, extra)
+        notes = [gpu.memory_note, *fp4_cache_note(inputs["kv_dtype"], gpu)]
+        if inputs["avg_tokens"] > inputs["context"]:
+            notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
+                         f"limit; no conversation can outgrow the limit, so the paged count uses "
+                         f"{inputs['context']:,} tokens.")
+        notes += window_note(cfg, inputs["context"])
+        if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+            notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
+                         f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
+        notes += kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)
+        paged_gib = F.PAGED_USER_GIB(given | {"kv_bytes_per_token": values["kv_bytes_per_token"]})
+        conversation = int(given["avg_tokens"])
+        blocks = -(-conversation // inputs["block_size"])
+        notes.append(
+            f"Paged: an average conversation of {conversation:,} tokens takes {blocks:,} blocks of "
+            f"{inputs['block_size']} ({blocks * inputs['block_size']:,} tokens), "
+            f"{paged_gib:.3f} GiB before any window. Quote the worst case for what you can "
+            f"guarantee and the paged count for what you will observe."
+        )
+
+        budget = values["kv_budget_gib"]
+        fits = values["users_worst_case"] >= 1
+        extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
+                 "paged_user_gib": paged_gib, "model_name": model_name}
+        if not fits:
+            degree = smallest_tp_degree(specs, given, cfg)
+            extra["min_tp_degree"] = degree
+            if budget < 0:
+                extra["shortfall_gib"] = -budget
+                what = (f"The weights and reserve do not fit: {format_number(-budget, 'GiB')} short of "
+                        f"{format_number(values['usable_gib'], 'GiB')} usable.")
+            else:
+                extra["shortfall_gib"] = values["per_user_gib"] - budget
+                what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
+                        f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
+            if degree is None:
+                where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user at the context limit."
+            else:
+                where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
+                         f"is {degree} × {gpu.name}.")
+            notes.insert(0, f"{what} {where}")
+        result.notes.extend(notes)
+        result.extra.update(extra)
+
+    return Plan("ladder", inputs, specs, given, [], {"model_name": model_name}, finish=finish)
 
 
 NON_FITTING_SHARE = 0.1

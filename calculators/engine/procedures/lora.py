@@ -45,7 +45,7 @@ from ..formulas.lora import (
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..units import GIB
-from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
+from .base import Plan, Result, StepSpec, evaluate, format_number
 from .drawing import gpu_supports
 from .family import Family
 from .inputs import (
@@ -230,10 +230,13 @@ def plan_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     gpu = None if by_budget else catalog.gpu(inputs["gpu"])
     given = _lora_given(inputs, cfg, shapes, gpu)
     specs = lora_specs(preset, by_budget)
-    values = evaluate_steps(specs, given)
-    notes = _notes(inputs, cfg, given, values, gpu)
-    return Plan("lora", inputs, specs, given, notes,
-               {"model_name": model_name, "adapter_mib": values["adapter_gib"] * 1024})
+
+    def finish(result: Result) -> None:
+        values = result.values
+        result.notes.extend(_notes(inputs, cfg, given, values, gpu))
+        result.extra["adapter_mib"] = values["adapter_gib"] * 1024
+
+    return Plan("lora", inputs, specs, given, [], {"model_name": model_name}, finish=finish)
 
 
 # --- problems ----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from ..formulas.serving import RIDGE
 from ..hf_config import ModelConfig
 from ..param_count import param_breakdown
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
-from .base import Plan, StepSpec, evaluate_steps, format_number
+from .base import Plan, Result, StepSpec, format_number
 from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
 from .family import Family
 from .inputs import (
@@ -192,38 +192,42 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         peak = float(dense.get(COMPUTE_PRECISION.get(inputs["weights_dtype"], "bf16")) or dense.get("bf16") or 0.0)
         bandwidth = gpu.bandwidth_gb_s if gpu else 0.0
     given.update(ep_given(cfg, inputs["batch"], inputs["ep_degree"], peak, bandwidth))
-    values = evaluate_steps(specs, given)
-    total_gb = values["weights_gib"] * 2**30 / 1e9
-    active_gb = values["active_bytes_per_token"] / 1e9
 
-    if cfg.is_moe:
-        notes = [
-            f"Bytes stored: all {values['total_params']:,.0f} parameters stay resident "
-            f"({format_number(values['weights_gib'], 'GiB')}), because the router may send any token to any "
-            f"expert. Operations: a token uses {values['active_params']:,.0f}, "
-            f"{values['saving_ratio']:.2f} times fewer than a dense model of the same size. MoE saves "
-            f"operations, not memory.",
-            f"Bytes moved: at batch 1 a decode step reads {active_gb:,.2f} GB of weights instead of "
-            f"{total_gb:,.2f} GB. In a large batch the tokens are routed to different experts, so one step "
-            f"reads most of the experts and the bandwidth saving fades; the saving in operations per token "
-            f"stays.",
-            f"Each of the {cfg.layers - cfg.dense_layers} MoE layers routes a token to {cfg.experts_per_token} "
-            f"of {cfg.num_experts} experts"
-            + (f" plus {cfg.shared_experts} shared" if cfg.shared_experts else "")
-            + (" plus a shared expert" if cfg.shared_expert_intermediate_size else "") + ".",
-            *(ep_notes(cfg, values, inputs["batch"], inputs["ep_degree"], gpu.name) if gpu else []),
-        ]
-    else:
-        notes = [f"{model_name} is dense: it has no experts, every parameter is used by every token, and the "
-                 f"ratio is 1."]
-    notes.append("Active parameters count the whole embedding table, as the reference stack's decode ceiling "
-                 "and prefill FLOPs do; a lookup reads one row of it, and DeepSeek's published active counts "
-                 "leave it out.")
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
-        notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
-                     f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
-    notes += params_notes(cfg)[:1] + list(cfg.notes)
-    return Plan("moe", inputs, specs, given, notes, {"model_name": model_name, "is_moe": cfg.is_moe})
+    def finish(result: Result) -> None:
+        values = result.values
+        total_gb = values["weights_gib"] * 2**30 / 1e9
+        active_gb = values["active_bytes_per_token"] / 1e9
+
+        if cfg.is_moe:
+            notes = [
+                f"Bytes stored: all {values['total_params']:,.0f} parameters stay resident "
+                f"({format_number(values['weights_gib'], 'GiB')}), because the router may send any token to any "
+                f"expert. Operations: a token uses {values['active_params']:,.0f}, "
+                f"{values['saving_ratio']:.2f} times fewer than a dense model of the same size. MoE saves "
+                f"operations, not memory.",
+                f"Bytes moved: at batch 1 a decode step reads {active_gb:,.2f} GB of weights instead of "
+                f"{total_gb:,.2f} GB. In a large batch the tokens are routed to different experts, so one step "
+                f"reads most of the experts and the bandwidth saving fades; the saving in operations per token "
+                f"stays.",
+                f"Each of the {cfg.layers - cfg.dense_layers} MoE layers routes a token to {cfg.experts_per_token} "
+                f"of {cfg.num_experts} experts"
+                + (f" plus {cfg.shared_experts} shared" if cfg.shared_experts else "")
+                + (" plus a shared expert" if cfg.shared_expert_intermediate_size else "") + ".",
+                *(ep_notes(cfg, values, inputs["batch"], inputs["ep_degree"], gpu.name) if gpu else []),
+            ]
+        else:
+            notes = [f"{model_name} is dense: it has no experts, every parameter is used by every token, and the "
+                     f"ratio is 1."]
+        notes.append("Active parameters count the whole embedding table, as the reference stack's decode ceiling "
+                     "and prefill FLOPs do; a lookup reads one row of it, and DeepSeek's published active counts "
+                     "leave it out.")
+        if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+            notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
+                         f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
+        notes += params_notes(cfg)[:1] + list(cfg.notes)
+        result.notes.extend(notes)
+
+    return Plan("moe", inputs, specs, given, [], {"model_name": model_name, "is_moe": cfg.is_moe}, finish=finish)
 
 
 # --- problems ----------------------------------------------------------------------------------

@@ -314,15 +314,17 @@ def plan_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
         raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     specs = pareto_specs(cfg)
-    check_limits(evaluate_steps(specs[:STEP_KEYS.index("batch")], given), gpu, inputs)
+    limits = {"batch_tpot_limit": lambda values: check_limits(values, gpu, inputs)}
 
     def finish(result: Result) -> None:
-        curve = pareto_curve(cfg, gpu, inputs, lambda degree: _limit_at(cfg, gpu, inputs, degree))
+        asked = int(result.values["batch_memory_limit"])  # the asked degree's limit: this evaluation's
+        curve = pareto_curve(cfg, gpu, inputs,
+                             lambda degree: asked if degree == inputs["gpus"] else _limit_at(cfg, gpu, inputs, degree))
         result.extra["curve"] = curve
         result.notes = (curve_notes(curve, inputs, result.values, gpu.name) + fp4_cache_note(inputs["kv_dtype"], gpu)
                         + [gpu.memory_note] + list(cfg.notes))
 
-    return Plan("pareto", inputs, specs, given, [], {"model_name": model_name}, finish=finish)
+    return Plan("pareto", inputs, specs, given, [], {"model_name": model_name}, finish=finish, checks=limits)
 
 
 def _limit_at(cfg: ModelConfig, gpu, inputs: dict[str, Any], degree: int) -> int:

@@ -44,7 +44,7 @@ from ..formulas.rope import (
     SHORTEST_WAVELENGTH,
 )
 from ..hf_config import ModelConfig
-from .base import Plan, StepSpec, evaluate_steps
+from .base import Plan, Result, StepSpec
 from .family import Family
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
 
@@ -263,12 +263,13 @@ def plan_rope(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "head_dim": cfg.head_dim,
         "max_position_embeddings": cfg.max_position_embeddings,
     }
-    values = evaluate_steps(SPECS, given)
-    notes = rope_notes(settings, inputs, values)
-    if filled:
-        notes.insert(0, f"{model_name}'s config.json states no {' or '.join(filled)}; the values of the catalog's "
-                        f"library-format copy of its config are used.")
-    return Plan("rope", inputs, list(SPECS), given, notes, {"model_name": model_name})
+    notes = ([f"{model_name}'s config.json states no {' or '.join(filled)}; the values of the catalog's "
+              f"library-format copy of its config are used."] if filled else [])
+
+    def finish(result: Result) -> None:
+        result.notes.extend(rope_notes(settings, inputs, result.values))
+
+    return Plan("rope", inputs, list(SPECS), given, notes, {"model_name": model_name}, finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------------

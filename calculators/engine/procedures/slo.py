@@ -367,15 +367,14 @@ def plan_slo(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     check_packing(inputs["gpus"], inputs["gpus_per_node"], "gpus")
     given, precision, precision_note = slo_given(cfg, gpu, inputs)
     specs = slo_specs(cfg)
-    through_batch = STEP_KEYS.index("max_batch") + 1
-    check_feasible(evaluate_steps(specs[:through_batch], given), given, gpu, inputs)
+    feasible = {"max_batch": lambda values: check_feasible(values, given, gpu, inputs)}
 
     def finish(result: Result) -> None:
         notes, extra = slo_notes(cfg, gpu, inputs, given, result.values, precision, precision_note)
         result.notes.extend(notes)
         result.extra.update(extra, model_name=model_name)
 
-    return Plan("slo", inputs, specs, given, [], finish=finish)
+    return Plan("slo", inputs, specs, given, [], finish=finish, checks=feasible)
 
 
 # --- problems ------------------------------------------------------------------------------------

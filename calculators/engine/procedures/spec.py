@@ -20,7 +20,7 @@ which holds while decode is bandwidth-bound (small batches).
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Mapping
 
 from sympy import Pow, Symbol
 
@@ -29,7 +29,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..param_count import param_breakdown
-from .base import Plan, StepSpec, evaluate_steps, format_number
+from .base import Plan, Result, StepSpec, evaluate_steps, format_number
 from .family import Family
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 from .offline import Offline
@@ -81,10 +81,10 @@ def best_gamma(alpha: float, draft_cost: float) -> tuple[int, float]:
     return best
 
 
-def spec_notes(inputs: dict[str, Any], values: dict[str, float]) -> list[str]:
-    """Conventions, limits and the batch-size caveat, in sentences."""
+def spec_notes(inputs: dict[str, Any], values: Mapping[str, float], best: int, best_value: float) -> list[str]:
+    """Conventions, limits and the batch-size caveat, in sentences; ``best`` and ``best_value`` are
+    :func:`best_gamma`'s."""
     alpha, gamma, cost = inputs["alpha"], inputs["gamma"], inputs["draft_cost"]
-    best, best_value = best_gamma(alpha, cost)
     notes = [
         f"E counts every token a verify step emits: the drafts accepted before the first rejection plus the "
         f"one token the target pass always adds, so 1 ≤ E ≤ γ + 1 = {gamma + 1}.",
@@ -127,10 +127,13 @@ def plan_spec(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         raise
     given = {"alpha": inputs["alpha"], "gamma": inputs["gamma"], "draft_cost": inputs["draft_cost"],
              "draft_tokens_plus_one": inputs["gamma"] + 1}  # the bound on E: every draft accepted, plus the target's
-    values = evaluate_steps(SPECS, given)
     best, best_value = best_gamma(inputs["alpha"], inputs["draft_cost"])
-    return Plan("spec", inputs, list(SPECS), given, spec_notes(inputs, values),
-               {"best_gamma": best, "best_speedup": best_value})
+
+    def finish(result: Result) -> None:
+        result.notes.extend(spec_notes(inputs, result.values, best, best_value))
+
+    return Plan("spec", inputs, list(SPECS), given, [], {"best_gamma": best, "best_speedup": best_value},
+                finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------------
