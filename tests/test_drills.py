@@ -252,8 +252,9 @@ class TestNewProblem:
     def test_generator_v4_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
         """Reproducibility across releases: generator v4 (v1's ladder draw, unchanged; v2 changed the kv,
         tp and slo draws for the K/V replication of docs/architecture.md §12, v3 added the 2026 cards, v4
-        draws for a fixed model or card and fits decode batches; v5 draws again only a draw with no answer and v6
-        changes only the simulated drills' sweeps, so the ladder's draw is v4's) always draws this problem for seed 5.
+        draws for a fixed model or card and fits decode batches; v5 draws again only a draw with no answer, v6
+        changes only the simulated drills' sweeps and v7's December 2026 cards leave this seed's card as it was,
+        so the ladder's draw is v4's) always draws this problem for seed 5.
 
         Mixtral-8x7B: 32 × (attention 41,943,040 + 8 experts × 176,160,768 + router 32,768
         + norms 8,192) + 2 × 32,000 × 4,096 + 4,096 = 46,702,792,704 parameters.
@@ -263,7 +264,7 @@ class TestNewProblem:
         × 8,192 = 0.50 GiB → ⌊79.18⌋ = 79 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens
         × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
         """
-        assert GENERATOR_VERSION == 6, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 7, "a new generator version draws new problems: re-derive this one"
         url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.

@@ -203,6 +203,24 @@ def test_programs_resolve_every_family_like_the_engine():
     assert str(expression) == "1000000000*params_b"
 
 
+def test_a_card_without_bf16_compute_is_tabulated_and_its_one_card_link_is_the_engines():
+    """The MI355X is quoted at fp8/fp4 only: at the defaults (bf16 weights) the decode step refuses it, so its
+    card-only numbers are read with one other choice changed (fp8 weights), not left as a refusal. On one card
+    it has no link on record: engine and export read one rule (step_model.LINK_GB_S_RULE), 1 GB/s."""
+    from calculators.engine.catalog import default_catalog
+    from calculators.engine.step_model import LINK_GB_S_RULE, link_gb_s
+
+    decode = build_programs(["decode"], FormulaTable())["decode"]
+    assert decode.given["nvlink_domain_gpus"]["cells"]["mi355x"] == 1
+    assert decode.given["pcie_gb_s_per_direction"]["cells"]["mi355x"] == 0.0
+    assert decode.given["peak_tflops"]["cells"]["mi355x|fp8"] == 5033
+    assert export_tables.DERIVED["link_gb_s"] is LINK_GB_S_RULE
+    mi355x, h100 = default_catalog().gpu("mi355x"), default_catalog().gpu("h100-sxm5-80gb")
+    assert link_gb_s(mi355x, 1) == 1.0 and link_gb_s(mi355x, 2) == 0.0  # no ring figure on record: refused
+    assert link_gb_s(h100, 1) == 450.0 and link_gb_s(h100, 16) == 50.0  # its NVLink; two nodes: scale-out
+    assert decode.verified >= 20
+
+
 
 
 def test_the_driver_formats_numbers_exactly_like_the_engine(tmp_path):

@@ -58,6 +58,34 @@ ACTIVATION_BYTES = 2
 # the eight-card server both vendors' sizing files assume (aiconfigurator's num_gpus_per_node).
 PCIE_NODE_GPUS = 8
 
+# The per-direction GB/s the communication formula (:data:`.formulas.serving.COMM_MS`) divides by, declared
+# once as sympy over the card's link fields (0 where a figure is not on record): the engine evaluates it
+# (:func:`link_gb_s`) and the offline export prints it (runbook/export/tables.py DERIVED). A ring of
+# ``gpus`` cards crosses NVLink inside the NVLink domain, PCIe inside an eight-card node, else the scale-out
+# network (0 when that figure is not on record, which the families refuse). One card sends nothing (the
+# formula multiplies by zero all-reduces) but divides by the link all the same, so it reads its own link, or
+# 1 GB/s when it has none on record, and the formula stays finite.
+_GPUS = sympy.Symbol("gpus")
+_DOMAIN, _NVLINK = sympy.Symbol("nvlink_domain_gpus"), sympy.Symbol("nvlink_gb_s_per_direction")
+_PCIE, _SCALE_OUT = sympy.Symbol("pcie_gb_s_per_direction"), sympy.Symbol("scale_out_gb_s")
+LINK_GB_S_ARGS = ("gpus", "nvlink_domain_gpus", "nvlink_gb_s_per_direction", "pcie_gb_s_per_direction",
+                  "scale_out_gb_s")
+LINK_GB_S_RULE: sympy.Expr = sympy.Piecewise(
+    (sympy.Piecewise((_NVLINK, sympy.StrictGreaterThan(_NVLINK, 0)), (_PCIE, sympy.StrictGreaterThan(_PCIE, 0)),
+                     (1, True)), sympy.LessThan(_GPUS, 1)),
+    (_NVLINK, sympy.And(sympy.LessThan(_GPUS, _DOMAIN), sympy.StrictGreaterThan(_NVLINK, 0))),
+    (_PCIE, sympy.LessThan(_GPUS, PCIE_NODE_GPUS)),
+    (_SCALE_OUT, True))
+_link_rule = sympy.lambdify([sympy.Symbol(name) for name in LINK_GB_S_ARGS], LINK_GB_S_RULE, modules="math")
+
+
+def link_gb_s(gpu: Gpu, gpus: int) -> float:
+    """GB/s per card per direction that a ring of ``gpus`` × ``gpu`` is costed at (:data:`LINK_GB_S_RULE`):
+    the ring's slowest link; 0 when that figure is not on record; on one card its own link (1 GB/s when
+    none is on record), which zero all-reduces multiply away."""
+    return float(_link_rule(gpus, gpu.nvlink_domain_gpus, gpu.nvlink_gb_s_per_direction or 0.0,
+                            gpu.pcie_gb_s_per_direction or 0.0, gpu.scale_out_gb_s or 0.0))
+
 # The tensor-core precision each weight format computes in (docs/architecture.md §12). A
 # format the card cannot compute in falls back to bf16 (weight-only: the weights
 # are widened on the fly).
@@ -120,15 +148,15 @@ def attention_head_dim(cfg: ModelConfig) -> float:
 
 def tp_link(gpu: Gpu, degree: int) -> tuple[float | None, str]:
     """(GB/s per card per direction, which link) of the slowest link a ring of ``degree`` cards
-    crosses: NVLink inside the NVLink domain, PCIe inside an eight-card node, else the scale-out
-    network. ``(None, why)`` when that figure is not on record; ``(0, "none")`` for one card."""
+    crosses (:func:`link_gb_s`): NVLink inside the NVLink domain, PCIe inside an eight-card node, else the
+    scale-out network. ``(None, why)`` when that figure is not on record; ``(0, "none")`` for one card."""
     if degree <= 1:
         return 0.0, "none"
     if degree <= gpu.nvlink_domain_gpus and gpu.nvlink_gb_s_per_direction:
-        return gpu.nvlink_gb_s_per_direction, "NVLink"
-    if degree <= PCIE_NODE_GPUS:
-        return gpu.pcie_gb_s_per_direction, "PCIe"
-    return gpu.scale_out_gb_s, "scale-out network"
+        kind = "NVLink"
+    else:
+        kind = "PCIe" if degree <= PCIE_NODE_GPUS else "scale-out network"
+    return link_gb_s(gpu, degree) or None, kind
 
 
 def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:

@@ -16,7 +16,9 @@ batch's KV cache within the memory the weights leave; other draws without
 fixed inputs are those of v3). v5 solves each draw and draws again when its problem has no answer
 (:data:`DRAW_ATTEMPTS`); every draw that had one is v4's. v6: the simulated drills' sweeps count goodput by the
 simulator's window rule (a request still running at the run's end counts if it can still meet both targets), so a
-new knee problem's stored goodputs are higher near the knee; problems stored before keep their sweep.
+new knee problem's stored goodputs are higher near the knee; problems stored before keep their sweep. v7: the
+December 2026 cards (Rubin NVL72, Rubin CPX, MI455X, the MI355X's fp8/fp4 compute) join the cards a stack is drawn
+on, and a served model on a card quoted only at fp8/fp4 draws fp8 or nvfp4 weights.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 6
+GENERATOR_VERSION = 7
 MAX_SEED = 2**63
 
 

@@ -259,12 +259,22 @@ class _Builder:
 
     def observe_somewhere(self, point: dict[str, str]) -> tuple | str:
         """``(specs, given)`` for these choices at the defaults or, if the procedure rejects those,
-        at the first of some seeded other numbers and other choices it accepts (a tabulated value
+        with the first single other choice changed that it accepts, else at the first of some seeded other
+        numbers and other choices it accepts (a tabulated value
         depends only on its own choices; :meth:`verify` checks that); else the procedure's message."""
         raw = self.raw_for(point)
         seen = self.observer.observe(raw)
         if seen is not None:
             return seen
+        # One other choice changed first (a card quoted only at fp8/fp4 computes at the defaults once the
+        # precision is one it has), then everything else drawn at random.
+        for name, values in self.dims:
+            if name in point:
+                continue
+            for value in values:
+                rescued = self.observer.observe(self.raw_for({**point, name: value}))
+                if rescued is not None:
+                    return rescued
         rng = random.Random(f"rescue-{self.family.slug}-{sorted(point.items())}")
         for _ in range(RESCUE_TRIES):
             others = {name: rng.choice(values) for name, values in self.dims if name not in point}

@@ -17,6 +17,7 @@ import sympy
 from sympy.printing.jscode import JavascriptCodePrinter
 
 from calculators.engine.formula import Formula
+from calculators.engine.step_model import LINK_GB_S_RULE
 
 ABSENT, PRESENT = "-", "+"  # an optional number left blank, or typed
 PRESENCE_PREFIX = "has:"
@@ -27,7 +28,6 @@ RELATIVE_TOLERANCE = 1e-12
 # head count copies each head; an MLA latent is copied on every card (step_model.kv_replication).
 _GPUS, _KV_HEADS, _RANK = sympy.Symbol("gpus"), sympy.Symbol("kv_heads"), sympy.Symbol("kv_lora_rank")
 _E, _K, _BATCH = sympy.Symbol("experts"), sympy.Symbol("experts_per_token"), sympy.Symbol("batch")
-_DOMAIN, _NVLINK = sympy.Symbol("nvlink_domain_gpus"), sympy.Symbol("nvlink_gb_s_per_direction")
 DERIVED: dict[str, sympy.Expr] = {
     "kv_replication": sympy.Piecewise((_GPUS, sympy.StrictGreaterThan(_RANK, 0)),
                                       (sympy.Max(1, _GPUS / _KV_HEADS), True)),
@@ -36,11 +36,8 @@ DERIVED: dict[str, sympy.Expr] = {
                                        (0, True)),
     # Two all-reduces per layer once the model is split (procedures/step.py step_given).
     "allreduces": 2 * sympy.Symbol("layers") * sympy.Min(1, _GPUS - 1),
-    # The ring's slowest link per direction (procedures/step.py link_gb_s).
-    "link_gb_s": sympy.Piecewise(
-        (_NVLINK, sympy.And(sympy.LessThan(_GPUS, _DOMAIN), sympy.StrictGreaterThan(_NVLINK, 0))),
-        (sympy.Symbol("pcie_gb_s_per_direction"), sympy.LessThan(_GPUS, 8)),
-        (sympy.Symbol("scale_out_gb_s"), True)),
+    # The ring's slowest link per direction, the engine's own rule (step_model.LINK_GB_S_RULE).
+    "link_gb_s": LINK_GB_S_RULE,
 }
 # Functions the driver implements by hand: ceilings and floors round like the engine's
 # whole_ceil/whole_floor, and tp's next_tp_degree (its _imp_ is procedures/tp.buyable_degree) steps

@@ -41,8 +41,8 @@ def test_unsourced_figures_are_said_and_refused_not_guessed():
     mi355x, tpu = CATALOG.gpu("mi355x"), CATALOG.gpu("tpu-v5e")
     assert not mi355x.memory_from_driver and mi355x.memory_bytes == 288 * 10**9
     assert "no driver-reported total" in mi355x.memory_note
-    assert mi355x.dense_tflops == {}
-    assert "dense" in mi355x.entry["tflops_note"]
+    # No bf16 figure is sourced for the MI355X (its fp8/fp4 are, below): bf16 compute is still refused.
+    assert "bf16" not in mi355x.dense_tflops
     with pytest.raises(InputError, match="no dense bf16 throughput"):
         FAMILIES["decode"].run({"gpu": "mi355x"})
     # The ladder needs no compute figure: 288e9 B = 268.22 GiB × 0.9 − 14.96 − 3 = 223.44 GiB → 223 users.
@@ -74,3 +74,54 @@ def test_block_formats_are_charged_their_effective_width_and_compute_in_fp4_wher
     result = FAMILIES["weights"].run({"weights_dtype": "nvfp4", "model": "llama-3.1-70b"})
     graded = {s.key: s for s in grade(result, {"weight_bytes": str(70_553_706_496 * 4 // 8)}).steps}
     assert graded["weight_bytes"].misconception == "nominal-4bit"
+
+
+def test_mi355x_computes_in_fp8_at_its_dense_figure():
+    # 256 CUs × 8,192 FP8 FLOP/clock/CU × 2.4 GHz = 5,033,164,800,000,000 FLOP/s ≈ 5,033 dense TFLOP/s;
+    # AMD's printed 10.1 PFLOP/s is the structured-sparsity figure (twice dense).
+    gpu = CATALOG.gpu("mi355x")
+    assert gpu.dense_tflops["fp8"] == 5033 == round(256 * 8192 * 2.4e9 / 1e12)
+    assert gpu.sparse_tflops["fp8"] == 2 * gpu.dense_tflops["fp8"]
+    assert gpu.dense_tflops["fp4"] == 10_066 and gpu.dense_tflops["int8"] == 5000
+    # Llama-3.1-8B in fp8 at batch 64, 2,048 tokens each: the compute term is read at 5,033 TFLOP/s × MFU 0.5.
+    step = FAMILIES["decode"].run({"gpu": "mi355x", "weights_dtype": "fp8", "batch": 64, "context": 2048}).values
+    flops = 64 * 2 * 8_030_261_248 + 4 * 32 * 32 * 128 * 2048 * 64
+    assert step["compute_ms"] == pytest.approx(flops / (5033e12 * 0.5) * 1e3, rel=1e-12)
+
+
+@pytest.mark.parametrize("gpu_id, memory_bytes, bandwidth, dense, domain", [
+    # Marketed capacities read as decimal GB (no driver capture exists): 288 GB, 128 GB, 432 GB.
+    ("rubin-nvl72", 288 * 10**9, 22_000, {"fp4": 35_000}, 72),
+    ("rubin-cpx", 128 * 10**9, 2_000, {"fp4": 20_000}, 1),
+    ("mi455x", 432 * 10**9, 19_600, {"fp8": 20_000, "fp4": 40_000}, 72),
+])
+def test_announced_cards_are_preliminary_with_their_sources(gpu_id, memory_bytes, bandwidth, dense, domain):
+    gpu = CATALOG.gpu(gpu_id)
+    assert gpu.entry["preliminary"] is True and len(gpu.source) >= 3
+    assert not gpu.memory_from_driver and gpu.memory_bytes == memory_bytes
+    assert gpu.bandwidth_gb_s == bandwidth and gpu.dense_tflops == dense
+    assert gpu.nvlink_domain_gpus == domain
+
+
+def test_rubin_nvl72_keeps_72_cards_on_nvlink_and_cpx_has_none():
+    # NVLink 6: 3.6 TB/s per GPU both ways = 1,800 GB/s per direction, across the 72-GPU rack.
+    assert tp_link(CATALOG.gpu("rubin-nvl72"), 64) == (1800.0, "NVLink")
+    assert CATALOG.gpu("rubin-cpx").nvlink_gb_s is None
+    # Rubin CPX prints 30 PFLOP/s NVFP4 at a 3:2 sparse-to-dense ratio, not 2:1.
+    assert CATALOG.gpu("rubin-cpx").sparse_tflops["fp4"] == 30_000
+
+
+def test_rubin_decodes_nvfp4_weights_at_its_fp4_figure():
+    # Llama-3.1-8B nvfp4, batch 64 × 2,048 tokens: compute at 35,000 TFLOP/s × MFU 0.5.
+    step = FAMILIES["decode"].run({"gpu": "rubin-nvl72", "weights_dtype": "nvfp4", "batch": 64,
+                                   "context": 2048}).values
+    flops = 64 * 2 * 8_030_261_248 + 4 * 32 * 32 * 128 * 2048 * 64
+    assert step["compute_ms"] == pytest.approx(flops / (35_000e12 * 0.5) * 1e3, rel=1e-12)
+
+
+def test_chapter_04_compares_every_card_of_the_catalog():
+    from pathlib import Path
+
+    chapter = next((Path(__file__).resolve().parents[2] / "fixtures" / "runbook").glob("04-*.md")).read_text()
+    table = chapter.split("## Comparing cards", 1)[1].split("\n\n")[2]
+    assert [gpu_id for gpu_id in CATALOG.gpus if f"{{{{gpu {gpu_id}.name}}}}" not in table] == []

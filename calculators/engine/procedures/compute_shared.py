@@ -104,7 +104,9 @@ def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf1
     the weights fit the replica at the smallest TP degree that holds them.
 
     With ``precision`` a compute precision is drawn too (the weights' own format
-    when the card computes in it, bf16 for int4 weights). Deterministic for a
+    when the card computes in it, bf16 for int4 weights). On a card with no bf16 figure on record (the
+    MI355X, Rubin, MI455X) bf16 and int4 draws become fp8 weights, or nvfp4 computing in fp4 where fp8 is
+    not on record either. Deterministic for a
     given ``rng``; raises ``RuntimeError`` if the catalog offers nothing that fits.
     """
     for _ in range(MAX_DRAWS):
@@ -114,12 +116,14 @@ def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf1
         card = catalog.gpu(gpu)
         if dtype in ("fp8", "int8") and not card.dense_tflops.get(dtype):
             dtype = "bf16"
+        if dtype in ("bf16", "int4") and not card.dense_tflops.get("bf16"):  # a card quoted only at fp8/fp4
+            dtype = "fp8" if card.dense_tflops.get("fp8") else "nvfp4"
         degree = smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype))
         if degree is None:
             continue
         drawn = {"model": model, "gpu": gpu, "gpus": degree, "weights_dtype": dtype}
         if precision:
-            drawn["precision"] = dtype if dtype in ("bf16", "fp8", "int8") else "bf16"
+            drawn["precision"] = dtype if dtype in ("bf16", "fp8", "int8") else "fp4" if dtype == "nvfp4" else "bf16"
         return drawn
     raise RuntimeError("No model in the catalog fits any card at up to 8-way tensor parallelism.")
 

@@ -33,7 +33,7 @@ PACKING = ("A replica of {replica} GPUs does not pack into nodes of {node}: use 
            "fills whole nodes.")
 POWER_OF_TWO = "{name} must be a power of two (1, 2, 4, 8, 16 …), not {value}."
 
-# A ring whose link has no bandwidth on record (procedures/step.py link_gb_s is 0).
+# A ring whose link has no bandwidth on record (step_model.link_gb_s is 0).
 NO_LINK = ("No bandwidth is on record for the link a ring of {gpus} × {gpu} crosses; choose gpus inside its NVLink "
            "domain of {domain}.")
 LINK: Mapping[str, str] = {"kind": "link", "after": "given", "message": NO_LINK}

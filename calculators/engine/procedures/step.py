@@ -20,11 +20,11 @@ from ..hf_config import ModelConfig
 from ..param_count import mlp_params, param_breakdown
 from ..step_model import (
     ACTIVATION_BYTES,
-    PCIE_NODE_GPUS,
     attention_head_dim,
     check_degree,
     compute_precision,
     kv_bytes_per_token,
+    link_gb_s,
 )
 from .base import StepSpec
 from .inputs import InputSpec
@@ -32,17 +32,6 @@ from .kv import kv_given
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together in each step", minimum=1, maximum=100_000,
                   label="Batch")
-
-
-def link_gb_s(gpu: Gpu, gpus: int) -> float:
-    """The per-direction GB/s the communication formula divides by: the ring's slowest link
-    (:func:`~..step_model.tp_link`); on one card, where nothing is sent, the card's own link so the
-    formula stays finite. 0 when that figure is not on record."""
-    if gpus <= gpu.nvlink_domain_gpus and gpu.nvlink_gb_s_per_direction:
-        return gpu.nvlink_gb_s_per_direction
-    if gpus <= PCIE_NODE_GPUS:
-        return gpu.pcie_gb_s_per_direction or 0.0
-    return gpu.scale_out_gb_s or 0.0
 
 
 def step_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> dict[str, Any]:
