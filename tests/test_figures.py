@@ -17,7 +17,8 @@ from tests import needs
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = ("roofline-batch", "prefill-decode-cache", "paged-blocks", "speculative-decoding", "chunked-prefill",
-         "continuous-batching", "load-sweep")
+         "continuous-batching", "load-sweep", "capacity-ladder", "bpe-merges", "forward-pass", "request-journey",
+         "kv-growth", "attention-shapes", "rope-bands", "number-formats", "tensor-split")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -283,6 +284,167 @@ class TestContinuousBatching:
         assert "15 steps" in steps[2] and format_number(15 * step, "ms") in steps[2]
         assert "E takes its slot at step 3" in steps[3]
         assert "12 steps" in steps[4] and format_number(12 * step, "ms") in steps[4]
+
+
+class TestCapacityLadder:
+    def test_each_step_takes_its_share_until_a_user_count(self):
+        steps = steps_list(parse(figure_html("capacity-ladder")))
+
+        assert len(steps) == 7
+        assert "79.65 GiB" in steps[0]  # 81,559 MiB ÷ 1,024
+        assert "90 %" in steps[1] and "71.68 GiB" in steps[1]  # 79.65 × 0.9
+        assert "14.96 GiB" in steps[2]  # 8,030,261,248 × 2 B ÷ 2³⁰
+        assert "3.00 GiB" in steps[3]
+        assert "53.73 GiB" in steps[4] and "1.00 GiB" in steps[4]  # 71.68 − 14.96 − 3; 131,072 B × 8,192
+        assert "⌊53.73 GiB ÷ 1.00 GiB⌋ = 53 users" in steps[5]
+        assert "2,300 tokens" in steps[6] and "0.281 GiB" in steps[6] and "191 users" in steps[6]
+
+    def test_the_ladders_inputs_are_options_and_its_refusals_are_sentences(self):
+        steps = steps_list(parse(figure_html("capacity-ladder kv_dtype=fp8")))
+        fp8 = FAMILIES["ladder"].run({"kv_dtype": "fp8"})
+
+        assert fp8.values["per_user_gib"] == 0.5  # 65,536 B × 8,192
+        assert f"{int(fp8.values['users_worst_case'])} users" in steps[5] and "0.50 GiB" in steps[5]
+        with pytest.raises(ShortcodeError, match="Unknown GPU"):
+            resolve("figure", "capacity-ladder gpu=h9000")
+
+
+class TestBpeMerges:
+    def test_merges_are_learned_from_the_weighted_pair_counts(self):
+        from runbook.figures.bpe_merges import CORPUS, learn_merges
+
+        merges = [(pair, count) for pair, count, _ in learn_merges(CORPUS, 6)]
+        # e+s: newest ×6 + widest ×3 = 9; then es+t 9; l+o: low ×5 + lower ×2 = 7; lo+w 7; n+e 6; ne+w 6.
+        assert merges == [(("e", "s"), 9), (("es", "t"), 9), (("l", "o"), 7), (("lo", "w"), 7), (("n", "e"), 6),
+                          (("ne", "w"), 6)]
+
+    def test_captions_follow_the_run_and_encode_an_unseen_word(self):
+        steps = steps_list(parse(figure_html("bpe-merges")))
+
+        assert len(steps) == 1 + 6 + 1
+        assert "79 symbols across 16 words" in steps[0]  # 3×5 + 5×2 + 6×6 + 6×3 = 15 + 10 + 36 + 18; 5 + 2 + 6 + 3
+        assert "Merge 1: the most frequent pair is e + s, 9 times" in steps[1]
+        assert "'lowest' never occurs in the corpus, yet it becomes 2 tokens: 'low' + 'est'" in steps[-1]
+        assert "'newer'" in steps_list(parse(figure_html("bpe-merges word=newer merges=3")))[-1]
+        with pytest.raises(ShortcodeError, match="lower-case letters"):
+            resolve("figure", "bpe-merges word=Hello!")
+
+
+class TestForwardPass:
+    def test_component_counts_add_up_to_the_params_total(self):
+        steps = steps_list(parse(figure_html("forward-pass")))
+
+        assert len(steps) == 5
+        assert "128,256 × 4,096 = 525,336,576" in steps[0]
+        assert "41,943,040 parameters a layer, 1,342,177,280 over 32 layers" in steps[1]  # 2·4,096² + 2·4,096·1,024
+        assert "176,160,768 parameters a layer, 5,637,144,576 in all" in steps[2]  # 3 × 4,096 × 14,336
+        assert "another 128,256 × 4,096 = 525,336,576" in steps[3]
+        # 2 × 525,336,576 + 1,342,177,280 + 5,637,144,576 + 266,240 (65 norms of 4,096)
+        assert "8,030,261,248 parameters, 266,240 of them in the norms" in steps[4]
+
+    def test_a_tied_head_adds_nothing(self):
+        steps = steps_list(parse(figure_html("forward-pass model=gemma-2-9b")))
+
+        assert "tied to the embedding table, so it adds none" in steps[3]
+        assert format_number(FAMILIES["params"].run({"model": "gemma-2-9b"}).values["total_params"], "1") in steps[4]
+
+
+class TestRequestJourney:
+    def test_the_clock_is_the_allowance_prefill_and_decode_steps(self):
+        steps = steps_list(parse(figure_html("request-journey")))
+        first = FAMILIES["decode"].run({"context": 2048}).values["step_ms"]
+        last = FAMILIES["decode"].run({"context": 2048 + 252}).values["step_ms"]
+        ttft = FAMILIES["prefill"].run({"queue_ms": 20}).values["ttft_ms"]
+
+        assert len(steps) == 5
+        assert "128 KV blocks of 16 slots" in steps[0] and "0.25 GiB" in steps[0]  # 2,048 ÷ 16; 131,072 B × 2,048
+        assert "assumed 20 ms" in steps[0]
+        assert "88.67 ms" in steps[1] and "108.7 ms" in steps[2]  # 20 ms + 88.67 ms
+        assert f"{format_number(first, 'ms')} at 2,048 tokens" in steps[3] and format_number(last, "ms") in steps[3]
+        assert (f"about {format_number(ttft + 252 * first, 'ms')} to {format_number(ttft + 252 * last, 'ms')}"
+                in steps[4])
+
+
+class TestKvGrowth:
+    def test_one_users_cache_and_the_users_it_leaves_at_each_limit(self):
+        steps = steps_list(parse(figure_html("kv-growth")))
+
+        # 131,072 B × 1,024 = 0.125 GiB, and ⌊53.73 ÷ 0.125⌋ = 429; × 8, × 4, × 4 from there.
+        for step, gib, users in zip(steps, ("0.125 GiB", "1.00 GiB", "4.00 GiB", "16.00 GiB"), (429, 53, 13, 3)):
+            assert gib in step and f"holds {users} such users" in step
+        assert "grows linearly" in steps[1]
+
+    def test_a_windowed_model_grows_more_slowly_and_bad_limits_are_refused(self):
+        steps = steps_list(parse(figure_html("kv-growth model=mistral-7b-v0.1 contexts=4096,8192")))
+
+        assert "0.50 GiB" in steps[0] and "0.50 GiB" in steps[1] and "grows more slowly" in steps[1]
+        with pytest.raises(ShortcodeError, match="rising context limits"):
+            resolve("figure", "kv-growth contexts=8192,1024")
+
+
+class TestAttentionShapes:
+    def test_each_variant_quotes_its_bytes_per_token_and_per_user_cache(self):
+        steps = steps_list(parse(figure_html("attention-shapes")))
+
+        assert [s.split(" (")[0] for s in steps] == ["MHA", "GQA", "MQA", "MLA", "sliding window"]
+        assert "524,288 B" in steps[0] and "4.00 GiB" in steps[0]  # 2 × 32 × 32 × 128 × 2
+        assert "131,072 B" in steps[1] and "1.00 GiB" in steps[1]  # 2 × 32 × 8 × 128 × 2
+        assert "8,192 B" in steps[2] and "0.0625 GiB" in steps[2]  # 2 × 32 × 1 × 64 × 2
+        assert "latent of 512" in steps[3] and "rotary key of 64" in steps[3]  # 27 × 576 × 2 B = 31,104 B
+        assert "31,104 B" in plain(figure_html("attention-shapes"))
+        assert "last 4,096 positions" in steps[4] and "0.50 GiB" in steps[4]  # the window halves 8,192
+
+
+class TestRopeBands:
+    def test_hollow_dots_are_the_engines_unseen_bands(self):
+        root = parse(figure_html("rope-bands"))
+        steps = steps_list(root)
+        third = frames_of(root)[2]
+        hollow = [c for c in third.iter(f"{SVG}circle") if c.get("fill") == "#ffffff"]
+
+        assert "29 of the 64 bands" in steps[2]  # 64 − ⌊64 · ln(8,192 ÷ 2π) ÷ ln 500,000⌋ − 1
+        assert len(hollow) == 29
+        assert "6.283 tok" in steps[0] and "2,559,196 tok" in steps[1]
+        assert "20,473,564 tok" in steps[3]  # 8 × 2,559,196
+        assert "18 bands unseen" in steps[4] and "4,096 tokens" in steps[4]
+
+    def test_no_comparison_frame_on_request(self):
+        assert len(frames_of(parse(figure_html("rope-bands compare=none")))) == 4
+
+
+class TestNumberFormats:
+    def test_rows_are_the_formats_bits_and_values(self):
+        root = parse(figure_html("number-formats"))
+        steps = steps_list(root)
+        last = frames_of(root)[-1]
+        letters = [t.text for t in last.iter(f"{SVG}text") if t.text in ("S", "E", "M")]
+
+        assert len(letters) == 3 + 32 + 16 + 16 + 8 + 8 + 4  # the legend and every bit of the six rows
+        assert "bf16 (bfloat16): 8 exponent bits and 7 stored mantissa bits" in steps[1]
+        assert "largest value 3.39e38, machine epsilon 0.0078125" in steps[1]  # (2 − 2⁻⁷) × 2¹²⁷; 2⁻⁷
+        assert "65,504" in steps[2] and "448" in steps[3] and "57,344" in steps[4]
+        assert "1 stored mantissa bit;" in steps[5] and "4.5 bits a value" in steps[5]  # 4 + 8 ÷ 16
+
+    def test_an_integer_format_is_refused(self):
+        with pytest.raises(ShortcodeError, match="'int8' is an integer format"):
+            resolve("figure", "number-formats formats=bf16,int8")
+
+
+class TestTensorSplit:
+    def test_each_degree_quotes_the_ladder_of_the_replica(self):
+        steps = steps_list(parse(figure_html("tensor-split")))
+
+        assert "131.42 GiB of weights against 71.68 GiB usable: short by 62.73 GiB" in steps[0]
+        assert "65.71 GiB" in steps[1] and "5.95 GiB: 2 users worst case, 8 paged" in steps[1]
+        assert "57 users worst case, 203 paged" in steps[2]
+        assert "16.43 GiB" in steps[3] and "167 users worst case, 594 paged" in steps[3]
+
+    def test_past_the_kv_heads_the_cache_is_copied(self):
+        steps = steps_list(parse(figure_html("tensor-split degrees=8,16")))
+
+        assert "past 8 cards each K/V head is copied ×2" in steps[1]
+        with pytest.raises(ShortcodeError, match="rising degrees"):
+            resolve("figure", "tensor-split degrees=8,4")
 
 
 # --- the page: script, styles -----------------------------------------------------------------------
