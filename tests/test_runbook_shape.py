@@ -1,7 +1,8 @@
 """The runbook's reading shape (issue 19, items 4 and 5), checked on the content files themselves.
 
-Every chapter opens with its one-screen summary (what to say, what to derive, the traps), every chapter's
-bank holds at least ten questions, no interview prompt is asked twice across chapters, and the critique
+Every chapter opens with its one-screen summary (what to say, what to derive, the traps) and holds at least one
+figure (issue 37 item 1: a step-through or a live chart, on its own line); every chapter's bank holds at least
+ten questions, no interview prompt is asked twice across chapters, and the critique
 drills number at least six, each planting errors of at least four kinds.
 """
 
@@ -36,6 +37,16 @@ def test_every_chapter_opens_with_its_one_screen_summary():
         for label in (r"\*\*Say in the interview\.\*\*", r"\*\*Derive\b", r"\*\*Traps\.\*\*"):
             assert re.search(label, summary), (path.name, label)
         assert "{{value " in summary or "{{worked " in summary, path.name  # numbers derived, not typed
+
+
+def test_every_chapter_has_a_figure_that_renders():
+    from runbook.shortcodes import find_errors
+
+    for path in CHAPTERS:
+        body = _body(path)
+        figures = re.findall(r"^\{\{figure [^}]+\}\}$", body, re.M)
+        assert figures, path.name
+        assert find_errors("\n\n".join(figures)) == [], path.name
 
 
 def test_every_chapter_has_at_least_ten_questions():
