@@ -261,3 +261,24 @@ def test_mathml_shows_floor_and_min():
 def test_latex_spells_variables_out():
     assert r"\mathrm{kv\_heads}" in F.KV_BYTES_PER_TOKEN.latex
     assert r"\times" in F.KV_BYTES_PER_TOKEN.latex
+
+
+def test_one_sequences_decode_flops_are_the_step_formula_at_a_batch_of_one():
+    """Issue 29 item 3: slo's batch limit and TPOT, the roofline's intensity and the grader's slips read one
+    sequence's FLOPs from STEP_FLOPS_WINDOWED (no hand copy). Llama-3.1-8B at 2,048 cached tokens, every layer
+    full: 2 × 8,030,261,248 + 4 × 32 heads × 128 × 32 layers × 2,048 = 17,134,264,320 FLOPs; a 4,096-token window
+    on 16 of the 32 layers at 8,192 tokens: 2 × N + 4 × 32 × 128 × (16 × 8,192 + 16 × 4,096)."""
+    from calculators.engine.formulas import fleet
+    from calculators.engine.formulas.serving import STEP_FLOPS_WINDOWED, flops_per_sequence
+    from calculators.engine.procedures import roofline
+    from calculators.engine.procedures.step import flops_per_sequence as per_sequence
+
+    g = {"active_params": 8_030_261_248, "heads": 32, "attention_head_dim": 128, "full_layers": 32,
+         "window_layers": 0, "window": 0, "context": 2048, "layers": 32}
+    assert per_sequence(g) == 17_134_264_320
+    assert per_sequence({**g, "full_layers": 16, "window_layers": 16, "window": 4096, "context": 8192}) == (
+        2 * 8_030_261_248 + 4 * 32 * 128 * (16 * 8192 + 16 * 4096))
+    one = STEP_FLOPS_WINDOWED.expr.subs(STEP_FLOPS_WINDOWED.symbols["batch"], 1)
+    assert sympy.simplify(flops_per_sequence(STEP_FLOPS_WINDOWED.symbols) - one) == 0
+    for formula in (fleet.TPOT_MS, fleet.BATCH_TPOT_LIMIT, roofline.DECODE_INTENSITY, roofline.RIDGE_REACHABLE):
+        assert formula.expr.has(flops_per_sequence(formula.symbols)), formula.key

@@ -21,6 +21,7 @@ from sympy import Max, Min, ceiling, floor
 
 from ..formula import BYTE, SECOND, USD, Formula, Var
 from . import product, ratio, total
+from .serving import flops_per_sequence
 
 
 def largest_batch_number(a0: float, a_experts: float, a1: float, c1: float, m0: float, m1: float, experts: float,
@@ -98,15 +99,6 @@ _K = _v("experts_per_token", "1", "routed experts per token")
 _BATCH = _v("max_batch", "users", "sequences in the batch")
 
 
-def _attention_per_sequence(s):
-    """Attention FLOPs of one sequence's decode step: 4 × heads × head dim × cached tokens per layer."""
-    return product(4, s["heads"], s["attention_head_dim"],
-                   total(product(s["full_layers"], s["context"]),
-                         product(s["window_layers"], Min(s["context"], s["window"]))))
-
-
-def _flops_per_sequence(s):
-    return total(product(2, s["active_params"]), _attention_per_sequence(s))
 
 
 def _shares(s):
@@ -115,7 +107,7 @@ def _shares(s):
     return (ratio(product(s["always_read_params"], s["weight_bits"]), reading),
             ratio(product(s["routed_expert_params"], s["weight_bits"]), reading),
             ratio(s["per_user_gib"], reading),
-            ratio(_flops_per_sequence(s), product(s["gpus"], s["peak_tflops"], s["mfu"], s["tpot_target_ms"])),
+            ratio(flops_per_sequence(s), product(s["gpus"], s["peak_tflops"], s["mfu"], s["tpot_target_ms"])),
             ratio(product(s["allreduces"], s["allreduce_latency_us"]), s["tpot_target_ms"]),
             ratio(product(s["allreduces"], 2, s["gpus"] - 1, s["hidden_size"], s["activation_bytes"]),
                   product(s["gpus"], s["link_gb_s"], s["tpot_target_ms"])),
@@ -146,7 +138,7 @@ TPOT_MS = Formula(
      _FULL, _WINDOWED, _WINDOW, _PEAK, _MFU, _ALLREDUCES, _HIDDEN, _ACT, _LINK, _LATENCY),
     lambda s: total(
         sympy.Max(ratio(s["bytes_per_step"], product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
-                  ratio(product(s["max_batch"], _flops_per_sequence(s)),
+                  ratio(product(s["max_batch"], flops_per_sequence(s)),
                         product(s["gpus"], s["peak_tflops"], s["mfu"]))),
         product(s["allreduces"], total(
             ratio(product(2, s["gpus"] - 1, s["max_batch"], s["hidden_size"], s["activation_bytes"]),

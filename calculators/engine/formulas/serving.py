@@ -124,6 +124,16 @@ STEP_FLOPS_WINDOWED = Formula(
                                   product(s["window_layers"], Min(s["context"], s["window"]))), s["batch"])),
 )
 
+
+
+def flops_per_sequence(s):
+    """FLOPs one sequence adds to a decode step, as an expression over ``s`` (another formula's symbols by
+    variable name): :data:`STEP_FLOPS_WINDOWED` at a batch of one, 2 × active parameters + the attention
+    over its cached tokens (sliding-window layers attend to at most ``window``). Derived, never retyped."""
+    expr = STEP_FLOPS_WINDOWED.expr
+    return expr.xreplace({symbol: 1 if symbol.name == "batch" else s[symbol.name] for symbol in expr.free_symbols})
+
+
 # A prompt chunk of p new tokens after c0 cached ones: every new token attends
 # over all c0 + p (no causal halving, the prefill family's convention).
 PREFILL_CHUNK_FLOPS = Formula(

@@ -30,6 +30,7 @@ from ..dtypes import NOMINAL_BITS, article, weight_bits
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE as SERVING_RIDGE
+from ..formulas.serving import flops_per_sequence
 from ..hf_config import ModelConfig
 from ..step_model import attention_head_dim, kv_bytes_per_token
 from .base import Plan, Result, StepSpec, format_number
@@ -78,8 +79,6 @@ def _cached(s):
     return total(product(s["full_layers"], s["context"]), product(s["window_layers"], Min(s["context"], s["window"])))
 
 
-def _flops_per_sequence(s):
-    return total(product(2, s["active_params"]), product(4, s["heads"], s["attention_head_dim"], _cached(s)))
 
 
 def _cache_bytes(s):
@@ -92,7 +91,7 @@ DECODE_INTENSITY = Formula(
      Var("batch", "1", "sequences decoding together"),
      Var("total_params", "1", "parameters read from memory"),
      Var("weight_bits", "bit", "bits per weight"), *_CONTEXT_VARS),
-    lambda s: ratio(product(s["batch"], _flops_per_sequence(s)),
+    lambda s: ratio(product(s["batch"], flops_per_sequence(s)),
                     total(product(s["total_params"], s["weight_bits"]), product(s["batch"], _cache_bytes(s)))),
 )
 
@@ -104,7 +103,7 @@ RIDGE_REACHABLE = Formula(
     (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"),
      Var("active_params", "1", "parameters a token multiplies through"), *_CONTEXT_VARS),
     lambda s: Max(0, Min(1, floor(2 - ratio(product(s["ridge_flop_per_byte"], _cache_bytes(s)),
-                                            _flops_per_sequence(s))))),
+                                            flops_per_sequence(s))))),
 )
 
 

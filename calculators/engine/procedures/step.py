@@ -135,11 +135,10 @@ def weights_read_ms(given: dict[str, float], weights_gib: float) -> float:
 
 
 def flops_per_sequence(g: dict[str, Any]) -> float:
-    """FLOPs one sequence adds to a decode step: 2 × active parameters + the attention over its cached tokens.
+    """FLOPs one sequence adds to a decode step: the step's formula
+    (:data:`~..formulas.serving.STEP_FLOPS_WINDOWED`) at a batch of one.
 
     ``g`` holds ``active_params``, ``heads``, ``attention_head_dim``, ``full_layers``,
-    ``window_layers``, ``window`` and ``context`` (tokens); sliding-window layers attend to at
-    most ``window`` tokens.
+    ``window_layers``, ``window`` and ``context`` (tokens).
     """
-    cached = g["full_layers"] * g["context"] + g["window_layers"] * min(g["context"], g["window"])
-    return 2 * g["active_params"] + 4 * g["heads"] * g["attention_head_dim"] * cached
+    return S.STEP_FLOPS_WINDOWED({**g, "batch": 1})
