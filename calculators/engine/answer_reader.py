@@ -239,6 +239,17 @@ class Reader(Tokenizer):
 
     # --- the unit as typed ------------------------------------------------------
 
+    def lone_number(self) -> str | None:
+        """The text of the one number typed when the answer is a number with at most a sign and a unit
+        (``"0.70 s"``, ``"-3.2"``, ``"$2.50/h"``), or ``None`` for an expression (evaluate first)."""
+        tokens = self.tokens[:-1]  # without the "end" token
+        start = 0
+        while start < len(tokens) and tokens[start].kind == "op" and OPERATORS.get(tokens[start].text) in ("+", "-"):
+            start += 1
+        if [token.kind for token in tokens[start:]] in (["num"], ["num", "unit"]):
+            return tokens[start].text
+        return None
+
     def typed_unit(self, result: Quantity) -> Unit | None:
         """The single unit the answer was written in, or None if several were combined."""
         kinds: dict[tuple[Exponents, Fraction], Unit] = {}

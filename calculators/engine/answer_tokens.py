@@ -14,6 +14,8 @@ for :class:`.answer_reader.Reader`, failing with one sentence (an
   ``2(8)(128)``, ``2 (80)``, ``(1+1)3`` get an implicit ``*`` token (marked, so
   the reader can refuse the ambiguous ``1/2(3)`` and ``2^3(4)`` and say how it
   read the rest); a letter never multiplies.
+* Significant figures of a number as typed (:func:`significant_figures`): ``0.70`` has
+  two, ``700`` one (an integer's trailing zeros are not significant), ``700.`` three.
 * Units (see :mod:`.units` for spellings) follow a number or a ``)``; money may
   also lead (``$2.50/h``). A byte symbol in another case (``gib``; ``gb``, ``tb/s``
   in a memory or bandwidth step, :func:`.units.respell`) is read as its unit and
@@ -78,6 +80,17 @@ def short(text: str, limit: int = 12) -> str:
     """A fragment of the input for a message: printable, at most ``limit`` characters."""
     text = "".join(ch if ch.isprintable() else "?" for ch in text[: limit + 1])
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def significant_figures(literal: str) -> int:
+    """The significant figures of a number as typed: ``"0.70"`` → 2, ``"703.6"`` → 4, ``"1.5e9"`` → 2,
+    ``"8,030"`` → 3, ``"700"`` → 1 (an integer's trailing zeros are not significant without a decimal point),
+    ``"700."`` → 3, ``"0"`` → 0. ``literal`` is a number token's text (digits, ``.``, ``,``, ``_``, an exponent)."""
+    mantissa = literal.lower().partition("e")[0].replace(",", "").replace("_", "")
+    digits = mantissa.replace(".", "").lstrip("0")
+    if "." not in mantissa:
+        digits = digits.rstrip("0")
+    return len(digits)
 
 
 def expected_phrase(unit: Unit) -> str:

@@ -25,12 +25,13 @@ evaluator's own bounds are in :mod:`.answer_reader`.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from calculators.engine.answer_reader import Quantity, Reader
-from calculators.engine.answer_tokens import expectation, expected_phrase
+from calculators.engine.answer_tokens import expectation, expected_phrase, significant_figures
 from calculators.engine.errors import AnswerError
 from calculators.engine.units import (
     COUNT_DIMENSIONS,
@@ -49,6 +50,9 @@ from calculators.engine.units import (
 __all__ = ["MAX_LENGTH", "ParsedAnswer", "expected_phrase", "parse_answer", "parse_quantity", "read_input"]
 
 MAX_LENGTH = 200
+#: An answer typed to at least these significant figures is correct when it is the right value rounded to them
+#: (DESIGN §14).
+MIN_FIGURES = 2
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,10 @@ class ParsedAnswer:
     when several different units were combined (``52 GB / 3.35 TB/s``) it is
     the step's unit.  ``typed_value`` is the number in ``typed_unit`` before
     conversion.  ``conversion`` is one sentence describing a conversion, or None
-    when the value needed none.  ``text`` is the raw input.
+    when the value needed none.  ``text`` is the raw input.  ``figures`` is the
+    significant figures of the one number typed (``"0.70 s"``: 2), or None for
+    an expression, which is never rounded (DESIGN §14); ``to_typed`` turns a value
+    in the step's unit into ``typed_unit`` (1000 from s to ms).
     """
 
     value: float
@@ -69,6 +76,36 @@ class ParsedAnswer:
     typed_value: float
     conversion: str | None
     text: str
+    figures: int | None = None
+    to_typed: Fraction = Fraction(1)
+
+    def rounded_figures(self, target: float) -> int | None:
+        """The significant figures at which ``target`` (in the step's unit) rounds to the number as typed, or
+        ``None``.
+
+        The figures are those typed, and only an answer typed to at least :data:`MIN_FIGURES` is rounded
+        (``"0.70 s"`` for 703.6 ms: 0.7036 s to two figures is 0.70 s; ``"0.7 s"``, one figure, is not read as
+        ``"0.70 s"``). The comparison is in the unit typed. A tie rounds either way; a truncation (``"0.70"`` for
+        0.7086) does not match. ``None`` also for an expression, which is never rounded (DESIGN §14).
+        """
+        if self.figures is None or self.figures < MIN_FIGURES or not math.isfinite(target):
+            return None
+        in_typed = rescale(target, self.to_typed)
+        for nudged in (in_typed, in_typed * (1 - 1e-12), in_typed * (1 + 1e-12)):  # a tie, either way
+            rounded = float(f"{nudged:.{self.figures - 1}e}")
+            if abs(rounded - self.typed_value) <= 1e-12 * abs(self.typed_value):
+                return self.figures
+        return None
+
+    def rounded_text(self, target: float) -> str | None:
+        """``target`` (in the step's unit) rounded to the figures typed, written in the unit typed (``"0.71 s"``),
+        or ``None`` when :meth:`rounded_figures` would not round (an expression, fewer than two figures)."""
+        if self.figures is None or self.figures < MIN_FIGURES or not math.isfinite(target) or target == 0:
+            return None
+        rounded = float(f"{rescale(target, self.to_typed):.{self.figures - 1}e}")
+        decimals = max(0, self.figures - 1 - math.floor(math.log10(abs(rounded))))
+        number = f"{rounded:,.{decimals}f}"
+        return _with_unit(number, get_unit(self.typed_unit)) if self.typed_unit else number
 
 
 
@@ -111,6 +148,11 @@ def _as_typed(value: float, unit: Unit) -> str:
     if "e" in number:
         mantissa, _, exponent = number.partition("e")
         number = f"{mantissa}e{int(exponent)}"
+    return _with_unit(number, unit)
+
+
+def _with_unit(number: str, unit: Unit) -> str:
+    """``number`` (already written) with ``unit`` as a candidate writes it: ``70%``, ``$2.50/h``, ``0.70 s``."""
     if unit.symbol == "%":
         return number + "%"
     if unit.symbol.startswith("$"):
@@ -154,9 +196,12 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
     step = get_unit(unit)
     stripped = _without_qualifiers(_check_length(text, step))
     notes = []
+    figures = None
     scaled = _count_scale(stripped, step)
     if scaled is not None:  # "7.6B", "70 billion parameters": a count with its scale word
         notes.append(f"Read {quote(text.strip())} as {quote(scaled)}.")
+        typed_number = re.match(_COUNT_SCALE, stripped)  # "7.60B": three figures, as typed
+        figures = significant_figures(typed_number.group(1)) if typed_number else None
         stripped = scaled
     elif step.symbol == "req/s" and re.fullmatch(_PER_SECOND, stripped):  # "12/s": requests per second
         stripped = re.sub(r"\s*/\s*s$", " req/s", stripped)
@@ -170,6 +215,9 @@ def parse_answer(text: str, unit: str) -> ParsedAnswer:
                      f"write {grouped.group(0).replace(',', '.')} for a decimal).")
     reader = Reader(stripped, step)
     parsed = _read_in_step(reader, step, unit, text)
+    lone = reader.lone_number()
+    if lone is not None:  # one number as typed, not an expression: its figures may round (DESIGN §14)
+        parsed = replace(parsed, figures=significant_figures(lone) if figures is None else figures)
     for typed, read in dict.fromkeys(reader.respelled):  # "52 gb": GB, said so
         notes.append(f"Read {quote(typed)} as {read} (unit symbols are case-sensitive).")
     if reader.implicit_at:  # "2(8)(128)": say where the multiplications were read
@@ -199,7 +247,8 @@ def _read_in_step(reader: Reader, step: Unit, unit: str, text: str) -> ParsedAns
     shown = format_quantity(value, step.symbol)
     sentence = (f"Read {_as_typed(typed_value, typed)} as {shown}." if typed.symbol == "%"
                 else f"Read {_as_typed(typed_value, typed)} and converted it to {shown}.")
-    return ParsedAnswer(value, unit, typed.symbol, typed_value, sentence, text)
+    return ParsedAnswer(value, unit, typed.symbol, typed_value, sentence, text,
+                        to_typed=step.exact_factor / typed.exact_factor)
 
 
 def _wrong_dimension(reader: Reader, result: Quantity, step: Unit) -> str:

@@ -4,16 +4,20 @@ For each step, in order (docs/architecture.md §10), the typed text is read by
 :func:`~.answers.parse_answer` in the step's unit and then judged:
 
 1. ``correct`` (credit 1) — within the step's relative tolerance (0.5 % by
-   default) of the right value; integer steps (users) want the whole number;
-2. ``carried_forward`` (1) — equal to the step's formula evaluated on the
-   candidate's *own* earlier values, so one slip does not zero the ladder;
+   default) of the right value, or equal to it rounded to the significant
+   figures typed, at least two (``"0.70 s"`` for 703.6 ms; DESIGN §14; said in
+   the message); integer steps (users) and 1-or-0 verdicts want the value itself;
+2. ``carried_forward`` (1) — equal (in the same sense) to the step's formula
+   evaluated on the candidate's *own* earlier values, so one slip does not zero
+   the ladder;
 3. ``misconception`` (0) — equal to a named wrong variant of the step
    (:mod:`.mistakes`), skipping any variant whose value is the right
    answer for this problem (query heads on an MHA model);
 4. ``impossible`` (0) — beyond a hard physical bound (more users than the card
    could hold with no weights at all, usable memory above the card …);
 5. ``close`` (0.5) — within 10 %: rounded working an interviewer accepts, with
-   by how much it is off;
+   by how much it is off (a truncated ``"0.70"`` for 0.7086 is close, and the
+   message says what the figures typed round to);
 6. ``wrong`` (0); and ``unreadable`` (0) when the text cannot be read.
 
 The score is the mean credit over the steps, 0 to 1.
@@ -25,12 +29,13 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
-from .answers import parse_answer
+from .answers import ParsedAnswer, parse_answer
 from .errors import AnswerError
 from .mistakes import MISCONCEPTIONS
 from .perturbations import PROBLEMS, Problem
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
+from .units import quote
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -101,6 +106,14 @@ def _matches(value: float, target: float | None, spec: StepSpec) -> bool:
     if target == 0:
         return abs(value) < 1e-9
     return abs(value - target) <= spec.tolerance * abs(target)
+
+
+def _rounded(parsed: ParsedAnswer, target: float | None, spec: StepSpec, verdict_step: bool) -> int | None:
+    """The significant figures at which ``target`` rounds to what was typed (DESIGN §14), or ``None``: never
+    for an integer step or a 1-or-0 verdict, whose value is exact, nor for an expression."""
+    if target is None or spec.rounding or verdict_step:
+        return None
+    return parsed.rounded_figures(target)
 
 
 def _relative_error(value: float, target: float) -> float:
@@ -187,18 +200,28 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
     value = parsed.value
     conversion = parsed.conversion
     prefix = f"{conversion} " if conversion else ""
+    declared = quantity(spec.key, result.family)
+    verdict_step = declared is not None and declared.bounds == "flag"
 
     if _matches(value, expected, spec):
         return StepGrade(verdict="correct", credit=1.0, value=value, conversion=conversion,
                          message=f"{prefix}Correct.", **base)
+    figures = _rounded(parsed, expected, spec, verdict_step)
+    if figures:
+        return StepGrade(verdict="correct", credit=1.0, value=value, conversion=conversion,
+                         message=(f"{prefix}Correct to {figures} significant figures: {shown_expected} rounds to "
+                                  f"{quote(str(text).strip())}."), **base)
 
     mixed = {**right, **{k: v for k, v in own.items() if k != spec.key}}
     carried = _safe_evaluate(spec, given, mixed)
-    if _matches(value, carried, spec):
+    figures = _rounded(parsed, carried, spec, verdict_step)
+    if _matches(value, carried, spec) or figures:
+        rounded = (f", to {figures} significant figures" if figures and not _matches(value, carried, spec)
+                   else "")
         return StepGrade(verdict="carried_forward", credit=1.0, value=value, conversion=conversion,
                          carried_expected=carried,
                          message=(f"{prefix}Follows from your earlier values "
-                                  f"({format_number(carried, spec.unit)}); with the right inputs this step is "
+                                  f"({format_number(carried, spec.unit)}{rounded}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
 
     if problem is None:
@@ -206,8 +229,6 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
     elif callable(problem):
         problem = problem()
     index = result.specs.index(spec)
-    declared = quantity(spec.key, result.family)
-    verdict_step = declared is not None and declared.bounds == "flag"
     for misconception_id, wrong_value in problem.candidates(index, own, verdict_step):
         if _matches(wrong_value, expected, spec):
             continue  # this perturbation gives the right answer here (query heads on an MHA model)
@@ -229,6 +250,9 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
         whole = float(value).is_integer()
         rounding = " (users are whole: round down)" if spec.rounding == "floor" and not whole else ""
         if off_expected <= off_carried:
+            rounded_text = None if spec.rounding or verdict_step else parsed.rounded_text(expected)
+            if rounded_text:  # "0.70" for 0.7086 (truncated, not rounded): say what those figures give
+                rounding = f" (to the figures you typed it rounds to {rounded_text})"
             return StepGrade(verdict="close", credit=0.5, value=value, conversion=conversion,
                              message=(f"{prefix}Close: {off_expected:.1%} off {shown_expected}{rounding}; half "
                                       f"credit for rounded working."), **base)

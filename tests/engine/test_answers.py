@@ -3,11 +3,13 @@
 import ast
 import dataclasses
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from calculators.engine import answers
+from calculators.engine.answer_tokens import significant_figures
 from calculators.engine.answers import ParsedAnswer, parse_answer, parse_quantity
 from calculators.engine.errors import AnswerError
 
@@ -103,6 +105,7 @@ def test_conversion_sentence_and_typed_fields():
     assert parsed == ParsedAnswer(
         value=52e9 / 2**30, unit="GiB", typed_unit="GB", typed_value=52.0,
         conversion="Read 52 GB and converted it to 48.43 GiB.", text="52 GB",
+        figures=2, to_typed=Fraction(2**30, 10**9),  # a GiB is 1.073741824 GB
     )
     assert parsed.value == pytest.approx(48.428773880, rel=1e-9)
     assert parse_answer("128 KiB", "B").conversion == "Read 128 KiB and converted it to 131,072 B."
@@ -407,3 +410,40 @@ class TestLowerCaseByteUnits:
             parse_answer("52 gb / 3.35 tb/s", "ms")  # a time step: not a memory or bandwidth step
         with pytest.raises(AnswerError, match="'gb' is not a unit I know"):
             parse_quantity("52 gb")  # outside any step
+
+
+class TestSignificantFiguresAsTyped:
+    """Issue 33 item 2: the figures of the one number typed, in its unit; expressions have none."""
+
+    @pytest.mark.parametrize(("literal", "figures"), [
+        ("0.70", 2), ("703.6", 4), ("700", 1), ("700.", 3), ("7.00", 3), ("0.007", 1), ("1.5e9", 2), ("1.50E9", 3),
+        ("8,030", 3), ("1_024", 4), ("0", 0), ("0.0", 0), (".5", 1), ("160", 2),
+    ])
+    def test_figures_of_a_number(self, literal, figures):
+        assert significant_figures(literal) == figures
+
+    @pytest.mark.parametrize(("text", "unit", "figures"), [
+        ("0.70 s", "ms", 2), ("≈ 53.7 GiB", "GiB", 3), ("-3.20", "GiB", 3), ("$2.50/h", "USD/h", 3), ("70%", "1", 1),
+        ("7.60B", "1", 3), ("2*27", "GiB", None), ("(54)", "GiB", None), ("80 GB * 0.9", "GiB", None),
+    ])
+    def test_figures_of_an_answer(self, text, unit, figures):
+        assert parse_answer(text, unit).figures == figures
+
+    @pytest.mark.parametrize(("text", "unit", "target", "figures"), [
+        ("0.70 s", "ms", 703.6, 2),         # 0.7036 s to two figures is 0.70 s
+        ("0.7 s", "ms", 703.6, None),       # one figure typed: not rounded (at least two), so not "0.70 s"
+        ("700 ms", "ms", 703.6, None),      # 700 has one figure (an integer's trailing zeros are not figures)
+        ("700. ms", "ms", 703.6, None),     # three: 703.6 to three figures is 704
+        ("704 ms", "ms", 703.6, 3),
+        ("0.70 s", "ms", 708.6, None),      # 0.7086 s rounds to 0.71 s: a truncation does not match
+        ("1.0", "1", 0.996, 2),             # 0.996 to two figures is 1.0
+        ("1.0", "1", 0.96, None),           # 0.96 to two figures is 0.96
+        ("0.125", "1", 0.1245, 3),          # a tie rounds either way
+        ("0.124", "1", 0.1245, 3),
+        ("70.%", "1", 0.7036, 2),           # in the unit typed: 70.36 % to two figures is 70 %
+        ("0.70", "1", 0.7036, 2),
+        ("0", "1", 0.001, None),            # a zero has no figures
+        ("2*0.35 s", "ms", 703.6, None),    # an expression is not rounded
+    ])
+    def test_rounded_figures(self, text, unit, target, figures):
+        assert parse_answer(text, unit).rounded_figures(target) == figures

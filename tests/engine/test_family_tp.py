@@ -418,9 +418,11 @@ def test_skipped_utilisation_and_reserve_on_the_room_per_card_are_named():
 
 
 def test_the_marketed_80_gb_as_gib_is_a_gb_gib_mix():
-    # 80 × 0.9 = 72, 0.45 % above 71.68: beyond the step's 0.1 % tolerance.
-    step = by_key(grade(tp(), {"usable_per_gpu_gib": "72"}))["usable_per_gpu_gib"]
+    # 80 × 0.9 = 72.0, 0.45 % above 71.68: beyond the step's 0.1 % tolerance, and typed to three figures, at which
+    # 71.68 is 71.7. ("72", two figures, is 71.68 rounded to those: correct, DESIGN §14.)
+    step = by_key(grade(tp(), {"usable_per_gpu_gib": "72.0"}))["usable_per_gpu_gib"]
     assert (step.verdict, step.misconception) == ("misconception", "gb-gib-mix")
+    assert by_key(grade(tp(), {"usable_per_gpu_gib": "72"}))["usable_per_gpu_gib"].verdict == "correct"
 
 
 def test_weights_in_decimal_gb_are_a_gb_gib_mix_on_a_params_b_model():

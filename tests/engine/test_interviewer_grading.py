@@ -49,3 +49,97 @@ class TestLowerCaseByteUnits:
         assert step.message == ("Could not read '16.06 Gb': 'Gb' could mean bits or bytes, so it is not guessed: "
                                 "write GB for bytes (bits are written 'bit'); this step expects a memory size in "
                                 "GiB, such as 14.96 or 15 GiB.")
+
+
+class TestSignificantFigures:
+    """An answer equal to the right value rounded to the figures typed (at least two) is correct, with a note.
+
+    The reference ladder's KV budget is 71.6827 − 14.9575 − 3 = 53.7252 GiB (57.687 GB); the decode family on the
+    reference stack gives 1 ÷ (16,060,522,496 B ÷ (3,350 GB/s × 0.75)) = 1 ÷ 6.3922 ms = 156.44 tok/s per user.
+    """
+
+    def test_two_figures_outside_the_tolerance_are_correct_with_a_note(self):
+        # 54 is 0.51 % off 53.7252 (the tolerance is 0.5 %), and 53.7252 to two figures is 54.
+        step = graded_step("ladder", "kv_budget_gib", "54")
+
+        assert step.verdict == "correct"
+        assert step.message == "Correct to 2 significant figures: 53.73 GiB rounds to '54'."
+
+    def test_figures_are_counted_in_the_unit_typed(self):
+        # 53.7252 GiB = 57.687 GB, to two figures 58 GB (0.54 % off 57.687: outside the tolerance).
+        step = graded_step("ladder", "kv_budget_gib", "58 GB")
+
+        assert step.verdict == "correct"
+        assert step.message == ("Read 58 GB and converted it to 54.02 GiB. Correct to 2 significant figures: "
+                                "53.73 GiB rounds to '58 GB'.")
+
+    def test_an_integers_trailing_zeros_are_not_significant(self):
+        # "160" has two significant figures (its trailing zero is not one): 156.44 to two is 160 (2.3 % off).
+        step = graded_step("decode", "tok_s_per_user", "160")
+        assert step.verdict == "correct"
+        assert step.message == "Correct to 2 significant figures: 156.4 tok/s rounds to '160'."
+        # "150", two figures too: 156.44 does not round to 150; 4.1 % off, close.
+        step = graded_step("decode", "tok_s_per_user", "150")
+        assert step.verdict == "close"
+        assert step.message == ("Close: 4.1% off 156.4 tok/s (to the figures you typed it rounds to 160); half "
+                                "credit for rounded working.")
+
+    def test_a_trailing_zero_after_the_point_is_significant(self):
+        # "160.0" has four figures: 156.44 to four is 156.4, not 160.0 (2.3 % off): close.
+        step = graded_step("decode", "tok_s_per_user", "160.0 tok/s")
+
+        assert step.verdict == "close"
+        assert step.message == ("Close: 2.3% off 156.4 tok/s (to the figures you typed it rounds to 156.4 tok/s); "
+                                "half credit for rounded working.")
+
+    def test_the_right_answer_to_two_figures_comes_before_a_misconception(self):
+        # DESIGN §10's order: correct first. 54 is also within 0.5 % of the budget with GB and GiB mixed, but it
+        # is the right answer to two figures; "54.0" (three figures, so 53.7 was wanted) is that misconception.
+        assert graded_step("ladder", "kv_budget_gib", "54").verdict == "correct"
+        step = graded_step("ladder", "kv_budget_gib", "54.0")
+        assert (step.verdict, step.misconception) == ("misconception", "gb-gib-mix")
+
+    def test_one_figure_is_not_rounded(self):
+        # "80" has one significant figure (an integer's trailing zero is not one): the rule wants two, so 80 for
+        # the H100's 79.6475 GiB is not "79.65 to one figure" but the marketed 80 GB taken as GiB.
+        step = graded_step("ladder", "card_gib", "80")
+        assert (step.verdict, step.misconception) == ("misconception", "gb-gib-mix")
+        # "80." (the point makes the zero a figure) is 79.6475 to two figures: correct.
+        assert graded_step("ladder", "card_gib", "80.").verdict == "correct"
+
+    def test_a_truncated_answer_stays_close(self):
+        # 53.7252 truncated to 53 is 1.35 % off (shown to one decimal, 1.3 %); rounded it is 54.
+        step = graded_step("ladder", "kv_budget_gib", "53")
+
+        assert (step.verdict, step.credit) == ("close", 0.5)
+        assert step.message == ("Close: 1.3% off 53.73 GiB (to the figures you typed it rounds to 54); half "
+                                "credit for rounded working.")
+
+    def test_an_expression_is_not_rounded(self):
+        # 2 × 80 = 160, the number "160" typed is right to two figures, but worked out, not rounded: 2.3 % off.
+        step = graded_step("decode", "tok_s_per_user", "2*80")
+
+        assert step.verdict == "close"
+        assert step.message == "Close: 2.3% off 156.4 tok/s; half credit for rounded working."
+
+    def test_a_whole_number_step_wants_the_whole_number(self):
+        # paged users: ⌊53.7252 / 0.28125⌋ = 191; "190" is 191 to two figures, but a count is exact.
+        step = graded_step("ladder", "users_paged", "190")
+
+        assert step.verdict == "close"
+
+    def test_the_order_of_checks_holds_and_carried_forward_rounds_too(self):
+        # usable typed 74.5 (close: 3.9 % off 71.68); the budget on it is 74.5 − 14.9575 − 3 = 56.5425 GiB,
+        # which to two figures is 57 (0.81 % off 56.5425); 57 is 6.1 % off the right 53.7252, so not correct.
+        graded = grade(FAMILIES["ladder"].run({}), {"usable_gib": "74.5", "kv_budget_gib": "57"})
+        steps = {step.key: step for step in graded.steps}
+
+        assert steps["usable_gib"].verdict == "close"
+        assert steps["kv_budget_gib"].verdict == "carried_forward"
+        assert steps["kv_budget_gib"].carried_expected == pytest.approx(74.5 - 8_030_261_248 * 2 / GIB - 3)
+        assert steps["kv_budget_gib"].message == ("Follows from your earlier values (56.54 GiB, to 2 significant "
+                                                  "figures); with the right inputs this step is 53.73 GiB.")
+        # and a right answer to two figures is correct before it is carried forward: usable 71.5 gives 53.54,
+        # to which 54 also rounds, but 54 is the right answer to two figures first.
+        graded = grade(FAMILIES["ladder"].run({}), {"usable_gib": "71.5", "kv_budget_gib": "54"})
+        assert [step.verdict for step in graded.steps if step.key == "kv_budget_gib"] == ["correct"]
