@@ -45,6 +45,7 @@ from coaching.progress import CandidateProgress as CandidateProgress
 from coaching.progress import EntryResult as EntryResult
 from coaching.progress import assignments_for as assignments_for
 from coaching.progress import progress_for as progress_for
+from drills.bank.services import item_title
 from drills.models import BankItem, Card, Round, RoundItem, RoundTemplate
 from drills.problems.generation import create_problem, generate_inputs, unsolvable
 from drills.reviews.scheduling import add_to_deck
@@ -226,7 +227,14 @@ def check_fixed_inputs(value: dict, family: str) -> dict:
 
 def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_inputs: dict | None = None,
               round_template: RoundTemplate | None = None) -> SetEntry:
-    """Append an entry (a bank item, a problem with fixed inputs, or a round template) to ``question_set``."""
+    """Append an entry (a bank item, a problem with fixed inputs, or a round template) to ``question_set``.
+
+    Raises :class:`CoachingError` when the set already holds that bank item with the same fixed inputs (a
+    candidate would be asked the same thing twice); a template with other fixed inputs is another entry.
+    """
+    if item is not None and question_set.entries.filter(item=item, fixed_inputs=fixed_inputs or {}).exists():
+        held = " with these fixed inputs" if fixed_inputs else ""
+        raise CoachingError(f"This set already holds “{item_title(item, 80)}”{held}.")
     last = question_set.entries.aggregate(m=Max("position"))["m"] or 0
     entry = SetEntry.objects.create(question_set=question_set, position=last + 1, item=item,
                                     fixed_inputs=fixed_inputs or {}, round_template=round_template)

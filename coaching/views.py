@@ -330,7 +330,11 @@ def set_add(request: HttpRequest, pk: int) -> HttpResponse:
     if "round" in data:
         services.add_entry(question_set, round_template=data["round"])
     else:
-        services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {})
+        try:
+            services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {})
+        except CoachingError as error:
+            add_form.add_error("item", str(error))
+            return _set_page(request, question_set, bound_add_form=add_form)
     return redirect(question_set)
 
 

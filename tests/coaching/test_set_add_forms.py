@@ -163,6 +163,16 @@ def test_another_coachs_round_copy_is_refused(coach_in, world):
     assert SetEntry.objects.filter(question_set=world.set, round_template=mine).count() == 1
 
 
+def _another_question(world) -> BankItem:
+    """A question of the coach's that the set does not hold yet (the world's own question is in it)."""
+    from coaching import services
+
+    return services.save_question(world.coach, {
+        "prompt": "Why does paged attention waste less KV memory?", "model_answer": "Blocks, not whole contexts.",
+        "rubric": ["Fixed-size blocks", "Only the last block is part-filled"], "tags": ["kv-cache"],
+        "misconceptions": [], "difficulty": 2})
+
+
 def _sync_presets():
     from drills.rounds.presets import sync_presets
 
@@ -174,7 +184,7 @@ def test_the_bank_item_picker_suggests_titles_and_takes_a_slug(coach_in, world):
     page = Page(coach_in.get(world.set.get_absolute_url()).content)
     box = page.find("add-item")
     assert box.tag == "input" and box.attrs["list"] == "bank-item-options"
-    question = BankItem.objects.visible_to(world.coach).exclude(kind=BankItem.PROBLEM).order_by("slug").first()
+    question = _another_question(world)
     found = Page(coach_in.get(reverse("coaching:item_search"), {"item": question.slug}).content)
     options = {o.attrs["value"]: o.get_text() for o in found.select("option")}
     assert options[question.slug].startswith(f"[{question.kind}] ")
@@ -212,9 +222,10 @@ def test_typing_roofline_and_add_adds_the_roofline_template_and_the_box_searches
     entry = SetEntry.objects.filter(question_set=world.set).order_by("-position").first()
     assert (entry.item, entry.fixed_inputs) == (roofline, {})
     # A typed title resolves: carol's own question by its prompt's words.
-    response = _post(coach_in, world, {"item": "Why does GQA shrink the KV cache?"})
+    other = _another_question(world)
+    response = _post(coach_in, world, {"item": "Why does paged attention waste less KV memory?"})
     assert response.status_code == 302
-    assert SetEntry.objects.filter(question_set=world.set).order_by("-position").first().item == world.question
+    assert SetEntry.objects.filter(question_set=world.set).order_by("-position").first().item == other
     before = SetEntry.objects.filter(question_set=world.set).count()
     for typed, message in (("a", "matches"), ("no-such-thing-at-all", "No bank item you can see")):
         response = _post(coach_in, world, {"item": typed})
@@ -223,3 +234,25 @@ def test_typing_roofline_and_add_adds_the_roofline_template_and_the_box_searches
         assert message in page.find("error_1_add-item").get_text()
         assert page.find("add-item").attrs["value"] == typed  # kept in the box
     assert SetEntry.objects.filter(question_set=world.set).count() == before
+
+
+def test_the_same_item_twice_is_refused_beside_the_box(coach_in, world):
+    """A question already in the set is not added again (a candidate would be asked it twice); the same
+    template with other fixed inputs is another entry (issue 28's new-user pass)."""
+    question = _another_question(world)
+    assert _post(coach_in, world, {"item": question.slug}).status_code == 302
+    before = SetEntry.objects.filter(question_set=world.set).count()
+
+    response = _post(coach_in, world, {"item": question.slug})
+
+    assert response.status_code == 200
+    page = Page(response.content)
+    assert page.find("add-item").attrs["value"] == question.slug
+    assert "This set already holds" in page.find("error_1_add-item").get_text()
+    assert SetEntry.objects.filter(question_set=world.set).count() == before
+    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    for fixed in ('{"context": 4096}', '{"context": 16384}'):
+        assert _post(coach_in, world, {"item": ladder.pk, "fixed_inputs": fixed}).status_code == 302
+    again = _post(coach_in, world, {"item": ladder.pk, "fixed_inputs": '{"context": 4096}'})
+    assert again.status_code == 200 and "with these fixed inputs" in again.content.decode()
+    assert SetEntry.objects.filter(question_set=world.set).count() == before + 2
