@@ -85,6 +85,28 @@ def test_a_model_answer_stays_closed_until_the_reader_answers_or_asks(content, l
     assert not questions.nth(2).locator(".rb-answer-body").is_visible()
 
 
+def test_what_was_typed_survives_a_reload_and_stays_in_the_browser(content, live_server, page):
+    """A reload (or a return to the chapter) finds each answer where it was written, and the model answers
+    closed again; an emptied box stays empty (issue 28's new-user pass: answers were lost on reload)."""
+    page.goto(f"{live_server.url}{CHAPTER}")
+    questions = page.locator("#questions .rb-question")
+    sent = []
+    page.on("request", lambda request: sent.append(request.url) if request.method != "GET" else None)
+    questions.nth(0).locator("textarea").fill(ANSWER)
+    questions.nth(2).locator("textarea").fill("Paged attention: blocks of 16 tokens.")
+    questions.nth(2).locator("textarea").fill("")
+
+    page.reload()
+
+    expect(questions.nth(0).locator("textarea")).to_have_value(ANSWER)
+    expect(questions.nth(1).locator("textarea")).to_have_value("")
+    expect(questions.nth(2).locator("textarea")).to_have_value("")
+    assert page.locator("details.rb-answer[open]").count() == 0
+    assert sent == [], f"typing sent requests: {sent}"
+    page.goto(f"{live_server.url}/runbook/09-number-formats/")
+    assert all(box == "" for box in page.locator("#questions textarea").evaluate_all("bs => bs.map(b => b.value)"))
+
+
 def test_without_javascript_the_summary_still_opens_the_answer(content, live_server, new_context):
     page = new_context(java_script_enabled=False).new_page()
     page.goto(f"{live_server.url}{CHAPTER}")
