@@ -32,3 +32,23 @@ def test_the_templates_in_the_bank_use_the_rubrics_and_read_cleanly():
         assert not set(item.rubric) & set(step_labels), item.slug  # listening points, not the step names
         assert seams(item.model_answer) == [], item.slug  # no "(in 1)" for a unitless step
     assert "(a plain number)" in templates["formats"].model_answer
+
+
+def test_each_template_is_a_worked_question_not_a_list_of_formulas():
+    """Issue 37 item 4: a template states its family's sample problem (seed 0) and answers it step by step."""
+    from calculators.engine.catalog import default_catalog
+    from drills.problems.generation import generate_inputs
+
+    sync_problem_templates()
+    templates = {item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)}
+    catalog = default_catalog()
+    for family in drill_families():
+        item = templates[family.slug]
+        inputs = generate_inputs(family.slug, 0, catalog)
+        result = family.run(inputs, catalog)
+        assert family.describe(inputs, catalog) in item.prompt, family.slug
+        for step in result.steps:
+            assert f"here `{step.substituted}`" in item.model_answer, (family.slug, step.key)
+        assert item.model_answer.count("; here `") == len(result.steps), family.slug
+        assert item.rubric == list(family.rubric)
+    assert len({item.prompt for item in templates.values()}) == len(templates)

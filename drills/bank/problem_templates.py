@@ -3,7 +3,8 @@
 :func:`sync_problem_templates` makes the bank hold exactly one template per
 calculator family that has a problem generator (``FAMILIES`` entries with
 ``generate``): created or updated by slug (the family's slug, docs/architecture.md §10),
-with the family's title, summary and steps, the chapter that teaches it (the family's ``chapter``, when
+with the family's title, a worked example (the problem of seed 0 as the family states it, answered step by step
+with the engine's formulas, values and notes), its rubric, the chapter that teaches it (the family's ``chapter``, when
 that chapter is written) and a time box. ``load_content`` runs it with the
 content files, in the same transaction (:data:`PROBLEM_TEMPLATES`, a reader of
 :mod:`drills.content_readers`); a second run changes nothing. Templates carry ``source_path = "engine:<family>"``
@@ -53,17 +54,24 @@ def _unit_phrase(unit: str) -> str:
 
 
 def _template_row(family, chapters: dict) -> dict:
-    """The bank item's fields for one family (its steps read from a sample problem, seed 0)."""
-    result = family.run(generate_inputs(family.slug, 0, default_catalog()), default_catalog())
+    """The bank item's fields for one family: its worked example is the sample problem of seed 0, stated by the
+    family's ``describe`` and answered step by step with the engine's substituted formulas and its notes."""
+    catalog = default_catalog()
+    inputs = generate_inputs(family.slug, 0, catalog)
+    result = family.run(inputs, catalog)
     steps = "\n".join(f"{index}. **{spec.label}** ({_unit_phrase(spec.unit)}): `{spec.key} = {spec.formula.text}`"
-                      for index, spec in enumerate(result.specs, start=1))
+                      f"; here `{step.substituted}`"
+                      for index, (spec, step) in enumerate(zip(result.specs, result.steps), start=1))
+    notes = "\n".join(f"- {note}" for note in result.notes)
+    example = family.describe(inputs, catalog) if family.describe else family.summary
     chapter = chapters.get(family.chapter)
     box = time_box_s(len(result.specs))
     return {
         "kind": BankItem.PROBLEM,
-        "prompt": (f"**{family.title}.** {family.summary}\n\nEach review draws a fresh problem of this kind with "
-                   "new numbers; work every step on paper, then type your values."),
-        "model_answer": f"The steps, in order:\n\n{steps}",
+        "prompt": (f"**{family.title}.** {example}\n\nEach review draws a fresh problem of this kind with new "
+                   "numbers; work every step on paper, then type your values."),
+        "model_answer": (f"Each step's formula, then its value for the problem above:\n\n{steps}"
+                         + (f"\n\nWhat the numbers say:\n\n{notes}" if notes else "")),
         "rubric": list(family.rubric)
         or [f"{spec.label} ({_unit_phrase(spec.unit)})" for spec in result.specs],
         "chapter_id": chapter.pk if chapter else None,
