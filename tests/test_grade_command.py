@@ -158,6 +158,18 @@ class TestJsonOutput:
             ("kv_replication", "correct", None),
             ("per_user_gib", "correct", None)]
 
+    def test_a_verdict_in_words_keeps_1_or_0_in_the_json(self, tmp_path):
+        # Issue 33 item 2 (DESIGN §10: the JSON keeps 1/0). The roofline on the reference stack: decode at 1
+        # FLOP/byte under the 295.3 FLOP/byte ridge is memory-bound (0); prefill at 2,048 is compute-bound (1).
+        answers = {"decode_bound": "memory-bound", "prefill_bound": "Compute", "ridge_reachable": "yes"}
+
+        data = graded_json("roofline", "--inputs", "{}", "--answers", write_answers(tmp_path, answers))
+
+        steps = {s["key"]: s for s in data["steps"]}
+        assert [(steps[key]["verdict"], steps[key]["value"], steps[key]["expected"], steps[key]["given"])
+                for key in answers] == [("correct", 0, 0, "memory-bound"), ("correct", 1, 1, "Compute"),
+                                        ("correct", 1, 1, "yes")]
+
     def test_without_json_it_prints_one_line_per_step_and_the_score(self, tmp_path):
         completed = grade_command("ladder", "--inputs", "{}", "--answers",
                                   write_answers(tmp_path, {"users_worst_case": "53"}))

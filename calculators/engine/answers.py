@@ -37,6 +37,7 @@ from calculators.engine.units import (
     COUNT_DIMENSIONS,
     COUNT_SCALES,
     PLAIN_NOUNS,
+    VERDICT_WORDS,
     Unit,
     base_unit_symbol,
     dimension_name,
@@ -45,6 +46,7 @@ from calculators.engine.units import (
     quote,
     rescale,
     resolve_unit,
+    verdict_phrase,
 )
 
 __all__ = ["MAX_LENGTH", "ParsedAnswer", "expected_phrase", "parse_answer", "parse_quantity", "read_input"]
@@ -182,19 +184,40 @@ def _count_scale(text: str, step: Unit) -> str | None:
     return f"{number:.15g} {kept}".strip()
 
 
-def parse_answer(text: str, unit: str) -> ParsedAnswer:
+_WORD = r"[A-Za-z][A-Za-z _-]*"
+
+
+def read_verdict(text: str, verdict: str) -> int | None:
+    """The value (1 or 0) of a word a ``verdict`` step reads (:data:`.units.VERDICT_WORDS`: ``"Memory-bound"`` → 0,
+    ``"yes"`` → 1, in any case, a space or ``_`` for ``-``, a full stop after it), or ``None`` for anything else."""
+    word = re.sub(r"[\s_-]+", "-", text.strip().rstrip(".!").strip().lower())
+    return VERDICT_WORDS.get(verdict, {}).get(word)
+
+
+def parse_answer(text: str, unit: str, verdict: str = "") -> ParsedAnswer:
     """Read ``text`` (what a candidate typed) as a value in ``unit``.
 
     ``unit`` is a step unit such as ``"GiB"``, ``"tok/s"`` or ``"1"`` (any
     spelling :func:`.units.get_unit` accepts).  A bare number or expression is
     taken to be in ``unit``; a typed unit is converted when it measures the same
-    dimension.  Raises AnswerError, with one sentence saying what was read and
-    what was expected, for empty, over-long, malformed, overflowing or
-    wrong-dimension input (a count whose noun is not the step's: ``12 GPUs``
-    where users are asked for).
+    dimension.  ``verdict`` names the words a 1-or-0 verdict step also reads
+    (``"bound"``: compute-bound or memory-bound, ``"yes/no"``; see
+    :func:`read_verdict`); ``""`` for a step that is not a verdict.  Raises
+    AnswerError, with one sentence saying what was read and what was expected,
+    for empty, over-long, malformed, overflowing or wrong-dimension input (a
+    count whose noun is not the step's: ``12 GPUs`` where users are asked for),
+    and for a word a verdict step does not read (``yes`` for which bound).
     """
     step = get_unit(unit)
-    stripped = _without_qualifiers(_check_length(text, step))
+    checked = _check_length(text, step)
+    if verdict:
+        chosen = read_verdict(checked, verdict)
+        if chosen is not None:  # "memory-bound", "Yes": the verdict in words, 1 or 0
+            return ParsedAnswer(float(chosen), unit, None, float(chosen), None, text)
+        if re.fullmatch(_WORD, checked.rstrip(".!")):
+            raise AnswerError(f"{quote(checked)} is not an answer this step reads; it asks for "
+                              f"{verdict_phrase(verdict)}.")
+    stripped = _without_qualifiers(checked)
     notes = []
     figures = None
     scaled = _count_scale(stripped, step)

@@ -35,7 +35,7 @@ from .mistakes import MISCONCEPTIONS
 from .perturbations import PROBLEMS, Problem
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
-from .units import quote
+from .units import quote, verdict_choices
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -106,6 +106,14 @@ def _matches(value: float, target: float | None, spec: StepSpec) -> bool:
     if target == 0:
         return abs(value) < 1e-9
     return abs(value - target) <= spec.tolerance * abs(target)
+
+
+def _shown(value: float, unit: str, words: str) -> str:
+    """A value as a message shows it: the display rounding of its unit, or a verdict's word (``memory-bound (0)``)."""
+    for word, choice in (verdict_choices(words) if words else ()):
+        if value == choice:
+            return f"{word} ({choice})"
+    return format_number(value, unit)
 
 
 def _rounded(parsed: ParsedAnswer, target: float | None, spec: StepSpec, verdict_step: bool) -> int | None:
@@ -189,19 +197,20 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
     correct_step = result.step(spec.key)
     base = dict(key=spec.key, label=spec.label, unit=spec.unit, expected=expected,
                 given=text or "", substituted=correct_step.substituted)
-    shown_expected = format_number(expected, spec.unit)
+    declared = quantity(spec.key, result.family)
+    verdict_step = declared is not None and declared.bounds == "flag"
+    words = declared.verdict if declared is not None and verdict_step else ""
+    shown_expected = _shown(expected, spec.unit, words)
     if text is None or not str(text).strip():
         return StepGrade(verdict="unreadable", credit=0.0, value=None,
                          message=f"No answer given; expected {shown_expected}.", **base)
     try:
-        parsed = parse_answer(str(text), spec.unit)
+        parsed = parse_answer(str(text), spec.unit, words)
     except AnswerError as exc:
         return StepGrade(verdict="unreadable", credit=0.0, value=None, message=str(exc), **base)
     value = parsed.value
     conversion = parsed.conversion
     prefix = f"{conversion} " if conversion else ""
-    declared = quantity(spec.key, result.family)
-    verdict_step = declared is not None and declared.bounds == "flag"
 
     if _matches(value, expected, spec):
         return StepGrade(verdict="correct", credit=1.0, value=value, conversion=conversion,
@@ -221,7 +230,7 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
         return StepGrade(verdict="carried_forward", credit=1.0, value=value, conversion=conversion,
                          carried_expected=carried,
                          message=(f"{prefix}Follows from your earlier values "
-                                  f"({format_number(carried, spec.unit)}{rounded}); with the right inputs this step is "
+                                  f"({_shown(carried, spec.unit, words)}{rounded}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
 
     if problem is None:

@@ -27,7 +27,9 @@ assigned anywhere else or a docstring or ``docs/`` sentence that states it.
 
 Bounds (docs/architecture.md §11): ``fraction`` lies in [0, 1]; ``flag`` is 0 or 1;
 ``positive`` is above 0; ``nonnegative`` is 0 or more (times, sizes, counts);
-``any`` has no sign (a budget, being what is left over, may be negative).
+``any`` has no sign (a budget, being what is left over, may be negative). A ``flag`` names its ``verdict``: the
+kind of words (:data:`.units.VERDICT_WORDS`) it is answered in besides 1 and 0 (``bound``: compute-bound or
+memory-bound; ``yes/no``).
 ``at_most`` names other steps (or given values) of the same problem a value may not exceed (usable
 memory ≤ card memory, a batch ≤ what the KV budget holds, a rate ≤ its ceiling, a verify step's expected
 tokens ≤ γ + 1).
@@ -38,6 +40,8 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from functools import cached_property
+
+from .units import verdict_phrase
 
 BOUND_KINDS = ("fraction", "flag", "positive", "nonnegative", "any")
 
@@ -50,7 +54,8 @@ class Quantity:
 
     An input quantity has no forms; it may have a ``default`` with its ``source``, the inclusive
     ``minimum``/``maximum`` a typed value must keep (``exclusive_minimum``: above the minimum), and
-    ``aliases`` (older input names read as this one)."""
+    ``aliases`` (older input names read as this one). A ``flag`` quantity's ``verdict`` is the kind of words it
+    reads (a key of :data:`.units.VERDICT_WORDS`)."""
 
     key: str
     unit: str
@@ -64,6 +69,7 @@ class Quantity:
     maximum: float | None = None
     exclusive_minimum: bool = False
     aliases: tuple[str, ...] = ()
+    verdict: str = ""
 
     @cached_property
     def formulas(self) -> tuple:
@@ -80,7 +86,8 @@ class Quantity:
         if self.bounds == "fraction" and not -1e-12 <= value <= 1 + 1e-9:
             return "a fraction lies between 0 and 1"
         if self.bounds == "flag" and value not in (0, 1):
-            return "this step is a yes/no verdict: 1 or 0"
+            return f"this step is a verdict: {verdict_phrase(self.verdict)}" if self.verdict else \
+                "this step is a yes/no verdict: 1 or 0"
         if self.bounds == "positive" and value <= 0:
             return "this quantity is always positive"
         if self.bounds == "nonnegative" and value < 0:
@@ -88,8 +95,8 @@ class Quantity:
         return None
 
 
-def _q(key, unit, label, bounds, *forms, at_most=()):
-    return Quantity(key, unit, label, bounds, tuple(forms), tuple(at_most))
+def _q(key, unit, label, bounds, *forms, at_most=(), verdict=""):
+    return Quantity(key, unit, label, bounds, tuple(forms), tuple(at_most), verdict=verdict)
 
 
 _F, _S = "formulas.memory", "formulas.serving"
@@ -159,11 +166,13 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
        f"{_P}roofline:DECODE_INTENSITY"),
     _q("prefill_flop_per_byte", "FLOP/byte", "Arithmetic intensity of prefill", "positive",
        f"{_P}roofline:PREFILL_INTENSITY"),
-    _q("decode_bound", "1", "Decode verdict (1 = compute-bound)", "flag", f"{_P}roofline:DECODE_BOUND"),
-    _q("prefill_bound", "1", "Prefill verdict (1 = compute-bound)", "flag", f"{_P}roofline:PREFILL_BOUND"),
+    _q("decode_bound", "1", "Decode verdict (1 = compute-bound)", "flag", f"{_P}roofline:DECODE_BOUND",
+       verdict="bound"),
+    _q("prefill_bound", "1", "Prefill verdict (1 = compute-bound)", "flag", f"{_P}roofline:PREFILL_BOUND",
+       verdict="bound"),
     _q("batch_at_ridge", "users", "Batch at the ridge", "nonnegative", f"{_P}roofline:BATCH_AT_RIDGE"),
     _q("ridge_reachable", "1", "Some batch reaches the ridge (1) or none (0)", "flag",
-       f"{_P}roofline:RIDGE_REACHABLE"),
+       f"{_P}roofline:RIDGE_REACHABLE", verdict="yes/no"),
     _q("active_bytes_per_token", "B", "Weight bytes read per token", "positive", f"{_P}moe:ACTIVE_BYTES_PER_TOKEN"),
     _q("flops_per_token", "FLOP", "Operations per token", "positive", f"{_P}moe:FLOPS_PER_TOKEN"),
     _q("saving_ratio", "1", "Operations saved per token (total ÷ active)", "positive", f"{_P}moe:SAVING_RATIO"),
@@ -171,7 +180,8 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("all_to_all_bytes", "B", "All-to-all bytes per step", "nonnegative", f"{_P}moe:ALL_TO_ALL_BYTES"),
     _q("expert_flop_per_byte", "FLOP/byte", "Intensity of an expert's matmul", "nonnegative",
        f"{_P}moe:EXPERT_INTENSITY"),
-    _q("ep_efficient", "1", "Expert parallelism efficient (1) or not (0)", "flag", f"{_P}moe:EP_EFFICIENT"),
+    _q("ep_efficient", "1", "Expert parallelism efficient (1) or not (0)", "flag", f"{_P}moe:EP_EFFICIENT",
+       verdict="yes/no"),
     # --- prefill, prefix caching, disaggregation, preemption -------------------------------------------
     _q("linear_flops", "FLOP", "Linear term of prefill", "positive", f"{_P}prefill:LINEAR_FLOPS"),
     _q("attention_flops", "FLOP", "Attention term of prefill", "nonnegative", f"{_P}prefill:ATTENTION_FLOPS"),
@@ -195,7 +205,8 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("decode_replicas", "replicas", "Decode replicas", "nonnegative", f"{_P}disagg:DECODE_REPLICAS"),
     _q("decode_gpus", "GPUs", "Decode pool", "nonnegative", f"{_P}disagg:DECODE_GPUS"),
     _q("pool_ratio", "1", "Prefill cards per decode card", "nonnegative", f"{_P}disagg:POOL_RATIO"),
-    _q("disagg_pays", "1", "Disaggregation pays (1) or not (0)", "flag", f"{_P}disagg:DISAGG_PAYS"),
+    _q("disagg_pays", "1", "Disaggregation pays (1) or not (0)", "flag", f"{_P}disagg:DISAGG_PAYS",
+       verdict="yes/no"),
     _q("fleet_gpus", "GPUs", "Cards billed", "nonnegative", f"{_P}disagg:FLEET_GPUS"),
     _q("fleet_usd_per_mtok", "USD/Mtok", "Whole-fleet cost per million output tokens", "nonnegative",
        f"{_P}disagg:FLEET_USD_PER_MTOK"),

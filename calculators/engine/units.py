@@ -63,6 +63,30 @@ COUNT_SCALES = {"k": 10**3, "K": 10**3, "thousand": 10**3, "M": 10**6, "million"
 #: lower-case ``b``, how bits are written) are refused everywhere.
 LOWER_CASE_BYTES = {"kb": "kB", "mb": "MB", "gb": "GB", "tb": "TB", "pb": "PB", "eb": "EB"}
 LOWER_CASE_DIMENSIONS = frozenset({"memory", "bandwidth"})
+#: The words a 1-or-0 verdict step reads besides 1 and 0, by the kind of verdict it gives (a ``flag`` quantity names
+#: its kind, :attr:`.quantities.Quantity.verdict`), in any case, a space or ``_`` read as ``-`` ("Memory bound").
+#: The first word of each value is the one a form offers as a choice; ``calc``, ``grade --json`` and the API keep
+#: the values 1 and 0 (DESIGN §10).
+VERDICT_WORDS: dict[str, dict[str, int]] = {
+    "bound": {"compute-bound": 1, "compute": 1, "memory-bound": 0, "memory": 0},
+    "yes/no": {"yes": 1, "no": 0},
+}
+
+
+def verdict_choices(kind: str) -> tuple[tuple[str, int], ...]:
+    """The word a form offers for each value of a ``kind`` verdict, 1 first: ``(("compute-bound", 1),
+    ("memory-bound", 0))``. Raises KeyError for a kind not in :data:`VERDICT_WORDS`."""
+    first: dict[int, str] = {}
+    for word, value in VERDICT_WORDS[kind].items():
+        first.setdefault(value, word)
+    return tuple((first[value], value) for value in (1, 0))
+
+
+def verdict_phrase(kind: str) -> str:
+    """How a message names a ``kind`` verdict's answers: ``"compute-bound (1) or memory-bound (0)"``."""
+    return " or ".join(f"{word} ({value})" for word, value in verdict_choices(kind))
+
+
 #: Nouns a plain-number step reads as the thing it counts (``8 billion parameters``).
 PLAIN_NOUNS = frozenset({"parameters", "params", "weights"})
 

@@ -143,3 +143,67 @@ class TestSignificantFigures:
         # to which 54 also rounds, but 54 is the right answer to two figures first.
         graded = grade(FAMILIES["ladder"].run({}), {"usable_gib": "71.5", "kv_budget_gib": "54"})
         assert [step.verdict for step in graded.steps if step.key == "kv_budget_gib"] == ["correct"]
+
+
+class TestVerdictWords:
+    """Bound and yes/no steps take words as well as 1 and 0; the grade keeps the value 1 or 0 (DESIGN §10).
+
+    The roofline on the reference stack (batch 1, a 2,048-token prompt): decode's intensity is 1 FLOP/byte, under the
+    ridge of 989.4 TFLOP/s ÷ 3,350 GB/s = 295.3 FLOP/byte (memory-bound, 0); prefill's is 2,048 (compute-bound, 1);
+    a batch of ⌊295.3⌋ = 295 reaches the ridge (yes, 1).
+    """
+
+    @pytest.mark.parametrize(("key", "text", "value"), [
+        ("decode_bound", "memory-bound", 0), ("decode_bound", "Memory", 0), ("decode_bound", "memory bound", 0),
+        ("decode_bound", "0", 0), ("prefill_bound", "compute-bound", 1), ("prefill_bound", "COMPUTE", 1),
+        ("prefill_bound", "Compute-bound.", 1), ("prefill_bound", "1", 1), ("ridge_reachable", "yes", 1),
+        ("ridge_reachable", "Yes", 1), ("ridge_reachable", "1", 1),
+    ])
+    def test_a_right_verdict_in_words_or_digits_is_correct_and_graded_as_1_or_0(self, key, text, value):
+        step = graded_step("roofline", key, text)
+
+        assert (step.verdict, step.value, step.expected, step.given) == ("correct", value, value, text)
+        assert step.message == "Correct."
+        assert step.to_json()["value"] == value
+
+    def test_a_wrong_verdict_in_words_names_its_misconception_in_words(self):
+        step = graded_step("roofline", "decode_bound", "compute-bound")
+
+        assert (step.verdict, step.misconception, step.value) == ("misconception", "prefill-decode-swap", 1)
+        assert step.message.endswith("Expected memory-bound (0).")
+        step = graded_step("roofline", "ridge_reachable", "no")
+        assert (step.verdict, step.value, step.message) == ("wrong", 0, "Expected yes (1).")
+
+    @pytest.mark.parametrize(("key", "text", "message"), [
+        ("decode_bound", "yes", "'yes' is not an answer this step reads; it asks for compute-bound (1) or "
+                                "memory-bound (0)."),
+        ("ridge_reachable", "memory-bound", "'memory-bound' is not an answer this step reads; it asks for yes (1) or "
+                                            "no (0)."),
+        ("ridge_reachable", "maybe", "'maybe' is not an answer this step reads; it asks for yes (1) or no (0)."),
+    ])
+    def test_a_word_of_another_verdict_is_unreadable_with_a_sentence(self, key, text, message):
+        step = graded_step("roofline", key, text)
+
+        assert (step.verdict, step.value, step.message) == ("unreadable", None, message)
+
+    def test_a_number_other_than_1_or_0_is_impossible_and_says_which_words(self):
+        step = graded_step("roofline", "decode_bound", "2")
+
+        assert step.verdict == "impossible"
+        assert step.message == ("Impossible: this step is a verdict: compute-bound (1) or memory-bound (0). Expected "
+                                "memory-bound (0).")
+
+    @pytest.mark.parametrize(("family", "key", "words"), [
+        ("roofline", "decode_bound", ("compute-bound", "memory-bound")),
+        ("roofline", "prefill_bound", ("compute-bound", "memory-bound")),
+        ("roofline", "ridge_reachable", ("yes", "no")),
+        ("moe", "ep_efficient", ("yes", "no")),
+        ("disagg", "disagg_pays", ("yes", "no")),
+    ])
+    def test_every_verdict_step_reads_its_words(self, family, key, words):
+        result = FAMILIES[family].run({})
+        expected = result.values[key]
+        right, other = (words[0], words[1]) if expected == 1 else (words[1], words[0])
+
+        assert graded_step(family, key, right).verdict == "correct"
+        assert graded_step(family, key, other).value == 1 - expected
