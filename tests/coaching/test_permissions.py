@@ -66,6 +66,8 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "drills:design_answer": LOGIN_POST,  # a design answer sent to the candidate's model: POST only
     "drills:new": (302,) * 6,  # no seed: sent to a fresh seed's address (reading stores nothing)
     "drills:problem": OWNER,  # the candidate's own problem (coaches read it through their pages)
+    "drills:followup": OWNER,  # the follow-ups of the candidate's own problem (issue 33)
+    "drills:followup-drawn": (404,) * 6,  # without ?seed=N there is no drawn problem to follow up
     "reviews:bank": PUBLIC, "reviews:bank_apkg": PUBLIC,
     "reviews:deck_add": LOGIN_POST, "reviews:deck_remove": LOGIN_POST, "reviews:deck_undo": LOGIN_POST,
     # The coach's own question: her cohort's candidate, the coach and staff; nobody else.
@@ -187,6 +189,7 @@ def objects(loaded, world, h):
         "drills:critique_grade": {"slug": critique_item.slug, "pk": critique.pk},
         "drills:design_answer": {"slug": design.slug},
         "drills:new": {"family": "ladder"}, "drills:problem": {"family": "ladder", "pk": problem.pk},
+        "drills:followup": {"family": "ladder", "pk": problem.pk}, "drills:followup-drawn": {"family": "ladder"},
         "reviews:bank_item": {"slug": world.question.slug},
         **{f"reviews:{n}": {"pk": card.pk} for n in ("card", "reveal", "suggest", "rate", "answer")},
         "reviews:result": {"pk": log.pk},
