@@ -63,6 +63,7 @@ ATTENTION_KIND = {
     "falcon-7b": "MQA",
     "deepseek-v2-lite": "MLA", "deepseek-v2": "MLA", "deepseek-v3": "MLA",
     "mistral-7b-v0.1": "window", "gemma-2-9b": "window",
+    "qwen3-8b": "GQA", "qwen3-32b": "GQA", "qwen3-30b-a3b": "GQA", "qwen3-235b-a22b": "GQA",
 }
 
 
@@ -249,37 +250,33 @@ class TestNewProblem:
         assert candidate_client.get(response["Location"]).status_code == 200
         assert not ProblemInstance.objects.exists()
 
-    def test_generator_v4_seed_5_is_mixtral_int4_on_an_h100_pcie(self, client):
-        """Reproducibility across releases: generator v4 (v1's ladder draw, unchanged; v2 changed the kv,
-        tp and slo draws for the K/V replication of docs/architecture.md §12, v3 added the 2026 cards, v4
-        draws for a fixed model or card and fits decode batches; v5 draws again only a draw with no answer, v6
-        changes only the simulated drills' sweeps and v7's December 2026 cards leave this seed's card as it was,
-        so the ladder's draw is v4's) always draws this problem for seed 5.
+    def test_generator_v8_seed_5_is_deepseek_v3_int4_on_eight_h100_pcie(self, client):
+        """Reproducibility across releases: generator v8 (v7 added the December 2026 cards, v8 the Qwen3 models)
+        always draws this problem for seed 5.
 
-        Mixtral-8x7B: 32 × (attention 41,943,040 + 8 experts × 176,160,768 + router 32,768
-        + norms 8,192) + 2 × 32,000 × 4,096 + 4,096 = 46,702,792,704 parameters.
-        H100 PCIe has no driver total: 80 GB = 80e9 / 2^30 = 74.51 GiB; × 0.90 = 67.06.
-        int4 at 4.5 bits: 46,702,792,704 × 4.5 / 8 = 26,270,320,896 B = 24.47 GiB.
-        Budget 67.055 − 24.466 − 3 = 39.59 GiB. fp8 KV: 2 × 32 × 8 × 128 × 1 = 65,536 B;
-        × 8,192 = 0.50 GiB → ⌊79.18⌋ = 79 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens
-        × 65,536 = 0.143555 GiB → ⌊275.78⌋ = 275 users.
+        DeepSeek-V3 (tests/engine/test_param_count.py): 671,026,419,200 parameters. H100 PCIe has no driver
+        total: 8 × 80 GB = 640e9 / 2^30 = 596.05 GiB; × 0.90 = 536.44. int4 at 4.5 bits: 671,026,419,200 × 4.5
+        / 8 = 377,452,360,800 B = 351.53 GiB. Budget 536.442 − 351.530 − 8 × 3 = 160.91 GiB. fp8 MLA latent:
+        61 × (512 + 64) × 1 = 35,136 B per token, copied on each of the 8 cards (docs/architecture.md §12):
+        × 8 × 8,192 = 2.14 GiB → ⌊75.03⌋ = 75 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens × 35,136 × 8
+        = 0.6157 GiB → ⌊261.34⌋ = 261 users.
         """
-        assert GENERATOR_VERSION == 7, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 8, "a new generator version draws new problems: re-derive this one"
         url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
         response = client.post(url, {"blanks": "count"})
 
         assert ProblemInstance.objects.get().inputs == {
-            "model": "mixtral-8x7b-v0.1", "gpu": "h100-pcie-80gb", "gpus": 1, "weights_dtype": "int4",
+            "model": "deepseek-v3", "gpu": "h100-pcie-80gb", "gpus": 8, "weights_dtype": "int4",
             "kv_dtype": "fp8", "context": 8192, "utilization": 0.9, "reserve_gib": 3.0, "avg_tokens": 2350,
             "block_size": 16,
         }
         steps = step_items(response)
         expected = {
-            "card_gib": "74.51 GiB", "usable_gib": "67.06 GiB", "weights_gib": "24.47 GiB",
-            "kv_budget_gib": "39.59 GiB", "kv_bytes_per_token": "65,536 B", "per_user_gib": "0.50 GiB",
-            "users_worst_case": "79 users", "users_paged": "275 users",
+            "card_gib": "596.05 GiB", "usable_gib": "536.44 GiB", "weights_gib": "351.53 GiB",
+            "kv_budget_gib": "160.91 GiB", "kv_bytes_per_token": "35,136 B", "per_user_gib": "2.14 GiB",
+            "users_worst_case": "75 users", "users_paged": "261 users",
         }
         for key, shown in expected.items():
             assert f"No answer given; expected {shown}." in steps[key], key

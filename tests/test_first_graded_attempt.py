@@ -1,8 +1,8 @@
 """Re-submissions after grading revealed the expected values are practice, not evidence (issue 20, item 4).
 
-Problem: the ladder at seed 7 (Qwen2.5-7B, one B300, FP8 KV cache, 16384-token context). Its KV cache per
-token is 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B. The candidate first types 200704 B (the
-28 query heads used for the 4 KV heads: 7 × 28672), is shown 28672 B, then submits again with it right.
+Problem: a ladder pinned by its inputs (tests/pinned.py: Qwen2.5-7B, one B300, FP8 KV cache, 16384-token context).
+Its KV cache per token is 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B. The candidate first types 200704
+B (the 28 query heads used for the 4 KV heads: 7 × 28672), is shown 28672 B, then submits again with it right.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from drills.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
 from drills.reviews.progress import progress_for
+from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def resubmitted(candidate):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     first = submit(problem, candidate, {"kv_bytes_per_token": "200704", "per_user_gib": "0.4375"}).attempt
     second = submit(problem, candidate, {"kv_bytes_per_token": "28672", "per_user_gib": "0.4375"}).attempt
     return problem, first, second
@@ -62,7 +63,7 @@ def test_coach_tables_count_the_first_attempt(candidate, coach, resubmitted):
 
 
 def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candidate):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     first = candidate_client.post(problem.get_absolute_url(),
                                   {"kv_bytes_per_token": "200704", "blanks": "count"}).content.decode()
     assert 'id="practice-note"' not in first
@@ -73,7 +74,7 @@ def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candid
 
 
 def test_the_drill_page_opened_again_names_the_attempt_that_counts(candidate_client, candidate):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     assert 'id="seen-note"' not in candidate_client.get(problem.get_absolute_url()).content.decode()
     candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "200704", "blanks": "count"})
     first = Attempt.objects.get(user=candidate)

@@ -18,7 +18,8 @@ fixed inputs are those of v3). v5 solves each draw and draws again when its prob
 simulator's window rule (a request still running at the run's end counts if it can still meet both targets), so a
 new knee problem's stored goodputs are higher near the knee; problems stored before keep their sweep. v7: the
 December 2026 cards (Rubin NVL72, Rubin CPX, MI455X, the MI355X's fp8/fp4 compute) join the cards a stack is drawn
-on, and a served model on a card quoted only at fp8/fp4 draws fp8 or nvfp4 weights.
+on, and a served model on a card quoted only at fp8/fp4 draws fp8 or nvfp4 weights. v8: the Qwen3 models (8B, 32B,
+30B-A3B, 235B-A22B) join the models a stack is drawn with.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 7
+GENERATOR_VERSION = 8
 MAX_SEED = 2**63
 
 

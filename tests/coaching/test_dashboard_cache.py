@@ -23,6 +23,7 @@ from coaching.models import Assignment
 from drills.models import Card
 from drills.problems.generation import create_problem
 from drills.reviews.services import record_open_review
+from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -77,7 +78,7 @@ def test_a_candidates_new_attempt_shows_on_each_of_their_coaches_dashboards_on_t
     assert all("rising" not in text for text in summary.values())
 
     # A ladder attempt with the query-heads mistake in kv_bytes_per_token, through the drill page.
-    problem = create_problem("ladder", seed=7, user=world.demo)
+    problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     answers = h.answers(problem)
     answers["kv_bytes_per_token"] = "200704"  # query heads instead of KV heads (tests/test_first_graded_attempt.py)
     candidate = Client()
@@ -90,7 +91,7 @@ def test_a_candidates_new_attempt_shows_on_each_of_their_coaches_dashboards_on_t
     # eve is in no cohort of carol's: carol's cached dashboard is not rebuilt by her work.
     eve = Client()
     eve.force_login(world.eve)
-    theirs = create_problem("ladder", seed=7, user=world.eve)
+    theirs = create_problem("ladder", seed=7, user=world.eve, fixed_inputs=QWEN25_7B_LADDER)
     assert eve.post(theirs.get_absolute_url(), {**answers, "started": ""}).status_code == 200
     assert _tables(clients["carol"])[1] == 2
 
@@ -129,7 +130,7 @@ def test_the_cached_dashboard_is_the_overview_and_follows_the_clock(world):
 
 
 def test_work_leaving_the_trend_window_is_a_moment_the_clock_changes_the_overview(world, h):
-    problem = create_problem("ladder", seed=7, user=world.demo)
+    problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     answers = h.answers(problem)
     answers["kv_bytes_per_token"] = "200704"
     client = Client()

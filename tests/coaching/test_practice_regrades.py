@@ -1,9 +1,10 @@
 """The coach sees which of a candidate's attempts count and which are practice re-grades.
 
-demo grades the ladder at seed 7 (Qwen2.5-7B, KV cache per token 2 × 28 layers × 4 KV heads × 128 × 1 B =
-28,672 B) twice: first typing 200,704 B (the 28 query heads in place of the 4 KV heads), then, after grading
-showed the expected value, 28,672 B. Only the first attempt is in the coach's scores and misconception tables
-(``Attempt.first_graded``); the candidate page marks the second as practice and its attempt page links the first.
+demo grades a ladder pinned by its inputs (tests/pinned.py: Qwen2.5-7B, KV cache per token 2 × 28 layers × 4 KV
+heads × 128 × 1 B = 28,672 B) twice: first typing 200,704 B (the 28 query heads in place of the 4 KV heads), then,
+after grading showed the expected value, 28,672 B. Only the first attempt is in the coach's scores and misconception
+tables (``Attempt.first_graded``); the candidate page marks the second as practice and its attempt page links the
+first.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from coaching.visibility import HiddenWork, hidden_work
 from drills.models import BankItem, Round, RoundItem
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
+from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def regraded(world):
-    problem = create_problem("ladder", seed=7, user=world.demo)
+    problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     first = submit(problem, world.demo, {"kv_bytes_per_token": "200704", "per_user_gib": "0.4375"}).attempt
     second = submit(problem, world.demo, {"kv_bytes_per_token": "28672", "per_user_gib": "0.4375"}).attempt
     return first, second
@@ -86,7 +88,7 @@ def test_a_regrade_of_hidden_work_is_hidden_with_it(client, world):
     the same problem on the drill page: carol sees neither, not even as a practice row on the candidate page."""
     dave_template = BankItem.objects.create(slug="dave-private-ladder", kind=BankItem.PROBLEM, family="ladder",
                                             published=False, author=world.dave, prompt="Dave's ladder.")
-    problem = create_problem("ladder", seed=7, user=world.demo)
+    problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     in_round = submit(problem, world.demo, {"kv_bytes_per_token": "200704"}).attempt
     round_ = Round.objects.create(user=world.demo, kind="custom", title="Dave's round", started_at=world.T0,
                                   deadline=world.T0 + timedelta(minutes=30))

@@ -93,13 +93,14 @@ def _step_rows(page, position: int) -> dict[str, list[str]]:
 def test_round_debrief_after_finishing_early(live_server, page, candidate, problem_templates):
     """Answer the ladder with one slip, submit it, finish early (confirmed), read every step, work it again.
 
-    The ladder is pinned to seed 7 (Qwen2.5-7B, one B300, FP8 KV cache, 16384-token context): KV cache per
-    token 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B; 200704 B is 7× that, the 28 query heads
-    used for the 4 KV heads; per user 28672 × 16384 / 2³⁰ = 0.4375 GiB.
+    The ladder is pinned by its inputs (tests/pinned.py: Qwen2.5-7B, one B300, FP8 KV cache, 16384-token
+    context): KV cache per token 2 × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B; 200704 B is 7× that,
+    the 28 query heads used for the 4 KV heads; per user 28672 × 16384 / 2³⁰ = 0.4375 GiB.
     """
     from drills.models import ProblemInstance
     from drills.problems.generation import create_problem
     from drills.rounds.models import Round
+    from tests.pinned import QWEN25_7B_LADDER
 
     log_in(page, live_server.url, "alice", "/rounds/")
     preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))
@@ -107,7 +108,7 @@ def test_round_debrief_after_finishing_early(live_server, page, candidate, probl
         preset.locator("[type='submit']").click()
     round_ = Round.objects.get(pk=int(ITEM_URL.search(page.url).group(1)), user=candidate)
     ladder = round_.items.get(position=1)
-    ladder.problem = create_problem("ladder", seed=7, user=candidate)
+    ladder.problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     ladder.save(update_fields=["problem"])
     page.reload()
 

@@ -125,3 +125,26 @@ def test_chapter_04_compares_every_card_of_the_catalog():
     chapter = next((Path(__file__).resolve().parents[2] / "fixtures" / "runbook").glob("04-*.md")).read_text()
     table = chapter.split("## Comparing cards", 1)[1].split("\n\n")[2]
     assert [gpu_id for gpu_id in CATALOG.gpus if f"{{{{gpu {gpu_id}.name}}}}" not in table] == []
+
+
+@pytest.mark.parametrize("model_id, kv_bytes, active", [
+    # layers × KV heads × head_dim 128 × 2 (K, V) × 2 bytes (bf16):
+    ("qwen3-8b", 36 * 8 * 128 * 2 * 2, 8_190_735_360),           # 147,456 B/token
+    ("qwen3-32b", 64 * 8 * 128 * 2 * 2, 32_762_123_264),         # 262,144 B/token
+    ("qwen3-30b-a3b", 48 * 4 * 128 * 2 * 2, 3_353_032_704),      # 98,304 B/token
+    ("qwen3-235b-a22b", 94 * 4 * 128 * 2 * 2, 22_190_763_520),   # 192,512 B/token
+])
+def test_qwen3_cache_and_weights_at_each_precision(model_id, kv_bytes, active):
+    model = CATALOG.model(model_id)
+    assert model.config.qk_norm and not model.config.qkv_bias
+    assert FAMILIES["kv"].run({"model": model_id}).values["kv_bytes_per_token"] == kv_bytes
+    assert FAMILIES["kv"].run({"model": model_id, "kv_dtype": "fp8"}).values["kv_bytes_per_token"] == kv_bytes / 2
+    total = {"qwen3-8b": 8_190_735_360, "qwen3-32b": 32_762_123_264, "qwen3-30b-a3b": 30_532_122_624,
+             "qwen3-235b-a22b": 235_093_634_560}[model_id]
+    # Weights: total × 2 B (bf16), × 1 B (fp8), × 4.25 ÷ 8 B (mxfp4's effective width).
+    for dtype, bytes_each in (("bf16", 2), ("fp8", 1), ("mxfp4", 4.25 / 8)):
+        result = FAMILIES["weights"].run({"model": model_id, "weights_dtype": dtype}).values
+        assert result["weight_bytes"] == total * bytes_each
+    assert any(source.get("repo") == "citsjtu2020/LLM-Prof" or "huggingface.co/Qwen" in source.get("url", "")
+               for source in model.source)
+    assert model.config.is_moe == (active != total)

@@ -164,18 +164,19 @@ def test_generator_is_deterministic_per_seed():
 
 def test_generator_draws_realistic_problems_with_costs_of_real_pairs():
     catalog = default_catalog()
-    # 8B→70B 0.11, 8B→405B 0.02, 70B→405B 0.17, Llama-2 7B→13B 0.52, Qwen2.5 7B→72B 0.10.
-    assert sorted({cost for _, _, cost in spec_module.draft_pairs(catalog)}) == [0.02, 0.1, 0.11, 0.17, 0.52]
+    # 8B→70B 0.11, 8B→405B 0.02, 70B→405B 0.17, Llama-2 7B→13B 0.52, Qwen2.5 7B→72B 0.10,
+    # Qwen3 8B→32B 0.25 (8,190,735,360 / 32,762,123,264 = 0.2500).
+    assert sorted({cost for _, _, cost in spec_module.draft_pairs(catalog)}) == [0.02, 0.1, 0.11, 0.17, 0.25, 0.52]
     seen = set()
     for seed in range(300):
         inputs = FAMILIES["spec"].generate(random.Random(f"spec:{seed}"), catalog)
         assert 0.5 <= inputs["alpha"] <= 0.9
         assert 2 <= inputs["gamma"] <= 8
-        assert inputs["draft_cost"] in (0.02, 0.1, 0.11, 0.17, 0.52)
+        assert inputs["draft_cost"] in (0.02, 0.1, 0.11, 0.17, 0.25, 0.52)
         result = FAMILIES["spec"].run(inputs)
         assert 1 < result.values["expected_tokens"] <= inputs["gamma"] + 1
         seen.add(inputs["draft_cost"])
-    assert len(seen) == 5
+    assert len(seen) == 6
 
 
 def test_describe_states_alpha_gamma_and_cost():

@@ -1,8 +1,8 @@
 """The round debrief (issue 20, item 3): every step of every item, "work it again", "Finish now" confirmed.
 
-The ladder problem is pinned to seed 7 (Qwen2.5-7B on one B300, FP8 KV cache, 16384-token context): its KV
-cache per token is 2 (K and V) × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B, and a user at the
-context limit holds 28672 B × 16384 / 2³⁰ = 0.4375 GiB.
+The ladder problem is pinned by its inputs (tests/pinned.py: Qwen2.5-7B on one B300, FP8 KV cache, 16384-token
+context): its KV cache per token is 2 (K and V) × 28 layers × 4 KV heads × 128 dims × 1 byte = 28672 B, and a user
+at the context limit holds 28672 B × 16384 / 2³⁰ = 0.4375 GiB.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from drills.models import ProblemInstance, Round
 from drills.problems.generation import create_problem
+from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def _pinned_capacity_round(candidate_client, candidate):
     candidate_client.post(reverse("rounds:start", args=["capacity"]))
     round_ = Round.objects.get(user=candidate)
     item = round_.items.get()
-    item.problem = create_problem("ladder", seed=7, user=candidate)
+    item.problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     item.save(update_fields=["problem"])
     return round_, item
 
