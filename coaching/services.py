@@ -46,11 +46,11 @@ from coaching.progress import EntryResult as EntryResult
 from coaching.progress import assignments_for as assignments_for
 from coaching.progress import progress_for as progress_for
 from drills.bank.services import item_title
-from drills.models import BankItem, Card, Round, RoundItem, RoundTemplate
+from drills.models import BankItem, Card, Round, RoundTemplate
 from drills.problems.generation import create_problem, generate_inputs, unsolvable
 from drills.reviews.scheduling import add_to_deck
-from drills.rounds.drawing import draw_items
-from drills.rounds.services import draw_or_none, start_round
+from drills.rounds.drawing import Drawn, draw_items
+from drills.rounds.services import add_items, start_round
 from outbox.services import enqueue
 from runbook.content import render_authored
 from runbook.shortcodes import ShortcodeError
@@ -427,25 +427,16 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
     if work is not None and work.round is not None:
         return work.round
     rng = random.Random()
-    drawn: list[tuple[BankItem, dict]] = []
+    drawn: list[Drawn] = []
     for entry in _entries(assignment):
-        if entry.round_template_id:
-            drawn += [(item, {}) for item, _ in draw_items(candidate, entry.round_template, now, rng)]
+        if entry.round_template_id:  # a preset's items, the follow-ups of a "Follow-ups" preset among them
+            drawn += draw_items(candidate, entry.round_template, now, rng)
         else:
-            drawn.append((entry.item, entry.fixed_inputs or {}))
+            drawn.append(Drawn(entry.item, None, fixed=entry.fixed_inputs or {}))
     round_ = Round.objects.create(user=candidate, template=None, kind="assignment",
                                   title=assignment.question_set.title[:120], started_at=now,
                                   deadline=now + timedelta(seconds=assignment.time_limit_s))
-    position = 0
-    for item, fixed in drawn:
-        problem = None
-        if item.kind == BankItem.PROBLEM and item.family:
-            problem = draw_or_none(item, rng, candidate, fixed)
-            if problem is None:  # a template whose problem cannot be drawn is left out of the round
-                continue
-        position += 1
-        RoundItem.objects.create(round=round_, position=position, item=item, item_slug=item.slug, kind=item.kind,
-                                 problem=problem, started_at=now if position == 1 else None)
+    add_items(round_, drawn, rng, candidate, now)
     _record_work(work, assignment, candidate, None, now, round=round_)
     return round_
 

@@ -56,6 +56,8 @@ TABLES = [
           lambda u: _model("drills.Attempt").objects.filter(user=u)),
     Table("attempt_steps", "drills.StepAnswer", "every step of every attempt: what you typed and its verdict",
           lambda u: _model("drills.StepAnswer").objects.filter(attempt__user=u)),
+    Table("followups", "drills.FollowUpAttempt", "your follow-ups: what you marked as moving, your new values, "
+          "their grades", lambda u: _model("drills.FollowUpAttempt").objects.filter(user=u)),
     Table("cards", "drills.Card", "your review cards", lambda u: _model("drills.Card").objects.filter(user=u)),
     Table("reviews", "drills.ReviewLog", "every review you made",
           lambda u: _model("drills.ReviewLog").objects.filter(user=u)),

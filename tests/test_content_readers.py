@@ -102,7 +102,7 @@ def test_a_reader_registered_by_an_app_is_called_in_its_place(with_test_app, tre
         "tracks  ", "documents", "paths   ", "errata  ", "stages  ", "bar topics", "resources", "questions",
         "critiques")]
     families = len(drill_families())
-    assert lines[12:] == [f"problem templates  {families} created, 0 updated, 0 unchanged", "round presets      6",
+    assert lines[12:] == [f"problem templates  {families} created, 0 updated, 0 unchanged", "round presets      7",
                           "Content loaded."]
     assert BankItem.objects.filter(kind=BankItem.PROBLEM).count() == families
 

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Mapping
 
+from calculators.engine.answers import parse_answer
 from calculators.engine.catalog import Catalog, catalog_from_entries, default_catalog
+from calculators.engine.errors import AnswerError
 from calculators.engine.followup import FollowUp, FollowUpGrade, draw_chain, grade_followup, own_values
 from calculators.families import FAMILIES
 from drills.models import Attempt, FollowUpAttempt, ProblemInstance
@@ -114,3 +116,15 @@ def store_link(user, problem: ProblemInstance, position: int, graded: FollowUpGr
         inputs=graded.followup.new_inputs, marked=marked,
         answers={key: str(answers.get(key, "")) for key in marked}, grade=graded.to_json(), own=graded.own,
         marks_score=graded.marks_score, values_score=graded.values_score, score=graded.score)
+
+
+def refusal(text: str, unit: str) -> str | None:
+    """The answer parser's sentence for a typed new value it cannot read in ``unit``, or ``None`` (a blank value
+    is not refused: it is graded unanswered)."""
+    if not str(text).strip():
+        return None
+    try:
+        parse_answer(str(text), unit)
+    except AnswerError as error:
+        return str(error)
+    return None

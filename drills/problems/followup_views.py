@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from calculators.engine.answers import parse_answer
-from calculators.engine.errors import AnswerError, EngineError
+from calculators.engine.errors import EngineError
 from calculators.engine.procedures.base import format_number
 from calculators.families import FAMILIES
-from drills.followups.services import chain, grade_link, store_link, stored_start
+from drills.followups.services import chain, grade_link, refusal, store_link, stored_start
 from drills.models import ProblemInstance
 from drills.problems.forms import FollowUpForm, read_carry, sign_carry
 from drills.problems.generation import MAX_SEED, draw_problem
@@ -43,14 +42,15 @@ def stored(request: HttpRequest, family: str, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def drawn(request: HttpRequest, family: str) -> HttpResponse:
-    """A follow-up on a problem drawn from ``?seed=N`` and not stored (a visitor's): nothing is stored."""
+    """A follow-up on a problem drawn from ``?seed=N`` and not stored (a visitor's): nothing is stored. Without a
+    seed it is the family's new problem that comes first (a redirect)."""
     _drill_family(family)
     try:
         seed = int(request.GET.get("seed", ""))
     except ValueError:
-        raise Http404("A follow-up names its problem's seed.") from None
-    if not 0 <= seed < MAX_SEED:
-        raise Http404("A follow-up names its problem's seed.")
+        seed = -1
+    if not 0 <= seed < MAX_SEED:  # a follow-up without its problem: work a problem first
+        return redirect("drills:new", family=family)
     try:
         instance = draw_problem(family, seed)
     except EngineError:
@@ -139,14 +139,7 @@ def _unreadable(form: FollowUpForm, link) -> dict[str, str]:
     """Step key → the parser's message for each marked step whose typed value cannot be read (nothing is
     graded then, as on the drill page)."""
     units = {spec.key: spec.unit for spec in link.result.specs}
-    refused = {}
-    for key, text in form.answers().items():
-        if text.strip():
-            try:
-                parse_answer(text, units[key])
-            except AnswerError as error:
-                refused[key] = str(error)
-    return refused
+    return {key: message for key, text in form.answers().items() if (message := refusal(text, units[key]))}
 
 
 def followup_page(request: HttpRequest, instance: ProblemInstance) -> HttpResponse:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from datetime import datetime
+from typing import NamedTuple
 
 from django.db.models import Count
 
@@ -59,11 +60,23 @@ def _candidates(slot: dict):
     return items
 
 
-def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random) -> list[tuple[BankItem, int | None]]:
-    """The (item, time box) pairs of a new round: least sat in the candidate's rounds first, then at random."""
+class Drawn(NamedTuple):
+    """One drawn item of a new round: the bank item, its time box, how many follow-ups to ask after it (a
+    problem template's slot with ``"followups": n``, each boxed ``followup_box_s``; issue 33 item 1), and the
+    inputs a coach's set entry holds fixed."""
+
+    item: BankItem
+    box: int | None
+    followups: int = 0
+    followup_box: int | None = None
+    fixed: dict | None = None  # a coach's fixed inputs for the problem (a set entry's)
+
+
+def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random) -> list[Drawn]:
+    """The items of a new round (:class:`Drawn`): least sat in the candidate's rounds first, then at random."""
     used = Counter(dict(RoundItem.objects.filter(round__user=user, item__isnull=False)
                         .values_list("item").annotate(n=Count("pk")).values_list("item", "n")))
-    drawn: list[tuple[BankItem, int | None]] = []
+    drawn: list[Drawn] = []
     for slot in template.slots:
         box = slot.get("box_s")
         if "weak" in slot:
@@ -71,14 +84,14 @@ def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random)
             if not spots:
                 raise NoItems("No weak spots yet: sit a few drills or reviews first, and the misconceptions "
                               "you make and the cards you are forgetting will fill this round.")
-            drawn += [(item, box) for item in spots]
+            drawn += [Drawn(item, box) for item in spots]
             continue
-        pool = [item for item in _candidates(slot) if item.pk not in {d.pk for d, _ in drawn}]
+        pool = [item for item in _candidates(slot) if item.pk not in {d.item.pk for d in drawn}]
         for _ in range(int(slot.get("count", 1))):
             if not pool:
                 raise NoItems(f"The bank has no published item for this round ({slot}).")
             fewest = min(used[item.pk] for item in pool)
             item = rng.choice(sorted((i for i in pool if used[i.pk] == fewest), key=lambda i: i.slug))
             pool.remove(item)
-            drawn.append((item, box))
+            drawn.append(Drawn(item, box, int(slot.get("followups", 0)), slot.get("followup_box_s")))
     return drawn

@@ -25,6 +25,10 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+#: The kind of a round item that follows up the problem item before it (issue 33 item 1); its bank item is that
+#: problem's template.
+FOLLOWUP = "followup"
+
 
 class RoundTemplate(models.Model):
     """A round kind as data: what to draw (``slots``) and how long it lasts.
@@ -174,6 +178,10 @@ class RoundItem(models.Model):
                                          on_delete=models.SET_NULL, related_name="+")
     review = models.ForeignKey("drills.ReviewLog", null=True, blank=True, on_delete=models.SET_NULL,
                                related_name="+", help_text="The FSRS review this item recorded.")
+    followup = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                help_text="Follow-up items: the link of the problem's chain, from 0.")
+    followup_attempt = models.ForeignKey("drills.FollowUpAttempt", null=True, blank=True, on_delete=models.SET_NULL,
+                                         related_name="+", help_text="Follow-up items: the graded follow-up.")
 
     class Meta:
         ordering = ["round", "position"]
@@ -192,6 +200,11 @@ class RoundItem(models.Model):
     @property
     def is_critique(self) -> bool:
         return self.kind == "critique"
+
+    @property
+    def is_followup(self) -> bool:
+        """A follow-up on the round's problem item before it: which steps move, then their new values."""
+        return self.kind == FOLLOWUP
 
     @property
     def is_open(self) -> bool:

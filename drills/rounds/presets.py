@@ -40,6 +40,13 @@ PRESETS: dict[str, dict] = {
                        "closest to forgetting.",
         "slots": [{"weak": 4, "box_s": 7 * 60}],
     },
+    "followups": {
+        "title": "Follow-ups", "duration_s": 20 * 60, "position": 7,
+        "description": "One worked problem, then the interviewer's follow-ups on the same stack: one input changes "
+                       "each time; say which steps move, then their new values.",
+        "slots": [{"families": ["ladder", "kv", "roofline", "decode", "slo", "tp"], "box_s": 8 * 60,
+                   "followups": 3, "followup_box_s": 4 * 60}],
+    },
 }
 
 # --- presets ------------------------------------------------------------------------------

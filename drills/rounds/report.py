@@ -26,6 +26,7 @@ class ReportRow:
     pending: bool
     steps: list[StepAnswer] = field(default_factory=list)
     kept_aside: list[dict] = field(default_factory=list)
+    followup: dict | None = None  # a follow-up item's graded chain link (FollowUpAttempt), for the debrief
 
     @property
     def impossible(self) -> bool:
@@ -76,6 +77,11 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def followups(self) -> list[ReportRow]:
+        """The rows of graded follow-up items, in order (the debrief's follow-up section)."""
+        return [row for row in self.rows if row.followup is not None]
+
+    @property
     def not_in_deck(self) -> list[BankItem]:
         return [item for item in self.to_review if item.pk not in self.in_deck]
 
@@ -86,7 +92,8 @@ def report_for(round_: Round) -> Report:
     An item is to review when it scored under ``HARD_BELOW``, was never graded, or had a step with a named
     misconception or an impossible value, whatever its score.
     """
-    items = list(round_.items.select_related("item", "problem", "attempt", "critique_attempt", "round"))
+    items = list(round_.items.select_related("item", "problem", "attempt", "critique_attempt", "followup_attempt",
+                                             "round"))
     end = round_.finished_at or round_.deadline
     steps = Counter()
     made: dict[str, dict] = {}
@@ -110,9 +117,14 @@ def report_for(round_: Round) -> Report:
         if item.critique_attempt_id:
             for mark in CritiqueMark.objects.filter(attempt_id=item.critique_attempt_id, outcome=CritiqueMark.MISSED):
                 mistakes.append(f"missed: {mark.category or 'line ' + str(mark.line)}")
+        followup = followup_debrief(item)
+        if followup is not None:
+            mistakes += [f"{mark['verdict_label']}: {mark['label']}" for mark in followup["marks"]
+                         if mark["verdict"] != "right"]
         taken = item.time_taken_s(end)
         rows.append(ReportRow(item, taken, bool(item.time_box_s and taken and taken > item.time_box_s), mistakes,
-                              pending=item.grade is None, steps=graded, kept_aside=kept_aside(item, labels)))
+                              pending=item.grade is None, steps=graded, kept_aside=kept_aside(item, labels),
+                              followup=followup))
     for entry in made.values():
         entry["count"] = steps[entry["id"]]
     to_review = [row.item.item for row in rows if row.item.item is not None and (
@@ -124,6 +136,28 @@ def report_for(round_: Round) -> Report:
     return Report(round_, rows, sorted(made.values(), key=lambda e: -e["count"]), to_review, in_deck, earlier,
                   previous=earlier[0] if earlier else None,
                   earlier_mean=sum(scored) / len(scored) if scored else None)
+
+
+#: How the debrief names a follow-up's wrong marks.
+MARK_LABELS = {"right": "Right", "left_unmoved": "A moved step left unmoved",
+               "moved_when_still": "A still step marked as moving"}
+
+
+def followup_debrief(item: RoundItem) -> dict | None:
+    """A graded follow-up item as the debrief shows it: ``{"change", "number", "marks_score", "values_score",
+    "score", "steps": [...], "marks": [...]}``, each step with its label, whether it moves, the mark and the value's
+    verdict; ``None`` for any other item or one not graded."""
+    if not item.is_followup or item.followup_attempt is None:
+        return None
+    graded = item.followup_attempt.grade
+    labels = ({spec.key: spec.label for spec in item.problem.solve().specs} if item.problem is not None else {})
+    values = {value["key"]: value for value in graded["values"]}
+    marks = [{**mark, "label": labels.get(mark["key"], mark["key"].replace("_", " ")),
+              "verdict_label": MARK_LABELS.get(mark["verdict"], mark["verdict"]), "value": values.get(mark["key"])}
+             for mark in graded["marks"]]
+    return {"change": item.followup_attempt.change.get("sentence", ""), "number": (item.followup or 0) + 1,
+            "marks_score": graded["marks_score"], "values_score": graded["values_score"], "score": graded["score"],
+            "marks": marks}
 
 
 def add_review_items(user, round_: Round, item_ids, now: datetime | None = None) -> int:

@@ -30,14 +30,18 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from calculators.engine.errors import EngineError
+from calculators.engine.followup import FollowUp
 from drills.critique.services import grade_critique, read_flags
+from drills.followups.services import chain as followup_chain
+from drills.followups.services import first_values, grade_link, refusal, store_link
 from drills.models import BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems import grading
 from drills.problems.forms import read_start
-from drills.problems.generation import create_problem
+from drills.problems.generation import DRAW_ATTEMPTS, create_problem
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, time_box_of
 from drills.reviews.services import record_graded_review, record_open_review
-from drills.rounds.drawing import draw_items
+from drills.rounds.drawing import Drawn, draw_items
+from drills.rounds.models import FOLLOWUP
 from drills.rounds.presets import preset
 
 MAX_TEXT = 20_000
@@ -57,17 +61,52 @@ def start_round(user, template: RoundTemplate | str, now: datetime | None = None
     drawn = draw_items(user, template, now, rng)
     started = Round.objects.create(user=user, template=template, kind=template.kind, title=template.title,
                                    started_at=now, deadline=now + timedelta(seconds=template.duration_s))
+    add_items(started, drawn, rng, user, now)
+    return started
+
+
+def add_items(round_: Round, drawn: list[Drawn], rng: random.Random, user, now: datetime) -> None:
+    """Put ``drawn`` in ``round_`` in order: each problem template's problem drawn now (a template that cannot
+    draw one is left out) and its follow-ups after it (issue 33 item 1); the first item opens with the round.
+    A round started from a template and a coach's timed assignment are both built here."""
     position = 0
-    for item, box in drawn:
-        problem = None
+    for item, box, followups, followup_box, fixed in drawn:
+        problem, links = None, 0
         if item.kind == BankItem.PROBLEM and item.family:
-            problem = draw_or_none(item, rng, user)
+            problem, links = _problem_with_followups(item, rng, user, followups, fixed)
             if problem is None:  # a template whose problem cannot be drawn is left out of the round
                 continue
         position += 1
-        RoundItem.objects.create(round=started, position=position, item=item, item_slug=item.slug, kind=item.kind,
+        RoundItem.objects.create(round=round_, position=position, item=item, item_slug=item.slug, kind=item.kind,
                                  time_box_s=box, problem=problem, started_at=now if position == 1 else None)
-    return started
+        for link in range(links):  # the interviewer follows up on that problem
+            position += 1
+            RoundItem.objects.create(round=round_, position=position, item=item, item_slug=item.slug,
+                                     kind=FOLLOWUP, time_box_s=followup_box, problem=problem, followup=link)
+
+
+#: A slot with follow-ups draws its problem again (another seed) until the chain is at least this long.
+MIN_CHAIN = 2
+
+
+def _problem_with_followups(item: BankItem, rng: random.Random, user, followups: int,
+                            fixed: dict | None = None) -> tuple[ProblemInstance | None, int]:
+    """A problem of template ``item`` and how many follow-ups its chain gives (up to ``followups``): drawn
+    again, up to :data:`~drills.problems.generation.DRAW_ATTEMPTS` times, while its chain is shorter than
+    :data:`MIN_CHAIN` (a params problem on a model without a named MoE sibling has none)."""
+    problem = draw_or_none(item, rng, user, fixed)
+    if not followups or problem is None:
+        return problem, 0
+    for _ in range(DRAW_ATTEMPTS):
+        links = len(followup_chain(problem, followups))
+        if links >= min(MIN_CHAIN, followups):
+            return problem, links
+        problem.delete()
+        problem = draw_or_none(item, rng, user, fixed)
+        if problem is None:
+            return None, 0
+    problem.delete()
+    return None, 0
 
 
 def draw_or_none(item: BankItem, rng: random.Random, user, fixed: dict | None = None) -> ProblemInstance | None:
@@ -118,6 +157,8 @@ def read_content(item: RoundItem, data) -> dict:
     elif item.is_worked and item.problem is not None:
         keys = [spec.key for spec in item.problem.solve().specs]
         content["answers"] = {key: str(data.get(key, item.answers.get(key, "")))[:MAX_TEXT] for key in keys}
+    elif item.is_followup and item.problem is not None:
+        content["answers"] = read_followup(item, data)
     elif item.is_critique and item.item is not None:
         lines = (item.item.details or {}).get("lines", [])
         if "present_flags" in data or "flag" in data:
@@ -125,6 +166,45 @@ def read_content(item: RoundItem, data) -> dict:
                                {key[4:]: value for key, value in data.items() if key.startswith("why_")})
             content["answers"] = {str(line): why for line, why in flags.items()}
     return content
+
+
+def followup_link(item: RoundItem) -> FollowUp | None:
+    """The follow-up a follow-up ``item`` asks (a link of its problem's chain), or ``None``."""
+    links = followup_chain(item.problem, (item.followup or 0) + 1) if item.problem is not None else ()
+    return links[item.followup] if item.followup is not None and item.followup < len(links) else None
+
+
+def read_followup(item: RoundItem, data) -> dict:
+    """A follow-up item's answer from a form: ``{"marked": [step keys], "values": {key: text}}`` (the marks are
+    read when the form says they are there, ``present_marks``; a value box not sent keeps its saved text)."""
+    link = followup_link(item)
+    saved = item.answers or {}
+    if link is None:
+        return dict(saved)
+    keys = [spec.key for spec in link.result.specs]
+    if "present_marks" in data or "marked" in data:
+        chosen = set(data.getlist("marked"))
+        marked = [key for key in keys if key in chosen]
+    else:
+        marked = list(saved.get("marked", []))
+    values = {key: str(data.get(f"value-{key}", (saved.get("values") or {}).get(key, "")))[:MAX_TEXT]
+              for key in keys if f"value-{key}" in data or key in (saved.get("values") or {})}
+    return {"marked": marked, "values": values}
+
+
+def followup_own(item: RoundItem) -> dict[str, float]:
+    """The candidate's values before follow-up ``item``: their answers to the round's problem item, carried
+    through the follow-ups before this one as they answered them (error carried forward, issue 33 item 1)."""
+    siblings = list(item.round.items.filter(problem_id=item.problem_id).order_by("position"))
+    base = next((other for other in siblings if other.is_worked), None)
+    own = first_values(item.problem, dict(base.answers) if base is not None else {})
+    for other in siblings:
+        if other.is_followup and other.followup is not None and other.followup < (item.followup or 0):
+            link = followup_link(other)
+            if link is not None:
+                answers = other.answers or {}
+                own = grade_link(link, own, answers.get("marked", []), answers.get("values", {})).own
+    return own
 
 
 def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
@@ -135,6 +215,12 @@ def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
     before the deadline while this is not empty (the typo is the candidate's to fix, as on the drill and review
     pages); after the deadline what arrived is graded as it stands.
     """
+    if item.is_followup and item.problem is not None:
+        link = followup_link(item)
+        answer = read_followup(item, data)
+        units = {spec.key: spec.unit for spec in link.result.specs} if link is not None else {}
+        return {key: message for key in answer.get("marked", []) if key in units
+                for message in [refusal((answer.get("values") or {}).get(key, ""), units[key])] if message}
     if not item.is_worked or item.problem is None:
         return {}
     return grading.unreadable_steps(grading.grade_problem(item.problem, read_content(item, data)["answers"]))
@@ -229,6 +315,18 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
         submitted = grading.submit(item.problem, user, dict(item.answers), started_at=item.started_at, now=now,
                                    time_taken_s=item.time_taken_s(now))
         item.attempt, item.grade = submitted.attempt, submitted.grade.score
+    elif item.is_followup:
+        link = followup_link(item)
+        if link is None:  # the catalog moved under a stored problem's chain: nothing to grade it against
+            item.grade = 0.0
+            return
+        answers = item.answers or {}
+        graded = grade_link(link, followup_own(item), answers.get("marked", []), answers.get("values", {}))
+        base = item.round.items.filter(problem_id=item.problem_id, kind="problem").first()
+        item.followup_attempt = store_link(user, item.problem, item.followup or 0, graded,
+                                           base.attempt if base is not None else None,
+                                           answers.get("marked", []), answers.get("values", {}))
+        item.grade = graded.score
     elif item.is_critique and item.item is not None:
         flags = {int(line): why for line, why in item.answers.items()}
         graded = grade_critique(item.item.details or {}, flags)
@@ -247,8 +345,9 @@ def _grade(item: RoundItem, user, now: datetime) -> None:
         item.grade = len(item.ticked) / total if by_ticks else (item.self_score - 1) / 3
 
 
-GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "late", "auto_submitted",
-                 "revealed_at", "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at", "late_answers"]
+GRADED_FIELDS = ["started_at", "grade", "self_score", "attempt", "critique_attempt", "followup_attempt", "late",
+                 "auto_submitted", "revealed_at", "ticked", "answers", "answer", "said_aloud", "scratch", "saved_at",
+                 "late_answers"]
 
 
 def submit(user, item_id: int, version: int, data, now: datetime | None = None) -> Submitted:
@@ -320,8 +419,8 @@ def _rating(item: RoundItem, now: datetime) -> int:
 
 def _review(item: RoundItem, now: datetime) -> None:
     """Record the FSRS review of ``item``'s card (when the item is in the candidate's deck), once."""
-    if item.review_id or item.item is None or item.grade is None:
-        return
+    if item.review_id or item.item is None or item.grade is None or item.is_followup:
+        return  # a follow-up's bank item is its problem's template, reviewed by the problem item
     user = item.round.user
     card = Card.objects.of(user).filter(item=item.item).first()
     if card is None:

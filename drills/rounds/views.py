@@ -21,6 +21,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
 from calculators.engine.errors import EngineError
+from calculators.engine.procedures.base import format_number
 from calculators.engine.quantities import aliases_of, canonical_key
 from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
@@ -37,6 +38,7 @@ from drills.rounds.services import (
     close,
     close_if_due,
     current_item,
+    followup_link,
     start_round,
     unreadable_answers,
 )
@@ -126,6 +128,8 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
         if item.attempt_id:
             # Stored under the key of its day (weight_gib before weights_gib): read it under the canonical one.
             context["graded"] = {canonical_key(s.key, solution.family): s for s in item.attempt.steps.all()}
+    elif item.is_followup and item.problem is not None:
+        context.update(_followup_context(item))
     elif item.is_critique and item.item is not None:
         context.update({"rule": CRITIQUE_RULE, "lines": [
             {"number": n, "text": text, "flagged": str(n) in item.answers, "why": item.answers.get(str(n), "")}
@@ -140,6 +144,29 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
                                                         "round")
         elif round_.is_active or not item.is_submitted:  # where the answer will go, said before it is sent
             context["grading_endpoint"] = model_grading.endpoint_for(round_.user)
+    return context
+
+
+def _followup_context(item: RoundItem) -> dict:
+    """A follow-up item's page: the problem, the change, and per step what it was, the mark and the typed value
+    (and, once graded, both verdicts)."""
+    solution = item.problem.solve()
+    link = followup_link(item)
+    context = {"problem": item.problem, "statement": statement(item.problem, solution), "link": link}
+    if link is None:
+        return context
+    answers = item.answers or {}
+    marked, values = set(answers.get("marked", [])), answers.get("values") or {}
+    graded = item.followup_attempt.grade if item.followup_attempt_id else None
+    marks = {mark["key"]: mark for mark in graded["marks"]} if graded else {}
+    verdicts = {value["key"]: value for value in graded["values"]} if graded else {}
+    before = link.original.values
+    context["followup_rows"] = [
+        {"key": spec.key, "label": spec.label, "unit": spec.unit, "marked": spec.key in marked,
+         "value": values.get(spec.key, ""), "mark": marks.get(spec.key), "verdict": verdicts.get(spec.key),
+         "was": format_number(before[spec.key], spec.unit) if spec.key in before else "—"}
+        for spec in link.result.specs]
+    context["followup_graded"] = graded
     return context
 
 

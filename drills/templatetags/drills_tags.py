@@ -78,7 +78,8 @@ def item_name(thing, length: int = 80) -> str:
     item = thing if isinstance(thing, BankItem) else getattr(thing, "item", None)
     if item is None:
         return getattr(thing, "item_slug", "") or ""
-    return name_of(item, int(length))
+    link = getattr(thing, "followup", None)  # a round's follow-up on its problem item (issue 33 item 1)
+    return f"{name_of(item, int(length))}: follow-up {link + 1}" if link is not None else name_of(item, int(length))
 
 
 @register.filter

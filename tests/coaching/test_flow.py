@@ -247,3 +247,20 @@ def test_adding_an_item_with_a_malformed_id_is_a_form_error_not_a_500(coach_clie
         response = coach_client.post(f"/coach/sets/{question_set.pk}/entries/", {field: value})
         assert response.status_code == 200 and b"invalid-feedback" in response.content  # a form error
     assert not SetEntry.objects.filter(question_set=question_set).exists()
+
+
+def test_a_timed_set_with_the_follow_ups_preset_asks_them_after_its_problem(world, client):
+    # A coach's set may hold the "Follow-ups" round preset (issue 33 item 1): its problem, then its follow-ups.
+    from drills.models import Round
+    from drills.rounds.presets import preset
+
+    followups = QuestionSet.objects.create(coach=world.coach, title="Follow-ups week")
+    services.add_entry(followups, round_template=preset("followups"))
+    timed = services.assign(followups, world.coach, candidate=world.demo2, due_at=world.T0 + timedelta(days=4),
+                            time_limit_s=1200, now=world.T0)
+    client.force_login(world.demo2)
+    client.post(reverse("coaching:start_timed", args=[timed.pk]))
+    items = list(Round.objects.get(user=world.demo2).items.order_by("position"))
+    assert items[0].kind == "problem" and 2 <= len(items) - 1 <= 3
+    assert [(i.kind, i.followup, i.problem_id) for i in items[1:]] == [
+        ("followup", n, items[0].problem_id) for n in range(len(items) - 1)]

@@ -159,3 +159,8 @@ def test_a_forged_carry_carries_nothing(db):
     assert read_carry(sign_carry({"weights_gib": 16.0})) == {"weights_gib": 16.0}
     assert read_carry("eyJ3ZWlnaHRzX2dpYiI6MTZ9:forged") == {}
     assert read_carry(None) == {}
+
+
+def test_a_follow_up_without_its_problem_sends_to_a_new_problem(db):
+    response = Client().get(reverse("drills:followup-drawn", args=["ladder"]))
+    assert response.status_code == 302 and response["Location"] == reverse("drills:new", args=["ladder"])

@@ -9,6 +9,7 @@ from drills.models import Attempt, Card, CritiqueAttempt, Round, RoundTemplate, 
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import record_open_review
 from drills.rounds.presets import PRESETS, preset, sync_presets
+from drills.rounds.services import followup_link
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +26,10 @@ def sit(client, round_: Round, clock, h) -> None:
         if item.is_worked:
             response = client.post(url, {"version": item.version, "scratch": "weights first",
                                          **h.answers(item.problem)})
+        elif item.is_followup:  # the steps that move, and their new values
+            link = followup_link(item)
+            response = client.post(url, {"version": item.version, "present_marks": "1", "marked": list(link.moves),
+                                         **{f"value-{key}": repr(link.result.values[key]) for key in link.moves}})
         elif item.is_critique:
             response = client.post(url, {"version": item.version, "present_flags": "1", "flag": ["3", "5"],
                                          "why_3": "query heads", "why_5": "big bang"})
@@ -43,8 +48,12 @@ def test_each_preset_starts_in_one_click_and_is_sat_end_to_end(candidate_client,
     assert response.status_code == 302 and response["Location"] == round_.get_absolute_url()
     assert round_.kind == kind and round_.deadline - round_.started_at == \
         __import__("datetime").timedelta(seconds=PRESETS[kind]["duration_s"])
-    expected = {"capacity": 1, "phone": 4, "architect": 2, "manager": 3, "critique": 1}[kind]
-    assert round_.items.count() == expected
+    expected = {"capacity": 1, "phone": 4, "architect": 2, "manager": 3, "critique": 1}.get(kind)
+    if kind == "followups":  # a problem and two or three follow-ups on it: as many as its chain gives
+        kinds = list(round_.items.values_list("kind", flat=True))
+        assert kinds[0] == "problem" and set(kinds[1:]) == {"followup"} and 3 <= len(kinds) <= 4
+    else:
+        assert round_.items.count() == expected
 
     sit(candidate_client, round_, clock, h)
 

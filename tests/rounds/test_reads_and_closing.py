@@ -71,10 +71,10 @@ def test_the_beat_task_closes_an_overdue_round_and_grades_what_was_saved(candida
 def test_the_presets_are_written_when_content_is_loaded(db, tmp_path):
     assert not RoundTemplate.objects.exists()
     report = load_content(tmp_path)  # no content files: the presets are data, loaded all the same
-    assert report.notes[-1] == "round presets      6"
+    assert report.notes[-1] == "round presets      7"
     presets = RoundTemplate.objects.filter(owner__isnull=True).order_by("position")
     assert [p.slug for p in presets] == list(PRESETS) == ["capacity", "phone", "architect", "manager", "critique",
-                                                          "weak"]
+                                                          "weak", "followups"]
     assert presets[0].duration_s == 300 and presets[1].title == "Phone screen"
 
 

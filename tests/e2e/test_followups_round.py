@@ -1,0 +1,72 @@
+"""A candidate in a real browser sits a "Follow-ups" round to its debrief (issue 33 item 1): the problem, then each
+follow-up (tick what moves, type the new values), then the report's follow-up section.
+
+The change each follow-up draws depends on the catalog, so the answers are read from the engine
+(``followup_link``); the hand-derived values are in tests/engine/test_followup.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from tests import needs
+
+from .test_candidate import PASSWORD, log_in
+
+expect = needs.module("playwright.sync_api").expect
+
+pytestmark = [pytest.mark.browser]
+
+ITEM_URL = re.compile(r"/rounds/(\d+)/(\d+)/$")
+
+
+@pytest.fixture
+def candidate(transactional_db):
+    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
+    return user
+
+
+def test_sit_a_follow_ups_round_to_its_debrief(live_server, page, candidate, content):
+    from drills.models import Round
+    from drills.rounds.services import followup_link
+
+    log_in(page, live_server.url, "alice", "/rounds/")
+    preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Follow-ups\s*$")))
+    with page.expect_navigation(url=ITEM_URL):
+        preset.locator("[type='submit']").click()
+    round_ = Round.objects.get(user=candidate)
+    items = list(round_.items.select_related("problem").order_by("position"))
+    assert items[0].kind == "problem" and {item.kind for item in items[1:]} == {"followup"}
+
+    # The problem, every step right.
+    for step in items[0].problem.solve().steps:
+        page.fill(f"#item-form input[name='{step.key}']", repr(step.value))
+    with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/2/$")):
+        page.get_by_role("button", name="Submit this item").click()
+
+    # Each follow-up: the change is stated; tick the steps that move, then type their new values.
+    for item in items[1:]:
+        link = followup_link(item)
+        expect(page.locator(".followup-change")).to_have_text(link.change.sentence)
+        for key in link.moves:
+            page.check(f"#fu-mark-{key}")
+            page.fill(f"#value-{key}", repr(link.result.values[key]))
+        last = item is items[-1]
+        target = rf"/rounds/{round_.pk}/report/$" if last else rf"/rounds/{round_.pk}/{item.position + 1}/$"
+        with page.expect_navigation(url=re.compile(target)):
+            page.get_by_role("button", name="Submit this item").click()
+
+    # The debrief: one entry per follow-up, each scored in full, and the round at 100 %.
+    debrief = page.locator("#report-followups")
+    expect(debrief).to_be_visible()
+    expect(debrief.locator(".followup-debrief")).to_have_count(len(items) - 1)
+    for number, item in enumerate(items[1:], start=1):
+        entry = page.locator(f"#followup-{number}")
+        expect(entry.locator("h3")).to_contain_text(followup_link(item).change.sentence)
+        expect(entry).to_contain_text("Which steps move: 100 % · their new values: 100 %")
+    expect(page.locator("#round-score")).to_have_text("100 %")

@@ -1,0 +1,130 @@
+"""The "Follow-ups" round (issue 33 item 1): a problem, then follow-ups on its stack, graded and debriefed.
+
+The change each follow-up draws depends on the catalog, so the tests read it from the engine (``followup_link``)
+and answer it; the engine's hand-derived values are in tests/engine/test_followup.py.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.urls import reverse
+
+from drills.models import FollowUpAttempt, Round
+from drills.rounds.services import close, followup_link, start_round
+
+pytestmark = pytest.mark.django_db
+
+
+def _start(candidate, h, seed: int = 3) -> Round:
+    round_ = start_round(candidate, "followups", h.T0, rng=random.Random(seed))
+    return round_
+
+
+def _answer_base(client, round_, h):
+    base = round_.items.get(position=1)
+    assert base.is_worked
+    client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": base.version, **h.answers(base.problem)})
+    return base
+
+
+def _right(link) -> dict:
+    return {"present_marks": "1", "marked": list(link.moves),
+            **{f"value-{key}": repr(link.result.values[key]) for key in link.moves}}
+
+
+def test_the_round_is_a_problem_and_its_follow_ups(candidate, bank, h):
+    round_ = _start(candidate, h)
+    items = list(round_.items.order_by("position"))
+    assert items[0].kind == "problem" and items[0].item.family in PRESET_FAMILIES
+    followups = items[1:]
+    assert 2 <= len(followups) <= 3
+    assert [item.followup for item in followups] == list(range(len(followups)))
+    assert all(item.kind == "followup" and item.problem_id == items[0].problem_id for item in followups)
+    changed = [followup_link(item).change.input for item in followups]
+    assert len(set(changed)) == len(changed)  # each follow-up changes another input
+
+
+PRESET_FAMILIES = {"ladder", "kv", "roofline", "decode", "slo", "tp"}
+
+
+def test_the_item_page_asks_which_steps_move_then_the_values(candidate_client, candidate, bank, clock, h):
+    round_ = _start(candidate, h)
+    clock.set(h.T0)
+    page = candidate_client.get(reverse("rounds:item", args=[round_.pk, 2])).content.decode()
+    link = followup_link(round_.items.get(position=2))
+    assert link.change.sentence.replace("'", "&#x27;") in page
+    assert "First: which steps move?" in page and "Then: the new values of the steps you ticked" in page
+    for spec in link.result.specs:
+        assert f'name="marked" value="{spec.key}"' in page and f'name="value-{spec.key}"' in page
+
+
+def test_a_right_chain_scores_full_and_the_debrief_shows_it(candidate_client, candidate, bank, clock, h):
+    round_ = _start(candidate, h)
+    clock.set(h.T0)
+    _answer_base(candidate_client, round_, h)
+    for item in round_.items.filter(kind="followup").order_by("position"):
+        clock.advance(seconds=30)
+        candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
+                              {"version": item.version, **_right(followup_link(item))})
+    round_.refresh_from_db()
+    assert round_.status == Round.FINISHED and round_.score == pytest.approx(1.0)
+    stored = list(FollowUpAttempt.objects.filter(user=candidate).order_by("position"))
+    assert [attempt.position for attempt in stored] == list(range(len(stored))) and len(stored) >= 2
+    assert all(attempt.score == 1.0 for attempt in stored)
+    base = round_.items.get(position=1)
+    assert all(attempt.attempt_id == base.attempt_id for attempt in stored)
+    report = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+    assert 'id="report-followups"' in report
+    for attempt in stored:
+        assert f"Follow-up {attempt.position + 1}: " in report
+
+
+def test_wrong_marks_are_named_in_the_debrief(candidate_client, candidate, bank, clock, h):
+    round_ = _start(candidate, h)
+    clock.set(h.T0)
+    _answer_base(candidate_client, round_, h)
+    item = round_.items.get(position=2)
+    link = followup_link(item)
+    skipped = link.moves[0]
+    answer = _right(link)
+    answer["marked"] = [key for key in link.moves if key != skipped]
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]), {"version": item.version, **answer})
+    close(round_, h.T0.replace(minute=5))
+    item.refresh_from_db()
+    assert item.grade < 1
+    marks = {mark["key"]: mark["verdict"] for mark in item.followup_attempt.grade["marks"]}
+    assert marks[skipped] == "left_unmoved"
+    report = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+    label = next(spec.label for spec in link.result.specs if spec.key == skipped)
+    assert f"A moved step left unmoved: {label}" in report
+
+
+def test_an_unreadable_value_is_refused_before_the_deadline(candidate_client, candidate, bank, clock, h):
+    round_ = _start(candidate, h)
+    clock.set(h.T0)
+    item = round_.items.get(position=2)
+    key = followup_link(item).moves[0]
+    page = candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]),
+                                 {"version": item.version, "present_marks": "1", "marked": [key],
+                                  f"value-{key}": "7O GiB"})
+    assert page.status_code == 200 and 'id="unreadable-steps"' in page.content.decode()
+    item.refresh_from_db()
+    assert not item.is_submitted and item.answers["values"][key] == "7O GiB"  # saved, not graded
+    assert FollowUpAttempt.objects.count() == 0
+
+
+def test_closing_grades_the_saved_follow_ups(candidate, bank, h):
+    round_ = _start(candidate, h)
+    base = round_.items.get(position=1)
+    base.answers = h.answers(base.problem)
+    base.save()
+    for item in round_.items.filter(kind="followup"):
+        link = followup_link(item)
+        item.answers = {"marked": list(link.moves),
+                        "values": {key: repr(link.result.values[key]) for key in link.moves}}
+        item.save()
+    close(round_, h.T0.replace(minute=3))
+    graded = list(round_.items.filter(kind="followup").order_by("position"))
+    assert all(item.auto_submitted and item.grade == pytest.approx(1.0) for item in graded)
