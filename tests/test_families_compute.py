@@ -74,9 +74,9 @@ REFERENCE_INPUTS = {
     "decode": {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "weights_dtype": "bf16",
                "kv_dtype": "bf16", "context": 0, "efficiency_low": 0.65, "efficiency_high": 0.85},
     "prefill": {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "precision": "bf16",
-                "prompt_tokens": 2048, "mfu": 0.4, "queue_ms": 0.0},
+                "prompt_tokens": 2048, "prefill_mfu": 0.4, "queue_ms": 0.0},
     "prefix": {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "precision": "bf16", "kv_dtype": "bf16",
-               "prefix_tokens": 1024, "hit_rate": 0.8, "mfu": 0.4, "distinct_prefixes": 1},
+               "prefix_tokens": 1024, "hit_rate": 0.8, "prefill_mfu": 0.4, "distinct_prefixes": 1},
 }
 
 @pytest.fixture
@@ -212,7 +212,7 @@ def test_calculator_page_shows_the_reference_values(client, family, shown):
     ("decode", {"efficiency_low": "0.9", "efficiency_high": "0.8"}, "efficiency_low"),
     ("decode", {"measured_tok_s": "-3"}, "measured_tok_s"),
     ("decode", {"context": "1e400"}, "context"),
-    ("prefill", {"mfu": "nan"}, "mfu"),
+    ("prefill", {"prefill_mfu": "nan"}, "prefill_mfu"),
     ("prefill", {"queue_ms": "soon"}, "queue_ms"),
     ("prefix", {"hit_rate": "2"}, "hit_rate"),
     ("prefix", {"distinct_prefixes": "0.5"}, "distinct_prefixes"),

@@ -309,9 +309,9 @@ def _prefill(base, gpu, gpus, prefill_ms, prompt_tokens) -> Comparison | None:
     inputs = {"model": base["model"], "gpu": base["gpu"], "gpus": gpus, "precision": precision,
               "prompt_tokens": int(prompt_tokens)}
     low_mfu, high_mfu = PREFILL_MFU_RANGE
-    slow = FAMILIES["prefill"].run({**inputs, "mfu": low_mfu}).values
-    fast = FAMILIES["prefill"].run({**inputs, "mfu": high_mfu}).values
-    peak = FAMILIES["prefill"].run({**inputs, "mfu": 1}).values
+    slow = FAMILIES["prefill"].run({**inputs, "prefill_mfu": low_mfu}).values
+    fast = FAMILIES["prefill"].run({**inputs, "prefill_mfu": high_mfu}).values
+    peak = FAMILIES["prefill"].run({**inputs, "prefill_mfu": 1}).values
     predicted = [
         Figure("Prefill FLOPs (linear + attention, no causal halving)", _fmt(peak["prefill_flops"], "FLOP"),
                peak["prefill_flops"]),

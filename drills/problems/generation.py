@@ -19,7 +19,8 @@ simulator's window rule (a request still running at the run's end counts if it c
 new knee problem's stored goodputs are higher near the knee; problems stored before keep their sweep. v7: the
 December 2026 cards (Rubin NVL72, Rubin CPX, MI455X, the MI355X's fp8/fp4 compute) join the cards a stack is drawn
 on, and a served model on a card quoted only at fp8/fp4 draws fp8 or nvfp4 weights. v8: the Qwen3 models (8B, 32B,
-30B-A3B, 235B-A22B) join the models a stack is drawn with.
+30B-A3B, 235B-A22B) join the models a stack is drawn with. v9: prefill and prefix problems store their MFU as
+``prefill_mfu`` (``mfu`` before, still read); every draw is v8's.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 8
+GENERATOR_VERSION = 9
 MAX_SEED = 2**63
 
 

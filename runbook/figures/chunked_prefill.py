@@ -105,7 +105,7 @@ def chunked_prefill(options: dict[str, str]) -> str:
         return prefill_at[tokens]
 
     whole = prefill_family.run({**model_opts, "prompt_tokens": prompt})
-    full_ms, mfu = whole.values["prefill_ms"], whole.inputs["mfu"]
+    full_ms, mfu = whole.values["prefill_ms"], whole.inputs["prefill_mfu"]
     bounds = [min(i * chunk, prompt) for i in range(chunks + 1)]
     chunk_ms = [prefill_ms(bounds[i + 1]) - (prefill_ms(bounds[i]) if bounds[i] else 0.0) for i in range(chunks)]
     decode_run = decode_family.run({**model_opts, "context": streams * context})

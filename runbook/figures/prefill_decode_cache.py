@@ -70,7 +70,7 @@ def prefill_decode_cache(options: dict[str, str]) -> str:
     per_token = per_token_result.values["kv_bytes_per_token"]
     prefill = FAMILIES["prefill"].run({**model_opts, **gpu_opts, "prompt_tokens": prompt})
     ttft = prefill.values["ttft_ms"]
-    mfu = prefill.inputs["mfu"]
+    mfu = prefill.inputs["prefill_mfu"]
     decode = FAMILIES["decode"]
     model = model_name(per_token_result.inputs["model"])
     card = gpu_name(prefill.inputs["gpu"])

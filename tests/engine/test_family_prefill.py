@@ -22,7 +22,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures.prefill import PREFILL_FORMULAS, STEP_KEYS
+from calculators.engine.procedures.prefill import PREFILL_FORMULAS, STEP_KEYS, describe_prefill
 from calculators.families import FAMILIES
 
 FAMILY = FAMILIES["prefill"]
@@ -145,10 +145,21 @@ def test_numeric_evaluator_matches_the_exact_evaluation(formula):
 
 # --- inputs ------------------------------------------------------------------------------------
 
+def test_the_older_mfu_key_is_read_as_prefill_mfu():
+    """Issue 29 item 4: the input is prefill_mfu (decode's MFU is mfu); a stored problem, a link or a shortcode
+    that says mfu still reads as it. At 0.5 the reference 2,048-token prefill takes 0.4 ÷ 0.5 of its 0.4 time."""
+    new, old, default = prefill(prefill_mfu=0.5), prefill(mfu=0.5), prefill()
+    assert new.inputs["prefill_mfu"] == old.inputs["prefill_mfu"] == 0.5 and "mfu" not in old.inputs
+    assert old.values["prefill_ms"] == new.values["prefill_ms"] == pytest.approx(default.values["prefill_ms"] * 0.8)
+    assert default.inputs["prefill_mfu"] == 0.4
+    stored = {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "prompt_tokens": 2048, "mfu": 0.45}
+    assert "45 % MFU" in describe_prefill(stored, default_catalog())
+
+
 @pytest.mark.parametrize("inputs, field", [
     ({"prompt_tokens": 0}, "prompt_tokens"),
-    ({"mfu": 0}, "mfu"),
-    ({"mfu": 1.5}, "mfu"),
+    ({"prefill_mfu": 0}, "prefill_mfu"),
+    ({"prefill_mfu": 1.5}, "prefill_mfu"),
     ({"queue_ms": -5}, "queue_ms"),
     ({"gpus": 0}, "gpus"),
     ({"gpu": "a100-sxm4-80gb", "precision": "fp8"}, "precision"),
@@ -174,7 +185,7 @@ def test_generated_problems_are_realistic():
         model, card = catalog.model(inputs["model"]), catalog.gpu(inputs["gpu"])
         assert card.dense_tflops[inputs["precision"]]
         assert inputs["prompt_tokens"] <= (model.config.max_position_embeddings or 8192)
-        assert 0.35 <= inputs["mfu"] <= 0.5 and inputs["queue_ms"] >= 0
+        assert 0.35 <= inputs["prefill_mfu"] <= 0.5 and inputs["queue_ms"] >= 0
         assert inputs["gpus"] in (1, 2, 4, 8)
         result = FAMILY.run(inputs, catalog)
         assert result.values["ttft_ms"] >= result.values["prefill_ms"] > 0

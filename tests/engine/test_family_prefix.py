@@ -119,7 +119,7 @@ def test_numeric_evaluator_matches_the_exact_evaluation(formula):
     ({"hit_rate": 1.1}, "hit_rate"),
     ({"hit_rate": -0.1}, "hit_rate"),
     ({"distinct_prefixes": 0}, "distinct_prefixes"),
-    ({"mfu": 0}, "mfu"),
+    ({"prefill_mfu": 0}, "prefill_mfu"),
     ({"kv_dtype": "int4"}, "kv_dtype"),
     ({"gpu": "l4", "precision": "fp4"}, "precision"),
 ])

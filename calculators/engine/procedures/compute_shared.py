@@ -28,9 +28,10 @@ PRECISION = InputSpec("precision", "choice", "bf16", "compute precision whose de
                       choices=COMPUTE_PRECISIONS, label="Compute precision")
 PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 2048, "prompt length, tokens", minimum=1,
                           maximum=10_000_000, unit="tok", label="Prompt length")
-# The prefill family's MFU is prefill's (its quantity's default; its input keeps the older name ``mfu``).
-MFU = InputSpec.of("prefill_mfu", "float", "model FLOPs utilisation (fraction of the dense peak reached)", name="mfu",
-                   label="MFU")
+# The prefill and prefix families' MFU is prefill's: its quantity's key, default and label; ``mfu``, the key they
+# used before (decode's MFU elsewhere), is still read in stored problems and links.
+MFU = InputSpec.of("prefill_mfu", "float", "model FLOPs utilisation (fraction of the dense peak reached)",
+                   older_names=("mfu",))
 
 # Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
 FIT_FRACTION = 0.8

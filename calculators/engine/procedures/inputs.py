@@ -32,6 +32,8 @@ class InputSpec:
 
     ``kind`` is one of ``model``, ``gpu``, ``int``, ``float``, ``choice``.
     ``minimum``/``maximum`` are inclusive; ``exclusive_minimum`` excludes the minimum.
+    ``older_names`` are names this family's input had before (prefill's ``mfu``, now ``prefill_mfu``),
+    still read in stored problems, links and flags beside its quantity's aliases.
     """
 
     name: str
@@ -45,6 +47,7 @@ class InputSpec:
     unit: str = ""
     label: str = ""  # the form's label (every family input has one; tests/test_family_records.py)
     hint: str = ""  # the form's help where ``help`` (the command line's) would only repeat the label
+    older_names: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, key: str, kind: str, help: str, **fields: Any) -> "InputSpec":
@@ -60,9 +63,9 @@ class InputSpec:
 
     @property
     def aliases(self) -> tuple[str, ...]:
-        """Older names of this input (its quantity's, :data:`..quantities.INPUTS`)."""
+        """Older names of this input: its quantity's (:data:`..quantities.INPUTS`), then its own."""
         quantity = INPUT_QUANTITIES.get(self.name)
-        return quantity.aliases if quantity is not None else ()
+        return (quantity.aliases if quantity is not None else ()) + self.older_names
 
     @property
     def flag(self) -> str:
@@ -197,14 +200,14 @@ def clean_inputs(specs: tuple[InputSpec, ...], raw: dict[str, Any], catalog: Cat
 
 
 def with_aliases(specs: tuple[InputSpec, ...], raw: dict[str, Any]) -> dict[str, Any]:
-    """``raw`` with each input given under an older name of its quantity (:data:`..quantities.INPUTS`,
-    ``utilization`` for cost's ``busy_fraction``) renamed to the input's name, where no input of ``specs``
-    has that older name itself and the input's own name is not given too."""
+    """``raw`` with each input given under an older name (:attr:`InputSpec.aliases`: its quantity's, such as
+    ``utilization`` for cost's ``busy_fraction``, or the family's own, prefill's ``mfu``) renamed to the
+    input's name, where no input of ``specs`` has that older name itself and the input's own name is not
+    given too."""
     names = {spec.name for spec in specs}
     renamed = dict(raw)
     for spec in specs:
-        quantity = INPUT_QUANTITIES.get(spec.name)
-        for old in quantity.aliases if quantity is not None else ():
+        for old in spec.aliases:
             if old in renamed and old not in names and spec.name not in renamed:
                 renamed[spec.name] = renamed.pop(old)
     return renamed

@@ -33,7 +33,17 @@ from .compute_shared import (
     peak_tflops,
 )
 from .family import Family
-from .inputs import GPU, GPUS, MODEL, InputSpec, catalog_or_default, clean_inputs, input_or_default, resolve_model
+from .inputs import (
+    GPU,
+    GPUS,
+    MODEL,
+    InputSpec,
+    catalog_or_default,
+    clean_inputs,
+    input_or_default,
+    resolve_model,
+    with_aliases,
+)
 
 QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before its prefill starts, ms",
                      minimum=0, maximum=3_600_000, unit="ms", label="Queue wait")
@@ -194,8 +204,8 @@ def plan_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Prefill FLOPs of a prompt, its time at an MFU, TTFT with the queue wait, and the crossover.
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus``, ``precision`` (the
-    dense TFLOP/s of ``gpus.json`` at it), ``prompt_tokens``, ``mfu`` (default
-    0.4; 35–50 % is realistic) and ``queue_ms``. The reference stack at 2,048
+    dense TFLOP/s of ``gpus.json`` at it), ``prompt_tokens``, ``prefill_mfu`` (``mfu``
+    before; 35–50 % is realistic) and ``queue_ms``. The reference stack at 2,048
     tokens: 2 × 8,030,261,248 × 2,048 + 4 × 32 × 4,096 × 2,048² FLOPs at 0.4 ×
     989.4 TFLOP/s; crossover 30,633 tokens. Raises
     :class:`~..errors.EngineError` subclasses on bad input (a precision the card
@@ -212,7 +222,7 @@ def plan_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "gpus": inputs["gpus"],
         "peak_tflops": dense,
         "sparse_tflops": sparse,
-        "mfu": inputs["mfu"],
+        "mfu": inputs["prefill_mfu"],
         "queue_ms": inputs["queue_ms"],
     }
 
@@ -226,9 +236,9 @@ def plan_prefill(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         notes.append(f"At {inputs['prompt_tokens']:,} tokens the attention term is {beyond}; it grows with the square "
                      f"of the prompt, so a prompt 25 times longer costs more than 25 times as much.")
         notes.append(compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]))
-        notes.append(f"Time at {inputs['mfu'] * 100:g} % MFU: prefill kernels reach about 35–50 % of the dense "
+        notes.append(f"Time at {inputs['prefill_mfu'] * 100:g} % MFU: prefill kernels reach about 35–50 % of the dense "
                      f"peak, never all of it; at the full peak it would take "
-                     f"{format_number(v['prefill_ms'] * inputs['mfu'], 'ms')}.")
+                     f"{format_number(v['prefill_ms'] * inputs['prefill_mfu'], 'ms')}.")
         notes.append("TTFT = queue wait + prefill: the first token is sampled from the logits of the prompt's last "
                      "position, so no decode step is added; tokenisation and the network are left out.")
         notes += attention_width_notes(cfg, name)
@@ -252,7 +262,7 @@ def generate_prefill(rng: random.Random, catalog: Catalog) -> dict:
     drawn = draw_served_model(rng, catalog, precision=True)
     limit = catalog.model(drawn["model"]).config.max_position_embeddings or 8192
     return {"model": drawn["model"], "gpu": drawn["gpu"], "gpus": drawn["gpus"], "precision": drawn["precision"],
-            "prompt_tokens": rng.choice([p for p in PROMPTS if p <= limit]), "mfu": rng.choice(MFUS),
+            "prompt_tokens": rng.choice([p for p in PROMPTS if p <= limit]), "prefill_mfu": rng.choice(MFUS),
             "queue_ms": float(rng.choice(QUEUES))}
 
 
@@ -264,7 +274,7 @@ def describe_prefill(inputs: dict[str, Any], catalog: Catalog) -> str:
     return (
         f"A {inputs.get('prompt_tokens', 2048):,}-token prompt reaches {model_phrase(inputs)} on "
         f"{gpu_phrase(inputs, catalog)}, computing in {inputs.get('precision', 'bf16')} at "
-        f"{input_or_default(inputs, 'mfu', 'prefill_mfu') * 100:g} % MFU. "
+        f"{input_or_default(with_aliases(INPUTS, inputs), 'prefill_mfu') * 100:g} % MFU. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs.get('precision', 'bf16'))} "
         f"Count its prefill FLOPs: the linear term 2 × N × L with N the "
         f"parameters a token uses, then the attention term 4 × layers × d_model × L² without causal halving. At "

@@ -49,6 +49,7 @@ from .inputs import (
     clean_inputs,
     input_or_default,
     resolve_model,
+    with_aliases,
 )
 from .kv import kv_given, kv_notes, kv_per_token_spec, window_note
 from .prefill import EFFECTIVE_SPEC, attention_term, flops_given, linear_term, time_ms
@@ -137,7 +138,7 @@ def plan_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus``, ``precision``
     (dense TFLOP/s from ``gpus.json``), ``kv_dtype``, ``prefix_tokens``,
-    ``hit_rate`` (0 to 1), ``mfu`` and ``distinct_prefixes``. The reference stack
+    ``hit_rate`` (0 to 1), ``prefill_mfu`` (``mfu`` before) and ``distinct_prefixes``. The reference stack
     with a 1,024-token prefix at 80 % hits: (2 × 8,030,261,248 × 1,024 + 4 × 32 ×
     4,096 × 1,024²) × 0.8 FLOPs saved, 0.125 GiB pinned. Raises
     :class:`~..errors.EngineError` subclasses on bad input.
@@ -155,7 +156,7 @@ def plan_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "gpus": inputs["gpus"],
         "peak_tflops": dense,
         "sparse_tflops": sparse,
-        "mfu": inputs["mfu"],
+        "mfu": inputs["prefill_mfu"],
         "distinct_prefixes": inputs["distinct_prefixes"],
     }
 
@@ -174,7 +175,7 @@ def plan_prefix(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
             f"share it; {pinned_phrase(inputs['distinct_prefixes'])} {format_number(v['pinned_gib'], 'GiB')} of "
             f"every replica's KV budget, which is no longer there for users.",
             compute_peak_note(gpu, inputs["precision"], dense, sparse, inputs["gpus"]),
-            f"Time at {inputs['mfu'] * 100:g} % MFU; prefill kernels reach about 35–50 % of the dense peak.",
+            f"Time at {inputs['prefill_mfu'] * 100:g} % MFU; prefill kernels reach about 35–50 % of the dense peak.",
         ]
         notes += window_note(cfg, inputs["prefix_tokens"], "The shared prefix")
         notes += moe_note(cfg, *params_used(cfg), "prefill FLOPs count the used ones.")
@@ -204,7 +205,8 @@ def generate_prefix(rng: random.Random, catalog: Catalog) -> dict:
     inputs = {"model": drawn["model"], "gpu": drawn["gpu"], "gpus": drawn["gpus"], "precision": drawn["precision"],
               "kv_dtype": rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, drawn["gpu"], "fp8") else "bf16",
               "prefix_tokens": rng.choice([p for p in PREFIXES if p <= limit]),
-              "hit_rate": rng.choice(HIT_RATES), "mfu": rng.choice(MFUS), "distinct_prefixes": rng.choice(DISTINCT)}
+              "hit_rate": rng.choice(HIT_RATES), "prefill_mfu": rng.choice(MFUS),
+              "distinct_prefixes": rng.choice(DISTINCT)}
     total_params, _ = params_used(catalog.model(drawn["model"]).config)
     free_gib = (drawn["gpus"] * catalog.gpu(drawn["gpu"]).memory_bytes
                 - total_params * weight_bits(drawn["weights_dtype"]) / 8) / 2**30
@@ -219,6 +221,7 @@ def generate_prefix(rng: random.Random, catalog: Catalog) -> dict:
 
 def describe_prefix(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem as an interviewer would put it."""
+    mfu = input_or_default(with_aliases(INPUTS, inputs), "prefill_mfu")  # a stored problem may say mfu
     distinct = inputs.get("distinct_prefixes", 1)
     kept = ("one shared prefix is kept" if distinct == 1
             else f"{distinct:,} distinct prefixes of that length are kept (one per product surface)")
@@ -226,7 +229,7 @@ def describe_prefix(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"Requests to {model_phrase(inputs)} on {gpu_phrase(inputs, catalog)} open with the same "
         f"{inputs.get('prefix_tokens', 1024):,}-token prefix, a system prompt with tool definitions, and "
         f"{inputs.get('hit_rate', 0.8) * 100:g} % of them find it in the prefix cache; {kept}. Prefill runs in "
-        f"{inputs.get('precision', 'bf16')} at {input_or_default(inputs, 'mfu', 'prefill_mfu') * 100:g} % MFU. "
+        f"{inputs.get('precision', 'bf16')} at {mfu * 100:g} % MFU. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs.get('precision', 'bf16'))} What does the prefix's own "
         f"prefill cost in FLOPs (2 × N × P plus 4 × layers × d_model × P²), and how much does the cache save per "
         f"request on average, in FLOPs and in TTFT? With the KV cache in {inputs.get('kv_dtype', 'bf16')}, how "
