@@ -109,6 +109,25 @@ def _initial(spec: InputSpec) -> str:
     return str(spec.default)
 
 
+def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
+    """Put an applied calibration's constants (:class:`calculators.models.Calibration`) into ``defaults`` (the
+    texts the fields start from) for the inputs ``defaults`` has, when the page's card and weight format
+    (``data``'s, else the defaults') are the calibration's; return whether they were. A value the visitor sent
+    is theirs: only ``defaults`` change."""
+    if calibration is None:
+        return False
+    data = data or {}
+    gpu = data.get("gpu", defaults.get("gpu"))
+    weights = data.get("weights_dtype", defaults.get("weights_dtype")) or data.get("precision",
+                                                                                 defaults.get("precision"))
+    if not calibration.applies_to(gpu, weights):
+        return False
+    for key, value in calibration.values.items():
+        if key in defaults:
+            defaults[key] = f"{value:.4g}"
+    return True
+
+
 def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
     label = spec.label or spec.name.replace("_", " ").capitalize()
@@ -258,10 +277,14 @@ class CalculatorForm(forms.Form):
     what the page shows.
     """
 
-    def __init__(self, family: Family, data: Mapping[str, Any] | None = None, **kwargs):
+    def __init__(self, family: Family, data: Mapping[str, Any] | None = None, *, calibration=None, **kwargs):
         self.family = family
         self.specs = {spec.name: spec for spec in family.inputs}
         defaults = {spec.name: _initial(spec) for spec in family.inputs}
+        #: The user's applied calibration (:class:`calculators.models.Calibration`), and whether this page's card
+        #: and precision are its own (then its constants are the defaults of the inputs it has).
+        self.calibration = calibration
+        self.calibration_applies = calibrated_defaults(defaults, data, calibration)
         if "model" in self.specs:
             defaults["config"] = ""
         data = data if data is not None else {}

@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 
 from calculators.engine.errors import EngineError
-from calculators.forms import _initial, field_for
+from calculators.forms import _initial, calibrated_defaults, field_for
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE
 
@@ -33,9 +33,13 @@ TABLE_ROWS = 24  # the over-time table shows the series in this many slices
 class SimulatorForm(forms.Form):
     """The page's inputs; after ``is_valid()``, ``inputs`` holds the simulator's cleaned inputs."""
 
-    def __init__(self, data=None):
+    def __init__(self, data=None, calibration=None):
         defaults = {spec.name: _initial(spec) for spec in PAGE_INPUTS}
         defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP)
+        #: The user's applied calibration, and whether the page's card and precision are its own (its constants
+        #: then start the fields, and the page says so).
+        self.calibration = calibration
+        self.calibration_applies = calibrated_defaults(defaults, data, calibration)
         if data is not None:  # a field left out of the query shows (and means) its default
             data = {name: data.get(name, default) for name, default in defaults.items()}
         super().__init__(data)
@@ -51,6 +55,13 @@ class SimulatorForm(forms.Form):
             help_text=f"Requests per second, comma-separated, at most {C.MAX_SWEEP_POINTS}.",
             widget=forms.TextInput(attrs={"class": "form-control", "inputmode": "decimal"}))
         self.inputs: dict[str, Any] | None = None
+
+    def calibration_warnings(self) -> list[str]:
+        """Where the simulated workload lies outside what the applied calibration was fitted on."""
+        if not self.calibration_applies or self.inputs is None:
+            return []
+        return self.calibration.outside(prompt_tokens=self.inputs["prompt_tokens"],
+                                        output_tokens=self.inputs["output_tokens"], tp=self.inputs["gpus"])
 
     def clean(self):
         cleaned = super().clean()

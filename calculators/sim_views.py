@@ -14,13 +14,15 @@ from django.views.decorators.http import require_safe
 
 from calculators import simulation
 from calculators.engine.errors import EngineError
+from calculators.models import AppliedCalibration
 from calculators.sim_forms import SimulatorForm, sweep_view
 
 
 @require_safe
 def simulator(request: HttpRequest) -> HttpResponse:
     """Show the form; for submitted inputs, the sweep's progress or its charts and tables."""
-    form = SimulatorForm(request.GET if request.GET else None)
+    form = SimulatorForm(request.GET if request.GET else None,
+                         calibration=AppliedCalibration.objects.for_user(request.user))
     status, error, view = None, None, None
     broker = simulation.broker_configured()
     budget = simulation.max_steps(anonymous=not request.user.is_authenticated)

@@ -247,3 +247,19 @@ class Notice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} → {self.candidate}"
+
+
+class SharedCalibration(models.Model):
+    """A coach's own calibration (:class:`calculators.models.Calibration`) shared with one of their cohorts:
+    its members may apply it to their calculators and simulator."""
+
+    cohort = models.ForeignKey(Cohort, on_delete=models.CASCADE, related_name="shared_calibrations")
+    calibration = models.ForeignKey("calculators.Calibration", on_delete=models.CASCADE, related_name="shares")
+    shared_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-shared_at", "-pk"]
+        constraints = [models.UniqueConstraint(fields=["cohort", "calibration"], name="one_share_per_cohort")]
+
+    def __str__(self) -> str:
+        return f"{self.calibration.name} shared with {self.cohort}"

@@ -1,8 +1,9 @@
-"""URLs of coaching (namespace ``coaching``), mounted at the root: ``/coach/…``, ``/assignments/…``, ``/invite/…``."""
+"""URLs of coaching (namespace ``coaching``), mounted at the root: ``/coach/…``, ``/assignments/…``, ``/invite/…``,
+``/calibrations/shared/…``."""
 
 from django.urls import path
 
-from . import candidate_views, endpoint, views
+from . import calibrations, candidate_views, endpoint, views
 
 app_name = "coaching"
 
@@ -14,6 +15,7 @@ urlpatterns = [
     path("coach/cohorts/<int:pk>/invite/", views.cohort_invite, name="cohort_invite"),
     path("coach/cohorts/<int:pk>/members/<int:user_pk>/remove/", views.cohort_remove, name="cohort_remove"),
     path("coach/cohorts/<int:pk>/grading/", endpoint.cohort_endpoint, name="cohort_endpoint"),
+    path("coach/cohorts/<int:pk>/calibrations/", calibrations.share, name="share_calibration"),
     path("coach/cohorts/<int:pk>/grading/remove/", endpoint.remove_cohort_endpoint, name="cohort_endpoint_remove"),
     path("coach/candidates/<int:pk>/", views.candidate_page, name="candidate"),
     path("coach/attempts/<int:pk>/", views.attempt_page, name="attempt"),
@@ -37,4 +39,6 @@ urlpatterns = [
     path("assignments/<int:pk>/start/", candidate_views.start_timed, name="start_timed"),
     path("assignments/<int:pk>/entries/<int:entry_pk>/start/", candidate_views.start_entry, name="start_entry"),
     path("invite/<str:token>/", candidate_views.invitation, name="invitation"),
+    path("calibrations/shared/", calibrations.shared_calibrations, name="shared_calibrations"),
+    path("calibrations/shared/<int:pk>/apply/", calibrations.apply_shared, name="apply_shared_calibration"),
 ]

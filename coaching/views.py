@@ -22,6 +22,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from accounts.roles import oversees_all
+from calculators.models import Calibration
 from drills.bank.services import item_title
 from drills.models import Attempt, BankItem, ReviewLog
 
@@ -92,6 +93,8 @@ def cohort_page(request: HttpRequest, pk: int) -> HttpResponse:
     invitation = cohort.invitations.filter(revoked=False).first()
     return _tables_response(request, view.tables, "coaching/cohort.html", {
         "cohort": cohort, "view": view, "invitation": invitation,
+        "my_calibrations": Calibration.objects.owned_by(request.user),
+        "shared_calibrations": cohort.shared_calibrations.select_related("calibration"),
         "invite_url": request.build_absolute_uri(invitation.get_absolute_url()) if invitation else ""},
         about=cohort.name)
 

@@ -75,6 +75,12 @@ TABLES = [
     Table("critique_marks", "drills.CritiqueMark", "the lines you flagged in each critique",
           lambda u: _model("drills.CritiqueMark").objects.filter(attempt__user=u)),
     Table("lab_runs", "drills.LabRun", "your lab runs", lambda u: _model("drills.LabRun").objects.filter(user=u)),
+    Table("calibrations", "calculators.Calibration", "the calibrations you fitted and saved, with the output pasted",
+          lambda u: _model("calculators.Calibration").objects.filter(owner=u)),
+    Table("calibration_in_use", "calculators.AppliedCalibration", "the calibration you apply",
+          lambda u: _model("calculators.AppliedCalibration").objects.filter(user=u)),
+    Table("calibrations_shared", "coaching.SharedCalibration", "the calibrations you shared with your cohorts",
+          lambda u: _model("coaching.SharedCalibration").objects.filter(cohort__coach=u)),
     Table("memberships", "coaching.Membership", "the cohorts you are in",
           lambda u: _model("coaching.Membership").objects.filter(candidate=u)),
     Table("assignments", "coaching.Assignment", "the assignments given to you or to your cohorts",
@@ -117,7 +123,8 @@ TABLES = [
 DELETED = [
     "your account (user name, e-mail, password hash) and your log-in session",
     "every worked-problem attempt with all its steps, every review card and every review you made",
-    "your timed rounds, critiques, lab runs, review settings, time zone and round presets",
+    "your timed rounds, critiques, lab runs, calibrations (and their shares), review settings, time zone and round "
+    "presets",
     "your cohort memberships, the assignments given to you alone, their progress and the e-mails sent about them",
     "the endpoints you set to grade answers, with their keys (a cohort's too), and every answer graded by a model",
     "the record of your log-ins and of failed log-ins to your user name",

@@ -51,6 +51,12 @@ def owners(name: str, kwargs: dict, o) -> set[str] | None:
         return {CANDIDATE}
     if name in {"coaching:cohort_endpoint", "coaching:cohort_endpoint_remove"}:  # the cohort's own coach: her key
         return {COACH}
+    if name == "lab:calibration_apply":  # one's own calibration only (a shared one through coaching)
+        return {CANDIDATE} if pk == o.own_calibration.pk else {COACH}
+    if name == "coaching:share_calibration":  # the cohort's coach, her own calibrations
+        return {COACH}
+    if name == "coaching:apply_shared_calibration":  # a member of a cohort it is shared with
+        return {CANDIDATE} if pk == o.coach_calibration.pk else set()
     if name == "account:leave":  # only a member leaves, and only her own membership
         return {CANDIDATE} if pk == o.cohort.pk else set()
     return None

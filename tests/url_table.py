@@ -134,6 +134,11 @@ TABLE: dict[str, Post | Get | Skip] = {
                       echo=("engine_flags", "startup_gib", "decode_tok_s", "knee_batch", "preempt_pct",
                             "prefill_ms", "prompt_tokens", "gpus")),
     "lab:run": Get(),
+    "lab:calibrate": Post(("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "engine", "output", "name", "save"),
+                          echo=("output",)),
+    "lab:calibration": Get(),
+    "lab:calibration_apply": Post(()),
+    "lab:calibration_stop": Post(()),
     # timed rounds
     "rounds:index": Get(),
     "rounds:start": Post(()),
@@ -157,6 +162,9 @@ TABLE: dict[str, Post | Get | Skip] = {
     "coaching:cohort_remove": Post(()),
     "coaching:cohort_endpoint": Post(ENDPOINT, echo=("base_url", "model")),
     "coaching:cohort_endpoint_remove": Post(()),
+    "coaching:share_calibration": Post(("calibration",)),
+    "coaching:shared_calibrations": Get(),
+    "coaching:apply_shared_calibration": Post(()),
     "coaching:candidate": Get(("export",)),
     "coaching:attempt": Get(),
     "coaching:review": Get(),
@@ -338,6 +346,21 @@ def build_world(candidate, coach) -> World:
         "prompt": "Why does GQA shrink the **KV cache**?", "model_answer": "Fewer KV heads.",
         "rubric": ["KV heads not query heads"], "tags": ["kv-cache"], "misconceptions": [], "difficulty": 2})
 
+    from calculators.models import Calibration
+    from coaching.models import SharedCalibration
+
+    def calibration(owner, name):
+        return Calibration.objects.create(
+            owner=owner, name=name, model="llama-3.1-8b", gpu="h100-sxm5-80gb", gpus=1, weights_dtype="bf16",
+            kv_dtype="bf16", engine="vllm", values={"step_overhead_ms": 1.5, "bandwidth_efficiency": 0.8,
+                                                    "prefill_mfu": 0.6},
+            fit={"ranges": {"prompt tokens": [512, 4096], "output tokens": [128, 128]}}, source_format="typed",
+            source_text="input=512 output=128 concurrency=1 tpot=7.52\ninput=4096 output=128 concurrency=1 tpot=7.7")
+
+    own_calibration = calibration(candidate, "Mine")
+    coach_calibration = calibration(coach, "The coach's")
+    SharedCalibration.objects.create(cohort=cohort, calibration=coach_calibration)
+
     world = World()
     k = world.kwargs
     k["password_reset_confirm"] = [{"uidb64": "MQ", "token": "set-password"}, {"uidb64": "zz", "token": "x-y"}]
@@ -354,6 +377,9 @@ def build_world(candidate, coach) -> World:
         k[f"reviews:{name}"] = [{"pk": open_card.pk}, {"pk": problem_card.pk}, {"pk": bob_card.pk}]
     k["reviews:result"] = [{"pk": 1}]
     k["lab:run"] = [{"pk": 1}]
+    k["lab:calibration"] = k["lab:calibration_apply"] = [{"pk": own_calibration.pk}, {"pk": coach_calibration.pk}]
+    k["coaching:share_calibration"] = [{"pk": cohort.pk}]
+    k["coaching:apply_shared_calibration"] = [{"pk": coach_calibration.pk}, {"pk": own_calibration.pk}]
     k["rounds:start"] = [{"slug": slug} for slug in ("capacity", "phone", "critique", "weak", "manager")]
     for name in ("round", "clock", "finish", "confirm_finish", "report", "deck"):
         k[f"rounds:{name}"] = [{"pk": phone.pk}, {"pk": critique_round.pk}, {"pk": bob_round.pk}]
@@ -401,12 +427,14 @@ def build_world(candidate, coach) -> World:
     world.pool = [str(v) for v in (
         candidate.pk, coach.pk, bob.pk, open_card.pk, problem_card.pk, bob_card.pk, ladder.pk, opens[0].pk,
         critique.pk, phone.pk, bob_round.pk, question_set.pk, entries[0].pk, cohort.pk, assignment.pk,
-        own_question.pk, f"cohort:{cohort.pk}", f"candidate:{candidate.pk}", ladder.slug, opens[0].slug,
+        own_question.pk, own_calibration.pk, coach_calibration.pk, f"cohort:{cohort.pk}", f"candidate:{candidate.pk}",
+        ladder.slug, opens[0].slug,
         opens[1].slug, critique.slug, chapter.slug, "B", "capacity", "llama-3.1-8b", "h100-sxm-80gb",
         "/review/", "https://evil.example/", "//evil.example", card_problem.pk)]
     world.objects = SimpleNamespace(
         candidate=candidate, coach=coach, bob=bob, open_card=open_card, problem_card=problem_card,
         problem=problem, attempt=attempt, phone=phone, critique_round=critique_round, cohort=cohort,
         invitation=invitation, question_set=question_set, entries=entries, assignment=assignment,
-        own_question=own_question, ladder=ladder, critique=critique)
+        own_question=own_question, ladder=ladder, critique=critique, own_calibration=own_calibration,
+        coach_calibration=coach_calibration)
     return world

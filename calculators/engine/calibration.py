@@ -156,3 +156,33 @@ def load_calibration(path: Path | str = DEFAULT_TABLE) -> Calibration:
 def default_calibration() -> Calibration:
     """The repository's table (``fixtures/catalog/calibration.json``), read once per process."""
     return load_calibration(DEFAULT_TABLE)
+
+
+#: A workload beyond a user's fitted range by more than this share of it is flagged (:func:`outside_fitted_range`).
+RANGE_SLACK = 0.10
+
+
+def outside_fitted_range(ranges: dict, fitted_tp: int, *, prompt_tokens: float, output_tokens: float,
+                         batch: float | None = None, tp: int | None = None) -> list[str]:
+    """One sentence per way a workload lies outside what a user's fit covered (empty when inside).
+
+    ``ranges``: ``{"prompt tokens": (low, high), "output tokens": …, "sequences in a step": …}`` as the lab's fit
+    records them; ``fitted_tp`` the TP degree the points were measured at. A value more than :data:`RANGE_SLACK`
+    beyond either end is outside; so is another TP degree (the fitted step overhead holds that degree's
+    collectives).
+    """
+    found = []
+    asked = {"prompt tokens": prompt_tokens, "output tokens": output_tokens}
+    if batch is not None:
+        asked["sequences in a step"] = batch
+    for name, value in asked.items():
+        if name not in ranges:
+            continue
+        low, high = ranges[name]
+        if value < low * (1 - RANGE_SLACK) or value > high * (1 + RANGE_SLACK):
+            found.append(f"{value:,.0f} {name} is outside the {low:,.0f}–{high:,.0f} the calibration was fitted "
+                         "on; its constants are extrapolated there.")
+    if tp is not None and tp != fitted_tp:
+        found.append(f"The calibration was fitted at TP {fitted_tp}, not {tp}: its step overhead includes that "
+                     "degree's collectives.")
+    return found

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from calculators.engine.calibration import outside_fitted_range
 from calculators.engine.catalog import Catalog, default_catalog
 from calculators.engine.quantities import INPUTS, default
 from calculators.engine.step_model import Replica, step_ms
@@ -46,8 +47,6 @@ RANK_TOLERANCE = 1e-6
 #: such TTFTs are fitted (under load a TTFT also waits behind other requests' prefills, batched together in a
 #: closed loop, which the one-step model does not hold; those are shown beside the fit, not fitted).
 ALONE_BATCH = 1.5
-#: A prediction outside the fitted range by more than this share of it is flagged.
-RANGE_SLACK = 0.10
 
 
 class FitRefused(ValueError):
@@ -99,6 +98,11 @@ class Residual:
     def error(self) -> float:
         return self.predicted / self.measured - 1
 
+    @property
+    def error_pct(self) -> float:
+        """:attr:`error` in per cent."""
+        return 100 * self.error
+
 
 @dataclass
 class Fit:
@@ -120,6 +124,28 @@ class Fit:
         errors = [r.error for r in self.residuals]
         return math.sqrt(sum(e * e for e in errors) / len(errors)) if errors else 0.0
 
+    @property
+    def rms_pct(self) -> float:
+        """:attr:`rms_error` in per cent."""
+        return 100 * self.rms_error
+
+    def rows(self) -> list[dict]:
+        """Per constant: its label, the table's value, the fitted value and its band, formatted for display."""
+        found = []
+        for key in CONSTANTS:
+            unit = " ms" if key == "step_overhead_ms" else ""
+            low, high = self.band(key) if key in self.fitted else (None, None)
+            found.append({"key": key, "label": LABELS[key][0].upper() + LABELS[key][1:],
+                          "table": f"{self.stack.table_value(key):.3g}{unit}",
+                          "value": f"{self.values[key]:.3g}{unit}" + ("" if key in self.fitted else " (kept)"),
+                          "band": f"{low:.3g}–{high:.3g}{unit}" if low is not None else "—"})
+        return found
+
+    def range_texts(self) -> list[tuple[str, str]]:
+        """(name, "low–high") of each range the points covered."""
+        return [(name, f"{low:,.0f}–{high:,.0f}" if round(low) != round(high) else f"{low:,.0f}")
+                for name, (low, high) in self.ranges.items()]
+
     def band(self, key: str) -> tuple[float, float]:
         """(low, high) of a fitted constant: two standard errors either side, kept within its bounds."""
         value, spread = self.values[key], 2 * self.stderr.get(key, 0.0)
@@ -132,20 +158,10 @@ class Fit:
 
     def outside(self, *, prompt_tokens: float, output_tokens: float, batch: float | None = None,
                 tp: int | None = None) -> list[str]:
-        """One sentence per way a workload lies outside what the fit covered (empty when inside)."""
-        found = []
-        asked = {"prompt tokens": prompt_tokens, "output tokens": output_tokens}
-        if batch is not None:
-            asked["sequences in a step"] = batch
-        for name, value in asked.items():
-            low, high = self.ranges[name]
-            if value < low * (1 - RANGE_SLACK) or value > high * (1 + RANGE_SLACK):
-                found.append(f"{value:,.0f} {name} is outside the {low:,.0f}–{high:,.0f} the calibration was "
-                             "fitted on; its constants are extrapolated there.")
-        if tp is not None and tp != self.stack.tp:
-            found.append(f"The calibration was fitted at TP {self.stack.tp}, not {tp}: its step overhead "
-                         "includes that degree's collectives.")
-        return found
+        """One sentence per way a workload lies outside what the fit covered (empty when inside;
+        :func:`calculators.engine.calibration.outside_fitted_range`)."""
+        return outside_fitted_range(self.ranges, self.stack.tp, prompt_tokens=prompt_tokens,
+                                    output_tokens=output_tokens, batch=batch, tp=tp)
 
     def as_dict(self) -> dict:
         """JSON-ready: values, fitted keys, bands, residuals, ranges, the RMS error and notes."""

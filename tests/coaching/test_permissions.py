@@ -78,6 +78,10 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "reviews:settings": LOGGED_IN, "reviews:export_deck": LOGGED_IN, "reviews:export_history": LOGGED_IN,
     "reviews:progress": LOGGED_IN,
     "lab:index": PUBLIC, "lab:run": OWNER,
+    "lab:calibrate": PUBLIC, "lab:calibration": OWNER, "lab:calibration_apply": OWNER_POST,
+    "lab:calibration_stop": LOGIN_POST,
+    "coaching:share_calibration": COACH_POST, "coaching:shared_calibrations": LOGGED_IN,
+    "coaching:apply_shared_calibration": LOGIN_POST,
     "rounds:index": LOGGED_IN, "rounds:start": LOGIN_POST,
     "rounds:round": (LOGIN, 302, 404, 404, 404, 404),  # to the current item
     "rounds:clock": OWNER, "rounds:finish": OWNER_POST,
@@ -179,8 +183,18 @@ def objects(loaded, world, h):
     round_ = services.start_timed(timed, demo)
     from runbook.models import Chapter
 
+    from calculators.models import Calibration
+
+    calibration = Calibration.objects.create(owner=demo, name="mine", model="llama-3.1-8b", gpu="h100-sxm5-80gb",
+                                             gpus=1, weights_dtype="bf16", kv_dtype="bf16",
+                                             values={"step_overhead_ms": 1.5, "bandwidth_efficiency": 0.8,
+                                                     "prefill_mfu": 0.6},
+                                             fit={}, source_format="typed", source_text="input=512 output=128")
     entry = world.set.entries.first()
     kwargs = {
+        "lab:calibration": {"pk": calibration.pk}, "lab:calibration_apply": {"pk": calibration.pk},
+        "coaching:share_calibration": {"pk": world.cohort.pk},
+        "coaching:apply_shared_calibration": {"pk": calibration.pk},
         "password_reset_confirm": {"uidb64": urlsafe_base64_encode(force_bytes(demo.pk)), "token": "bad-token"},
         "calculators:calculator": {"family": "ladder"},
         "drills:design": {"slug": design.slug}, "drills:critique": {"slug": critique_item.slug},
