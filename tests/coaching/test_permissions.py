@@ -181,9 +181,8 @@ def objects(loaded, world, h):
                                      suggested_rating=4)
     timed = services.assign(world.set, coach, candidate=demo, due_at=h.now() + timedelta(days=3), time_limit_s=600)
     round_ = services.start_timed(timed, demo)
-    from runbook.models import Chapter
-
     from calculators.models import Calibration
+    from runbook.models import Chapter
 
     calibration = Calibration.objects.create(owner=demo, name="mine", model="llama-3.1-8b", gpu="h100-sxm5-80gb",
                                              gpus=1, weights_dtype="bf16", kv_dtype="bf16",
