@@ -8,9 +8,10 @@ Reads ``fixtures/calibration/measurements.yaml`` and prints, per case, the signe
 calibration (every card at the quantities' defaults), fitted on every case (in-sample) and leave-one-source-out
 (the table fitted without the case's source, then the source predicted); then the MAPE per metric (throughput,
 TTFT, TPOT/ITL, end-to-end) and per source for each, and the cases more than 40 % off. ``--write`` writes the
-table fitted on every case to ``fixtures/catalog/calibration.json``: one row per card × precision family (and
-per engine where its step overhead differs), each value's low/high the range of the leave-one-source-out fits,
-each row naming the cases it was fitted on. The fit and its rules: :mod:`calculators.engine.validation`.
+table fitted on every case to ``fixtures/catalog/calibration.json``: one row per card × precision family and
+engine (and one for any engine, which the families and the simulator read), each value's low/high the range of
+the leave-one-source-out fits, each row naming the cases it was fitted on.
+The fit and its rules: :mod:`calculators.engine.validation`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ KINDS = ("throughput", "ttft", "tpot", "e2e")
 
 def _table_rows(full: dict, folds: list[dict], cases: list) -> list[dict]:
     rows = []
-    engines = sorted({c.engine for c in cases})
+    engines = [""] + sorted({c.engine for c in cases})
     for group in sorted(k for k in full if k[0] != "shared"):
         members = [c for c in cases if c.group == group]
         for engine in engines:
-            used = [c for c in members if c.engine == engine]
+            used = [c for c in members if c.engine == engine or not engine]
             if not used:
                 continue
             values = {}
@@ -49,8 +50,10 @@ def _table_rows(full: dict, folds: list[dict], cases: list) -> list[dict]:
                 "fitted_on": [c.id for c in used],
                 "how": (f"coordinate search minimising the mean absolute log error over {len(members)} measured "
                         f"case(s) of this card and precision (bench/validate_serving.py); the step overhead and "
-                        f"all-reduce latency are {engine}'s, fitted on all its cases; low/high span the "
-                        f"leave-one-source-out fits"),
+                        + (f"all-reduce latency are {engine}'s, fitted on all its cases" if engine else
+                           "all-reduce latency are any engine's (the row a stack without a named engine reads: "
+                           "the families and the simulator), fitted on every case")
+                        + "; low/high span the leave-one-source-out fits"),
             })
     return rows
 

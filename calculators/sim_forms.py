@@ -34,7 +34,9 @@ class SimulatorForm(forms.Form):
     """The page's inputs; after ``is_valid()``, ``inputs`` holds the simulator's cleaned inputs."""
 
     def __init__(self, data=None, calibration=None):
-        defaults = {spec.name: _initial(spec) for spec in PAGE_INPUTS}
+        # An efficiency left blank is the calibration table's for the card (clean_sim_inputs); a user's applied
+        # calibration (the lab) starts those fields from its own constants instead.
+        defaults = {spec.name: "" if spec.name in C.CALIBRATED_INPUTS else _initial(spec) for spec in PAGE_INPUTS}
         defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP)
         #: The user's applied calibration, and whether the page's card and precision are its own (its constants
         #: then start the fields, and the page says so).
@@ -49,6 +51,10 @@ class SimulatorForm(forms.Form):
             field.initial = defaults[spec.name]
             if spec.name == "model":  # this page has no paste box: a config goes through the command or the API
                 field.help_text = "From the catalog; simulate a pasted config.json with the command or the API."
+            if spec.name in C.CALIBRATED_INPUTS:  # blank: the calibration table's value for the card
+                field.help_text = (f"Blank: the calibration table's value for the card and precision (the "
+                                   f"default {_initial(spec)} where it has no row).")
+                field.widget.attrs["placeholder"] = "from the table"
             self.fields[spec.name] = field
         self.fields["sweep"] = forms.CharField(
             label="Arrival rates to sweep", initial=DEFAULT_SWEEP, required=False, max_length=200,

@@ -12,6 +12,8 @@ the engine fills it in when the page renders::
     {{convert 52 GB GiB}}                      → 48.43 GiB
     {{gpu h100-sxm5-80gb.bandwidth_gb_s}}      → 3,350 GB/s (datasheet fields)
     {{default prefill_mfu}}                    → the default, as a percentage (from the input quantity)
+    {{default prefill_mfu gpu=a100-sxm4-80gb}} → the calibration table's value for that card (precision=bf16
+                                                 unless given; the quantity's default without a row)
     {{config llama-3.1-8b.num_hidden_layers}}  → 32 (a config.json field)
     {{calculator ladder model=llama-3.1-70b}}  → an embedded calculator (own line)
     {{figure paged-blocks}}                    → a step-through figure (own line)
@@ -138,7 +140,7 @@ def resolve(kind: str, body: str) -> Resolved:
     if kind in ("gpu", "config"):
         return _catalog_field(kind, tokens[0])
     if kind == "default":
-        return _default(tokens[0])
+        return _default(tokens[0], _parse_pairs(tokens[1:]))
     if kind == "figure":
         from .figures import FIGURES  # the figure modules render SVG with the engine's numbers
 
@@ -174,17 +176,30 @@ def resolve(kind: str, body: str) -> Resolved:
     return Resolved(html=step.formula.mathml)
 
 
-def _default(key: str) -> Resolved:
-    """An input quantity's default as prose quotes it: a fraction as a percentage, else with its unit."""
-    from calculators.engine.quantities import INPUTS
+def _default(key: str, pairs: dict[str, str]) -> Resolved:
+    """An input quantity's default as prose quotes it: a fraction as a percentage, else with its unit. With
+    ``gpu=`` (and ``precision=``, bf16 unless given), the calibration table's value for that card
+    (:func:`calculators.engine.quantities.default`; the quantity's own default for a card without a row)."""
+    from calculators.engine.quantities import INPUTS, default
 
     if key not in INPUTS or INPUTS[key].default is None:
         known = ", ".join(k for k, q in INPUTS.items() if q.default is not None)
         raise ShortcodeError(f"'{key}' is not an input with a default; known: {known}.")
+    unknown = sorted(set(pairs) - {"gpu", "precision"})
+    if unknown or ("precision" in pairs and "gpu" not in pairs):
+        raise ShortcodeError(f"default takes KEY and optionally gpu=ID precision=FORMAT, not "
+                             f"{', '.join(f'{k}=' for k in unknown) or 'precision= without gpu='}.")
     q = INPUTS[key]
+    value = q.default
+    if "gpu" in pairs:
+        try:
+            default_catalog().gpu(pairs["gpu"])
+        except EngineError as exc:
+            raise ShortcodeError(str(exc)) from exc
+        value = default(key, gpu=pairs["gpu"], precision=pairs.get("precision", "bf16"))
     if q.unit == "1":
-        return Resolved(text=f"{q.default * 100:g} %")
-    return Resolved(text=format_number(q.default, q.unit))
+        return Resolved(text=f"{value * 100:g} %")
+    return Resolved(text=format_number(value, q.unit))
 
 
 def _catalog_field(kind: str, target: str) -> Resolved:

@@ -249,9 +249,10 @@ def _loss(cases: list[Case], table: dict, catalog: Catalog) -> float:
 
 
 def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> dict:
-    """The table ({(gpu, precision): {key: value}, "shared": {key: value}}) minimising the mean absolute log
-    error over ``cases``: coordinate search over :data:`GRID`, ``sweeps`` passes, starting at the defaults.
-    A group's own keys are scored on its cases only; the shared keys on all."""
+    """The table ({(gpu, precision): {key: value}, ("shared", engine): {key: value}}) minimising the mean
+    absolute log error over ``cases``: coordinate search over :data:`GRID`, ``sweeps`` passes, starting at the
+    defaults. A group's own keys are scored on its cases only; an engine's shared keys on its cases; then
+    :data:`ANY_ENGINE`'s shared keys on every case (the cards' keys held)."""
     catalog = catalog or default_catalog()
     groups: dict = {}
     engines: dict = {}
@@ -272,7 +273,28 @@ def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> d
             for key in PER_ROW:
                 table[group][key] = min(GRID[key], key=lambda v: _loss(
                     members, {**table, group: {**table[group], key: v}}, catalog) + _pull(key, v))
+    table[ANY_ENGINE] = _fit_any_engine(cases, table, catalog, sweeps)
     return table
+
+
+#: The fitted table's key for the shared keys of a stack whose engine is not named (the families, the
+#: simulator): one step overhead, growth per TP card and all-reduce latency fitted on every case.
+ANY_ENGINE = ("shared", "")
+
+
+def _fit_any_engine(cases: list[Case], table: dict, catalog: Catalog, sweeps: int) -> dict:
+    """The shared keys fitted on every case as if one engine ran them all, each card's own keys held at
+    ``table``'s: what a stack without a named engine reads."""
+    found = {key: defaults()[key] for key in SHARED}
+
+    def loss(values: dict) -> float:
+        return mean(abs(math.log(predict(c, {**parameters(table, c.group, c.engine), **values}, catalog)
+                                 / c.value)) for c in cases) if cases else 0.0
+
+    for _ in range(sweeps):
+        for key in SHARED:
+            found[key] = min(GRID[key], key=lambda v: loss({**found, key: v}) + _pull(key, v))
+    return found
 
 
 def error(case: Case, table: dict, catalog: Catalog | None = None) -> float:

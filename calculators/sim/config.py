@@ -40,10 +40,12 @@ from calculators.engine.procedures.inputs import (
     WEIGHTS_BITS,
     WEIGHTS_DTYPE,
     InputSpec,
+    calibrated_defaults,
     catalog_or_default,
     clean_inputs,
     resolve_model,
 )
+from calculators.engine.quantities import default
 from calculators.engine.step_model import Replica
 
 GIB = 2**30
@@ -104,6 +106,11 @@ INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, 
           TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU,
           PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S)
 
+# The inputs a stack without them reads from the calibration table (docs/architecture.md §12), and their stated
+# convention (the quantities' own defaults: 0.75, 0.5, 0.4, 10 µs, 0 ms), which a run given them reproduces.
+CALIBRATED_INPUTS = ("bandwidth_efficiency", "mfu", "prefill_mfu", "allreduce_latency_us", "step_overhead_ms")
+STATED_CONVENTION = {key: default(key) for key in CALIBRATED_INPUTS}
+
 DEFAULT_DURATION_S = 60.0
 # Text inputs besides the numbers: a pasted trace (CSV) and the sweep's rates.
 TEXT_INPUTS = ("trace", "sweep")
@@ -136,7 +143,9 @@ def parse_sweep(text: Any) -> tuple[float, ...]:
 
 
 def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
-    """Defaults applied and bounds checked; ``trace`` (CSV text) and ``sweep`` kept as given.
+    """Defaults applied and bounds checked; ``trace`` (CSV text) and ``sweep`` kept as given. An efficiency,
+    all-reduce latency or step overhead left out is the calibration table's for the card and weight precision
+    (:func:`~calculators.engine.procedures.inputs.calibrated_defaults`; the quantity's default without a row).
 
     Raises :class:`InputError` for an unknown name, a value out of bounds, a token
     budget below the sequence limit (vLLM refuses that too), or a run expected to
@@ -147,6 +156,7 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
     raw = dict(raw)
     text = {name: raw.pop(name) for name in TEXT_INPUTS if raw.get(name) not in (None, "")}
     inputs = clean_inputs(INPUTS, raw, catalog)
+    inputs.update(calibrated_defaults(INPUTS, {**inputs, **{key: raw.get(key) for key in CALIBRATED_INPUTS}}))
     if "trace" in text:
         trace = text["trace"]
         if not isinstance(trace, str):
@@ -196,6 +206,22 @@ class Setup:
         return self.blocks * self.block_size
 
 
+def row_companions(inputs: dict[str, Any]) -> dict[str, float]:
+    """The calibration row's terms the simulator has no input for, where ``inputs`` hold that row's value of
+    the input they go with: the bandwidth efficiency at large batch beside the batch-1 one, the step overhead's
+    growth per further TP card beside the step overhead (docs/architecture.md §12). A value typed in place of
+    the row's stands alone (a flat efficiency, an overhead that does not grow)."""
+    row = {key: default(key, gpu=inputs["gpu"], precision=inputs["weights_dtype"])
+           for key in ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "step_overhead_ms",
+                       "step_overhead_per_tp_ms")}
+    found = {}
+    if inputs["bandwidth_efficiency"] == row["bandwidth_efficiency"]:
+        found["bandwidth_efficiency_large_batch"] = row["bandwidth_efficiency_large_batch"]
+    if inputs["step_overhead_ms"] == row["step_overhead_ms"]:
+        found["step_overhead_per_tp_ms"] = row["step_overhead_per_tp_ms"]
+    return found
+
+
 def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup:
     """The replica and its KV blocks for cleaned ``inputs``.
 
@@ -212,7 +238,8 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
     replica = Replica(cfg, gpu, t, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
                       weights_bits=inputs["weights_bits"], bandwidth_efficiency=inputs["bandwidth_efficiency"],
                       mfu=inputs["mfu"], prefill_mfu=inputs["prefill_mfu"],
-                      allreduce_latency_us=inputs["allreduce_latency_us"], step_overhead_ms=inputs["step_overhead_ms"])
+                      allreduce_latency_us=inputs["allreduce_latency_us"], step_overhead_ms=inputs["step_overhead_ms"],
+                      **row_companions(inputs))
     weights_gib = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], inputs["weights_bits"]) / 8 / GIB
     budget_gib = t * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib - t * inputs["reserve_gib"]
     per_token = replica.kv_bytes_per_token * replica.kv_replication

@@ -47,7 +47,7 @@ from calculators.engine.procedures.inputs import (
 from calculators.engine.quantities import default
 from calculators.engine.step_model import Replica, step_ms
 
-from .config import build_setup, clean_sim_inputs
+from .config import STATED_CONVENTION, build_setup, clean_sim_inputs
 from .run import run_workload
 from .workload import workload_for
 
@@ -209,13 +209,15 @@ class Scenario:
         return [rate for rate in rates if rate > 0]
 
     def simulator_inputs(self) -> dict[str, Any]:
-        """The ``simulate`` command's inputs for this scenario's sweep (snake case)."""
+        """The ``simulate`` command's inputs for this scenario's sweep (snake case), at the stated convention's
+        efficiencies (:data:`.config.STATED_CONVENTION`, the ones :attr:`replica` and the drills' steps use), not
+        the calibration table's, so the sweep and the steps the candidate works agree."""
         inputs = self.inputs
         return {"model": inputs["model"], "gpu": inputs["gpu"], "gpus": 1, "weights_dtype": inputs["weights_dtype"],
                 "kv_dtype": inputs["kv_dtype"], "prompt_tokens": inputs["prompt_tokens"],
                 "output_tokens": inputs["output_tokens"], "ttft_slo_ms": inputs["ttft_slo_ms"],
                 "tpot_slo_ms": inputs["tpot_slo_ms"], "duration_s": self.duration_s, "seed": inputs["sim_seed"],
-                "sweep": self.sweep()}
+                **STATED_CONVENTION, "sweep": self.sweep()}
 
 
 def simulation_for(scenario: Scenario, stored: dict | None, runner: SweepRunner = run_sweep) -> dict:

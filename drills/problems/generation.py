@@ -20,7 +20,11 @@ new knee problem's stored goodputs are higher near the knee; problems stored bef
 December 2026 cards (Rubin NVL72, Rubin CPX, MI455X, the MI355X's fp8/fp4 compute) join the cards a stack is drawn
 on, and a served model on a card quoted only at fp8/fp4 draws fp8 or nvfp4 weights. v8: the Qwen3 models (8B, 32B,
 30B-A3B, 235B-A22B) join the models a stack is drawn with. v9: prefill and prefix problems store their MFU as
-``prefill_mfu`` (``mfu`` before, still read); every draw is v8's.
+``prefill_mfu`` (``mfu`` before, still read); every draw is v8's. v10: a draw stores the efficiencies its steps
+use (bandwidth efficiency, MFU, prefill MFU, all-reduce latency) where the family takes them and did not draw them,
+read from the calibration table for the drawn card and precision
+(:func:`calculators.engine.procedures.inputs.calibrated_defaults`; the quantities' defaults for a card without a
+row), so a problem shows them and keeps them when the table is refitted; problems stored before read the defaults.
 """
 
 from __future__ import annotations
@@ -33,12 +37,12 @@ from calculators.engine.catalog import Catalog, default_catalog
 from calculators.engine.errors import EngineError, InputError
 from calculators.engine.procedures.compute_shared import smallest_fitting_degree
 from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
-from calculators.engine.procedures.inputs import clean_inputs
+from calculators.engine.procedures.inputs import calibrated_defaults, clean_inputs
 from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 9
+GENERATOR_VERSION = 10
 MAX_SEED = 2**63
 
 
@@ -84,6 +88,7 @@ def generate_inputs(family: str, seed: int, catalog: Catalog | None = None, fixe
                 inputs = {**record.generate(rng, pinned, fixed=fixed), **fixed}
             else:
                 inputs = {**record.generate(rng, pinned), **fixed}
+            inputs = {**calibrated_defaults(record.inputs, inputs), **inputs}  # stored with the draw (v10)
         except (RuntimeError, IndexError, InputError) as exc:  # the generators' "nothing fits" and empty pools
             if pinned is catalog:
                 raise

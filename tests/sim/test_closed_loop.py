@@ -21,16 +21,19 @@ from django.core.cache import cache
 from django.core.management import call_command
 
 from calculators.engine.errors import InputError
-from calculators.sim.config import MAX_REQUESTS
+from calculators.sim.config import MAX_REQUESTS, STATED_CONVENTION
 from calculators.sim.run import simulate
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {"duration_s": 60, "prompt_tokens": 512, "output_tokens": 256}
+# The stated convention (the quantities' defaults) in place of the calibration table's row: the 36 requests below.
+STATED_FLAGS = [part for key, value in STATED_CONVENTION.items()
+                for part in ("--" + key.replace("_", "-"), f"{value:g}")]
 
 
 def test_one_client_keeps_exactly_one_request_in_flight():
     out = io.StringIO()
-    call_command("simulate", "--concurrency", "1", "--duration-s", "60", "--json", stdout=out)
+    call_command("simulate", "--concurrency", "1", "--duration-s", "60", *STATED_FLAGS, "--json", stdout=out)
     summary = json.loads(out.getvalue())["summary"]
     assert summary["mean_in_system"] == 1.0
     assert summary["completed"] == math.floor(60_000 / summary["e2e_ms"]["mean"]) == 36
@@ -38,7 +41,7 @@ def test_one_client_keeps_exactly_one_request_in_flight():
 
 
 def test_think_time_holds_littles_law_for_a_closed_loop():
-    summary = simulate({**BASE, "concurrency": 8, "think_time_s": 1.0})["summary"]
+    summary = simulate({**BASE, **STATED_CONVENTION, "concurrency": 8, "think_time_s": 1.0})["summary"]
     e2e = summary["e2e_ms"]["mean"]
     assert summary["mean_in_system"] == pytest.approx(8 * e2e / (e2e + 1000), rel=0.01)
     assert summary["rate_req_s"] is None

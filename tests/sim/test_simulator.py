@@ -1,7 +1,8 @@
 """The serving simulator (docs/architecture.md §13) on its own output: step model agreement, Little's law,
 conservation, determinism, queue growth above capacity, and workloads whose values are derived by hand.
 
-Reference stack (docs/architecture.md §2): Llama-3.1-8B bf16 on one H100 SXM. By hand: the weights are
+Reference stack (docs/architecture.md §2): Llama-3.1-8B bf16 on one H100 SXM, at the stated convention (the
+quantities' defaults, given in place of the calibration table's row). By hand: the weights are
 8,030,261,248 × 2 = 16,060,522,496 B, read at 3,350 GB/s × 0.75 = 2.5125 TB/s in 6.3922 ms; a
 2,048-token prefill is 2 × 8,030,261,248 × 2,048 + 4 × 32 × 32 × 128 × 2,048² = 35,090,973,327,360
 FLOP at 989.4 TFLOP/s × 0.4, 88.667 ms; the KV budget is 81,559 MiB × 0.9 − 14.9575 GiB − 3 GiB =
@@ -15,7 +16,7 @@ import pytest
 from calculators.engine.errors import InputError
 from calculators.engine.step_model import step_ms
 from calculators.families import FAMILIES
-from calculators.sim.config import Setup, build_setup, clean_sim_inputs
+from calculators.sim.config import STATED_CONVENTION, Setup, build_setup, clean_sim_inputs
 from calculators.sim.results import knee, percentile, still_meets, weighted_percentile
 from calculators.sim.run import run_workload, simulate
 from calculators.sim.workload import Workload, generate, parse_trace
@@ -31,7 +32,7 @@ PREFILL_2048_MS = 35_090_973_327_360 / (989.4e12 * 0.4) * 1000
 
 
 def reference_setup():
-    return build_setup(clean_sim_inputs({}))
+    return build_setup(clean_sim_inputs(dict(STATED_CONVENTION)))
 
 
 def test_reference_kv_budget_and_blocks_match_the_ladder():
@@ -43,7 +44,8 @@ def test_reference_kv_budget_and_blocks_match_the_ladder():
 
 def test_low_rate_tpot_is_the_decode_step_at_batch_one_and_the_average_context():
     prompt, output = 64, 32
-    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": output})
+    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": output,
+                       **STATED_CONVENTION})
     mean_tpot = result["summary"]["tpot_ms"]["mean"]
     # Decode steps read contexts 64 … 94: on average prompt + (output − 2) ÷ 2 = 79 tokens.
     step = step_ms(reference_setup().replica, decode_batch=1, decode_context_tokens=79).step_ms
@@ -56,7 +58,8 @@ def test_low_rate_tpot_is_the_decode_step_at_batch_one_and_the_average_context()
 @pytest.mark.parametrize("prompt, expected_ms", [(64, WEIGHTS_READ_MS), (2048, PREFILL_2048_MS)])
 def test_low_rate_ttft_is_the_step_with_prefill_at_batch_zero(prompt, expected_ms):
     # 64 tokens: the weights' read (memory-bound); 2,048: the prefill's FLOPs at MFU 0.4 (compute-bound).
-    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": 8})
+    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": prompt, "output_tokens": 8,
+                       **STATED_CONVENTION})
     ttft = result["summary"]["ttft_ms"]
     step = step_ms(reference_setup().replica, decode_batch=0, decode_context_tokens=0,
                    prefill_chunks=[(prompt, 0)]).step_ms
@@ -251,8 +254,8 @@ WINDOW_STACKS = [
 
 @pytest.mark.parametrize("raw, sweep, expected_knee", WINDOW_STACKS, ids=["70b-4xh100", "mixtral-2xh100", "qwen-a100"])
 def test_a_60_s_run_finds_the_knee_of_a_600_s_run(raw, sweep, expected_knee):
-    short = simulate({**raw, "sweep": sweep, "duration_s": 60, "seed": 3})
-    long = simulate({**raw, "sweep": sweep, "duration_s": 600, "seed": 3})
+    short = simulate({**raw, **STATED_CONVENTION, "sweep": sweep, "duration_s": 60, "seed": 3})
+    long = simulate({**raw, **STATED_CONVENTION, "sweep": sweep, "duration_s": 600, "seed": 3})
     assert short["knee_req_s"] == long["knee_req_s"] == expected_knee
 
 
@@ -260,7 +263,7 @@ def test_the_issue_example_no_longer_reads_knee_none_over_60_s():
     # Issue 31, item 7: Llama-3.1-70B on 4 H100s, 1,800-token prompts, 500 output tokens (uniform), a 2,000 ms
     # TTFT target, rates 1,2,3,4,6,8 over the default 60 s: counting only completed requests gave 0.85 req/s at
     # 1 req/s (51 of 58 arrived done, 7 still decoding within their targets) and "Knee: none"; 600 s finds 2.
-    result = simulate({**WINDOW_STACKS[0][0], "sweep": "1,2,3,4,6,8", "duration_s": 60})
+    result = simulate({**WINDOW_STACKS[0][0], **STATED_CONVENTION, "sweep": "1,2,3,4,6,8", "duration_s": 60})
     first = result["sweep"][0]
     assert (first["arrived"], first["completed"]) == (58, 51)
     assert first["goodput_req_s"] == pytest.approx(58 / 60, abs=1e-6)
@@ -280,3 +283,27 @@ def test_a_request_running_at_the_window_end_counts_if_it_still_can(first_ms, to
 
 def test_a_request_waiting_past_its_ttft_target_at_the_window_end_does_not_count():
     assert still_meets(1_000.0, None, 0, 0.0, 1_501.0, 500.0, 50.0) is False
+
+
+def test_a_run_without_efficiencies_reads_the_calibration_row_for_its_card_and_precision():
+    # Issue 31, item 1: the simulator's efficiencies, all-reduce latency and step overhead default to the table's
+    # row (no named engine) for the card and weight precision, with the row's large-batch efficiency and overhead
+    # growth per TP card; the TPOT at light load is that calibrated replica's decode step.
+    from calculators.engine.calibration import default_calibration
+    from calculators.engine.step_model import Replica
+
+    row = default_calibration().row("h100-sxm5-80gb", "bf16")
+    inputs = clean_sim_inputs({})
+    for key in ("bandwidth_efficiency", "mfu", "prefill_mfu", "allreduce_latency_us", "step_overhead_ms"):
+        assert inputs[key] == row.values[key].value
+    replica = build_setup(inputs).replica
+    assert replica.bandwidth_efficiency_large_batch == row.values["bandwidth_efficiency_large_batch"].value
+    calibrated = Replica.calibrated("llama-3.1-8b", "h100-sxm5-80gb")
+    result = simulate({"rate": 0.05, "duration_s": 3600, "prompt_tokens": 64, "output_tokens": 32})
+    step = step_ms(calibrated, decode_batch=1, decode_context_tokens=79).step_ms
+    assert result["summary"]["tpot_ms"]["mean"] == pytest.approx(step, rel=0.01)
+    assert step > step_ms(reference_setup().replica, decode_batch=1, decode_context_tokens=79).step_ms  # + overhead
+    # A typed efficiency stands alone (flat over the batch); a card without a row reads the stated convention.
+    typed = build_setup(clean_sim_inputs({"bandwidth_efficiency": 0.6})).replica
+    assert typed.bandwidth_efficiency_large_batch is None
+    assert {key: clean_sim_inputs({"gpu": "l4"})[key] for key in STATED_CONVENTION} == STATED_CONVENTION

@@ -3,6 +3,8 @@
 
 By hand, on the reference stack (Llama-3.1-8B bf16, H100 SXM) at 0.05 req/s (one request at a time):
 
+(each run given the stated convention, the quantities' defaults, in place of the calibration table's row):
+
 - a fixed overhead of 2 ms a step adds 2 ms to every decode step, so to the mean TPOT;
 - a 2,048-token prefill is 35,090,973,327,360 FLOP; at prefill MFU 0.8 of 989.4 TFLOP/s it takes 44.334 ms
   (88.667 ms at the default 0.4), and it is the TTFT;
@@ -20,17 +22,22 @@ import pytest
 from django.core.cache import cache
 from django.core.management import call_command
 
+from calculators.sim.config import STATED_CONVENTION
 from calculators.sim.run import simulate
 
 REPO = Path(__file__).resolve().parents[2]
-LOW = {"rate": 0.05, "duration_s": 1200, "prompt_tokens": 64, "output_tokens": 32}
+# The stated convention (the quantities' defaults) in place of the calibration table's row, so each flag's effect
+# is the by-hand one above.
+LOW = {"rate": 0.05, "duration_s": 1200, "prompt_tokens": 64, "output_tokens": 32, **STATED_CONVENTION}
+STATED_FLAGS = [part for key, value in STATED_CONVENTION.items() if key != "step_overhead_ms"
+                for part in ("--" + key.replace("_", "-"), f"{value:g}")]
 
 
 def test_a_step_overhead_adds_to_every_decode_step():
     without = simulate(LOW)["summary"]["tpot_ms"]["mean"]
     out = io.StringIO()
     call_command("simulate", "--rate", "0.05", "--duration-s", "1200", "--prompt-tokens", "64", "--output-tokens",
-                 "32", "--step-overhead-ms", "2", "--json", stdout=out)
+                 "32", "--step-overhead-ms", "2", *STATED_FLAGS, "--json", stdout=out)
     result = json.loads(out.getvalue())
     assert result["inputs"]["step_overhead_ms"] == 2.0
     assert result["summary"]["tpot_ms"]["mean"] - without == pytest.approx(2.0, abs=2e-3)

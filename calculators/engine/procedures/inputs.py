@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..answers import read_input
+from ..calibration import KEYS as CALIBRATED
 from ..catalog import Catalog, default_catalog
 from ..dtypes import KV_DTYPES, WEIGHT_DTYPES
 from ..errors import AnswerError, ConfigError, InputError
@@ -48,6 +49,7 @@ class InputSpec:
     label: str = ""  # the form's label (every family input has one; tests/test_family_records.py)
     hint: str = ""  # the form's help where ``help`` (the command line's) would only repeat the label
     older_names: tuple[str, ...] = ()
+    quantity: str = ""  # the input quantity it reads (:meth:`of`), which may differ from ``name`` (prefill's mfu)
 
     @classmethod
     def of(cls, key: str, kind: str, help: str, **fields: Any) -> "InputSpec":
@@ -58,7 +60,8 @@ class InputSpec:
         declared = {"name": key, "kind": kind, "default": quantity.default, "help": help,
                     "minimum": quantity.minimum, "maximum": quantity.maximum,
                     "exclusive_minimum": quantity.exclusive_minimum,
-                    "unit": "" if quantity.unit == "1" else quantity.unit, "label": quantity.label}
+                    "unit": "" if quantity.unit == "1" else quantity.unit, "label": quantity.label,
+                    "quantity": key}
         return cls(**{**declared, **fields})
 
     @property
@@ -236,3 +239,23 @@ def input_or_default(inputs: dict[str, Any], key: str, quantity: str | None = No
     """``inputs[key]``, or the default of its quantity (``quantity``, else ``key``) where ``inputs`` leave it
     out (a drawn problem's inputs hold only what was drawn). Raises ``KeyError`` for a quantity without one."""
     return inputs[key] if key in inputs else default(quantity or key)
+
+
+def calibrated_defaults(specs: tuple[InputSpec, ...], inputs: dict[str, Any]) -> dict[str, float]:
+    """The calibration table's values (docs/architecture.md §12) for the calibrated inputs of ``specs`` that
+    ``inputs`` leave out: each input whose quantity is a calibrated key (bandwidth efficiency, MFU, prefill MFU,
+    all-reduce latency, step overhead) read through :func:`..quantities.default` for the stack's card
+    (``inputs["gpu"]``, else the reference card) and precision (``weights_dtype``, else ``precision``, else
+    bf16), for no named engine. A card without a row gets the quantities' own defaults. ``{}`` for a family
+    without a card input.
+
+    What a drawn problem stores beside its draw (``drills.problems.generation``), so its numbers never move
+    when the table is refitted, and what the simulator reads for an efficiency it is not given.
+    """
+    names = {spec.name for spec in specs}
+    if "gpu" not in names:
+        return {}
+    gpu = inputs.get("gpu") or GPU.default
+    precision = inputs.get("weights_dtype") or inputs.get("precision") or "bf16"
+    return {spec.name: default(spec.quantity, gpu=str(gpu), precision=str(precision))
+            for spec in specs if spec.quantity in CALIBRATED and inputs.get(spec.name) in (None, "")}
