@@ -50,3 +50,42 @@ def test_the_bank_filter_lists_curated_topics_only(client, settings):
     options = [o for o in re.findall(r"<option[^>]*>([^<]*)</option>", select) if o != "Any topic"]
     assert options and set(options) <= {name.replace("'", "&#x27;") for name in NAMES}
     assert "rope frequency bands" not in select and "RoPE frequency bands" not in select
+
+
+# What each chapter teaches, in curated topics: a question filed under anything else is mis-tagged (issue 37 item 4:
+# a long-context capacity question in chapter 14 had been filed under RoPE, preemption under prefill and decode).
+CHAPTER_TOPICS = {
+    "00": {"Capacity planning", "KV cache", "Engines and production", "Cost", "Latency: TTFT and TPOT"},
+    "01": {"Tokens and tokenisation", "Cost", "KV cache"},
+    "02": {"Model anatomy", "Mixture of experts", "Roofline and hardware", "Prefill and decode"},
+    "03": {"Prefill and decode", "Latency: TTFT and TPOT", "Engines and production", "Cost", "Tokens and tokenisation"},
+    "04": {"Roofline and hardware"},
+    "05": {"Prefill and decode", "Latency: TTFT and TPOT", "Engines and production"},
+    "06": {"KV cache", "Capacity planning", "Number formats and quantisation", "Multi-GPU parallelism"},
+    "07": {"Attention variants", "Multi-GPU parallelism"},
+    "08": {"RoPE and long context"},
+    "09": {"Number formats and quantisation"},
+    "10": {"KV cache", "Prefix caching and routing", "Number formats and quantisation"},
+    "11": {"Multi-GPU parallelism", "Mixture of experts"},
+    "12": {"Prefill and decode", "Prefix caching and routing", "Engines and production", "LoRA and fine-tunes"},
+    "13": {"Speculative and constrained decoding", "Engines and production"},
+    "14": {"Capacity planning", "Cost", "Latency: TTFT and TPOT", "Roofline and hardware", "Prefill and decode"},
+    "15": {"Engines and production", "Latency: TTFT and TPOT", "KV cache"},
+}
+
+
+def test_every_chapter_question_is_filed_under_a_topic_its_chapter_teaches():
+    import yaml
+
+    misfiled = []
+    for path in sorted(FIXTURES.glob("[0-9][0-9]-*.yaml")):
+        for item in yaml.safe_load(path.read_text()):
+            topic = curated_topic(str(item.get("topic") or ""))
+            assert topic in NAMES, (item["slug"], topic)
+            if topic not in CHAPTER_TOPICS[path.name[:2]]:
+                misfiled.append((item["slug"], item.get("topic"), topic))
+    assert misfiled == []
+    assert set(CHAPTER_TOPICS) == {path.name[:2] for path in FIXTURES.glob("[0-9][0-9]-*.yaml")}
+    assert set().union(*CHAPTER_TOPICS.values()) <= set(NAMES)
+    # Preemption is what a full KV cache does, filed with the cache (it was under prefill and decode).
+    assert curated_topic("preemption") == "KV cache"
