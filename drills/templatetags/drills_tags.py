@@ -3,7 +3,11 @@
 from django import template
 
 from accounts.timezones import zone_label
-from calculators.engine.procedures.base import format_number
+from calculators.engine.answers import parse_answer
+from calculators.engine.errors import AnswerError
+from calculators.engine.procedures.base import CEIL, FLOOR, format_number
+from calculators.engine.quantities import quantity as declared_quantity
+from calculators.engine.units import verdict_choices
 
 register = template.Library()
 
@@ -47,6 +51,34 @@ def step_unit(unit):
     """The hint beside a step's answer box: "in GiB"; "a number" for a dimensionless step (unit ``"1"``: a count
     of copies, a 1-or-0 answer, a fraction), where "in 1" said nothing."""
     return "a number" if unit == "1" else f"in {unit}"
+
+
+@register.filter
+def step_tolerance(spec) -> str:
+    """What counts as right beside a step's answer box (DESIGN §14): ``"±0.5 %"`` (its relative tolerance;
+    the right value rounded to the figures typed, at least two, is right too), ``"whole number, round down"``
+    for an integer step, ``""`` for a 1-or-0 verdict (its box is a choice). ``spec`` is a ``StepSpec``."""
+    declared = declared_quantity(spec.key)
+    if declared is not None and declared.bounds == "flag":
+        return ""
+    if spec.rounding:
+        return {FLOOR: "whole number, round down", CEIL: "whole number, round up"}.get(spec.rounding, "whole number")
+    return f"±{spec.tolerance * 100:.3g} %"
+
+
+@register.filter
+def step_choices(spec, typed="") -> list[dict]:
+    """The choices of a verdict step's box (``[{"word": "compute-bound", "selected": True}, …]``), the one
+    ``typed`` (a word or 1/0) reads as selected; ``[]`` for a step that is not a verdict, which takes a typed
+    value. ``spec`` is a ``StepSpec``; its flag quantity names the words (``calculators.engine.units``)."""
+    declared = declared_quantity(spec.key)
+    if declared is None or not declared.verdict:
+        return []
+    try:
+        chosen = parse_answer(str(typed), spec.unit, declared.verdict).value if str(typed or "").strip() else None
+    except AnswerError:
+        chosen = None
+    return [{"word": word, "selected": value == chosen} for word, value in verdict_choices(declared.verdict)]
 
 
 @register.filter
