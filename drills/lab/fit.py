@@ -99,9 +99,9 @@ class Residual:
         return self.predicted / self.measured - 1
 
     @property
-    def error_pct(self) -> float:
-        """:attr:`error` in per cent."""
-        return 100 * self.error
+    def error_text(self) -> str:
+        """:attr:`error` as shown: signed, per cent (``−16.9 %``)."""
+        return f"{'+' if self.error >= 0 else '−'}{abs(100 * self.error):.1f}\u00a0%"
 
 
 @dataclass
@@ -133,12 +133,12 @@ class Fit:
         """Per constant: its label, the table's value, the fitted value and its band, formatted for display."""
         found = []
         for key in CONSTANTS:
-            unit = " ms" if key == "step_overhead_ms" else ""
+            unit = "\u00a0ms" if key == "step_overhead_ms" else ""
             low, high = self.band(key) if key in self.fitted else (None, None)
             found.append({"key": key, "label": LABELS[key][0].upper() + LABELS[key][1:],
                           "table": f"{self.stack.table_value(key):.3g}{unit}",
                           "value": f"{self.values[key]:.3g}{unit}" + ("" if key in self.fitted else " (kept)"),
-                          "band": f"{low:.3g}–{high:.3g}{unit}" if low is not None else "—"})
+                          "band": f"{low:.3g}–\u200b{high:.3g}{unit}" if low is not None else "—"})
         return found
 
     def range_texts(self) -> list[tuple[str, str]]:

@@ -79,6 +79,24 @@ class MetricRow:
         return None if error is None else 100 * error
 
     @property
+    def table_error_text(self) -> str:
+        """The table's error as shown: signed, per cent (``+46.4 %``)."""
+        return signed_pct(self.table_error)
+
+    @property
+    def fitted_error_text(self) -> str:
+        """The fit's error as shown."""
+        return signed_pct(self.fitted_error)
+
+    @property
+    def band_text(self) -> str:
+        """The fit's band, lower value first (``26.27–32.58``), or '' without one."""
+        if not self.fitted or self.fitted.low is None or self.fitted.high is None:
+            return ""
+        low, high = sorted((self.fitted.low, self.fitted.high))
+        return f"{low:,.2f}–\u200b{high:,.2f}"  # a line may break after the dash
+
+    @property
     def inside(self) -> bool:
         """Whether the measurement lies within the fit's band."""
         return bool(self.fitted and self.fitted.covers(self.measured))
@@ -92,6 +110,13 @@ class PointReplay:
     workload: str
     rows: list[MetricRow] = field(default_factory=list)
     error: str = ""
+
+
+def signed_pct(value: float | None) -> str:
+    """A per-cent error with its sign (``+46.4 %``, ``−14.2 %``), '' for none."""
+    if value is None:
+        return ""
+    return f"{'+' if value >= 0 else '−'}{abs(value):.1f}\u00a0%"
 
 
 def table_constants(stack: Stack, end: str = "value") -> dict:
@@ -166,7 +191,8 @@ def describe_load(point: Point) -> str:
     lengths = f"{point.input_tokens or 0:,.0f} prompt and {point.output_tokens or 0:,.0f} output tokens"
     seconds = min(MAX_REPLAY_S, max(1.0, point.duration_s or 60.0))
     if point.concurrency:
-        return f"closed loop of {point.concurrency:,} clients, {lengths}, {seconds:g} s"
+        clients = "client" if point.concurrency == 1 else "clients"
+        return f"closed loop of {point.concurrency:,} {clients}, {lengths}, {seconds:g} s"
     return f"Poisson arrivals at {point.rate:g} req/s, {lengths}, {seconds:g} s"
 
 

@@ -31,7 +31,7 @@ def test_paste_fit_save_apply_and_the_simulator_uses_it(candidate_client, candid
     assert "Replayed through the simulator" in text and "The fit" in text
     replays = page.context["replays"]
     assert [r.workload for r in replays] == [
-        "closed loop of 1 clients, 1,024 prompt and 128 output tokens, 98.44 s",
+        "closed loop of 1 client, 1,024 prompt and 128 output tokens, 98.44 s",
         "closed loop of 8 clients, 1,024 prompt and 128 output tokens, 61.41 s",
         "closed loop of 32 clients, 1,024 prompt and 128 output tokens, 65.91 s"]
     first = {row.label: row for row in replays[0].rows}
