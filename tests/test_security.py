@@ -211,6 +211,20 @@ def test_the_lab_form_is_escaped(candidate_client, payload):
                                                 "decode_tok_s": payload}), payload)
 
 
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_the_calibration_paste_and_name_are_escaped(candidate_client, payload):
+    """A pasted benchmark line comes back in its sentence, a saved calibration's name in lists and banners."""
+    stack = {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": "1", "weights_dtype": "bf16",
+             "kv_dtype": "bf16", "engine": "vllm"}
+    assert_safe(candidate_client.post("/lab/calibrate/", {**stack, "output": f"input=512 {payload}"}), payload)
+    typed = "input=512 output=128 concurrency=1 tpot=7.5209\ninput=4096 output=128 concurrency=1 tpot=7.6962\n"
+    saved = candidate_client.post("/lab/calibrate/", {**stack, "output": typed, "name": payload, "save": "1"})
+    assert saved.status_code == 302
+    candidate_client.post(saved["Location"] + "apply/")
+    for path in ("/lab/calibrate/", saved["Location"], "/simulator/", "/calculators/decode/"):
+        assert_safe(candidate_client.get(path), payload)
+
+
 # --- static analysis ------------------------------------------------------------------------
 
 
