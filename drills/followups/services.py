@@ -98,6 +98,17 @@ def stored_start(user, problem: ProblemInstance, position: int) -> Start | None:
     return Start({key: float(value) for key, value in previous.own.items()}, attempt)
 
 
+def next_link(user, problem: ProblemInstance, attempt: Attempt) -> int:
+    """The first link of ``problem``'s chain that ``user`` has not answered after ``attempt`` (the chain is asked
+    in order, so it is how many consecutive links from the first they have answered)."""
+    answered = set(FollowUpAttempt.objects.filter(user=user, problem=problem, attempt=attempt)
+                   .values_list("position", flat=True))
+    position = 0
+    while position in answered:
+        position += 1
+    return position
+
+
 def grade_link(link: FollowUp, own: Mapping[str, float], marked: Iterable[str],
                answers: Mapping[str, str]) -> FollowUpGrade:
     """Grade a follow-up's marks and values (only step keys of the link count)."""

@@ -24,7 +24,9 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.timezones import remember_time_zone
+from drills.followups.services import next_link
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
+from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.grading import UnreadableAnswers
 from drills.problems.presentation import problem_facts, statement
@@ -324,6 +326,10 @@ def result(request: HttpRequest, pk: int) -> HttpResponse:
                         "steps": StepAnswer.objects.filter(attempt=log.attempt) if log.attempt else [],
                         "labels": {spec.key: spec.label for spec in solution.specs},
                         "time_box": time_box_of(log.item, len(solution.specs)) if log.item else None})
+        if log.attempt is not None and log.problem.created_by_id == request.user.pk:
+            # The interviewer follows up on the card's problem (issue 33 item 1): the next link not answered yet.
+            context["followup"] = followup_context(request, log.problem, next_link(request.user, log.problem,
+                                                                                    log.attempt))
     return _render(request, "reviews/result.html", context, review_settings)
 
 
