@@ -38,6 +38,10 @@ SUMMARY = {
         "output_tok_s": {"type": "number"},
         "goodput_req_s": {"type": "number", "description": "Requests that arrived in the run and met both targets, "
                           "per second; one still running at the end counts if it can still meet them."},
+        "ttft_missed": {"type": "integer", "description": "Requests of the window that missed (or can no longer "
+                        "meet) the TTFT target."},
+        "tpot_missed": {"type": "integer", "description": "Requests of the window that missed (or can no longer "
+                        "meet) the TPOT target."},
         "preemptions": {"type": "integer"}, "kv_peak_fraction": {"type": "number"},
         "mean_in_system": {"type": "number"}, "steps": {"type": "integer"},
     },

@@ -14,6 +14,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.procedures import Result, Step
 from calculators.engine.procedures.base import SINGULAR, format_number
 from calculators.families import FAMILIES
+from calculators.knee_chart import knee_view
 from calculators.pareto_chart import curve_view
 
 PREVIOUS_MAX_CHARS = 4_000
@@ -80,6 +81,7 @@ class Report:
     alert: str
     notes: list[str]
     curve: Any = None  # the pareto family's chart and table (calculators.pareto_chart.CurveView)
+    sweep: Any = None  # the knee's swept rates, chart and table (calculators.knee_chart.KneeView)
 
     @property
     def values_json(self) -> str:
@@ -155,7 +157,10 @@ def build_report(result: Result, previous: Mapping[str, float]) -> Report:
     if "curve" in result.extra:
         subject = "the pasted config" if "config" in result.inputs else str(result.inputs.get("model", ""))
         curve = curve_view(result.extra["curve"], default_catalog().gpu(result.inputs["gpu"]).name, subject)
-    return Report(result, rows, headlines, alert, notes, curve)
+    sweep = None
+    if "bracket" in result.extra:
+        sweep = knee_view(result, f"{result.inputs['model']} on one {default_catalog().gpu(result.inputs['gpu']).name}")
+    return Report(result, rows, headlines, alert, notes, curve, sweep)
 
 
 def _ladder_details(result: Result, headlines: list[Headline]) -> None:

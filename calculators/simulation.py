@@ -56,7 +56,7 @@ from outbox import services as outbox
 
 RESULT_TTL_S = 24 * 3600
 QUEUED_TTL_S = 600
-KEY_VERSION = "sim1"
+KEY_VERSION = "sim2"  # sim2: summaries count the requests missing each target
 
 #: The simulator's inputs (one ``InputSpec`` each) and the longest sweep it takes: the API's schema names them.
 INPUTS = sim_config.INPUTS

@@ -1,8 +1,12 @@
 """Four drills graded against a stored run of the serving simulator (docs/architecture.md §13).
 
-- ``knee`` — predict the knee: the highest swept rate whose goodput (requests
-  meeting both the TTFT and the TPOT target, per second, by the simulator's
-  window rule) is at least 0.9 × its arrival rate; right within one sweep step.
+- ``knee`` — predict the knee: the rate where goodput (requests meeting both
+  the TTFT and the TPOT target, per second, by the simulator's window rule)
+  falls below 0.9 × the arrival rate, linear between the highest swept rate
+  keeping that share and the next, after up to four refining runs between the
+  two (the sweep stays within the simulator's 12 points); right within
+  ±:data:`KNEE_TOLERANCE`. (The simulator's own knee, docs/architecture.md §13,
+  stays the highest swept rate keeping the share.)
 - ``ttftp99`` — p99 TTFT at the sweep's centre rate, after the TTFT at low load
   and the requests in the system by Little's law; right within 10 %.
 - ``tpotbatch`` — the batch where TPOT crosses the target: the mean number of
@@ -41,6 +45,7 @@ from calculators.engine.procedures.base import Plan, StepSpec
 from calculators.engine.procedures.family import Family
 from calculators.engine.procedures.inputs import catalog_or_default
 
+from .results import KNEE_SHARE, knee_bracket
 from .results import knee as sweep_knee
 from .scenario import (
     BANDWIDTH_EFFICIENCY,
@@ -51,8 +56,11 @@ from .scenario import (
     SweepRunner,
     draw_scenario,
     knee_note,
+    knee_points,
+    knee_reason,
     latency_note,
     preemption_note,
+    refine_knee,
     run_sweep,
     simulation_for,
     split_inputs,
@@ -66,11 +74,14 @@ def rate_text(rate: float) -> str:
     return f"{rate:g}"
 
 
-def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot"):
+def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot", refine: bool = False):
     catalog = catalog_or_default(catalog)
     inputs, stored = split_inputs(raw, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
     scenario = Scenario(inputs, catalog, center)
-    return inputs, scenario, simulation_for(scenario, stored)
+    simulation = simulation_for(scenario, stored)
+    if refine and stored is None:  # a stored sweep is read as it is: regrading never simulates
+        simulation = refine_knee(simulation)
+    return inputs, scenario, simulation
 
 
 def _stack_given(scenario: Scenario) -> dict[str, float]:
@@ -90,18 +101,36 @@ def _decode_spec() -> StepSpec:
                     DECODE_STEP_BATCH)
 
 
+# An answer within this share of the interpolated knee is right (docs/architecture.md §13; shown beside the box).
+KNEE_TOLERANCE = 0.05
+
+
 def plan_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
-    """The knee of the scenario's sweep; ``raw`` as :data:`.scenario.INPUTS`, plus an optional stored
-    ``simulation``. Raises :class:`InputError` when no swept rate meets the targets."""
-    inputs, scenario, sim = _prepared(raw, catalog)
-    points = sim["points"]
-    knee = sweep_knee(points)
-    if knee is None:
-        raise InputError("No swept rate meets both targets: loosen the TPOT or TTFT target.", field="tpot_slo_ms")
-    given = {**_stack_given(scenario), "simulated_knee_req_s": knee}
-    specs = [_decode_spec(), StepSpec("knee_req_s", "The knee: the highest swept rate meeting both targets",
-                                      KNEE, tolerance=sweep_step(points, knee) / knee * 1.0001)]
-    return Plan("knee", inputs, specs, given, [knee_note(points, knee), _sweep_note(sim)], {"simulation": sim})
+    """The knee of the scenario's sweep: where goodput ÷ rate crosses :data:`.results.KNEE_SHARE`, linear between
+    the highest swept rate keeping it and the next (the refining points included, :func:`.scenario.refine_knee`);
+    right within :data:`KNEE_TOLERANCE`. ``raw`` as :data:`.scenario.INPUTS`, plus an optional stored
+    ``simulation`` (without one, the sweep and its refinement run in this process). The plan's ``extra`` holds the
+    ``simulation``, the ``bracket``'s two rates and the ``reason`` the knee is there (a sentence). Raises
+    :class:`InputError` when no swept rate meets the targets, or the highest does (the knee lies beyond the
+    sweep)."""
+    inputs, scenario, sim = _prepared(raw, catalog, refine=True)
+    points = knee_points(sim)
+    bracket = knee_bracket(points)
+    if bracket is None:
+        if sweep_knee(points) is None:
+            raise InputError("No swept rate meets both targets: loosen the TPOT or TTFT target.", field="tpot_slo_ms")
+        raise InputError(f"Every swept rate keeps {KNEE_SHARE:g} of its rate as goodput: the knee lies beyond the "
+                         f"sweep; tighten the TPOT or TTFT target.", field="tpot_slo_ms")
+    kept, lost = bracket
+    given = {**_stack_given(scenario), "kept_rate_req_s": kept["rate_req_s"], "knee_share": KNEE_SHARE,
+             "kept_share": kept["goodput_req_s"] / kept["rate_req_s"],
+             "lost_rate_req_s": lost["rate_req_s"], "lost_share": lost["goodput_req_s"] / lost["rate_req_s"]}
+    specs = [_decode_spec(), StepSpec("knee_req_s", f"The knee: where goodput falls below {KNEE_SHARE:g} × the rate",
+                                      KNEE, tolerance=KNEE_TOLERANCE)]
+    reason = knee_reason(kept, lost, inputs)
+    notes = [knee_note(kept, lost, reason), _sweep_note(sim)]
+    return Plan("knee", inputs, specs, given, notes,
+                {"simulation": sim, "bracket": (kept["rate_req_s"], lost["rate_req_s"]), "reason": reason})
 
 
 def plan_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
@@ -199,9 +228,10 @@ def describe_knee(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The knee problem in an interviewer's words."""
     return (f"{_stack(inputs, catalog)}. Targets: TTFT {inputs['ttft_slo_ms']:g} ms and TPOT "
             f"{inputs['tpot_slo_ms']:g} ms. A load test sweeps {_rates(inputs, catalog)}, 60 s each. Work out one "
-            f"{_step_phrase(inputs)}, then predict the knee: the highest swept rate whose goodput (requests "
+            f"{_step_phrase(inputs)}, then predict the knee: the arrival rate at which goodput (requests "
             f"arriving in the 60 s meeting both targets, per second; one still running at the end counts if it "
-            f"still can) is at least 0.9 × the rate. Within one sweep step counts.")
+            f"still can) falls below {KNEE_SHARE:g} × the rate, read linearly between the last swept rate that "
+            f"keeps it and the next. Within ±{KNEE_TOLERANCE:.0%} counts.")
 
 
 def describe_ttft_p99(inputs: dict[str, Any], catalog: Catalog) -> str:
@@ -234,15 +264,16 @@ def _points(inputs: dict[str, Any], catalog: Catalog) -> list[dict]:
     return simulation_for(Scenario(dict(inputs), catalog), None)["points"]
 
 
-def _prepare(center: str):
+def _prepare(center: str, refine: bool = False):
     def prepare(inputs: dict[str, Any], catalog: Catalog | None = None, runner: SweepRunner = run_sweep) -> dict:
         """The drawn inputs with the sweep simulated for them (through ``runner``: the web passes its
-        cached one), to store with the problem."""
+        cached one), and for the knee its refining points, to store with the problem."""
         catalog = catalog_or_default(catalog)
         # Always run afresh: fixed inputs may have changed the scenario, and a "simulation" typed into them
         # must not stand in for the simulator's.
         clean, _ = split_inputs(inputs, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
-        return {**inputs, "simulation": simulation_for(Scenario(clean, catalog, center), None, runner)}
+        simulation = simulation_for(Scenario(clean, catalog, center), None, runner)
+        return {**inputs, "simulation": refine_knee(simulation, runner) if refine else simulation}
     return prepare
 
 
@@ -288,9 +319,9 @@ PREEMPT_RATE_RUBRIC = (
 # offline=None: their numbers come from a stored discrete-event simulation, which an exported page cannot run.
 FAMILIES = (
     Family("knee", "Predict the knee",
-           "From a stack, a workload and two targets, the highest swept rate whose goodput stays at 0.9 × the "
-           "rate, graded against a stored simulation.", INPUTS, plan_knee, generate=draw_scenario,
-           order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot"),
+           "From a stack, a workload and two targets, the rate where goodput falls below 0.9 × the rate, "
+           "graded against a stored simulation.", INPUTS, plan_knee, generate=draw_scenario,
+           order=90, offline=None, describe=describe_knee, prepare=_prepare("tpot", refine=True),
            chapter="14-capacity-planning", difficulty=3, rubric=KNEE_RUBRIC),
     Family("ttftp99", "p99 TTFT at this rate",
            "TTFT at low load, the requests in the system by Little's law, and the p99 TTFT at one rate, graded "

@@ -20,7 +20,8 @@
 - ``mean_in_system`` = the time-average, over the run, of the requests arrived
   and not finished.
 - The knee of a sweep = the highest swept rate whose goodput is at least
-  :data:`KNEE_SHARE` × its arrival rate.
+  :data:`KNEE_SHARE` × its arrival rate. The knee drill reads the same share as
+  a crossing (:func:`knee_bracket`): between that rate and the next swept one.
 """
 
 from __future__ import annotations
@@ -84,16 +85,22 @@ def weighted_distribution(values: list[float], weights: list[int]) -> dict:
     return {"mean": _r(mean), **{f"p{q}": _r(value) for q, value in zip(PERCENTILES, found)}}
 
 
+def misses(arrival_ms: float, first_ms: float | None, tokens: int, last_token_ms: float, end_ms: float,
+           ttft_slo_ms: float, tpot_slo_ms: float) -> tuple[bool, bool]:
+    """(TTFT missed, TPOT missed) for a request unfinished at ``end_ms`` (the window rule): ``tokens``
+    produced so far, the first at ``first_ms`` (None: none yet), the last at ``last_token_ms``; all times in
+    ms from the run's start. A target is missed when the request can no longer meet it."""
+    if first_ms is None:
+        return end_ms - arrival_ms > ttft_slo_ms, False
+    late = first_ms - arrival_ms > ttft_slo_ms
+    return late, tokens >= 2 and (last_token_ms - first_ms) / (tokens - 1) > tpot_slo_ms
+
+
 def still_meets(arrival_ms: float, first_ms: float | None, tokens: int, last_token_ms: float, end_ms: float,
                 ttft_slo_ms: float, tpot_slo_ms: float) -> bool:
-    """Whether a request unfinished at ``end_ms`` can still meet both targets (the window rule):
-    ``tokens`` produced so far, the first at ``first_ms`` (None: none yet), the last at
-    ``last_token_ms``; all times in ms from the run's start."""
-    if first_ms is None:
-        return end_ms - arrival_ms <= ttft_slo_ms
-    if first_ms - arrival_ms > ttft_slo_ms:
-        return False
-    return tokens < 2 or (last_token_ms - first_ms) / (tokens - 1) <= tpot_slo_ms
+    """Whether a request unfinished at ``end_ms`` can still meet both targets (the window rule; arguments
+    as :func:`misses`)."""
+    return not any(misses(arrival_ms, first_ms, tokens, last_token_ms, end_ms, ttft_slo_ms, tpot_slo_ms))
 
 
 def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], preemptions: int,
@@ -108,15 +115,17 @@ def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], pre
     duration_s = duration_ms / 1000
     arrival, output = workload.arrival_ms, workload.output
     ttft, tpot, e2e = [], [], []
-    good = completed = 0
+    good = completed = ttft_missed = tpot_missed = 0
     in_system_ms = 0.0
     first_ms = records.first_ms
     for rid, finish in enumerate(records.finish_ms):
         if finish is None:
             in_system_ms += duration_ms - arrival[rid]
             tokens, last_ms = in_flight.get(rid, (0, 0.0))
-            if still_meets(arrival[rid], first_ms[rid], tokens, last_ms, duration_ms, ttft_slo_ms, tpot_slo_ms):
-                good += 1
+            late, slow = misses(arrival[rid], first_ms[rid], tokens, last_ms, duration_ms, ttft_slo_ms, tpot_slo_ms)
+            good += not (late or slow)
+            ttft_missed += late
+            tpot_missed += slow
             continue
         completed += 1
         in_system_ms += finish - arrival[rid]
@@ -128,8 +137,10 @@ def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], pre
         if output[rid] > 1:
             per_token = (total - first) / (output[rid] - 1)
             tpot.append(per_token)
-        if first <= ttft_slo_ms and (per_token is None or per_token <= tpot_slo_ms):
-            good += 1
+        late, slow = first > ttft_slo_ms, per_token is not None and per_token > tpot_slo_ms
+        good += not (late or slow)
+        ttft_missed += late
+        tpot_missed += slow
     completed_tokens = sum(output[rid] for rid, finish in enumerate(records.finish_ms) if finish is not None)
     output_tokens = completed_tokens + sum(tokens for tokens, _ in in_flight.values())
     return {
@@ -146,6 +157,8 @@ def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], pre
         "throughput_req_s": round(completed / duration_s, 6),
         "output_tok_s": round(output_tokens / duration_s, 3),
         "goodput_req_s": round(good / duration_s, 6),
+        "ttft_missed": ttft_missed,
+        "tpot_missed": tpot_missed,
         "preemptions": preemptions,
         "kv_peak_fraction": round(kv_peak_fraction, 6),
         "mean_in_system": round(in_system_ms / duration_ms, 6),
@@ -156,3 +169,16 @@ def knee(summaries: list[dict]) -> float | None:
     """The highest swept rate whose goodput is ≥ :data:`KNEE_SHARE` × its rate; None if none is."""
     meeting = [s["rate_req_s"] for s in summaries if s["goodput_req_s"] >= KNEE_SHARE * s["rate_req_s"]]
     return max(meeting) if meeting else None
+
+
+def knee_bracket(points: list[dict]) -> tuple[dict, dict] | None:
+    """The two swept points goodput ÷ rate crosses :data:`KNEE_SHARE` between: the highest swept rate whose
+    goodput is at least that share of its rate (the :func:`knee`), and the next swept rate above it. ``points``
+    are summaries or the drills' compact points (``rate_req_s``, ``goodput_req_s``), in any order. None when
+    no rate keeps the share, or the highest swept rate does (the crossing lies beyond the sweep)."""
+    ordered = sorted(points, key=lambda p: p["rate_req_s"])
+    rate = knee(ordered)
+    if rate is None or rate == ordered[-1]["rate_req_s"]:
+        return None
+    index = next(i for i, p in enumerate(ordered) if p["rate_req_s"] == rate)
+    return ordered[index], ordered[index + 1]

@@ -47,7 +47,8 @@ from calculators.engine.procedures.inputs import (
 from calculators.engine.quantities import default
 from calculators.engine.step_model import Replica, step_ms
 
-from .config import STATED_CONVENTION, build_setup, clean_sim_inputs
+from .config import MAX_SWEEP_POINTS, STATED_CONVENTION, build_setup, clean_sim_inputs
+from .results import KNEE_SHARE, knee_bracket
 from .run import run_workload
 from .workload import workload_for
 
@@ -61,8 +62,9 @@ CACHE_DURATION_S = 120.0  # long requests take longer to fill the cache
 SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)
 # Around the rate that fills the cache, wider: the estimate leaves out the decode steps that prefills stall.
 CACHE_SWEEP_FACTORS = (0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0)
-POINT_KEYS = ("rate_req_s", "goodput_req_s", "ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "e2e_mean_ms",
-              "mean_in_system", "mean_running", "preemptions", "kv_peak_fraction")
+POINT_KEYS = ("rate_req_s", "goodput_req_s", "ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "tpot_p99_ms",
+              "e2e_mean_ms", "mean_in_system", "mean_running", "preemptions", "kv_peak_fraction", "arrived",
+              "ttft_missed", "tpot_missed")
 STORE_VERSION = 1
 
 PROMPT = InputSpec("prompt_tokens", "int", 512, "prompt length of every request", minimum=1, maximum=32_768,
@@ -109,18 +111,21 @@ def run_sweep(inputs: dict[str, Any]) -> list[dict]:
 
 def compact_points(inputs: dict[str, Any], results: list[dict]) -> list[dict]:
     """One point of :data:`POINT_KEYS` per rate of ``inputs``' sweep: rate, goodput, mean and p99 TTFT, mean
-    TPOT and end-to-end latency (ms), the mean requests in the system, the mean running sequences (over the
-    run's series), preemptions and the peak KV use."""
+    and p99 TPOT, mean end-to-end latency (ms), the mean requests in the system, the mean running sequences
+    (over the run's series), preemptions, the peak KV use, and the requests that arrived and that missed
+    each target (points stored before the p99 TPOT and the misses were kept lack those keys)."""
     points = []
     for rate, result in zip(inputs["sweep"], results):
         summary, running = result["summary"], result["series"]["running"]
         points.append({
             "rate_req_s": rate, "goodput_req_s": summary["goodput_req_s"],
             "ttft_mean_ms": summary["ttft_ms"]["mean"], "ttft_p99_ms": summary["ttft_ms"]["p99"],
-            "tpot_mean_ms": summary["tpot_ms"]["mean"], "e2e_mean_ms": summary["e2e_ms"]["mean"],
-            "mean_in_system": summary["mean_in_system"],
+            "tpot_mean_ms": summary["tpot_ms"]["mean"], "tpot_p99_ms": summary["tpot_ms"]["p99"],
+            "e2e_mean_ms": summary["e2e_ms"]["mean"], "mean_in_system": summary["mean_in_system"],
             "mean_running": round(sum(running) / len(running), 6) if running else 0.0,
-            "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"]})
+            "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"],
+            "arrived": summary["arrived"], "ttft_missed": summary["ttft_missed"],
+            "tpot_missed": summary["tpot_missed"]})
     return points
 
 
@@ -235,6 +240,35 @@ def simulation_for(scenario: Scenario, stored: dict | None, runner: SweepRunner 
     return {"version": STORE_VERSION, "simulator_inputs": wanted, "points": compact_points(inputs, runner(inputs))}
 
 
+def refine_knee(simulation: dict, runner: SweepRunner = run_sweep) -> dict:
+    """``simulation`` with the knee's refining points (``"refine"``), to store with a knee problem.
+
+    Goodput ÷ rate crosses :data:`.results.KNEE_SHARE` between two swept rates (:func:`.results.knee_bracket`);
+    the rates evenly inside that gap (three significant figures), as many as keep the sweep within the
+    simulator's :data:`.config.MAX_SWEEP_POINTS` (docs/architecture.md §13: four after the eight), are simulated
+    through ``runner`` (the web's goes through its cache) and kept apart from ``points``, so the statement
+    lists the load test's eight rates and the other drills read the same eight. Unchanged when the sweep has
+    no crossing (no rate keeps the share, or the highest does) or already holds its refinement. Raises what
+    ``runner`` raises."""
+    bracket = knee_bracket(simulation["points"])
+    if bracket is None or "refine" in simulation:
+        return simulation
+    low, high = (point["rate_req_s"] for point in bracket)
+    room = MAX_SWEEP_POINTS - len(simulation["points"])
+    swept = {point["rate_req_s"] for point in simulation["points"]}
+    rates = sorted({float(f"{low + (high - low) * k / (room + 1):.3g}") for k in range(1, room + 1)} - swept)
+    rates = [rate for rate in rates if low < rate < high]
+    if not rates:
+        return simulation
+    inputs = clean_sim_inputs({**simulation["simulator_inputs"], "sweep": rates})
+    return {**simulation, "refine": compact_points(inputs, runner(inputs))}
+
+
+def knee_points(simulation: dict) -> list[dict]:
+    """A knee problem's swept points and its refining points (:func:`refine_knee`), by rate."""
+    return sorted(simulation["points"] + simulation.get("refine", []), key=lambda point: point["rate_req_s"])
+
+
 def sweep_step(points: list[dict], rate: float) -> float:
     """The gap from ``rate`` to its nearer neighbour in the sweep (req/s): a sweep answer's tolerance."""
     rates = [p["rate_req_s"] for p in points]
@@ -288,12 +322,53 @@ def _g(value: float, digits: int = 3) -> str:
     return f"{value:.{digits}g}" if value is not None else "none"
 
 
-def knee_note(points: list[dict], knee: float) -> str:
-    """Goodput at each swept rate, and where 0.9 × the rate is last kept."""
-    pairs = ", ".join(f"{_g(p['rate_req_s'])} → {_g(p['goodput_req_s'])}" for p in points)
-    above = next((p["rate_req_s"] for p in points if p["rate_req_s"] > knee), None)
-    lost = f" and lost at {_g(above)}" if above is not None else " (the highest rate swept)"
-    return f"Goodput per swept rate (req/s): {pairs}; 0.9 × the rate is kept up to {_g(knee)}{lost}."
+def _missed_share(point: dict, key: str) -> float | None:
+    """The share of a point's requests that missed a target (``key`` "ttft_missed" or "tpot_missed"); None for
+    a point stored before the misses were kept."""
+    return point[key] / point["arrived"] if point.get(key) is not None and point.get("arrived") else None
+
+
+def _p99(point: dict, key: str) -> str:
+    value = point.get(key)
+    return "not kept" if value is None else f"{value:,.1f} ms"
+
+
+def knee_reason(kept: dict, lost: dict, inputs: dict[str, Any]) -> str:
+    """Why the knee lies between swept points ``kept`` (goodput ÷ rate at least 0.9) and ``lost`` (below): the
+    target more of ``lost``'s requests miss, with the share of its window's requests missing each target and
+    its p99s (``inputs``' ``ttft_slo_ms`` and ``tpot_slo_ms`` the targets); when none misses either, the
+    arrivals that fell short of the rate (goodput counts per second of the window, the rate is an average)."""
+    high = _g(lost["rate_req_s"])
+    ttft_lost, tpot_lost = _missed_share(lost, "ttft_missed"), _missed_share(lost, "tpot_missed")
+    targets = {"TTFT": (inputs["ttft_slo_ms"], _p99(lost, "ttft_p99_ms")),
+               "TPOT": (inputs["tpot_slo_ms"], _p99(lost, "tpot_p99_ms"))}
+    if ttft_lost is None or tpot_lost is None:  # a sweep stored before the misses were kept
+        return (f"At {high} req/s {1 - lost['goodput_req_s'] / lost['rate_req_s']:.0%} of the rate is lost to missed "
+                f"targets: p99 TTFT {targets['TTFT'][1]} against {targets['TTFT'][0]:g} ms, p99 TPOT "
+                f"{targets['TPOT'][1]} against {targets['TPOT'][0]:g} ms.")
+    if not ttft_lost and not tpot_lost:
+        return (f"At {high} req/s no request misses a target: goodput ÷ rate falls below {KNEE_SHARE:g} because "
+                f"Poisson arrivals brought {lost['arrived']:,} requests, fewer than {high} req/s gives on average.")
+    if tpot_lost >= ttft_lost:
+        failing, other, now, other_now, key = "TPOT", "TTFT", tpot_lost, ttft_lost, "tpot_missed"
+        cause = ("the running batch has grown until a decode step, with the prefills sharing it, takes longer than "
+                 "the TPOT target")
+    else:
+        failing, other, now, other_now, key = "TTFT", "TPOT", ttft_lost, tpot_lost, "ttft_missed"
+        cause = "prompts arrive faster than the card prefills them, so they queue before their first token"
+    target, p99 = targets[failing]
+    other_target, other_p99 = targets[other]
+    before = _missed_share(kept, key) or 0.0
+    return (f"{failing} is the target that starts failing: at {high} req/s {now:.0%} of the requests miss its "
+            f"{target:g} ms (p99 {failing} {p99}), against {before:.0%} at {_g(kept['rate_req_s'])} req/s, and "
+            f"{other_now:.0%} miss the {other_target:g} ms {other} target (p99 {other} {other_p99}); {cause}.")
+
+
+def knee_note(kept: dict, lost: dict, reason: str) -> str:
+    """Goodput ÷ rate either side of the knee, then ``reason``, why it falls there (:func:`knee_reason`)."""
+    return (f"Goodput ÷ rate is {kept['goodput_req_s'] / kept['rate_req_s']:.3f} at {_g(kept['rate_req_s'])} req/s "
+            f"and {lost['goodput_req_s'] / lost['rate_req_s']:.3f} at {_g(lost['rate_req_s'])} req/s, so it crosses "
+            f"{KNEE_SHARE:g} between the two. {reason}")
 
 
 def latency_note(point: dict) -> str:

@@ -25,6 +25,9 @@ use (bandwidth efficiency, MFU, prefill MFU, all-reduce latency) where the famil
 read from the calibration table for the drawn card and precision
 (:func:`calculators.engine.procedures.inputs.calibrated_defaults`; the quantities' defaults for a card without a
 row), so a problem shows them and keeps them when the table is refitted; problems stored before read the defaults.
+v11: a knee problem also stores up to four refining runs between the swept rates either side of its knee (its answer
+is where goodput ÷ rate crosses 0.9, read linearly between them), and every stored point keeps its p99 TPOT and the
+requests missing each target.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 10
+GENERATOR_VERSION = 11
 MAX_SEED = 2**63
 
 

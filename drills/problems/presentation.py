@@ -7,6 +7,7 @@ import json
 from calculators.engine.catalog import catalog_from_entries
 from calculators.engine.dtypes import NOMINAL_BITS
 from calculators.engine.procedures import Result
+from calculators.knee_chart import KneeView, knee_view
 from drills.models import ProblemInstance
 
 # config.json keys worth showing, in reading order (Hugging Face, Falcon RW and
@@ -52,3 +53,13 @@ def problem_facts(problem: ProblemInstance) -> dict:
                     key=lambda kv: -kv[1])
     return {"config": config, "raw_config": raw, "gpu": gpu, "widths": widths,
             "family_note": entry.get("attention", "")}
+
+
+def worked_sweep(problem: ProblemInstance, solution: Result) -> KneeView | None:
+    """The swept rates behind a knee answer (chart and table, :func:`calculators.knee_chart.knee_view`), for the
+    worked solution; ``None`` for a problem whose solution brackets no knee (every other family)."""
+    if "bracket" not in solution.extra:
+        return None
+    gpus = catalog_from_entries([], problem.snapshot.get("gpus", []))
+    gpu = gpus.gpu(problem.inputs["gpu"]).name if problem.inputs.get("gpu") in gpus.gpus else problem.inputs["gpu"]
+    return knee_view(solution, f"{problem.inputs['model']} on one {gpu}")

@@ -20,7 +20,7 @@ from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, submit
-from drills.problems.presentation import problem_facts, statement
+from drills.problems.presentation import problem_facts, statement, worked_sweep
 from drills.problems.storage import with_first_attempt
 
 
@@ -152,7 +152,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     context = {
         "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
-        "seen": seen, "followup": followup,
+        "seen": seen, "followup": followup, "sweep": worked_sweep(instance, solution) if graded else None,
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form (and the follow-up section, out of band): the statement and the config

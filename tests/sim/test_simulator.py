@@ -17,7 +17,7 @@ from calculators.engine.errors import InputError
 from calculators.engine.step_model import step_ms
 from calculators.families import FAMILIES
 from calculators.sim.config import STATED_CONVENTION, Setup, build_setup, clean_sim_inputs
-from calculators.sim.results import knee, percentile, still_meets, weighted_percentile
+from calculators.sim.results import knee, misses, percentile, still_meets, weighted_percentile
 from calculators.sim.run import run_workload, simulate
 from calculators.sim.workload import Workload, generate, parse_trace
 
@@ -283,6 +283,26 @@ def test_a_request_running_at_the_window_end_counts_if_it_still_can(first_ms, to
 
 def test_a_request_waiting_past_its_ttft_target_at_the_window_end_does_not_count():
     assert still_meets(1_000.0, None, 0, 0.0, 1_501.0, 500.0, 50.0) is False
+
+
+@pytest.mark.parametrize("first_ms, tokens, last_ms, end_ms, expected", [
+    (None, 0, 0.0, 1_501.0, (True, False)),       # 501 ms without a first token: TTFT missed, no TPOT yet
+    (1_600.0, 11, 2_100.0, 2_200.0, (True, False)),  # first token late; (2,100 − 1,600) ÷ 10 = 50 ms: TPOT kept
+    (1_600.0, 11, 2_110.0, 2_200.0, (True, True)),   # late and 51 ms a token: both missed
+    (1_300.0, 11, 1_810.0, 2_200.0, (False, True)),  # on time, 51 ms a token
+])
+def test_a_running_request_says_which_target_it_can_no_longer_meet(first_ms, tokens, last_ms, end_ms, expected):
+    assert misses(1_000.0, first_ms, tokens, last_ms, end_ms, 500.0, 50.0) == expected
+
+
+def test_a_runs_misses_account_for_the_requests_goodput_leaves_out():
+    """Every request of the window that is not good missed at least one target, and none missed more than
+    both: arrived − good lies between the larger count of misses and their sum."""
+    summary = simulate({**WINDOW_STACKS[0][0], "rate": 3, "duration_s": 60})["summary"]
+    lost = summary["arrived"] - round(summary["goodput_req_s"] * 60)
+    assert lost > 0
+    ttft, tpot = summary["ttft_missed"], summary["tpot_missed"]
+    assert max(ttft, tpot) <= lost <= ttft + tpot
 
 
 def test_a_run_without_efficiencies_reads_the_calibration_row_for_its_card_and_precision():

@@ -247,9 +247,18 @@ REQUESTS_IN_SYSTEM = Formula(
     (Var("rate_req_s", "req/s", "arrival rate"), Var("e2e_s", "s", "mean end-to-end latency")),
     lambda s: product(s["rate_req_s"], s["e2e_s"]),
 )
+# The knee drill's knee: where goodput ÷ rate crosses the share the knee keeps, linear between the highest swept
+# rate keeping it and the next swept rate (calculators/sim/results.py, knee_bracket).
 KNEE = Formula("knee_req_s", "The knee", "req/s",
-               (Var("simulated_knee_req_s", "req/s", "highest swept rate with goodput ≥ 0.9 × rate"),),
-               lambda s: s["simulated_knee_req_s"])
+               (Var("kept_rate_req_s", "req/s", "the highest swept rate whose goodput ÷ rate keeps the share"),
+                Var("kept_share", "1", "goodput ÷ rate there"),
+                Var("knee_share", "1", "the share of its rate a knee's goodput keeps"),
+                Var("lost_share", "1", "goodput ÷ rate at the next swept rate"),
+                Var("lost_rate_req_s", "req/s", "the next swept rate")),
+               lambda s: total(s["kept_rate_req_s"],
+                               product(ratio(total(s["kept_share"], -s["knee_share"]),
+                                             total(s["kept_share"], -s["lost_share"])),
+                                       total(s["lost_rate_req_s"], -s["kept_rate_req_s"]))))
 TTFT_P99 = Formula("ttft_p99_ms", "p99 TTFT", "ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
                    lambda s: s["simulated_ttft_p99_ms"])
 CROSSING = Formula("tpot_crossing_batch", "Batch where TPOT crosses the target", "requests",
