@@ -95,7 +95,8 @@ TABLE: dict[str, Post | Get | Skip] = {
     "simulator:page": Get(("model", "gpu", "gpus", "weights_dtype", "kv_dtype", "prompt_tokens", "prompt_dist",
                            "output_tokens", "output_dist", "prefix_fraction", "arrival", "cv", "duration_s",
                            "ttft_slo_ms", "tpot_slo_ms", "replicas", "router", "max_batched_tokens",
-                           "max_num_seqs", "bandwidth_efficiency", "mfu", "seed", "sweep", "show")),
+                           "max_num_seqs", "bandwidth_efficiency", "mfu", "capacity_policy", "seed", "sweep",
+                           "show")),
     # drills
     "drills:index": Get(),
     "drills:design": Get(),

@@ -48,6 +48,8 @@ from calculators.engine.procedures.inputs import (
 from calculators.engine.quantities import default
 from calculators.engine.step_model import Replica
 
+from .engine import CAPACITY_POLICIES
+
 GIB = 2**30
 MIB = 2**20
 
@@ -98,13 +100,17 @@ CONCURRENCY = InputSpec("concurrency", "int", None, "closed loop: this many clie
 THINK_TIME_S = InputSpec("think_time_s", "float", 0.0, "closed loop: seconds a client waits after a response "
                          "before its next request", minimum=0, maximum=MAX_DURATION_S, unit="s",
                          label="Think time (closed loop)")
+CAPACITY_POLICY = InputSpec("capacity_policy", "choice", "preempt", "when the KV cache runs short: preempt the "
+                            "newest sequence and recompute it later (vLLM), or no-evict: admit only a request whose "
+                            "whole prompt and output fit beside the running ones' (TensorRT-LLM's default)",
+                            choices=CAPACITY_POLICIES, label="Capacity policy")
 STEP_OVERHEAD_MS = InputSpec.of("step_overhead_ms", "float", "fixed cost of one engine step (kernel launches, "
                                 "scheduling, sampling), ms")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
           ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,
           TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU,
-          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S)
+          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S, CAPACITY_POLICY)
 
 # The inputs a stack without them reads from the calibration table (docs/architecture.md §12), and their stated
 # convention (the quantities' own defaults: 0.75, 0.5, 0.4, 10 µs, 0 ms), which a run given them reproduces.

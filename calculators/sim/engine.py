@@ -16,6 +16,11 @@ takes effect at its end (:meth:`ReplicaEngine.commit`). A plan, in order:
    head of the queue blocks the rest, as in vLLM); a request whose group's
    prefix is cached skips those tokens (prefix-cache hit, whole blocks only).
 
+The capacity policy (docs/architecture.md §13) is ``preempt`` (above: vLLM's) or ``no-evict`` (TensorRT-LLM's
+default, GUARANTEED_NO_EVICT): a request is admitted only when the blocks its whole life needs (prompt and
+output) fit beside what every running sequence has reserved for its own, so a running sequence never loses
+its blocks and nothing is ever preempted; the cost is fewer sequences at once.
+
 The step's time is :func:`~calculators.engine.step_model.step_ms` of that
 plan (docs/architecture.md §12's step with prefill). Decoders advance together, so no
 work is done per decoder per step: they are counted by the step at which
@@ -35,6 +40,7 @@ from collections import OrderedDict, deque
 from calculators.engine.step_model import Replica, step_ms
 
 WAITING, PREFILL, DECODE, DONE = range(4)
+CAPACITY_POLICIES = ("preempt", "no-evict")
 PROBE_TOKENS = 1 << 20  # the second context at which a decode step's two lines are read
 
 
@@ -44,12 +50,12 @@ class Sequence:
     if preempted), ``computed`` of them, ``hit`` (prefix-cache tokens), ``generated`` tokens."""
 
     __slots__ = ("rid", "prompt", "output", "shared", "group", "total", "computed", "hit", "own", "generated",
-                 "ctx_join", "s_join", "key", "state", "epoch", "last_token_ms", "join_ms")
+                 "ctx_join", "s_join", "key", "state", "epoch", "last_token_ms", "join_ms", "reserved")
 
     def __init__(self, rid: int, prompt: int, output: int, shared: int, group: int):
         self.rid, self.prompt, self.output, self.shared, self.group = rid, prompt, output, shared, group
         self.total, self.computed, self.hit, self.own, self.generated = prompt, 0, 0, 0, 0
-        self.ctx_join = self.s_join = self.key = self.epoch = 0
+        self.ctx_join = self.s_join = self.key = self.epoch = self.reserved = 0
         self.state = WAITING
         self.last_token_ms = self.join_ms = 0.0
 
@@ -76,12 +82,15 @@ class Records:
 
 class ReplicaEngine:
     """The scheduler of one replica: ``replica`` (step model), ``blocks`` KV blocks of
-    ``block_size`` tokens, the step's token budget and sequence limit; outcomes go to ``records``."""
+    ``block_size`` tokens, the step's token budget and sequence limit, the ``capacity_policy``
+    (:data:`CAPACITY_POLICIES`); outcomes go to ``records``."""
 
     def __init__(self, replica: Replica, blocks: int, block_size: int, max_batched_tokens: int,
-                 max_num_seqs: int, records: Records):
+                 max_num_seqs: int, records: Records, capacity_policy: str = "preempt"):
         self.replica, self.total_blocks, self.bs = replica, blocks, block_size
         self.max_tokens, self.max_seqs, self.records = max_batched_tokens, max_num_seqs, records
+        self.no_evict = capacity_policy == "no-evict"
+        self.reserved = 0  # no-evict: blocks the running sequences hold or will need by their last token
         self.waiting: deque[Sequence] = deque()
         self.running: dict[int, Sequence] = {}  # admission order: the last is the newest
         self.prefilling: list[Sequence] = []
@@ -182,6 +191,8 @@ class ReplicaEngine:
         self.used -= own
         self._release_prefix(seq)
         del self.running[seq.rid]
+        self.reserved -= seq.reserved
+        seq.reserved = 0
         seq.state, seq.epoch, seq.total, seq.computed, seq.hit, seq.own = (
             WAITING, seq.epoch + 1, seq.prompt + seq.generated, 0, 0, 0)
         self.waiting.appendleft(seq)
@@ -277,6 +288,13 @@ class ReplicaEngine:
             room = self._available() - (self.cached[seq.group][1] if hit and seq.group in self.evictable else 0)
             if room < need:
                 break
+            if self.no_evict:  # its whole life's blocks beside every running sequence's reservation
+                life = self._blocks(seq.prompt + seq.output - hit)
+                pinned = self.pinned + (self.cached[seq.group][1] if hit and not self.refs.get(seq.group) else 0)
+                if self.total_blocks - pinned - self.reserved < life:
+                    break
+                seq.reserved = life
+                self.reserved += life
             waiting.popleft()
             if hit:
                 self._pin(seq, hit)
@@ -348,6 +366,8 @@ class ReplicaEngine:
         self.used -= own
         self._release_prefix(seq)
         del self.running[seq.rid]
+        self.reserved -= seq.reserved
+        seq.reserved = 0
         seq.state = DONE
         seq.generated = seq.output
         records = self.records

@@ -77,7 +77,8 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
     if closed:
         records.finished = []
     engines = [ReplicaEngine(setup.replica, setup.blocks, setup.block_size, inputs["max_batched_tokens"],
-                             inputs["max_num_seqs"], records) for _ in range(inputs["replicas"])]
+                             inputs["max_num_seqs"], records, inputs["capacity_policy"])
+               for _ in range(inputs["replicas"])]
     series = _Series(workload.duration_ms, engines, setup.blocks)
     router = inputs["router"]
     replicas = len(engines)
