@@ -11,6 +11,8 @@ without each source in turn and predicts it. ``bench/validate_serving.py`` print
 How a workload becomes steps (each step = max(memory ÷ bandwidth efficiency, compute ÷ MFU) + communication
 + the step overhead):
 
+- the decode step reads the KV cache once, or once per query head where the run's engine did so
+  (:func:`kv_reads`);
 - a **static batch** of ``B`` sequences (``batch``): one prefill of all ``B × input`` tokens (one step per
   :data:`PREFILL_CHUNK` tokens, each reading the weights), then ``output − 1`` decode steps of ``B``
   sequences at the mean context ``input + output ÷ 2``; TTFT is the prefill, end-to-end the sum, throughput
@@ -25,6 +27,7 @@ How a workload becomes steps (each step = max(memory ÷ bandwidth efficiency, co
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,9 +38,16 @@ import yaml
 from .calibration import COSTS, KEYS, bandwidth_efficiency_at, precision_of, step_overhead_ms
 from .catalog import GIB, Catalog, default_catalog
 from .quantities import default
-from .step_model import Replica, step_ms
+from .step_model import Replica, compute_precision, step_ms
 
 MEASUREMENTS = Path(__file__).resolve().parents[2] / "fixtures" / "calibration" / "measurements.yaml"
+#: The validation as bench/validate_serving.py --write last computed it (:func:`report`), which /simulator/fidelity/
+#: shows; tests/engine/test_calibration.py holds it equal to what this module computes.
+REPORT = MEASUREMENTS.with_name("validation.json")
+#: Issue 31's acceptance: leave-one-source-out MAPE (%) overall and for TTFT, and no case further off than this.
+TARGETS = {"overall": 15.0, "ttft": 20.0, "case": 40.0}
+#: The metric families in the order the report lists them.
+KINDS = ("throughput", "ttft", "tpot", "e2e")
 
 #: Prompt tokens one prefill step takes (vLLM's and TensorRT-LLM's default token budget per step).
 PREFILL_CHUNK = 8192
@@ -156,6 +166,17 @@ def _saturated_batch(replica: Replica, catalog: Catalog, workload: dict) -> int:
     return max(1, min(SATURATED_BATCH_CAP, int(budget // per_sequence)))
 
 
+def kv_reads(case: Case, catalog: Catalog | None = None) -> float:
+    """Times a decode step reads each cached K/V head: ``q_heads ÷ kv_heads`` for a run whose engine's decode
+    attention reads a K/V head once per query head sharing it (workload ``decode_attention: per_query_head``:
+    TensorRT-LLM before its XQA kernels, vLLM 0.2's paged attention; the measurement file's header cites it),
+    else 1 (an engine that groups the query heads)."""
+    if case.workload.get("decode_attention") != "per_query_head":
+        return 1.0
+    cfg = (catalog or default_catalog()).model(case.workload["catalog_model"]).config
+    return cfg.heads / cfg.kv_heads if cfg.kv_heads else 1.0
+
+
 _PLANS: dict = {}
 
 
@@ -187,6 +208,10 @@ def _make_plan(case: Case, catalog: Catalog) -> _Plan:
     if output > 1:
         decode = _unit_step(replica, cfg.layers, batch=sequences,
                             context=int(sequences * (prompt + output / 2)))
+        reads = kv_reads(case)
+        if reads != 1:  # the KV cache's share of the step's bytes, read once per query head
+            weights = step_ms(replica, decode_batch=sequences, decode_context_tokens=0).memory_ms
+            decode = replace(decode, memory=weights + reads * (decode.memory - weights))
     return _Plan(prefill, steps, decode, load, sequences, output, int(w["tp"]))
 
 
@@ -223,22 +248,62 @@ def defaults() -> dict:
     return {key: default(key) for key in KEYS}
 
 
+#: The fitted table's key for the cards' keys pooled over every card and precision: the bandwidth efficiencies as
+#: they are, the MFUs as shares of the card's dense bf16 peak (an fp8 step that reaches 0.4 of an H100's fp8 peak
+#: delivers 0.8 of its bf16 peak). A card × precision is drawn toward the pooled value, converted to its own
+#: compute precision (:func:`prior`), so a card whose cases do not show a key reads what the other cards measured
+#: rather than the stated convention.
+POOLED = ("pooled",)
+#: A weight format per precision family, to find the family's compute precision on a card.
+_FORMAT = {"16-bit": "bf16", "fp8": "fp8", "fp4": "nvfp4", "int8": "int8", "int4": "int4"}
+MFU_KEYS = ("mfu", "prefill_mfu")
+
+
+def bf16_share(group: tuple[str, str], catalog: Catalog | None = None) -> float:
+    """The card's dense bf16 peak ÷ its dense peak at the group's compute precision (1 at 16-bit, ½ for fp8 on
+    an H100): an MFU times this is the share of the bf16 peak delivered."""
+    gpu = (catalog or default_catalog()).gpu(group[0])
+    precision = compute_precision(_FORMAT.get(group[1], "bf16"), gpu)
+    return gpu.dense_tflops["bf16"] / gpu.dense_tflops[precision]
+
+
+def prior(table: dict, group: tuple[str, str]) -> dict:
+    """The pooled keys (:data:`POOLED`) as ``group`` reads them: bandwidth efficiencies as pooled, MFUs converted
+    from shares of the bf16 peak to shares of the group's own compute peak (at most 0.95). ``{}`` without a pool."""
+    pooled = table.get(POOLED)
+    if not pooled or group[0] in ("shared", "pooled"):
+        return {}
+    ratio = bf16_share(group)
+    return {key: min(0.95, value * ratio) if key in MFU_KEYS else value for key, value in pooled.items()}
+
+
 def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:
     """The efficiencies a case of ``group`` run by ``engine`` reads from a fitted ``table`` ({group: {key:
-    value}}, the shared keys under ``("shared", engine)``), a key the table lacks at its default."""
-    return {**defaults(), **table.get(("shared", engine), {}), **table.get(group, {})}
+    value}}, the shared keys under ``("shared", engine)``, the pool under :data:`POOLED`), a key the table lacks
+    at the pool's value for the group (:func:`prior`), else at its default."""
+    return {**defaults(), **prior(table, group), **table.get(("shared", engine), {}), **table.get(group, {})}
 
 
-#: Weight of the pull toward a key's default (per unit of |log(value ÷ default)|, or per ms/10 µs for a cost):
-#: small, so it only settles a key the cases cannot see (a decode MFU no case is compute-bound on keeps its default).
+#: Weight of the pull toward a key's prior (per unit of |log(value ÷ prior)|, or per ms/10 µs for a cost): small,
+#: so it only settles a key the cases cannot see (a decode MFU no case is compute-bound on keeps the pool's).
 PULL = 0.02
 
 
-def _pull(key: str, value: float) -> float:
-    start = defaults()[key]
+def _pull(key: str, value: float, start: float | None = None) -> float:
+    start = defaults()[key] if start is None else start
     if key in COSTS:
         return PULL * abs(value - start) / (10.0 if key == "allreduce_latency_us" else 1.0)
     return PULL * abs(math.log(value / start))
+
+
+def _candidates(key: str, row: dict) -> list[float]:
+    """:data:`GRID`'s values for ``key`` that keep a row physical: a larger batch never reads memory less
+    efficiently than one sequence does (the batch-1 efficiency at most the large-batch one)."""
+    if key == "bandwidth_efficiency_large_batch":
+        return [v for v in GRID[key] if v >= row["bandwidth_efficiency"]] or [row["bandwidth_efficiency"]]
+    if key == "bandwidth_efficiency":
+        return [v for v in GRID[key] if v <= row["bandwidth_efficiency_large_batch"]] or GRID[key][:1]
+    return GRID[key]
 
 
 def _loss(cases: list[Case], table: dict, catalog: Catalog) -> float:
@@ -259,7 +324,7 @@ def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> d
     for case in cases:
         groups.setdefault(case.group, []).append(case)
         engines.setdefault(("shared", case.engine), []).append(case)
-    table: dict = {}
+    table: dict = {POOLED: {key: defaults()[key] for key in PER_ROW}}
     for engine in engines:
         table[engine] = {key: defaults()[key] for key in SHARED}
     for group in groups:
@@ -269,10 +334,15 @@ def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> d
             for key in SHARED:
                 table[engine][key] = min(GRID[key], key=lambda v: _loss(
                     members, {**table, engine: {**table[engine], key: v}}, catalog) + _pull(key, v))
+        pool_only = {name: values for name, values in table.items() if name[0] == "shared"}
+        for key in PER_ROW:  # every card at the pool: the pool scored on every case
+            table[POOLED][key] = min(GRID[key], key=lambda v: _loss(
+                cases, {**pool_only, POOLED: {**table[POOLED], key: v}}, catalog) + _pull(key, v))
         for group, members in groups.items():
+            start = prior(table, group)
             for key in PER_ROW:
-                table[group][key] = min(GRID[key], key=lambda v: _loss(
-                    members, {**table, group: {**table[group], key: v}}, catalog) + _pull(key, v))
+                table[group][key] = min(_candidates(key, table[group]), key=lambda v: _loss(
+                    members, {**table, group: {**table[group], key: v}}, catalog) + _pull(key, v, start[key]))
     table[ANY_ENGINE] = _fit_any_engine(cases, table, catalog, sweeps)
     return table
 
@@ -323,3 +393,52 @@ def band(tables: list[dict], group: tuple[str, str], key: str, engine: str = "")
     cost."""
     values = [parameters(t, group, engine)[key] for t in tables]
     return (max(values), min(values)) if key in COSTS else (min(values), max(values))
+
+
+def _stack(case: Case) -> str:
+    """A case's workload in a line: model, cards, weights, lengths and load."""
+    w = case.workload
+    load = (f"{w['concurrency']} in flight" if "concurrency" in w else "saturated" if w.get("saturated")
+            else f"batch {w['batch']}")
+    return (f"{w['model']} on {w['tp']} × {w['gpu']}, {w['weights']}, {w['input']:,} → {w['output']:,} tokens, "
+            f"{load}, {w.get('engine', '')}")
+
+
+def report(sources: dict, cases: list[Case], before: dict, fitted: dict, loso: dict) -> dict:
+    """The validation as data: every case (id, source, metric and kind, the stack, measured, the value predicted
+    leave-one-source-out, and the signed errors before calibration, fitted on every case and leave-one-source-out,
+    each a fraction rounded to 1e-4), the MAPE (%) per metric and overall for each, the sources with their LOSO
+    MAPE, the biases each case shows, and :data:`TARGETS`. ``before``/``fitted``/``loso``: {case id: signed
+    error}."""
+    biases: dict = {}
+    for bias, ids in yaml.safe_load(MEASUREMENTS.read_text()).get("biases", {}).items():
+        for case_id in ids:
+            biases.setdefault(case_id, []).append(bias)
+
+    def rounded(value: float) -> float:
+        return round(value, 4)
+
+    rows = [{"id": c.id, "source": c.source, "metric": c.metric, "kind": c.kind, "stack": _stack(c),
+             "measured": c.value, "predicted": round(c.value * (1 + loso[c.id]), 4),
+             "before": rounded(before[c.id]), "fitted": rounded(fitted[c.id]), "loso": rounded(loso[c.id]),
+             "biases": biases.get(c.id, [])} for c in cases]
+    mapes = {}
+    for kind in (*KINDS, "overall"):
+        chosen = [c.id for c in cases if kind in (c.kind, "overall")]
+        mapes[kind] = {"cases": len(chosen), **{name: round(mape([errors[i] for i in chosen]), 2) for name, errors
+                                                in (("before", before), ("fitted", fitted), ("loso", loso))}}
+    return {
+        "about": "Written by bench/validate_serving.py --write (calculators/engine/validation.py): the serving model "
+                 "held against fixtures/calibration/measurements.yaml. Errors are signed fractions, (predicted − "
+                 "measured) ÷ measured; MAPE in %.",
+        "targets": TARGETS, "mape": mapes, "cases": rows,
+        "sources": {key: {"title": value["title"], "cases": sum(c.source == key for c in cases),
+                          "loso": round(mape([loso[c.id] for c in cases if c.source == key]), 2)}
+                    for key, value in sorted(sources.items())},
+    }
+
+
+def load_report(path: Path | str = REPORT) -> dict:
+    """The validation :func:`report` as written to ``path``. Raises ``OSError`` or ``ValueError`` when it cannot
+    be read."""
+    return json.loads(Path(path).read_text())

@@ -103,12 +103,34 @@ def errors():
 def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     cases, before, fitted, loso = errors
     # The bounds bench/validate_serving.py prints today (issue 31's targets are 15 % overall and 20 % for
-    # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see the issue's note).
-    assert V.mape(before) == pytest.approx(33.6, abs=0.1)
-    assert V.mape(fitted) <= 10.5
-    assert V.mape(list(loso.values())) <= 30.5
+    # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see docs/performance.md). Before the
+    # grouped-query reads of the 2023 engines (kv_reads) and the pooled prior the defaults were 33.6 % off and
+    # leave-one-source-out 30.1 %.
+    assert V.mape(before) == pytest.approx(27.9, abs=0.1)
+    assert V.mape(fitted) <= 7.5
+    assert V.mape(list(loso.values())) <= 22.0
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
-    assert V.mape(ttft) <= 24.0
+    assert V.mape(ttft) <= 23.0
+
+
+def test_an_engine_that_reads_kv_per_query_head_reads_the_group_s_share_again():
+    # Llama-3.1-70B: 64 query heads share 8 K/V heads, so a pre-XQA engine reads the KV cache 8 times a step.
+    _, cases = V.load_cases()
+    old = next(c for c in cases if c.id == "trt-h100-fp8-70b-64-2048-2048")
+    new = next(c for c in cases if c.id == "nim-70b-5000-500-c1-itl")
+    assert (V.kv_reads(old), V.kv_reads(new)) == (8.0, 1.0)
+    # TP 2, 64 sequences at 2,048 + 1,024 tokens: the step's KV bytes (163,840 B per token at fp8) read 8 times.
+    plan = V._plan(old, V.default_catalog())
+    once = V._make_plan(V.Case(old.id + "-once", old.source, old.metric, old.value,
+                               {k: v for k, v in old.workload.items() if k != "decode_attention"}),
+                        V.default_catalog()).decode.memory
+    kv_ms = 64 * 3072 * 163_840 / (2 * 3_350e9) * 1000
+    assert plan.decode.memory - once == pytest.approx(7 * kv_ms, rel=1e-6)
+
+
+def test_a_row_never_reads_memory_less_efficiently_at_large_batch():
+    for row in default_calibration().rows.values():
+        assert row.values["bandwidth_efficiency"].value <= row.values["bandwidth_efficiency_large_batch"].value
 
 
 def test_the_fit_s_fast_step_is_the_engine_s_step():
@@ -120,7 +142,10 @@ def test_the_fit_s_fast_step_is_the_engine_s_step():
          "step_overhead_ms": 2.0, "step_overhead_per_tp_ms": 0.5, "allreduce_latency_us": 12.0}
     _, cases = V.load_cases()
     case = next(c for c in cases if c.id == "trt-h100-fp8-70b-64-2048-2048")  # TP 2, a batch of 64
-    plan = V._plan(case, V.default_catalog())
+    # As an engine that groups the query heads runs it (the engine's step reads the KV cache once).
+    grouped = {k: v for k, v in case.workload.items() if k != "decode_attention"}
+    plan = V._make_plan(V.Case(case.id + "-grouped", case.source, case.metric, case.value, grouped),
+                        V.default_catalog())
     replica = Replica.from_catalog("llama-3.1-70b", "h100-sxm5-80gb", 2, weights_dtype="fp8", kv_dtype="fp8", **p)
     expected = step_ms(replica, decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).step_ms
     assert plan.decode.time(p, 2) == pytest.approx(expected, rel=1e-9)
@@ -138,3 +163,19 @@ def test_a_calibrated_replica_reads_its_row():
     assert replica.step_overhead_ms == row.values["step_overhead_ms"].value
     plain = Replica.calibrated("llama-3.1-8b", "l4")  # no row: the quantities' defaults
     assert (plain.mfu, plain.step_overhead_ms) == (INPUTS["mfu"].default, INPUTS["step_overhead_ms"].default)
+
+
+def test_the_stored_validation_is_what_the_engine_computes(errors):
+    # fixtures/calibration/validation.json (bench/validate_serving.py --write; /simulator/fidelity/ shows it) is
+    # not stale: every case's errors and the MAPE per metric are this run's.
+    cases, before, fitted, loso = errors
+    report = V.load_report()
+    stored = {row["id"]: row for row in report["cases"]}
+    assert set(stored) == {c.id for c in cases}
+    for case, b, f in zip(cases, before, fitted):
+        row = stored[case.id]
+        assert (row["before"], row["fitted"], row["loso"]) == (round(b, 4), round(f, 4), round(loso[case.id], 4))
+        assert row["measured"] == case.value and row["kind"] == case.kind
+    assert report["mape"]["overall"]["loso"] == round(V.mape(list(loso.values())), 2)
+    assert report["mape"]["ttft"]["loso"] == round(V.mape([loso[c.id] for c in cases if c.kind == "ttft"]), 2)
+    assert report["targets"] == {"overall": 15.0, "ttft": 20.0, "case": 40.0}

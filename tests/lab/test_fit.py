@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from calculators.engine.quantities import default
 from drills.lab.bench_output import Point, read_benchmark
 from drills.lab.fit import FitRefused, Stack, fit
 
@@ -25,8 +26,9 @@ def test_two_lone_streams_give_efficiency_and_overhead_by_hand():
     assert result.fitted == ("bandwidth_efficiency", "step_overhead_ms")
     assert result.values["bandwidth_efficiency"] == pytest.approx(0.8, abs=2e-4)
     assert result.values["step_overhead_ms"] == pytest.approx(1.5, abs=2e-3)
-    assert result.values["prefill_mfu"] == 0.4  # no TTFT measured: the table's (the quantity's default here)
-    assert "No point informs the prefill MFU, so it keeps the table's 0.4." in result.notes
+    table = default("prefill_mfu", gpu="h100-sxm5-80gb", precision="bf16")  # the H100 16-bit row's
+    assert result.values["prefill_mfu"] == table  # no TTFT measured: the table's
+    assert f"No point informs the prefill MFU, so it keeps the table's {table:g}." in result.notes
     assert all(abs(r.error) < 1e-4 for r in result.residuals)
     assert result.ranges["prompt tokens"] == (512, 4096)
 
