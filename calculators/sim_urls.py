@@ -1,4 +1,4 @@
-"""URL of the simulator page, mounted at ``/simulator/`` by ``config/urls.py``."""
+"""URLs of the simulator page and its fidelity page, mounted at ``/simulator/`` by ``config/urls.py``."""
 
 from django.urls import path
 
@@ -8,4 +8,5 @@ app_name = "simulator"
 
 urlpatterns = [
     path("", sim_views.simulator, name="page"),
+    path("fidelity/", sim_views.fidelity, name="fidelity"),
 ]

@@ -1,4 +1,5 @@
-"""The simulator page, ``/simulator/``: a sweep over arrival rates, its curves and its tables.
+"""The simulator page, ``/simulator/``: a sweep over arrival rates, its curves and its tables; and
+``/simulator/fidelity/``, how close the serving model is to public measurements.
 
 The view binds the form to the query string and asks :mod:`calculators.simulation`
 what the cache holds for the sweep, within the step budget of the visitor (lower when not logged
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_safe
 
 from calculators import simulation
 from calculators.engine.errors import EngineError
+from calculators.fidelity import fidelity_view
 from calculators.models import AppliedCalibration
 from calculators.sim_forms import SimulatorForm, sweep_view
 
@@ -43,3 +45,9 @@ def simulator(request: HttpRequest) -> HttpResponse:
                "query": request.GET.urlencode()}
     template = "calculators/simulator.html" + ("#sweep" if request.htmx else "")
     return render(request, template, context)
+
+
+@require_safe
+def fidelity(request: HttpRequest) -> HttpResponse:
+    """``/simulator/fidelity/``: the serving model against public measurements (:mod:`calculators.fidelity`)."""
+    return render(request, "calculators/fidelity.html", fidelity_view())

@@ -97,6 +97,7 @@ TABLE: dict[str, Post | Get | Skip] = {
                            "ttft_slo_ms", "tpot_slo_ms", "replicas", "router", "max_batched_tokens",
                            "max_num_seqs", "bandwidth_efficiency", "mfu", "capacity_policy", "seed", "sweep",
                            "show")),
+    "simulator:fidelity": Get(),  # a fixed table from fixtures/calibration/validation.json
     # drills
     "drills:index": Get(),
     "drills:design": Get(),
