@@ -1,13 +1,14 @@
 """The matrix of mistakes × families (issue 29): where each mistake is named in each family that computes its
 quantities.
 
-For each family, problems are drawn (its default inputs and a few seeded draws; one for a simulated drill, whose
-draw runs a simulation); for each mistake the registry (:mod:`calculators.engine.mistakes`) tries on a problem, the
-perturbed value is typed at the first step it changes, every earlier step typed right, and graded. A cell says where
-the mistake was named, or why not: another mistake declared earlier gives the same value there (``shadowed by``), or
-the perturbed value equals the right one on every drawn problem (``no change``). ``manage.py mistakes`` writes it to
-``docs/mistakes.md``; ``tests/engine/test_mistake_matrix.py`` keeps that file current and fails on a pair that is
-neither named nor explained.
+For each family, problems are drawn (its default inputs, the same on two cards where it has a degree, and a few
+seeded draws; one for a simulated drill, whose draw runs a simulation); for each mistake the registry
+(:mod:`calculators.engine.mistakes`) tries on a problem, the perturbed value is typed at the first step it changes,
+every earlier step typed right, and graded. A cell says where the mistake was named, or why not: another mistake
+declared earlier gives the same value there (``shadowed by``), or the perturbed value equals the right one on every
+drawn problem (``no change``). ``manage.py mistakes`` writes it to ``docs/mistakes.md``;
+``tests/engine/test_mistake_matrix.py`` keeps that file current and fails on a pair that is neither named nor
+explained.
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ def _close(a: float, b: float) -> bool:
 
 
 def _draws(family, catalog: Catalog) -> list:
+    # The defaults, and for a family with a degree the defaults split over two cards (the reference stack's 8 K/V
+    # heads split evenly), so the mistakes of a split replica are tried whatever the seeds draw from the catalog.
     inputs = [{}]
+    if any(spec.name == "gpus" for spec in family.inputs):
+        inputs.append({"gpus": 2})
     if family.generate is not None and family.prepare is None:
         inputs += [family.generate(random.Random(f"matrix:{family.slug}:{seed}"), catalog) for seed in range(SEEDS)]
     return [family.run(raw, catalog) for raw in inputs]
