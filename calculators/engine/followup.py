@@ -89,9 +89,10 @@ class FollowUp:
         return tuple(spec.key for spec in self.result.specs if spec.key not in self.moves)
 
     def to_json(self) -> dict[str, Any]:
-        """The follow-up as data: the change, the new inputs, and per step before, after and whether it moves."""
+        """The follow-up as data: the change and per step before, after and whether it moves (the new inputs,
+        a simulated drill's run among them, are ``new_inputs``)."""
         before = self.original.values
-        return {"family": self.family, "change": self.change.to_json(), "inputs": self.new_inputs,
+        return {"family": self.family, "change": self.change.to_json(),
                 "steps": [{"key": step.key, "unit": step.unit, "before": before[step.key], "after": step.value,
                            "moves": step.key in self.moves} for step in self.result.steps]}
 

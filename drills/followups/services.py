@@ -18,6 +18,7 @@ from calculators.engine.catalog import Catalog, catalog_from_entries, default_ca
 from calculators.engine.errors import AnswerError
 from calculators.engine.followup import FollowUp, FollowUpGrade, draw_chain, grade_followup, own_values
 from calculators.families import FAMILIES
+from calculators.simulation import run_sweep
 from drills.models import Attempt, FollowUpAttempt, ProblemInstance
 
 #: How many follow-ups the drill page asks after a worked problem.
@@ -52,15 +53,16 @@ class _Key:
 def _chain(key: _Key, length: int) -> tuple[FollowUp, ...]:
     problem = key.problem
     family = FAMILIES[problem.family]
-    return tuple(draw_chain(family, problem.inputs, problem.seed, followup_catalog(problem), length))
+    return tuple(draw_chain(family, problem.inputs, problem.seed, followup_catalog(problem), length,
+                            runner=run_sweep))
 
 
 def chain(problem: ProblemInstance, length: int = DRILL_CHAIN_LENGTH) -> tuple[FollowUp, ...]:
-    """The follow-ups of ``problem`` (up to ``length``; none for a family whose inputs give none, and none yet
-    for the simulated drills, whose changed stack would need a new sweep), the same every time: drawn from the
-    problem's seed. Kept per process for the last problems asked; treat the links as read-only."""
-    if problem.family_info.prepare is not None:
-        return ()
+    """The follow-ups of ``problem`` (up to ``length``; none for a family whose inputs give none), the same every
+    time: drawn from the problem's seed. A simulated drill's changed stack is simulated through the web's sweep
+    runner (:func:`calculators.simulation.run_sweep`: cached, one step budget) and stored with the link's inputs,
+    so its follow-up is graded against that run as the problem is against its own. Kept per process for the
+    last problems asked; treat the links as read-only."""
     return _chain(_Key(problem), length)
 
 

@@ -164,3 +164,22 @@ def test_a_forged_carry_carries_nothing(db):
 def test_a_follow_up_without_its_problem_sends_to_a_new_problem(db):
     response = Client().get(reverse("drills:followup-drawn", args=["ladder"]))
     assert response.status_code == 302 and response["Location"] == reverse("drills:new", args=["ladder"])
+
+
+def test_a_simulated_drill_is_followed_up_on_a_new_run(candidate):
+    # knee: the changed stack is simulated (through the web's cached sweep runner) and stored with the follow-up.
+    from drills.problems.generation import create_problem
+
+    client = Client()
+    client.force_login(candidate)
+    problem = create_problem("knee", seed=2, user=candidate)
+    right = {step.key: _exact(step.value) for step in problem.solve().steps}
+    page = _text(client.post(problem.get_absolute_url(), right))
+    link = chain(problem)[0]
+    assert link.change.sentence in page
+    url = reverse("drills:followup", args=["knee", problem.pk])
+    answers = {f"value-{key}": _exact(link.result.values[key]) for key in link.moves}
+    done = _text(client.post(url, {"phase": "values", "link": "0", "marked": list(link.moves), **answers}))
+    assert "Score 100 %" in done
+    stored = FollowUpAttempt.objects.get()
+    assert stored.inputs["simulation"] == link.new_inputs["simulation"] != problem.inputs["simulation"]

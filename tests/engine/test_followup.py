@@ -14,8 +14,10 @@ import random
 import pytest
 
 from calculators.engine.catalog import default_catalog
+from calculators.engine.errors import EngineError
 from calculators.engine.followup import Change, draw_chain, draw_followup, follow_up, grade_followup, own_values
 from calculators.families import FAMILIES
+from calculators.sim.scenario import run_sweep
 
 CATALOG = default_catalog()
 LADDER_MOVES = ("kv_bytes_per_token", "per_user_gib", "users_worst_case", "users_paged")
@@ -115,25 +117,41 @@ def test_a_draw_is_reproducible():
     assert len({change.input for change in one}) == 3  # each link changes another input
 
 
-ENGINE_DRILLS = [slug for slug, family in FAMILIES.items()
-                 if family.inputs and family.generate is not None and family.prepare is None]
+DRILLS = [slug for slug, family in FAMILIES.items() if family.inputs and family.generate is not None]
 
 
 def _problem_with_chain(slug):
+    """A drawn problem of ``slug`` and its chain; a simulated drill's problem and each changed stack simulated
+    (the stored run the follow-up is graded against)."""
     family = FAMILIES[slug]
     for seed in range(60):
         inputs = family.generate(random.Random(f"{slug}:{seed}"), CATALOG)
-        chain = draw_chain(family, inputs, seed, CATALOG, 3)
+        if family.prepare is not None:
+            inputs = family.prepare(inputs, CATALOG, run_sweep)
+            try:
+                family.run(dict(inputs), CATALOG)
+            except EngineError:
+                continue  # a draw with no answer (the generator draws again)
+        chain = draw_chain(family, inputs, seed, CATALOG, 3, runner=run_sweep)
         if chain:
             return family, chain
     raise AssertionError(f"no follow-up drawn for {slug}")
+
+
+def test_a_simulated_drill_follows_up_only_with_a_runner_and_stores_the_new_run():
+    knee = FAMILIES["knee"]
+    inputs = knee.prepare(knee.generate(random.Random("knee:1"), CATALOG), CATALOG, run_sweep)
+    assert draw_followup(knee, inputs, 1, CATALOG) is None  # no runner: the changed stack cannot be simulated
+    followup = draw_followup(knee, inputs, 1, CATALOG, runner=run_sweep)
+    assert followup.new_inputs["simulation"] != inputs["simulation"]
+    assert followup.new_inputs[followup.change.input] == followup.change.after
 
 
 def _exact(value: float) -> str:
     return repr(float(value))
 
 
-@pytest.mark.parametrize("slug", ENGINE_DRILLS)
+@pytest.mark.parametrize("slug", DRILLS)
 def test_every_family_grades_a_right_a_wrong_step_and_a_carried_forward_chain(slug):
     family, chain = _problem_with_chain(slug)
     original = chain[0].original
