@@ -1,0 +1,60 @@
+"""Chapter length (issue 37 item 3): the rendered prose before a chapter's questions, counted as a reader sees it."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from runbook.loading import load_content
+
+# What the count leaves out: pictures (each figure's SVG; its captions count), the mobile copy of the rail
+# (navigation), the print-only list of a figure's steps, the stepper's buttons, scripts and styles.
+NOT_PROSE = (r"<svg\b.*?</svg>", r'<details class="rb-rail-mobile.*?</details>',
+             r'<ol class="rb-figure-steps">.*?</ol>', r'<div class="rb-figure-controls".*?</div>',
+             r"<script\b.*?</script>", r"<style\b.*?</style>")
+WORD = re.compile(r"[\w’'.,/%-]*\w")
+
+
+def prose_words(page: str) -> int:
+    """Words in a chapter page's article before its questions section: its head, prose, tables, figure captions
+    and embedded calculators, as a reader sees them."""
+    article = page[page.index("<article"):].split('id="questions"', 1)[0].rsplit("<section", 1)[0]
+    for pattern in NOT_PROSE:
+        article = re.sub(pattern, " ", article, flags=re.S)
+    return len(WORD.findall(html.unescape(re.sub(r"<[^>]+>", " ", article))))
+
+
+def test_prose_words_counts_what_a_reader_reads():
+    page = ('<nav>Menu</nav><article><h1>Two words</h1><p>It&rsquo;s 8,192 tokens.</p><svg><text>not prose</text>'
+            '</svg><ol class="rb-figure-steps"><li>printed copy</li></ol></article>'
+            '<section id="questions"><p>a question</p></section>')
+    assert prose_words(page) == 5  # Two, words, It's, 8,192, tokens
+
+
+# Issue 37 item 3's caps: at most 5,500 words in any chapter and 65,000 across the sixteen. Not reached yet: the
+# chapters still over the cap are held to today's measurement (rounded up a little, so that a fixed number or a
+# reworded sentence does not fail the suite) and may only shrink; a chapter brought under the cap leaves this
+# table. Measured on 7 December 2026: 85,832 words in all.
+CAP = 5_500
+TOTAL_CAP = 65_000
+STILL_OVER = {"00-map": 6_900, "05-prefill-and-decode": 7_600, "11-multi-gpu": 6_300, "12-engines": 6_400,
+              "14-capacity-planning": 7_700}
+
+
+@pytest.mark.django_db
+def test_chapters_stay_under_the_cap_or_their_measured_ceiling(client, settings):
+    from runbook.models import Chapter
+
+    load_content(settings.BASE_DIR / "fixtures")
+    counts = {chapter.slug: prose_words(client.get(f"/runbook/{chapter.slug}/").content.decode())
+              for chapter in Chapter.objects.all()}
+
+    assert len(counts) == 16
+    over = {slug: words for slug, words in counts.items() if words > STILL_OVER.get(slug, CAP)}
+    assert over == {}, f"over the cap (or its measured ceiling): {over}"
+    assert {slug for slug in STILL_OVER if counts[slug] <= CAP} == set(), "under the cap now: drop it from STILL_OVER"
+    ceiling = sum(STILL_OVER.get(slug, CAP) for slug in counts)
+    assert sum(counts.values()) <= ceiling
+    assert TOTAL_CAP < ceiling  # the target is below what the table allows: the table is a ratchet, not the goal
