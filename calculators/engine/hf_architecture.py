@@ -32,6 +32,7 @@ TIED_BY_DEFAULT = {
     "RefinedWeb": True,
     "RefinedWebModel": True,
     "phi3": False,
+    "gpt_oss": False,
 }
 
 # ``architectures[0]`` → ``model_type`` for configs whose copy dropped ``model_type``.
@@ -50,6 +51,7 @@ ARCHITECTURE_MODEL_TYPES = {
     "FalconForCausalLM": "falcon",
     "RWForCausalLM": "falcon",
     "Phi3ForCausalLM": "phi3",
+    "GptOssForCausalLM": "gpt_oss",
 }
 
 # Model types whose q/k/v projections carry a bias even though the config does
@@ -58,6 +60,14 @@ QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
 
 # Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm).
 QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma3"}
+
+# Model types whose every expert and router carry biases the config does not state (gpt-oss: gate_up and down
+# projections with biases, a router Linear with bias; transformers' GptOssExperts and GptOssTopKRouter).
+EXPERT_BIAS_TYPES = {"gpt_oss"}
+
+# Model types with attention sinks: one learned logit per query head per layer, added to the softmax's
+# denominator (gpt-oss; transformers' GptOssAttention.sinks). Parameters, never cached: the KV cache is unchanged.
+ATTENTION_SINK_TYPES = {"gpt_oss"}
 
 # Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
 # post-norm (four RMSNorms); the Llama family has two.

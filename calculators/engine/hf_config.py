@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from .errors import ConfigError
 from .hf_architecture import (
+    ATTENTION_SINK_TYPES,
+    EXPERT_BIAS_TYPES,
     NORMS_PER_LAYER,
     QK_NORM_TYPES,
     QKV_BIAS_BY_DEFAULT,
@@ -66,6 +68,8 @@ class ModelConfig:
     norm_has_bias: bool = False
     norms_per_layer: int = 2
     qk_norm: bool = False
+    # Attention sinks (gpt-oss): one learned logit per query head per layer; parameters only, nothing cached.
+    attention_sinks: bool = False
     # Mixture of experts (0 experts = dense).
     num_experts: int = 0
     experts_per_token: int = 0
@@ -254,12 +258,13 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         gated_mlp=not is_falcon,  # Falcon's MLP is a plain up/down projection, every other family's gated
         qkv_bias=attention_bias or model_type in QKV_BIAS_BY_DEFAULT,
         attention_out_bias=attention_bias,
-        mlp_bias=bool(config.get("mlp_bias") or (is_falcon and config.get("bias"))),
+        mlp_bias=bool(config.get("mlp_bias") or (is_falcon and config.get("bias")) or model_type in EXPERT_BIAS_TYPES),
         norm_has_bias=is_falcon,
         norms_per_layer=falcon_norms(config) if is_falcon else NORMS_PER_LAYER.get(model_type, 2),
         qk_norm=model_type in QK_NORM_TYPES,
+        attention_sinks=model_type in ATTENTION_SINK_TYPES,
         **experts,
-        router_bias=config.get("topk_method") == "noaux_tc",
+        router_bias=config.get("topk_method") == "noaux_tc" or model_type in EXPERT_BIAS_TYPES,
         shared_expert_intermediate_size=count(config, "shared_expert_intermediate_size")
         if experts["num_experts"] else 0,
         **mla,

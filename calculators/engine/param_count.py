@@ -6,7 +6,8 @@ reference implementation (Hugging Face ``transformers``) creates:
 * token embeddings ``vocab × hidden`` and, unless tied, an output head of the
   same size;
 * attention per layer — q, k, v, o projections (with biases where the model has
-  them, and q/k norms where it has them); for MLA, DeepSeek's down- and
+  them, q/k norms where it has them, and one sink logit per query head where it
+  has attention sinks, gpt-oss); for MLA, DeepSeek's down- and
   up-projections (``q_a``/``q_b`` or a direct ``q_proj``, ``kv_a_proj_with_mqa``,
   ``kv_b_proj``, ``o_proj`` and the two latent RMSNorms);
 * MLP per layer — gated (SwiGLU/GeGLU: gate, up, down = 3 matrices) or plain
@@ -74,7 +75,8 @@ def attention_params_per_layer(cfg: ModelConfig) -> int:
     biases = (q_width + 2 * kv_width) if cfg.qkv_bias else 0
     biases += h if cfg.attention_out_bias else 0
     qk_norms = 2 * cfg.head_dim if cfg.qk_norm else 0
-    return weights + biases + qk_norms
+    sinks = cfg.heads if cfg.attention_sinks else 0
+    return weights + biases + qk_norms + sinks
 
 
 def mlp_params(cfg: ModelConfig, width: int) -> int:

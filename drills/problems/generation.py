@@ -27,7 +27,8 @@ read from the calibration table for the drawn card and precision
 row), so a problem shows them and keeps them when the table is refitted; problems stored before read the defaults.
 v11: a knee problem also stores up to four refining runs between the swept rates either side of its knee (its answer
 is where goodput ÷ rate crosses 0.9, read linearly between them), and every stored point keeps its p99 TPOT and the
-requests missing each target. v12: Kimi K2 joins the models a stack is drawn with.
+requests missing each target. v12: Kimi K2 joins the models a stack is drawn with. v13: gpt-oss-120b and
+gpt-oss-20b join them.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 12
+GENERATOR_VERSION = 13
 MAX_SEED = 2**63
 
 

@@ -33,9 +33,42 @@ def test_kimi_k2_caches_deepseek_v3s_latent_and_ships_fp8_weights():
     assert any(source.get("repo") == "ai-dynamo/aiconfigurator" for source in model.source)
 
 
+@pytest.mark.parametrize("model_id, layers, experts, total, active", [
+    ("gpt-oss-120b", 36, 128, 116_829_156_672, 5_711_982_912),
+    ("gpt-oss-20b", 24, 32, 20_914_757_184, 4_187_440_704),
+])
+def test_gpt_oss_windows_half_its_layers_and_its_sinks_cost_parameters_not_cache(model_id, layers, experts, total,
+                                                                                  active):
+    from calculators.engine.param_count import attention_params_per_layer, param_breakdown
+
+    cfg = CATALOG.model(model_id).config
+    assert (cfg.num_experts, cfg.experts_per_token, cfg.sliding_window, cfg.window_layers) == (experts, 4, 128,
+                                                                                              layers // 2)
+    assert cfg.attention_sinks and cfg.mlp_bias and cfg.router_bias and cfg.dense_layers == 0
+    # Attention: q/o 2 × 11,796,480 + k/v 2 × 1,474,560 + biases 8,000 + 64 sinks = 26,550,144 per layer.
+    assert attention_params_per_layer(cfg) == 26_550_144
+    # OpenAI's active figures leave the 579,133,440-value embedding table out: 5.13B and 3.61B.
+    assert param_breakdown(cfg).active - 201_088 * 2_880 == {36: 5_132_849_472, 24: 3_608_307_264}[layers]
+    # KV per token, every layer full: 2 × layers × 8 KV heads × 64 × 2 B = 2,048 B per layer: 73,728 / 49,152 B.
+    kv = FAMILIES["kv"].run({"model": model_id, "context": 8192}).values
+    assert kv["kv_bytes_per_token"] == layers * 2048
+    # At 8,192 tokens the full half holds every token, the windowed half 128: (layers/2) × 2,048 × (8,192 + 128)
+    # = 306,708,480 B = 0.2856 GiB (120b); 12 × 2,048 × 8,320 = 204,472,320 B = 0.1904 GiB (20b).
+    assert kv["per_user_gib"] * GIB == pytest.approx(layers // 2 * 2048 * (8192 + 128), rel=1e-12)
+    # Weights: every parameter at bf16 (2 B) or at MXFP4's 4.25 bits (the engine charges one format for all;
+    # the checkpoint keeps attention, router, embeddings and head in bf16, the experts in MXFP4).
+    for dtype, bytes_each in (("bf16", 2), ("mxfp4", 4.25 / 8)):
+        weights = FAMILIES["weights"].run({"model": model_id, "weights_dtype": dtype}).values["weight_bytes"]
+        assert weights == total * bytes_each
+    assert total * 4.25 / 8 == {36: 62_065_489_482, 24: 11_110_964_754}[layers]
+    assert param_breakdown(cfg).total == total and param_breakdown(cfg).active == active
+
+
 # (model, a stack that holds it: card, cards, weights; its KV bytes per token at bf16, derived in the tests above)
 STACKS = [
     ("kimi-k2", "b300", 8, "fp8", 70_272),
+    ("gpt-oss-120b", "h100-sxm5-80gb", 1, "mxfp4", 73_728),
+    ("gpt-oss-20b", "l40s", 1, "mxfp4", 49_152),
 ]
 
 
@@ -57,6 +90,6 @@ def test_each_new_model_reaches_every_serving_family_the_simulator_and_the_gener
         moe = FAMILIES["moe"].run({"model": model_id, "gpu": gpu, "weights_dtype": dtype}).values
         assert moe["active_params"] < moe["total_params"]
     run = simulate({**stack, "rate": 2, "duration_s": 20, "prompt_tokens": 512, "output_tokens": 64})["summary"]
-    assert run["completed"] == run["arrived"] > 0
+    assert run["completed"] > 0 and run["completed"] + run["in_flight"] == run["arrived"]
     for family in ("ladder", "kv", "decode", "tp", "pareto", *(("moe",) if cfg.is_moe else ())):
         assert generate_inputs(family, 3, fixed={"model": model_id})["model"] == model_id
