@@ -239,6 +239,16 @@ def test_candidate_pages(live_server, page, people, assigned_set, reference_prob
     page.locator("#answers button[name='blanks']").click()  # the blank steps counted as unanswered
     page.locator("#answers .score").wait_for()
     scanner.scan("problem graded and saved")
+    # The interviewer's follow-up (issue 33 item 1): a step ticked, its value asked, then graded.
+    page.locator("#followup input[name='marked']").first.check()
+    page.locator("#followup [type='submit']").click()
+    page.locator("#followup .followup-values input[type='text']").first.fill("1")
+    scanner.scan("follow-up: the values of the ticked steps asked")
+    page.locator("#followup [type='submit']").first.click()
+    page.locator("#followup .followup-score").wait_for()
+    scanner.scan("follow-up graded")
+    followups = start_round(candidate, "followups", rng=random.Random(9))
+    scanner.visit(f"/rounds/{followups.pk}/2/", "a follow-up round item")
 
     page.goto(f"{live_server.url}/rounds/{over.pk}/1/")
     page.locator(f"a[href='/rounds/{over.pk}/finish/confirm/']").click()
@@ -248,7 +258,7 @@ def test_candidate_pages(live_server, page, people, assigned_set, reference_prob
     scanner.scan("round report")
 
     scanner.check()
-    assert len(scanner.scanned) == 11 + live.items.count()
+    assert len(scanner.scanned) == 14 + live.items.count()
 
 
 def test_coach_pages(live_server, page, people, assigned_set):
