@@ -82,6 +82,19 @@ def step_choices(spec, typed="") -> list[dict]:
 
 
 @register.filter
+def expected_shown(step) -> str:
+    """A graded step's expected value as the pages show it: a verdict in its word (``memory-bound``), anything
+    else by the display rounding of its unit (:func:`quantity`). ``step`` has ``key``, ``unit`` and ``expected``
+    (a ``StepAnswer``, a ``StepGrade`` or a round report's row)."""
+    declared = declared_quantity(step.key)
+    if declared is not None and declared.verdict:
+        for word, value in verdict_choices(declared.verdict):
+            if step.expected == value:
+                return word
+    return quantity(step.expected, step.unit)
+
+
+@register.filter
 def step_verdict_label(step):
     """A stored step's verdict as the candidate's pages word it: "No answer" for a step left blank.
 

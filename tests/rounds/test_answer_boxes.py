@@ -49,3 +49,18 @@ def test_a_verdict_chosen_in_words_is_graded_as_1_or_0(candidate_client, candida
     decode = page.split('for="step-decode_bound"', 1)[1].split("</select>", 1)[0]
     assert f'<option value="{words["decode_bound"]}" selected>' in decode
     assert " disabled>" in decode  # submitted: no longer changed
+
+
+def test_the_report_gives_a_verdicts_expected_value_in_its_word(candidate_client, candidate, roofline, h):
+    round_, item = roofline
+    right = {step.key: step.value for step in item.problem.solve().steps}
+    wrong = "memory-bound" if right["prefill_bound"] == 1 else "compute-bound"
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
+                          {"version": item.version, **h.answers(item.problem), "prefill_bound": wrong})
+    candidate_client.post(reverse("rounds:finish", args=[round_.pk]), {"confirm": "yes"})
+
+    page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+
+    row = page.split(f"<code>{wrong}</code>", 1)[1].split("</tr>", 1)[0]
+    expected = "compute-bound" if right["prefill_bound"] == 1 else "memory-bound"
+    assert f'<td class="num">{expected}</td>' in row
