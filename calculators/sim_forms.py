@@ -21,6 +21,7 @@ from calculators.engine.errors import EngineError
 from calculators.forms import _initial, calibrated_defaults, field_for
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE
+from calculators.sim.run import BAND_UTILISATION
 
 PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOKENS, C.PROMPT_DIST, C.OUTPUT_TOKENS,
                C.OUTPUT_DIST, C.PREFIX_FRACTION, C.ARRIVAL, C.CV, C.DURATION_S, C.TTFT_SLO_MS, C.TPOT_SLO_MS,
@@ -127,4 +128,5 @@ def sweep_view(status, show: str | None) -> dict:
                    "waiting": series["waiting"]},
     }
     return {"rows": rows, "chart": chart, "shown_rate": rates[chosen], "rates": rates,
+            "banded": any("band" in s for s in summaries), "band_utilisation": BAND_UTILISATION,
             "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "share": KNEE_SHARE}

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.engine.calibration import COSTS, KEYS
 from calculators.engine.catalog import Catalog
 from calculators.engine.dtypes import weight_bits
 from calculators.engine.errors import InputError
@@ -226,6 +227,33 @@ def row_companions(inputs: dict[str, Any]) -> dict[str, float]:
     if inputs["step_overhead_ms"] == row["step_overhead_ms"]:
         found["step_overhead_per_tp_ms"] = row["step_overhead_per_tp_ms"]
     return found
+
+
+def band_setups(inputs: dict[str, Any], setup: "Setup", catalog: Catalog | None = None) -> tuple | None:
+    """The replica at the calibration row's optimistic and pessimistic ends, as ``(optimistic, pessimistic)``
+    :class:`Setup` s (the same KV blocks; each efficiency at its band's high or low end, each cost at its low or
+    high end), when every calibrated input of ``inputs`` is the row's central value (docs/architecture.md §13:
+    a result's band). ``None`` when a value was typed (its band is not the table's) or the card has no row."""
+    gpu, precision = inputs["gpu"], inputs["weights_dtype"]
+    if any(inputs[key] != default(key, gpu=gpu, precision=precision) for key in CALIBRATED_INPUTS):
+        return None
+    ends = []
+    for optimistic in (True, False):
+        found = {}
+        for key in KEYS:
+            cost = key in COSTS
+            end = "low" if optimistic == cost else "high"
+            found[key] = default(key, gpu=gpu, precision=precision, end=end)
+        ends.append(found)
+    if ends[0] == ends[1]:
+        return None
+    replicas = []
+    for values in ends:
+        replica = Replica(setup.replica.model, setup.replica.gpu, setup.replica.tp, weights_dtype=precision,
+                          kv_dtype=inputs["kv_dtype"], weights_bits=inputs["weights_bits"], **values)
+        replicas.append(Setup(replica, setup.blocks, setup.block_size, setup.kv_budget_gib, setup.weights_gib,
+                              setup.kv_bytes_per_token_replica))
+    return tuple(replicas)
 
 
 def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup:

@@ -21,12 +21,13 @@ preemptions in it.
 from __future__ import annotations
 
 import heapq
+from dataclasses import replace
 from typing import Any
 
 from calculators.engine.catalog import Catalog
 from calculators.engine.errors import InputError
 
-from .config import build_setup, clean_sim_inputs
+from .config import band_setups, build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
 from .results import knee, summarize
 from .workload import sent, workload_for
@@ -61,11 +62,34 @@ class _Series:
             self.next_ms = self.duration_ms * min(points + 1, SERIES_POINTS) / SERIES_POINTS
 
 
-def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) -> dict:
+#: Above this replica utilisation (mean running sequences ÷ the most the replicas can run) a result carries its
+#: band (docs/architecture.md §13): near saturation a small change in efficiency moves the latencies most.
+BAND_UTILISATION = 0.8
+# What a band gives at each end of the calibration row.
+BAND_KEYS = (("ttft_ms", "p50"), ("ttft_ms", "p99"), ("tpot_ms", "p50"), ("tpot_ms", "p99"), ("e2e_ms", "p50"))
+
+
+def utilisation(inputs: dict, workload, series: dict) -> float:
+    """Mean running sequences over the run ÷ what the replicas can run at once: per replica the smaller of
+    ``max_num_seqs`` and the KV cache's tokens ÷ a request's mean prompt + output (0 for an empty run)."""
+    count = len(workload)
+    if not count or not series["running"]:
+        return 0.0
+    mean_tokens = (sum(workload.prompt) + sum(workload.output)) / count
+    capacity = inputs["replicas"] * min(inputs["max_num_seqs"], inputs["_kv_tokens"] / mean_tokens)
+    return sum(series["running"]) / len(series["running"]) / capacity
+
+
+def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, band: bool = True) -> dict:
     """Simulate ``workload`` on the replicas ``setup`` describes, with cleaned ``inputs``;
-    returns ``{"summary", "series"}``. Raises :class:`InputError` (field ``prompt_tokens``)
-    when a request could never fit one replica's KV cache, and (field ``duration_s``) when the
-    replicas' engine steps pass ``max_steps`` (a web request's budget; None: no limit)."""
+    returns ``{"summary", "series"}``. The summary's ``utilisation`` is :func:`utilisation`; above
+    :data:`BAND_UTILISATION`, when the replica's efficiencies are the calibration table's
+    (:func:`.config.band_setups`), the summary's ``band`` holds the run again at the row's optimistic and
+    pessimistic ends (TTFT, TPOT and end-to-end percentiles and goodput; ``band=False`` skips it). Raises
+    :class:`InputError` (field ``prompt_tokens``) when a request could never fit one replica's KV cache, and
+    (field ``duration_s``) when the replicas' engine steps pass ``max_steps`` (a web request's budget; None: no
+    limit)."""
+    fresh = replace(workload, arrival_ms=list(workload.arrival_ms)) if band else workload  # a closed loop rewrites
     count = len(workload)
     longest = max((p + o for p, o in zip(workload.prompt, workload.output)), default=0)
     if longest > setup.kv_tokens:
@@ -162,6 +186,16 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None) ->
                                              max(e.kv_peak_blocks for e in engines) / setup.blocks),
                         ttft_slo_ms=inputs["ttft_slo_ms"], tpot_slo_ms=inputs["tpot_slo_ms"])
     summary["steps"] = sum(e.steps for e in engines)
+    summary["utilisation"] = round(utilisation({**inputs, "_kv_tokens": setup.kv_tokens}, workload, series.data), 4)
+    ends = band_setups(inputs, setup) if band and summary["utilisation"] > BAND_UTILISATION else None
+    if ends:
+        found = {}
+        for name, end_setup in zip(("optimistic", "pessimistic"), ends):
+            other = run_workload(inputs, replace(fresh, arrival_ms=list(fresh.arrival_ms)), end_setup, max_steps,
+                                 band=False)["summary"]
+            found[name] = {f"{metric}_{key}": other[metric][key] for metric, key in BAND_KEYS}
+            found[name]["goodput_req_s"] = other["goodput_req_s"]
+        summary["band"] = found
     return {"summary": summary, "series": series.data}
 
 
