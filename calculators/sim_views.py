@@ -14,9 +14,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from calculators import simulation
+from calculators.calibration_in_use import in_use
 from calculators.engine.errors import EngineError
 from calculators.fidelity import fidelity_view
-from calculators.models import AppliedCalibration
 from calculators.sim_forms import SimulatorForm, sweep_view
 
 
@@ -24,7 +24,7 @@ from calculators.sim_forms import SimulatorForm, sweep_view
 def simulator(request: HttpRequest) -> HttpResponse:
     """Show the form; for submitted inputs, the sweep's progress or its charts and tables."""
     form = SimulatorForm(request.GET if request.GET else None,
-                         calibration=AppliedCalibration.objects.for_user(request.user))
+                         calibration=in_use(request))
     status, error, view = None, None, None
     broker = simulation.broker_configured()
     budget = simulation.max_steps(anonymous=not request.user.is_authenticated)

@@ -11,9 +11,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_safe
 
+from calculators.calibration_in_use import in_use
 from calculators.families import FAMILIES
 from calculators.forms import CalculatorForm
-from calculators.models import AppliedCalibration
 
 # An embed's id as calculators/embed.py makes it (the chapter's shortcode counter); anything else names no element.
 EMBED_ID = re.compile(r"[A-Za-z][\w-]{0,63}")
@@ -35,7 +35,7 @@ def calculator(request: HttpRequest, family: str) -> HttpResponse:
     except KeyError:
         raise Http404(f"No calculator family {family!r}.") from None
     data = request.POST if request.method == "POST" else request.GET
-    form = CalculatorForm(chosen, data, calibration=AppliedCalibration.objects.for_user(request.user))
+    form = CalculatorForm(chosen, data, calibration=in_use(request))
     form.is_valid()
     context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
     state_url = f"{request.path}?{form.state_query()}"

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
+from calculators.calibration_in_use import in_use, remember
 from calculators.models import AppliedCalibration, Calibration
 
 from .access import coach_required, cohorts_of
@@ -46,7 +47,7 @@ def shared_calibrations(request: HttpRequest) -> HttpResponse:
     """The calibrations the user's coaches shared with their cohorts, each with its fit and an Apply button."""
     return render(request, "coaching/shared_calibrations.html", {
         "calibrations": shared_with(request.user).select_related("owner"),
-        "in_use": AppliedCalibration.objects.for_user(request.user)})
+        "in_use": in_use(request)})
 
 
 @login_required
@@ -55,6 +56,7 @@ def apply_shared(request: HttpRequest, pk: int) -> HttpResponse:
     """Apply a calibration shared with one of the user's cohorts (POST); 404 for one not shared with them."""
     chosen = get_object_or_404(shared_with(request.user), pk=pk)
     AppliedCalibration.objects.update_or_create(user=request.user, defaults={"calibration": chosen})
+    remember(request, chosen)
     messages.success(request, f"“{chosen.name}” (shared by {chosen.owner}) is in use on the calculators and the "
                               "simulator wherever the card and precision are its own.")
     return redirect("coaching:shared_calibrations")

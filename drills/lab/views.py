@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from calculators import simulation
+from calculators.calibration_in_use import in_use, remember
 from calculators.models import AppliedCalibration, Calibration
 from drills.lab.bench_output import FORMATS
 from drills.lab.calibrate_forms import CalibrateForm
@@ -71,7 +72,7 @@ def _calibrate_render(request: HttpRequest, form: CalibrateForm, *, saved: Calib
     context = {"form": form, "fit": form.fit if not form.errors else None, "reading": form.reading,
                "replays": replays, "saved": saved, "anonymous_save": anonymous_save,
                "calibrations": Calibration.objects.owned_by(request.user)[:RUNS_SHOWN],
-               "in_use": AppliedCalibration.objects.for_user(request.user), "formats": FORMATS}
+               "in_use": in_use(request), "formats": FORMATS}
     template = "drills/calibrate.html#calibrate" if request.htmx else "drills/calibrate.html"
     return render(request, template, context)
 
@@ -116,6 +117,7 @@ def calibration_apply(request: HttpRequest, pk: int) -> HttpResponse:
     """Apply one of the user's own calibrations to the calculators and the simulator (POST)."""
     chosen = get_object_or_404(Calibration.objects.owned_by(request.user), pk=pk)
     AppliedCalibration.objects.update_or_create(user=request.user, defaults={"calibration": chosen})
+    remember(request, chosen)
     messages.success(request, f"“{chosen.name}” is in use on the calculators and the simulator wherever the card "
                               "and precision are its own.")
     return redirect(chosen)
@@ -126,5 +128,6 @@ def calibration_apply(request: HttpRequest, pk: int) -> HttpResponse:
 def calibration_stop(request: HttpRequest) -> HttpResponse:
     """Stop applying any calibration (POST): the pages use the calibration table again."""
     AppliedCalibration.objects.filter(user=request.user).delete()
+    remember(request, None)
     messages.success(request, "No calibration is in use: the calculators and the simulator use the table again.")
     return redirect("lab:calibrate")
