@@ -33,6 +33,7 @@ TIED_BY_DEFAULT = {
     "RefinedWebModel": True,
     "phi3": False,
     "gpt_oss": False,
+    "llama4_text": False,
 }
 
 # ``architectures[0]`` → ``model_type`` for configs whose copy dropped ``model_type``.
@@ -52,6 +53,7 @@ ARCHITECTURE_MODEL_TYPES = {
     "RWForCausalLM": "falcon",
     "Phi3ForCausalLM": "phi3",
     "GptOssForCausalLM": "gpt_oss",
+    "Llama4ForCausalLM": "llama4_text",
 }
 
 # Model types whose q/k/v projections carry a bias even though the config does
@@ -68,6 +70,28 @@ EXPERT_BIAS_TYPES = {"gpt_oss"}
 # Model types with attention sinks: one learned logit per query head per layer, added to the softmax's
 # denominator (gpt-oss; transformers' GptOssAttention.sinks). Parameters, never cached: the KV cache is unchanged.
 ATTENTION_SINK_TYPES = {"gpt_oss"}
+
+# Llama 4's text model: the routed experts' width is ``intermediate_size``, the dense layers' ``intermediate_size_mlp``;
+# every MoE layer holds one shared expert of the routed width; MoE layers are every ``interleave_moe_layer_step``-th
+# (layers step − 1, 2·step − 1 …, as transformers' Llama4TextConfig lists them in ``moe_layers``).
+INTERLEAVED_MOE_TYPES = {"llama4_text"}
+# Llama 4's chunked local attention: a layer of ``no_rope_layers`` value 1 attends within its ``attention_chunk_size``
+# chunk; every ``no_rope_layer_interval``-th layer (4 by default) is global, without RoPE (NoPE).
+NO_ROPE_LAYER_INTERVAL = 4
+
+
+def interleaved_moe_layers(config: dict, layers: int) -> int:
+    """How many of ``layers`` are MoE in a Llama 4 text config: ``moe_layers`` when listed, else every
+    ``interleave_moe_layer_step``-th (1: every layer). Raises :class:`~.errors.ConfigError` on a step below 1."""
+    listed = config.get("moe_layers")
+    if isinstance(listed, list) and listed:
+        return len(listed)
+    step = config.get("interleave_moe_layer_step", 1)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ConfigError(f"'interleave_moe_layer_step' must be a whole number of at least 1, not {step!r}.",
+                          field="interleave_moe_layer_step")
+    return len(range(step - 1, layers, step))
+
 
 # Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
 # post-norm (four RMSNorms); the Llama family has two.
@@ -109,12 +133,15 @@ def falcon_norms(config: dict) -> int:
 def sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int]:
     """Return (window in tokens, number of windowed layers); (0, 0) when none.
 
-    Understands ``layer_types`` lists, Gemma-2's alternation (even layers local),
+    Understands ``layer_types`` lists, Llama 4's chunked attention (``attention_chunk_size``: see
+    :func:`_chunked_attention`), Gemma-2's alternation (even layers local),
     Qwen2's ``use_sliding_window``/``max_window_layers``, Gemma-3's
     ``sliding_window_pattern`` and Mistral's window on every layer. Raises
     :class:`~.errors.ConfigError` when the window is not a positive whole number
     or ``layer_types`` does not list ``layers`` entries.
     """
+    if config.get("attention_chunk_size"):
+        return _chunked_attention(config, layers)
     window = config.get("sliding_window") or config.get("sliding_window_size")
     if not window:
         return 0, 0
@@ -144,3 +171,27 @@ def sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int
     if model_type in ("gemma2", "gemma3_text"):
         return window, (layers + 1) // 2  # layers 0, 2, 4 … are local
     return window, layers
+
+
+def _chunked_attention(config: dict, layers: int) -> tuple[int, int]:
+    """(chunk in tokens, chunked layers) of Llama 4's chunked local attention, read as a window.
+
+    A token of a chunked layer attends only to the tokens of its own ``attention_chunk_size`` chunk (positions
+    ⌊p / chunk⌋ · chunk … p), so the layer holds and reads at most ``chunk`` tokens of K/V: the engine costs it as
+    a window of that length, the most it holds (a token early in a chunk reads fewer). Chunked layers are those
+    ``no_rope_layers`` marks 1; without the list, all but every ``no_rope_layer_interval``-th (4) layer, which
+    attends globally without RoPE. Raises :class:`~.errors.ConfigError` on a chunk that is not a positive whole
+    number or a ``no_rope_layers`` list of the wrong length.
+    """
+    chunk = config["attention_chunk_size"]
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
+        raise ConfigError(f"'attention_chunk_size' must be a positive whole number, not {chunk!r}.",
+                          field="attention_chunk_size")
+    flags = config.get("no_rope_layers")
+    if isinstance(flags, list) and flags:
+        if len(flags) != layers:
+            raise ConfigError(f"'no_rope_layers' lists {len(flags)} layers but num_hidden_layers is {layers}.",
+                              field="no_rope_layers")
+        return chunk, sum(1 for flag in flags if flag)
+    interval = count(config, "no_rope_layer_interval") or NO_ROPE_LAYER_INTERVAL
+    return chunk, layers - layers // interval

@@ -30,11 +30,13 @@ from .errors import ConfigError
 from .hf_architecture import (
     ATTENTION_SINK_TYPES,
     EXPERT_BIAS_TYPES,
+    INTERLEAVED_MOE_TYPES,
     NORMS_PER_LAYER,
     QK_NORM_TYPES,
     QKV_BIAS_BY_DEFAULT,
     TIED_BY_DEFAULT,
     falcon_norms,
+    interleaved_moe_layers,
     model_type_of,
     sliding_window,
 )
@@ -85,7 +87,8 @@ class ModelConfig:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
-    # Sliding-window attention: window length in tokens and how many layers use it.
+    # Sliding-window attention: window length in tokens and how many layers use it (Llama 4's chunked local
+    # attention is read as a window of its chunk: the most K/V such a layer holds).
     sliding_window: int = 0
     window_layers: int = 0
     max_position_embeddings: int = 0
@@ -247,7 +250,15 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
     else:
         intermediate = positive_int(config, "intermediate_size")
     tie, tie_defaulted = _tied(config, model_type, notes)
-    experts = _experts(config, layers, intermediate)
+    if model_type in INTERLEAVED_MOE_TYPES:  # Llama 4: dense layers are intermediate_size_mlp wide
+        expert_width = intermediate
+        intermediate = positive_int(config, "intermediate_size_mlp", required=False, default=intermediate)
+        experts = _experts(config, layers, expert_width)
+        if experts["num_experts"]:
+            experts.update(moe_intermediate_size=expert_width, shared_experts=1,
+                           dense_layers=layers - interleaved_moe_layers(config, layers))
+    else:
+        experts = _experts(config, layers, intermediate)
     mla = _latent_attention(config)
     window, window_layers = sliding_window(config, model_type, layers)
     attention_bias = bool(config.get("attention_bias") or config.get("bias"))

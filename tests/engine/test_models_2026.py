@@ -64,11 +64,45 @@ def test_gpt_oss_windows_half_its_layers_and_its_sinks_cost_parameters_not_cache
     assert param_breakdown(cfg).total == total and param_breakdown(cfg).active == active
 
 
+@pytest.mark.parametrize("model_id, moe_layers, total", [
+    ("llama-4-scout", 48, 107_769_861_120),
+    ("llama-4-maverick", 24, 400_711_848_960),
+])
+def test_llama_4_interleaves_experts_and_holds_a_chunk_on_three_layers_of_four(model_id, moe_layers, total):
+    cfg = CATALOG.model(model_id).config
+    # Experts of intermediate_size 8,192 (one shared in every MoE layer); dense layers of intermediate_size_mlp 16,384.
+    assert (cfg.moe_intermediate_size, cfg.intermediate_size, cfg.shared_experts) == (8192, 16384, 1)
+    assert cfg.layers - cfg.dense_layers == moe_layers
+    # Layers 3, 7 … 47 global (NoPE), the other 36 chunked at 8,192 tokens, costed as a window of the chunk.
+    assert (cfg.sliding_window, cfg.window_layers) == (8192, 36)
+    # KV per token, every layer full: 2 × 48 × 8 × 128 × 2 B = 196,608 B (4,096 B per layer).
+    kv = FAMILIES["kv"].run({"model": model_id, "context": 32768}).values
+    assert kv["kv_bytes_per_token"] == 196_608
+    # At 32,768 tokens: 12 global layers × 4,096 × 32,768 + 36 chunked × 4,096 × 8,192 = 2,818,572,288 B
+    # = 2.625 GiB, not the 6 GiB of every layer full.
+    assert kv["per_user_gib"] == pytest.approx((12 * 4096 * 32768 + 36 * 4096 * 8192) / GIB, rel=1e-12) == 2.625
+    # Weights at bf16 (as released) and fp8: total × 2 B and × 1 B.
+    for dtype, bytes_each in (("bf16", 2), ("fp8", 1)):
+        weights = FAMILIES["weights"].run({"model": model_id, "weights_dtype": dtype}).values["weight_bytes"]
+        assert weights == total * bytes_each
+
+
+def test_scouts_published_109b_counts_its_vision_encoder():
+    # The text model is 107,769,861,120 parameters; Meta's 109B includes the vision encoder, this catalog's
+    # entry is the text_config only (its notes say so).
+    from calculators.engine.param_count import param_breakdown
+
+    assert round(param_breakdown(CATALOG.model("llama-4-scout").config).total / 1e9, 2) == 107.77
+    assert "vision encoder" in CATALOG.model("llama-4-scout").entry["published_params"]["total"]
+
+
 # (model, a stack that holds it: card, cards, weights; its KV bytes per token at bf16, derived in the tests above)
 STACKS = [
     ("kimi-k2", "b300", 8, "fp8", 70_272),
     ("gpt-oss-120b", "h100-sxm5-80gb", 1, "mxfp4", 73_728),
     ("gpt-oss-20b", "l40s", 1, "mxfp4", 49_152),
+    ("llama-4-scout", "h100-sxm5-80gb", 4, "bf16", 196_608),
+    ("llama-4-maverick", "b300", 4, "fp8", 196_608),
 ]
 
 
@@ -93,3 +127,19 @@ def test_each_new_model_reaches_every_serving_family_the_simulator_and_the_gener
     assert run["completed"] > 0 and run["completed"] + run["in_flight"] == run["arrived"]
     for family in ("ladder", "kv", "decode", "tp", "pareto", *(("moe",) if cfg.is_moe else ())):
         assert generate_inputs(family, 3, fixed={"model": model_id})["model"] == model_id
+
+
+def test_a_llama_4_config_listing_its_layers_is_read_by_the_lists():
+    from calculators.engine.errors import ConfigError
+    from calculators.engine.hf_config import parse_config
+
+    text = dict(CATALOG.model("llama-4-maverick").entry["config"])
+    # Every 4th layer global, as transformers' default fills no_rope_layers; MoE on the odd layers, as moe_layers.
+    listed = {**text, "no_rope_layers": [int((i + 1) % 4 != 0) for i in range(48)], "moe_layers": list(range(1, 48, 2))}
+    cfg = parse_config(listed)
+    assert (cfg.window_layers, cfg.dense_layers) == (36, 24)
+    assert parse_config({**listed, "no_rope_layers": [1] * 48}).window_layers == 48
+    with pytest.raises(ConfigError, match="'no_rope_layers' lists 47 layers but num_hidden_layers is 48"):
+        parse_config({**text, "no_rope_layers": [1] * 47})
+    with pytest.raises(ConfigError, match="interleave_moe_layer_step"):
+        parse_config({**text, "interleave_moe_layer_step": 0})

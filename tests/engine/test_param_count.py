@@ -130,6 +130,15 @@ def test_llama_2_13b_counts_exactly_13_015_864_320_parameters():
 # gpt-oss-20b: the same layer with 32 experts (796,538,880) and a router of 32 × 2,880 + 32 = 92,192: per layer
 #   823,186,976 × 24 = 19,756,487,424 + 1,158,269,760 = 20,914,757,184. Active: per layer 126,215,456 × 24
 #   = 3,029,170,944 + 1,158,269,760 = 4,187,440,704.
+# llama-4-scout (text model): attention q and o 5,120 × (40 × 128) = 26,214,400 each, k and v 5,120 × (8 × 128)
+#   = 5,242,880 each → 62,914,560; expert 3 × 5,120 × 8,192 = 125,829,120, 16 routed + 1 shared = 2,139,095,040;
+#   router 16 × 5,120 = 81,920 (no bias); norms 2 × 5,120; per layer 2,202,101,760 × 48 (every layer MoE)
+#   = 105,700,884,480; emb 202,048 × 5,120 = 1,034,485,760 (×2, untied) + 5,120 → 107,769,861,120. Active: 1 routed
+#   + 1 shared expert → per layer 314,664,960 × 48 = 15,103,918,080 + 2,068,976,640 = 17,172,894,720.
+# llama-4-maverick: 24 MoE layers (every 2nd) of 62,914,560 + 129 × 125,829,120 + router 655,360 + 10,240
+#   = 16,295,536,640 → 391,092,879,360; 24 dense layers of 62,914,560 + 3 × 5,120 × 16,384 (251,658,240) + 10,240
+#   = 314,583,040 → 7,549,992,960; + 2,068,976,640 → 400,711,848,960. Active: MoE layer 315,238,400 × 24
+#   = 7,565,721,600 + 7,549,992,960 + 2,068,976,640 = 17,184,691,200.
 # falcon-7b: see test_falcon_7b_counts_exactly_6_921_720_704_parameters.
 # llama-2-13b: see test_llama_2_13b_counts_exactly_13_015_864_320_parameters.
 EXACT = {
@@ -154,6 +163,8 @@ EXACT = {
     "kimi-k2": (1_026_408_232_448, 32_861_500_928, 1_174_405_120),
     "gpt-oss-120b": (116_829_156_672, 5_711_982_912, 579_133_440),
     "gpt-oss-20b": (20_914_757_184, 4_187_440_704, 579_133_440),
+    "llama-4-scout": (107_769_861_120, 17_172_894_720, 1_034_485_760),
+    "llama-4-maverick": (400_711_848_960, 17_184_691_200, 1_034_485_760),
 }
 
 
@@ -201,6 +212,7 @@ PUBLISHED_TOTAL = [
     ("kimi-k2", 1e12, 1e11),            # "1T total parameters" (model card)
     ("gpt-oss-120b", 116.83e9, 1e7),    # "116.83B" (model card)
     ("gpt-oss-20b", 20.91e9, 1e7),      # "20.91B"
+    ("llama-4-maverick", 400e9, 1e9),   # "400B" (Scout's "109B" counts its vision encoder: see models_2026)
 ]
 
 

@@ -69,7 +69,7 @@ def params_notes(cfg: ModelConfig) -> list[str]:
     if cfg.is_moe:
         notes.append(
             f"Mixture of experts: {cfg.num_experts} routed experts per MoE layer, {cfg.experts_per_token} used "
-            f"per token, {cfg.shared_experts} shared; {cfg.dense_layers} dense leading layers. Active "
+            f"per token, {cfg.shared_experts} shared; {cfg.dense_layers} dense layers. Active "
             f"parameters count the whole embedding table; DeepSeek quotes them without it."
         )
     if cfg.qkv_bias:
