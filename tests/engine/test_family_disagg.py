@@ -80,7 +80,8 @@ def test_formulas_agree_with_exact_evaluation(formula):
               "gpus": 2, "peak_tflops": 989.4, "prefill_mfu": 0.4, "prefill_ms": 105.0, "kv_transfer_ms": 13.1,
               "ttft_ms": 118.1, "rate": 7.0, "output_tokens": 256, "decode_tok_s": 4321.0, "decode_replicas": 3,
               "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2, "occupancy": 0.8,
-              "spare_gpus": 8, "gpus_per_node": 8, "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
+              "spare_gpus": 8, "gpus_per_node": 8, "prefill_nodes": 1, "decode_nodes": 2,
+              "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
     values = {var.name: sample[var.name] for var in formula.variables}
     assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
 
@@ -99,6 +100,7 @@ def test_whole_fleet_cost_beside_the_single_node_figure():
     # 5 × 8 + 8 spares = 48 cards (not ⌈24 ÷ 0.8⌉ + 8 = 38, which buys 3.75 nodes)
     # × $3/h ÷ (10 req/s × 256 tok × 3,600 s) × 10^6.
     assert (v["prefill_gpus"], v["decode_gpus"]) == (16, 8)
+    assert (v["prefill_nodes"], v["decode_nodes"]) == (3, 2)
     assert v["fleet_gpus"] == 48
     assert v["fleet_usd_per_mtok"] == pytest.approx(48 * 3.0 / (10 * 256 * 3600) * 1e6, rel=1e-12)
     slo = FAMILIES["slo"].run({"context": 4096 + 256}).values
@@ -109,3 +111,6 @@ def test_whole_fleet_cost_beside_the_single_node_figure():
     # 14's fleet: 664 prefill and 256 decode cards at 0.8: ⌈103.75⌉ + ⌈40⌉ = 144 nodes = 1,152 cards + 8 spares.
     fleet = disagg(model="llama-3.1-70b", prompt_tokens=1800, output_tokens=500, rate=1000, spare_gpus=8).values
     assert (fleet["prefill_gpus"], fleet["decode_gpus"], fleet["fleet_gpus"]) == (664, 256, 1160)
+    # The one decode sizing 14 quotes in its redundancy section and its cost: ⌈1,000 × 500 ÷ 16,082.8⌉ = 32
+    # replicas at full occupancy, ⌈256 ÷ (0.8 × 8)⌉ = 40 nodes with headroom.
+    assert (fleet["decode_replicas"], fleet["prefill_nodes"], fleet["decode_nodes"]) == (32, 104, 40)

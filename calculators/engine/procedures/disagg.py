@@ -11,8 +11,9 @@ attention 4 × q_heads × head_dim × p × p per layer, no causal halving),
 + transfer, queueing left out), ``transfer_share`` (of the TTFT),
 ``prefill_gpus`` (⌈rate × prefill FLOPs ÷ (peak × MFU)⌉), ``decode_replicas``
 (⌈rate × output tokens ÷ the slo family's tokens per second at the TPOT
-target⌉), ``decode_gpus``, ``pool_ratio`` (prefill ÷ decode cards) and
-``disagg_pays``.
+target⌉), ``decode_gpus``, ``pool_ratio`` (prefill ÷ decode cards), ``disagg_pays``, then the whole-fleet cost:
+``prefill_nodes`` and ``decode_nodes`` (each pool ÷ occupancy in whole nodes; the decode pool's is the one
+decode sizing the chapters quote), ``fleet_gpus``, ``fleet_usd_per_mtok`` and ``node_usd_per_mtok``.
 
 The rule for ``disagg_pays`` (1/0), stated in a note: colocated, every prefill
 stalls the decode batch sharing its cards for the prefill's duration, which
@@ -65,14 +66,24 @@ COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, GPUS_PER_NODE, SPARE_GPUS)
 
 # Nodes are bought whole and a pool's node holds only that pool's cards, so each pool rounds up to whole
 # nodes on its own (docs/architecture.md §12): ⌈GPUs ÷ occupancy ÷ GPUs per node⌉ nodes per pool, + spares.
+# The decode pool's nodes are the chapter's one decode sizing (headroom included): the redundancy section and
+# the whole-fleet cost quote the same step.
+def _pool_nodes(key: str, label: str, pool: str) -> Formula:
+    return Formula(
+        key, label, "nodes",
+        (Var(pool, "GPUs", pool.replace("_gpus", " pool")),
+         Var("occupancy", "1", "average fraction of each card busy"), Var("gpus_per_node", "GPUs", "cards per node")),
+        lambda s: ceiling(ratio(s[pool], product(s["occupancy"], s["gpus_per_node"]))),
+    )
+
+
+PREFILL_NODES = _pool_nodes("prefill_nodes", "Prefill pool in whole nodes at the planned occupancy", "prefill_gpus")
+DECODE_NODES = _pool_nodes("decode_nodes", "Decode pool in whole nodes at the planned occupancy", "decode_gpus")
 FLEET_GPUS = Formula(
     "fleet_gpus", "Cards billed for the whole fleet (whole nodes per pool)", "GPUs",
-    (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool"),
-     Var("occupancy", "1", "average fraction of each card busy"), Var("gpus_per_node", "GPUs", "cards per node"),
-     Var("spare_gpus", "GPUs", "spare cards")),
-    lambda s: total(product(s["gpus_per_node"], total(
-        ceiling(ratio(s["prefill_gpus"], product(s["occupancy"], s["gpus_per_node"]))),
-        ceiling(ratio(s["decode_gpus"], product(s["occupancy"], s["gpus_per_node"]))))), s["spare_gpus"]),
+    (Var("prefill_nodes", "nodes", "prefill pool's nodes"), Var("decode_nodes", "nodes", "decode pool's nodes"),
+     Var("gpus_per_node", "GPUs", "cards per node"), Var("spare_gpus", "GPUs", "spare cards")),
+    lambda s: total(product(s["gpus_per_node"], total(s["prefill_nodes"], s["decode_nodes"])), s["spare_gpus"]),
 )
 FLEET_USD_PER_MTOK = Formula(
     "fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", "USD/Mtok",
@@ -86,11 +97,15 @@ NODE_USD_PER_MTOK = Formula(
      Var("decode_tok_s", "tok/s", "tokens per second of one decode replica")),
     lambda s: ratio(product(s["gpus"], s["usd_per_gpu_hour"]), s["decode_tok_s"]),
 )
-COST_FORMULAS = (FLEET_GPUS, FLEET_USD_PER_MTOK, NODE_USD_PER_MTOK)
+COST_FORMULAS = (PREFILL_NODES, DECODE_NODES, FLEET_GPUS, FLEET_USD_PER_MTOK, NODE_USD_PER_MTOK)
 
 COST_SPECS = [
-    StepSpec("fleet_gpus", "Cards billed: each pool ÷ occupancy in whole nodes, + spares", FLEET_GPUS,
-             {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}, rounding="ceil"),
+    StepSpec("prefill_nodes", "Prefill pool ÷ occupancy, in whole nodes", PREFILL_NODES,
+             {"prefill_gpus": "prefill_gpus"}, rounding="ceil"),
+    StepSpec("decode_nodes", "Decode pool ÷ occupancy, in whole nodes", DECODE_NODES,
+             {"decode_gpus": "decode_gpus"}, rounding="ceil"),
+    StepSpec("fleet_gpus", "Cards billed: both pools' whole nodes, + spares", FLEET_GPUS,
+             {"prefill_nodes": "prefill_nodes", "decode_nodes": "decode_nodes"}),
     StepSpec("fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", FLEET_USD_PER_MTOK,
              {"fleet_gpus": "fleet_gpus"}),
     StepSpec("node_usd_per_mtok", "Single-node figure (one decode replica, full occupancy)", NODE_USD_PER_MTOK),
@@ -110,7 +125,7 @@ INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMP
           TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
              "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "disagg_pays",
-             "fleet_gpus", "fleet_usd_per_mtok", "node_usd_per_mtok")
+             "prefill_nodes", "decode_nodes", "fleet_gpus", "fleet_usd_per_mtok", "node_usd_per_mtok")
 # A transfer adding at most this share of the prefill time to the TTFT is cheap (the rule above).
 TRANSFER_BUDGET = 0.2
 
@@ -178,7 +193,7 @@ DISAGG_FORMULAS = (KV_TRANSFER_BYTES, KV_TRANSFER_MS, PREFILL_MS, TTFT_MS, TRANS
 
 
 def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
-    """The twelve steps (the KV formula follows the model's attention)."""
+    """The seventeen steps (the KV formula follows the model's attention)."""
     flops = {"prefill_flops": "prefill_flops"}
     return [
         kv_per_token_spec(cfg),
