@@ -63,7 +63,7 @@ def test_decode_rate_is_below_the_fixed_stacks_ceiling_and_its_batch_fits(model,
         assert ceiling == pytest.approx(values["ceiling_tok_s"])
         share = ceiling / inputs["batch"]
         assert 0.5 * share - 0.05 <= inputs["measured_tok_s"] <= 0.92 * share + 0.05
-        assert inputs["context"] <= context_limit(model)
+        assert inputs["cached_tokens"] <= context_limit(model)
 
 
 def test_a_rate_drawn_for_another_stack_would_break_the_70b_on_l4_ceiling():
@@ -107,7 +107,7 @@ def test_served_families_put_the_fixed_model_on_a_degree_of_the_fixed_card_that_
             # weights that computes in (fp8 or int8 → 8 bits; bf16 may have been int4 weights → 4.5)
             inputs = {**inputs, "weights_dtype": "int8" if inputs["precision"] in ("fp8", "int8") else "int4"}
         assert weight_bytes(inputs) <= 0.8 * replica_bytes(inputs)
-        for key in ("context", "prompt_tokens", "prefix_tokens"):
+        for key in ("context", "cached_tokens", "prompt_tokens", "prefix_tokens"):
             assert inputs.get(key, 0) <= context_limit(model)
         if family == "prefix":  # pinned prefixes take at most a quarter of what the weights leave
             assert values["pinned_gib"] * 2**30 <= 0.25 * (replica_bytes(inputs) - weight_bytes(inputs))
@@ -142,7 +142,7 @@ def test_other_families_draw_on_the_fixed_stack(family, model, gpu):
         inputs = generate_inputs(family, seed, fixed=fixed)
         values = FAMILIES[family].run(inputs).values
         assert {key: inputs[key] for key in fixed} == fixed
-        assert inputs.get("context", 0) <= context_limit(model)
+        assert max(inputs.get("context", 0), inputs.get("cached_tokens", 0)) <= context_limit(model)
         assert inputs.get("prompt_tokens", 0) <= context_limit(model)
         if family == "lora" and "budget_gib" not in inputs:
             assert values["adapters_fit"] >= 1
@@ -165,7 +165,7 @@ def test_lengths_are_drawn_within_a_fixed_short_context_model(family):
     lengths = set()
     for seed in range(40):
         inputs = generate_inputs(family, seed, fixed=fixed)
-        lengths |= {inputs.get(key, 0) for key in ("context", "prompt_tokens")}
+        lengths |= {inputs.get(key, 0) for key in ("context", "cached_tokens", "prompt_tokens")}
     assert max(lengths) <= 4096
     assert max(lengths) >= 2048  # the clamp keeps long problems, at the model's own limit
 
@@ -211,7 +211,7 @@ def test_a_coach_fixing_a_stack_gets_problems_drawn_for_it_or_one_sentence_why_n
 
 
 @pytest.mark.parametrize("fixed", [
-    {"model": "llama-3.1-70b", "gpu": "h100-sxm5-80gb", "gpus": 8, "batch": 64, "context": 32768},
+    {"model": "llama-3.1-70b", "gpu": "h100-sxm5-80gb", "gpus": 8, "batch": 64, "cached_tokens": 32768},
     {"model": "llama-3.1-8b", "gpu": "l4", "batch": 1, "kv_dtype": "fp8"},
     {"model": "qwen2.5-72b", "gpus": 8},  # any card: the rate is drawn for 8 of whichever is drawn
 ])

@@ -28,7 +28,8 @@ row), so a problem shows them and keeps them when the table is refitted; problem
 v11: a knee problem also stores up to four refining runs between the swept rates either side of its knee (its answer
 is where goodput ÷ rate crosses 0.9, read linearly between them), and every stored point keeps its p99 TPOT and the
 requests missing each target. v12: Kimi K2 joins the models a stack is drawn with. v13: gpt-oss-120b and
-gpt-oss-20b join them. v14: Llama 4 Scout and Maverick join them.
+gpt-oss-20b join them. v14: Llama 4 Scout and Maverick join them. v15: decode, roofline and preempt problems store
+the tokens already cached as ``cached_tokens`` (``context`` before, still read); every draw is v14's.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 14
+GENERATOR_VERSION = 15
 MAX_SEED = 2**63
 
 

@@ -57,8 +57,8 @@ def request_journey(options: dict[str, str]) -> str:
     stack = {key: opts[key] for key in ("model", "gpu") if key in opts}
     try:
         prefill = FAMILIES["prefill"].run({**stack, "prompt_tokens": prompt, "queue_ms": front})
-        first_step = FAMILIES["decode"].run({**stack, "context": prompt}).values["step_ms"]
-        last_step = FAMILIES["decode"].run({**stack, "context": prompt + output}).values["step_ms"]
+        first_step = FAMILIES["decode"].run({**stack, "cached_tokens": prompt}).values["step_ms"]
+        last_step = FAMILIES["decode"].run({**stack, "cached_tokens": prompt + output}).values["step_ms"]
         cache = FAMILIES["kv"].run({key: stack[key] for key in ("model",) if key in stack} | {"context": prompt})
     except EngineError as exc:
         raise ValueError(str(exc)) from exc

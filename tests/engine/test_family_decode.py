@@ -170,7 +170,8 @@ def test_numeric_evaluator_matches_the_exact_evaluation(formula):
 # --- inputs ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("inputs, field", [
-    ({"context": -1}, "context"),
+    ({"cached_tokens": -1}, "cached_tokens"),
+    ({"context": -1}, "cached_tokens"),  # the older key, read as cached_tokens
     ({"efficiency_low": 0}, "efficiency_low"),
     ({"efficiency_high": 1.2}, "efficiency_high"),
     ({"efficiency_low": 0.9, "efficiency_high": 0.8}, "efficiency_low"),
@@ -207,7 +208,7 @@ def test_generated_problems_fit_their_replica_and_measure_below_the_ceiling():
             if params:
                 assert weights == params * bits / 8
         limit = model.config.max_position_embeddings or 8192
-        assert 0 <= inputs["context"] <= limit
+        assert 0 <= inputs["cached_tokens"] <= limit
         # One sequence's rate, drawn at 50–92 % of its share of the ceiling, then rounded to 0.1 tok/s.
         share = result.values["ceiling_tok_s"] / inputs["batch"]
         assert 0.49 <= inputs["measured_tok_s"] / share <= 0.93
@@ -345,3 +346,20 @@ def test_a_pasted_config_runs_the_step():
     assert v["kv_replication"] == 2  # 8 cards over 4 K/V heads
     assert v["kv_bytes_per_step"] == 4 * 1000 * (2 * 16 * 4 * 128 * 2) * 2
     assert v["flops_per_step"] == 2 * v["weight_bytes_per_step"] / 2 * 4 + 4 * 16 * 16 * 128 * 1000 * 4
+
+
+def test_tokens_already_cached_have_their_own_key_and_the_older_context_key_still_reads():
+    """Issue 29 item 4: decode, roofline and preempt read tokens already in a sequence's cache, not a context
+    limit, so their input is cached_tokens; a stored problem, link or shortcode that says context reads as it.
+    Llama-3.1-8B bf16 at 2,048 cached tokens: 128 KiB × 2,048 = 268,435,456 KV bytes read per step at batch 1."""
+    from calculators.engine.procedures.decode import describe_decode
+    from calculators.engine.procedures.preempt import describe_preempt
+
+    new, old = FAMILIES["decode"].run({"cached_tokens": 2048}), FAMILIES["decode"].run({"context": 2048})
+    assert new.inputs["cached_tokens"] == old.inputs["cached_tokens"] == 2048 and "context" not in old.inputs
+    assert new.values["kv_bytes_per_step"] == old.values["kv_bytes_per_step"] == 268_435_456
+    for slug in ("roofline", "preempt"):
+        assert FAMILIES[slug].run({"context": 4096}).values == FAMILIES[slug].run({"cached_tokens": 4096}).values
+    stored = {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "context": 3000, "batch": 1}
+    assert "3,000 tokens already sit" in describe_decode(stored, default_catalog())
+    assert "holding 3,000 tokens" in describe_preempt(stored, default_catalog())

@@ -51,14 +51,17 @@ from .inputs import (
     clean_inputs,
     input_or_default,
     resolve_model,
+    with_aliases,
 )
 from .inputs import MFU as STEP_MFU
 from .kv import fp4_cache_note, kv_notes, window_note
 from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
 from .step import BATCH, kv_read_spec, replication_step, step_given, time_specs, weight_spec
 
-CONTEXT = InputSpec("context", "int", 0, "average tokens already in each sequence's KV cache, read at every "
-                    "step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
+# Tokens already cached, not a context limit: its own key (issue 29); ``context``, its older key, is still read.
+CACHED_TOKENS = InputSpec("cached_tokens", "int", 0, "average tokens already in each sequence's KV cache, read at "
+                          "every step", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache",
+                          older_names=("context",))
 # 0.65–0.85: the share of peak bandwidth real decode kernels achieve (the runbook map's errata, seed 000).
 EFFICIENCY_LOW = InputSpec("efficiency_low", "float", 0.65, "low end of the fraction of peak bandwidth "
                            "real kernels reach", minimum=0, maximum=1, exclusive_minimum=True,
@@ -70,7 +73,7 @@ MEASURED_TOK_S = InputSpec("measured_tok_s", "float", None, "measured decode rat
                            "(optional)", minimum=0, maximum=1_000_000, exclusive_minimum=True, unit="tok/s",
                            label="Measured decode rate")
 
-INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, EFFICIENCY_LOW, EFFICIENCY_HIGH,
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CACHED_TOKENS, EFFICIENCY_LOW, EFFICIENCY_HIGH,
           MEASURED_TOK_S, BATCH, BANDWIDTH_EFFICIENCY, STEP_MFU, ALLREDUCE_LATENCY_US)
 
 STEP_KEYS = ("weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "bytes_per_step", "bandwidth_gb_s",
@@ -145,7 +148,7 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 
     ``raw`` holds ``model`` or ``config``, ``gpu`` and ``gpus`` (the tensor-parallel
     degree: it must obey the degree rule), ``weights_dtype``/``weights_bits``,
-    ``kv_dtype``, ``context`` (average tokens in each sequence's cache, default
+    ``kv_dtype``, ``cached_tokens`` (average tokens in each sequence's cache, default
     0), ``batch`` (sequences, default 1), ``efficiency_low``/``_high`` (default
     0.65 and 0.85), optionally ``measured_tok_s`` (one sequence's rate),
     ``bandwidth_efficiency``, ``mfu`` and ``allreduce_latency_us`` (each its
@@ -162,7 +165,7 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                          field="efficiency_low")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
-    given = step_given(cfg, gpu, inputs)
+    given = step_given(cfg, gpu, {**inputs, "context": inputs["cached_tokens"]})
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
         raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     given.update({
@@ -182,7 +185,7 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: dict) -> list[str]:
     """What the step counts and leaves out, which time binds, and what the numbers mean."""
     tok_s = lambda value: format_number(value, "tok/s")  # noqa: E731 - a local shorthand
-    batch, context, bits = inputs["batch"], inputs["context"], given["weight_bits"]
+    batch, context, bits = inputs["batch"], inputs["cached_tokens"], given["weight_bits"]
     total_params, active = params_used(cfg)
     sequences = "one sequence" if batch == 1 else f"{batch:,} sequences"
     read = v["weight_bytes_per_step"] * 8 / bits
@@ -252,7 +255,7 @@ BATCHES = (1, 1, 1, 8, 16, 32, 64)
 
 
 def kv_capacity(inputs: dict, catalog: Catalog) -> int:
-    """Sequences whose KV cache at ``inputs["context"]`` fits the replica beside the weights: 0.90 of the
+    """Sequences whose KV cache at ``inputs["cached_tokens"]`` fits the replica beside the weights: 0.90 of the
     cards' memory (docs/architecture.md §2's utilisation) less every stored weight, over one sequence's
     KV bytes (windows and K/V replication applied, as the decode step reads them)."""
     cfg, gpu = catalog.model(inputs["model"]).config, catalog.gpu(inputs["gpu"])
@@ -267,18 +270,18 @@ def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = N
     the model supports, a batch whose KV cache fits beside the weights, and a measured rate between
     50 % and 92 % of the ceiling. ``fixed`` inputs (a coach's degree, precision, context or batch) are
     held and the rate drawn for them."""
-    fixed = fixed or {}
+    fixed = with_aliases(INPUTS, fixed or {})  # a set stored before cached_tokens fixes it as context
     inputs = draw_served_model(rng, catalog)
     limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192
     inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
-    inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit])
+    inputs["cached_tokens"] = rng.choice([c for c in CONTEXTS if c <= limit])
     inputs["efficiency_low"], inputs["efficiency_high"] = rng.choice(EFFICIENCIES)
     inputs["batch"] = rng.choice(BATCHES)
     inputs.update(fixed)
     # The batch's KV cache must fit beside the weights: else the largest drawn batch that does, at a
     # shorter context if even one sequence does not fit (a big model on small cards).
-    while "context" not in fixed and kv_capacity(inputs, catalog) < 1 and inputs["context"] > CONTEXTS[0]:
-        inputs["context"] = max(c for c in CONTEXTS if c < inputs["context"])
+    while "cached_tokens" not in fixed and kv_capacity(inputs, catalog) < 1 and inputs["cached_tokens"] > CONTEXTS[0]:
+        inputs["cached_tokens"] = max(c for c in CONTEXTS if c < inputs["cached_tokens"])
     if "batch" not in fixed:
         inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
     ceiling = evaluate(plan_decode(inputs, catalog)).values["ceiling_tok_s"]
@@ -293,7 +296,7 @@ def describe_decode(inputs: dict[str, Any], catalog: Catalog) -> str:
     dtype = inputs.get("weights_dtype", "bf16")
     bits = weight_bits(dtype, inputs.get("weights_bits"))
     weights = f"{dtype} weights" + (f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[dtype] else "")
-    context = inputs.get("context", 0)
+    context = with_aliases(INPUTS, inputs).get("cached_tokens", 0)  # a stored problem may say context
     cache = (f"{context:,} tokens already sit in its {inputs.get('kv_dtype', 'bf16')} KV cache" if context
              else "its KV cache is still empty")
     low, high = inputs.get("efficiency_low", 0.65), inputs.get("efficiency_high", 0.85)

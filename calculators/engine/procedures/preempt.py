@@ -49,16 +49,18 @@ from .inputs import (
     clean_inputs,
     input_or_default,
     resolve_model,
+    with_aliases,
 )
 from .kv import kv_given, kv_per_token_spec
 from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
 from .step import replication_step
 
-PREEMPT_CONTEXT = InputSpec("context", "int", 2300, "tokens the preempted sequence holds", minimum=1,
-                            maximum=10_000_000, unit="tok", label="Tokens in the sequence")
+# Tokens the sequence has cached, not a context limit: its own key (issue 29); ``context`` is still read.
+CACHED_TOKENS = InputSpec("cached_tokens", "int", 2300, "tokens the preempted sequence holds", minimum=1,
+                          maximum=10_000_000, unit="tok", label="Tokens in the sequence", older_names=("context",))
 DECODE_BATCH = InputSpec("decode_batch", "int", 64, "sequences in the decode step a recompute could ride in",
                          minimum=1, maximum=100_000, label="Decode batch it rides in")
-INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PREEMPT_CONTEXT, PREFILL_MFU, DECODE_BATCH)
+INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CACHED_TOKENS, PREFILL_MFU, DECODE_BATCH)
 STEP_KEYS = ("kv_bytes_per_token", "kv_replication", "recompute_flops_per_token", "recompute_ms_per_token",
              "swap_ms_per_token", "recompute_to_swap_ratio", "recompute_ms_per_request", "swap_ms_per_request")
 
@@ -129,7 +131,7 @@ def plan_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 
     ``raw`` holds ``model`` or ``config``, ``gpu``, ``gpus`` (a degree the heads
     accept), ``weights_dtype``/``weights_bits`` (the compute precision follows
-    them), ``kv_dtype``, ``context`` (tokens the sequence holds, default 2,300),
+    them), ``kv_dtype``, ``cached_tokens`` (tokens the sequence holds, ``context`` before),
     ``prefill_mfu`` (its quantity's default when missing) and ``decode_batch`` (64: the step a recompute could
     ride in, for the note). PCIe is ``gpus.json``'s per-direction figure. Raises
     :class:`~..errors.EngineError` subclasses on bad input, and
@@ -148,7 +150,7 @@ def plan_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
         "active_params": counts.active,
         "attention_head_dim": attention_head_dim(cfg),
-        "context": inputs["context"],
+        "context": inputs["cached_tokens"],
         "peak_tflops": float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]),
         "prefill_mfu": inputs["prefill_mfu"],
         "pcie_gb_s": gpu.pcie_gb_s_per_direction,
@@ -168,8 +170,9 @@ def preempt_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], v: dict) -> lis
         f"{v['recompute_ms_per_token'] * 1e3:.3f} µs at a prefill MFU of {inputs['prefill_mfu']:g}: swap is "
         f"{v['recompute_to_swap_ratio']:.1f}× cheaper, and {v['recompute_to_swap_ratio'] / 2:.1f}× for the round "
         f"trip. Offload to CPU memory crosses the same host link, so it costs the same per byte.",
-        f"For the whole {inputs['context']:,}-token sequence: recompute {v['recompute_ms_per_request']:.2f} ms of "
-        f"prefill (no causal halving), swap {v['swap_ms_per_request']:.2f} ms out and back.",
+        f"For the whole {inputs['cached_tokens']:,}-token sequence: recompute "
+        f"{v['recompute_ms_per_request']:.2f} ms of prefill (no causal halving), swap "
+        f"{v['swap_ms_per_request']:.2f} ms out and back.",
     ]
     try:
         replica = Replica(cfg, gpu, inputs["gpus"], inputs["weights_dtype"], inputs["kv_dtype"],
@@ -177,13 +180,13 @@ def preempt_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], v: dict) -> lis
     except InputError:
         return notes
     batch = inputs["decode_batch"]
-    alone = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["context"])
-    chunk = min(inputs["context"], 512)
-    folded = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["context"],
-                     prefill_chunks=((chunk, inputs["context"] - chunk),))
+    alone = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["cached_tokens"])
+    chunk = min(inputs["cached_tokens"], 512)
+    folded = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * inputs["cached_tokens"],
+                     prefill_chunks=((chunk, inputs["cached_tokens"] - chunk),))
     notes.append(
         f"Recompute folded into a memory-bound step costs only its marginal step time: a decode step of {batch:,} "
-        f"sequences at {inputs['context']:,} tokens takes {alone.step_ms:.3f} ms (memory {alone.memory_ms:.3f}, "
+        f"sequences at {inputs['cached_tokens']:,} tokens takes {alone.step_ms:.3f} ms (memory {alone.memory_ms:.3f}, "
         f"compute {alone.compute_ms:.3f}); with the last {chunk:,} tokens recomputed in it, {folded.step_ms:.3f} ms "
         f"— {folded.step_ms - alone.step_ms:.3f} ms more, against {chunk * v['recompute_ms_per_token']:.3f} ms "
         f"standing alone. While the step is memory-bound, about {_free_tokens(alone, v):,} recomputed tokens fit "
@@ -215,18 +218,19 @@ def generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
             continue
         limit = catalog.model(inputs["model"]).config.max_position_embeddings or 8192
         inputs["kv_dtype"] = rng.choice(KV_DTYPES_DRAWN) if gpu_supports(catalog, inputs["gpu"], "fp8") else "bf16"
-        inputs["context"] = rng.choice([c for c in CONTEXTS if c <= limit] or [512])
+        inputs["cached_tokens"] = rng.choice([c for c in CONTEXTS if c <= limit] or [512])
         return inputs
     raise RuntimeError("No preemption problem could be drawn from the catalog.")
 
 
 def describe_preempt(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem in an interviewer's words."""
+    held = with_aliases(INPUTS, inputs).get("cached_tokens", 2300)  # a stored problem may say context
     gpu = catalog.gpu(inputs["gpu"])
     cards = f"one {gpu.name}" if inputs.get("gpus", 1) == 1 else f"{inputs['gpus']} × {gpu.name} (tensor parallel)"
     return (f"{inputs['model']} with {inputs.get('weights_dtype', 'bf16')} weights and a "
             f"{inputs.get('kv_dtype', 'bf16')} KV cache runs on {cards}. The cache is full and the engine preempts a "
-            f"sequence holding {inputs.get('context', 2300):,} tokens. Per token and for the whole sequence, what "
+            f"sequence holding {held:,} tokens. Per token and for the whole sequence, what "
             f"does it cost to bring it back by recomputing it (prefill at an MFU of "
             f"{input_or_default(inputs, 'prefill_mfu'):g}) versus swapping it to CPU memory over PCIe and back? "
             f"How many "

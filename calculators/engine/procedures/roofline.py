@@ -58,6 +58,7 @@ from .inputs import (
     catalog_or_default,
     clean_inputs,
     resolve_model,
+    with_aliases,
 )
 
 # --- The roofline at a context (docs/architecture.md §12): decode's intensity once the KV cache is read too.
@@ -207,9 +208,11 @@ SPECS = [
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,
                   unit="users", label="Decode batch")
-ROOFLINE_CONTEXT = InputSpec("context", "int", 0, "tokens already in each sequence's KV cache (0: weights "
-                             "only)", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache")
-INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS, ROOFLINE_CONTEXT, KV_DTYPE)
+# Tokens already cached, not a context limit: its own key (issue 29); ``context``, its older key, is still read.
+CACHED_TOKENS = InputSpec("cached_tokens", "int", 0, "tokens already in each sequence's KV cache (0: weights "
+                          "only)", minimum=0, maximum=10_000_000, unit="tok", label="Tokens in the cache",
+                          older_names=("context",))
+INPUTS = (MODEL, GPU, PRECISION, WEIGHTS_DTYPE, WEIGHTS_BITS, BATCH, PROMPT_TOKENS, CACHED_TOKENS, KV_DTYPE)
 
 # --- misconceptions --------------------------------------------------------------------------
 
@@ -237,7 +240,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
                 if sparse else "")]
     notes.append(
         f"Decode bytes are the weights ({bits:g} bits per parameter, read once per step) plus each sequence's KV "
-        f"cache at {inputs['context']:,} tokens; decode FLOPs are 2 per active parameter plus the attention over "
+        f"cache at {inputs['cached_tokens']:,} tokens; decode FLOPs are 2 per active parameter plus the attention over "
         f"the cache, per sequence. Activations are left out. Prefill counts 2 FLOPs per parameter per token and "
         f"leaves its attention term out (the prefill calculator adds it), which only pushes prefill further right."
     )
@@ -286,7 +289,7 @@ def plan_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "batch": inputs["batch"],
         "prompt_tokens": inputs["prompt_tokens"],
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
-        **context_given(cfg, inputs["kv_dtype"], inputs["context"]),
+        **context_given(cfg, inputs["kv_dtype"], inputs["cached_tokens"]),
     }
 
     def finish(result: Result) -> None:
@@ -329,7 +332,7 @@ def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
     prompt = prompt if prompt <= limit else max(p for p in PROMPTS if p <= limit)
     context = context if context <= limit else max(c for c in CONTEXTS_DRAWN if c <= limit)
     return {"gpu": gpu, "precision": precision, "model": model, "weights_dtype": dtype, "batch": batch,
-            "prompt_tokens": prompt, "context": context, "kv_dtype": "bf16"}
+            "prompt_tokens": prompt, "cached_tokens": context, "kv_dtype": "bf16"}
 
 
 def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
@@ -351,7 +354,7 @@ def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
 
 
 def _cache_words(inputs: dict[str, Any]) -> str:
-    context = inputs.get("context", 0)
+    context = with_aliases(INPUTS, inputs).get("cached_tokens", 0)  # a stored problem may say context
     if not context:
         return "each with an empty KV cache (count the weight bytes only)"
     kv_dtype = inputs.get("kv_dtype", "bf16")
