@@ -207,6 +207,8 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("pool_ratio", "1", "Prefill cards per decode card", "nonnegative", f"{_P}disagg:POOL_RATIO"),
     _q("disagg_pays", "1", "Disaggregation pays (1) or not (0)", "flag", f"{_P}disagg:DISAGG_PAYS",
        verdict="yes/no"),
+    _q("prefill_nodes", "nodes", "Prefill pool in whole nodes", "nonnegative", f"{_P}disagg:PREFILL_NODES"),
+    _q("decode_nodes", "nodes", "Decode pool in whole nodes", "nonnegative", f"{_P}disagg:DECODE_NODES"),
     _q("fleet_gpus", "GPUs", "Cards billed", "nonnegative", f"{_P}disagg:FLEET_GPUS"),
     _q("fleet_usd_per_mtok", "USD/Mtok", "Whole-fleet cost per million output tokens", "nonnegative",
        f"{_P}disagg:FLEET_USD_PER_MTOK"),
