@@ -60,8 +60,12 @@ ARCHITECTURE_MODEL_TYPES = {
 # not say so (Qwen2's attention is hard-wired with ``bias=True`` on q, k and v).
 QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
 
-# Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm).
+# Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm: head_dim weights each).
 QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma3"}
+# Model types whose query and key norms span the whole projection (OLMo 2 and OLMoE: q_norm over
+# heads × head_dim, k_norm over kv_heads × head_dim; transformers' Olmo2Attention). Cohere's per-head
+# LayerNorms, shaped (heads, head_dim) without bias when ``use_qk_norm`` is set, hold as many weights.
+QK_NORM_FULL_WIDTH_TYPES = {"olmo2", "olmoe"}
 
 # Model types whose every expert and router carry biases the config does not state (gpt-oss: gate_up and down
 # projections with biases, a router Linear with bias; transformers' GptOssExperts and GptOssTopKRouter).

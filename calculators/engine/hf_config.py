@@ -32,6 +32,7 @@ from .hf_architecture import (
     EXPERT_BIAS_TYPES,
     INTERLEAVED_MOE_TYPES,
     NORMS_PER_LAYER,
+    QK_NORM_FULL_WIDTH_TYPES,
     QK_NORM_TYPES,
     QKV_BIAS_BY_DEFAULT,
     TIED_BY_DEFAULT,
@@ -69,7 +70,7 @@ class ModelConfig:
     mlp_bias: bool = False
     norm_has_bias: bool = False
     norms_per_layer: int = 2
-    qk_norm: bool = False
+    qk_norm: str = ""  # "head": a norm of head_dim on queries and keys; "width": over the whole projections
     # Attention sinks (gpt-oss): one learned logit per query head per layer; parameters only, nothing cached.
     attention_sinks: bool = False
     # Mixture of experts (0 experts = dense).
@@ -272,7 +273,9 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         mlp_bias=bool(config.get("mlp_bias") or (is_falcon and config.get("bias")) or model_type in EXPERT_BIAS_TYPES),
         norm_has_bias=is_falcon,
         norms_per_layer=falcon_norms(config) if is_falcon else NORMS_PER_LAYER.get(model_type, 2),
-        qk_norm=model_type in QK_NORM_TYPES,
+        qk_norm=("head" if model_type in QK_NORM_TYPES else
+                 "width" if model_type in QK_NORM_FULL_WIDTH_TYPES
+                 or (model_type == "cohere" and config.get("use_qk_norm")) else ""),
         attention_sinks=model_type in ATTENTION_SINK_TYPES,
         **experts,
         router_bias=config.get("topk_method") == "noaux_tc" or model_type in EXPERT_BIAS_TYPES,

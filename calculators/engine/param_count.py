@@ -74,7 +74,8 @@ def attention_params_per_layer(cfg: ModelConfig) -> int:
     weights = h * (q_width + 2 * kv_width) + q_width * h
     biases = (q_width + 2 * kv_width) if cfg.qkv_bias else 0
     biases += h if cfg.attention_out_bias else 0
-    qk_norms = 2 * cfg.head_dim if cfg.qk_norm else 0
+    # Query and key norms: one head_dim vector each (Qwen3), or the whole projections' widths (OLMo 2).
+    qk_norms = {"head": 2 * cfg.head_dim, "width": q_width + kv_width}.get(cfg.qk_norm, 0)
     sinks = cfg.heads if cfg.attention_sinks else 0
     return weights + biases + qk_norms + sinks
 

@@ -363,3 +363,21 @@ def test_qwen1_5_moe_a2_7b_counts_its_shared_expert():
     # Active: 4 experts 34,603,008 + shared 34,603,008 + gate 2,048 + router 122,880 + attention 16,783,360
     # + norms 4,096 = 86,118,400 × 24 = 2,066,841,600 + 622,329,856 + 2,048 = 2,689,173,504.
     assert b.active == 2_689_173_504
+
+
+def test_query_and_key_norms_over_the_whole_projection_are_counted():
+    """Issue 29 item 7: OLMo 2's q_norm spans heads × head_dim and its k_norm kv_heads × head_dim (not one head's
+    width, as Qwen3's). OLMo-2-1124-7B: embeddings 2 × 100,352 × 4,096 = 822,083,584 (untied); per layer attention
+    4 × 4,096² = 67,108,864, MLP 3 × 4,096 × 11,008 = 135,266,304, two norms 8,192, q_norm + k_norm 4,096 + 4,096;
+    × 32 layers + the final norm 4,096 = 7,298,617,344 parameters."""
+    olmo2 = {"model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008, "num_attention_heads": 32,
+             "num_key_value_heads": 32, "num_hidden_layers": 32, "vocab_size": 100352,
+             "tie_word_embeddings": False, "max_position_embeddings": 4096}
+    assert param_breakdown(parse_config(olmo2)).total == 7_298_617_344
+    # The same shapes with Qwen3's per-head norms: 2 × 128 per layer instead of 8,192.
+    assert param_breakdown(parse_config({**olmo2, "model_type": "qwen3", "head_dim": 128})).total == (
+        7_298_617_344 - 32 * (8192 - 256))
+    # Cohere's per-head LayerNorms, (heads, head_dim) each, when use_qk_norm is set; none otherwise.
+    cohere = {**olmo2, "model_type": "cohere", "tie_word_embeddings": True}
+    assert param_breakdown(parse_config({**cohere, "use_qk_norm": True})).total - param_breakdown(
+        parse_config(cohere)).total == 32 * 8192
