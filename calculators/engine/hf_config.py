@@ -92,6 +92,8 @@ class ModelConfig:
     # attention is read as a window of its chunk: the most K/V such a layer holds).
     sliding_window: int = 0
     window_layers: int = 0
+    # True when the windowed layers attend within fixed chunks (Llama 4's attention_chunk_size), not a sliding window.
+    chunked_attention: bool = False
     max_position_embeddings: int = 0
     notes: tuple[str, ...] = field(default=())
 
@@ -283,6 +285,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         if experts["num_experts"] else 0,
         **mla,
         sliding_window=window, window_layers=window_layers,
+        chunked_attention=bool(window_layers and config.get("attention_chunk_size")),
         max_position_embeddings=count(config, "max_position_embeddings"),
         notes=tuple(notes),
     )

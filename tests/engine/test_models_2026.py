@@ -45,6 +45,8 @@ def test_gpt_oss_windows_half_its_layers_and_its_sinks_cost_parameters_not_cache
     assert (cfg.num_experts, cfg.experts_per_token, cfg.sliding_window, cfg.window_layers) == (experts, 4, 128,
                                                                                               layers // 2)
     assert cfg.attention_sinks and cfg.mlp_bias and cfg.router_bias and cfg.dense_layers == 0
+    notes = " ".join(FAMILIES["kv"].run({"model": model_id}).notes)
+    assert f"{layers // 2} of {layers} layers use a 128-token sliding window" in notes and "Attention sinks" in notes
     # Attention: q/o 2 × 11,796,480 + k/v 2 × 1,474,560 + biases 8,000 + 64 sinks = 26,550,144 per layer.
     assert attention_params_per_layer(cfg) == 26_550_144
     # OpenAI's active figures leave the 579,133,440-value embedding table out: 5.13B and 3.61B.
@@ -81,6 +83,8 @@ def test_llama_4_interleaves_experts_and_holds_a_chunk_on_three_layers_of_four(m
     # At 32,768 tokens: 12 global layers × 4,096 × 32,768 + 36 chunked × 4,096 × 8,192 = 2,818,572,288 B
     # = 2.625 GiB, not the 6 GiB of every layer full.
     assert kv["per_user_gib"] == pytest.approx((12 * 4096 * 32768 + 36 * 4096 * 8192) / GIB, rel=1e-12) == 2.625
+    notes = " ".join(FAMILIES["kv"].run({"model": model_id}).notes)
+    assert "36 of 48 layers attend within 8,192-token chunks" in notes and "sliding window" not in notes
     # Weights at bf16 (as released) and fp8: total × 2 B and × 1 B.
     for dtype, bytes_each in (("bf16", 2), ("fp8", 1)):
         weights = FAMILIES["weights"].run({"model": model_id, "weights_dtype": dtype}).values["weight_bytes"]

@@ -111,12 +111,22 @@ def kv_notes(cfg: ModelConfig) -> list[str]:
     elif cfg.attention_kind == "GQA":
         notes.append(f"Grouped-query attention: {cfg.heads} query heads share {cfg.kv_heads} K/V heads "
                      f"({cfg.heads // cfg.kv_heads} per group).")
-    if cfg.window_layers:
+    if cfg.chunked_attention:
+        notes.append(
+            f"{cfg.window_layers} of {cfg.layers} layers attend within {cfg.sliding_window:,}-token chunks (chunked "
+            f"local attention; the other {cfg.full_layers} attend globally), so they never hold more than "
+            f"{cfg.sliding_window:,} tokens, counted here as a window of the chunk (a token early in its chunk reads "
+            f"fewer); kv_bytes_per_token counts every layer as full."
+        )
+    elif cfg.window_layers:
         notes.append(
             f"{cfg.window_layers} of {cfg.layers} layers use a {cfg.sliding_window:,}-token sliding window, "
             f"so they never hold more than {cfg.sliding_window:,} tokens; kv_bytes_per_token counts every "
             f"layer as full."
         )
+    if cfg.attention_sinks:
+        notes.append("Attention sinks: one learned logit per query head per layer joins each softmax; they are "
+                     "parameters, not cache, and add nothing per token.")
     return notes
 
 
