@@ -119,7 +119,8 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
     round_ids = [w.round_id for w in works if w.round_id]
     rounds = {r.pk: r for r in Round.objects.filter(pk__in=round_ids)}
     round_items: dict[int, list] = defaultdict(list)
-    for row in RoundItem.objects.filter(round_id__in=round_ids).order_by("position").values(
+    # A follow-up item shares its problem's bank item: the problem's own row is the entry's (issue 33 item 1).
+    for row in RoundItem.objects.filter(round_id__in=round_ids, followup__isnull=True).order_by("position").values(
             "round_id", "item_id", "grade", "submitted_at", "started_at", "late", "attempt_id"):
         round_items[row["round_id"]].append(row)
 
@@ -129,7 +130,10 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
         key = (assignment.pk, candidate.pk)
         timed = work_of.get((*key, None))
         timed_round = rounds.get(timed.round_id) if timed and timed.round_id else None
-        timed_items = {row["item_id"]: row for row in round_items.get(timed_round.pk, [])} if timed_round else {}
+        timed_items: dict = {}
+        for row in round_items.get(timed_round.pk, []) if timed_round else []:
+            # An entry's own item comes first; a preset of the set may draw the same template again after it.
+            timed_items.setdefault(row["item_id"], row)
         if timed_round:
             progress.round_id = timed_round.pk
         for entry in assignment.question_set.entries.all():

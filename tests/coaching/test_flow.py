@@ -264,3 +264,27 @@ def test_a_timed_set_with_the_follow_ups_preset_asks_them_after_its_problem(worl
     assert items[0].kind == "problem" and 2 <= len(items) - 1 <= 3
     assert [(i.kind, i.followup, i.problem_id) for i in items[1:]] == [
         ("followup", n, items[0].problem_id) for n in range(len(items) - 1)]
+
+
+def test_a_timed_ladder_entry_reads_its_own_item_not_a_follow_up_on_it(world):
+    # The set's ladder and a copy of the Follow-ups preset drawing ladders: the preset's ladder and its follow-ups
+    # share the ladder's bank item, and the ladder entry's result is its own item's grade (issue 33 item 1).
+    from drills.rounds.presets import preset
+    from drills.rounds.services import close
+
+    ladders = preset("followups").copy_for(world.coach, slots=[{"family": "ladder", "followups": 2}])
+    mixed = QuestionSet.objects.create(coach=world.coach, title="Ladder and its follow-ups")
+    services.add_entry(mixed, item=world.ladder, fixed_inputs=FIXED)
+    services.add_entry(mixed, round_template=ladders)
+    timed = services.assign(mixed, world.coach, candidate=world.demo2, due_at=world.T0 + timedelta(days=4),
+                            time_limit_s=1200, now=world.T0)
+    round_ = services.start_timed(timed, world.demo2, now=world.T0)
+    first = round_.items.get(position=1)
+    first.answers = {step.key: repr(step.value) for step in first.problem.solve().steps}
+    first.save()
+    close(round_, world.T0 + timedelta(minutes=5))
+    assert round_.items.filter(kind="followup").count() >= 2  # graded 0: nothing was marked
+    assignment = Assignment.objects.prefetch_related("question_set__entries__item").get(pk=timed.pk)
+    progress = services.progress_for([(assignment, world.demo2)], world.T0 + timedelta(minutes=6))
+    result = progress[(timed.pk, world.demo2.pk)].results[0]
+    assert result.score == pytest.approx(1.0)
