@@ -548,7 +548,7 @@ DEEPSEEK_V2 = dict(CATALOG.model("deepseek-v2").raw_config)
 
 @pytest.mark.parametrize("architectures", [5, True, [["LlamaForCausalLM"]]])
 def test_architectures_not_a_list_of_names_is_a_400(architectures):
-    # hf_architecture.model_type_of iterates and hashes "architectures" unchecked (no model_type in the config).
+    # hf_config.model_type_of iterates and hashes "architectures" unchecked (no model_type in the config).
     config = dict(REFERENCE_CONFIG, architectures=architectures)
     assert_error(post("/calc/kv/", {"config": config}), 400, "config", "architectures")
 

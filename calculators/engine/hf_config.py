@@ -17,32 +17,287 @@ Rules (docs/architecture.md §10):
   (llama, mistral, mixtral, qwen2, deepseek: untied; gemma, gemma2, falcon:
   tied) and the config records that it was defaulted so outputs can say so.
 
-The field readers are in :mod:`.hf_fields`, the per-model-type defaults in
-:mod:`.hf_architecture`.
+In order: reading one field (its aliases, the checks a number must pass: a hostile pasted config
+fails before any arithmetic), what a model type implies that its config leaves unsaid (the
+``transformers`` classes' defaults: the model type itself, tied embeddings, q/k/v biases, q/k norms,
+norms per layer, sliding-window layers, interleaved experts), and the :class:`ModelConfig` they build.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 from .errors import ConfigError
-from .hf_architecture import (
-    ATTENTION_SINK_TYPES,
-    EXPERT_BIAS_TYPES,
-    INTERLEAVED_MOE_TYPES,
-    NORMS_PER_LAYER,
-    QK_NORM_FULL_WIDTH_TYPES,
-    QK_NORM_TYPES,
-    QKV_BIAS_BY_DEFAULT,
-    TIED_BY_DEFAULT,
-    falcon_norms,
-    interleaved_moe_layers,
-    model_type_of,
-    sliding_window,
-)
-from .hf_fields import count, positive_int, refuse_huge_integers
 
+# --- reading one field of a pasted config.json --------------------------------------------------------
+
+# Larger than any real layer count, width or vocabulary: a bound that keeps the
+# arithmetic finite on a hostile pasted config.
+MAX_DIMENSION = 10**9
+
+# No number in a real config.json is this large (rope_theta, the largest, is ~10**7); an integer past it
+# is refused before any arithmetic, which would otherwise overflow converting it to a float.
+MAX_MAGNITUDE = 10**18
+
+# Alternative spellings, tried in order after the Hugging Face name.
+ALIASES = {
+    "num_hidden_layers": ("n_layer", "num_layers", "n_layers"),
+    "num_attention_heads": ("n_head", "num_heads", "n_heads"),
+    "hidden_size": ("d_model", "n_embd", "dim"),
+    "intermediate_size": ("ffn_hidden_size", "inter_dim"),
+    "moe_intermediate_size": ("moe_inter_dim",),
+    "num_key_value_heads": ("num_kv_heads", "n_head_kv"),
+    "first_k_dense_replace": ("n_dense_layers",),
+    "num_experts_per_tok": ("n_activated_experts",),
+}
+
+
+def lookup(config: dict, name: str):
+    """Return the first present, non-null value among ``name`` and its aliases."""
+    for key in (name, *ALIASES.get(name, ())):
+        value = config.get(key)
+        if value is not None:
+            return key, value
+    return name, None
+
+
+def positive_int(config: dict, name: str, *, required: bool = True, default: int = 0) -> int:
+    """Read an integer field that must be positive; raise :class:`ConfigError` naming it."""
+    key, value = lookup(config, name)
+    if value is None:
+        if required:
+            raise ConfigError(f"The config has no '{name}' field, which is required.", field=name)
+        return default
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+            or value != int(value)):
+        raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
+    if int(value) <= 0:
+        raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
+    if value > MAX_DIMENSION:
+        raise ConfigError(f"'{key}' is {value:,.6g}; no real model has more than {MAX_DIMENSION:,}.", field=key)
+    return int(value)
+
+
+def count(config: dict, name: str) -> int:
+    """Read an optional whole number that may be zero (shared experts, dense layers …)."""
+    key, value = lookup(config, name)
+    if value is None or value == 0:
+        return 0
+    return positive_int(config, name)
+
+
+def refuse_huge_integers(value, key: str = "config") -> None:
+    """Raise :class:`ConfigError` naming the first integer whose magnitude exceeds :data:`MAX_MAGNITUDE`.
+
+    Walks nested objects and lists (an ``int`` of hundreds of digits would raise
+    ``OverflowError`` in any float arithmetic further on).
+    """
+    stack = [(key, value)]
+    while stack:
+        name, item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > MAX_MAGNITUDE:
+            raise ConfigError(f"'{name}' is an integer of {len(str(abs(item)))} digits; no real config holds one.",
+                              field=name)
+        if isinstance(item, dict):
+            stack.extend((str(k), v) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((name, v) for v in item)
+
+
+# --- what a model type implies that its config.json leaves unsaid -------------------------------------
+
+# Transformers' own defaults for ``tie_word_embeddings`` per ``model_type``
+# (LlamaConfig, MistralConfig, Qwen2Config … default False; GemmaConfig,
+# Gemma2Config and FalconConfig default True).
+TIED_BY_DEFAULT = {
+    "llama": False,
+    "mistral": False,
+    "mixtral": False,
+    "qwen2": False,
+    "qwen2_moe": False,
+    "qwen3": False,
+    "qwen3_moe": False,
+    "deepseek_v2": False,
+    "deepseek_v3": False,
+    "gemma": True,
+    "gemma2": True,
+    "gemma3_text": True,
+    "falcon": True,
+    "RefinedWeb": True,
+    "RefinedWebModel": True,
+    "phi3": False,
+    "gpt_oss": False,
+    "llama4_text": False,
+}
+
+# ``architectures[0]`` → ``model_type`` for configs whose copy dropped ``model_type``.
+ARCHITECTURE_MODEL_TYPES = {
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "MixtralForCausalLM": "mixtral",
+    "Qwen2ForCausalLM": "qwen2",
+    "Qwen2MoeForCausalLM": "qwen2_moe",
+    "Qwen3ForCausalLM": "qwen3",
+    "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2",
+    "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GemmaForCausalLM": "gemma",
+    "Gemma2ForCausalLM": "gemma2",
+    "FalconForCausalLM": "falcon",
+    "RWForCausalLM": "falcon",
+    "Phi3ForCausalLM": "phi3",
+    "GptOssForCausalLM": "gpt_oss",
+    "Llama4ForCausalLM": "llama4_text",
+}
+
+# Model types whose q/k/v projections carry a bias even though the config does
+# not say so (Qwen2's attention is hard-wired with ``bias=True`` on q, k and v).
+QKV_BIAS_BY_DEFAULT = {"qwen2", "qwen2_moe"}
+
+# Model types with a per-head RMSNorm on queries and keys (Qwen3's q_norm/k_norm: head_dim weights each).
+QK_NORM_TYPES = {"qwen3", "qwen3_moe", "gemma3_text", "gemma3"}
+# Model types whose query and key norms span the whole projection (OLMo 2 and OLMoE: q_norm over
+# heads × head_dim, k_norm over kv_heads × head_dim; transformers' Olmo2Attention). Cohere's per-head
+# LayerNorms, shaped (heads, head_dim) without bias when ``use_qk_norm`` is set, hold as many weights.
+QK_NORM_FULL_WIDTH_TYPES = {"olmo2", "olmoe"}
+
+# Model types whose every expert and router carry biases the config does not state (gpt-oss: gate_up and down
+# projections with biases, a router Linear with bias; transformers' GptOssExperts and GptOssTopKRouter).
+EXPERT_BIAS_TYPES = {"gpt_oss"}
+
+# Model types with attention sinks: one learned logit per query head per layer, added to the softmax's
+# denominator (gpt-oss; transformers' GptOssAttention.sinks). Parameters, never cached: the KV cache is unchanged.
+ATTENTION_SINK_TYPES = {"gpt_oss"}
+
+# Llama 4's text model: the routed experts' width is ``intermediate_size``, the dense layers' ``intermediate_size_mlp``;
+# every MoE layer holds one shared expert of the routed width; MoE layers are every ``interleave_moe_layer_step``-th
+# (layers step − 1, 2·step − 1 …, as transformers' Llama4TextConfig lists them in ``moe_layers``).
+INTERLEAVED_MOE_TYPES = {"llama4_text"}
+# Llama 4's chunked local attention: a layer of ``no_rope_layers`` value 1 attends within its ``attention_chunk_size``
+# chunk; every ``no_rope_layer_interval``-th layer (4 by default) is global, without RoPE (NoPE).
+NO_ROPE_LAYER_INTERVAL = 4
+
+
+def interleaved_moe_layers(config: dict, layers: int) -> int:
+    """How many of ``layers`` are MoE in a Llama 4 text config: ``moe_layers`` when listed, else every
+    ``interleave_moe_layer_step``-th (1: every layer). Raises :class:`~.errors.ConfigError` on a step below 1."""
+    listed = config.get("moe_layers")
+    if isinstance(listed, list) and listed:
+        return len(listed)
+    step = config.get("interleave_moe_layer_step", 1)
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ConfigError(f"'interleave_moe_layer_step' must be a whole number of at least 1, not {step!r}.",
+                          field="interleave_moe_layer_step")
+    return len(range(step - 1, layers, step))
+
+
+# Norms per decoder layer: Gemma-2 wraps both attention and MLP in a pre- and a
+# post-norm (four RMSNorms); the Llama family has two.
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4}
+
+def model_type_of(config: dict, family: str | None) -> str:
+    """The config's ``model_type``: its own field, else its first known architecture class, else ``family``,
+    else a guess from its naming (llama when nothing says otherwise); raises :class:`~.errors.ConfigError`
+    when ``architectures`` is not a list of class names."""
+    model_type = config.get("model_type")
+    if model_type:
+        return str(model_type)
+    architectures = config.get("architectures")
+    if architectures is not None and not (
+            isinstance(architectures, list) and all(isinstance(name, str) for name in architectures)):
+        raise ConfigError(f"'architectures' must be a list of class names such as [\"LlamaForCausalLM\"], "
+                          f"not {str(architectures)[:40]}.", field="architectures")
+    for architecture in architectures or ():
+        if architecture in ARCHITECTURE_MODEL_TYPES:
+            return ARCHITECTURE_MODEL_TYPES[architecture]
+    if family:
+        return family
+    if "dim" in config and "n_layers" in config and "kv_lora_rank" in config:
+        return "deepseek_v2"  # DeepSeek's own inference naming
+    if "n_layer" in config and "multi_query" in config:
+        return "falcon"
+    return "llama"  # the family whose defaults most pasted configs follow
+
+
+def falcon_norms(config: dict) -> int:
+    """LayerNorms per Falcon block: one shared by the parallel attention and MLP
+    branches in the original 7B layout, two otherwise (serial blocks, or the new
+    decoder architecture's ln_attn and ln_mlp)."""
+    if config.get("parallel_attn", True) and not config.get("new_decoder_architecture"):
+        return 1
+    return 2
+
+
+def sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int]:
+    """Return (window in tokens, number of windowed layers); (0, 0) when none.
+
+    Understands ``layer_types`` lists, Llama 4's chunked attention (``attention_chunk_size``: see
+    :func:`_chunked_attention`), Gemma-2's alternation (even layers local),
+    Qwen2's ``use_sliding_window``/``max_window_layers``, Gemma-3's
+    ``sliding_window_pattern`` and Mistral's window on every layer. Raises
+    :class:`~.errors.ConfigError` when the window is not a positive whole number
+    or ``layer_types`` does not list ``layers`` entries.
+    """
+    if config.get("attention_chunk_size"):
+        return _chunked_attention(config, layers)
+    window = config.get("sliding_window") or config.get("sliding_window_size")
+    if not window:
+        return 0, 0
+    if (isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window)
+            or window <= 0 or window != int(window)):
+        raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
+                          field="sliding_window")
+    window = int(window)
+    layer_types = config.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != layers:
+            raise ConfigError(
+                f"'layer_types' lists {len(layer_types)} layers but num_hidden_layers is {layers}.",
+                field="layer_types",
+            )
+        return window, sum(1 for kind in layer_types if "sliding" in str(kind))
+    if "use_sliding_window" in config:
+        if not config["use_sliding_window"]:
+            return 0, 0
+        # Qwen2 windows the layers from max_window_layers upwards.
+        first = count(config, "max_window_layers")
+        return window, max(0, layers - first)
+    pattern = config.get("sliding_window_pattern")
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 0:
+        # Gemma-3: every pattern-th layer (5, 11, 17 … for a pattern of 6) is global.
+        return window, layers - layers // pattern
+    if model_type in ("gemma2", "gemma3_text"):
+        return window, (layers + 1) // 2  # layers 0, 2, 4 … are local
+    return window, layers
+
+
+def _chunked_attention(config: dict, layers: int) -> tuple[int, int]:
+    """(chunk in tokens, chunked layers) of Llama 4's chunked local attention, read as a window.
+
+    A token of a chunked layer attends only to the tokens of its own ``attention_chunk_size`` chunk (positions
+    ⌊p / chunk⌋ · chunk … p), so the layer holds and reads at most ``chunk`` tokens of K/V: the engine costs it as
+    a window of that length, the most it holds (a token early in a chunk reads fewer). Chunked layers are those
+    ``no_rope_layers`` marks 1; without the list, all but every ``no_rope_layer_interval``-th (4) layer, which
+    attends globally without RoPE. Raises :class:`~.errors.ConfigError` on a chunk that is not a positive whole
+    number or a ``no_rope_layers`` list of the wrong length.
+    """
+    chunk = config["attention_chunk_size"]
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
+        raise ConfigError(f"'attention_chunk_size' must be a positive whole number, not {chunk!r}.",
+                          field="attention_chunk_size")
+    flags = config.get("no_rope_layers")
+    if isinstance(flags, list) and flags:
+        if len(flags) != layers:
+            raise ConfigError(f"'no_rope_layers' lists {len(flags)} layers but num_hidden_layers is {layers}.",
+                              field="no_rope_layers")
+        return chunk, sum(1 for flag in flags if flag)
+    interval = count(config, "no_rope_layer_interval") or NO_ROPE_LAYER_INTERVAL
+    return chunk, layers - layers // interval
+
+
+# --- the config ----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ModelConfig:
