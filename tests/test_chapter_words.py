@@ -39,7 +39,7 @@ def test_prose_words_counts_what_a_reader_reads():
 # table. Measured on 7 December 2026: 85,832 words in all.
 CAP = 5_500
 TOTAL_CAP = 65_000
-STILL_OVER = {"00-map": 6_900, "05-prefill-and-decode": 7_600, "11-multi-gpu": 6_300, "12-engines": 6_400,
+STILL_OVER = {"00-map": 6_900, "05-prefill-and-decode": 7_600, "11-multi-gpu": 6_200, "12-engines": 6_400,
               "14-capacity-planning": 7_700}
 
 
