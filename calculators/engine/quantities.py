@@ -205,6 +205,7 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("decode_replicas", "replicas", "Decode replicas", "nonnegative", f"{_P}disagg:DECODE_REPLICAS"),
     _q("decode_gpus", "GPUs", "Decode pool", "nonnegative", f"{_P}disagg:DECODE_GPUS"),
     _q("pool_ratio", "1", "Prefill cards per decode card", "nonnegative", f"{_P}disagg:POOL_RATIO"),
+    _q("chunk_ms", "ms", "One prefill chunk's time", "nonnegative", f"{_P}disagg:CHUNK_MS"),
     _q("disagg_pays", "1", "Disaggregation pays (1) or not (0)", "flag", f"{_P}disagg:DISAGG_PAYS",
        verdict="yes/no"),
     _q("prefill_nodes", "nodes", "Prefill pool in whole nodes", "nonnegative", f"{_P}disagg:PREFILL_NODES"),

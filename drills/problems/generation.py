@@ -30,6 +30,9 @@ is where goodput ÷ rate crosses 0.9, read linearly between them), and every sto
 requests missing each target. v12: Kimi K2 joins the models a stack is drawn with. v13: gpt-oss-120b and
 gpt-oss-20b join them. v14: Llama 4 Scout and Maverick join them. v15: decode, roofline and preempt problems store
 the tokens already cached as ``cached_tokens`` (``context`` before, still read); every draw is v14's.
+v16: disaggregation's verdict compares a chunked prefill's step (one 256-token chunk, input prefill_chunk_tokens,
+beside the full decode batch) with the TPOT target instead of the whole prefill, so its expected answer moves (the
+70B default no longer pays).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 15
+GENERATOR_VERSION = 16
 MAX_SEED = 2**63
 
 

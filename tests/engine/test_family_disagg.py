@@ -20,7 +20,7 @@ def verdict(result, key, text):
     return {step.key: step for step in grade(result, {key: text}).steps}[key]
 
 
-def test_70b_long_prompts_on_eight_h100s_pay_to_split():
+def test_70b_long_prompts_on_eight_h100s_chunk_rather_than_split():
     result = disagg()
     v = result.values
     assert [s.key for s in result.steps] == list(STEP_KEYS)
@@ -38,7 +38,18 @@ def test_70b_long_prompts_on_eight_h100s_pay_to_split():
     slo = FAMILIES["slo"].run({"context": 4096 + 256}).values
     assert v["decode_replicas"] == -(-10 * 256 // slo["tokens_per_s"])
     assert v["pool_ratio"] == v["prefill_gpus"] / v["decode_gpus"]
-    assert v["disagg_pays"] == 1  # 196 ms > 50 ms target, transfer 26.8 ≤ 0.2 × 196.4
+    # Colocated and chunked: a 256-token chunk is 256/4,096 of the prefill (12.28 ms), added to the full-batch
+    # decode step at 4,352 tokens (slo's tpot_ms, 34.1 ms): 46.4 ms fits the 50 ms target, so splitting does not
+    # pay although the whole prefill (196 ms) would stall four steps' worth unchunked.
+    assert v["chunk_ms"] == pytest.approx(v["prefill_ms"] * 256 / 4096, rel=1e-12)
+    assert v["chunk_ms"] + slo["tpot_ms"] < 50 < v["prefill_ms"]
+    assert v["disagg_pays"] == 0
+    # 1,024-token chunks (49.1 ms each) no longer fit beside the 34.1 ms step; the 3.36 ms transfer is within
+    # 20 % of the prefill: splitting pays.
+    big = disagg(prefill_chunk_tokens=1024).values
+    assert big["chunk_ms"] == pytest.approx(v["prefill_ms"] / 4, rel=1e-12)
+    assert big["disagg_pays"] == 1
+    assert "49.1 ms to a decode step of 34.1 ms" in disagg(prefill_chunk_tokens=1024).notes[0]
 
 
 def test_a_small_model_with_short_prompts_does_not_pay():
@@ -80,7 +91,8 @@ def test_formulas_agree_with_exact_evaluation(formula):
               "gpus": 2, "peak_tflops": 989.4, "prefill_mfu": 0.4, "prefill_ms": 105.0, "kv_transfer_ms": 13.1,
               "ttft_ms": 118.1, "rate": 7.0, "output_tokens": 256, "decode_tok_s": 4321.0, "decode_replicas": 3,
               "prefill_gpus": 5, "decode_gpus": 6, "tpot_target_ms": 50, "transfer_budget": 0.2, "occupancy": 0.8,
-              "spare_gpus": 8, "gpus_per_node": 8, "prefill_nodes": 1, "decode_nodes": 2,
+              "spare_gpus": 8, "gpus_per_node": 8, "prefill_chunk_tokens": 256, "chunk_ms": 7.5,
+              "decode_step_ms": 30.0, "prefill_nodes": 1, "decode_nodes": 2,
               "fleet_gpus": 22, "usd_per_gpu_hour": 3.0, "decode_tok_s_": 0}
     values = {var.name: sample[var.name] for var in formula.variables}
     assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)

@@ -11,15 +11,18 @@ attention 4 × q_heads × head_dim × p × p per layer, no causal halving),
 + transfer, queueing left out), ``transfer_share`` (of the TTFT),
 ``prefill_gpus`` (⌈rate × prefill FLOPs ÷ (peak × MFU)⌉), ``decode_replicas``
 (⌈rate × output tokens ÷ the slo family's tokens per second at the TPOT
-target⌉), ``decode_gpus``, ``pool_ratio`` (prefill ÷ decode cards), ``disagg_pays``, then the whole-fleet cost:
+target⌉), ``decode_gpus``, ``pool_ratio`` (prefill ÷ decode cards), ``chunk_ms``, ``disagg_pays``, then the
+whole-fleet cost:
 ``prefill_nodes`` and ``decode_nodes`` (each pool ÷ occupancy in whole nodes; the decode pool's is the one
 decode sizing the chapters quote), ``fleet_gpus``, ``fleet_usd_per_mtok`` and ``node_usd_per_mtok``.
 
-The rule for ``disagg_pays`` (1/0), stated in a note: colocated, every prefill
-stalls the decode batch sharing its cards for the prefill's duration, which
-breaks the TPOT target when the prefill takes longer than the target; splitting
-pays when it does and the KV transfer adds at most a fifth of the prefill time
-to the TTFT. Small models and short prompts (fast prefills) and slow networks
+The rule for ``disagg_pays`` (1/0), stated in a note: colocated, prefill is
+chunked (``prefill_chunk_tokens`` a step, 256 by default), and each chunk adds
+``chunk_ms`` (its share of the prefill time) to a decode step at the full batch
+(the slo family's step at the TPOT target); splitting pays when that chunked step
+exceeds the TPOT target — no useful chunk fits the headroom, chapter 15's
+criterion — and the KV transfer adds at most a fifth of the prefill time to the
+TTFT. Small models and short prompts (fast prefills) and slow networks
 (costly transfers) fail it.
 """
 
@@ -121,10 +124,15 @@ RATE = InputSpec("rate", "float", 10.0, "mean arrival rate, requests per second"
 NETWORK = InputSpec("network_gb_s", "float", 50.0, "network between the prefill and decode pools, GB/s per "
                     "card and direction (400 Gb/s = 50 GB/s)", minimum=0, exclusive_minimum=True, maximum=100_000,
                     unit="GB/s", label="Network between pools")
+# Colocated, a chunked prefill schedules one chunk of this many prompt tokens per step beside the decode batch
+# (chapter 15 recommends 256 on the reference stack; engines expose it as the per-step token budget).
+CHUNK = InputSpec("prefill_chunk_tokens", "int", 256, "prompt tokens per chunk when prefill stays colocated",
+                  minimum=1, maximum=1_000_000, unit="tok", label="Prefill chunk")
 INPUTS = (SLO_MODEL, GPU, SLO_GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, PROMPT, OUTPUT, RATE, NETWORK,
-          TPOT_TARGET_MS, PREFILL_MFU, *COST_INPUTS)
+          TPOT_TARGET_MS, PREFILL_MFU, CHUNK, *COST_INPUTS)
 STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefill_flops", "prefill_ms", "ttft_ms",
-             "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "disagg_pays",
+             "transfer_share", "prefill_gpus", "decode_replicas", "decode_gpus", "pool_ratio", "chunk_ms",
+             "disagg_pays",
              "prefill_nodes", "decode_nodes", "fleet_gpus", "fleet_usd_per_mtok", "node_usd_per_mtok")
 # A transfer adding at most this share of the prefill time to the TTFT is cheap (the rule above).
 TRANSFER_BUDGET = 0.2
@@ -181,15 +189,26 @@ POOL_RATIO = Formula(
     (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool")),
     lambda s: ratio(s["prefill_gpus"], s["decode_gpus"]),
 )
+# The stall a colocated chunked prefill adds to a decode step: its chunk's share of the prompt's prefill time.
+CHUNK_MS = Formula(
+    "chunk_ms", "Prefill time of one chunk (the stall it adds to a decode step)", "ms",
+    (Var("prefill_ms", "ms", "the prompt's prefill"), Var("prefill_chunk_tokens", "tok", "tokens per chunk"),
+     Var("prompt_tokens", "tok", "prompt tokens")),
+    lambda s: ratio(product(s["prefill_ms"], Min(s["prefill_chunk_tokens"], s["prompt_tokens"])),
+                    s["prompt_tokens"]),
+)
+# Splitting pays when a chunk no longer fits in the TPOT target's headroom over the full-batch decode step
+# (chapter 15's criterion) and the transfer adds at most the budget's share of the prefill time.
 DISAGG_PAYS = Formula(
     "disagg_pays", "Disaggregation pays (1) or not (0)", "1",
-    (Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer"),
+    (Var("chunk_ms", "ms", "one chunk's prefill"), Var("decode_step_ms", "ms", "full-batch decode step"),
+     Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer"),
      Var("tpot_target_ms", "ms", "TPOT target"), Var("transfer_budget", "1", "transfer allowed, share of prefill")),
     lambda s: Max(0, Min(1, floor(ratio(product(s["transfer_budget"], s["prefill_ms"]), s["kv_transfer_ms"])),
-                         floor(ratio(s["prefill_ms"], s["tpot_target_ms"])))),
+                         floor(ratio(total(s["chunk_ms"], s["decode_step_ms"]), s["tpot_target_ms"])))),
 )
 DISAGG_FORMULAS = (KV_TRANSFER_BYTES, KV_TRANSFER_MS, PREFILL_MS, TTFT_MS, TRANSFER_SHARE, PREFILL_GPUS,
-                   DECODE_REPLICAS, DECODE_GPUS, POOL_RATIO, DISAGG_PAYS)
+                   DECODE_REPLICAS, DECODE_GPUS, POOL_RATIO, CHUNK_MS, DISAGG_PAYS)
 
 
 def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
@@ -213,8 +232,11 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
         StepSpec("decode_gpus", "Decode pool (cards)", DECODE_GPUS, {"decode_replicas": "decode_replicas"}),
         StepSpec("pool_ratio", "Prefill cards per decode card", POOL_RATIO,
                  {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}),
+        StepSpec("chunk_ms", "One chunk's prefill time, the stall it adds to a colocated step", CHUNK_MS,
+                 {"prefill_ms": "prefill_ms"}),
         StepSpec("disagg_pays", "Disaggregation pays (1) or not (0)", DISAGG_PAYS,
-                 {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"}, rounding="floor"),
+                 {"chunk_ms": "chunk_ms", "prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"},
+                 rounding="floor"),
         *COST_SPECS,
     ]
 
@@ -246,6 +268,7 @@ def plan_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         "prefill_mfu": inputs["prefill_mfu"], "network_gb_s": inputs["network_gb_s"], "rate": inputs["rate"],
         "output_tokens": inputs["output_tokens"], "decode_tok_s": slo.values["tokens_per_s"],
         "tpot_target_ms": inputs["tpot_target_ms"], "transfer_budget": TRANSFER_BUDGET,
+        "prefill_chunk_tokens": inputs["prefill_chunk_tokens"], "decode_step_ms": slo.values["tpot_ms"],
         "usd_per_gpu_hour": inputs["usd_per_gpu_hour"], "occupancy": inputs["occupancy"],
         "gpus_per_node": inputs["gpus_per_node"],
         "spare_gpus": inputs["spare_gpus"],
@@ -255,9 +278,11 @@ def plan_disagg(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         v = result.values
         verdict = "pays" if v["disagg_pays"] else "does not pay"
         result.notes = [
-            f"Rule: colocated, each prefill stalls the decode batch on its cards for {v['prefill_ms']:.1f} ms; that "
-            f"breaks the {inputs['tpot_target_ms']:g} ms TPOT target when it is longer, and splitting the pools then "
-            f"pays if the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
+            f"Rule: colocated and chunked, each {min(inputs['prefill_chunk_tokens'], inputs['prompt_tokens']):,}-token "
+            f"chunk of prefill adds {v['chunk_ms']:.1f} ms to a decode step of {slo.values['tpot_ms']:.1f} ms at the "
+            f"full batch; splitting the pools pays when that chunked step "
+            f"({v['chunk_ms'] + slo.values['tpot_ms']:.1f} ms) breaks the {inputs['tpot_target_ms']:g} ms TPOT "
+            f"target and the transfer adds at most {TRANSFER_BUDGET:.0%} of the prefill time "
             f"({v['kv_transfer_ms']:.2f} ms here). Disaggregation {verdict}.",
             f"The transfer sends one copy of the prompt's cache ({format_number(v['kv_transfer_bytes'], 'B')}), "
             f"each of the {inputs['gpus']} cards its own shard over its own "
