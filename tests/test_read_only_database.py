@@ -57,10 +57,11 @@ def read_only_database():
 
 def _get_paths(world, candidate) -> list[tuple[str, str]]:
     """(pattern name, path) of every pattern a candidate may open, with the candidate's own objects."""
-    # The candidate's own rounds and cards, by table: one set of mixed ids let a stranger's round whose id
+    # The candidate's own rounds, cards and calibrations, by table: one set of mixed ids let a stranger's round whose id
     # equalled one of the candidate's card ids through (a 404), depending on the ids earlier tests used.
     own = {"rounds:": {world.objects.phone.pk, world.objects.critique_round.pk},
-           "reviews:": {world.objects.open_card.pk, world.objects.problem_card.pk}}
+           "reviews:": {world.objects.open_card.pk, world.objects.problem_card.pk},
+           "lab:calibration": {world.objects.own_calibration.pk}}
     paths = []
     for name, route in sorted(site_patterns().items()):
         entry = TABLE.get(name)
