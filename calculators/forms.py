@@ -31,7 +31,7 @@ from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINA
 from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.base import Plan, evaluate
-from calculators.engine.procedures.inputs import InputSpec, with_aliases
+from calculators.engine.procedures.inputs import InputSpec, bound_text, with_aliases
 from calculators.report import InputRow, Report, build_report, parse_previous
 
 # How a spec's unit reads beside its input.
@@ -52,29 +52,10 @@ SHAREABLE_QUERY_MAX = 3_000
 CONFIG_PLACEHOLDER = '{\n  "num_hidden_layers": 32,\n  "hidden_size": 4096,\n  …\n}'
 
 
-def _limit(value: float) -> str:
-    """A bound as people write it: 10,000,000 and 0.5, not 1e+07."""
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
-
-
-def input_messages(spec: InputSpec) -> dict[str, str]:
-    """What a number input says when it is left blank (``required``), unreadable (``invalid``) or out of
-    bounds (``min``, ``max``, present when the spec has that bound). The form's fields and the offline
-    calculator (runbook/export, static/js/offline-calculator.js) both read these, so they cannot drift."""
-    messages = {"required": f"Enter a value (the reference stack uses {_initial(spec) or 'the default'}).",
-                "invalid": "Enter a whole number." if spec.kind == "int" else "Enter a number."}
-    if spec.minimum is not None:
-        messages["min"] = (f"Must be above {_limit(spec.minimum)}." if spec.exclusive_minimum
-                           else f"Must be at least {_limit(spec.minimum)}.")
-    if spec.maximum is not None:
-        messages["max"] = f"Must be at most {_limit(spec.maximum)}."
-    return messages
-
-
 def _bound_validators(spec: InputSpec) -> list:
-    """Validators for the spec's minimum (inclusive or not) and maximum, with :func:`input_messages`' words."""
+    """Validators for the spec's minimum (inclusive or not) and maximum, in the words of the spec's messages."""
     checks = []
-    messages = input_messages(spec)
+    messages = spec.messages
     if spec.minimum is not None:
         def at_least(value, low=spec.minimum, exclusive=spec.exclusive_minimum, message=messages["min"]):
             if value < low or (exclusive and value == low):
@@ -98,15 +79,6 @@ def _choice_label(spec: InputSpec, choice: str) -> str:
     if choice in NOMINAL_BITS:
         return f"{choice} · {NOMINAL_BITS[choice]} bits"
     return choice
-
-
-def _initial(spec: InputSpec) -> str:
-    """The spec's default as the text an input shows ('' for none)."""
-    if spec.default is None:
-        return ""
-    if isinstance(spec.default, float):
-        return f"{spec.default:g}"
-    return str(spec.default)
 
 
 def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
@@ -144,10 +116,10 @@ def field_for(spec: InputSpec) -> forms.Field:
                                  help_text=help_text, widget=forms.Select(attrs={"class": "form-select"}))
     attrs = {"class": "form-control text-end tabular-nums"}
     if spec.minimum is not None:
-        attrs["min"] = _limit(spec.minimum).replace(",", "")
+        attrs["min"] = bound_text(spec.minimum).replace(",", "")
     if spec.maximum is not None:
-        attrs["max"] = _limit(spec.maximum).replace(",", "")
-    messages = {key: text for key, text in input_messages(spec).items() if key in ("required", "invalid")}
+        attrs["max"] = bound_text(spec.maximum).replace(",", "")
+    messages = {key: text for key, text in spec.messages.items() if key in ("required", "invalid")}
     if spec.kind == "int":
         attrs.update(step="1", inputmode="numeric")
         field_class: type[forms.Field] = _TypedIntegerField
@@ -158,7 +130,7 @@ def field_for(spec: InputSpec) -> forms.Field:
         attrs["placeholder"] = "default"
     # A text box, not <input type=number>: a number box sends "" for what it cannot hold ("1e309", "2^13",
     # "90%"), so the server said "Enter a value" to a field that had one; as text, what was typed arrives and
-    # the message names it. The bounds are the server's (input_messages), inputmode keeps a phone's keypad.
+    # the message names it. The bounds are the server's (InputSpec.messages), inputmode keeps a phone's keypad.
     widget: forms.Widget = forms.TextInput(attrs={key: value for key, value in attrs.items()
                                                   if key not in ("min", "max", "step")})
     return field_class(label=label, required=spec.default is not None, help_text=help_text, unit=spec.unit,
@@ -280,7 +252,7 @@ class CalculatorForm(forms.Form):
     def __init__(self, family: Family, data: Mapping[str, Any] | None = None, *, calibration=None, **kwargs):
         self.family = family
         self.specs = {spec.name: spec for spec in family.inputs}
-        defaults = {spec.name: _initial(spec) for spec in family.inputs}
+        defaults = {spec.name: spec.default_text for spec in family.inputs}
         #: The user's applied calibration (:class:`calculators.models.Calibration`), and whether this page's card
         #: and precision are its own (then its constants are the defaults of the inputs it has).
         self.calibration = calibration

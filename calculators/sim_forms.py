@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 
 from calculators.engine.errors import EngineError
-from calculators.forms import _initial, calibrated_defaults, field_for
+from calculators.forms import calibrated_defaults, field_for
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE
 from calculators.sim.run import BAND_UTILISATION
@@ -37,7 +37,7 @@ class SimulatorForm(forms.Form):
     def __init__(self, data=None, calibration=None):
         # An efficiency left blank is the calibration table's for the card (clean_sim_inputs); a user's applied
         # calibration (the lab) starts those fields from its own constants instead.
-        defaults = {spec.name: "" if spec.name in C.CALIBRATED_INPUTS else _initial(spec) for spec in PAGE_INPUTS}
+        defaults = {spec.name: "" if spec.name in C.CALIBRATED_INPUTS else spec.default_text for spec in PAGE_INPUTS}
         defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP)
         #: The user's applied calibration, and whether the page's card and precision are its own (its constants
         #: then start the fields, and the page says so).
@@ -54,7 +54,7 @@ class SimulatorForm(forms.Form):
                 field.help_text = "From the catalog; simulate a pasted config.json with the command or the API."
             if spec.name in C.CALIBRATED_INPUTS:  # blank: the calibration table's value for the card
                 field.help_text = (f"Blank: the calibration table's value for the card and precision (the "
-                                   f"default {_initial(spec)} where it has no row).")
+                                   f"default {spec.default_text} where it has no row).")
                 field.widget.attrs["placeholder"] = "from the table"
             self.fields[spec.name] = field
         self.fields["sweep"] = forms.CharField(

@@ -42,7 +42,6 @@ from calculators.engine.procedures.inputs import InputSpec
 from calculators.engine.unit_table import display_table
 from calculators.engine.units import get_unit, quantity_rule
 from calculators.families import FAMILIES
-from calculators.forms import input_messages
 
 from .observe import DISCRETE_KINDS, NUMBER_KINDS, Observer, dimensions, numeric_candidates, random_number
 from .tables import (  # noqa: F401  (ExportError, FormulaTable, FamilyProgram and assemble are this module's API)
@@ -328,8 +327,8 @@ def _signature(specs: list[StepSpec]) -> tuple:
 
 
 def _input_json(spec: InputSpec) -> dict:
-    # The form's own messages (calculators.forms.input_messages): the driver checks bounds, never words them.
-    messages = input_messages(spec) if spec.kind in NUMBER_KINDS else {}
+    # The spec's messages, the web form's too: the driver checks bounds, never words them.
+    messages = spec.messages if spec.kind in NUMBER_KINDS else {}
     return {"name": spec.name, "kind": spec.kind, "default": spec.default, "min": spec.minimum,
             "max": spec.maximum, "exclusive_min": spec.exclusive_minimum, "choices": list(spec.choices),
             "messages": messages}

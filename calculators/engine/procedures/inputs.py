@@ -75,6 +75,32 @@ class InputSpec:
         """The command-line flag, e.g. ``--reserve-gib``."""
         return "--" + self.name.replace("_", "-")
 
+    @property
+    def default_text(self) -> str:
+        """The default as the text an input shows: ``0.9``, ``8192``; ``''`` for none."""
+        if self.default is None:
+            return ""
+        return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+    @property
+    def messages(self) -> dict[str, str]:
+        """What a number input says when it is left blank (``required``), unreadable (``invalid``) or out of
+        bounds (``min``, ``max``, present when the spec has that bound). The web form's fields and the offline
+        calculator (runbook/export, static/js/offline-calculator.js) both read these, so they cannot drift."""
+        messages = {"required": f"Enter a value (the reference stack uses {self.default_text or 'the default'}).",
+                    "invalid": "Enter a whole number." if self.kind == "int" else "Enter a number."}
+        if self.minimum is not None:
+            messages["min"] = (f"Must be above {bound_text(self.minimum)}." if self.exclusive_minimum
+                               else f"Must be at least {bound_text(self.minimum)}.")
+        if self.maximum is not None:
+            messages["max"] = f"Must be at most {bound_text(self.maximum)}."
+        return messages
+
+
+def bound_text(value: float) -> str:
+    """A bound as people write it: ``10,000,000`` and ``0.5``, not ``1e+07``."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
 
 MODEL_HINT = "From the catalog; a pasted config.json below replaces it."
 MODEL = InputSpec("model", "model", REFERENCE_MODEL, "model id from the catalog", label="Model", hint=MODEL_HINT)
