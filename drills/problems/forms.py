@@ -7,8 +7,6 @@ from datetime import datetime, timezone
 
 from django import forms
 from django.core import signing
-from django.utils.html import conditional_escape
-from django.utils.safestring import mark_safe
 
 from calculators.engine.followup import FollowUp
 
@@ -31,62 +29,10 @@ def read_start(token: str) -> datetime | None:
     return datetime.fromtimestamp(float(stamp), tz=timezone.utc)
 
 
-class DirectInputMixin:
-    """Render an ``<input>`` widget by formatting a string instead of through the template engine.
-
-    The output is byte for byte what Django's ``django/forms/widgets/input.html`` and ``attrs.html``
-    give (attributes in order, ``True`` bare, ``False`` left out, values escaped), and the context is
-    still Django's own ``get_context`` (``maxlength``, ``aria-invalid`` …). Why: a graded submission
-    renders a box per step, and the template engine's include of ``attrs.html`` per box was a third of
-    the fragment's rendering time. Only for widgets using those two templates (text and hidden inputs).
-    """
-
-    def _render(self, template_name, context, renderer=None):
-        widget = context["widget"]
-        # conditional_escape is what {{ }} applies (already-safe values pass as they are).
-        parts = [f'<input type="{conditional_escape(widget["type"])}" name="{conditional_escape(widget["name"])}"']
-        if widget["value"] is not None:
-            parts.append(f' value="{conditional_escape(widget["value"])}"')
-        parts.append(_attributes(widget["attrs"]))
-        parts.append(">")
-        return mark_safe("".join(parts))
-
-
-def _attributes(attrs: dict) -> str:
-    """``attrs`` as Django's ``attrs.html`` writes them: in order, ``True`` bare, ``False`` left out, escaped."""
-    parts = []
-    for name, value in attrs.items():
-        if value is True:
-            parts.append(f" {conditional_escape(name)}")
-        elif value is not False:
-            parts.append(f' {conditional_escape(name)}="{conditional_escape(value)}"')
-    return "".join(parts)
-
-
-class DirectTextInput(DirectInputMixin, forms.TextInput):
-    """A text box rendered without the template engine (:class:`DirectInputMixin`)."""
-
-
-class DirectHiddenInput(DirectInputMixin, forms.HiddenInput):
-    """A hidden input rendered without the template engine (:class:`DirectInputMixin`)."""
-
-
-class DirectTextarea(forms.Textarea):
-    """A text area rendered by formatting a string, byte for byte Django's ``textarea.html`` (a newline after
-    the opening tag, the value escaped), for the same reason as :class:`DirectInputMixin`: the review page
-    renders one on every open card."""
-
-    def _render(self, template_name, context, renderer=None):
-        widget = context["widget"]
-        value = conditional_escape(widget["value"]) if widget["value"] else ""
-        return mark_safe(f'<textarea name="{conditional_escape(widget["name"])}"{_attributes(widget["attrs"])}>\n'
-                         f'{value}</textarea>')
-
-
 class AnswerForm(forms.Form):
     """Answers keyed by step; every box is optional (a blank step is graded as unanswered)."""
 
-    started = forms.CharField(widget=DirectHiddenInput, required=False)
+    started = forms.CharField(widget=forms.HiddenInput, required=False)
 
     def __init__(self, specs, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -97,7 +43,7 @@ class AnswerForm(forms.Form):
             # a form error would leave the step blank and the page would call it blank.
             self.fields[spec.key] = forms.CharField(
                 label=spec.label, required=False,
-                widget=DirectTextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "text",
+                widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "text",
                                               "class": "form-control answer-input", "maxlength": "10000"}),
             )
 
@@ -134,9 +80,9 @@ class FollowUpForm(forms.Form):
     and ``carry`` (a visitor's signed values so far). Every box is optional: a marked step left blank is graded
     unanswered."""
 
-    phase = forms.ChoiceField(choices=[(p, p) for p in PHASES], required=False, widget=DirectHiddenInput)
-    link = forms.IntegerField(min_value=0, max_value=16, required=False, widget=DirectHiddenInput)
-    carry = forms.CharField(required=False, widget=DirectHiddenInput)
+    phase = forms.ChoiceField(choices=[(p, p) for p in PHASES], required=False, widget=forms.HiddenInput)
+    link = forms.IntegerField(min_value=0, max_value=16, required=False, widget=forms.HiddenInput)
+    carry = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, link: FollowUp, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -147,7 +93,7 @@ class FollowUpForm(forms.Form):
         for spec in link.result.specs:
             self.fields[f"value-{spec.key}"] = forms.CharField(
                 label=spec.label, required=False,
-                widget=DirectTextInput(attrs={"autocomplete": "off", "spellcheck": "false",
+                widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false",
                                               "class": "form-control answer-input", "maxlength": "10000"}))
 
     def marked(self) -> list[str]:

@@ -10,7 +10,6 @@ from django import forms
 from accounts.models import validate_time_zone
 from accounts.timezones import set_time_zone, time_zone_choices, zone_name_of, zone_names
 from drills.models import ReviewLog, ReviewSettings
-from drills.problems.forms import DirectHiddenInput, DirectTextarea
 from drills.reviews.scheduling import calendar_today
 
 # The furthest interview date the settings take, in days after the candidate's today: two years is past any
@@ -24,11 +23,10 @@ RATING_CHOICES = [(str(value), label) for value, label in ReviewLog.RATINGS] + [
 class OpenAnswerForm(forms.Form):
     """What the candidate answered before revealing the model answer."""
 
-    # Hidden inputs rendered without the template engine (byte for byte Django's: forms.DirectInputMixin).
-    version = forms.IntegerField(widget=DirectHiddenInput, min_value=0)
-    started = forms.CharField(widget=DirectHiddenInput, required=False)
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)
+    started = forms.CharField(widget=forms.HiddenInput, required=False)
     answer = forms.CharField(required=False, max_length=20_000, label="Your answer",
-                             widget=DirectTextarea(attrs={"rows": 7, "class": "form-control",
+                             widget=forms.Textarea(attrs={"rows": 7, "class": "form-control",
                                                           "placeholder": "Write it as you would say it: the numbers, "
                                                                          "the trade-off, the failure mode."}))
     said_aloud = forms.BooleanField(required=False, label="I said it out loud instead")

@@ -3,7 +3,7 @@ is escaped."""
 
 from django.template.loader import render_to_string
 
-from coaching.dashboard import Cell, Table, url_maker
+from coaching.dashboard import Cell, Table
 
 
 def _body(table: Table) -> str:
@@ -21,14 +21,6 @@ def test_rows_are_escaped_and_linked():
         '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</a></td>'
         '<td class="x&quot; onclick=&quot;y">5 &amp; 6</td></tr>'
         '<tr><td class="">plain</td><td class=""></td></tr>')
-
-
-def test_url_maker_gives_what_reverse_gives():
-    from django.urls import reverse
-
-    candidate = url_maker("coaching:candidate")
-    assert [candidate(pk) for pk in (1, 42, 987654321)] == [
-        reverse("coaching:candidate", args=[pk]) for pk in (1, 42, 987654321)]
 
 
 def test_a_time_reads_as_words_on_the_page_and_iso_in_the_csv(settings):
