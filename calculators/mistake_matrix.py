@@ -6,7 +6,8 @@ seeded draws; one for a simulated drill, whose draw runs a simulation); for each
 (:mod:`calculators.engine.mistakes`) tries on a problem, the perturbed value is typed at the first step it changes,
 every earlier step typed right, and graded. A cell says where the mistake was named, or why not: another mistake
 declared earlier gives the same value there (``shadowed by``), or the perturbed value equals the right one on every
-drawn problem (``no change``). ``manage.py mistakes`` writes it to ``docs/mistakes.md``;
+drawn problem (``no change``; where what the mistake changes is read by no step of the family, the cell names
+it). ``manage.py mistakes`` writes it to ``docs/mistakes.md``;
 ``tests/engine/test_mistake_matrix.py`` keeps that file current and fails on a pair that is neither named nor
 explained.
 """
@@ -69,12 +70,16 @@ def _try(result, chain) -> tuple[str, str] | None:
 def family_cells(family, catalog: Catalog) -> list[Cell]:
     """The cells of one family's row: the mistakes tried on its drawn problems, in registry order."""
     tried: dict[str, list[tuple[str, str]]] = {}
+    unread: dict[str, set[str]] = {}  # what a mistake changes that no step of the family reads
     for result in _draws(family, catalog):
         for chain in Problem(result).chains():
             outcome = _try(result, chain)
             tried.setdefault(chain.id, [])
             if outcome is not None:
                 tried[chain.id].append(outcome)
+            if not chain.reach:
+                unread.setdefault(chain.id, set()).update(
+                    key for key, value in chain.given.items() if result.given.get(key) != value)
     cells = []
     for mistake in MISTAKES:
         if mistake.id not in tried:
@@ -86,6 +91,10 @@ def family_cells(family, catalog: Catalog) -> list[Cell]:
         elif outcomes:
             others = sorted({f"{found or 'nothing'} at {key}" for key, found in outcomes})
             cells.append(Cell(family.slug, mistake.id, why="shadowed by " + "; ".join(others)))
+        elif unread.get(mistake.id):
+            cells.append(Cell(family.slug, mistake.id,
+                              why=f"no change: it changes {', '.join(sorted(unread[mistake.id]))}, which no step "
+                                  f"of {family.slug} reads"))
         else:
             cells.append(Cell(family.slug, mistake.id, why="no change: the perturbed value equals the right one"))
     return cells

@@ -41,3 +41,13 @@ def test_the_classic_kinds_are_named_in_the_families_they_reach(cells):
 
 def test_docs_hold_the_current_matrix(cells):
     assert DOC.read_text() == markdown(cells), "docs/mistakes.md is stale: run manage.py mistakes"
+
+
+def test_a_mistake_whose_change_no_step_reads_says_what_it_changes(cells):
+    """Issue 29 item 7: ttftp99's and preemptrate's steps read the simulator's stored step times and block count,
+    never the card's bandwidth, so GB/s read as GiB/s changes nothing there and the matrix says so; disagg sends
+    one copy of the prompt's cache, so K/V replication is read by none of its steps."""
+    why = {(cell.family, cell.mistake): cell.why for cell in cells if not cell.named}
+    assert why[("ttftp99", "gb-gib-mix")] == "no change: it changes bandwidth_gb_s, which no step of ttftp99 reads"
+    assert why[("preemptrate", "gb-gib-mix")].startswith("no change: it changes bandwidth_gb_s")
+    assert why[("disagg", "kv-replication-ignored")].startswith("no change: it changes kv_replication")
