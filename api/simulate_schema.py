@@ -44,6 +44,12 @@ SUMMARY = {
                         "meet) the TPOT target."},
         "preemptions": {"type": "integer"}, "kv_peak_fraction": {"type": "number"},
         "mean_in_system": {"type": "number"}, "steps": {"type": "integer"},
+        "utilisation": {"type": "number", "description": "Mean running sequences ÷ what the replicas can hold "
+                        "(max_num_seqs, or the KV cache over a request's mean length)."},
+        "band": {"type": "object", "description": "Above a utilisation of 0.8, when the efficiencies are the "
+                 "calibration table's: the same run at the row's optimistic and pessimistic ends.",
+                 "properties": {end: {"type": "object", "additionalProperties": {"type": ["number", "null"]}}
+                                for end in ("optimistic", "pessimistic")}},
     },
 }
 SERIES = {
