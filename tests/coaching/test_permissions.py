@@ -110,7 +110,7 @@ EXPECTED: dict[str, tuple[int, ...]] = {
     "runbook:index": PUBLIC, "runbook:chapter": PUBLIC, "runbook:glossary": PUBLIC, "runbook:errata": PUBLIC,
     "runbook:reading": PUBLIC, "runbook:search": PUBLIC,
     "favicon": (301,) * 6,  # to the SVG icon under static/
-    "simulator:page": PUBLIC, "api:simulate": PUBLIC,
+    "simulator:page": PUBLIC, "simulator:fidelity": PUBLIC, "api:simulate": PUBLIC,
     "api:simulate_result": (404,) * 6,  # public, but this id was never queued (a queued call's id answers anyone)
     "start": LOGIN_POST,  # the first-run steps post here (time zone, path, first deck)
     # A person's own data: always the signed-in user's own, so no object of anyone else's can be named.
