@@ -42,7 +42,7 @@ from django.utils.safestring import SafeString
 from accounts.roles import oversees_all
 
 from . import dashboard
-from .models import Cohort
+from .models import Cohort, Membership
 
 # Bump when the cached value changes shape. Entries are dropped after CACHE_TIMEOUT_S, used or not.
 CACHE_VERSION = 3
@@ -148,6 +148,20 @@ def bump_for_candidates(candidates, *, coach_ids: Iterable[int] = (), cohort_ids
     commits: the candidates' work or memberships, as those coaches see them, have changed. The coaches are found
     after the commit, in one query for all the transaction's changes."""
     _on_commit(names=coach_ids, candidates=candidates, cohort_ids=cohort_ids)
+
+
+def bump_after_handover(assignments: QuerySet, coach_ids: Iterable[int]) -> None:
+    """Mark as changed what a queryset ``update()`` of ``assignments`` (about to hand them to another coach) does
+    not signal: the dashboards of ``coach_ids``, of every coach of the candidates those assignments go to (one by
+    one or through their cohorts: another coach's assignment hides work, :mod:`coaching.visibility`), of the
+    superusers, and of every coach (the question bank's authors changed). Call it before the update: the
+    assignments are read now, their coaches after the commit."""
+    rows = list(assignments.values_list("candidate_id", "cohort_id"))
+    cohort_ids = {cohort for _, cohort in rows if cohort}
+    _on_commit(names={*coach_ids, _EVERYONE}, candidates={candidate for candidate, _ in rows if candidate},
+               cohort_ids=cohort_ids)
+    if cohort_ids:
+        _on_commit(candidates=Membership.objects.filter(cohort_id__in=cohort_ids).values("candidate_id"))
 
 
 def bump_everyone() -> None:

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from accounts.roles import is_coach
+from coaching import dashboard_cache
 from coaching.models import Assignment, Cohort, Membership, QuestionSet
 from coaching.tasks import send_cohort_notice
 from drills.models import BankItem, RoundTemplate
@@ -82,11 +83,14 @@ def settle_coaching(user, successor=None) -> Settled:
                 cohort.name = names[cohort.pk] = RENAMED.format(name=cohort.name, coach=coach_name)[:120]
             cohort.coach = successor
             cohort.save(update_fields=["name", "coach"])
+        # Queryset updates send no signal: the dashboards they change are bumped here.
+        dashboard_cache.bump_after_handover(Assignment.objects.filter(coach=user), [successor.pk])
         QuestionSet.objects.filter(coach=user).update(coach=successor)
         Assignment.objects.filter(coach=user).update(coach=successor)
         RoundTemplate.objects.filter(owner=user).update(owner=successor)
         BankItem.objects.filter(author=user).update(author=successor, published=False)
     else:
+        dashboard_cache.bump_everyone()  # the questions unpublished below (an update sends no signal)
         BankItem.objects.filter(author=user).update(author=None, published=False)
     for cohort_id, candidate_id in members:
         enqueue(send_cohort_notice,

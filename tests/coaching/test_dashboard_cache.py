@@ -152,3 +152,23 @@ def test_each_coach_and_time_zone_has_its_own_entry(world):
         local = cached_dashboard(world.coach, now)
         assert local.tables_html == cached_dashboard(world.coach, now).tables_html
     assert cached_dashboard(world.coach, now).tables_html != local.tables_html
+
+
+def test_a_coach_handing_over_an_assignment_shows_on_the_successors_dashboard_on_the_next_load(client, world):
+    # carol's only remaining work is an assignment to demo alone (her cohort is gone): the hand-over moves it by a
+    # queryset update, which sends no signal, and saves no cohort of hers.
+    autumn = services.create_cohort(world.dave, "Autumn")
+    services.accept_invitation(services.invite(autumn), world.demo)
+    single = services.assign(world.set, world.coach, due_at=timezone.now() + timedelta(days=7), candidate=world.demo)
+    world.cohort.delete()
+    assert Assignment.objects.filter(coach=world.coach).get() == single
+    client.force_login(world.dave)
+    before, _ = _tables(client)
+    assert "Week 1 (due" not in before and _tables(client)[1] == 2
+
+    from home.deletion import settle_coaching
+
+    settle_coaching(world.coach, successor=world.dave)
+
+    after, _ = _tables(client)
+    assert "Week 1 (due" in after and _cell(after, "demo") == "Not started 0/2"
