@@ -32,7 +32,8 @@ gpt-oss-20b join them. v14: Llama 4 Scout and Maverick join them. v15: decode, r
 the tokens already cached as ``cached_tokens`` (``context`` before, still read); every draw is v14's.
 v16: disaggregation's verdict compares a chunked prefill's step (one 256-token chunk, input prefill_chunk_tokens,
 beside the full decode batch) with the TPOT target instead of the whole prefill, so its expected answer moves (the
-70B default no longer pays).
+70B default no longer pays). v17: a decode problem's batch is capped at the KV limit (the ladder's budget at
+its default utilisation and reserve), with a note, so a drawn batch beyond it expects the capped step.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 16
+GENERATOR_VERSION = 17
 MAX_SEED = 2**63
 
 

@@ -363,3 +363,22 @@ def test_tokens_already_cached_have_their_own_key_and_the_older_context_key_stil
     stored = {"model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "context": 3000, "batch": 1}
     assert "3,000 tokens already sit" in describe_decode(stored, default_catalog())
     assert "holding 3,000 tokens" in describe_preempt(stored, default_catalog())
+
+
+def test_a_batch_beyond_the_kv_limit_is_capped_with_a_note():
+    """13's 'batch 295 at 2,300 tokens' needs 295 × 131,072 B × 2,300 = 82.8 GiB of cache against the reference
+    card's 53.73 GiB budget (80 GiB × 0.9 − 14.96 GiB − 3 GiB, as the ladder has it): ⌊53.73 ÷ 0.2808⌋ = 191."""
+    from calculators.families import FAMILIES
+
+    per_user_gib = 131_072 * 2300 / 2**30
+    assert 295 * per_user_gib == pytest.approx(82.8, abs=0.05)
+    capped = FAMILIES["decode"].run({"cached_tokens": 2300, "batch": 295})
+    at_limit = FAMILIES["decode"].run({"cached_tokens": 2300, "batch": 191})
+    assert capped.inputs["batch"] == 191
+    assert capped.values["step_ms"] == at_limit.values["step_ms"]
+    assert capped.notes[0].startswith("The batch is capped at the KV limit")
+    assert "holds 191 sequences" in capped.notes[0] and "not the 295 asked for" in capped.notes[0]
+    assert not at_limit.notes[0].startswith("The batch is capped")
+    # Below the limit, and with nothing cached (no limit), the batch is the one asked for.
+    assert FAMILIES["decode"].run({"cached_tokens": 2300, "batch": 64}).inputs["batch"] == 64
+    assert FAMILIES["decode"].run({"batch": 295}).inputs["batch"] == 295

@@ -33,7 +33,7 @@ from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from .base import Plan, Result, StepSpec, evaluate, format_number
+from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
 from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used
 from .drawing import KV_DTYPES_DRAWN, gpu_supports
 from .family import Family
@@ -44,6 +44,8 @@ from .inputs import (
     GPUS,
     KV_DTYPE,
     MODEL,
+    RESERVE_GIB,
+    UTILIZATION,
     WEIGHTS_BITS,
     WEIGHTS_DTYPE,
     InputSpec,
@@ -165,6 +167,10 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                          field="efficiency_low")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
+    asked, limit = inputs["batch"], kv_batch_limit(cfg, gpu, inputs)
+    capped = 1 <= limit < asked
+    if capped:  # the engine never quotes a batch whose caches the replica cannot hold
+        inputs["batch"] = limit
     given = step_given(cfg, gpu, {**inputs, "context": inputs["cached_tokens"]})
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
         raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
@@ -176,10 +182,33 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     })
 
     def finish(result: Result) -> None:
-        result.notes = (decode_notes(cfg, gpu, inputs, given, result.values) + fp4_cache_note(inputs["kv_dtype"], gpu)
-                        + kv_notes(cfg) + list(cfg.notes))
+        cap = [f"The batch is capped at the KV limit: at {inputs['cached_tokens']:,} tokens each the replica's KV "
+               f"budget (the ladder's, at its default utilisation and reserve) holds {limit:,} sequences, so the "
+               f"step is quoted for {limit:,}, not the {asked:,} asked for."] if capped else []
+        result.notes = (cap + decode_notes(cfg, gpu, inputs, given, result.values)
+                        + fp4_cache_note(inputs["kv_dtype"], gpu) + kv_notes(cfg) + list(cfg.notes))
 
     return Plan("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
+
+
+def kv_batch_limit(cfg: ModelConfig, gpu, inputs: dict[str, Any]) -> int:
+    """The most sequences of ``inputs['cached_tokens']`` tokens each the replica's KV budget holds (slo's
+    ``batch_memory_limit``: cards × memory × utilisation − weights − reserves, at the ladder's default
+    utilisation and reserve), or 0 — no cap — when nothing is cached, the weights leave no room or slo cannot
+    cost the card (no dense bf16 figure)."""
+    from .slo import batch_limit_specs, slo_given  # slo's budget; imported here, slo reads the step module too
+
+    if not inputs["cached_tokens"]:
+        return 0
+    try:
+        given, _, _ = slo_given(cfg, gpu, {**inputs, "context": inputs["cached_tokens"],
+                                           "utilization": UTILIZATION.default, "reserve_gib": RESERVE_GIB.default,
+                                           "tpot_target_ms": 50.0, "request_rate": 1.0, "output_tokens": 1,
+                                           "gpus_per_node": 8})
+    except InputError:  # slo refuses a card without a dense bf16 figure; the step below reports what it can
+        return 0
+    specs = [s for s in batch_limit_specs(cfg, per_user_label="", memory_label="") if s.key != "batch_tpot_limit"]
+    return max(0, int(evaluate_steps(specs, given)["batch_memory_limit"]))
 
 
 def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: dict) -> list[str]:
