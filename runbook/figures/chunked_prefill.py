@@ -8,8 +8,9 @@ decode steps later. Times come from the engine: the ``prefill`` family's
 prefill time (a chunk costs the difference between the prefill times at the
 prompt lengths where it ends and starts, so later chunks, attending over more
 cached keys, cost more and the chunks add up to the whole prefill) and the
-``decode`` family's bandwidth ceiling for a step that reads the weights and
-every stream's cache.
+``decode`` family's step for the running streams (the serving model at the
+default bandwidth efficiency, as every chapter quotes a step), reading the
+weights and every stream's cache.
 
 Options: ``model``, ``gpu``, ``prompt_tokens`` (default 8,192), ``chunk_tokens``
 (default 2,048; at most 8 chunks), ``streams`` (decoding already, 1 to 6,
@@ -108,9 +109,12 @@ def chunked_prefill(options: dict[str, str]) -> str:
     full_ms, mfu = whole.values["prefill_ms"], whole.inputs["prefill_mfu"]
     bounds = [min(i * chunk, prompt) for i in range(chunks + 1)]
     chunk_ms = [prefill_ms(bounds[i + 1]) - (prefill_ms(bounds[i]) if bounds[i] else 0.0) for i in range(chunks)]
-    decode_run = decode_family.run({**model_opts, "context": streams * context})
-    step = 1000 / decode_run.values["ceiling_tok_s"]
-    after = 1000 / decode_family.run({**model_opts, "context": streams * context + prompt}).values["ceiling_tok_s"]
+    # The serving model's step (at the default bandwidth efficiency, as every other figure and chapter quotes it):
+    # the running streams, then the same streams with the new request's cache beside them.
+    decode_run = decode_family.run({**model_opts, "batch": streams, "cached_tokens": context})
+    step = decode_run.values["step_ms"]
+    after = decode_family.run({**model_opts, "batch": streams + 1,
+                               "cached_tokens": (streams * context + prompt) // (streams + 1)}).values["step_ms"]
     model, card = model_name(decode_run.inputs["model"]), gpu_name(decode_run.inputs["gpu"])
 
     arrival = LEAD_STEPS * step
