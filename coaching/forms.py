@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.mistakes import MISCONCEPTIONS
+from core.forms import CheckedLengthField
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 
@@ -83,19 +84,6 @@ class QuestionForm(forms.Form):
         return {"prompt": item.prompt, "model_answer": item.model_answer, "rubric": "\n".join(map(str, item.rubric)),
                 "tags": ", ".join((item.details or {}).get("tags", [])),
                 "misconceptions": ", ".join(item.misconceptions or []), "difficulty": item.difficulty}
-
-
-class CheckedLengthField(forms.CharField):
-    """A text field whose length limit the server checks and reports, with no ``maxlength`` on the input.
-
-    A browser's ``maxlength`` cuts a long paste silently (a 200-character title kept its first 160 with no
-    word said); without it the form comes back with what was typed and "at most 160 characters (it has 200)".
-    """
-
-    def widget_attrs(self, widget):
-        attrs = super().widget_attrs(widget)
-        attrs.pop("maxlength", None)
-        return attrs
 
 
 class SetForm(forms.Form):

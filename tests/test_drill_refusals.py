@@ -16,6 +16,7 @@ import pytest
 
 from drills.models import Attempt
 from drills.problems.generation import create_problem
+from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db
 
@@ -26,19 +27,19 @@ def _answers_form(response) -> str:
 
 
 def test_a_blank_step_records_nothing_and_shows_no_expected_value(candidate_client, candidate):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     response = candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "28672"})
     form = _answers_form(response)
     assert response.status_code == 200 and Attempt.objects.count() == 0
     assert "Nothing was recorded and no expected value shown: 7 steps blank." in " ".join(form.split())
     assert "0.4375" not in form and "0.438" not in form and "Score" not in form and "xpected 28,672" not in form
     assert 'value="28672"' in form  # what was typed stays in its box
-    assert form.count("Blank: type a value, or grade with the blank steps counted as unanswered.") == 7
+    assert form.count("Blank: type or choose a value, or grade with the blank steps counted as unanswered.") == 7
     assert 'name="blanks" value="count"' in form
 
 
 def test_blanks_counted_as_unanswered_when_asked(candidate_client, candidate):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     response = candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "28672", "blanks": "count"})
     attempt = Attempt.objects.get()
     assert attempt.score == pytest.approx(1 / 8)  # one step of eight right, the blanks 0
@@ -47,7 +48,7 @@ def test_blanks_counted_as_unanswered_when_asked(candidate_client, candidate):
 
 
 def test_a_typo_is_refused_even_when_blanks_count(candidate_client, candidate, htmx_client):
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     htmx_client.force_login(candidate)
     response = htmx_client.post(problem.get_absolute_url(),
                                 {"kv_bytes_per_token": "28,67", "per_user_gib": "0.4375", "blanks": "count"})
@@ -63,7 +64,7 @@ def test_a_text_longer_than_the_box_allows_is_refused_as_unreadable_not_called_b
                                                                                      blanks):
     # A browser stops at the box's maxlength (10,000); a hand-made POST does not, and the parser says what it
     # expects instead of the page calling the step blank (and, with blanks counted, recording it as unanswered).
-    problem = create_problem("ladder", seed=7, user=candidate)
+    problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     answers = {step.key: repr(step.value) for step in problem.solve().steps}
     answers["card_gib"] = "1" * 10_001
     response = candidate_client.post(problem.get_absolute_url(), {**answers, "blanks": blanks})

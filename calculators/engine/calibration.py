@@ -180,8 +180,9 @@ def outside_fitted_range(ranges: dict, fitted_tp: int, *, prompt_tokens: float, 
             continue
         low, high = ranges[name]
         if value < low * (1 - RANGE_SLACK) or value > high * (1 + RANGE_SLACK):
-            found.append(f"{value:,.0f} {name} is outside the {low:,.0f}–{high:,.0f} the calibration was fitted "
-                         "on; its constants are extrapolated there.")
+            fitted = f"the {low:,.0f}" if low == high else f"the {low:,.0f}–{high:,.0f}"
+            found.append(f"{value:,.0f} {name} is outside {fitted} the calibration was fitted on; its constants "
+                         "are extrapolated there.")
     if tp is not None and tp != fitted_tp:
         found.append(f"The calibration was fitted at TP {fitted_tp}, not {tp}: its step overhead includes that "
                      "degree's collectives.")

@@ -10,6 +10,7 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.dtypes import KV_DTYPES, WEIGHT_DTYPES
 from calculators.engine.errors import EngineError
 from calculators.models import Calibration
+from core.forms import CheckedLengthField
 from drills.lab.bench_output import MAX_CHARS, Reading, read_benchmark
 from drills.lab.fit import Fit, FitRefused, Stack, fit
 
@@ -44,7 +45,7 @@ class CalibrateForm(forms.Form):
                   "input=1024 output=128 concurrency=8 ttft=45 tpot=12 (ms).",
         widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 10, "spellcheck": "false",
                                      "autocomplete": "off"}))
-    name = forms.CharField(label="Name", required=False, max_length=80,
+    name = CheckedLengthField(label="Name", required=False, max_length=80,
                            help_text="To save the fit, e.g. “H100 vLLM 0.11, my cluster”.",
                            widget=forms.TextInput(attrs={"class": "form-control", "autocomplete": "off"}))
 

@@ -36,7 +36,7 @@ class UnreadableAnswers(ValueError):
         return len(self.messages) - len(self.blank)
 
 
-BLANK = "Blank: type a value, or grade with the blank steps counted as unanswered."
+BLANK = "Blank: type or choose a value, or grade with the blank steps counted as unanswered."
 
 
 def unreadable_steps(graded: Grade, blank: bool = False) -> dict[str, str]:

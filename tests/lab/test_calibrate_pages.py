@@ -69,7 +69,7 @@ def test_paste_fit_save_apply_and_the_simulator_uses_it(candidate_client, candid
     assert inputs["step_overhead_ms"] == pytest.approx(fitted.values["step_overhead_ms"], rel=1e-3)
     assert run.context["form"].calibration_warnings() == []
     longer = candidate_client.get("/simulator/", {"sweep": "5", "duration_s": "10", "prompt_tokens": "4096"})
-    assert ("4,096 prompt tokens is outside the 1,024–1,024 the calibration was fitted on; its constants are "
+    assert ("4,096 prompt tokens is outside the 1,024 the calibration was fitted on; its constants are "
             "extrapolated there.") in longer.content.decode()
 
     other_card = candidate_client.get("/simulator/", {"gpu": "a100-sxm4-80gb"})

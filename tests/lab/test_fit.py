@@ -77,7 +77,7 @@ def test_the_vllm_sweep_fits_all_three_with_residuals_and_its_range():
     assert result.ranges["sequences in a step"][0] == 1 and round(result.ranges["sequences in a step"][1]) == 32
     assert result.outside(prompt_tokens=1024, output_tokens=128) == []
     assert result.outside(prompt_tokens=4096, output_tokens=128, tp=2) == [
-        "4,096 prompt tokens is outside the 1,024–1,024 the calibration was fitted on; its constants are "
+        "4,096 prompt tokens is outside the 1,024 the calibration was fitted on; its constants are "
         "extrapolated there.",
         "The calibration was fitted at TP 1, not 2: its step overhead includes that degree's collectives."]
     low, high = result.band("bandwidth_efficiency")
