@@ -85,6 +85,8 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("15-production", "400"): "400 ms of queueing, a scenario input",
     ("15-production", "256"): "a batch size chosen for the sweep, an input",
     ("00-map", "200"): "a 200 ms TTFT target, an SLO input",
+    ("03-journey-of-a-token", "2,048"): "a 2,048-token prompt length, an input; equal to a 32k prompt's causal "
+                                        "prefill time in ms by chance",
     ("03-journey-of-a-token", "200"): "a 200 ms TTFT target, an SLO input",
     ("design", "200"): "a 200 ms TTFT target, an SLO input",
     ("design", "1,000"): "1,000 requests a second and the like: traffic given in the prompts",

@@ -192,6 +192,7 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("effective_flop_s", "FLOP/s", "Compute delivered", "positive", f"{_P}prefill:EFFECTIVE_FLOP_S"),
     _q("prefill_ms", "ms", "Prefill time", "positive", f"{_P}prefill:PREFILL_MS", f"{_P}disagg:PREFILL_MS"),
     _q("ttft_ms", "ms", "Time to first token", "positive", f"{_P}prefill:TTFT_MS", f"{_P}disagg:TTFT_MS"),
+    _q("causal_prefill_ms", "ms", "Prefill time with causal masking", "positive", f"{_P}prefill:CAUSAL_PREFILL_MS"),
     _q("crossover_tokens", "tok", "Prompt length where attention equals the linear term", "positive",
        f"{_P}prefill:CROSSOVER"),
     _q("prefix_flops", "FLOP", "Prefill FLOPs of the prefix", "nonnegative", f"{_P}prefix:PREFIX_FLOPS"),

@@ -33,7 +33,8 @@ the tokens already cached as ``cached_tokens`` (``context`` before, still read);
 v16: disaggregation's verdict compares a chunked prefill's step (one 256-token chunk, input prefill_chunk_tokens,
 beside the full decode batch) with the TPOT target instead of the whole prefill, so its expected answer moves (the
 70B default no longer pays). v17: a decode problem's batch is capped at the KV limit (the ladder's budget at
-its default utilisation and reserve), with a note, so a drawn batch beyond it expects the capped step.
+its default utilisation and reserve), with a note, so a drawn batch beyond it expects the capped step. v18: a
+prefill problem also expects causal_prefill_ms (the attention term halved).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 17
+GENERATOR_VERSION = 18
 MAX_SEED = 2**63
 
 

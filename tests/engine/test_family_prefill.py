@@ -48,8 +48,8 @@ def reference():
 def test_steps_come_in_order_with_their_units(reference):
     assert [step.key for step in reference.steps] == list(STEP_KEYS) == [
         "linear_flops", "attention_flops", "prefill_flops", "crossover_tokens", "effective_flop_s", "prefill_ms",
-        "ttft_ms"]
-    assert [step.unit for step in reference.steps] == ["FLOP", "FLOP", "FLOP", "tok", "FLOP/s", "ms", "ms"]
+        "ttft_ms", "causal_prefill_ms"]
+    assert [step.unit for step in reference.steps] == ["FLOP", "FLOP", "FLOP", "tok", "FLOP/s", "ms", "ms", "ms"]
 
 
 def test_reference_prefill_flops(reference):
@@ -234,9 +234,9 @@ def test_ttft_without_the_queue_is_named(model):
 def test_a_right_worked_answer_scores_full_marks():
     answers = {"linear_flops": "2 * 8030261248 * 2048", "attention_flops": "4*32*4096*2048^2",
                "prefill_flops": "3.509e13", "crossover_tokens": "30633", "effective_flop_s": "395.76 TFLOP/s",
-               "prefill_ms": "88.67 ms", "ttft_ms": "0.1387 s"}
+               "prefill_ms": "88.67 ms", "ttft_ms": "0.1387 s", "causal_prefill_ms": "85.89 ms"}
     graded = grade(prefill(queue_ms=50), answers)
-    assert [step.verdict for step in graded.steps] == ["correct"] * 7
+    assert [step.verdict for step in graded.steps] == ["correct"] * 8
 
 
 def test_a_wrong_flop_count_carries_forward_to_the_time():
@@ -245,3 +245,16 @@ def test_a_wrong_flop_count_carries_forward_to_the_time():
     verdicts = {step.key: step.verdict for step in graded.steps}
     assert verdicts["prefill_flops"] == "wrong"  # 14 % off 3.509e13
     assert verdicts["prefill_ms"] == verdicts["ttft_ms"] == "carried_forward"
+
+
+def test_the_causal_prefill_halves_the_attention_term():
+    """A long prompt's TTFT quotes the causal figure first: (2N·L + 4·layers·d·L² ÷ 2) ÷ (peak × MFU).
+    Llama-3.1-8B at 131,072 tokens on one H100: 28.08 s under the convention, 16.70 s causal."""
+    from calculators.families import FAMILIES
+
+    v = FAMILIES["prefill"].run({"prompt_tokens": 131_072}).values
+    linear = 2 * 8_030_261_248 * 131_072
+    attention = 4 * 32 * 4096 * 131_072**2
+    assert v["causal_prefill_ms"] == pytest.approx((linear + attention / 2) / (989.4e12 * 0.4) * 1e3, rel=1e-12)
+    assert v["prefill_ms"] == pytest.approx((linear + attention) / (989.4e12 * 0.4) * 1e3, rel=1e-12)
+    assert round(v["causal_prefill_ms"] / 1e3, 2) == 16.7 and round(v["prefill_ms"] / 1e3, 2) == 28.08

@@ -51,7 +51,7 @@ QUEUE_MS = InputSpec("queue_ms", "float", 0.0, "time the request waits before it
 INPUTS = (MODEL, GPU, GPUS, PRECISION, PROMPT_TOKENS, MFU, QUEUE_MS)
 
 STEP_KEYS = ("linear_flops", "attention_flops", "prefill_flops", "crossover_tokens", "effective_flop_s",
-             "prefill_ms", "ttft_ms")
+             "prefill_ms", "ttft_ms", "causal_prefill_ms")
 
 # --- formulas --------------------------------------------------------------------------------
 
@@ -113,7 +113,17 @@ TTFT_MS = Formula(
     lambda s: total(s["queue_ms"], s["prefill_ms"]),
 )
 
-PREFILL_FORMULAS = (LINEAR_FLOPS, ATTENTION_FLOPS, PREFILL_FLOPS, CROSSOVER, EFFECTIVE_FLOP_S, PREFILL_MS, TTFT_MS)
+# The same prefill with causal masking: each query scores only the keys before it, so the attention term halves.
+# The stated convention above stays the upper bound; a long prompt's TTFT quotes this first (DESIGN §12).
+CAUSAL_PREFILL_MS = Formula(
+    "causal_prefill_ms", "Prefill time with causal masking (attention term halved)", "ms",
+    (Var("linear_flops", "FLOP", "linear term"), Var("attention_flops", "FLOP", "attention term, no halving"),
+     Var("effective_flop_s", "FLOP/s", "compute delivered")),
+    lambda s: ratio(total(s["linear_flops"], ratio(s["attention_flops"], 2)), s["effective_flop_s"]),
+)
+
+PREFILL_FORMULAS = (LINEAR_FLOPS, ATTENTION_FLOPS, PREFILL_FLOPS, CROSSOVER, EFFECTIVE_FLOP_S, PREFILL_MS, TTFT_MS,
+                    CAUSAL_PREFILL_MS)
 
 EFFECTIVE_SPEC = StepSpec("effective_flop_s", "Compute delivered (cards × dense peak × MFU)", EFFECTIVE_FLOP_S)
 
@@ -128,6 +138,9 @@ SPECS = [
     StepSpec("prefill_ms", "Prefill time", PREFILL_MS,
              {"prefill_flops": "prefill_flops", "effective_flop_s": "effective_flop_s"}),
     StepSpec("ttft_ms", "Time to first token (queue wait + prefill)", TTFT_MS, {"prefill_ms": "prefill_ms"}),
+    StepSpec("causal_prefill_ms", "Prefill time with causal masking (attention term halved)", CAUSAL_PREFILL_MS,
+             {"linear_flops": "linear_flops", "attention_flops": "attention_flops",
+              "effective_flop_s": "effective_flop_s"}),
 ]
 
 # --- misconceptions --------------------------------------------------------------------------
