@@ -265,7 +265,7 @@ class TestNewProblem:
         × 8 × 8,192 = 2.14 GiB → ⌊75.03⌋ = 75 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens × 35,136 × 8
         = 0.6157 GiB → ⌊261.34⌋ = 261 users.
         """
-        assert GENERATOR_VERSION == 17, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 18, "a new generator version draws new problems: re-derive this one"
         url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
