@@ -77,8 +77,6 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("11-multi-gpu", "144"): "the decode cards of DeepSeek's published deployment, a cited figure",
     ("12-engines", "100"): "a 100 Gb/s Ethernet link, a network rate given as an input",
     ("15-production", "100"): "a 100 Gb/s network, a network rate given as an input",
-    ("14-capacity-planning", "16,000"): "the slo calculator's node throughput (quoted beside it) rounded down and "
-                                        "used as the cost calculator's tokens_per_s input",
     ("14-capacity-planning", "40 %"): "the busy fraction of a fleet sized for a peak 2.5 times the mean, and "
                                       "the CFO's cost-cut target; inputs to the cost calculator",
     ("14-capacity-planning", "400"): "the daily mean rate of the forecast, an input",
