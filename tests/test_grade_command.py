@@ -15,14 +15,16 @@ from pathlib import Path
 import pytest
 
 from drills.models import Attempt
-from drills.problems.generation import generate_inputs
+from drills.problems.generation import create_problem, generate_inputs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 CATALOG_DIR = BASE_DIR / "fixtures" / "catalog"
 
 STEP_FIELDS = {"key", "verdict", "misconception", "expected", "given", "value", "message"}
 
-# Generator v1, seed 5: Mixtral-8x7B, int4 (4.5 bits) weights, fp8 KV, one H100 PCIe, 8,192 tokens,
+# Mixtral-8x7B (what generator v1 drew at seed 5; a seed names a problem for one generator version and one
+# catalog, so the answers below grade these inputs, given whole: tests/pinned.py), int4 (4.5 bits) weights,
+# fp8 KV, one H100 PCIe, 8,192 tokens,
 # 0.90, 3 GiB, 2,350-token conversations in 16-token blocks. By hand:
 #   card   80 GB (no driver total) = 80e9 / 2^30 = 74.506 GiB;  usable × 0.9 = 67.055 GiB
 #   params 46,702,792,704 → × 4.5 / 8 = 26,270,320,896 B = 24.466 GiB (nominal 4 bits: 21.747 GiB)
@@ -38,6 +40,10 @@ SEED_5_ANSWERS = {
     "per_user_gib": "0.52",       # close: 4 % over 0.50
     "users_worst_case": "500",    # impossible: above 149
     "users_paged": "",            # unreadable
+}
+MIXTRAL_LADDER = {
+    "model": "mixtral-8x7b-v0.1", "gpu": "h100-pcie-80gb", "gpus": 1, "weights_dtype": "int4", "kv_dtype": "fp8",
+    "context": 8192, "utilization": 0.9, "reserve_gib": 3.0, "avg_tokens": 2350, "block_size": 16,
 }
 SEED_5_VERDICTS = ["correct", "misconception", "misconception", "carried_forward", "wrong", "close",
                    "impossible", "unreadable"]
@@ -115,8 +121,10 @@ class TestJsonOutput:
 
     def test_seed_grades_the_problem_the_generator_draws(self, tmp_path):
         data = graded_json("ladder", "--seed", "5", "--answers", write_answers(tmp_path, SEED_5_ANSWERS))
-
         assert {k: v for k, v in data["inputs"].items() if v is not None} == generate_inputs("ladder", 5)
+
+        data = graded_json("ladder", "--inputs", json.dumps(MIXTRAL_LADDER), "--answers",
+                           write_answers(tmp_path, SEED_5_ANSWERS))
         steps = {step["key"]: step for step in data["steps"]}
         assert steps["card_gib"]["expected"] == pytest.approx(80e9 / 2**30)
         assert steps["kv_bytes_per_token"]["expected"] == 65536
@@ -182,13 +190,14 @@ class TestJsonOutput:
 
 
 @pytest.mark.django_db
-def test_the_page_and_the_command_agree_on_every_verdict(candidate_client, tmp_path):
-    url = candidate_client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
+def test_the_page_and_the_command_agree_on_every_verdict(candidate_client, candidate, tmp_path):
+    url = create_problem("ladder", seed=5, user=candidate, fixed_inputs=MIXTRAL_LADDER).get_absolute_url()
     # The blank step counts as unanswered only when asked, as the page's second button does.
     candidate_client.post(url, {**SEED_5_ANSWERS, "blanks": "count"})
     on_page = list(Attempt.objects.get().steps.values_list("verdict", flat=True))
 
-    data = graded_json("ladder", "--seed", "5", "--answers", write_answers(tmp_path, SEED_5_ANSWERS))
+    data = graded_json("ladder", "--inputs", json.dumps(MIXTRAL_LADDER), "--answers",
+                       write_answers(tmp_path, SEED_5_ANSWERS))
 
     assert on_page == [step["verdict"] for step in data["steps"]] == SEED_5_VERDICTS
     assert Attempt.objects.get().score == pytest.approx(data["score"])

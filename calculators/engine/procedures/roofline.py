@@ -194,15 +194,15 @@ SPECS = [
     StepSpec("ridge_flop_per_byte", "Ridge point (dense peak ÷ bandwidth)", RIDGE),
     StepSpec("decode_flop_per_byte", "Arithmetic intensity of one decode step at the batch", DECODE_INTENSITY),
     StepSpec("prefill_flop_per_byte", "Arithmetic intensity of prefill at the prompt length", PREFILL_INTENSITY),
-    StepSpec("decode_bound", "Decode verdict (1 = compute-bound, 0 = memory-bound)", DECODE_BOUND,
+    StepSpec("decode_bound", "Decode verdict: compute-bound or memory-bound", DECODE_BOUND,
              {"decode_flop_per_byte": "decode_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
              rounding="floor"),
-    StepSpec("prefill_bound", "Prefill verdict (1 = compute-bound, 0 = memory-bound)", PREFILL_BOUND,
+    StepSpec("prefill_bound", "Prefill verdict: compute-bound or memory-bound", PREFILL_BOUND,
              {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
              rounding="floor"),
     StepSpec("batch_at_ridge", "Batch at the ridge, weights only (largest batch still memory-bound, rounded down)",
              BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
-    StepSpec("ridge_reachable", "Does any batch reach the ridge at this context? (1 = yes, 0 = no)", RIDGE_REACHABLE,
+    StepSpec("ridge_reachable", "Does any batch reach the ridge at this context? (yes or no)", RIDGE_REACHABLE,
              {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
 ]
 
@@ -347,9 +347,9 @@ def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
         f"Where is the card's ridge point? What arithmetic intensity does a decode step reach with "
         f"{inputs['batch']:,} sequence{'s' if inputs['batch'] != 1 else ''} in the batch, {_cache_words(inputs)}, "
         f"and a prefill of a "
-        f"{inputs['prompt_tokens']:,}-token prompt (weights only)? Say for each whether it is compute-bound (1) or "
-        f"memory-bound (0), give the largest decode batch that stays memory-bound counting the weights only, "
-        f"and say whether any batch reaches the ridge at that context (1) or none does (0)."
+        f"{inputs['prompt_tokens']:,}-token prompt (weights only)? Say for each whether it is compute-bound or "
+        f"memory-bound, give the largest decode batch that stays memory-bound counting the weights only, "
+        f"and say whether any batch reaches the ridge at that context (yes or no)."
     )
 
 
