@@ -100,6 +100,20 @@ def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None
     return True
 
 
+def without_carried_calibration(data: Mapping[str, Any] | None, calibration, applies: bool) -> Mapping[str, Any] | None:
+    """``data`` (a page's query) without the constants an applied calibration put in its fields, once the page's
+    card or precision is no longer the calibration's (``applies`` false): a field still holding exactly what the
+    page printed from the calibration (``:.4g``) was carried over from the previous card, not typed, so it goes
+    back to its default (the calibration table's row on the simulator). Any other value is the visitor's."""
+    if data is None or calibration is None or applies:
+        return data
+    carried = {key for key, value in calibration.values.items()
+               if str(data.get(key) or "").strip() == f"{value:.4g}"}
+    if not carried:
+        return data
+    return {key: data.get(key) for key in data if key not in carried}
+
+
 def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
     label = spec.label or spec.name.replace("_", " ").capitalize()
@@ -257,6 +271,7 @@ class CalculatorForm(forms.Form):
         #: and precision are its own (then its constants are the defaults of the inputs it has).
         self.calibration = calibration
         self.calibration_applies = calibrated_defaults(defaults, data, calibration)
+        data = without_carried_calibration(data, calibration, self.calibration_applies)
         if "model" in self.specs:
             defaults["config"] = ""
         data = data if data is not None else {}

@@ -18,7 +18,7 @@ from typing import Any
 from django import forms
 
 from calculators.engine.errors import EngineError
-from calculators.forms import calibrated_defaults, field_for
+from calculators.forms import calibrated_defaults, field_for, without_carried_calibration
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE
 from calculators.sim.run import BAND_UTILISATION
@@ -43,6 +43,7 @@ class SimulatorForm(forms.Form):
         #: then start the fields, and the page says so).
         self.calibration = calibration
         self.calibration_applies = calibrated_defaults(defaults, data, calibration)
+        data = without_carried_calibration(data, calibration, self.calibration_applies)
         if data is not None:  # a field left out of the query shows (and means) its default
             data = {name: data.get(name, default) for name, default in defaults.items()}
         super().__init__(data)

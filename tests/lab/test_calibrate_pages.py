@@ -75,6 +75,19 @@ def test_paste_fit_save_apply_and_the_simulator_uses_it(candidate_client, candid
     other_card = candidate_client.get("/simulator/", {"gpu": "a100-sxm4-80gb"})
     assert other_card.context["form"]["bandwidth_efficiency"].value() != value
     assert "this card and precision use the calibration table" in other_card.content.decode()
+    # The form sent again with only the card changed still carries the H100's constants in its fields: they
+    # were the calibration's, not typed, so the A100 runs on its table row (a new user's finding); a value the
+    # visitor typed stays theirs.
+    carried = {key: f"{number:.4g}" for key, number in calibration.values.items()}
+    moved = candidate_client.get("/simulator/", {"gpu": "a100-sxm4-80gb", "sweep": "5", "duration_s": "10",
+                                                 **carried})
+    assert moved.context["form"].inputs["bandwidth_efficiency"] != pytest.approx(float(value))
+    assert moved.context["form"]["bandwidth_efficiency"].value() in ("", None)
+    typed = candidate_client.get("/simulator/", {"gpu": "a100-sxm4-80gb", "sweep": "5", "duration_s": "10",
+                                                 **carried, "bandwidth_efficiency": "0.66"})
+    assert typed.context["form"].inputs["bandwidth_efficiency"] == pytest.approx(0.66)
+    decode_moved = candidate_client.get("/calculators/decode/", {"gpu": "a100-sxm4-80gb", **carried})
+    assert decode_moved.context["form"]["bandwidth_efficiency"].value() != value
 
     decode = candidate_client.get("/calculators/decode/")
     assert "Calibration in use: H100 sweep" in decode.content.decode()
