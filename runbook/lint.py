@@ -66,7 +66,6 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("06-kv-cache", "106"): "the wrong answer (53 doubled) the text refutes beside the engine's value",
     ("10-paged-memory-and-prefix-caching", "106"): "the wrong answer (53 doubled) the text refutes beside the "
                                                    "engine's value",
-    ("07-attention-variants", "128"): "Mistral-7B's head width, a config field, not the tok/s it matches",
     ("08-rope-and-long-context", "128"): "the 128k context of the standard prompt, an input",
     ("09-number-formats", "128"): "the 128 × 128 scaling block and 32–128 group sizes of published formats",
     ("09-number-formats", "240"): "the wrong IEEE-style E4M3 maximum the trap names, not the usable GiB it matches",
