@@ -23,9 +23,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .catalog import Catalog
 from .errors import EngineError
-from .grader import StepGrade, grade, grade_step
+from .grader import StepGrade, grade, grade_step, shown_value
 from .grader import _matches as matches  # the grader's tolerance test, shared by "does it move?"
-from .procedures.base import Result, format_number
+from .procedures.base import Result
 from .procedures.drawing import computing_gpus
 from .procedures.family import Family
 from .procedures.inputs import InputSpec
@@ -378,9 +378,10 @@ def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Itera
     for spec in result.specs:
         moves = spec.key in followup.moves
         is_marked = spec.key in marked
-        shown_after = format_number(after[spec.key], spec.unit)
+        shown_after = shown_value(spec.key, result.family, after[spec.key], spec.unit)
         # a step the changed stack adds (a block-scaled format's block size) moves from nothing
-        shown_before = format_number(before[spec.key], spec.unit) if spec.key in before else "no such step"
+        shown_before = (shown_value(spec.key, result.family, before[spec.key], spec.unit) if spec.key in before
+                        else "no such step")
         if moves == is_marked:
             verdict, message = "right", (f"It moves: {shown_before} → {shown_after}." if moves
                                          else f"It stays at {shown_after}.")

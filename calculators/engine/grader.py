@@ -116,6 +116,14 @@ def _shown(value: float, unit: str, words: str) -> str:
     return format_number(value, unit)
 
 
+def shown_value(key: str, family: str, value: float, unit: str) -> str:
+    """Step ``key``'s ``value`` (in ``unit``) of ``family`` as pages and messages show it: its unit's display
+    rounding, or a verdict step's word with its 1/0 (``memory-bound (0)``). Raises nothing."""
+    declared = quantity(key, family)
+    words = declared.verdict if declared is not None and declared.bounds == "flag" else ""
+    return _shown(value, unit, words)
+
+
 def _rounded(parsed: ParsedAnswer, target: float | None, spec: StepSpec, verdict_step: bool) -> int | None:
     """The significant figures at which ``target`` rounds to what was typed (DESIGN §14), or ``None``: never
     for an integer step or a 1-or-0 verdict, whose value is exact, nor for an expression."""

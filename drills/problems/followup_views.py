@@ -15,7 +15,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from calculators.engine.errors import EngineError
-from calculators.engine.procedures.base import format_number
+from calculators.engine.grader import shown_value
 from calculators.families import FAMILIES
 from drills.followups.services import chain, grade_link, refusal, store_link, stored_start
 from drills.models import ProblemInstance
@@ -124,7 +124,8 @@ def followup_context(request: HttpRequest, instance: ProblemInstance, position: 
     rows = []
     for spec in link.result.specs:
         rows.append({"key": spec.key, "label": spec.label, "unit": spec.unit,
-                     "was": format_number(before[spec.key], spec.unit) if spec.key in before else "—",
+                     "was": (shown_value(spec.key, instance.family, before[spec.key], spec.unit) if spec.key in before
+                             else "—"),
                      "marked": spec.key in marked, "field": form[f"value-{spec.key}"],
                      "mark": next((m for m in graded.marks if m.key == spec.key), None) if graded else None,
                      "value": next((v for v in graded.values if v.key == spec.key), None) if graded else None})

@@ -71,6 +71,18 @@ def test_a_moved_step_left_unmoved_and_a_still_step_moved_are_named():
     assert graded.values_score == 3 / 5
 
 
+def test_a_verdict_step_moves_in_words():
+    """Llama-3.1-8B in bf16 on one H100: a lone decode step reads every weight once for two FLOPs a parameter,
+    about 1 FLOP/byte, far under the 295 FLOP/byte ridge (memory-bound); a batch of 512 does about 512 FLOP
+    per byte of weights (compute-bound). The follow-up says so in words, as the first answer's messages do."""
+    followup = follow_up(FAMILIES["roofline"], {}, Change("batch", 1, 512, "A batch of 512."), CATALOG)
+    assert followup.moves == ("decode_flop_per_byte", "decode_bound")
+    graded = grade_followup(followup, {}, (), {})
+    mark = next(m for m in graded.marks if m.key == "decode_bound")
+    assert mark.verdict == "left_unmoved"
+    assert mark.message == "A moved step left unmoved: memory-bound (0) → compute-bound (1)."
+
+
 def test_error_is_carried_forward_from_the_first_answers():
     # 16 GiB of weights (wrong) leaves 71.6827 − 16 − 3 = 52.6827 GiB: ⌊52.6827 ÷ 0.5⌋ = 105 users worst case and
     # ⌊52.6827 ÷ 0.140625⌋ = 374 paged with the KV cache in fp8.
