@@ -123,7 +123,7 @@ def followup_context(request: HttpRequest, instance: ProblemInstance, position: 
     before = link.original.values
     rows = []
     for spec in link.result.specs:
-        rows.append({"key": spec.key, "label": spec.label, "unit": spec.unit,
+        rows.append({"key": spec.key, "label": spec.label, "unit": spec.unit, "spec": spec,
                      "was": (shown_value(spec.key, instance.family, before[spec.key], spec.unit) if spec.key in before
                              else "—"),
                      "marked": spec.key in marked, "field": form[f"value-{spec.key}"],

@@ -70,6 +70,7 @@ def test_a_right_follow_up_is_graded_and_stored(graded):
     assert "Then: the new values" in text
     for key in link.moves:
         assert f'name="value-{key}"' in text
+    assert text.count('class="step-tolerance text-nowrap"') == len(link.moves)  # beside each box, as on the drill
     answers = {f"value-{key}": _exact(link.result.values[key]) for key in link.moves}
     done = client.post(url, {"phase": "values", "link": "0", "marked": list(link.moves), **answers})
     assert "Score 100 %" in _text(done)
