@@ -263,6 +263,10 @@ class Tokenizer:
                 self.fail(f"'{word}' could mean bits or bytes, so it is not guessed: write "
                           f"{bits_or_bytes(word)} for bytes (bits are written 'bit'); this step expects "
                           f"{expectation(self.step)}")
+            as_bytes = respell(word, "memory") or respell(word, "bandwidth")
+            if as_bytes and self.step is not None:  # "52 gb" in a ms step: a byte unit in the wrong place
+                self.fail(f"'{word}' is read as {as_bytes} only in a memory or bandwidth step: write {as_bytes} "
+                          f"(unit symbols are case-sensitive); this step expects {expectation(self.step)}")
             self.fail(f"'{word}' is not a unit I know{unit_hint(word)}; "
                       f"this step expects {expectation(self.step)}")
         self.tokens.append(found[0])

@@ -406,7 +406,7 @@ class TestLowerCaseByteUnits:
                                      f"{expects}.")
 
     def test_lower_case_decimal_units_are_read_only_in_a_memory_or_bandwidth_step(self):
-        with pytest.raises(AnswerError, match="'gb' is not a unit I know"):
+        with pytest.raises(AnswerError, match="'gb' is read as GB only in a memory or bandwidth step: write GB"):
             parse_answer("52 gb / 3.35 tb/s", "ms")  # a time step: not a memory or bandwidth step
         with pytest.raises(AnswerError, match="'gb' is not a unit I know"):
             parse_quantity("52 gb")  # outside any step

@@ -51,6 +51,17 @@ class TestLowerCaseByteUnits:
                                 "GiB, such as 14.96 or 15 GiB.")
 
 
+    def test_a_lower_case_byte_unit_in_a_time_step_says_what_it_would_be(self):
+        # decode's step time is a time (ms): a lower-case byte unit there (alone or inside an expression such as
+        # 52 gb / 3.35 tb/s) is named for what it would be, and why it is not read, rather than "unknown".
+        step = graded_step("decode", "step_ms", "52 gb")
+
+        assert step.verdict == "unreadable"
+        assert step.message == ("Could not read '52 gb': 'gb' is read as GB only in a memory or bandwidth step: "
+                                "write GB (unit symbols are case-sensitive); this step expects a duration in ms, "
+                                "such as 15.5 or 0.0155 s.")
+
+
 class TestSignificantFigures:
     """An answer equal to the right value rounded to the figures typed (at least two) is correct, with a note.
 
