@@ -34,7 +34,9 @@ v16: disaggregation's verdict compares a chunked prefill's step (one 256-token c
 beside the full decode batch) with the TPOT target instead of the whole prefill, so its expected answer moves (the
 70B default no longer pays). v17: a decode problem's batch is capped at the KV limit (the ladder's budget at
 its default utilisation and reserve), with a note, so a drawn batch beyond it expects the capped step. v18: a
-prefill problem also expects causal_prefill_ms (the attention term halved).
+prefill problem also expects causal_prefill_ms (the attention term halved). v19: a drawn decode batch is the batch
+the engine quotes its step for (capped at the KV limit, whose budget keeps the reserve), and the measured rate is
+drawn against that batch's share of the ceiling.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 18
+GENERATOR_VERSION = 19
 MAX_SEED = 2**63
 
 

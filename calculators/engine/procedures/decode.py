@@ -313,9 +313,14 @@ def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = N
         inputs["cached_tokens"] = max(c for c in CONTEXTS if c < inputs["cached_tokens"])
     if "batch" not in fixed:
         inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
-    ceiling = evaluate(plan_decode(inputs, catalog)).values["ceiling_tok_s"]
+    result = evaluate(plan_decode(inputs, catalog))
+    # The batch the step is quoted for: the engine caps one beyond the KV limit (its budget keeps a reserve);
+    # a drawn batch is that batch, a coach's fixed one stays as fixed and the note says it is capped.
+    ceiling, batch = result.values["ceiling_tok_s"], result.inputs["batch"]
+    if "batch" not in fixed:
+        inputs["batch"] = batch
     # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
-    measured = max(0.1, round(ceiling / inputs["batch"] * rng.uniform(0.5, 0.92), 1))
+    measured = max(0.1, round(ceiling / batch * rng.uniform(0.5, 0.92), 1))
     inputs["measured_tok_s"] = fixed.get("measured_tok_s", measured)
     return inputs
 
