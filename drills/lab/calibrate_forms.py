@@ -13,6 +13,7 @@ from calculators.models import Calibration
 from core.forms import CheckedLengthField
 from drills.lab.bench_output import MAX_CHARS, Reading, read_benchmark
 from drills.lab.fit import Fit, FitRefused, Stack, fit
+from drills.lab.forms import MarksInvalidFields
 
 ENGINES = (("vllm", "vLLM"), ("tensorrt-llm", "TensorRT-LLM"), ("sglang", "SGLang"), ("other", "Other"))
 
@@ -21,7 +22,7 @@ def _select() -> forms.Select:
     return forms.Select(attrs={"class": "form-select"})
 
 
-class CalibrateForm(forms.Form):
+class CalibrateForm(MarksInvalidFields):
     """The stack (model, card, TP degree, precisions, engine) and the pasted output; ``name`` only to save.
 
     After ``is_valid()``: :attr:`reading` (what was read), :attr:`stack` and :attr:`fit` (the fitted constants).
@@ -62,14 +63,6 @@ class CalibrateForm(forms.Form):
         self.stack: Stack | None = None
         self.fit: Fit | None = None
 
-    def full_clean(self):
-        super().full_clean()
-        for name in self.errors:
-            if name in self.fields:
-                attrs = self.fields[name].widget.attrs
-                attrs["class"] = f"{attrs.get('class', '')} is-invalid".strip()
-                attrs["aria-invalid"] = "true"
-                attrs["aria-describedby"] = f"id_{name}-error"
 
     def clean(self):
         data = super().clean()

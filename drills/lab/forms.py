@@ -19,7 +19,22 @@ def _number(**attrs) -> forms.NumberInput:
     return forms.NumberInput(attrs={"class": "form-control", "step": "any", "inputmode": "decimal", **attrs})
 
 
-class LabForm(forms.Form):
+class MarksInvalidFields(forms.Form):
+    """A lab form whose fields with an error are marked for the page (``is-invalid``, ``aria-invalid``) and
+    point at their message (``id_<name>-error``, which templates/drills/_lab_field.html writes)."""
+
+    def full_clean(self):
+        """Validate, then mark each field with an error on its widget."""
+        super().full_clean()
+        for name in self.errors:
+            if name in self.fields:
+                attrs = self.fields[name].widget.attrs
+                attrs["class"] = f"{attrs.get('class', '')} is-invalid".strip()
+                attrs["aria-invalid"] = "true"
+                attrs["aria-describedby"] = f"id_{name}-error"
+
+
+class LabForm(MarksInvalidFields):
     """One lab run. Setup fields are required; each measurement is optional, but at least one is needed."""
 
     model = forms.ChoiceField(label="Model", widget=forms.Select(attrs={"class": "form-select"}))
@@ -73,14 +88,6 @@ class LabForm(forms.Form):
         self.fields["gpu"].initial = "h100-sxm5-80gb"
         self.prediction = None
 
-    def full_clean(self):
-        super().full_clean()
-        for name in self.errors:
-            if name in self.fields:
-                attrs = self.fields[name].widget.attrs
-                attrs["class"] = f"{attrs.get('class', '')} is-invalid".strip()
-                attrs["aria-invalid"] = "true"
-                attrs["aria-describedby"] = f"id_{name}-error"
 
     def setup(self) -> dict:
         data = self.cleaned_data
