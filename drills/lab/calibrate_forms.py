@@ -13,7 +13,7 @@ from calculators.models import Calibration
 from core.forms import CheckedLengthField
 from drills.lab.bench_output import MAX_CHARS, Reading, read_benchmark
 from drills.lab.fit import Fit, FitRefused, Stack, fit
-from drills.lab.forms import MarksInvalidFields
+from drills.lab.forms import LabFormBase
 
 ENGINES = (("vllm", "vLLM"), ("tensorrt-llm", "TensorRT-LLM"), ("sglang", "SGLang"), ("other", "Other"))
 
@@ -22,7 +22,7 @@ def _select() -> forms.Select:
     return forms.Select(attrs={"class": "form-select"})
 
 
-class CalibrateForm(MarksInvalidFields):
+class CalibrateForm(LabFormBase):
     """The stack (model, card, TP degree, precisions, engine) and the pasted output; ``name`` only to save.
 
     After ``is_valid()``: :attr:`reading` (what was read), :attr:`stack` and :attr:`fit` (the fitted constants).
@@ -52,11 +52,6 @@ class CalibrateForm(MarksInvalidFields):
 
     def __init__(self, *args, owner=None, saving: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
-        catalog = default_catalog()
-        self.fields["model"].choices = catalog.model_choices
-        self.fields["gpu"].choices = catalog.gpu_choices
-        self.fields["model"].initial = "llama-3.1-8b"
-        self.fields["gpu"].initial = "h100-sxm5-80gb"
         self.owner = owner
         self.saving = saving
         self.reading: Reading | None = None

@@ -19,9 +19,18 @@ def _number(**attrs) -> forms.NumberInput:
     return forms.NumberInput(attrs={"class": "form-control", "step": "any", "inputmode": "decimal", **attrs})
 
 
-class MarksInvalidFields(forms.Form):
-    """A lab form whose fields with an error are marked for the page (``is-invalid``, ``aria-invalid``) and
-    point at their message (``id_<name>-error``, which templates/drills/_lab_field.html writes)."""
+class LabFormBase(forms.Form):
+    """A lab form: its ``model`` and ``gpu`` choose from the catalog (the reference stack first chosen), and its
+    fields with an error are marked for the page (``is-invalid``, ``aria-invalid``) and point at their message
+    (``id_<name>-error``, which templates/drills/_lab_field.html writes)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        catalog = default_catalog()
+        self.fields["model"].choices = catalog.model_choices
+        self.fields["gpu"].choices = catalog.gpu_choices
+        self.fields["model"].initial = "llama-3.1-8b"
+        self.fields["gpu"].initial = "h100-sxm5-80gb"
 
     def full_clean(self):
         """Validate, then mark each field with an error on its widget."""
@@ -34,7 +43,7 @@ class MarksInvalidFields(forms.Form):
                 attrs["aria-describedby"] = f"id_{name}-error"
 
 
-class LabForm(MarksInvalidFields):
+class LabForm(LabFormBase):
     """One lab run. Setup fields are required; each measurement is optional, but at least one is needed."""
 
     model = forms.ChoiceField(label="Model", widget=forms.Select(attrs={"class": "form-select"}))
@@ -81,11 +90,6 @@ class LabForm(MarksInvalidFields):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        catalog = default_catalog()
-        self.fields["model"].choices = catalog.model_choices
-        self.fields["gpu"].choices = catalog.gpu_choices
-        self.fields["model"].initial = "llama-3.1-8b"
-        self.fields["gpu"].initial = "h100-sxm5-80gb"
         self.prediction = None
 
 
