@@ -25,7 +25,7 @@ def test_the_boxes_show_their_tolerance_and_a_verdict_is_a_choice(candidate_clie
     page = candidate_client.get(item.get_absolute_url()).content.decode()
 
     ridge = page.split('for="step-ridge_flop_per_byte"', 1)[1].split("</label>", 1)[0]
-    assert '<span class="step-tolerance"' in ridge and "±0.5 %</span>" in ridge
+    assert '<span class="step-tolerance text-nowrap"' in ridge and "±0.5 %</span>" in ridge
     decode = page.split('for="step-decode_bound"', 1)[1].split("</select>", 1)[0]
     assert "choose one" in decode
     assert re.findall(r'<option value="([^"]*)"', decode) == ["", "compute-bound", "memory-bound"]
