@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from calculators.engine.calibration import outside_fitted_range, precision_of
-from calculators.models import AppliedCalibration, Calibration
+from calculators.models import AppliedCalibration, CalibratedStack, Calibration
 
 SESSION_KEY = "calibration_in_use"
 
 
 @dataclass(frozen=True)
-class InUse:
-    """What the pages show of an applied calibration (the fields of :class:`Calibration` they read)."""
+class InUse(CalibratedStack):
+    """What the pages show of an applied calibration (the fields of :class:`Calibration` they read; what it
+    applies to and where it was fitted as :class:`CalibratedStack` says, as for the record)."""
 
     pk: int
     name: str
@@ -36,20 +36,6 @@ class InUse:
     values: dict = field(hash=False)
     ranges: dict = field(hash=False)
 
-    @property
-    def precision(self) -> str:
-        """The precision family it applies to."""
-        return precision_of(self.weights_dtype)
-
-    def applies_to(self, gpu: str | None, weights_dtype: str | None) -> bool:
-        """Whether a page's card and weight format are its stack (card × precision family)."""
-        return gpu == self.gpu and precision_of(weights_dtype or "bf16") == self.precision
-
-    def outside(self, *, prompt_tokens: float, output_tokens: float, tp: int | None = None) -> list[str]:
-        """One sentence per way a workload lies outside the range it was fitted on."""
-        return outside_fitted_range(self.ranges, self.gpus, prompt_tokens=prompt_tokens,
-                                    output_tokens=output_tokens, tp=tp)
-
     def get_absolute_url(self) -> str:
         return reverse("lab:calibration", args=[self.pk])
 
@@ -61,7 +47,7 @@ def snapshot(calibration: Calibration | None) -> dict | None:
     return {"pk": calibration.pk, "name": calibration.name, "owner_id": calibration.owner_id,
             "owner": calibration.owner.get_username(), "model": calibration.model, "gpu": calibration.gpu,
             "gpus": calibration.gpus, "weights_dtype": calibration.weights_dtype, "values": calibration.values,
-            "ranges": (calibration.fit or {}).get("ranges", {})}
+            "ranges": calibration.ranges}
 
 
 def _stored(user) -> dict | None:

@@ -26,7 +26,33 @@ class CalibrationQuerySet(models.QuerySet):
         return self.filter(owner=user) if user.is_authenticated else self.none()
 
 
-class Calibration(models.Model):
+class CalibratedStack:
+    """What a page asks of a calibration, whether the record or the session's snapshot of it
+    (:class:`calculators.calibration_in_use.InUse`): which stack it applies to and where it was fitted.
+    Needs ``gpu``, ``gpus``, ``weights_dtype`` and ``ranges``."""
+
+    gpu: str
+    gpus: int
+    weights_dtype: str
+    ranges: dict
+
+    @property
+    def precision(self) -> str:
+        """The precision family it applies to (``16-bit``, ``fp8``, ``fp4``, …)."""
+        return precision_of(self.weights_dtype)
+
+    def applies_to(self, gpu: str | None, weights_dtype: str | None) -> bool:
+        """Whether a page's card and weight format are this calibration's stack (card × precision family)."""
+        return gpu == self.gpu and precision_of(weights_dtype or "bf16") == self.precision
+
+    def outside(self, *, prompt_tokens: float, output_tokens: float, tp: int | None = None) -> list[str]:
+        """One sentence per way a workload lies outside the range the fit covered
+        (:func:`calculators.engine.calibration.outside_fitted_range`)."""
+        return outside_fitted_range(self.ranges, self.gpus, prompt_tokens=prompt_tokens,
+                                    output_tokens=output_tokens, tp=tp)
+
+
+class Calibration(CalibratedStack, models.Model):
     """A named fit of the step overhead, bandwidth efficiency and prefill MFU for one stack."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="calibrations")
@@ -57,19 +83,9 @@ class Calibration(models.Model):
         return reverse("lab:calibration", args=[self.pk])
 
     @property
-    def precision(self) -> str:
-        """The precision family it applies to (``16-bit``, ``fp8``, ``fp4``, …)."""
-        return precision_of(self.weights_dtype)
-
-    def applies_to(self, gpu: str | None, weights_dtype: str | None) -> bool:
-        """Whether a page's card and weight format are this calibration's stack (card × precision family)."""
-        return gpu == self.gpu and precision_of(weights_dtype or "bf16") == self.precision
-
-    def outside(self, *, prompt_tokens: float, output_tokens: float, tp: int | None = None) -> list[str]:
-        """One sentence per way a workload lies outside the range the fit covered
-        (:func:`calculators.engine.calibration.outside_fitted_range`)."""
-        return outside_fitted_range(self.fit.get("ranges", {}), self.gpus, prompt_tokens=prompt_tokens,
-                                    output_tokens=output_tokens, tp=tp)
+    def ranges(self) -> dict:
+        """The workload ranges the fit covered (``fit["ranges"]``: name → [low, high])."""
+        return (self.fit or {}).get("ranges", {})
 
 
 class AppliedCalibrationQuerySet(models.QuerySet):
