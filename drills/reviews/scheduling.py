@@ -34,7 +34,7 @@ import zoneinfo
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from datetime import timezone as dt_timezone
-from typing import Iterable, NamedTuple
+from typing import Collection, Iterable, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -246,17 +246,21 @@ def track_items(letter: str) -> list[BankItem]:
 # --- the queue and forecasts ---------------------------------------------------------------
 
 
-def _due_today(user, now: datetime, review_settings: ReviewSettings):
-    """The user's cards due before their review day ends, on items they may still see: what the queue holds."""
+def _due_today(user, now: datetime, review_settings: ReviewSettings, excluding: Collection[int] = ()):
+    """The user's cards due before their review day ends, on items they may still see, less the cards whose ids
+    are in ``excluding``: what the queue holds."""
     _, end = day_bounds(review_settings.tz, local_today(review_settings.tz, now))
-    return Card.objects.of(user).due_by(end - timedelta(microseconds=1)).filter(visible_condition(user, "item__"))
+    return (Card.objects.of(user).due_by(end - timedelta(microseconds=1)).filter(visible_condition(user, "item__"))
+            .exclude(pk__in=excluding))
 
 
-def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> list[Card]:
-    """The cards to review today, in order (see the module's docstring)."""
+def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings | None = None,
+              excluding: Collection[int] = ()) -> list[Card]:
+    """The cards to review today, in order (see the module's docstring), less the cards whose ids are in
+    ``excluding``."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
-    cards = list(_due_today(user, now, review_settings)
+    cards = list(_due_today(user, now, review_settings, excluding)
                  .select_related("item", "item__chapter").defer(*chapter_text("item__chapter")))
     due_now = [card for card in cards if card.due <= now]
     later = sorted((card for card in cards if card.due > now), key=lambda card: (card.due, card.pk))
@@ -278,9 +282,10 @@ class NextDue(NamedTuple):
     relearning: int
 
 
-def next_due(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> NextDue:
+def next_due(user, now: datetime | None = None, review_settings: ReviewSettings | None = None,
+             excluding: Collection[int] = ()) -> NextDue:
     """The first card of :func:`due_queue` (or ``None``), the queue's length and its relearning cards, as the
-    review page shows them.
+    review page shows them; the cards whose ids are in ``excluding`` (skipped by the page) are left out.
 
     ``now`` is an aware datetime (``timezone.now()`` when omitted). Without an interview date to come the
     queue's order is the database's (due, then id: the cards due now are all due before those due later
@@ -291,10 +296,10 @@ def next_due(user, now: datetime | None = None, review_settings: ReviewSettings 
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
     if interview_start(review_settings, now) is not None:
-        queue = due_queue(user, now, review_settings)
+        queue = due_queue(user, now, review_settings, excluding)
         return NextDue(queue[0] if queue else None, len(queue),
                        sum(1 for card in queue if card.state == Card.RELEARNING))
-    first = (_due_today(user, now, review_settings)
+    first = (_due_today(user, now, review_settings, excluding)
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
              .annotate(queue_length=Window(Count("pk")),
                        relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))))

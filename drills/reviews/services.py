@@ -35,14 +35,7 @@ from calculators.families import FAMILIES
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.problems.generation import create_problem, draw_problem, unsolvable
 from drills.problems.grading import submit
-from drills.reviews.scheduling import (
-    _now,
-    rating_for_problem,
-    rating_for_rubric,
-    remove_from_deck,
-    schedule,
-    time_box_of,
-)
+from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
 from llm_grading import services as model_grading
 from runbook.models import chapter_text
 
@@ -74,8 +67,9 @@ class Undrawable(Exception):
 
 def _undrawable(item: BankItem, error: Exception) -> Undrawable:
     name = FAMILIES[item.family].title if item.family in FAMILIES else item.slug
-    return Undrawable(f"“{name}” ({item.slug}) was skipped and taken out of your deck: its problem cannot be "
-                      f"drawn ({str(error).rstrip('.')}). Add it back from the bank once its template is changed.")
+    return Undrawable(f"“{name}” ({item.slug}) was skipped: its problem cannot be drawn "
+                      f"({str(error).rstrip('.')}). It stays in your deck; take it out from the bank, or it is "
+                      f"asked again once its template is changed.")
 
 
 def drawn_problem(card: Card) -> ProblemInstance:
@@ -95,7 +89,7 @@ def problem_for(card: Card) -> ProblemInstance:
     write that answers it; a page shows :func:`drawn_problem`).
 
     A pending variant that cannot be solved (drawn before draws were checked) is drawn again. Raises
-    :class:`Undrawable` when no variant can be drawn: :func:`skip_undrawable` takes the card out of the queue.
+    :class:`Undrawable` when no variant can be drawn (the review page passes such a card over: :func:`undrawable`).
     """
     if card.pending_problem_id:
         if unsolvable(card.pending_problem) is None:
@@ -119,19 +113,16 @@ def problem_for(card: Card) -> ProblemInstance:
     return problem
 
 
-def skip_undrawable(card: Card) -> str | None:
-    """Take a template card whose problem cannot be drawn out of the deck (suspended: its history is kept, and
-    the bank adds it back); the sentence saying so, or ``None`` when the card's problem can be drawn (nothing is
-    stored then). Never raises for a card whose problem cannot be drawn: a broken template must not block the
-    review queue."""
+def undrawable(card: Card) -> str | None:
+    """The sentence saying why a template card's problem cannot be drawn, or ``None`` when it can (or the card
+    is not a problem). Reads only: a page skips such a card for this visit and the card stays in the deck (safe
+    requests never write, DESIGN §10); a broken template must not block the review queue."""
     if not is_problem(card.item):
         return None
     try:
         drawn_problem(card)
-    except Undrawable as undrawable:
-        remove_from_deck(card.user, card.item)
-        card.suspended = True
-        return str(undrawable)
+    except Undrawable as error:
+        return str(error)
     return None
 
 

@@ -57,7 +57,7 @@ from drills.reviews.services import (
     owner_settings,
     record_open_review,
     record_problem_review,
-    skip_undrawable,
+    undrawable,
 )
 from llm_grading import services as model_grading
 from llm_grading.models import Grading
@@ -146,12 +146,14 @@ def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
     head = next_due(request.user, now, review_settings)  # the page shows one card and the counts
-    for _ in range(MAX_SKIPPED):  # a template whose problem cannot be drawn leaves the queue, with a sentence
-        skipped = head.card and skip_undrawable(head.card)
-        if not skipped:
+    skipped: list[int] = []
+    for _ in range(MAX_SKIPPED):  # a template whose problem cannot be drawn is passed over, with a sentence
+        reason = head.card and undrawable(head.card)
+        if not reason:
             break
-        messages.warning(request, skipped)
-        head = next_due(request.user, now, review_settings)
+        messages.warning(request, reason)
+        skipped.append(head.card.pk)
+        head = next_due(request.user, now, review_settings, excluding=skipped)
     return _show(request, head.card, review_settings, now, head.left, relearning=head.relearning)
 
 
@@ -174,9 +176,9 @@ def card(request: HttpRequest, pk: int) -> HttpResponse:
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
     current = _own_card(request, pk)
-    skipped = skip_undrawable(current)
-    if skipped:
-        messages.warning(request, skipped)
+    reason = undrawable(current)
+    if reason:
+        messages.warning(request, reason)
         return redirect("reviews:review")
     return _show(request, current, review_settings, now, due_count(request.user, now, review_settings))
 
@@ -270,7 +272,7 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         problem = drawn_problem(current)
     except Undrawable:
-        return redirect("reviews:card", pk=current.pk)  # which takes it out of the queue, with the sentence
+        return redirect("reviews:card", pk=current.pk)  # which passes it over, with the sentence
     form = AnswerForm(problem.solve().specs, request.POST)
     if form.is_valid() and version >= 0:
         try:

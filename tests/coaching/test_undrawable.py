@@ -155,18 +155,25 @@ def test_the_review_queue_skips_a_card_whose_problem_cannot_be_drawn(client, wor
     broken = undrawable_template(world)
     add_to_deck(world.demo, [broken], now=world.T0 - timedelta(days=1))  # due before the question
     Card.objects.filter(user=world.demo, item=broken).update(due=world.T0 - timedelta(days=1))
+    due = Card.objects.get(user=world.demo, item=broken)
     client.force_login(world.demo)
 
     response = client.get(reverse("reviews:review"))
 
     assert response.status_code == 200
     page = response.content.decode()
-    assert f"“Predict the knee” ({broken.slug}) was skipped and taken out of your deck" in page
-    assert "No card here holds the model" in page
-    assert Card.objects.get(user=world.demo, item=broken).suspended
+    assert f"“Predict the knee” ({broken.slug}) was skipped: its problem cannot be drawn" in page
+    assert "No card here holds the model" in page and "It stays in your deck" in page
     assert response.context["card"] is not None and response.context["card"].item != broken  # the queue goes on
+    # A GET reads only (issue 30): the card is neither suspended nor changed, and is passed over again next time.
+    after = Card.objects.get(user=world.demo, item=broken)
+    assert (after.suspended, after.version, after.due, after.pending_problem_id) == (
+        False, due.version, due.due, due.pending_problem_id)
     again = client.get(reverse("reviews:review"))
-    assert again.status_code == 200 and "was skipped" not in again.content.decode()
+    assert again.status_code == 200 and "was skipped" in again.content.decode()
+    assert again.context["card"].item != broken
+    shown = client.get(reverse("reviews:card", args=[due.pk]), follow=True)
+    assert "was skipped" in shown.content.decode() and not Card.objects.get(pk=due.pk).suspended
 
 
 def test_a_pending_review_problem_without_an_answer_is_drawn_again(client, world):
