@@ -63,6 +63,11 @@ def lookup(config: dict, name: str):
     return name, None
 
 
+def as_typed(value: object) -> str:
+    """A config value as it reads in the pasted JSON (``true``, ``"12"``, ``null``), for an error sentence."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def positive_int(config: dict, name: str, *, required: bool = True, default: int = 0) -> int:
     """Read an integer field that must be positive; raise :class:`ConfigError` naming it."""
     key, value = lookup(config, name)
@@ -72,9 +77,9 @@ def positive_int(config: dict, name: str, *, required: bool = True, default: int
         return default
     if (isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
             or value != int(value)):
-        raise ConfigError(f"'{key}' must be a whole number, not {value!r}.", field=key)
+        raise ConfigError(f"'{key}' must be a whole number, not {as_typed(value)}.", field=key)
     if int(value) <= 0:
-        raise ConfigError(f"'{key}' must be positive, not {value!r}.", field=key)
+        raise ConfigError(f"'{key}' must be positive, not {as_typed(value)}.", field=key)
     if value > MAX_DIMENSION:
         raise ConfigError(f"'{key}' is {value:,.6g}; no real model has more than {MAX_DIMENSION:,}.", field=key)
     return int(value)
@@ -188,7 +193,7 @@ def interleaved_moe_layers(config: dict, layers: int) -> int:
         return len(listed)
     step = config.get("interleave_moe_layer_step", 1)
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        raise ConfigError(f"'interleave_moe_layer_step' must be a whole number of at least 1, not {step!r}.",
+        raise ConfigError(f"'interleave_moe_layer_step' must be a whole number of at least 1, not {as_typed(step)}.",
                           field="interleave_moe_layer_step")
     return len(range(step - 1, layers, step))
 
@@ -247,7 +252,7 @@ def sliding_window(config: dict, model_type: str, layers: int) -> tuple[int, int
         return 0, 0
     if (isinstance(window, bool) or not isinstance(window, (int, float)) or not math.isfinite(window)
             or window <= 0 or window != int(window)):
-        raise ConfigError(f"'sliding_window' must be a positive whole number, not {window!r}.",
+        raise ConfigError(f"'sliding_window' must be a positive whole number, not {as_typed(window)}.",
                           field="sliding_window")
     window = int(window)
     layer_types = config.get("layer_types")
@@ -285,7 +290,7 @@ def _chunked_attention(config: dict, layers: int) -> tuple[int, int]:
     """
     chunk = config["attention_chunk_size"]
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0:
-        raise ConfigError(f"'attention_chunk_size' must be a positive whole number, not {chunk!r}.",
+        raise ConfigError(f"'attention_chunk_size' must be a positive whole number, not {as_typed(chunk)}.",
                           field="attention_chunk_size")
     flags = config.get("no_rope_layers")
     if isinstance(flags, list) and flags:
@@ -429,7 +434,7 @@ def _tied(config: dict, model_type: str, notes: list[str]) -> tuple[bool, bool]:
     """(tied embeddings, whether that was defaulted); a defaulted value adds a note to ``notes``."""
     tie = config.get("tie_word_embeddings")
     if tie is not None and not isinstance(tie, bool):
-        raise ConfigError(f"'tie_word_embeddings' must be true or false, not {tie!r}.",
+        raise ConfigError(f"'tie_word_embeddings' must be true or false, not {as_typed(tie)}.",
                           field="tie_word_embeddings")
     if tie is not None:
         return tie, False

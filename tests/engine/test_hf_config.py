@@ -210,6 +210,13 @@ def test_tie_word_embeddings_given_as_a_string_is_rejected():
     with pytest.raises(ConfigError) as info:
         parse_config(llama_8b(tie_word_embeddings="false"))
     assert info.value.field == "tie_word_embeddings"
+    assert str(info.value) == "'tie_word_embeddings' must be true or false, not \"false\"."
+
+
+def test_a_value_is_echoed_as_it_was_pasted_in_json_not_as_python_reads_it():
+    with pytest.raises(ConfigError) as info:
+        parse_config_text(json.dumps(llama_8b()).replace('"num_hidden_layers": 32', '"num_hidden_layers": true'))
+    assert str(info.value) == "'num_hidden_layers' must be a whole number, not true."
 
 
 def test_model_type_comes_from_architectures_when_absent():
