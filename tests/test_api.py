@@ -348,7 +348,7 @@ def test_model_and_config_together_are_400():
     ('{"inputs": {}, "seed": 3}', "seed", "Unknown key seed in the body"),
     ('{"inputs": [1]}', None, '"inputs" must be a JSON object'),
     ('{"inputs": {"gpus": [1]}}', "gpus", "gpus must be a number"),
-    ('{"inputs": {"gpus": true}}', "gpus", "gpus must be a number, not True."),
+    ('{"inputs": {"gpus": true}}', "gpus", "gpus must be a number, not true."),
     ('{"inputs": {"kv_dtype": 8}}', "kv_dtype", "kv_dtype must be one of"),
     ("[" * 100_000, None, "nested too deeply"),
 ])

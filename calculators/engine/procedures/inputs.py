@@ -145,8 +145,8 @@ def _read_text(spec: InputSpec, raw: Any) -> float:
 
 
 def _coerce_number(spec: InputSpec, raw: Any) -> int | float:
-    if isinstance(raw, bool):
-        raise InputError(f"{spec.name} must be a number, not {raw!r}.", field=spec.name)
+    if isinstance(raw, bool):  # JSON's true/false, named as they were sent
+        raise InputError(f"{spec.name} must be a number, not {str(raw).lower()}.", field=spec.name)
     try:
         number = float(raw)
     except OverflowError:
