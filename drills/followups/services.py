@@ -21,8 +21,12 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import Attempt, FollowUpAttempt, ProblemInstance
 
-#: How many follow-ups the drill page asks after a worked problem.
+#: How many follow-ups the drill page asks after a worked problem (and a review card asks with its problem).
 DRILL_CHAIN_LENGTH = 3
+
+#: The seconds each follow-up adds to a review card's time box (a round's follow-up item is boxed 4 minutes, the
+#: "Follow-ups" preset's ``followup_box_s``).
+FOLLOWUP_BOX_S = 4 * 60
 
 
 def followup_catalog(problem: ProblemInstance) -> Catalog:
@@ -141,3 +145,58 @@ def refusal(text: str, unit: str) -> str | None:
     except AnswerError as error:
         return str(error)
     return None
+
+
+def grade_chain(problem: ProblemInstance, links: Iterable[FollowUp], answers: Mapping[str, str],
+                replies: Iterable[Mapping]) -> list[FollowUpGrade]:
+    """Grade a whole chain answered at once (a review card: the chain is the card). ``answers`` are the typed
+    answers to ``problem`` (the first values, error carried forward from them), ``replies`` one
+    ``{"marked": [keys], "values": {key: text}}`` per link, in order; each link starts from the values the one
+    before left (its ``own``). A link without a reply is graded as nothing marked."""
+    own = first_values(problem, answers)
+    graded: list[FollowUpGrade] = []
+    replies = list(replies)
+    for position, link in enumerate(links):
+        reply = replies[position] if position < len(replies) else {}
+        result = grade_link(link, own, reply.get("marked", []), reply.get("values", {}))
+        graded.append(result)
+        own = result.own
+    return graded
+
+
+def chain_score(problem_score: float, links: Iterable[FollowUpGrade]) -> float:
+    """The score of a problem and its follow-ups together: the mean of the problem's score and each link's
+    (each weighs the same, 0 to 1). Without links it is the problem's score."""
+    scores = [problem_score, *(link.score for link in links)]
+    return sum(scores) / len(scores)
+
+
+def unreadable_replies(links: Iterable[FollowUp], replies: Iterable[Mapping], prefix: str = "fu") -> dict[str, str]:
+    """``<prefix><n>-value-<key>`` → the parser's message for each marked step of link ``n`` whose typed value
+    cannot be read (a blank one is not listed: it is graded unanswered)."""
+    messages: dict[str, str] = {}
+    for position, (link, reply) in enumerate(zip(links, replies)):
+        units = {spec.key: spec.unit for spec in link.result.specs}
+        for key in reply.get("marked", []):
+            if key in units and (message := refusal((reply.get("values") or {}).get(key, ""), units[key])):
+                messages[f"{prefix}{position}-value-{key}"] = message
+    return messages
+
+
+#: How a follow-up's marks are named where it is read back (the round debrief, a review's result).
+MARK_LABELS = {"right": "Right", "left_unmoved": "A moved step left unmoved",
+               "moved_when_still": "A still step marked as moving"}
+
+
+def debrief(stored: FollowUpAttempt, labels: Mapping[str, str]) -> dict:
+    """A stored follow-up as it is read back: ``{"change", "number", "marks_score", "values_score", "score",
+    "marks"}``, each mark with its step's label (from ``labels``, step key → label), whether the step moves, the
+    mark's verdict named (:data:`MARK_LABELS`) and the new value's verdict (``None`` when none was graded)."""
+    graded = stored.grade
+    values = {value["key"]: value for value in graded["values"]}
+    marks = [{**mark, "label": labels.get(mark["key"], mark["key"].replace("_", " ")),
+              "verdict_label": MARK_LABELS.get(mark["verdict"], mark["verdict"]), "value": values.get(mark["key"])}
+             for mark in graded["marks"]]
+    return {"change": stored.change.get("sentence", ""), "number": stored.position + 1,
+            "marks_score": graded["marks_score"], "values_score": graded["values_score"], "score": graded["score"],
+            "marks": marks}

@@ -32,9 +32,11 @@ from django.db.models import Exists, OuterRef
 from calculators.engine.errors import EngineError
 from calculators.engine.grader import Grade
 from calculators.families import FAMILIES
+from drills.followups.services import FOLLOWUP_BOX_S, chain_score, grade_chain, store_link, unreadable_replies
+from drills.followups.services import chain as followup_chain
 from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewLog, ReviewSettings
 from drills.problems.generation import create_problem, draw_problem, unsolvable
-from drills.problems.grading import submit
+from drills.problems.grading import UnreadableAnswers, grade_problem, submit, unreadable_steps
 from drills.reviews.scheduling import _now, rating_for_problem, rating_for_rubric, schedule, time_box_of
 from llm_grading import services as model_grading
 from runbook.models import chapter_text
@@ -212,13 +214,24 @@ def record_graded_review(user, card_id: int, version: int, rating: int, *, grade
 
 
 def record_problem_review(user, card_id: int, version: int, answers: dict[str, str], *,
-                          started_at: datetime | None = None, now: datetime | None = None) -> Outcome:
-    """Grade a template card's variant, store the attempt and record the review rated by the rule.
+                          followups: list[dict] | None = None, started_at: datetime | None = None,
+                          now: datetime | None = None) -> Outcome:
+    """Grade a template card's variant and its follow-up chain, store the attempt and its follow-ups, and record
+    the review rated by the rule from the chain's score (issue 33: the chain is the card).
+
+    ``followups`` holds one ``{"marked": [step keys], "values": {key: text}}`` per link of the variant's chain
+    (:func:`drills.followups.services.chain`), answered on the card with the problem; each link is graded with
+    error carried forward from the candidate's own answers and stored as a :class:`FollowUpAttempt` of the
+    attempt. The log's ``grade`` and the rating are the chain's score
+    (:func:`~drills.followups.services.chain_score`: the problem and each link weigh the same) and the time box
+    grows by :data:`~drills.followups.services.FOLLOWUP_BOX_S` a link. ``None`` (a caller that did not show the
+    chain) grades the problem alone.
 
     Raises :class:`UnreadableAnswers` (and writes nothing: no attempt, no log,
-    the card's version and schedule unchanged) when a typed step cannot be read.
-    A page older than the card's version still gets the review already recorded,
-    whatever it typed: there is nothing left to correct.
+    the card's version and schedule unchanged) when a typed step or a marked
+    follow-up's value cannot be read; a follow-up's message is keyed
+    ``fu<n>-value-<key>``. A page older than the card's version still gets the
+    review already recorded, whatever it typed: there is nothing left to correct.
     """
     now = _now(now)
     review_settings = ReviewSettings.stored_for(user)
@@ -229,10 +242,25 @@ def record_problem_review(user, card_id: int, version: int, answers: dict[str, s
         problem = problem_for(card)
         duration = _duration_ms(started_at, now)
         seconds = duration / 1000 if duration is not None else None
+        links = followup_chain(problem) if followups is not None else ()
+        replies = list(followups or ())
+        refused = unreadable_replies(links, replies)
+        if refused:  # nothing is written: the problem's unreadable steps are named with the follow-ups'
+            problem_refused = unreadable_steps(grade_problem(problem, answers))
+            raise UnreadableAnswers({**problem_refused, **refused})
 
         def review(graded: Grade, attempt: Attempt | None) -> Outcome:
-            rating = rating_for_problem(graded.score, seconds, time_box_of(card.item, len(graded.steps)))
-            return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=graded.score,
+            linked = grade_chain(problem, links, answers, replies)
+            for position, result in enumerate(linked):
+                if attempt is not None:
+                    store_link(user, problem, position, result, attempt, replies[position].get("marked", []),
+                               replies[position].get("values", {}))
+            score = chain_score(graded.score, linked)
+            box = time_box_of(card.item, len(graded.steps))
+            if box and linked:
+                box += FOLLOWUP_BOX_S * len(linked)
+            rating = rating_for_problem(score, seconds, box)
+            return _write(card, version, rating, now, review_settings, duration_ms=duration, grade=score,
                           suggested_rating=rating, problem=problem, attempt=attempt)
 
         # Unreadable steps are checked before anything is written (strict): a typo is the candidate's to fix,

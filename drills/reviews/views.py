@@ -24,10 +24,9 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django_htmx.http import HttpResponseClientRedirect
 
 from accounts.timezones import remember_time_zone
-from drills.followups.services import next_link
-from drills.models import BankItem, Card, ReviewLog, ReviewSettings, StepAnswer
-from drills.problems.followup_views import followup_context
-from drills.problems.forms import AnswerForm, read_start, sign_start
+from drills.followups.services import FOLLOWUP_BOX_S, chain, debrief
+from drills.models import BankItem, Card, FollowUpAttempt, ReviewLog, ReviewSettings, StepAnswer
+from drills.problems.forms import AnswerForm, FollowUpForm, read_start, sign_start
 from drills.problems.grading import UnreadableAnswers
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.exports import deck_csv, history_csv
@@ -103,8 +102,32 @@ def rubric_points(rubric, form) -> list[tuple[str, str, bool]]:
     return [(str(index), point, index in ticked or str(index) in ticked) for index, point in enumerate(rubric)]
 
 
+def followup_forms(problem, data=None) -> list[FollowUpForm]:
+    """One :class:`FollowUpForm` per link of ``problem``'s chain, prefixed ``fu<n>`` (the chain is the card:
+    its follow-ups are answered on the card with the problem, issue 33), bound to ``data`` when given."""
+    return [FollowUpForm(link, data, prefix=f"fu{position}") for position, link in enumerate(chain(problem))]
+
+
+def followup_replies(forms: list[FollowUpForm]) -> list[dict]:
+    """Each follow-up form's ``{"marked": [keys], "values": {key: text}}`` (forms already validated)."""
+    return [{"marked": form.marked(), "values": form.answers()} for form in forms]
+
+
+def _followup_sections(forms: list[FollowUpForm]) -> list[dict]:
+    sections = []
+    for position, form in enumerate(forms):
+        marked = set(form.marked()) if form.is_bound and hasattr(form, "cleaned_data") else set()
+        sections.append({"number": position + 1, "prefix": form.prefix, "link": form.link,
+                         "marks_name": form["marked"].html_name,
+                         "rows": [{"key": spec.key, "label": spec.label, "unit": spec.unit, "spec": spec,
+                                   "marked": spec.key in marked, "field": form[f"value-{spec.key}"]}
+                                  for spec in form.link.result.specs]})
+    return sections
+
+
 def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None, stage: str = "answer",
-                  review_settings: ReviewSettings | None = None, grading: Grading | None = None) -> dict:
+                  review_settings: ReviewSettings | None = None, grading: Grading | None = None,
+                  followups: list[FollowUpForm] | None = None) -> dict:
     # Nothing is ticked or suggested yet when the card is shown: the ratings partial reads these names, and a
     # name missing from the context costs the template a raised and logged lookup failure at each use.
     context = {"card": card, "item": card.item, "stage": stage, "rating_rule": RATING_RULE,
@@ -115,11 +138,13 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
         problem = drawn_problem(card)
         solution = problem.solve()
         form = form or AnswerForm(solution.specs, initial={"started": sign_start(now)})
+        forms = followups if followups is not None else followup_forms(problem)
         context.update({
+            "followups": _followup_sections(forms),
             "problem": problem, "solution": solution, "statement": statement(problem, solution),
             "facts": problem_facts(problem), "form": form, "kind": "problem",
             "rows": [{"field": form[spec.key], "spec": spec} for spec in solution.specs],
-            "time_box": time_box_of(card.item, len(solution.specs)),
+            "time_box": _card_box(card.item, len(solution.specs), len(forms)),
         })
     else:
         form = form or OpenAnswerForm(initial={"version": card.version, "started": sign_start(now)})
@@ -129,6 +154,12 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
         if stage == "revealed" and card.item.rubric:  # the rubric is listed, to tick, once the answer is shown
             context["rubric_points"] = rubric_points(card.item.rubric, form)
     return context
+
+
+def _card_box(item: BankItem, steps: int, links: int) -> int | None:
+    """A problem card's time box: its problem's, and :data:`FOLLOWUP_BOX_S` more a follow-up."""
+    box = time_box_of(item, steps)
+    return box + FOLLOWUP_BOX_S * links if box else box
 
 
 def _show(request: HttpRequest, card: Card | None, review_settings: ReviewSettings, now: datetime, left: int,
@@ -274,15 +305,25 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     except Undrawable:
         return redirect("reviews:card", pk=current.pk)  # which passes it over, with the sentence
     form = AnswerForm(problem.solve().specs, request.POST)
+    asked = followup_forms(problem, request.POST)
+    followups = followup_replies(asked) if all([form.is_valid(), *(f.is_valid() for f in asked)]) else []
     if form.is_valid() and version >= 0:
         try:
+            # The follow-ups are graded with the problem when the card showed them (a page from before the chain
+            # was on the card sends none: its problem is graded alone).
             outcome = record_problem_review(request.user, current.pk, version, form.answers(),
+                                            followups=followups if "present_followups" in request.POST else None,
                                             started_at=read_start(form.cleaned_data.get("started")), now=now)
         except UnreadableAnswers as unreadable:
             # Nothing was recorded: the card comes back with every box as typed (the bound form) and the
             # signed start time it was first shown at, so the review's duration still counts from then.
             for key, message in unreadable.messages.items():
-                form.add_error(key, message)
+                prefix, _, field = key.partition("-")
+                position = prefix[2:]
+                if prefix.startswith("fu") and field and position.isdecimal() and int(position) < len(asked):
+                    asked[int(position)].add_error(field, message)
+                else:
+                    form.add_error(key, message)
             form.add_error(None, str(unreadable))
         else:
             _report(request, outcome)
@@ -292,10 +333,11 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
             return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
     if request.htmx:
         # As reveal: the #card partial alone, the sidebar left as it is (nothing was recorded).
-        return render(request, "reviews/review.html#card", _card_context(request, current, now, form=form))
+        return render(request, "reviews/review.html#card", _card_context(request, current, now, form=form,
+                                                                           followups=asked))
     review_settings = ReviewSettings.for_user(request.user)
     return _show(request, current, review_settings, now, due_count(request.user, now, review_settings),
-                 form=form)
+                 form=form, followups=asked)
 
 
 def _report(request: HttpRequest, outcome) -> None:
@@ -327,11 +369,14 @@ def result(request: HttpRequest, pk: int) -> HttpResponse:
         context.update({"problem": log.problem, "statement": statement(log.problem, solution),
                         "steps": StepAnswer.objects.filter(attempt=log.attempt) if log.attempt else [],
                         "labels": {spec.key: spec.label for spec in solution.specs},
-                        "time_box": time_box_of(log.item, len(solution.specs)) if log.item else None})
-        if log.attempt is not None and log.problem.created_by_id == request.user.pk:
-            # The interviewer follows up on the card's problem (issue 33 item 1): the next link not answered yet.
-            context["followup"] = followup_context(request, log.problem, next_link(request.user, log.problem,
-                                                                                    log.attempt))
+                        "time_box": None})
+        if log.attempt is not None:
+            # The card's chain, as answered with the problem (issue 33: the chain is the card).
+            labels = context["labels"]
+            context["followups"] = [debrief(stored, labels) for stored in
+                                    FollowUpAttempt.objects.filter(attempt=log.attempt).order_by("position", "pk")]
+        if log.item is not None:
+            context["time_box"] = _card_box(log.item, len(solution.specs), len(context.get("followups", ())))
     return _render(request, "reviews/result.html", context, review_settings)
 
 

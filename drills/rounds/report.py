@@ -9,6 +9,7 @@ from datetime import datetime
 from django.utils.dateparse import parse_datetime
 
 from calculators.engine.mistakes import MISCONCEPTIONS
+from drills.followups.services import debrief
 from drills.models import BankItem, Card, CritiqueMark, Round, RoundItem, StepAnswer
 from drills.reviews.scheduling import HARD_BELOW, add_to_deck
 
@@ -138,26 +139,13 @@ def report_for(round_: Round) -> Report:
                   earlier_mean=sum(scored) / len(scored) if scored else None)
 
 
-#: How the debrief names a follow-up's wrong marks.
-MARK_LABELS = {"right": "Right", "left_unmoved": "A moved step left unmoved",
-               "moved_when_still": "A still step marked as moving"}
-
-
 def followup_debrief(item: RoundItem) -> dict | None:
-    """A graded follow-up item as the debrief shows it: ``{"change", "number", "marks_score", "values_score",
-    "score", "steps": [...], "marks": [...]}``, each step with its label, whether it moves, the mark and the value's
-    verdict; ``None`` for any other item or one not graded."""
+    """A graded follow-up item as the debrief shows it (:func:`drills.followups.services.debrief`); ``None`` for
+    any other item or one not graded."""
     if not item.is_followup or item.followup_attempt is None:
         return None
-    graded = item.followup_attempt.grade
     labels = ({spec.key: spec.label for spec in item.problem.solve().specs} if item.problem is not None else {})
-    values = {value["key"]: value for value in graded["values"]}
-    marks = [{**mark, "label": labels.get(mark["key"], mark["key"].replace("_", " ")),
-              "verdict_label": MARK_LABELS.get(mark["verdict"], mark["verdict"]), "value": values.get(mark["key"])}
-             for mark in graded["marks"]]
-    return {"change": item.followup_attempt.change.get("sentence", ""), "number": (item.followup or 0) + 1,
-            "marks_score": graded["marks_score"], "values_score": graded["values_score"], "score": graded["score"],
-            "marks": marks}
+    return {**debrief(item.followup_attempt, labels), "number": (item.followup or 0) + 1}
 
 
 def add_review_items(user, round_: Round, item_ids, now: datetime | None = None) -> int:

@@ -95,6 +95,17 @@ def due_ladder(content, candidate):
     return Card.objects.get(user=candidate, item=item)
 
 
+def answer_the_chain(form, problem) -> None:
+    """Tick the moving steps of each follow-up the card asks with its problem and type their new values (the
+    chain is the card, issue 33)."""
+    from drills.followups.services import chain
+
+    for position, link in enumerate(chain(problem)):
+        for key in link.moves:
+            form.locator(f"#fu{position}-mark-{key}").check()
+            form.locator(f"input[name='fu{position}-value-{key}']").fill(repr(link.result.values[key]))
+
+
 def test_a_typo_in_a_problem_review_is_sent_back_in_place_and_the_fix_is_recorded(live_server, page, candidate,
                                                                                   due_ladder):
     """Step 1 typed "7O GiB" (letter O), step 2 "65,5": nothing recorded, the card swapped back (htmx) with the
@@ -109,6 +120,7 @@ def test_a_typo_in_a_problem_review_is_sent_back_in_place_and_the_fix_is_recorde
     form = page.locator("#review-card .review-problem-form")
     for key, value in {**right, "card_gib": "7O GiB", "usable_gib": "65,5"}.items():
         form.locator(f"input[name='{key}']").fill(value)
+    answer_the_chain(form, drawn_problem(due_ladder))
     page.evaluate("window.__noReload = 'still here'")
     with page.expect_response(lambda r: r.request.method == "POST" and "/answer/" in r.url) as response:
         form.get_by_role("button", name="Grade and record").click()
@@ -147,6 +159,7 @@ def test_without_javascript_a_typo_in_a_problem_review_comes_back_as_a_page(live
     form = page.locator("#review-card .review-problem-form")
     for key, value in {**right, "usable_gib": "65,5"}.items():
         form.locator(f"input[name='{key}']").fill(value)
+    answer_the_chain(form, drawn_problem(due_ladder))
     with page.expect_navigation():
         form.get_by_role("button", name="Grade and record").click()
     expect(form.locator(".review-not-recorded")).to_contain_text("1 answer could not be read")

@@ -1,47 +1,104 @@
-"""A problem card's review ends with the interviewer's follow-ups on its variant (issue 33 item 1): the result
-page asks the chain's next link, which posts to the drill's follow-up address and is stored.
+"""A problem card's follow-up chain is part of the card (issue 33 item 1, DESIGN §14): the card asks its
+variant's chain with the problem, each link is graded with error carried forward and stored with the review's
+attempt, and the chain's score (the problem and each link weigh the same) is the rating that FSRS schedules.
 
-The change drawn depends on the catalog, so the answers are read from the engine (``chain``); the hand-derived
-values are in tests/engine/test_followup.py.
+The change drawn depends on the catalog, so the links' right answers are read from the engine (``chain``); the
+hand-derived values are in tests/engine/test_followup.py. The schedule is fsrs's own: no mock.
 """
 
 from __future__ import annotations
 
 import html
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from fsrs import State
 
 from drills.followups.services import chain
 from drills.models import Card, FollowUpAttempt
-from drills.reviews.scheduling import add_to_deck
+from drills.reviews.scheduling import AGAIN, EASY, GOOD, add_to_deck, next_outcomes
 from drills.reviews.services import problem_for, record_problem_review
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_review_result_follows_up_link_after_link(bank, candidate, candidate_client, h):
+def right_replies(problem) -> list[dict]:
+    """Every link answered right: the moving steps marked, with their exact new values."""
+    return [{"marked": list(link.moves), "values": {key: repr(link.result.values[key]) for key in link.moves}}
+            for link in chain(problem)]
+
+
+def wrong_replies(problem) -> list[dict]:
+    """Every link answered wrong: the still steps marked (each mark wrong) with a value no step has."""
+    return [{"marked": list(link.still), "values": {key: "7777777" for key in link.still}}
+            for link in chain(problem)]
+
+
+def test_a_card_answered_with_its_chain_stores_the_links_and_rates_by_the_chain(bank, candidate, h):
     add_to_deck(candidate, [bank["ladder"]], now=h.T0)
     card = Card.objects.get(user=candidate)
     problem = problem_for(card)
-    outcome = record_problem_review(candidate, card.pk, 0, h.answers(problem), now=h.T0)
-    result_url = reverse("reviews:result", args=[outcome.log.pk])
     links = chain(problem)
-    page = html.unescape(candidate_client.get(result_url).content.decode())
-    assert links[0].change.sentence in page and "Follow-up 1 of" in page
-    assert FollowUpAttempt.objects.count() == 0  # reading the result stores nothing
+    assert len(links) >= 2
+    outcome = record_problem_review(candidate, card.pk, 0, h.answers(problem), followups=right_replies(problem),
+                                    started_at=h.T0 - timedelta(seconds=90), now=h.T0)
+    log = outcome.log
+    assert (log.grade, log.rating) == (1.0, EASY)
+    stored = list(FollowUpAttempt.objects.filter(attempt=log.attempt).order_by("position"))
+    assert [f.position for f in stored] == list(range(len(links))) and all(f.score == 1.0 for f in stored)
+    assert [f.change["sentence"] for f in stored] == [link.change.sentence for link in links]
 
-    url = reverse("drills:followup", args=["ladder", problem.pk])
-    link = links[0]
-    done = candidate_client.post(url, {"phase": "values", "link": "0", "marked": list(link.moves),
-                                       **{f"value-{k}": repr(link.result.values[k]) for k in link.moves}})
-    assert "Score 100 %" in html.unescape(done.content.decode())
-    stored = FollowUpAttempt.objects.get()
-    assert stored.attempt == outcome.log.attempt and stored.score == 1.0
 
-    # Opened again, the result asks the next link of the chain.
-    again = html.unescape(candidate_client.get(result_url).content.decode())
-    assert links[1].change.sentence in again and "Follow-up 2 of" in again
+def test_right_on_the_problem_but_wrong_on_the_follow_ups_is_a_lapse(bank, candidate, h):
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    first = problem_for(card)
+    record_problem_review(candidate, card.pk, 0, h.answers(first), followups=right_replies(first),
+                          started_at=h.T0 - timedelta(seconds=90), now=h.T0)
+    card.refresh_from_db()
+    assert card.state == State.Review.value and card.lapses == 0  # Easy took the new card straight to review
+
+    later = card.due
+    problem = problem_for(card)
+    good = next_outcomes(card, h.settings(candidate), later)[GOOD]
+    outcome = record_problem_review(candidate, card.pk, 1, h.answers(problem), followups=wrong_replies(problem),
+                                    started_at=later - timedelta(seconds=90), now=later)
+    log = outcome.log
+    links = len(chain(problem))
+    # Every step of the problem right (1), every link 0 (each mark wrong, each value wrong): 1 / (1 + links).
+    assert log.attempt.score == 1.0 and log.grade == pytest.approx(1 / (1 + links)) and log.rating == AGAIN
+    card.refresh_from_db()
+    assert card.lapses == 1 and card.state == State.Relearning.value  # fsrs's lapse, not the problem's Easy
+    assert card.due - later < timedelta(hours=1) < good.interval  # relearning in minutes; Good would be days
+    assert all(f.score == 0.0 for f in FollowUpAttempt.objects.filter(attempt=log.attempt))
+
+
+def test_the_card_page_asks_the_chain_and_the_result_reads_it_back(bank, candidate, candidate_client, h):
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    page = html.unescape(candidate_client.get(reverse("reviews:card", args=[card.pk])).content.decode())
+    assert "Then the interviewer follows up" in page and 'name="present_followups"' in page
+    problem = problem_for(card)
+    links = chain(problem)
+    assert all(link.change.sentence in page for link in links)
+    assert FollowUpAttempt.objects.count() == 0  # showing the card stores nothing
+
+    data = {"version": "0", "present_followups": "1", **h.answers(problem)}
+    for position, reply in enumerate(right_replies(problem)):
+        data[f"fu{position}-marked"] = reply["marked"]
+        data.update({f"fu{position}-value-{key}": text for key, text in reply["values"].items()})
+    data["fu0-value-" + links[0].moves[0]] = "12 foo"  # an unreadable new value records nothing
+    refused = html.unescape(candidate_client.post(reverse("reviews:answer", args=[card.pk]), data).content.decode())
+    assert "Nothing was recorded" in refused and "12 foo" in refused and FollowUpAttempt.objects.count() == 0
+
+    data["fu0-value-" + links[0].moves[0]] = repr(links[0].result.values[links[0].moves[0]])
+    done = candidate_client.post(reverse("reviews:answer", args=[card.pk]), data)
+    assert done.status_code == 302
+    result = html.unescape(candidate_client.get(done["Location"]).content.decode())
+    assert FollowUpAttempt.objects.count() == len(links)
+    assert "The follow-ups" in result and all(link.change.sentence in result for link in links)
+    assert f"Follow-up {len(links)}:" in result
 
 
 def test_an_open_card_has_no_follow_up(bank, candidate, candidate_client, h):
@@ -50,4 +107,5 @@ def test_an_open_card_has_no_follow_up(bank, candidate, candidate_client, h):
     add_to_deck(candidate, [bank["kv-fp8"]], now=h.T0)
     card = Card.objects.get(user=candidate)
     log = record_open_review(candidate, card.pk, 0, 3, answer="Halves it.", now=h.T0).log
-    assert 'id="followup"' not in candidate_client.get(reverse("reviews:result", args=[log.pk])).content.decode()
+    page = candidate_client.get(reverse("reviews:result", args=[log.pk])).content.decode()
+    assert 'id="review-followups"' not in page
