@@ -10,7 +10,9 @@ outputs. Two forms of it run side by side, each ``N`` times interleaved so
 they see the same machine noise:
 
 - ``poisson``: the simulator's own Poisson arrivals (seed 0, about 11,750 requests);
-- ``trace``: a trace of exactly 12,000 requests, one every 50 ms.
+- ``trace``: a trace of exactly 12,000 requests, one every 50 ms;
+- ``closed``: a closed loop of 64 clients (``--concurrency 64``, staggered and drifting as §13 has them) for the
+  same ten minutes and lengths.
 
 Then one run is profiled (cProfile) and its time split by where it goes:
 the step model, the scheduler's plan and commit, the event loop, the
@@ -43,6 +45,7 @@ from calculators.sim.run import simulate  # noqa: E402
 TARGET = 200.0
 DURATION_S = 600.0
 WORKLOAD = {"rate": 20, "duration_s": DURATION_S, "prompt_tokens": 512, "output_tokens": 256, "seed": 0}
+CLOSED = {**WORKLOAD, "rate": None, "concurrency": 64}
 TRACE = "arrival_s,prompt_tokens,output_tokens\n" + "".join(f"{i * 0.05:.2f},512,256\n" for i in range(12_000))
 
 # Where the time goes: profile entries grouped by the function that owns them.
@@ -115,10 +118,11 @@ def main() -> int:
     parser.add_argument("--no-command", action="store_true", help="skip the manage.py subprocess runs")
     options = parser.parse_args()
 
-    walls: dict[str, list[float]] = {"poisson": [], "trace": []}
+    walls: dict[str, list[float]] = {"poisson": [], "trace": [], "closed": []}
     summaries = {}
     for _ in range(options.repeat):
-        for name, raw in (("poisson", WORKLOAD), ("trace", {**WORKLOAD, "trace": TRACE, "rate": None})):
+        for name, raw in (("poisson", WORKLOAD), ("trace", {**WORKLOAD, "trace": TRACE, "rate": None}),
+                          ("closed", CLOSED)):
             seconds, result = timed(raw)
             walls[name].append(seconds)
             summaries[name] = result["summary"]

@@ -21,11 +21,13 @@ preemptions in it.
 from __future__ import annotations
 
 import heapq
+import random
 from dataclasses import replace
 from typing import Any
 
 from calculators.engine.catalog import Catalog
 from calculators.engine.errors import InputError
+from calculators.engine.step_model import step_ms
 
 from .config import band_setups, build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
@@ -80,6 +82,24 @@ def utilisation(inputs: dict, workload, series: dict) -> float:
     return sum(series["running"]) / len(series["running"]) / capacity
 
 
+def closed_timing(inputs: dict, workload, setup) -> tuple[float, float]:
+    """A closed loop's ``(cycle, decode step)``, estimated before the run (ms). The decode step is one replica's
+    holding its share of the clients (⌈clients ÷ replicas⌉, at most ``max_num_seqs``) at the mean context (prompt
+    + half the output); the cycle is one request's service time, the mean prompt prefilled alone in chunks of the
+    step's token budget and its ``output − 1`` further tokens in such decode steps, plus the think time. The
+    clients' first requests are staggered over the cycle (:func:`.workload.client_stagger`); a client's turnaround
+    is drawn within the decode step (:data:`TURNAROUND`)."""
+    replica = setup.replica
+    prompt, output = inputs["prompt_tokens"], inputs["output_tokens"]
+    budget = inputs["max_batched_tokens"]
+    prefill = sum(step_ms(replica, decode_batch=0, decode_context_tokens=0,
+                          prefill_chunks=[(min(budget, prompt - start), start)]).step_ms
+                  for start in range(0, prompt, budget))
+    batch = min(inputs["max_num_seqs"], -(-workload.concurrency // inputs["replicas"]))
+    decode = step_ms(replica, decode_batch=batch, decode_context_tokens=batch * (prompt + output // 2)).step_ms
+    return prefill + (output - 1) * decode + workload.think_ms, decode
+
+
 def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, band: bool = True) -> dict:
     """Simulate ``workload`` on the replicas ``setup`` describes, with cleaned ``inputs``;
     returns ``{"summary", "series"}``. The summary's ``utilisation`` is :func:`utilisation`; above
@@ -98,8 +118,12 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, ba
     records = Records(count)
     closed = workload.concurrency is not None
     released = workload.concurrency or 0
+    pending: list[float] = []  # a closed loop's sends not yet arrived, a heap: first requests, then the next ones
     if closed:
         records.finished = []
+        cycle, turnaround = closed_timing(inputs, workload, setup)
+        pending = [share * cycle for share in workload.stagger]  # rising: already a heap
+        draw = random.Random(f"{inputs['seed']}:turnaround").random
     engines = [ReplicaEngine(setup.replica, setup.blocks, setup.block_size, inputs["max_batched_tokens"],
                              inputs["max_num_seqs"], records, inputs["capacity_policy"])
                for _ in range(inputs["replicas"])]
@@ -115,13 +139,18 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, ba
     waking: list[int] = []  # replicas given a request at this instant
     step_limit = infinity if max_steps is None else max_steps // replicas
     while True:
-        next_arrival = arrivals[index] if index < count else infinity
+        if closed:
+            next_arrival = pending[0] if pending else infinity
+        else:
+            next_arrival = arrivals[index] if index < count else infinity
         next_step = steps[0][0] if steps else infinity
         now = min(next_arrival, next_step)
         if now >= end_ms:
             break
         series.advance(now)
         if next_arrival <= next_step:
+            if closed:
+                arrivals[index] = heapq.heappop(pending)
             if replicas == 1 or router == "round-robin":
                 target = index % replicas
             elif router == "least-loaded":
@@ -132,7 +161,8 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, ba
                 waking.append(target)
             engines[target].enqueue(Sequence(index, prompts[index], outputs[index], shared[index], groups[index]))
             index += 1
-            if index == count or arrivals[index] > now:  # arrivals at one instant join one step
+            if (not pending or pending[0] > now) if closed else (index == count or arrivals[index] > now):
+                # arrivals at one instant join one step
                 for target in waking:
                     engine = engines[target]
                     if not engine.busy:
@@ -156,7 +186,7 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, ba
                     # plans its next step only after arrivals at this instant, so they can join it.
                     for _ in records.finished:
                         if released < count:
-                            arrivals[released] = now + workload.think_ms
+                            heapq.heappush(pending, now + workload.think_ms + draw() * turnaround)
                             released += 1
                     records.finished.clear()
                     engine.resume = True

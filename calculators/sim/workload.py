@@ -52,6 +52,7 @@ class Workload:
     rate_req_s: float | None
     concurrency: int | None = None  # closed loop: this many clients, each sending when its last request ends
     think_ms: float = 0.0
+    stagger: tuple = ()  # closed loop: when each client sends its first request, as a share of one cycle
 
     def __len__(self) -> int:
         return len(self.arrival_ms)
@@ -108,28 +109,40 @@ def generate(inputs: dict, rate: float | None = None) -> Workload:
     return Workload(arrivals, prompts, outputs, groups, _shared(prompts, prefix), duration_s * 1000, rate)
 
 
+def client_stagger(clients: int, seed: int) -> tuple[float, ...]:
+    """When each of ``clients`` closed-loop clients sends its first request, as a share of one cycle (one
+    request's service time plus the think time; the run sets the cycle): client ``k`` at ``(k + u_k − u_0) ÷
+    clients``, ``u_k`` uniform in [0, 1) drawn from ``seed`` (stream ``{seed}:clients``), so the first sends at 0,
+    one client starts in each ``1 ÷ clients`` of the cycle, and the shares rise with ``k`` (docs/architecture.md
+    §13: real clients drift apart; a run of fixed lengths started in lock-step would never leave it)."""
+    rng = random.Random(f"{seed}:clients")
+    draws = [rng.random() for _ in range(clients)]
+    return tuple((k + u - draws[0]) / clients for k, u in enumerate(draws))
+
+
 def _closed(inputs: dict, duration_s: float, seed: int) -> Workload:
-    """A closed loop's requests: ``concurrency`` clients send at 0 s, and each sends its next request
-    ``think_time_s`` after its last one ends (the run sets those arrival times as requests finish; the
-    ones never sent keep an infinite arrival). Lengths and groups are drawn as an open loop's, for the
-    most requests a run may serve (:data:`MAX_REQUESTS`)."""
+    """A closed loop's requests: ``concurrency`` clients, staggered over one cycle (:func:`client_stagger`), each
+    sending its next request ``think_time_s`` after its last one ends (the run sets every arrival time, in the
+    order requests are sent; the ones never sent keep an infinite arrival). Lengths and groups are drawn as an
+    open loop's, for the most requests a run may serve (:data:`MAX_REQUESTS`)."""
     count = MAX_REQUESTS
     clients = min(inputs["concurrency"], count)
-    arrivals = [0.0] * clients + [math.inf] * (count - clients)
+    arrivals = [math.inf] * count
     prompts = _lengths(random.Random(f"{seed}:prompts"), inputs["prompt_tokens"], inputs["prompt_dist"], count)
     outputs = _lengths(random.Random(f"{seed}:outputs"), inputs["output_tokens"], inputs["output_dist"], count)
     groups_rng = random.Random(f"{seed}:groups")
     groups = [groups_rng.randrange(PREFIX_GROUPS) for _ in range(count)]
     prefix = round(inputs["prefix_fraction"] * inputs["prompt_tokens"])
     return Workload(arrivals, prompts, outputs, groups, _shared(prompts, prefix), duration_s * 1000, None,
-                    concurrency=clients, think_ms=inputs["think_time_s"] * 1000)
+                    concurrency=clients, think_ms=inputs["think_time_s"] * 1000,
+                    stagger=client_stagger(clients, seed))
 
 
 def sent(workload: Workload, count: int) -> Workload:
     """The first ``count`` requests of ``workload`` (a closed loop's, those it sent)."""
     return Workload(workload.arrival_ms[:count], workload.prompt[:count], workload.output[:count],
                     workload.group[:count], workload.shared[:count], workload.duration_ms, workload.rate_req_s,
-                    workload.concurrency, workload.think_ms)
+                    workload.concurrency, workload.think_ms, workload.stagger)
 
 
 def _trace_number(row: int, name: str, text: str, *, whole: bool) -> float:
