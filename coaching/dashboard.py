@@ -10,7 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db.models import Count, Min, Q
+from django.db.models import Avg, Count, Min, Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
@@ -18,7 +18,7 @@ from django.utils.formats import date_format
 from accounts.roles import oversees_all
 from calculators.engine.mistakes import MISCONCEPTIONS
 from core.csv_export import write_csv
-from drills.models import Card, ReviewLog, StepAnswer
+from drills.models import Card, FollowUpAttempt, ReviewLog, StepAnswer
 
 from . import services
 from .access import candidates_of, cohorts_of
@@ -174,6 +174,33 @@ def review_activity(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) 
             for row in rows}
 
 
+@dataclass(frozen=True)
+class FollowUpScores:
+    """One candidate's follow-ups (issue 33): how many links answered, the share of their step marks right
+    (which steps move) and the mean credit of their new values, each link weighing the same."""
+
+    count: int = 0
+    marks: float | None = None
+    values: float | None = None
+
+    def text(self) -> str:
+        """"marks 75% · values 60% (of 8)", blank without any follow-up."""
+        if not self.count:
+            return ""
+        return f"marks {pct(self.marks)} · values {pct(self.values)} (of {self.count})"
+
+
+def followup_scores(user_ids, hidden: HiddenWork = HiddenWork()) -> dict[int, FollowUpScores]:
+    """Per candidate, in one query: their graded follow-ups (drill page, review cards, rounds) as
+    :class:`FollowUpScores`. ``hidden`` leaves out the follow-ups of attempts the coach may not see (a chain
+    follows up an attempt; one done for another coach's assignment is that coach's)."""
+    found = FollowUpAttempt.objects.filter(user_id__in=user_ids)
+    if hidden.attempt_ids:
+        found = found.exclude(attempt_id__in=hidden.attempt_ids)
+    rows = found.values("user_id").annotate(count=Count("pk"), marks=Avg("marks_score"), values=Avg("values_score"))
+    return {row["user_id"]: FollowUpScores(row["count"], row["marks"], row["values"]) for row in rows}
+
+
 @dataclass
 class Overview:
     """The dashboard: its tables, who is falling behind, the coach's cohorts and how many candidates they hold,
@@ -214,6 +241,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     progress = services.progress_for(pairs, now, users=who, hidden=hidden)
     mistakes = misconception_counts(who, now, hidden)
     activity = review_activity(who, now, hidden)
+    chains = followup_scores(who, hidden)
 
     tables = []
     for group in cohorts:
@@ -242,6 +270,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     summary = Table("candidates", "Candidates", ["Candidate", "Assignments done", "Late", "Mean score",
                                                  "Time on assignments", f"Reviews ({RETENTION_DAYS} days)",
                                                  f"Retention (learned cards, {RETENTION_DAYS} days)",
+                                                 "Follow-ups (marks · new values right)",
                                                  "Top misconceptions (last 14 days vs the 14 before)"])
     behind = []
     by_candidate = defaultdict(list)
@@ -263,6 +292,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
             Cell(str(reviews.total)),
             # The share alone can mislead (100 % of one review): say how many learned-card reviews it rests on.
             Cell(f"{pct(share)} of {reviews.learned}" if share is not None else ""),
+            Cell(chains.get(user.pk, FollowUpScores()).text()),
             Cell("; ".join(f"{m['name']} ×{m['total']} ({m['recent']} vs {m['before']}, {m['trend']})" for m in top)),
         ])
         reasons = []

@@ -15,7 +15,7 @@ from core.forms import CheckedLengthField
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 
-from .services import CoachingError, check_fixed_inputs, parse_fixed_inputs, unknown_misconceptions
+from .services import FOLLOWUP_CHOICES, CoachingError, check_fixed_inputs, parse_fixed_inputs, unknown_misconceptions
 
 
 def _lines(text: str) -> list[str]:
@@ -231,6 +231,12 @@ class AddTemplateForm(forms.Form):
                                        label="Context limit (tokens)", help_text="Blank: drawn.",
                                        widget=forms.TextInput(attrs={"class": "form-control form-control-sm",
                                                                      "inputmode": "numeric"}))
+    followups = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=0, label="Follow-ups",
+        choices=[("", "None: the problem alone"),
+                 *((str(n), f"A chain of {n}: the interviewer changes one input {n} times") for n in FOLLOWUP_CHOICES)],
+        help_text="After the problem, which steps move and their new values; done when the chain is answered.",
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
     fixed_inputs = forms.CharField(
         required=False, max_length=2_000, label="Other fixed inputs (JSON, optional)",
         widget=forms.TextInput(attrs={"class": "form-control form-control-sm",

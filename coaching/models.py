@@ -6,7 +6,8 @@
   :class:`Membership` ties them to one of the coach's cohorts.
 - A :class:`QuestionSet` is an ordered list of :class:`SetEntry` rows: a bank
   item (open question, design prompt, critique drill), a problem template with
-  optional fixed inputs, or a round preset (:class:`drills.models.RoundTemplate`).
+  optional fixed inputs and an optional chain of follow-ups (issue 33), or a round
+  preset (:class:`drills.models.RoundTemplate`).
 - An :class:`Assignment` gives a set to one candidate or to a cohort, with a
   due time and an optional time limit (which makes it a timed round).
 - A :class:`Work` row records what an assignment started for a candidate (the
@@ -117,6 +118,9 @@ class SetEntry(models.Model):
                                     help_text='Problem templates: inputs held fixed, e.g. {"model": "llama-3.1-70b"}.')
     round_template = models.ForeignKey("drills.RoundTemplate", null=True, blank=True, on_delete=models.CASCADE,
                                        related_name="+")
+    followups = models.PositiveSmallIntegerField(
+        default=0, help_text="Problem templates: how many follow-ups the interviewer asks on the drawn problem's "
+                             "stack (0: none; 2 to 4: a follow-up chain, done when the chain is answered).")
 
     class Meta:
         ordering = ["question_set", "position", "pk"]
@@ -131,8 +135,11 @@ class SetEntry(models.Model):
 
     @property
     def kind(self) -> str:
-        """``open``, ``problem``, ``critique``, ``design`` (the item's kind) or ``round``."""
-        return self.item.kind if self.item_id else "round"
+        """``open``, ``problem``, ``critique``, ``design`` (the item's kind), ``followups`` (a problem template
+        with a follow-up chain) or ``round``."""
+        if not self.item_id:
+            return "round"
+        return "followups" if self.followups and self.item.kind == "problem" else self.item.kind
 
     @property
     def label(self) -> str:
@@ -143,6 +150,8 @@ class SetEntry(models.Model):
         text = item_title(self.item, 90)
         if self.fixed_inputs:
             text += " (" + ", ".join(fixed_input_phrase(k, v) for k, v in sorted(self.fixed_inputs.items())) + ")"
+        if self.followups:
+            text += f", then a chain of {self.followups} follow-ups"
         return text
 
 

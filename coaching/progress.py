@@ -119,10 +119,16 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
     round_ids = [w.round_id for w in works if w.round_id]
     rounds = {r.pk: r for r in Round.objects.filter(pk__in=round_ids)}
     round_items: dict[int, list] = defaultdict(list)
-    # A follow-up item shares its problem's bank item: the problem's own row is the entry's (issue 33 item 1).
-    for row in RoundItem.objects.filter(round_id__in=round_ids, followup__isnull=True).order_by("position").values(
-            "round_id", "item_id", "grade", "submitted_at", "started_at", "late", "attempt_id"):
-        round_items[row["round_id"]].append(row)
+    chains: dict[tuple, list] = defaultdict(list)  # (round, problem) → its follow-up rows, in order
+    # A follow-up item shares its problem's bank item: the problem's own row is the entry's (issue 33 item 1), and
+    # a follow-up entry's chain is the rows that follow up that problem.
+    for row in RoundItem.objects.filter(round_id__in=round_ids).order_by("position").values(
+            "round_id", "item_id", "grade", "submitted_at", "started_at", "late", "attempt_id", "problem_id",
+            "followup"):
+        if row["followup"] is None:
+            round_items[row["round_id"]].append(row)
+        else:
+            chains[(row["round_id"], row["problem_id"])].append(row)
 
     out = {}
     for assignment, candidate in pairs:
@@ -147,6 +153,8 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
                 if row and row["submitted_at"] and row["started_at"] is None:
                     # Closed before it was ever opened: missed, not done (its automatic 0 % is no answer).
                     result.missed, result.started = True, False
+                elif row and entry.kind == "followups":
+                    _chain_result(result, row, chains.get((timed_round.pk, row["problem_id"]), []))
                 elif row and row["submitted_at"]:
                     result.done, result.score, result.late = True, row["grade"], row["late"]
                     result.finished_at, result.attempt_id = row["submitted_at"], row["attempt_id"]
@@ -155,7 +163,7 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
                 elif entry.round_template_id and closed:
                     result.done, result.score, result.finished_at = True, timed_round.score, timed_round.finished_at
                 result.round_id = timed_round.pk
-            elif entry.round_template_id:
+            elif entry.round_template_id or entry.kind == "followups":  # a follow-up entry is sat as a round
                 round_ = rounds.get(work.round_id) if work and work.round_id else None
                 if round_ is not None:
                     result.round_id = round_.pk
@@ -198,6 +206,20 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
             progress.status = IN_PROGRESS
         out[key] = progress
     return out
+
+
+def _chain_result(result: EntryResult, row: dict, chain: list[dict]) -> None:
+    """A timed round's follow-up entry: done once its problem (``row``) and every follow-up of its ``chain`` are
+    submitted, scored as the mean of their grades (the problem and each follow-up weigh the same), late when any
+    was; its time runs from the problem's opening to the last follow-up's submission."""
+    rows = [row, *chain]
+    if not all(r["submitted_at"] for r in rows):
+        return
+    grades = [r["grade"] or 0.0 for r in rows]
+    result.done, result.score, result.late = True, sum(grades) / len(grades), any(r["late"] for r in rows)
+    result.finished_at, result.attempt_id = max(r["submitted_at"] for r in rows), row["attempt_id"]
+    if row["started_at"]:
+        result.seconds = (result.finished_at - row["started_at"]).total_seconds()
 
 
 def assignments_for(user):

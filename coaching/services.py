@@ -46,9 +46,10 @@ from coaching.progress import EntryResult as EntryResult
 from coaching.progress import assignments_for as assignments_for
 from coaching.progress import progress_for as progress_for
 from drills.bank.services import item_title
+from drills.followups.services import FOLLOWUP_BOX_S
 from drills.models import BankItem, Card, Round, RoundTemplate
 from drills.problems.generation import create_problem, generate_inputs, unsolvable
-from drills.reviews.scheduling import add_to_deck
+from drills.reviews.scheduling import add_to_deck, time_box_of
 from drills.rounds.drawing import Drawn, draw_items
 from drills.rounds.services import add_items, start_round
 from outbox.services import enqueue
@@ -225,19 +226,32 @@ def check_fixed_inputs(value: dict, family: str) -> dict:
     return value
 
 
-def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_inputs: dict | None = None,
-              round_template: RoundTemplate | None = None) -> SetEntry:
-    """Append an entry (a bank item, a problem with fixed inputs, or a round template) to ``question_set``.
+#: How many follow-ups a set's follow-up chain may ask (issue 33: a chain of 2 to 4).
+FOLLOWUP_CHOICES = (2, 3, 4)
 
-    Raises :class:`CoachingError` when the set already holds that bank item with the same fixed inputs (a
-    candidate would be asked the same thing twice); a template with other fixed inputs is another entry.
+
+def add_entry(question_set: QuestionSet, *, item: BankItem | None = None, fixed_inputs: dict | None = None,
+              round_template: RoundTemplate | None = None, followups: int = 0) -> SetEntry:
+    """Append an entry (a bank item, a problem with fixed inputs and, with ``followups``, a chain of that many
+    follow-ups on its stack, or a round template) to ``question_set``.
+
+    Raises :class:`CoachingError` when the set already holds that bank item with the same fixed inputs and
+    chain (a candidate would be asked the same thing twice); a template with other fixed inputs or another
+    chain is another entry; and for a chain outside :data:`FOLLOWUP_CHOICES` or on anything but a problem
+    template.
     """
-    if item is not None and question_set.entries.filter(item=item, fixed_inputs=fixed_inputs or {}).exists():
+    if followups and (followups not in FOLLOWUP_CHOICES or item is None or item.kind != BankItem.PROBLEM):
+        raise CoachingError(f"A follow-up chain is {FOLLOWUP_CHOICES[0]} to {FOLLOWUP_CHOICES[-1]} follow-ups on "
+                            "a problem template.")
+    if item is not None and question_set.entries.filter(item=item, fixed_inputs=fixed_inputs or {},
+                                                        followups=followups).exists():
         held = " with these fixed inputs" if fixed_inputs else ""
-        raise CoachingError(f"This set already holds “{item_title(item, 80)}”{held}.")
+        chained = f" and {followups} follow-ups" if followups else ""
+        raise CoachingError(f"This set already holds “{item_title(item, 80)}”{held}{chained}.")
     last = question_set.entries.aggregate(m=Max("position"))["m"] or 0
     entry = SetEntry.objects.create(question_set=question_set, position=last + 1, item=item,
-                                    fixed_inputs=fixed_inputs or {}, round_template=round_template)
+                                    fixed_inputs=fixed_inputs or {}, round_template=round_template,
+                                    followups=followups)
     QuestionSet.objects.filter(pk=question_set.pk).update(updated_at=timezone.now())
     return entry
 
@@ -376,6 +390,10 @@ def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetim
             round_ = start_round(candidate, entry.round_template, now=now)
             work = _record_work(work, assignment, candidate, entry, now, round=round_)
         return work.round.get_absolute_url()
+    if kind == "followups":  # a problem and its chain, sat as a short round (answered in order, then done)
+        if work is None or work.round is None:
+            work = _record_work(work, assignment, candidate, entry, now, round=_chain_round(entry, candidate, now))
+        return work.round.get_absolute_url()
     if kind == BankItem.PROBLEM:
         # A problem stored before draws were checked may have no answer: it is drawn again (nothing was worked).
         if work is None or work.problem is None or unsolvable(work.problem):
@@ -397,6 +415,30 @@ def start_entry(assignment: Assignment, candidate, entry: SetEntry, now: datetim
         card = Card.objects.get(user=candidate, item=entry.item)
 
     return reverse("reviews:card", args=[card.pk])
+
+
+def _chain_drawn(entry: SetEntry) -> Drawn:
+    """A follow-up entry as a round draws it: its problem template, fixed inputs and chain, each follow-up boxed
+    as the "Follow-ups" preset's are (:data:`~drills.followups.services.FOLLOWUP_BOX_S`)."""
+    return Drawn(entry.item, None, entry.followups, FOLLOWUP_BOX_S, {**(entry.item.fixed_inputs or {}),
+                                                                      **(entry.fixed_inputs or {})})
+
+
+def _chain_round(entry: SetEntry, candidate, now: datetime) -> Round:
+    """An untimed assignment's follow-up entry started: a round of its problem and chain, with the problem's time
+    box and :data:`~drills.followups.services.FOLLOWUP_BOX_S` a follow-up to answer it in (the rounds pages run
+    it, record the chain and its review, and close it when the chain is answered). Raises
+    :class:`CoachingError` when no problem with a chain can be drawn."""
+    rng = random.Random()
+    steps = (entry.item.details or {}).get("steps")
+    box = time_box_of(entry.item, steps) or 0
+    round_ = Round.objects.create(user=candidate, template=None, kind="followups",
+                                  title=f"{entry.question_set.title[:80]}: follow-ups"[:120], started_at=now,
+                                  deadline=now + timedelta(seconds=box + FOLLOWUP_BOX_S * entry.followups))
+    add_items(round_, [_chain_drawn(entry)], rng, candidate, now)
+    if not round_.items.exists():
+        raise CoachingError("This problem cannot be drawn with follow-ups: ask your coach to change or remove it.")
+    return round_
 
 
 def _record_work(work, assignment, candidate, entry, now, **fields) -> Work:
@@ -431,6 +473,8 @@ def start_timed(assignment: Assignment, candidate, now: datetime | None = None) 
     for entry in _entries(assignment):
         if entry.round_template_id:  # a preset's items, the follow-ups of a "Follow-ups" preset among them
             drawn += draw_items(candidate, entry.round_template, now, rng)
+        elif entry.kind == "followups":
+            drawn.append(_chain_drawn(entry))
         else:
             drawn.append(Drawn(entry.item, None, fixed=entry.fixed_inputs or {}))
     round_ = Round.objects.create(user=candidate, template=None, kind="assignment",

@@ -336,7 +336,8 @@ def set_add(request: HttpRequest, pk: int) -> HttpResponse:
         services.add_entry(question_set, round_template=data["round"])
     else:
         try:
-            services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {})
+            services.add_entry(question_set, item=data["item"], fixed_inputs=data.get("fixed_inputs") or {},
+                               followups=data.get("followups") or 0)
         except CoachingError as error:
             add_form.add_error("item", str(error))
             return _set_page(request, question_set, bound_add_form=add_form)

@@ -36,12 +36,13 @@ FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 # once and selects them by a subquery). The dashboard, built on its first load: the session, its user with its
 # coach flag, the cohorts and their memberships, the candidates, the assignments with their sets' entries and
 # items, the progress evidence (work, attempts, reviews, critiques), the three queries of
-# coaching.visibility.hidden_work, the misconceptions, the review activity, and the coach's sets. Its polled
+# coaching.visibility.hidden_work, the misconceptions, the review activity, the follow-up scores (issue 33), and the
+# coach's sets. Its polled
 # tables, loaded next with nothing changed, come from the cache (coaching.dashboard_cache): the session and its
 # user. The assignment page runs hidden_work's three queries too: work hidden from the coach completes none of
 # the coach's entries. The cohort page also lists the coach's calibrations, each with whether it is shared with
 # the cohort (one query, issue 32).
-COACH_QUERIES = {"dashboard": 17, "tables": 2, "cohort": 22, "assignment": 14}
+COACH_QUERIES = {"dashboard": 18, "tables": 2, "cohort": 23, "assignment": 14}
 
 
 def _user(username: str, group: str):

@@ -140,3 +140,34 @@ def test_the_open_dashboard_shows_the_candidates_progress_without_a_reload(live_
     expect(cell).to_contain_text("Done 1/1", timeout=5_000)
     assert page.evaluate("window.__noReload") == "still here"
     assert page.url == f"{live_server.url}/coach/"
+
+
+def test_a_coach_adds_a_follow_up_chain_and_the_candidate_starts_it(live_server, new_context, people, content):
+    """Issue 33: the set page's problem template form takes a chain of follow-ups; the candidate's assignment
+    lists the entry as follow-ups and starting it opens a round of the problem and its chain."""
+    from django.utils import timezone
+
+    from coaching import services
+    from coaching.models import QuestionSet, SetEntry
+    from drills.models import BankItem
+
+    coach, candidate = people
+    question_set = QuestionSet.objects.create(coach=coach, title="Chains")
+    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    page = new_context().new_page()
+    log_in(page, live_server.url, "carol", f"/coach/sets/{question_set.pk}/")
+    page.select_option("#add-template-item", str(ladder.pk))
+    page.select_option("#add-template-followups", "2")
+    with page.expect_navigation(url=SET_URL):
+        page.locator("form:has(#add-template-item) button").click()
+    entry = SetEntry.objects.get(question_set=question_set)
+    assert (entry.item_id, entry.followups) == (ladder.pk, 2)
+    expect(page.locator("body")).to_contain_text("then a chain of 2 follow-ups")
+
+    assignment = services.assign(question_set, coach, candidate=candidate, due_at=timezone.now() + timedelta(days=2))
+    other = new_context().new_page()
+    log_in(other, live_server.url, "alice", f"/assignments/{assignment.pk}/")
+    row = other.locator("li.list-group-item", has_text="then a chain of 2 follow-ups")
+    expect(row.locator(".badge").first).to_have_text("follow-ups")
+    with other.expect_navigation(url=re.compile(r"/rounds/\d+/")):
+        row.get_by_role("button", name="Start").click()
