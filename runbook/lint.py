@@ -79,6 +79,8 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("14-capacity-planning", "40 %"): "the busy fraction of a fleet sized for a peak 2.5 times the mean, and "
                                       "the CFO's cost-cut target; inputs to the cost calculator",
     ("14-capacity-planning", "400"): "the daily mean rate of the forecast, an input",
+    ("14-capacity-planning", "100"): "100 million users, the scale the dense-against-MoE comparison states",
+    ("14-capacity-planning", "12,000"): "the peak request rate assumed for 100 million users, an input",
     ("15-production", "400"): "400 ms of queueing, a scenario input",
     ("15-production", "256"): "a batch size chosen for the sweep, an input",
     ("00-map", "200"): "a 200 ms TTFT target, an SLO input",
