@@ -149,8 +149,10 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
     # Then the interviewer follows up (issue 33 item 1): the first link of the chain, from these answers.
     followup = followup_context(request, instance, 0, own=first_values(instance, form.answers())) if graded else None
+    problem_url = instance.get_absolute_url()  # after a drawn problem was stored: its own address
     context = {
-        "problem": instance, "family": instance.family_info, "form": form, "rows": rows, "graded": graded,
+        "problem": instance, "problem_url": problem_url, "family": instance.family_info, "form": form, "rows": rows,
+        "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
         "seen": seen, "followup": followup, "sweep": worked_sweep(instance, solution) if graded else None,
     }
@@ -158,8 +160,8 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         # htmx swaps the #answers form (and the follow-up section, out of band): the statement and the config
         # facts beside them are not rendered.
         response = render(request, "drills/problem.html#graded_response", context)
-        if instance.pk is not None and request.path != instance.get_absolute_url():
-            response["HX-Push-Url"] = instance.get_absolute_url()  # a drawn problem just stored: its own address
+        if instance.pk is not None and request.path != problem_url:
+            response["HX-Push-Url"] = problem_url  # a drawn problem just stored: its own address
         return response
     context.update(statement=statement(instance, solution), facts=problem_facts(instance))
     return render(request, "drills/problem.html", context)
