@@ -1,7 +1,7 @@
 """The JSON bodies of the catalog endpoints, built from the engine's own records.
 
 Models: the parsed config (the numbers the formulas read), the exact parameter
-counts of :func:`~calculators.engine.param_count.param_breakdown`, the raw
+counts of :func:`~calculators.engine.hf_config.param_breakdown`, the raw
 ``config.json`` (ready to be edited and posted back to a calculator) and the
 sources. GPUs: memory in bytes, MiB and GiB with which figure the calculators
 use, bandwidth, dense TFLOP/s per precision and the 2:4-sparse figures kept
@@ -19,7 +19,7 @@ from django.urls import reverse
 
 from calculators import simulation
 from calculators.engine.catalog import Catalog, CatalogModel, Gpu, default_catalog
-from calculators.engine.param_count import param_breakdown
+from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures import Family, InputSpec
 from calculators.families import FAMILIES
 

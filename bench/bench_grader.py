@@ -33,8 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from calculators.engine import grader as grader_module
 from calculators.engine.catalog import default_catalog
 from calculators.engine.formula import Formula
-from calculators.engine.grader import grade
-from calculators.engine.perturbations import PROBLEMS
+from calculators.engine.grader import PROBLEMS, grade
 from calculators.families import FAMILIES
 
 TARGET_RATIO = 50

@@ -9,7 +9,7 @@ bank and the export read the families here, and hand the grader the record of th
 from __future__ import annotations
 
 from calculators.engine.procedures import ENGINE_FAMILIES, Family
-from calculators.engine.procedures.family import discover
+from calculators.engine.procedures.base import discover
 from calculators.sim.drills import FAMILIES as SIMULATED_DRILLS
 
 FAMILIES: dict[str, Family] = discover([*ENGINE_FAMILIES.values(), *SIMULATED_DRILLS])

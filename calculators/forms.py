@@ -26,8 +26,7 @@ from django.core.exceptions import ValidationError
 
 from calculators import simulation
 from calculators.engine.answers import read_input
-from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+from calculators.engine.catalog import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMINAL_BITS, default_catalog
 from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.base import Plan, evaluate

@@ -19,9 +19,8 @@ import random
 from dataclasses import dataclass
 
 from calculators.engine.catalog import Catalog
-from calculators.engine.grader import grade
+from calculators.engine.grader import Problem, grade
 from calculators.engine.mistakes import MISTAKES
-from calculators.engine.perturbations import Problem
 
 SEEDS = 3  # seeded draws per engine family, beside its default inputs
 

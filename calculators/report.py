@@ -12,7 +12,8 @@ from django.utils.safestring import SafeString, mark_safe
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.procedures import Result, Step
-from calculators.engine.procedures.base import SINGULAR, format_number
+from calculators.engine.procedures.base import format_number
+from calculators.engine.units import SINGULAR
 from calculators.families import FAMILIES
 from calculators.knee_chart import knee_view
 from calculators.pareto_chart import curve_view

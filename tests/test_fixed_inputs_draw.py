@@ -9,10 +9,9 @@ recomputed here from the catalog (bandwidth, memory, parameter counts), not from
 
 import pytest
 
-from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import weight_bits
+from calculators.engine.catalog import default_catalog, weight_bits
 from calculators.engine.errors import InputError
-from calculators.engine.procedures.compute_shared import params_used
+from calculators.engine.procedures.compute import params_used
 from calculators.families import FAMILIES
 from drills.problems.generation import generate_inputs
 

@@ -25,9 +25,7 @@ from .catalog import Catalog
 from .errors import EngineError
 from .grader import StepGrade, grade, grade_step, shown_value
 from .grader import _matches as matches  # the grader's tolerance test, shared by "does it move?"
-from .procedures.base import Result
-from .procedures.drawing import computing_gpus
-from .procedures.family import Family
+from .procedures.base import Family, Result, computing_gpus
 from .procedures.inputs import InputSpec
 
 #: The changes an interviewer asks first, by input name, in this order of preference; a family draws among
@@ -36,7 +34,7 @@ INTERVIEW_INPUTS = ("kv_dtype", "context", "gpus", "gpu", "model", "tpot_target_
                     "weights_dtype", "prompt_tokens", "batch", "decode_batch", "request_rate", "rate")
 
 #: The precisions a follow-up moves a KV cache or the weights to (the formats problems are drawn in,
-#: :mod:`.procedures.drawing`).
+#: :mod:`.procedures.base`).
 KV_FOLLOWUP_DTYPES = ("bf16", "fp8")
 WEIGHT_FOLLOWUP_DTYPES = ("bf16", "fp8", "int4")
 

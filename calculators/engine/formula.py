@@ -32,9 +32,28 @@ from sympy.printing.str import StrPrinter
 
 from .errors import InputError
 
-# The unit check's bases and every unit's size in them come from the one unit table
-# (:mod:`.unit_table`, itself read from the parser's vocabulary in :mod:`.units`).
-from .unit_table import BYTE, SECOND, UNIT_IN_BASE, USD
+# Every unit's size in the check's bases comes from the one unit table (:mod:`.units`).
+from .units import BASE_SYMBOLS, RECORDS, UnitRecord
+
+# Bases a formula's dimension check keeps (positive symbols, so sympy cancels them exactly).
+BYTE = sympy.Symbol("unit_byte", positive=True)
+SECOND = sympy.Symbol("unit_second", positive=True)
+USD = sympy.Symbol("unit_usd", positive=True)
+FORMULA_BASES = {"B": BYTE, "s": SECOND, "USD": USD}
+
+
+def _in_formula_bases(record: UnitRecord) -> sympy.Expr:
+    """The unit's size in bytes, seconds and dollars (other bases enter formulas as counts)."""
+    factor = record.factor
+    size = sympy.Rational(factor.numerator, factor.denominator)
+    for base, power in zip(BASE_SYMBOLS, record.exponents):
+        if base in FORMULA_BASES and power:
+            size *= FORMULA_BASES[base] ** power
+    return size
+
+
+#: Each unit's size in the formula layer's bases (bytes, seconds, dollars; :data:`.units.RECORDS`).
+UNIT_IN_BASE: dict[str, sympy.Expr] = {symbol: _in_formula_bases(record) for symbol, record in RECORDS.items()}
 
 _BASE_UNITS = (BYTE, SECOND, USD)
 

@@ -21,18 +21,45 @@ For each step, in order (docs/architecture.md §10), the typed text is read by
 6. ``wrong`` (0); and ``unreadable`` (0) when the text cannot be read.
 
 The score is the mean credit over the steps, 0 to 1.
+
+Misconceptions as perturbations of a family's own steps (docs/architecture.md §11).
+
+A classic mistake changes one thing — an input, a unit, a rounding or, rarely, one quantity's own formula
+(the changes of the one registry, :mod:`.mistakes`) — and everything computed after it follows. A
+:class:`Chain` is that change applied to one problem: the family's own steps re-evaluated in order with
+it, so every step downstream of the perturbed variable carries the misconception's name, in every
+family whose steps it reaches. :meth:`Problem.candidates` reads, for one step, the value each chain
+gives both on the right earlier values and on the candidate's own (a slip carried forward is still
+named). A change the registry marks ``local`` belongs to its step only.
+
+Why it is built this way (bench/bench_grader.py holds it to at most 4× grading without perturbations):
+
+* a :class:`Problem` depends only on the problem (family, given values, steps), never on what a
+  candidate typed, so it is kept in a small LRU (:data:`PROBLEMS`) and shared by every submission on
+  the same inputs;
+* a chain is evaluated lazily, step by step, and only at the steps it can reach (whose inputs,
+  followed back through earlier steps, include what it changes); elsewhere it equals the right value
+  and is skipped unevaluated. A step's per-step variants run only when a step at or after it needs them;
+* candidates are produced one at a time in precedence order, so grading stops at the first match; the
+  re-evaluation on the candidate's own values runs the step's compiled formula, and is skipped when its
+  arguments equal the carried-forward ones or ones already tried at this step.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Callable, Mapping
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache, partial
+from typing import Any, Callable, Iterator, Mapping
+
+import sympy
 
 from .answers import ParsedAnswer, parse_answer
 from .errors import AnswerError
-from .mistakes import MISCONCEPTIONS
-from .perturbations import PROBLEMS, Problem
+from .formula import Formula, whole_floor
+from .mistakes import ADDED_FROM, MISCONCEPTIONS, MISTAKES, Override, RoundingSlip, UnitSlip, at_step, order_of
+from .mistakes.memory import rederive
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
 from .units import quote, verdict_choices
@@ -187,7 +214,7 @@ def _safe_evaluate(spec: StepSpec, given, values) -> float:
 
 
 def perturbed(result: Result) -> Problem:
-    """``result``'s perturbations (:mod:`.perturbations`), shared by every submission on the same problem."""
+    """``result``'s perturbations (:mod:`.grader`), shared by every submission on the same problem."""
     return PROBLEMS.get(result)
 
 
@@ -312,3 +339,419 @@ def grade(result: Result, answers: Mapping[str, str | None]) -> Grade:
             own[spec.key] = step_grade.value
         grades.append(step_grade)
     return Grade(result.family, result.inputs, grades)
+
+
+# --- a perturbation applied to one problem, and how a family's steps read each other -------------------
+
+@dataclass(eq=False, slots=True)
+class Chain:
+    """One perturbation applied to one problem: misconception ``id``, the changed ``given``, the step
+    ``start`` index it takes effect at — where a per-step ``variant`` (its ``value_index``-th value) or a
+    unit slip (× ``factor``) replaces that step's value, ``start_value`` on the right earlier values;
+    neither for a change of inputs — ``reach`` (the step indices whose value it can change), and
+    ``values``: the steps re-evaluated on the right earlier values (NaN where undefined), filled lazily in
+    step order by :meth:`fill`. Slotted and closure-free: a problem holds dozens, and the cache hundreds
+    of problems, so fewer objects for the garbage collector to trace."""
+
+    id: str
+    given: Mapping[str, float]
+    start: int
+    variant: Callable | None = None
+    value_index: int = 0
+    factor: float | None = None
+    slip_input: int = -1
+    changed: frozenset = frozenset()
+    rank: tuple = ()
+    reach: frozenset = frozenset()
+    start_value: float = math.nan
+    values: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def at_step(self) -> bool:
+        """Whether it replaces step ``start``'s value (a per-step variant or a unit slip)."""
+        return self.variant is not None or self.factor is not None
+
+    def fill(self, index: int, problem: "Problem") -> dict[str, float]:
+        """``values`` up to step ``index`` (inclusive); steps out of reach take the right value unevaluated."""
+        values, right = self.values, problem.right
+        for k in range(len(values), index + 1):
+            key = problem.specs[k].key
+            if k not in self.reach:
+                values[key] = right[key]
+            elif k == self.start and self.at_step:
+                values[key] = self.start_value
+            else:
+                values[key] = problem.run(k, problem.arguments(k, self.given, values))
+        return values
+
+    def own_value(self, problem: "Problem", own: Mapping[str, float]) -> float:
+        """Step ``start``'s replaced value on the candidate's ``own`` earlier values (the chain's elsewhere)."""
+        if self.factor is not None:
+            return problem.slipped(self.start, problem.arguments(self.start, self.given, self.values, own),
+                                   self.factor, self.slip_input)
+        variant, mixed = self.variant, {**self.values, **own}
+        produced = _safe(lambda: _pick(variant(self.given, mixed), self.value_index))  # type: ignore[misc]
+        return produced
+
+
+def _pick(produced, value_index: int) -> float:
+    produced = produced if isinstance(produced, list) else [produced]
+    if value_index >= len(produced) or produced[value_index] is None:
+        raise ValueError("variant does not apply")
+    return produced[value_index]
+
+
+def _safe(evaluate: Callable[[], float]) -> float:
+    try:
+        value = float(evaluate())
+    except (ZeroDivisionError, OverflowError, ValueError, KeyError, TypeError):
+        return math.nan
+    except Exception:  # noqa: BLE001 - an InputError from a formula missing a value: undefined here
+        return math.nan
+    return value if math.isfinite(value) else math.nan
+
+
+class StepGraph:
+    """How a family's steps read each other (the same for every problem with these steps): for each step,
+    ``plan`` — its formula's arguments in order, as (variable, the earlier step feeding it or ``None``
+    for a given value); ``direct`` — the given keys it reads itself; ``upstream`` — the earlier steps it
+    reads, directly or through others; ``given_deps`` — the given keys likewise (``None``: it reads a step
+    not in the list, so any); ``downstream`` — itself and the steps that read it."""
+
+    def __init__(self, specs) -> None:
+        self.plan = [tuple((var.name, spec.from_steps.get(var.name)) for var in spec.formula.variables)
+                     for spec in specs]
+        self.direct: list[frozenset] = []
+        self.upstream: list[frozenset] = []
+        self.given_deps: list[frozenset | None] = []
+        index_of = {spec.key: i for i, spec in enumerate(specs)}
+        for i, spec in enumerate(specs):
+            names = {var.name for var in spec.formula.variables}
+            self.direct.append(frozenset(names - set(spec.from_steps)))
+            found = [index_of.get(spec.from_steps[name]) for name in names & set(spec.from_steps)]
+            sources = [s for s in found if s is not None and s < i]
+            if len(sources) < len(found):  # a step read that is not an earlier one: depend on everything
+                self.upstream.append(frozenset(range(i)))
+                self.given_deps.append(None)
+                continue
+            upstream: set[int] = set(sources)
+            deps: frozenset | None = self.direct[i]
+            for s in sources:
+                upstream |= self.upstream[s]
+                earlier = self.given_deps[s]
+                deps = None if deps is None or earlier is None else deps | earlier
+            self.upstream.append(frozenset(upstream))
+            self.given_deps.append(deps)
+        self.downstream = [frozenset(j for j, up in enumerate(self.upstream) if i in up) | {i}
+                           for i in range(len(specs))]
+        self.own_step = [frozenset({i}) for i in range(len(specs))]
+        # Each step's arguments that are earlier steps: (position in ``plan``, that step's unit).
+        self.step_inputs = [[(position, specs[index_of[src]].unit) for position, (_, src) in enumerate(row)
+                             if src in index_of] for row in self.plan]
+        self.reach_of: dict[frozenset, frozenset] = {}  # given keys changed → the steps that read them
+
+    def reaches(self, changed: frozenset) -> frozenset:
+        """The steps whose inputs, followed back, include a key of ``changed``."""
+        found = self.reach_of.get(changed)
+        if found is None:
+            found = self.reach_of[changed] = frozenset(
+                j for j, deps in enumerate(self.given_deps) if deps is None or not changed.isdisjoint(deps))
+        return found
+
+
+# --- the problems and their chains ----------------------------------------------------------------------
+
+#: A step in one of these units typed in its sibling: (mistake id, factors), from the registry's unit slips.
+UNIT_SLIPS: dict[str, tuple[str, tuple[float, ...]]] = {
+    unit: (mistake.id, change.factors) for mistake in MISTAKES for change in mistake.change
+    if isinstance(change, UnitSlip) for unit in change.units}
+#: Units in which an earlier step's value, read by a later step, is also tried in its sibling unit at that step
+#: (a budget in GiB divided by a per-user figure taken in GB): the slip belongs to the reading step.
+INPUT_SLIP_UNITS = frozenset(unit for mistake in MISTAKES for change in mistake.change
+                             if isinstance(change, UnitSlip) and change.reading for unit in change.units)
+#: The mistake a count rounded down instead of up is named as.
+ROUNDED_DOWN = next(mistake.id for mistake in MISTAKES if any(isinstance(c, RoundingSlip) for c in mistake.change))
+_OVERRIDES = [(mistake, change) for mistake in MISTAKES for change in mistake.change if isinstance(change, Override)]
+
+
+@lru_cache(maxsize=1024)
+def _rounded_down(formula: Formula):
+    """``formula``'s evaluator with every ceiling taken as a floor (``None`` when it has no ceiling)."""
+    if not formula.expr.has(sympy.ceiling):
+        return None
+    arguments = [formula.symbols[var.name] for var in formula.variables]
+    return sympy.lambdify(arguments, formula.numeric_expr, modules=[{"ceiling": whole_floor, "floor": whole_floor},
+                                                                     "math"])
+
+
+def _floored(spec, evaluate, given, steps) -> float:
+    """Step ``spec`` on ``given`` and earlier ``steps`` with its ceiling taken as a floor."""
+    bound = spec.values(given, steps)
+    return float(evaluate(*[bound[var.name] for var in spec.formula.variables]))
+
+
+class Problem:
+    """Every perturbation of one problem (``result``'s family, given values and steps), built lazily.
+
+    A mistake is tried where the problem holds every quantity it ``needs`` (:mod:`.mistakes`); a step value that
+    raises ``KeyError`` there is a bug in its declared needs and is raised, not skipped (one that does not apply
+    returns ``None``).
+    """
+
+    def __init__(self, result, graph: "StepGraph | None" = None) -> None:
+        self.family = result.family
+        self.specs = list(result.specs)
+        self.given = result.given
+        self.right = result.values
+        self.available = frozenset(self.given) | {spec.key for spec in self.specs}
+        graph = graph or StepGraph(self.specs)
+        self._plan, self._direct, self._upstream = graph.plan, graph.direct, graph.upstream
+        self._given_deps, self._downstream, self._own_step = graph.given_deps, graph.downstream, graph.own_step
+        self._graph = graph
+        self._step_inputs = graph.step_inputs
+        # Bound now, so a grader that swaps the evaluator (bench/bench_grader.py's naive one) is used throughout.
+        self._call = [spec.formula.call_args for spec in self.specs]
+        self._given_chains = self._build_given_chains()
+        self._step_chains: dict[int, list[Chain]] = {}
+        self._local_chains: dict[int, list[Chain]] = {}
+        self._relevant: dict[int, list[Chain]] = {}
+
+    def arguments(self, index: int, given: Mapping[str, float], steps: Mapping[str, float],
+                  own: Mapping[str, float] | None = None) -> tuple | None:
+        """Step ``index``'s formula arguments, in order, from ``given`` and earlier ``steps`` (``own``'s value
+        first where it has one); ``None`` when one is missing."""
+        try:
+            if own:
+                return tuple([(own[src] if src in own else steps[src]) if src else given[name]
+                              for name, src in self._plan[index]])
+            return tuple([steps[src] if src else given[name] for name, src in self._plan[index]])
+        except KeyError:
+            return None
+
+    def run(self, index: int, arguments: tuple | None) -> float:
+        """Step ``index``'s compiled formula on ``arguments``; NaN where undefined (or ``arguments`` is ``None``)."""
+        if arguments is None:
+            return math.nan
+        try:
+            value = self._call[index](arguments)
+        except Exception:  # noqa: BLE001 - division by zero, overflow, a domain error: undefined here
+            return math.nan
+        return value if math.isfinite(value) else math.nan
+
+    def slipped(self, index: int, arguments: tuple | None, factor: float, position: int = -1) -> float:
+        """Step ``index`` with a unit slip: its value × ``factor`` (``position`` −1), or its value with the
+        ``position``-th argument × ``factor`` (an earlier step's GiB read as GB in this step)."""
+        if arguments is None:
+            return math.nan
+        if position < 0:
+            return self.run(index, arguments) * factor
+        return self.run(index, (*arguments[:position], arguments[position] * factor, *arguments[position + 1:]))
+
+    def _build_given_chains(self) -> list[Chain]:
+        given, found, available = self.given, [], self.available
+        for mistake, change in _OVERRIDES:
+            if not available.issuperset(mistake.needs) or not available.issuperset(change.where) \
+                    or any(need not in given for need in change.needs):
+                continue
+            changed = change.perturb(given)
+            for one in changed if isinstance(changed, list) else [changed]:
+                if one is None:
+                    continue
+                derived = rederive(one, given)  # a fresh dict from the perturbation: changed in place
+                try:
+                    keys = frozenset(key for key, _ in derived.items() - given.items())
+                except TypeError:  # an unhashable value
+                    keys = frozenset(k for k, v in derived.items() if given.get(k) != v)
+                found.append(Chain(mistake.id, derived, 0, changed=keys, reach=self._graph.reaches(keys),
+                                   rank=(order_of(mistake.id), (1,))))
+        return found
+
+    def step_chains(self, index: int, local: bool = False) -> list[Chain]:
+        """The chains that start at step ``index`` and carry on downstream: a slip of its unit, a ceiling rounded
+        down, then the mistakes the registry declares on its quantity; with ``local``, instead those that belong to
+        the step alone (``local`` ones, a slip of an input's unit), needed only when it is graded."""
+        cache = self._local_chains if local else self._step_chains
+        if index in cache:
+            return cache[index]
+        spec, found, available = self.specs[index], [], self.available
+        reach = self._own_step[index] if local else self._downstream[index]
+        slip = UNIT_SLIPS.get(spec.unit)
+        if slip and not local:
+            slip_id, factors = slip
+            for place, factor in enumerate(factors):
+                found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
+                                   start_value=_safe(lambda: self.right[spec.key] * factor),
+                                   rank=(order_of(slip_id), (0, index, -2, place))))
+        floored = None if local or spec.rounding != "ceil" else _rounded_down(spec.formula)
+        if floored is not None:
+            variant = partial(_floored, spec, floored)
+            found.append(Chain(ROUNDED_DOWN, self.given, index, variant, reach=reach,
+                               start_value=_safe(lambda: variant(self.given, self.right)),
+                               rank=(order_of(ROUNDED_DOWN), (0, index, -1, 0))))
+        listed = at_step(spec.key)
+        for place, (mistake, change) in enumerate(listed):
+            if change.local != local or not available.issuperset(change.needs) \
+                    or not available.issuperset(mistake.needs):
+                continue
+            try:
+                produced = change.value(self.given, self.right)
+            except (ZeroDivisionError, OverflowError, ValueError):
+                continue  # degenerate on this problem (a zero context divides)
+            readings: list = produced if isinstance(produced, list) else [produced]
+            for value_index, value in enumerate(readings):
+                if value is not None:
+                    found.append(Chain(mistake.id, self.given, index, change.value, value_index, reach=reach,
+                                       start_value=_safe(lambda: value),
+                                       rank=(order_of(mistake.id), (0, index, place, value_index))))
+        for argument, unit in self._step_inputs[index] if local else ():
+            if unit not in INPUT_SLIP_UNITS:
+                continue
+            slip_id, factors = UNIT_SLIPS[unit]
+            arguments = self.arguments(index, self.given, self.right)
+            for place, factor in enumerate(factors):
+                # An earlier step's value read in its sibling unit here: this step's own slip, after its variants.
+                found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
+                                   start_value=self.slipped(index, arguments, factor, argument),
+                                   rank=(order_of(slip_id), (0, index, len(listed) + argument, place))))
+        cache[index] = found
+        return found
+
+    def relevant(self, index: int) -> list[Chain]:
+        """The chains that can change step ``index``, in precedence order (registry order, then position)."""
+        if index not in self._relevant:
+            found = [chain for chain in self._given_chains if index in chain.reach]
+            for start in sorted(self._upstream[index] | {index}):
+                found += [chain for chain in self.step_chains(start) if index in chain.reach]
+            found += self.step_chains(index, local=True)
+            found.sort(key=lambda chain: chain.rank)
+            self._relevant[index] = found
+        return self._relevant[index]
+
+    def chains(self) -> list[Chain]:
+        """Every chain of the problem, fully evaluated, in precedence order."""
+        found = list(self._given_chains)
+        for index in range(len(self.specs)):
+            found += self.step_chains(index) + self.step_chains(index, local=True)
+        found.sort(key=lambda chain: chain.rank)
+        for chain in found:
+            chain.fill(len(self.specs) - 1, self)
+        return found
+
+    def _refuted(self, chain: Chain, index: int, own: Mapping[str, float]) -> bool:
+        """Whether the candidate typed the right value at an earlier step this chain changes (so they did
+        not make this slip there)."""
+        for k in range(chain.start, index):
+            if k not in chain.reach:
+                continue
+            key = self.specs[k].key
+            typed, wrong, correct = own.get(key), chain.values[key], self.right[key]
+            if typed is None or math.isnan(wrong) or _close(wrong, correct):
+                continue
+            if _close(typed, correct):
+                return True
+        return False
+
+    def candidates(self, index: int, own: Mapping[str, float], verdict_step: bool = False
+                   ) -> Iterator[tuple[str, float]]:
+        """(id, value) pairs a candidate holding each misconception would type at step ``index``, lazily:
+        on the right earlier values, then on ``own`` (the candidate's readable earlier values, each in
+        place of the chain's). The nearest cause comes first — a slip made at this step, then an input
+        this step reads itself, then one carried from upstream (unless the candidate's own right answer
+        upstream rules it out, or the step is a yes/no verdict) — then the registry's order."""
+        spec, direct = self.specs[index], self._direct[index]
+        # Existing ids first (the registry's earlier part, DESIGN §11), then the nearest cause: a mistake made at
+        # this very step, an earlier step's value read here in its sibling unit, an input this step reads itself,
+        # one carried from upstream.
+        buckets: tuple[list[Chain], ...] = ([], [], [], [], [], [], [], [])
+        for chain in self.relevant(index):
+            later = 4 if chain.rank[0] >= ADDED_FROM else 0
+            if index == chain.start and chain.at_step:
+                buckets[later + (chain.slip_input >= 0)].append(chain)
+            elif not chain.changed.isdisjoint(direct):
+                buckets[later + 2].append(chain)
+            elif not verdict_step:  # a yes/no verdict is not explained by a far cause
+                buckets[later + 3].append(chain)
+        own_earlier = {k: v for k, v in own.items() if k != spec.key}
+        tried: set[tuple] = set()
+        if own_earlier:
+            carried = self.arguments(index, self.given, self.right, own_earlier)
+            if carried is not None:
+                tried.add(carried)  # the carried-forward value: already not a match
+        # Every step this one reads was typed: a chain that changes none of its given inputs gives, on the
+        # candidate's values, exactly the carried-forward value (already not a match).
+        all_typed = all(src in own_earlier for _, src in self._plan[index] if src)
+        for place, bucket in enumerate(buckets):
+            near = max(0, place % 4 - 1)
+            for chain in bucket:
+                values = chain.fill(index, self)
+                if near == 2 and self._refuted(chain, index, own):
+                    continue  # the candidate's own right answer upstream rules this chain out
+                yield chain.id, values[spec.key]
+                if not own_earlier or (near == 2 and all_typed):
+                    continue
+                if near == 0:
+                    yield chain.id, chain.own_value(self, own_earlier)
+                    continue
+                arguments = self.arguments(index, chain.given, values, own_earlier)
+                if arguments is None or arguments in tried:
+                    continue
+                tried.add(arguments)
+                yield chain.id, self.run(index, arguments)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.005 * abs(b) if b else abs(a) < 1e-9
+
+
+class ProblemCache:
+    """The :class:`Problem` s of recently graded problems, least recently used dropped first, keyed by
+    family, given values and steps (never by what a candidate typed). ``enabled = False`` builds every
+    problem afresh (bench/bench_grader.py's naive grader has no cache)."""
+
+    def __init__(self, size: int = 1024):
+        self.size = size
+        self.enabled = True
+        self._problems: OrderedDict[tuple, Problem] = OrderedDict()
+        self._graphs: dict[tuple, StepGraph] = {}  # one per family's step layout: a handful
+        self._graph_specs: list = []
+
+    def get(self, result) -> Problem:
+        """``result``'s problem, built once per distinct problem."""
+        if not self.enabled:
+            return Problem(result)
+        try:
+            shape = tuple((s.key, id(s.formula), tuple(s.from_steps.items())) for s in result.specs)
+            key = (result.family, frozenset(result.given.items()), shape)
+        except TypeError:  # an unhashable given value: not cached
+            return Problem(result)
+        problem = self._problems.get(key)
+        if problem is not None:
+            self._problems.move_to_end(key)
+            return problem
+        graph = self._graphs.get(shape)
+        if graph is None:
+            if len(self._graphs) >= self.size:  # formulas made per problem would otherwise pile up here
+                self._graphs.clear()
+                self._graph_specs.clear()
+            graph = self._graphs[shape] = StepGraph(result.specs)
+            self._graph_specs.append(result.specs)  # keeps the formulas alive: the ids in ``shape`` stay theirs
+        # The problem keeps its specs (and so their formulas) alive: the ids in the key stay theirs.
+        problem = self._problems[key] = Problem(result, graph)
+        if len(self._problems) > self.size:
+            self._problems.popitem(last=False)
+        return problem
+
+    def clear(self) -> None:
+        """Forget every problem."""
+        self._problems.clear()
+        self._graphs.clear()
+        self._graph_specs.clear()
+
+
+PROBLEMS = ProblemCache()
+
+
+def chains(result) -> list[Chain]:
+    """Every perturbation of ``result``'s problem, each re-evaluated through the family's steps, in precedence
+    order (the grader reads them lazily through :meth:`Problem.candidates` instead)."""
+    return Problem(result).chains()

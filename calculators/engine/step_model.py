@@ -42,14 +42,12 @@ import sympy
 
 from .calibration import KEYS, bandwidth_efficiency_at
 from .calibration import step_overhead_ms as overhead_on
-from .catalog import Catalog, Gpu, default_catalog
-from .dtypes import kv_bytes_per_value, weight_bits
+from .catalog import Catalog, Gpu, default_catalog, kv_bytes_per_value, weight_bits
 from .errors import InputError
 from .formula import Formula, FormulaUnitError
 from .formulas import serving as S
 from .formulas.memory import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
-from .hf_config import ModelConfig
-from .param_count import mlp_params, param_breakdown
+from .hf_config import ModelConfig, mlp_params, param_breakdown
 from .quantities import default
 
 # Activations cross the all-reduce in bf16 (2 bytes per value), as engines run them.

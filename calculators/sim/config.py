@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.engine.calibration import COSTS, KEYS
-from calculators.engine.catalog import Catalog
-from calculators.engine.dtypes import weight_bits
+from calculators.engine.catalog import Catalog, weight_bits
 from calculators.engine.errors import InputError
-from calculators.engine.param_count import param_breakdown
+from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,

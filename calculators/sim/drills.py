@@ -41,8 +41,7 @@ from calculators.engine.formulas.serving import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
-from calculators.engine.procedures.base import Plan, StepSpec
-from calculators.engine.procedures.family import Family
+from calculators.engine.procedures.base import Family, Plan, StepSpec
 from calculators.engine.procedures.inputs import catalog_or_default
 
 from .results import KNEE_SHARE, knee_bracket

@@ -31,10 +31,9 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Callable
 
-from calculators.engine.catalog import Catalog
-from calculators.engine.dtypes import weight_bits
+from calculators.engine.catalog import Catalog, weight_bits
 from calculators.engine.errors import InputError
-from calculators.engine.param_count import param_breakdown
+from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.inputs import (
     GPU,
     KV_DTYPE,

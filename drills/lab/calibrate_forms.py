@@ -6,8 +6,7 @@ from __future__ import annotations
 from django import forms
 
 from calculators.engine.calibration import precision_of
-from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import KV_DTYPES, WEIGHT_DTYPES
+from calculators.engine.catalog import KV_DTYPES, WEIGHT_DTYPES, default_catalog
 from calculators.engine.errors import EngineError
 from calculators.models import Calibration
 from core.forms import CheckedLengthField

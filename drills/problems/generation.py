@@ -10,7 +10,7 @@ stores its resolved inputs and catalog entries, so its numbers never move).
 
 Fixed inputs (a coach's template, ``{"model": …, "gpu": …}``) are not pasted over
 a free draw: the generator draws on the catalog pinned to that model and card
-(:func:`calculators.engine.procedures.drawing.pinned_catalog`), so every value
+(:func:`calculators.engine.procedures.base.pinned_catalog`), so every value
 that depends on the stack is drawn for it (v4, which also keeps a decode
 batch's KV cache within the memory the weights leave; other draws without
 fixed inputs are those of v3). v5 solves each draw and draws again when its problem has no answer
@@ -47,8 +47,8 @@ import secrets
 
 from calculators.engine.catalog import Catalog, default_catalog
 from calculators.engine.errors import EngineError, InputError
-from calculators.engine.procedures.compute_shared import smallest_fitting_degree
-from calculators.engine.procedures.drawing import STACK_INPUTS, pinned_catalog
+from calculators.engine.procedures.base import STACK_INPUTS, pinned_catalog
+from calculators.engine.procedures.compute import smallest_fitting_degree
 from calculators.engine.procedures.inputs import calibrated_defaults, clean_inputs
 from calculators.families import FAMILIES
 from calculators.simulation import run_sweep

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from calculators.engine.catalog import catalog_from_entries
-from calculators.engine.dtypes import NOMINAL_BITS
+from calculators.engine.catalog import NOMINAL_BITS, catalog_from_entries
 from calculators.engine.procedures import Result
 from calculators.knee_chart import KneeView, knee_view
 from drills.models import ProblemInstance

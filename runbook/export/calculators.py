@@ -10,7 +10,7 @@ its plans are read as data (``Family.plan``, :mod:`.observe`), and
   number is filled) is tabulated over exactly the choices it was seen to depend on;
 * every given number that follows a typed number is found by probing: it is that number
   (``context``), a multiple of it (``params_b`` × 10⁹), or one of the few adapters the family's
-  record states as sympy (:class:`~calculators.engine.procedures.offline.Offline`, the ladder's
+  record states as sympy (:class:`~calculators.engine.procedures.base.Offline`, the ladder's
   ``min(avg_tokens, context)``) — anything else stops the export (:class:`ExportError`) rather than
   ship a calculator that disagrees;
 * the step list is tabulated the same way (it depends on the model's attention, or on whether a
@@ -39,8 +39,7 @@ from calculators.engine.formula import Formula
 from calculators.engine.procedures import Family, StepSpec
 from calculators.engine.procedures.base import PLAIN_RULE
 from calculators.engine.procedures.inputs import InputSpec
-from calculators.engine.unit_table import display_table
-from calculators.engine.units import get_unit, quantity_rule
+from calculators.engine.units import display_table, get_unit, quantity_rule
 from calculators.families import FAMILIES
 
 from .observe import DISCRETE_KINDS, NUMBER_KINDS, Observer, dimensions, numeric_candidates, random_number
@@ -362,7 +361,7 @@ def page_data(programs: dict[str, FamilyProgram], table: FormulaTable) -> dict:
 
 def unit_payload(unit: str) -> dict | None:
     """A unit's display rules for the offline driver: the engine's unit-table record
-    (:func:`calculators.engine.unit_table.display_table`) with the parser's symbol and dimension and
+    (:func:`calculators.engine.units.display_table`) with the parser's symbol and dimension and
     ``format_quantity``'s rule (:func:`calculators.engine.units.quantity_rule`) and the bare number's
     (:data:`calculators.engine.procedures.base.PLAIN_RULE`), or ``None`` for a unit the parser does not know."""
     try:

@@ -188,7 +188,7 @@
   }
 
   // calculators.engine.procedures.base: _plain_number, format_operand, format_number. The rules per unit
-  // (style, decimals, small-value rule, singular, bare operand) are calculators.engine.unit_table's records,
+  // (style, decimals, small-value rule, singular, bare operand) are calculators.engine.units's records,
   // exported with the page's data: nothing here names a unit.
 
   function plainNumber(value, rule) {  // rule: base.PLAIN_RULE, shipped with every unit

@@ -3,8 +3,7 @@ derived by hand where the engine computes with them."""
 
 import pytest
 
-from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import DEFAULT_WEIGHT_BITS, weight_bits
+from calculators.engine.catalog import DEFAULT_WEIGHT_BITS, default_catalog, weight_bits
 from calculators.engine.errors import InputError
 from calculators.engine.step_model import Replica, compute_precision, step_ms, tp_link
 from calculators.families import FAMILIES

@@ -20,7 +20,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
-from calculators.engine.procedures.compute_shared import FIT_FRACTION
+from calculators.engine.procedures.compute import FIT_FRACTION
 from calculators.engine.procedures.decode import DECODE_FORMULAS, STEP_KEYS
 from calculators.families import FAMILIES
 

@@ -271,7 +271,7 @@ def test_one_sequences_decode_flops_are_the_step_formula_at_a_batch_of_one():
     from calculators.engine.formulas import fleet
     from calculators.engine.formulas.serving import STEP_FLOPS_WINDOWED, flops_per_sequence
     from calculators.engine.procedures import roofline
-    from calculators.engine.procedures.step import flops_per_sequence as per_sequence
+    from calculators.engine.procedures.compute import flops_per_sequence as per_sequence
 
     g = {"active_params": 8_030_261_248, "heads": 32, "attention_head_dim": 128, "full_layers": 32,
          "window_layers": 0, "window": 0, "context": 2048, "layers": 32}

@@ -3,7 +3,7 @@ a KV precision is chosen."""
 
 import pytest
 
-from calculators.engine.dtypes import KV_DTYPES, kv_bits_per_value, kv_bytes_per_value
+from calculators.engine.catalog import KV_DTYPES, kv_bits_per_value, kv_bytes_per_value
 from calculators.engine.errors import InputError
 from calculators.engine.grader import grade
 from calculators.engine.step_model import Replica, step_ms

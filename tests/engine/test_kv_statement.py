@@ -6,8 +6,7 @@ were one box), "sliding windows applied" on DeepSeek-V2-Lite (which has none) an
 
 from __future__ import annotations
 
-from calculators.engine.catalog import default_catalog
-from calculators.engine.dtypes import article
+from calculators.engine.catalog import article, default_catalog
 from calculators.engine.procedures.kv import describe_kv
 from calculators.families import FAMILIES
 from drills.templatetags.drills_tags import step_unit

@@ -39,7 +39,7 @@ def test_kimi_k2_caches_deepseek_v3s_latent_and_ships_fp8_weights():
 ])
 def test_gpt_oss_windows_half_its_layers_and_its_sinks_cost_parameters_not_cache(model_id, layers, experts, total,
                                                                                   active):
-    from calculators.engine.param_count import attention_params_per_layer, param_breakdown
+    from calculators.engine.hf_config import attention_params_per_layer, param_breakdown
 
     cfg = CATALOG.model(model_id).config
     assert (cfg.num_experts, cfg.experts_per_token, cfg.sliding_window, cfg.window_layers) == (experts, 4, 128,
@@ -94,7 +94,7 @@ def test_llama_4_interleaves_experts_and_holds_a_chunk_on_three_layers_of_four(m
 def test_scouts_published_109b_counts_its_vision_encoder():
     # The text model is 107,769,861,120 parameters; Meta's 109B includes the vision encoder, this catalog's
     # entry is the text_config only (its notes say so).
-    from calculators.engine.param_count import param_breakdown
+    from calculators.engine.hf_config import param_breakdown
 
     assert round(param_breakdown(CATALOG.model("llama-4-scout").config).total / 1e9, 2) == 107.77
     assert "vision encoder" in CATALOG.model("llama-4-scout").entry["published_params"]["total"]

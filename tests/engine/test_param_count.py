@@ -7,8 +7,7 @@ fields in ``fixtures/catalog/models.json``; none is computed by the engine.
 import pytest
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.hf_config import parse_config
-from calculators.engine.param_count import attention_params_per_layer, mlp_params, param_breakdown
+from calculators.engine.hf_config import attention_params_per_layer, mlp_params, param_breakdown, parse_config
 
 
 def breakdown(model_id):

@@ -7,9 +7,8 @@ import random
 import pytest
 
 from calculators.engine.catalog import default_catalog
-from calculators.engine.grader import grade
+from calculators.engine.grader import chains, grade
 from calculators.engine.mistakes import MISCONCEPTIONS, MISTAKES, Mistake, check_unique
-from calculators.engine.perturbations import chains
 from calculators.families import FAMILIES
 
 H100, A100 = "h100-sxm5-80gb", "a100-sxm4-80gb"

@@ -8,7 +8,7 @@ import pytest
 from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formulas import serving as S
-from calculators.engine.param_count import param_breakdown
+from calculators.engine.hf_config import param_breakdown
 from calculators.engine.step_model import Replica, attention_head_dim, check_degree, compute_precision, step_ms, tp_link
 
 CATALOG = default_catalog()

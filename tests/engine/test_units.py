@@ -207,7 +207,8 @@ def test_quote_shortens_and_cleans():
 
 
 def test_the_unit_table_is_the_parsers_vocabulary_and_tells_counts_apart():
-    from calculators.engine.unit_table import RECORDS, UNIT_IN_BASE
+    from calculators.engine.formula import UNIT_IN_BASE
+    from calculators.engine.units import RECORDS
 
     for symbol, record in RECORDS.items():
         assert get_unit(symbol).exponents == record.exponents, symbol

@@ -10,11 +10,11 @@ chapter or errata entry that teaches it, the quantities it ``needs`` and the ``c
 * :class:`AtStep` — rarely, a mistake in one quantity's own formula, declared here on that quantity and tried in
   every family that computes it and the quantities it ``needs``.
 
-The grader (:mod:`..perturbations`) re-evaluates a family's own steps with each change, so every step downstream of
+The grader (:mod:`..grader`) re-evaluates a family's own steps with each change, so every step downstream of
 the change is named too. Where one typed value matches several mistakes at the same distance, the one declared first
 here wins: the shared mistakes of the foundation, then those the families added, then those added with the
 perturbation engine (existing ids first). A second record with the same id fails at import. What each change
-computes lives in the topic modules beside this one (:mod:`.memory`, :mod:`.serving`, :mod:`.fleet`, :mod:`.numbers`).
+computes lives in the topic modules beside this one (:mod:`.memory`, :mod:`.serving`).
 
 Sources: the errata register of the runbook map (``shared/seeds/000``) — GB/GiB mixing (52 GB ÷ 1 GiB), utilisation
 and reserve skipped (60 users), nominal 4-bit widths (6.5 GB vs 7.9 GB for a 13B), ladders stopped at the weights
@@ -27,9 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from ..units import GIB, GIB_PER_GB
-from . import fleet as FL
 from . import memory as M
-from . import numbers as N
 from . import serving as SV
 
 __all__ = [
@@ -224,7 +222,7 @@ MISTAKES: tuple[Mistake, ...] = (
                     "weights_dtype_bits_nominal"),
                 _at("weight_bytes_per_step", SV.step_weights_nominal_4bit, "experts", "weight_bits",
                     "weights_dtype_bits_nominal"),
-                _at("effective_bits", N.block_nominal_bits, "total_bits"),
+                _at("effective_bits", M.block_nominal_bits, "total_bits"),
             )),
     Mistake("stopped-at-weights", ("Ladder stopped at the weights line",
                     "Subtracting the weights from the raw card and stopping skips the utilisation and the reserve; "
@@ -327,9 +325,9 @@ MISTAKES: tuple[Mistake, ...] = (
             "/errata/#moe-nine-gpus",
             change=(
                 RoundingSlip(),
-                _at("gpus", FL.gpus_floor, "concurrency", "users_per_replica", "occupancy", "spares",
+                _at("gpus", SV.gpus_floor, "concurrency", "users_per_replica", "occupancy", "spares",
                     "gpus_per_replica"),
-                _at("nodes", FL.nodes_of_min_gpus_floor, "min_gpus", "tp_degree", "gpus_per_node"),
+                _at("nodes", SV.nodes_of_min_gpus_floor, "min_gpus", "tp_degree", "gpus_per_node"),
             )),
     # --- a family's own mistakes, older than the perturbation engine ---
     Mistake("kv-replication-ignored", ("K/V replication ignored",
@@ -347,7 +345,7 @@ MISTAKES: tuple[Mistake, ...] = (
                 _at("users_paged", M.users_unreplicated("paged"), "kv_replication", "kv_bytes_per_token",
                     "kv_budget_gib", "avg_tokens", "block_size", "window_layers"),
                 _at("kv_bytes_per_step", M.kv_step_unreplicated, "kv_replication", "batch", "window_layers"),
-                _at("swap_ms_per_token", FL.swap_unreplicated, "kv_replication", "kv_bytes_per_token", "gpus",
+                _at("swap_ms_per_token", SV.swap_unreplicated, "kv_replication", "kv_bytes_per_token", "gpus",
                     "pcie_gb_s"),
             )),
     Mistake("prefill-decode-swap", ("Prefill and decode swapped",
@@ -457,8 +455,8 @@ MISTAKES: tuple[Mistake, ...] = (
                     "directions, and a swap moves its bytes one way at a time."),
             "/errata/#swap-versus-recompute",
             change=(
-                _at("swap_ms_per_token", FL.swap_both_ways, "pcie_gb_s", "kv_bytes_per_token", "kv_replication"),
-                _at("swap_ms_per_request", FL.swap_request_both_ways, "pcie_gb_s", "kv_bytes_per_token",
+                _at("swap_ms_per_token", SV.swap_both_ways, "pcie_gb_s", "kv_bytes_per_token", "kv_replication"),
+                _at("swap_ms_per_request", SV.swap_request_both_ways, "pcie_gb_s", "kv_bytes_per_token",
                     "kv_replication", "context"),
             )),
     Mistake("transfer-one-link", ("The whole cache sent over one card's link",
@@ -466,22 +464,22 @@ MISTAKES: tuple[Mistake, ...] = (
                     "interface, so t cards send the request's cache over t links at once: bytes ÷ (t × link)."),
             "/errata/#disagg-transfer-per-card",
             change=(
-                _at("kv_transfer_ms", FL.transfer_over_one_link, "kv_transfer_bytes", "gpus", "network_gb_s"),
+                _at("kv_transfer_ms", SV.transfer_over_one_link, "kv_transfer_bytes", "gpus", "network_gb_s"),
             )),
     Mistake("transfer-bits-for-bytes", ("Transfer sized in bits for bytes",
                     "Link speeds are often quoted in gigabits (a 400 Gb/s NIC is 50 GB/s); a transfer of B bytes over"
                     " G GB/s takes B ÷ G seconds, not 8 × that or ÷ 8."),
             "/errata/#swap-versus-recompute",
             change=(
-                _at("swap_ms_per_token", FL.swap_in_bits, "pcie_gb_s", "kv_bytes_per_token", "kv_replication"),
-                _at("kv_transfer_ms", FL.transfer_in_bits, "kv_transfer_bytes", "network_gb_s"),
+                _at("swap_ms_per_token", SV.swap_in_bits, "pcie_gb_s", "kv_bytes_per_token", "kv_replication"),
+                _at("kv_transfer_ms", SV.transfer_in_bits, "kv_transfer_bytes", "network_gb_s"),
             )),
     Mistake("transfer-replicated", ("Replicated cache sent over the network",
                     "The transfer carries one copy of the prompt's cache; the decode replica copies K/V heads across "
                     "its own cards after it arrives."),
             "/errata/#kv-replication",
             change=(
-                _at("kv_transfer_bytes", FL.transfer_replicated, "kv_replication", "kv_bytes_per_token",
+                _at("kv_transfer_bytes", SV.transfer_replicated, "kv_replication", "kv_bytes_per_token",
                     "prompt_tokens"),
             )),
     Mistake("occupancy-ignored", ("Sized at full occupancy",
@@ -489,10 +487,10 @@ MISTAKES: tuple[Mistake, ...] = (
                     "before every slot is busy, so divide by capacity × the target occupancy."),
             "/runbook/14-capacity-planning/#littles-law",
             change=(
-                _at("replicas", FL.replicas_full, "concurrency", "users_per_replica", "occupancy", "spares"),
-                _at("gpus", FL.gpus_full, "concurrency", "users_per_replica", "occupancy", "spares",
+                _at("replicas", SV.replicas_full, "concurrency", "users_per_replica", "occupancy", "spares"),
+                _at("gpus", SV.gpus_full, "concurrency", "users_per_replica", "occupancy", "spares",
                     "gpus_per_replica"),
-                _at("nodes", FL.nodes_full, "concurrency", "users_per_replica", "occupancy", "spares",
+                _at("nodes", SV.nodes_full, "concurrency", "users_per_replica", "occupancy", "spares",
                     "gpus_per_replica", "gpus_per_node"),
             )),
     Mistake("acceptance-as-tokens", ("Acceptance rate multiplied by the draft length",
@@ -521,26 +519,26 @@ MISTAKES: tuple[Mistake, ...] = (
                     "it really produced, or the cost per token comes out too low by the idle share."),
             "/errata/#checked-cost-per-million",
             change=(
-                _at("tokens_per_hour", FL.tokens_busy, "tokens_per_s", "usd_per_gpu_hour"),
-                _at("usd_per_million_tokens", FL.cost_busy, "tokens_per_s", "usd_per_hour"),
+                _at("tokens_per_hour", SV.tokens_busy, "tokens_per_s", "usd_per_gpu_hour"),
+                _at("usd_per_million_tokens", SV.cost_busy, "tokens_per_s", "usd_per_hour"),
             )),
     Mistake("per-gpu-not-fleet", ("One GPU's price against the fleet's tokens",
                     "The price is per GPU-hour and the throughput is the whole fleet's: multiply the price by the "
                     "GPUs (or divide the tokens by them) before dividing one by the other."),
             "/errata/#checked-cost-per-million",
             change=(
-                _at("usd_per_hour", FL.price_one_gpu, "usd_per_gpu_hour"),
-                _at("tokens_per_hour", FL.tokens_per_gpu_rate, "tokens_per_s", "busy_fraction", "gpus",
+                _at("usd_per_hour", SV.price_one_gpu, "usd_per_gpu_hour"),
+                _at("tokens_per_hour", SV.tokens_per_gpu_rate, "tokens_per_s", "busy_fraction", "gpus",
                     "usd_per_gpu_hour"),
-                _at("usd_per_million_tokens", FL.cost_one_gpu, "usd_per_gpu_hour", "tokens_per_hour"),
+                _at("usd_per_million_tokens", SV.cost_one_gpu, "usd_per_gpu_hour", "tokens_per_hour"),
             )),
     Mistake("hour-second-mix", ("Hours and seconds mixed",
                     "A price per hour divided by tokens per second is off by 3,600: turn the rate into tokens per "
                     "hour first."),
             "/errata/#checked-cost-per-million",
             change=(
-                _at("tokens_per_hour", FL.tokens_per_second, "tokens_per_s", "busy_fraction", "usd_per_gpu_hour"),
-                _at("usd_per_million_tokens", FL.cost_per_second, "usd_per_hour", "tokens_per_hour"),
+                _at("tokens_per_hour", SV.tokens_per_second, "tokens_per_s", "busy_fraction", "usd_per_gpu_hour"),
+                _at("usd_per_million_tokens", SV.cost_per_second, "usd_per_hour", "tokens_per_hour"),
             )),
     Mistake("decode-weights-only", ("Decode step from the weights alone",
                     "Every decode step reads each running sequence's KV cache as well as the weights; at long "
@@ -577,40 +575,40 @@ MISTAKES: tuple[Mistake, ...] = (
                     "spends 5 (max 65,504, 10 mantissa bits): one's range or precision was given for the other."),
             "/runbook/09-number-formats/#bf16-and-fp16",
             change=(
-                _at("exponent_bits", N.swapped("exponent_bits"), "width", "exponent_field"),
-                _at("mantissa_bits", N.swapped("mantissa_bits"), "width", "exponent_field"),
-                _at("max_normal", N.swapped("max_normal"), "width", "exponent_field"),
-                _at("min_normal", N.swapped("min_normal"), "width", "exponent_field"),
-                _at("epsilon", N.swapped("epsilon"), "width", "exponent_field"),
+                _at("exponent_bits", M.swapped("exponent_bits"), "width", "exponent_field"),
+                _at("mantissa_bits", M.swapped("mantissa_bits"), "width", "exponent_field"),
+                _at("max_normal", M.swapped("max_normal"), "width", "exponent_field"),
+                _at("min_normal", M.swapped("min_normal"), "width", "exponent_field"),
+                _at("epsilon", M.swapped("epsilon"), "width", "exponent_field"),
             )),
     Mistake("e4m3-ieee-max", ("E4M3 read as an IEEE layout",
                     "OCP E4M3 has no infinities: its top exponent code holds numbers, so the largest is 448, not the "
                     "240 an IEEE-style layout would give."),
             "/runbook/09-number-formats/#fp8",
             change=(
-                _at("max_normal", N.e4m3_ieee, "finite_only", "mantissa_bits", "exponent_bits"),
+                _at("max_normal", M.e4m3_ieee, "finite_only", "mantissa_bits", "exponent_bits"),
             )),
     Mistake("unit-roundoff-for-epsilon", ("Unit roundoff given for epsilon",
                     "Machine epsilon is the gap between 1 and the next value, 2^−m; half of it (2^−(m+1)) is the "
                     "worst rounding error of round-to-nearest, a different quantity."),
             "/runbook/09-number-formats/#epsilon",
             change=(
-                _at("epsilon", N.unit_roundoff, "is_int", "mantissa_bits"),
+                _at("epsilon", M.unit_roundoff, "is_int", "mantissa_bits"),
             )),
     Mistake("epsilon-as-min-normal", ("Epsilon and the smallest normal confused",
                     "Epsilon is relative precision (set by the mantissa); the smallest normal is the bottom of the "
                     "range (set by the exponent). They answer different questions."),
             "/runbook/09-number-formats/#epsilon",
             change=(
-                _at("min_normal", N.min_normal_is_epsilon, "is_int", "mantissa_bits"),
-                _at("epsilon", N.epsilon_is_min_normal, "is_int", "min_normal"),
+                _at("min_normal", M.min_normal_is_epsilon, "is_int", "mantissa_bits"),
+                _at("epsilon", M.epsilon_is_min_normal, "is_int", "min_normal"),
             )),
     Mistake("non-buyable-degree", ("Card count that no engine splits over",
                     "Engines shard each layer evenly over a power of two inside a node (1, 2, 4, 8) and over whole "
                     "nodes beyond it; 9 or 10 cards is not a configuration. Round up to the next degree."),
             "/errata/#moe-nine-gpus",
             change=(
-                _at("tp_degree", FL.degree_not_buyable, "min_gpus"),
+                _at("tp_degree", SV.degree_not_buyable, "min_gpus"),
             )),
     Mistake("moe-saves-memory", ("Memory sized from the active parameters",
                     "Any token may be routed to any expert, so every expert stays resident: size memory from the "
@@ -634,48 +632,48 @@ MISTAKES: tuple[Mistake, ...] = (
                     "qk_rope_head_dim), not hidden_size."),
             "/runbook/08-rope-and-long-context/#frequency-bands",
             change=(
-                _at("bands", N.hidden_bands, "hidden_size", "rotary_dim", "rope_theta"),
+                _at("bands", M.hidden_bands, "hidden_size", "rotary_dim", "rope_theta"),
             )),
     Mistake("pairs-not-dims", ("Dimensions counted as bands",
                     "Each band rotates a pair of values, so d values make d/2 bands."),
             "/runbook/08-rope-and-long-context/#frequency-bands",
             change=(
-                _at("bands", N.dims_as_bands, "rotary_dim", "rope_theta"),
+                _at("bands", M.dims_as_bands, "rotary_dim", "rope_theta"),
             )),
     Mistake("longest-band-as-theta", ("Last band's exponent taken as 1",
                     "Bands run i = 0 … d/2 − 1, so the slowest turns rope_theta^(−(d−2)/d) per token; 2π × rope_theta"
                     " overshoots by rope_theta^(2/d)."),
             "/runbook/08-rope-and-long-context/#frequency-bands",
             change=(
-                _at("longest_wavelength_tok", N.longest_as_theta, "rope_theta"),
+                _at("longest_wavelength_tok", M.longest_as_theta, "rope_theta"),
             )),
     Mistake("wavelength-without-2pi", ("Radians taken for tokens",
                     "θ_i is an angle per token; one full turn is 2π radians, so the wavelength is 2π ÷ θ_i tokens."),
             "/runbook/08-rope-and-long-context/#frequency-bands",
             change=(
-                _at("shortest_wavelength_tok", N.shortest_without_2pi, "rope_theta"),
-                _at("longest_wavelength_tok", N.longest_without_2pi, "rope_theta", "rotary_dim"),
+                _at("shortest_wavelength_tok", M.shortest_without_2pi, "rope_theta"),
+                _at("longest_wavelength_tok", M.longest_without_2pi, "rope_theta", "rotary_dim"),
             )),
     Mistake("rope-single-rotation", ("RoPE taken as one rotation",
                     "RoPE turns its pairs at geometrically spaced rates; only the fastest has a 2π-token wavelength. "
                     "The slowest turns far more slowly than that."),
             "/errata/#rope-single-rotation",
             change=(
-                _at("longest_wavelength_tok", N.single_rotation, "rope_theta"),
+                _at("longest_wavelength_tok", M.single_rotation, "rope_theta"),
             )),
     Mistake("extended-context-for-original", ("Bands counted against the extended context",
                     "The bands to interpolate are the ones that never turned once during training: count against the "
                     "original context, not the extended one or the config's extended max_position_embeddings."),
             "/runbook/08-rope-and-long-context/#context-extension",
             change=(
-                _at("bands_longer_than_context", N.extended_context, "bands", "context", "scaling_factor",
+                _at("bands_longer_than_context", M.extended_context, "bands", "context", "scaling_factor",
                     "max_position_embeddings", "rope_theta"),
             )),
     Mistake("scaling-shrinks-wavelength", ("Scaling taken to shorten wavelengths",
                     "Dividing positions by s slows every rotation by s, so wavelengths grow by s; they do not shrink."),
             "/runbook/08-rope-and-long-context/#context-extension",
             change=(
-                _at("scaled_longest_wavelength_tok", N.scaled_shorter, "longest_wavelength_tok", "scaling_factor"),
+                _at("scaled_longest_wavelength_tok", M.scaled_shorter, "longest_wavelength_tok", "scaling_factor"),
             )),
     Mistake("lora-square-projections", ("k and v taken as square",
                     "Under GQA or MQA the k and v projections output K/V heads × head_dim, narrower than hidden_size:"
@@ -712,7 +710,7 @@ MISTAKES: tuple[Mistake, ...] = (
             )),
     Mistake("prefill-n-not-2n", ("N FLOPs per token, not 2N",
                     "Each parameter costs a multiply and an add per token: a forward pass is 2 × N FLOPs per token, "
-                    "not N."),
+                    "not M."),
             "/runbook/05-prefill-and-decode/#two-shapes",
             change=(
                 _over(SV.n_not_2n, "peak_tflops"),
@@ -760,14 +758,14 @@ MISTAKES: tuple[Mistake, ...] = (
                     "reduced precision; the smallest normal is 2^(1 − bias)."),
             "/runbook/09-number-formats/#epsilon",
             change=(
-                _at("min_normal", N.subnormal_for_normal, "is_int", "mantissa_bits"),
+                _at("min_normal", M.subnormal_for_normal, "is_int", "mantissa_bits"),
             )),
     Mistake("int4-unsigned", ("int4 read as unsigned",
                     "Weight int4 is signed two's complement: −8 … 7, not 0 … 15."),
             "/runbook/09-number-formats/#int8-and-int4",
             change=(
-                _at("max_normal", N.int_unsigned_max, "is_int", "width"),
-                _at("min_normal", N.int_unsigned_min, "is_int"),
+                _at("max_normal", M.int_unsigned_max, "is_int", "width"),
+                _at("min_normal", M.int_unsigned_min, "is_int"),
             )),
     Mistake("partial-rotary-ignored", ("Partial rotary ignored",
                     "With partial_rotary_factor below 1 only that share of each head is rotated: the bands come from "
@@ -788,7 +786,7 @@ MISTAKES: tuple[Mistake, ...] = (
                     " or be a multiple of the K/V heads), so round up to the next such degree."),
             "/runbook/11-multi-gpu/#tensor-parallel",
             change=(
-                _at("tp_degree", FL.degree_heads_ignored, "min_gpus", "gpus_per_node"),
+                _at("tp_degree", SV.degree_heads_ignored, "min_gpus", "gpus_per_node"),
             )),
 )
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .base import Result, Step, StepSpec, evaluate_steps
-from .family import Family, discover
+from .base import Family, Result, Step, StepSpec, discover, evaluate_steps
 from .inputs import InputSpec
 
 

@@ -12,18 +12,54 @@ The two halves are separate (docs/architecture.md §11): ``plan()`` returns a
 and :func:`evaluate` turns a plan into a :class:`Result`, evaluating each step once.
 :meth:`Family.plan` gives the plan alone, which is how the offline export
 reads every family's resolution as data.
+
+The :class:`Family` record every calculator family module declares.
+
+A family module (``procedures/<name>.py``) defines ``FAMILIES``, a tuple of
+:class:`Family`; :mod:`calculators.engine.procedures` discovers them, so adding
+a family touches no shared file.
+
+What a family tells the offline export (``runbook/export/``) beyond the plans it resolves.
+
+The export reads each family's :class:`~.base.Plan` as data over the choices and
+numbers its inputs take, and prints the steps' formulas to JavaScript. What a
+plan alone cannot show is declared here, on the family's record:
+
+* ``adapters``: given numbers that follow several typed inputs at once, as sympy
+  over the inputs' names (the ladder's ``min(avg_tokens, context)``); the export
+  refuses a family whose given numbers follow typed inputs in a way it cannot
+  infer, rather than ship a calculator that disagrees;
+* ``checks``: the refusals the procedure makes in plain Python, before or
+  between its steps, by kind (the driver implements each kind with the engine's
+  sentence); ``"after"`` names the step (or ``"given"``) after which it applies;
+* ``settled``: given numbers a degree loop settles (procedures/tp.py), set by the
+  driver's loop rather than tabulated;
+* ``alert``, ``extras`` and ``givens``: the page's one hand-written branch, data
+  the driver needs besides the steps (a :class:`~..formula.Formula` is shipped as
+  its printed JavaScript) and given numbers shipped though no step reads them.
+
+Helpers shared by the families' problem generators (seeded ``random.Random``).
+
+:func:`pinned_catalog` is how a coach's fixed model or card reaches a draw (docs/architecture.md §11): the
+family's own generator runs on a catalog holding only that model and card, so every value it draws from
+them (the tensor-parallel degree that holds the weights, a context the model supports, a "measured" rate
+below the stack's ceiling, a batch its KV budget holds) is drawn for that stack and no other.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
+from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula
 from ..quantities import canonical_key
-from ..unit_table import BARE_OPERAND_UNITS, RECORDS, SINGULAR, WHOLE_UNITS  # noqa: F401  (re-exported)
+from ..step_model import DEGREE_SPLITS_NO_HEADS, DEGREE_SPLITS_NO_KV_HEADS
+from ..units import BARE_OPERAND_UNITS, RECORDS, WHOLE_UNITS
+from .inputs import InputSpec
 
 # Integer steps: how a fractional count is rounded (users floor, GPUs and nodes ceil).
 FLOOR = "floor"
@@ -181,7 +217,7 @@ def format_operand(value: float, unit: str) -> str:
 
 
 def format_number(value: float, unit: str) -> str:
-    """A value with its unit, rounded for display by the unit's rule in :mod:`..unit_table`
+    """A value with its unit, rounded for display by the unit's rule in :mod:`..units`
     (docs/architecture.md §10); full precision stays in JSON. A unit outside the table falls back to
     :func:`..units.format_quantity`."""
     from ..units import format_quantity  # imported late: units is a sibling module
@@ -270,3 +306,180 @@ def evaluate(plan: Plan) -> Result:
     if plan.finish is not None:
         plan.finish(result)
     return result
+
+
+# The sentences of the checks a procedure makes on its typed numbers alone, as str.format templates: the
+# procedure raises them filled in, and the export ships them with the check, so the driver words nothing
+# ({name} as str() prints it, {name:g} as format(x, "g")).
+NOT_ABOVE = "{low} ({low_value:g}) must not be above {high} ({high_value:g})."
+PACKING = ("A replica of {replica} GPUs does not pack into nodes of {node}: use a size that divides the node or "
+           "fills whole nodes.")
+POWER_OF_TWO = "{name} must be a power of two (1, 2, 4, 8, 16 …), not {value}."
+
+# A ring whose link has no bandwidth on record (step_model.link_gb_s is 0).
+NO_LINK = ("No bandwidth is on record for the link a ring of {gpus} × {gpu} crosses; choose gpus inside its NVLink "
+           "domain of {domain}.")
+LINK: Mapping[str, str] = {"kind": "link", "after": "given", "message": NO_LINK}
+
+# The degree rule (step_model.check_degree): before resolving where the procedure checks it first,
+# after the given numbers ("given") where a card's refusal comes first.
+DEGREE_RULE: Mapping[str, str] = {"kind": "degree_rule", "heads_message": DEGREE_SPLITS_NO_HEADS,
+                                  "kv_heads_message": DEGREE_SPLITS_NO_KV_HEADS}
+DEGREE_RULE_AFTER_GIVEN: Mapping[str, str] = {**DEGREE_RULE, "after": "given"}
+
+
+@dataclass(frozen=True)
+class Offline:
+    """A family's rules for the offline export (see the module docstring)."""
+
+    adapters: Mapping[str, Any] = field(default_factory=dict)
+    checks: tuple[Mapping[str, Any], ...] = ()
+    settled: tuple[str, ...] = ()
+    alert: str | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    givens: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Family:
+    """A calculator family.
+
+    ``plan(raw_inputs, catalog)`` resolves snake-case inputs into a
+    :class:`~.base.Plan` (data: no step evaluated; the offline export reads it), which
+    :meth:`run` evaluates; ``generate(rng, catalog)``
+    draws the inputs of a seeded problem (``None``: no drill for it);
+    the mistakes its steps are graded against are the one registry's
+    (:mod:`..mistakes`), by the quantities it computes; ``order`` sorts the families on the pages;
+    ``describe(inputs, catalog)`` states a drawn problem in one paragraph, in
+    the words an interviewer would use (the drill page shows it).
+
+    What the pages, the bank and the offline export show of it is on the record
+    too, so a new family is one module (docs/architecture.md §11): ``headlines``
+    are the step keys shown large above the worked steps (the last step when
+    empty); ``chapter`` is the slug of the chapter that teaches it (linked once
+    that chapter is written); ``difficulty`` (1 to 3), ``roles`` and ``rubric``
+    (what a strong worked answer does at each stage, never a value: every review
+    draws fresh numbers; its step labels when empty) are its bank template's;
+    each input's form label and help are on its :class:`InputSpec`; ``offline``
+    holds what the offline export needs beyond the family's plans
+    (:class:`~.base.Offline`), or is ``None`` for a family the export leaves
+    out because its numbers come from the serving simulator (the simulated
+    drills: a page cannot run the simulation); ``prepare(inputs, catalog, runner)`` completes drawn
+    (or coach-fixed) inputs with what a problem must store beside them (the
+    simulated drills: their sweep, run through the sweep ``runner`` passed in,
+    ``calculators/sim/scenario.py``), ``None`` when the inputs are all a problem needs.
+    """
+
+    slug: str
+    title: str
+    summary: str
+    inputs: tuple[InputSpec, ...]
+    plan: Callable[[dict[str, Any], Catalog | None], Plan]
+    generate: Callable[[random.Random, Catalog], dict] | None = None
+    order: int = 100
+    describe: Callable[[dict[str, Any], Catalog], str] | None = None
+    headlines: tuple[str, ...] = ()
+    chapter: str = ""
+    difficulty: int = 2
+    roles: tuple[str, ...] = ("architect", "engineer")
+    rubric: tuple[str, ...] = ()
+    offline: Offline | None = field(default_factory=Offline)
+    prepare: Callable[..., dict] | None = None
+
+    def run(self, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
+        """The family's plan for snake-case ``raw`` inputs, evaluated (:func:`~.base.evaluate`); raises
+        what :attr:`plan` and the evaluation raise for bad inputs."""
+        return evaluate(self.plan(raw, catalog))
+
+    def headline_keys(self, result: Result) -> tuple[str, ...]:
+        """The step keys ``result``'s page shows large: the record's, else its last step."""
+        return self.headlines or (result.steps[-1].key,)
+
+
+def discover(found: Iterable[Family]) -> dict[str, Family]:
+    """``found`` records by slug, in page order (``order``, then slug). Raises ``ValueError`` for two families
+    of one slug."""
+    families: dict[str, Family] = {}
+    for family in sorted(found, key=lambda f: (f.order, f.slug)):
+        if family.slug in families:
+            raise ValueError(f"Two calculator families are called '{family.slug}'.")
+        families[family.slug] = family
+    return families
+
+
+CONTEXTS = (2048, 4096, 8192, 16384, 32768)
+# Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
+WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
+KV_DTYPES_DRAWN = ("bf16", "bf16", "fp8")
+
+
+def gpu_supports(catalog: Catalog, gpu_id: str, dtype: str) -> bool:
+    """True unless ``dtype`` needs tensor cores the card lacks (fp8 on the A100s)."""
+    return bool(catalog.gpu(gpu_id).dense_tflops.get(dtype)) if dtype in ("fp8", "fp4") else True
+
+
+def draw_context(rng: random.Random, catalog: Catalog, model_id: str) -> int:
+    """A context limit from :data:`CONTEXTS` that the model supports."""
+    limit = catalog.model(model_id).config.max_position_embeddings or 8192
+    return rng.choice([c for c in CONTEXTS if c <= limit] or [min(CONTEXTS)])
+
+
+def draw_model(rng: random.Random, catalog: Catalog) -> str:
+    """Any catalog model id."""
+    return rng.choice(list(catalog.models))
+
+
+def computing_gpus(catalog: Catalog) -> list[str]:
+    """Catalog GPU ids with a dense bf16 figure on record (a card whose compute could not be sourced,
+    such as the MI355X, is left out of drawn problems rather than given a guessed peak). In a catalog
+    pinned to one such card (:func:`pinned_catalog`) that card: a memory problem needs no compute figure,
+    and a family that does need one says so when it runs."""
+    computing = [gpu_id for gpu_id, gpu in catalog.gpus.items() if gpu.dense_tflops.get("bf16")]
+    return computing or list(catalog.gpus)
+
+
+#: The inputs that pin the catalog a problem is drawn from: the model and the card.
+STACK_INPUTS = ("model", "gpu")
+
+
+def pinned_catalog(catalog: Catalog, fixed: dict) -> Catalog:
+    """``catalog`` narrowed to the model and card ``fixed`` names (either or both; ``catalog`` itself when
+    it names neither), for a generator to draw everything else for that stack.
+
+    ``fixed`` maps input names to values, e.g. ``{"model": "llama-3.1-70b", "gpu": "l4-24gb"}``. Raises
+    :class:`.errors.CatalogError` for an id the catalog lacks and :class:`.errors.InputError` for an id
+    that is not text.
+    """
+    models, gpus = catalog.models, catalog.gpus
+    for name in STACK_INPUTS:
+        if name in fixed and not isinstance(fixed[name], str):
+            raise InputError(f"A fixed {name} must be a catalog id, not {fixed[name]!r}.", field=name)
+    if "model" in fixed:
+        models = {fixed["model"]: catalog.model(fixed["model"])}
+    if "gpu" in fixed:
+        gpus = {fixed["gpu"]: catalog.gpu(fixed["gpu"])}
+    if models is catalog.models and gpus is catalog.gpus:
+        return catalog
+    return Catalog(models=models, gpus=gpus)
+
+
+def draw_gpu(rng: random.Random, catalog: Catalog) -> str:
+    """A catalog GPU id with a dense bf16 figure on record (:func:`computing_gpus`)."""
+    return rng.choice(computing_gpus(catalog))
+
+
+def weights_phrase(inputs: dict) -> str:
+    """"bf16 weights", or for a widened format "int4 weights (charged 4.5 bits each …)"."""
+    from ..catalog import DEFAULT_WEIGHT_BITS, NOMINAL_BITS
+
+    dtype = inputs.get("weights_dtype", "bf16")
+    bits = inputs.get("weights_bits") or DEFAULT_WEIGHT_BITS[dtype]
+    if bits != NOMINAL_BITS[dtype]:
+        return f"{dtype} weights (charged {bits:g} bits each: scales and higher-precision tensors included)"
+    return f"{dtype} weights"
+
+
+def draw_weights_dtype(rng: random.Random, catalog: Catalog, gpu_id: str) -> str:
+    """A weight precision for a problem on this card (int8 where the card has no fp8)."""
+    weights = rng.choice(WEIGHT_DTYPES_DRAWN)
+    return weights if gpu_supports(catalog, gpu_id, weights) else "int8"

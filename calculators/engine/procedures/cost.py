@@ -15,8 +15,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio
-from .base import Plan, Result, StepSpec, format_number
-from .family import Family
+from .base import Family, Plan, Result, StepSpec, format_number
 from .inputs import InputSpec, catalog_or_default, clean_inputs, with_aliases
 
 SECONDS_PER_HOUR = 3600

@@ -26,17 +26,41 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..catalog import Catalog
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
-from .compute_shared import datasheet_phrase, draw_served_model, gpu_phrase, model_phrase, moe_note, params_used
-from .drawing import KV_DTYPES_DRAWN, gpu_supports
-from .family import Family
+from .base import (
+    DEGREE_RULE,
+    KV_DTYPES_DRAWN,
+    NO_LINK,
+    NOT_ABOVE,
+    Family,
+    Offline,
+    Plan,
+    Result,
+    StepSpec,
+    evaluate,
+    evaluate_steps,
+    format_number,
+    gpu_supports,
+)
+from .compute import (
+    BATCH,
+    datasheet_phrase,
+    draw_served_model,
+    gpu_phrase,
+    kv_read_spec,
+    model_phrase,
+    moe_note,
+    params_used,
+    replication_step,
+    step_given,
+    time_specs,
+    weight_spec,
+)
 from .inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -57,8 +81,6 @@ from .inputs import (
 )
 from .inputs import MFU as STEP_MFU
 from .kv import fp4_cache_note, kv_notes, window_note
-from .offline import DEGREE_RULE, NO_LINK, NOT_ABOVE, Offline
-from .step import BATCH, kv_read_spec, replication_step, step_given, time_specs, weight_spec
 
 # Tokens already cached, not a context limit: its own key (issue 29); ``context``, its older key, is still read.
 CACHED_TOKENS = InputSpec("cached_tokens", "int", 0, "average tokens already in each sequence's KV cache, read at "

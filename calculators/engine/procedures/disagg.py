@@ -38,14 +38,11 @@ from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..formulas import serving as S
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..step_model import attention_head_dim, compute_precision
-from .base import Plan, Result, StepSpec, evaluate, format_number
-from .compute_shared import draw_served_model
+from .base import KV_DTYPES_DRAWN, Family, Plan, Result, StepSpec, evaluate, format_number, gpu_supports
+from .compute import draw_served_model
 from .cost import USD_PER_GPU_HOUR
-from .drawing import KV_DTYPES_DRAWN, gpu_supports
-from .family import Family
 from .fleet import GPUS_PER_NODE, OCCUPANCY
 from .inputs import (
     GPU,

@@ -21,10 +21,8 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var, near_whole, whole_ceil
 from ..formulas import product, ratio, total
-from .base import Plan, Result, StepSpec, format_number
-from .family import Family
+from .base import PACKING, Family, Offline, Plan, Result, StepSpec, format_number
 from .inputs import InputSpec, catalog_or_default, clean_inputs
-from .offline import PACKING, Offline
 
 # --- what the planning families share ------------------------------------------------------------
 

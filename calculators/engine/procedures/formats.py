@@ -32,8 +32,7 @@ from sympy import Pow
 from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, total
-from .base import Plan, Result, StepSpec, evaluate_steps
-from .family import Family
+from .base import Family, Plan, Result, StepSpec, evaluate_steps
 from .inputs import InputSpec, catalog_or_default, clean_inputs
 
 

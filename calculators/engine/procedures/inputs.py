@@ -16,8 +16,7 @@ from typing import Any
 
 from ..answers import read_input
 from ..calibration import KEYS as CALIBRATED
-from ..catalog import Catalog, default_catalog
-from ..dtypes import KV_DTYPES, WEIGHT_DTYPES
+from ..catalog import KV_DTYPES, WEIGHT_DTYPES, Catalog, default_catalog
 from ..errors import AnswerError, ConfigError, InputError
 from ..hf_config import ModelConfig, parse_config, parse_config_text
 from ..quantities import INPUTS as INPUT_QUANTITIES

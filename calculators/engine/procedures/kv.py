@@ -10,18 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Catalog
-from ..dtypes import article, kv_bytes_per_value
+from ..catalog import Catalog, article, kv_bytes_per_value
 from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..step_model import check_degree, kv_replication
-from .base import Plan, StepSpec
-from .drawing import KV_DTYPES_DRAWN, draw_context
-from .family import Family
+from .base import DEGREE_RULE, KV_DTYPES_DRAWN, Family, Offline, Plan, StepSpec, draw_context
 from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
-from .offline import DEGREE_RULE, Offline
 
 INPUTS = (MODEL, KV_DTYPE, CONTEXT, GPUS)
 

@@ -18,22 +18,28 @@ from typing import Any
 
 import sympy
 
-from ..catalog import Catalog
-from ..dtypes import NOMINAL_BITS, article, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, article, weight_bits
 from ..formulas import memory as F
-from ..param_count import param_breakdown
+from ..hf_config import param_breakdown
 from ..step_model import kv_replication
-from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
-from .drawing import (
+from .base import (
+    DEGREE_RULE,
     KV_DTYPES_DRAWN,
+    Family,
+    Offline,
+    Plan,
+    Result,
+    StepSpec,
     draw_context,
     draw_gpu,
     draw_model,
     draw_weights_dtype,
+    evaluate,
+    evaluate_steps,
+    format_number,
     gpu_supports,
     weights_phrase,
 )
-from .family import Family
 from .inputs import (
     AVG_TOKENS,
     BLOCK_SIZE,
@@ -60,7 +66,6 @@ from .kv import (
     valid_degree,
     window_note,
 )
-from .offline import DEGREE_RULE, Offline
 from .params import params_given
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Catalog, Gpu
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu, weight_bits
 from ..errors import InputError
 from ..formulas.lora import (
     ADAPTER_GIB,
@@ -42,12 +41,9 @@ from ..formulas.lora import (
     SPARE_FROM_BUDGET,
     SPARE_FROM_LADDER,
 )
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..units import GIB
-from .base import Plan, Result, StepSpec, evaluate, format_number
-from .drawing import gpu_supports
-from .family import Family
+from .base import Family, Plan, Result, StepSpec, evaluate, format_number, gpu_supports
 from .inputs import (
     GPU,
     GPUS,

@@ -26,18 +26,14 @@ from typing import Any
 
 from sympy import Min, floor
 
-from ..catalog import Catalog
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, weight_bits
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio
 from ..formulas.serving import RIDGE
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
-from .base import Plan, Result, StepSpec, format_number
-from .drawing import WEIGHT_DTYPES_DRAWN, computing_gpus
-from .family import Family
+from .base import WEIGHT_DTYPES_DRAWN, Family, Plan, Result, StepSpec, computing_gpus, format_number
 from .inputs import (
     GPU,
     MODEL_HINT,
@@ -170,7 +166,7 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 
     ``raw`` holds ``model`` (catalog id) or ``config``, ``weights_dtype`` and
     optionally ``weights_bits`` (an effective width). Parameter counts come
-    from the config (:func:`~..param_count.param_breakdown`). Raises
+    from the config (:func:`~..hf_config.param_breakdown`). Raises
     :class:`~..errors.EngineError` subclasses on bad input.
     """
     catalog = catalog_or_default(catalog)

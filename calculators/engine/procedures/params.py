@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Catalog
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, weight_bits
 from ..formulas import memory as F
-from ..hf_config import ModelConfig
-from ..param_count import attention_params_per_layer, mlp_params, param_breakdown
-from .base import Plan, StepSpec
-from .drawing import draw_model, weights_phrase
-from .family import Family
+from ..hf_config import ModelConfig, attention_params_per_layer, mlp_params, param_breakdown
+from .base import Family, Plan, StepSpec, draw_model, weights_phrase
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
 
 PARAMS_INPUTS = (MODEL,)

@@ -35,9 +35,20 @@ from ..formulas import product, ratio, total
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
 from ..step_model import Replica, step_ms
-from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
-from .compute_shared import draw_served_model
-from .family import Family
+from .base import (
+    DEGREE_RULE_AFTER_GIVEN,
+    LINK,
+    NO_LINK,
+    Family,
+    Offline,
+    Plan,
+    Result,
+    StepSpec,
+    evaluate,
+    evaluate_steps,
+    format_number,
+)
+from .compute import draw_served_model, step_given
 from .inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -56,9 +67,7 @@ from .inputs import (
 )
 from .inputs import MFU as STEP_MFU
 from .kv import fp4_cache_note
-from .offline import DEGREE_RULE_AFTER_GIVEN, LINK, NO_LINK, Offline
 from .slo import TPOT_TARGET_MS, batch_limit_specs, slo_given
-from .step import step_given
 
 # --- The throughput–interactivity curve itself: every grid point of docs/architecture.md §12, costed by the …
 

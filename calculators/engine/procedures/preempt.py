@@ -29,13 +29,20 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..step_model import Replica, attention_head_dim, compute_precision, step_ms
-from .base import Plan, Result, StepSpec, format_number
-from .compute_shared import draw_served_model
-from .drawing import KV_DTYPES_DRAWN, gpu_supports
-from .family import Family
+from .base import (
+    DEGREE_RULE_AFTER_GIVEN,
+    KV_DTYPES_DRAWN,
+    Family,
+    Offline,
+    Plan,
+    Result,
+    StepSpec,
+    format_number,
+    gpu_supports,
+)
+from .compute import draw_served_model, replication_step
 from .inputs import (
     GPU,
     GPUS,
@@ -52,8 +59,6 @@ from .inputs import (
     with_aliases,
 )
 from .kv import kv_given, kv_per_token_spec
-from .offline import DEGREE_RULE_AFTER_GIVEN, Offline
-from .step import replication_step
 
 # Tokens the sequence has cached, not a context limit: its own key (issue 29); ``context`` is still read.
 CACHED_TOKENS = InputSpec("cached_tokens", "int", 2300, "tokens the preempted sequence holds", minimum=1,

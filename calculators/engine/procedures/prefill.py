@@ -18,8 +18,8 @@ from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from .base import Plan, Result, StepSpec, format_number
-from .compute_shared import (
+from .base import Family, Plan, Result, StepSpec, format_number
+from .compute import (
     MFU,
     PRECISION,
     PROMPT_TOKENS,
@@ -32,7 +32,6 @@ from .compute_shared import (
     params_used,
     peak_tflops,
 )
-from .family import Family
 from .inputs import (
     GPU,
     GPUS,

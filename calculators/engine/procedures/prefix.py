@@ -18,14 +18,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..catalog import Catalog
-from ..dtypes import weight_bits
+from ..catalog import Catalog, weight_bits
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..hf_config import ModelConfig
-from .base import Plan, Result, StepSpec, evaluate, format_number
-from .compute_shared import (
+from .base import KV_DTYPES_DRAWN, Family, Plan, Result, StepSpec, evaluate, format_number, gpu_supports
+from .compute import (
     MFU,
     PRECISION,
     compute_peak_note,
@@ -37,8 +36,6 @@ from .compute_shared import (
     params_used,
     peak_tflops,
 )
-from .drawing import KV_DTYPES_DRAWN, gpu_supports
-from .family import Family
 from .inputs import (
     GPU,
     GPUS,

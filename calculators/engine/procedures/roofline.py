@@ -15,7 +15,7 @@ FLOPs are the linear term 2 × N per token; prefill's attention term is left
 out here (the ``prefill`` family has it).
 
 What the compute families share (the precision input, the peak lookup, the
-generators' helpers) is in :mod:`.compute_shared`.
+generators' helpers) is in :mod:`.compute`.
 """
 
 from __future__ import annotations
@@ -25,16 +25,15 @@ from typing import Any
 
 from sympy import Max, Min, floor
 
-from ..catalog import Catalog, Gpu
-from ..dtypes import NOMINAL_BITS, article, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu, article, weight_bits
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE as SERVING_RIDGE
 from ..formulas.serving import flops_per_sequence
 from ..hf_config import ModelConfig
 from ..step_model import attention_head_dim, kv_bytes_per_token
-from .base import Plan, Result, StepSpec, format_number
-from .compute_shared import (
+from .base import Family, Plan, Result, StepSpec, computing_gpus, format_number
+from .compute import (
     MAX_DRAWS,
     PRECISION,
     PROMPT_TOKENS,
@@ -46,8 +45,6 @@ from .compute_shared import (
     peak_tflops,
     smallest_fitting_degree,
 )
-from .drawing import computing_gpus
-from .family import Family
 from .inputs import (
     GPU,
     KV_DTYPE,

@@ -44,8 +44,7 @@ from ..formulas.rope import (
     SHORTEST_WAVELENGTH,
 )
 from ..hf_config import ModelConfig
-from .base import Plan, Result, StepSpec
-from .family import Family
+from .base import Family, Plan, Result, StepSpec
 from .inputs import MODEL, InputSpec, catalog_or_default, clean_inputs, resolve_model
 
 # --- The RoPE settings of a raw ``config.json``: base, rotated width, scaling factor and original context.

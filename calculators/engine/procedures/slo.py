@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Catalog, Gpu
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu, weight_bits
 from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas.fleet import (
@@ -48,12 +47,28 @@ from ..formulas.fleet import (
     TOKENS_PER_S,
     TPOT_MS,
 )
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..step_model import COMPUTE_PRECISION as STEP_COMPUTE_PRECISION
-from .base import Plan, Result, StepSpec, evaluate, evaluate_steps, format_number
-from .drawing import KV_DTYPES_DRAWN, draw_context, draw_gpu, draw_model, draw_weights_dtype, gpu_supports
-from .family import Family
+from .base import (
+    DEGREE_RULE_AFTER_GIVEN,
+    KV_DTYPES_DRAWN,
+    NO_LINK,
+    PACKING,
+    Family,
+    Offline,
+    Plan,
+    Result,
+    StepSpec,
+    draw_context,
+    draw_gpu,
+    draw_model,
+    draw_weights_dtype,
+    evaluate,
+    evaluate_steps,
+    format_number,
+    gpu_supports,
+)
+from .compute import GIB, flops_per_sequence, step_given, weights_read_ms
 from .fleet import GPUS_PER_NODE, check_packing
 from .inputs import (
     ALLREDUCE_LATENCY_US,
@@ -73,9 +88,7 @@ from .inputs import (
     resolve_model,
 )
 from .kv import fp4_cache_note, kv_given, kv_notes, replication_spec, valid_degree
-from .offline import DEGREE_RULE_AFTER_GIVEN, NO_LINK, PACKING, Offline
 from .params import params_given
-from .step import GIB, flops_per_sequence, step_given, weights_read_ms
 
 # --- The ``slo`` family's inputs and the numbers its steps read (:func:`slo_given`).
 

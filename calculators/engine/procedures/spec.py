@@ -28,11 +28,9 @@ from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio, total
-from ..param_count import param_breakdown
-from .base import Plan, Result, StepSpec, evaluate_steps, format_number
-from .family import Family
+from ..hf_config import param_breakdown
+from .base import Family, Offline, Plan, Result, StepSpec, evaluate_steps, format_number
 from .inputs import InputSpec, catalog_or_default, clean_inputs
-from .offline import Offline
 
 # α stops short of 1: at α = 1 the closed form is 0/0 (its limit is γ + 1, every draft accepted).
 MAX_ALPHA = 0.99

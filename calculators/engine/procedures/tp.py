@@ -33,18 +33,27 @@ from typing import Any
 import sympy
 from sympy import ceiling
 
-from ..catalog import Catalog, Gpu
-from ..dtypes import NOMINAL_BITS, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu, weight_bits
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
-from ..hf_config import ModelConfig
-from ..param_count import param_breakdown
+from ..hf_config import ModelConfig, param_breakdown
 from ..step_model import Replica, check_degree, kv_replication, step_ms
-from .base import Plan, StepSpec, evaluate, evaluate_steps, format_number
-from .drawing import KV_DTYPES_DRAWN, computing_gpus, draw_context, gpu_supports
-from .family import Family
+from .base import (
+    KV_DTYPES_DRAWN,
+    POWER_OF_TWO,
+    Family,
+    Offline,
+    Plan,
+    StepSpec,
+    computing_gpus,
+    draw_context,
+    evaluate,
+    evaluate_steps,
+    format_number,
+    gpu_supports,
+)
 from .inputs import (
     GPU,
     KV_DTYPE,
@@ -60,7 +69,6 @@ from .inputs import (
     resolve_model,
 )
 from .kv import kv_given, kv_notes, kv_per_token_spec, per_user_spec, replication_spec
-from .offline import POWER_OF_TWO, Offline
 from .params import params_given
 
 # --- The degree a tensor-parallel replica can be bought in: whole nodes or a power of two in one, splitting …
