@@ -62,14 +62,16 @@ def _candidates(slot: dict):
 
 class Drawn(NamedTuple):
     """One drawn item of a new round: the bank item, its time box, how many follow-ups to ask after it (a
-    problem template's slot with ``"followups": n``, each boxed ``followup_box_s``; issue 33 item 1), and the
-    inputs a coach's set entry holds fixed."""
+    problem template's slot with ``"followups": n``, each boxed ``followup_box_s``; issue 33 item 1), the
+    inputs a coach's set entry holds fixed, and, for a slot with follow-ups, the slot's other templates in the
+    order they are drawn instead when ``item``'s problems give no chain (``alternatives``)."""
 
     item: BankItem
     box: int | None
     followups: int = 0
     followup_box: int | None = None
     fixed: dict | None = None  # a coach's fixed inputs for the problem (a set entry's)
+    alternatives: tuple[BankItem, ...] = ()
 
 
 def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random) -> list[Drawn]:
@@ -93,5 +95,11 @@ def draw_items(user, template: RoundTemplate, now: datetime, rng: random.Random)
             fewest = min(used[item.pk] for item in pool)
             item = rng.choice(sorted((i for i in pool if used[i.pk] == fewest), key=lambda i: i.slug))
             pool.remove(item)
-            drawn.append(Drawn(item, box, int(slot.get("followups", 0)), slot.get("followup_box_s")))
+            followups = int(slot.get("followups", 0))
+            others: tuple[BankItem, ...] = ()
+            if followups:  # the rest of the slot, least sat first then shuffled: drawn when item gives no chain
+                rest = sorted(pool, key=lambda i: i.slug)
+                rng.shuffle(rest)
+                others = tuple(sorted(rest, key=lambda i: used[i.pk]))
+            drawn.append(Drawn(item, box, followups, slot.get("followup_box_s"), alternatives=others))
     return drawn

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from calculators.families import FAMILIES
 from drills.models import RoundTemplate
 from runbook.loading import ContentTree, LoadReport, Reader
+
+#: The families the "Follow-ups" preset draws from: every drill family with inputs (issue 33 item 1), the four
+#: simulated ones among them (their follow-ups are simulated through the sweep runner). A family whose problems give
+#: no chain of two (params has at most its MoE sibling, formats one change) is passed over for another when drawn
+#: (drills.rounds.services.add_items).
+FOLLOWUP_FAMILIES = sorted(key for key, family in FAMILIES.items() if family.generate is not None and family.inputs)
 
 # The built-in round kinds, as data (synced into RoundTemplate rows with no owner; a coach copies one).
 PRESETS: dict[str, dict] = {
@@ -44,8 +51,7 @@ PRESETS: dict[str, dict] = {
         "title": "Follow-ups", "duration_s": 20 * 60, "position": 7,
         "description": "One worked problem, then the interviewer's follow-ups on the same stack: one input changes "
                        "each time; say which steps move, then their new values.",
-        "slots": [{"families": ["ladder", "kv", "roofline", "decode", "slo", "tp"], "box_s": 8 * 60,
-                   "followups": 3, "followup_box_s": 4 * 60}],
+        "slots": [{"families": FOLLOWUP_FAMILIES, "box_s": 8 * 60, "followups": 3, "followup_box_s": 4 * 60}],
     },
 }
 

@@ -18,7 +18,8 @@ Closing a round records one FSRS review for each of its items already in the
 candidate's deck, with the rating that follows from the grade (the issue-8 rules in
 :mod:`drills.reviews.scheduling`): through :func:`drills.reviews.services.record_open_review`
 for open items, :func:`~drills.reviews.services.record_graded_review` (the item's grade and
-attempt) for worked and critique items.
+attempt) for worked and critique items. A worked item followed up in the round is reviewed with its follow-ups:
+the chain is the card, rated by the chain's score (issue 33), and the follow-up items carry that review.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from django.db import transaction
 from calculators.engine.errors import EngineError
 from calculators.engine.followup import FollowUp
 from drills.critique.services import grade_critique, read_flags
+from drills.followups.services import FOLLOWUP_BOX_S, first_values, grade_link, refusal, store_link
 from drills.followups.services import chain as followup_chain
-from drills.followups.services import first_values, grade_link, refusal, store_link
 from drills.models import BankItem, Card, CritiqueAttempt, ProblemInstance, ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems import grading
 from drills.problems.forms import read_start
@@ -70,10 +71,14 @@ def add_items(round_: Round, drawn: list[Drawn], rng: random.Random, user, now: 
     draw one is left out) and its follow-ups after it (issue 33 item 1); the first item opens with the round.
     A round started from a template and a coach's timed assignment are both built here."""
     position = 0
-    for item, box, followups, followup_box, fixed in drawn:
+    for item, box, followups, followup_box, fixed, alternatives in drawn:
         problem, links = None, 0
         if item.kind == BankItem.PROBLEM and item.family:
-            problem, links = _problem_with_followups(item, rng, user, followups, fixed)
+            for choice in (item, *alternatives):  # a template whose problems give no chain: the slot's next one
+                problem, links = _problem_with_followups(choice, rng, user, followups, fixed)
+                if problem is not None:
+                    item = choice
+                    break
             if problem is None:  # a template whose problem cannot be drawn is left out of the round
                 continue
         position += 1
@@ -417,17 +422,50 @@ def _rating(item: RoundItem, now: datetime) -> int:
     return item.self_score or ReviewLog.GOOD
 
 
+def _chain_items(item: RoundItem) -> list[RoundItem]:
+    """The follow-up items of a worked ``item``'s problem in its round, in order (none for other items)."""
+    if not item.is_worked or item.problem_id is None:
+        return []
+    return list(item.round.items.filter(problem_id=item.problem_id, kind=FOLLOWUP).order_by("position"))
+
+
+def _chain_review(item: RoundItem, chain: list[RoundItem], now: datetime) -> tuple[float, int, float | None]:
+    """A worked item and its follow-ups as one card's review (the chain is the card, as on the review page):
+    the chain's score (the problem and each follow-up weigh the same), the rating it earns against the problem's
+    time box and each follow-up's (or :data:`~drills.followups.services.FOLLOWUP_BOX_S`), and the seconds taken
+    over all of them (``None`` when none was timed)."""
+    grades = [item.grade or 0.0, *(other.grade or 0.0 for other in chain)]
+    score = sum(grades) / len(grades)
+    steps = (item.item.details or {}).get("steps") if item.item else None
+    box = item.time_box_s or (time_box_of(item.item, steps) if item.item else None)
+    if box:
+        box += sum(other.time_box_s or FOLLOWUP_BOX_S for other in chain)
+    times = [t for t in (one.time_taken_s(now) for one in (item, *chain)) if t is not None]
+    seconds = sum(times) if times else None
+    return score, rating_for_problem(score, seconds, box), seconds
+
+
 def _review(item: RoundItem, now: datetime) -> None:
-    """Record the FSRS review of ``item``'s card (when the item is in the candidate's deck), once."""
+    """Record the FSRS review of ``item``'s card (when the item is in the candidate's deck), once. A worked item
+    with follow-ups is reviewed with them (their chain's score, :func:`_chain_review`) and its follow-up items
+    carry that same review; a follow-up item alone records nothing (its bank item is its problem's template)."""
     if item.review_id or item.item is None or item.grade is None or item.is_followup:
-        return  # a follow-up's bank item is its problem's template, reviewed by the problem item
+        return
     user = item.round.user
     card = Card.objects.of(user).filter(item=item.item).first()
     if card is None:
         return
     taken = item.time_taken_s(now)
     started = now - timedelta(seconds=taken) if taken is not None else None
-    if item.is_worked or item.is_critique:
+    chain = _chain_items(item)
+    if chain:
+        score, rating, seconds = _chain_review(item, chain, now)
+        outcome = record_graded_review(user, card.pk, card.version, rating, grade=score, problem=item.problem,
+                                       attempt=item.attempt, now=now,
+                                       started_at=now - timedelta(seconds=seconds) if seconds is not None else None)
+        if outcome.log is not None:
+            RoundItem.objects.filter(pk__in=[other.pk for other in chain]).update(review=outcome.log)
+    elif item.is_worked or item.is_critique:
         # The grade the report shows, with the attempt: not the correct steps read as rubric ticks (3 of 8 steps
         # right is 38 %, not 3 of the template's rubric points) nor the whiteboard logged as an open answer.
         outcome = record_graded_review(user, card.pk, card.version, _rating(item, now), grade=item.grade,

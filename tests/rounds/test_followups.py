@@ -12,6 +12,8 @@ import pytest
 from django.urls import reverse
 
 from drills.models import FollowUpAttempt, Round
+from drills.rounds.drawing import draw_items
+from drills.rounds.presets import FOLLOWUP_FAMILIES, PRESETS
 from drills.rounds.services import close, followup_link, start_round
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +48,60 @@ def test_the_round_is_a_problem_and_its_follow_ups(candidate, bank, h):
     assert len(set(changed)) == len(changed)  # each follow-up changes another input
 
 
-PRESET_FAMILIES = {"ladder", "kv", "roofline", "decode", "slo", "tp"}
+PRESET_FAMILIES = set(FOLLOWUP_FAMILIES)
+
+
+def test_the_preset_draws_from_every_family_with_inputs():
+    # Every drill family with inputs, the simulated ones among them (issue 33 item 1), not six of them.
+    from calculators.families import FAMILIES
+
+    slot = PRESETS["followups"]["slots"][0]
+    assert slot["families"] == sorted(k for k, f in FAMILIES.items() if f.generate is not None and f.inputs)
+    assert {"ladder", "kv", "params", "formats", "knee", "ttftp99", "tpotbatch", "preemptrate", "moe"} <= set(
+        slot["families"])
+
+
+def test_a_template_with_no_chain_is_passed_over_for_the_slots_next(candidate, bank, h):
+    # params problems give at most one follow-up (only a named MoE sibling changes them), so the slot's next
+    # template is drawn: the round still opens with a problem and two or three follow-ups.
+    from drills.models import BankItem, RoundTemplate
+
+    template = RoundTemplate.objects.create(slug="params-first", kind="followups", title="Params first",
+                                            duration_s=600, slots=[{"families": ["params", "ladder"],
+                                                                    "followups": 3, "followup_box_s": 240}])
+    start_round(candidate, "capacity", h.T0)  # a ladder sat once: the least sat, params, is drawn first
+    round_ = start_round(candidate, template, h.T0, rng=random.Random(1))
+    items = list(round_.items.order_by("position"))
+    assert draw_items(candidate, template, h.T0, random.Random(1))[0].item.family == "params"
+    assert items[0].item == BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    assert [item.kind for item in items[1:]] == ["followup"] * (len(items) - 1) and len(items) >= 3
+
+
+def test_the_chain_is_the_cards_review_rated_by_its_score(candidate_client, candidate, bank, clock, h):
+    # A right problem and wrong follow-ups: the card's one review carries the chain's score, not the problem's,
+    # and the follow-up items carry that review (issue 33 item 1: the chain is the card).
+    from drills.models import Card, ReviewLog
+    from drills.reviews.scheduling import AGAIN, add_to_deck
+
+    round_ = _start(candidate, h)
+    base = round_.items.get(position=1)
+    add_to_deck(candidate, [base.item], now=h.T0)
+    clock.set(h.T0)
+    _answer_base(candidate_client, round_, h)
+    for item in round_.items.filter(kind="followup").order_by("position"):
+        link = followup_link(item)  # every mark wrong: the still steps marked, given a value no step has
+        candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
+                              {"version": item.version, "present_marks": "1", "marked": list(link.still),
+                               **{f"value-{key}": "7777777" for key in link.still}})
+    round_.refresh_from_db()
+    assert round_.status == Round.FINISHED
+    base.refresh_from_db()
+    chain = list(round_.items.filter(kind="followup"))
+    log = ReviewLog.objects.get(user=candidate)
+    assert base.grade == 1.0 and all(item.grade == 0.0 for item in chain)
+    assert log.grade == pytest.approx(1 / (1 + len(chain))) and log.rating == AGAIN
+    assert base.review_id == log.pk and all(item.review_id == log.pk for item in chain)
+    assert Card.objects.get(user=candidate, item=base.item).version == 1  # one review for the chain
 
 
 def test_the_item_page_asks_which_steps_move_then_the_values(candidate_client, candidate, bank, clock, h):
