@@ -34,6 +34,7 @@ def candidate(transactional_db):
 def test_sit_a_follow_ups_round_to_its_debrief(live_server, page, candidate, content):
     from drills.models import Round
     from drills.rounds.services import followup_link
+    from drills.templatetags.drills_tags import step_choices
 
     log_in(page, live_server.url, "alice", "/rounds/")
     preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Follow-ups\s*$")))
@@ -43,9 +44,15 @@ def test_sit_a_follow_ups_round_to_its_debrief(live_server, page, candidate, con
     items = list(round_.items.select_related("problem").order_by("position"))
     assert items[0].kind == "problem" and {item.kind for item in items[1:]} == {"followup"}
 
-    # The problem, every step right.
-    for step in items[0].problem.solve().steps:
-        page.fill(f"#item-form input[name='{step.key}']", repr(step.value))
+    # The problem, every step right (the preset draws from every family with inputs: a verdict step is a choice).
+    solution = items[0].problem.solve()
+    for spec, step in zip(solution.specs, solution.steps):
+        choices = step_choices(spec, repr(step.value))
+        if choices:
+            page.select_option(f"#item-form select[name='{step.key}']",
+                               next(choice["word"] for choice in choices if choice["selected"]))
+        else:
+            page.fill(f"#item-form input[name='{step.key}']", repr(step.value))
     with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/2/$")):
         page.get_by_role("button", name="Submit this item").click()
 
