@@ -60,6 +60,8 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("13-speculative-and-constrained", "295"): "a colleague's claim the question quotes (over two lines) to be "
                                                "corrected",
     ("15-production", "295"): "a colleague's prediction the question quotes to be corrected",
+    ("15-production", "57.4"): "the seconds vLLM's documentation measured to load Qwen3-30B-A3B, a cited figure; "
+                               "near that model's GiB by chance",
     ("04-gpu-roofline", "50 %"): "the top of the published 35–50 % MFU range for prefill kernels, a cited range",
     ("05-prefill-and-decode", "128"): "a batch size chosen as a table row and the 128k context, inputs",
     ("05-prefill-and-decode", "208"): "a colleague's answer the question quotes (the ceiling, truncated)",
