@@ -295,3 +295,17 @@ def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
     assert "The sweep behind the knee: 28.57 req/s" in _text(sweep)
     assert len(re.findall(r"<tr[^>]*>", sweep.split("<tbody>", 1)[1])) == 12
+
+
+def test_grading_a_simulated_drill_says_it_is_simulating_while_it_runs(candidate_client, candidate):
+    # Issue 33: grading a simulated drill runs its follow-ups' sweeps (seconds); the form shows an htmx indicator
+    # meanwhile (and disables its buttons). An engine drill, graded in milliseconds, has none.
+    problem = create_problem("knee", seed=3, user=candidate, fixed_inputs=SCENARIO)
+    page = candidate_client.get(problem.get_absolute_url()).content.decode()
+    form = re.search(r'<form id="answers".*?</form>', page, re.S).group(0)
+    assert 'hx-indicator="#grading-indicator"' in form
+    indicator = re.search(r'<span class="htmx-indicator[^"]*" id="grading-indicator" role="status">'
+                          r'(.*?)</span>\s*</div>', form, re.S).group(1)
+    assert _text(indicator).startswith("Simulating the sweep…")
+    ladder = candidate_client.get("/drills/ladder/new/?seed=5").content.decode()
+    assert "grading-indicator" not in ladder

@@ -155,6 +155,8 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
         "seen": seen, "followup": followup, "sweep": worked_sweep(instance, solution) if graded else None,
+        # A simulated drill's grading simulates its follow-ups' sweeps (seconds): the form says so while it runs.
+        "simulated": "simulation" in (instance.inputs or {}),
     }
     if request.htmx and request.method == "POST":
         # htmx swaps the #answers form (and the follow-up section, out of band): the statement and the config
