@@ -309,3 +309,26 @@ def test_grading_a_simulated_drill_says_it_is_simulating_while_it_runs(candidate
     assert _text(indicator).startswith("Simulating the sweep…")
     ladder = candidate_client.get("/drills/ladder/new/?seed=5").content.decode()
     assert "grading-indicator" not in ladder
+
+
+def test_a_blind_sweep_point_guess_of_the_preemption_rate_is_not_correct(client):
+    """Issue 33: the preemption rate is right within ±5 % (PREEMPT_TOLERANCE, shown beside the box), not within
+    one sweep step: every other swept rate typed as the answer is not correct. At these inputs the sweep is
+    0.42 … 2.8 req/s and preemption begins at 1.4 req/s; the old rule's tolerance, the wider gap beside it
+    (0.3 req/s ÷ 1.4 = 21 %), took 1.1 and 1.7 req/s as right."""
+    from calculators.sim.drills import PREEMPT_TOLERANCE
+
+    problem = create_problem("preemptrate", seed=3, fixed_inputs={**SCENARIO, "prompt_tokens": 4096,
+                                                                  "output_tokens": 512})
+    right = problem.solve().values["preemption_rate_req_s"]
+    others = [p["rate_req_s"] for p in problem.inputs["simulation"]["points"] if p["rate_req_s"] != right]
+    assert PREEMPT_TOLERANCE == 0.05 and len(others) == 7
+    assert _verdicts(problem, {"preemption_rate_req_s": f"{right:g} req/s"})["preemption_rate_req_s"][0] == "correct"
+    for rate in others:
+        assert abs(rate - right) > PREEMPT_TOLERANCE * right
+        assert _verdicts(problem, {"preemption_rate_req_s": f"{rate:g} req/s"})["preemption_rate_req_s"][0] not in (
+            "correct", "carried_forward"), rate
+    page = client.get("/drills/preemptrate/new/?seed=5").content.decode()
+    box = re.search(r'id="step-preemption_rate_req_s">.*?</li>', page, re.S).group(0)
+    assert _text(re.search(r'<span class="step-tolerance text-nowrap"[^>]*>(.*?)</span>', box).group(1)) == "±5 %"
+    assert "(within ±5%: that swept rate, not a neighbour)" in html.unescape(page)

@@ -268,14 +268,6 @@ def knee_points(simulation: dict) -> list[dict]:
     return sorted(simulation["points"] + simulation.get("refine", []), key=lambda point: point["rate_req_s"])
 
 
-def sweep_step(points: list[dict], rate: float) -> float:
-    """The gap from ``rate`` to its nearer neighbour in the sweep (req/s): a sweep answer's tolerance."""
-    rates = [p["rate_req_s"] for p in points]
-    index = rates.index(rate)
-    gaps = [abs(rates[i] - rate) for i in (index - 1, index + 1) if 0 <= i < len(rates)]
-    return max(gaps) if gaps else rate * 0.1
-
-
 def point_at(points: list[dict], rate: float) -> dict:
     """The stored point of ``rate``."""
     return next(p for p in points if p["rate_req_s"] == rate)
