@@ -1,10 +1,11 @@
 """The OpenAPI pieces of ``/api/v1/simulate/``: its parameters, body and result (docs/architecture.md §13).
 
 The query parameters are the simulator's inputs (:data:`calculators.simulation.INPUTS`,
-with their types, bounds, enums and defaults) plus ``sweep``, ``trace`` and ``config``;
+with their types, bounds, enums and defaults) plus ``sweep``, ``concurrency_sweep``, ``trace`` and ``config``;
 a POST carries the same names in ``{"inputs": {...}, "config": {...}}``. The result is
-``manage.py simulate --json``'s: one run (``inputs``, ``summary``, ``series``) or a sweep
-(``inputs``, ``sweep``, ``knee_req_s``).
+``manage.py simulate --json``'s: one run (``inputs``, ``summary``, ``series``), a sweep of rates
+(``inputs``, ``sweep``, ``knee_req_s``) or of closed-loop concurrencies (``inputs``, ``sweep``,
+``knee_concurrency``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from calculators.simulation import INPUTS, MAX_SWEEP_POINTS
 TEXT_PARAMETERS = {
     "sweep": ("Arrival rates to sweep, req/s, comma-separated (at most "
               f"{MAX_SWEEP_POINTS}); the result is then the sweep and its knee."),
+    "concurrency_sweep": ("Closed-loop concurrencies to sweep, clients, comma-separated (at most "
+                          f"{MAX_SWEEP_POINTS}; with think_time_s); the result is then the sweep and its knee in "
+                          "clients (knee_concurrency)."),
     "trace": "A CSV trace with the header arrival_s,prompt_tokens,output_tokens (instead of generated arrivals).",
     "config": "A model's Hugging Face config.json, instead of model, as JSON text.",
 }
@@ -32,6 +36,7 @@ SUMMARY = {
                  "mean_in_system"],
     "properties": {
         "rate_req_s": _NUMBER, "duration_s": {"type": "number"},
+        "concurrency": {"type": ["integer", "null"], "description": "A closed loop's clients (null: open loop)."},
         "arrived": {"type": "integer"}, "completed": {"type": "integer"}, "in_flight": {"type": "integer"},
         "output_tokens": {"type": "integer"}, "ttft_ms": _DISTRIBUTION, "tpot_ms": _DISTRIBUTION,
         "itl_ms": _DISTRIBUTION, "e2e_ms": _DISTRIBUTION, "throughput_req_s": {"type": "number"},
@@ -86,6 +91,12 @@ def simulate_schemas() -> dict[str, Any]:
                  "properties": {"inputs": inputs,
                                 "sweep": {"type": "array", "items": {"$ref": "#/components/schemas/SimulateSummary"}},
                                 "knee_req_s": _NUMBER}},
+                {"type": "object", "required": ["inputs", "sweep", "knee_concurrency"], "additionalProperties": False,
+                 "description": "A sweep of closed-loop concurrencies: the knee is the highest concurrency whose "
+                                "goodput is at least 0.9 × the requests its clients sent per second.",
+                 "properties": {"inputs": inputs,
+                                "sweep": {"type": "array", "items": {"$ref": "#/components/schemas/SimulateSummary"}},
+                                "knee_concurrency": {"type": ["integer", "null"]}}},
             ],
         },
     }

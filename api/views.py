@@ -115,8 +115,9 @@ def index(request: HttpRequest) -> JsonResponse:
                                                          "manage.py calc FAMILY --json"),
         ("POST", _pattern("calc", "{family}"), 'run a family on {"inputs": {...}, "config": '
                                                           '{...}} (a pasted config.json); same JSON'),
-        ("GET", reverse("api:simulate"), "simulate serving a workload on ?input=value… (sweep=R1,R2 for a "
-                                         "sweep and its knee); the JSON of manage.py simulate --json"),
+        ("GET", reverse("api:simulate"), "simulate serving a workload on ?input=value… (sweep=R1,R2 or "
+                                         "concurrency_sweep=C1,C2 for a sweep and its knee); the JSON of manage.py "
+                                         "simulate --json"),
         ("POST", reverse("api:simulate"), 'the same on {"inputs": {...}} (a trace, a pasted config)'),
         ("GET", reverse("api:simulate") + "results/{id}/", "a simulation a worker is running (with a broker, simulate "
                                                      "answers 202 and this result_url)"),

@@ -4,8 +4,9 @@
 calculators' :func:`~calculators.forms.field_for` builds each from its
 :class:`InputSpec`) plus the rates to sweep; ``clean()`` runs the simulator's
 own checks (:func:`~calculators.sim.config.clean_sim_inputs`), so an error lands
-beside the input it names. A trace or a pasted config go through the API or
-``manage.py simulate``.
+beside the input it names. The sweep runs along one axis (``sweep_axis``): arrival rates (open loop, ``sweep``)
+or closed-loop concurrencies (``concurrency_sweep``, each a loop of that many clients with the think time).
+A trace or a pasted config go through the API or ``manage.py simulate``.
 
 :func:`sweep_view` turns a finished :class:`~calculators.simulation.SweepStatus`
 into rows for the tables and the JSON the charts read.
@@ -26,8 +27,11 @@ from calculators.sim.run import BAND_UTILISATION
 PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOKENS, C.PROMPT_DIST, C.OUTPUT_TOKENS,
                C.OUTPUT_DIST, C.PREFIX_FRACTION, C.ARRIVAL, C.CV, C.DURATION_S, C.TTFT_SLO_MS, C.TPOT_SLO_MS,
                C.REPLICAS, C.ROUTER, C.MAX_BATCHED_TOKENS, C.MAX_NUM_SEQS, C.BANDWIDTH_EFFICIENCY, C.MFU,
-               C.PREFILL_MFU, C.ALLREDUCE_LATENCY_US, C.STEP_OVERHEAD_MS, C.CAPACITY_POLICY, C.SEED)
+               C.PREFILL_MFU, C.ALLREDUCE_LATENCY_US, C.STEP_OVERHEAD_MS, C.CAPACITY_POLICY, C.SEED,
+               C.THINK_TIME_S)
 DEFAULT_SWEEP = "5,10,15,20,25,30,35,40"
+DEFAULT_CONCURRENCY_SWEEP = "1,2,4,8,16,32,64,128"
+SWEEP_AXES = (("rate", "Arrival rates (open loop)"), ("concurrency", "Concurrent clients (closed loop)"))
 TABLE_ROWS = 24  # the over-time table shows the series in this many slices
 
 
@@ -38,7 +42,8 @@ class SimulatorForm(forms.Form):
         # An efficiency left blank is the calibration table's for the card (clean_sim_inputs); a user's applied
         # calibration (the lab) starts those fields from its own constants instead.
         defaults = {spec.name: "" if spec.name in C.CALIBRATED_INPUTS else spec.default_text for spec in PAGE_INPUTS}
-        defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP)
+        defaults.update(duration_s=f"{C.DEFAULT_DURATION_S:g}", sweep=DEFAULT_SWEEP, sweep_axis="rate",
+                        concurrency_sweep=DEFAULT_CONCURRENCY_SWEEP)
         #: The user's applied calibration, and whether the page's card and precision are its own (its constants
         #: then start the fields, and the page says so).
         self.calibration = calibration
@@ -53,6 +58,8 @@ class SimulatorForm(forms.Form):
             field.initial = defaults[spec.name]
             if spec.name == "model":  # this page has no paste box: a config goes through the command or the API
                 field.help_text = "From the catalog; simulate a pasted config.json with the command or the API."
+            if spec.name == "think_time_s":
+                field.help_text = "Closed loop only: what each client waits after a response before its next request."
             if spec.name in C.CALIBRATED_INPUTS:  # blank: the calibration table's value for the card
                 field.help_text = (f"Blank: the calibration table's value for the card and precision (the "
                                    f"default {spec.default_text} where it has no row).")
@@ -62,6 +69,15 @@ class SimulatorForm(forms.Form):
             label="Arrival rates to sweep", initial=DEFAULT_SWEEP, required=False, max_length=200,
             help_text=f"Requests per second, comma-separated, at most {C.MAX_SWEEP_POINTS}.",
             widget=forms.TextInput(attrs={"class": "form-control", "inputmode": "decimal"}))
+        self.fields["sweep_axis"] = forms.ChoiceField(
+            label="Sweep", choices=SWEEP_AXES, initial="rate", required=False,
+            help_text="Open loop: requests arrive at each rate whatever the server does. Closed loop: each client "
+                      "sends its next request when its last one ends (as vllm bench serve --max-concurrency).",
+            widget=forms.Select(attrs={"class": "form-select"}))
+        self.fields["concurrency_sweep"] = forms.CharField(
+            label="Concurrent clients to sweep", initial=DEFAULT_CONCURRENCY_SWEEP, required=False, max_length=200,
+            help_text=f"Closed loop: clients, comma-separated, at most {C.MAX_SWEEP_POINTS}.",
+            widget=forms.TextInput(attrs={"class": "form-control", "inputmode": "numeric"}))
         self.inputs: dict[str, Any] | None = None
 
     def calibration_warnings(self) -> list[str]:
@@ -76,7 +92,13 @@ class SimulatorForm(forms.Form):
         if self.errors:
             return cleaned
         raw = {name: value for name, value in cleaned.items() if value not in (None, "")}
-        raw.setdefault("sweep", DEFAULT_SWEEP)
+        if raw.pop("sweep_axis", "rate") == "concurrency":
+            raw.pop("sweep", None)
+            raw.setdefault("concurrency_sweep", DEFAULT_CONCURRENCY_SWEEP)
+        else:  # an open loop: its cache key keeps no closed-loop input
+            raw.pop("concurrency_sweep", None)
+            raw.pop("think_time_s", None)
+            raw.setdefault("sweep", DEFAULT_SWEEP)
         try:
             self.inputs = C.clean_sim_inputs(raw)
         except EngineError as exc:
@@ -99,8 +121,9 @@ def _slices(series: dict, rows: int) -> list[dict]:
 
 
 def sweep_view(status, show: str | None) -> dict:
-    """Rows and chart data for a finished sweep; ``show`` picks the rate whose series is drawn
-    (default: the highest)."""
+    """Rows and chart data for a finished sweep; ``show`` picks the rate (or concurrency) whose series is drawn
+    (default: the highest). Over concurrencies a row's offered load is what its clients sent per second (arrived ÷
+    duration), against which its goodput is read."""
     points = [(rate, result) for rate, result in status.points if result and "summary" in result]
     summaries = [result["summary"] for _, result in points]
     rates = [rate for rate, _ in points]
@@ -110,8 +133,11 @@ def sweep_view(status, show: str | None) -> dict:
             chosen = index
     series = points[chosen][1]["series"]
     knee_req_s = status.knee_req_s()
-    rows = [{"rate": rate, "s": s, "meets": s["goodput_req_s"] >= KNEE_SHARE * rate,
-             "is_knee": knee_req_s is not None and rate == knee_req_s} for rate, s in zip(rates, summaries)]
+    closed = status.by_concurrency
+    offered = [s["arrived"] / s["duration_s"] if closed else rate for rate, s in zip(rates, summaries)]
+    rows = [{"rate": rate, "s": s, "offered": load, "meets": s["goodput_req_s"] >= KNEE_SHARE * load,
+             "is_knee": knee_req_s is not None and rate == knee_req_s}
+            for rate, s, load in zip(rates, summaries, offered)]
 
     def pick(metric, key):
         return [s[metric][key] for s in summaries]
@@ -124,10 +150,15 @@ def sweep_view(status, show: str | None) -> dict:
         "goodput": [s["goodput_req_s"] for s in summaries],
         "throughput": [s["throughput_req_s"] for s in summaries],
         "knee": knee_req_s,
+        "offered": [round(load, 6) for load in offered],
+        "x_label": "concurrent clients" if closed else "arrival rate, req/s",
+        "offered_label": "requests sent" if closed else "arrival rate",
         "series": {"t_s": series["t_s"], "kv": [round(100 * v, 2) for v in series["kv_used_fraction"]],
                    "preemptions": series["preemptions"], "running": series["running"],
                    "waiting": series["waiting"]},
     }
     return {"rows": rows, "chart": chart, "shown_rate": rates[chosen], "rates": rates,
             "banded": any("band" in s for s in summaries), "band_utilisation": BAND_UTILISATION,
-            "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "share": KNEE_SHARE}
+            "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "share": KNEE_SHARE, "closed": closed,
+            "axis": "Clients" if closed else "Rate, req/s", "axis_words": "the concurrency" if closed else
+            "the arrival rate", "unit": "clients" if closed else "req/s"}

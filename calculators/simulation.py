@@ -49,8 +49,8 @@ from calculators.engine.procedures import Family, Result
 from calculators.sim import config as sim_config
 from calculators.sim import results as sim_results
 from calculators.sim.config import build_setup, clean_sim_inputs
-from calculators.sim.results import knee
-from calculators.sim.run import echo_inputs, run_workload, simulate
+from calculators.sim.results import knee, knee_concurrency
+from calculators.sim.run import at_point, echo_inputs, run_workload, simulate, sweep_json
 from calculators.sim.workload import workload_for
 from outbox import services as outbox
 
@@ -75,7 +75,9 @@ def max_steps(anonymous: bool = False) -> int:
 
 
 def point_key(inputs: dict[str, Any], rate: float | None) -> str:
-    """The cache key of one sweep point: the hash of the cleaned inputs (less the sweep) and the rate."""
+    """The cache key of one sweep point: the hash of the cleaned inputs (less the sweep) and the rate; a
+    concurrency sweep's point (``rate`` then a concurrency) is keyed as that one closed loop."""
+    inputs, rate = at_point(inputs, rate)
     body = {key: value for key, value in inputs.items() if key != "sweep"}
     rate = None if rate is None else float(rate)  # 10 and 10.0 are one point
     text = json.dumps({"inputs": body, "rate": rate}, sort_keys=True, separators=(",", ":"))
@@ -83,9 +85,12 @@ def point_key(inputs: dict[str, Any], rate: float | None) -> str:
 
 
 def rates_of(inputs: dict[str, Any]) -> list[float | None]:
-    """The rates a request covers: its sweep's, else its one rate (None for a trace)."""
-    if inputs.get("trace"):
+    """The points a request covers: its sweep's rates, or its concurrency sweep's concurrencies, else its one
+    rate (None for a trace or one closed loop)."""
+    if inputs.get("trace") or inputs.get("concurrency"):
         return [None]
+    if "concurrency_sweep" in inputs:
+        return list(inputs["concurrency_sweep"])
     return list(inputs.get("sweep") or [inputs["rate"]])
 
 
@@ -104,8 +109,9 @@ def run_point(inputs: dict[str, Any], rate: float | None, budget: int | None = N
     refused = cache.get(key + ":refused")
     if refused is not None and budget <= refused["budget"]:
         raise InputError(refused["error"], field=refused["field"])
+    point_inputs, rate = at_point(inputs, rate)
     try:
-        result = run_workload(inputs, workload_for(inputs, rate), build_setup(inputs), budget)
+        result = run_workload(point_inputs, workload_for(point_inputs, rate), build_setup(point_inputs), budget)
     except InputError as exc:
         cache.set(key + ":refused", {"budget": budget, "error": str(exc), "field": exc.field}, RESULT_TTL_S)
         raise
@@ -145,9 +151,16 @@ class SweepStatus:
         """The summaries of the finished rates."""
         return [result["summary"] for _, result in self.points if result and "summary" in result]
 
+    @property
+    def by_concurrency(self) -> bool:
+        """Whether the sweep's points are a closed loop's concurrencies rather than rates."""
+        return "concurrency_sweep" in self.inputs
+
     def knee_req_s(self) -> float | None:
-        """The sweep's knee, once every rate is done."""
-        return knee(self.summaries()) if self.complete else None
+        """The sweep's knee, once every point is done: a rate, or a concurrency (:attr:`by_concurrency`)."""
+        if not self.complete:
+            return None
+        return knee_concurrency(self.summaries()) if self.by_concurrency else knee(self.summaries())
 
 
 def sweep_status(inputs: dict[str, Any]) -> SweepStatus:
@@ -223,9 +236,8 @@ def _api_json(inputs: dict[str, Any], budget: int) -> dict:
     inputs = dict(inputs)
     setup = build_setup(inputs)
     results = run_sweep(inputs, budget)
-    if "sweep" in inputs:
-        summaries = [result["summary"] for result in results]
-        return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
+    if "sweep" in inputs or "concurrency_sweep" in inputs:
+        return sweep_json(inputs, setup, [result["summary"] for result in results])
     if inputs.get("trace"):
         inputs["duration_s"] = results[0]["summary"]["duration_s"]
     return {"inputs": echo_inputs(inputs, setup), **results[0]}

@@ -118,8 +118,8 @@ CALIBRATED_INPUTS = ("bandwidth_efficiency", "mfu", "prefill_mfu", "allreduce_la
 STATED_CONVENTION = {key: default(key) for key in CALIBRATED_INPUTS}
 
 DEFAULT_DURATION_S = 60.0
-# Text inputs besides the numbers: a pasted trace (CSV) and the sweep's rates.
-TEXT_INPUTS = ("trace", "sweep")
+# Text inputs besides the numbers: a pasted trace (CSV), the sweep's rates, a closed loop's concurrencies to sweep.
+TEXT_INPUTS = ("trace", "sweep", "concurrency_sweep")
 MAX_TRACE_CHARS = 2_000_000
 
 
@@ -148,10 +148,44 @@ def parse_sweep(text: Any) -> tuple[float, ...]:
     return tuple(sorted(set(rates)))
 
 
+def parse_concurrency_sweep(text: Any) -> tuple[int, ...]:
+    """Concurrencies of a closed-loop sweep from ``"C1,C2,…"`` (or a list), sorted and unique: each run is a closed
+    loop of that many clients (with the inputs' think time).
+
+    Raises :class:`InputError` (field ``concurrency_sweep``) for a value that is not a whole number within
+    :data:`CONCURRENCY`'s bounds (1 to 16,384), or more than :data:`MAX_SWEEP_POINTS` of them.
+    """
+    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
+    items = [item for item in items if str(item).strip() != ""]
+    if not items:
+        raise InputError("concurrency_sweep must list at least one concurrency, e.g. 1,8,32.",
+                         field="concurrency_sweep")
+    if len(items) > MAX_SWEEP_POINTS:
+        raise InputError(f"concurrency_sweep may list at most {MAX_SWEEP_POINTS} concurrencies, not {len(items)}.",
+                         field="concurrency_sweep")
+    found = []
+    for item in items:
+        shown = str(item).strip()
+        try:
+            value = float(shown)
+        except ValueError:
+            raise InputError(f"concurrency_sweep: {shown!r} is not a number of clients.",
+                             field="concurrency_sweep") from None
+        if not value.is_integer() or not CONCURRENCY.minimum <= value <= CONCURRENCY.maximum:
+            raise InputError(f"concurrency_sweep: every concurrency must be a whole number from "
+                             f"{CONCURRENCY.minimum} to {CONCURRENCY.maximum:,}, not {shown}.",
+                             field="concurrency_sweep")
+        found.append(int(value))
+    return tuple(sorted(set(found)))
+
+
 def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
     """Defaults applied and bounds checked; ``trace`` (CSV text) and ``sweep`` kept as given. An efficiency,
     all-reduce latency or step overhead left out is the calibration table's for the card and weight precision
     (:func:`~calculators.engine.procedures.inputs.calibrated_defaults`; the quantity's default without a row).
+
+    ``concurrency_sweep`` (:func:`parse_concurrency_sweep`) runs one closed loop per concurrency, with the think
+    time; it excludes a trace, a sweep of rates and one concurrency.
 
     Raises :class:`InputError` for an unknown name, a value out of bounds, a token
     budget below the sequence limit (vLLM refuses that too), or a run expected to
@@ -175,6 +209,11 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
             raise InputError("A sweep varies the arrival rate, which a trace fixes: give --sweep or --trace, "
                              "not both.", field="sweep")
         inputs["sweep"] = list(parse_sweep(text["sweep"]))
+    if "concurrency_sweep" in text:
+        if "trace" in text or "sweep" in text or inputs.get("concurrency"):
+            raise InputError("A concurrency sweep sets how many clients send, which a trace, a sweep of rates or "
+                             "one concurrency also sets: give --concurrency-sweep alone.", field="concurrency_sweep")
+        inputs["concurrency_sweep"] = list(parse_concurrency_sweep(text["concurrency_sweep"]))
     if inputs.get("concurrency") and ("sweep" in inputs or "trace" in inputs):
         raise InputError("A closed loop's clients set when requests arrive, which a sweep's rate or a trace also "
                          "sets: give --concurrency without --sweep and --trace.", field="concurrency")
@@ -182,7 +221,7 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
         raise InputError(f"max_batched_tokens ({inputs['max_batched_tokens']:,}) must be at least max_num_seqs "
                          f"({inputs['max_num_seqs']:,}): every running sequence needs a token each step.",
                          field="max_batched_tokens")
-    if inputs.get("concurrency"):  # a closed loop sends at most MAX_REQUESTS (workload.py)
+    if inputs.get("concurrency") or "concurrency_sweep" in inputs:  # a closed loop sends at most MAX_REQUESTS
         inputs["duration_s"] = inputs["duration_s"] or DEFAULT_DURATION_S
     elif "trace" not in inputs:
         duration = inputs["duration_s"] = inputs["duration_s"] or DEFAULT_DURATION_S

@@ -22,6 +22,9 @@
 - The knee of a sweep = the highest swept rate whose goodput is at least
   :data:`KNEE_SHARE` × its arrival rate. The knee drill reads the same share as
   a crossing (:func:`knee_bracket`): between that rate and the next swept one.
+  A sweep of closed-loop concurrencies has its own (:func:`knee_concurrency`):
+  the highest swept concurrency whose goodput is at least that share of the
+  requests its clients sent per second (arrived ÷ duration).
 """
 
 from __future__ import annotations
@@ -145,6 +148,7 @@ def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], pre
     output_tokens = completed_tokens + sum(tokens for tokens, _ in in_flight.values())
     return {
         "rate_req_s": workload.rate_req_s if workload.rate_req_s is None else round(workload.rate_req_s, 6),
+        "concurrency": workload.concurrency,
         "duration_s": round(duration_s, 6),
         "arrived": len(workload),
         "completed": completed,
@@ -168,6 +172,14 @@ def summarize(workload, records, *, in_flight: dict[int, tuple[int, float]], pre
 def knee(summaries: list[dict]) -> float | None:
     """The highest swept rate whose goodput is ≥ :data:`KNEE_SHARE` × its rate; None if none is."""
     meeting = [s["rate_req_s"] for s in summaries if s["goodput_req_s"] >= KNEE_SHARE * s["rate_req_s"]]
+    return max(meeting) if meeting else None
+
+
+def knee_concurrency(summaries: list[dict]) -> int | None:
+    """The highest swept concurrency whose goodput is ≥ :data:`KNEE_SHARE` × the requests its clients sent per
+    second (``arrived ÷ duration_s``; a closed loop's offered rate); None if none is."""
+    meeting = [s["concurrency"] for s in summaries
+               if s["goodput_req_s"] >= KNEE_SHARE * s["arrived"] / s["duration_s"]]
     return max(meeting) if meeting else None
 
 

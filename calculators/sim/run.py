@@ -31,7 +31,7 @@ from calculators.engine.step_model import step_ms
 
 from .config import band_setups, build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
-from .results import knee, summarize
+from .results import knee, knee_concurrency, summarize
 from .workload import sent, workload_for
 
 SERIES_POINTS = 120
@@ -242,20 +242,46 @@ def echo_inputs(inputs: dict, setup) -> dict:
     return shown
 
 
+def at_point(inputs: dict, point: float | None) -> tuple[dict, float | None]:
+    """The inputs and the rate of one sweep point: with a ``concurrency_sweep``, ``point`` is a concurrency, run as
+    a closed loop of that many clients (the inputs less the sweep, with ``concurrency``; no rate); else ``point``
+    is a rate (None for a trace) and the inputs are as given."""
+    if "concurrency_sweep" not in inputs:
+        return inputs, point
+    closed = {key: value for key, value in inputs.items() if key != "concurrency_sweep"}
+    closed["concurrency"] = int(point) if point is not None else None
+    return closed, None
+
+
+def sweep_json(inputs: dict, setup, summaries: list[dict]) -> dict:
+    """A sweep's JSON: ``{"inputs", "sweep", "knee_req_s"}`` over rates, ``{"inputs", "sweep",
+    "knee_concurrency"}`` over a closed loop's concurrencies."""
+    if "concurrency_sweep" in inputs:
+        return {"inputs": echo_inputs(inputs, setup), "sweep": summaries,
+                "knee_concurrency": knee_concurrency(summaries)}
+    return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
+
+
 def simulate(raw: dict[str, Any], catalog: Catalog | None = None, max_steps: int | None = None) -> dict:
-    """One run, or a sweep when ``raw`` has ``sweep``: docs/architecture.md §13's JSON.
+    """One run, or a sweep when ``raw`` has ``sweep`` or ``concurrency_sweep``: docs/architecture.md §13's JSON.
 
     ``raw`` uses the command's snake-case names; ``max_steps`` bounds each run's engine steps.
     Returns ``{"inputs", "summary", "series"}``, or with a sweep
-    ``{"inputs", "sweep": [summary, …], "knee_req_s"}``. Raises the engine's errors
-    (:class:`InputError` …) for bad input, before any simulation.
+    ``{"inputs", "sweep": [summary, …], "knee_req_s"}`` (``"knee_concurrency"`` for a concurrency sweep).
+    Raises the engine's errors (:class:`InputError` …) for bad input, before any simulation.
     """
     inputs = clean_sim_inputs(raw, catalog)
     setup = build_setup(inputs, catalog)
+    if "concurrency_sweep" in inputs:
+        summaries = []
+        for clients in inputs["concurrency_sweep"]:
+            closed, _ = at_point(inputs, clients)
+            summaries.append(run_workload(closed, workload_for(closed), setup, max_steps)["summary"])
+        return sweep_json(inputs, setup, summaries)
     if "sweep" in inputs:
         summaries = [run_workload(inputs, workload_for(inputs, rate), setup, max_steps)["summary"]
                      for rate in inputs["sweep"]]
-        return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
+        return sweep_json(inputs, setup, summaries)
     workload = workload_for(inputs)
     inputs["duration_s"] = workload.duration_ms / 1000  # a trace's span when not given
     return {"inputs": echo_inputs(inputs, setup), **run_workload(inputs, workload, setup, max_steps)}

@@ -19,8 +19,8 @@
     return out;
   }
 
-  function rateAxis() {
-    return { type: "linear", title: { display: true, text: "arrival rate, req/s" } };
+  function rateAxis(data) {
+    return { type: "linear", title: { display: true, text: data.x_label || "arrival rate, req/s" } };
   }
 
   function xy(xs, ys) {
@@ -38,7 +38,7 @@
           line("p99", xy(data.rates, data[key].p99), RED, { pointStyle: "triangle" }),
           line("target", xy(data.rates, flat(target, n)), GREY, { borderDash: [6, 4], pointRadius: 0 })
         ] },
-        options: { scales: { x: rateAxis(), y: { type: "logarithmic", title: { display: true, text: title } } } }
+        options: { scales: { x: rateAxis(data), y: { type: "logarithmic", title: { display: true, text: title } } } }
       };
     }
     return {
@@ -48,11 +48,11 @@
         return {
           type: "line",
           data: { datasets: [
-            line("arrival rate", xy(data.rates, data.rates), GREY, { borderDash: [6, 4], pointRadius: 0 }),
+            line(data.offered_label || "arrival rate", xy(data.rates, data.offered || data.rates), GREY, { borderDash: [6, 4], pointRadius: 0 }),
             line("throughput", xy(data.rates, data.throughput), BLUE),
             line("goodput", xy(data.rates, data.goodput), GREEN, { pointStyle: "rectRot" })
           ] },
-          options: { scales: { x: rateAxis(), y: { beginAtZero: true, title: { display: true, text: "req/s" } } } }
+          options: { scales: { x: rateAxis(data), y: { beginAtZero: true, title: { display: true, text: "req/s" } } } }
         };
       },
       time: function () {

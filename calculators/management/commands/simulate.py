@@ -3,10 +3,12 @@
 Flags are the simulator's inputs in kebab case (``--rate 20 --duration-s 600``);
 ``--config FILE`` reads a model's ``config.json`` instead of ``--model``;
 ``--trace FILE`` reads a CSV of ``arrival_s,prompt_tokens,output_tokens``;
-``--sweep 5,10,20`` runs one simulation per rate and reports the knee. With
-``--json`` it prints ``{"inputs", "summary", "series"}`` (or ``{"inputs",
-"sweep", "knee_req_s"}``); without, a short table. Exit 2 and one sentence on
-stderr for bad input.
+``--sweep 5,10,20`` runs one simulation per rate and reports the knee;
+``--concurrency-sweep 1,8,32`` one closed loop per concurrency (with
+``--think-time-s``) and its knee in clients. With ``--json`` it prints
+``{"inputs", "summary", "series"}`` (or ``{"inputs", "sweep", "knee_req_s"}``,
+``"knee_concurrency"`` for a concurrency sweep); without, a short table. Exit 2
+and one sentence on stderr for bad input.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class Command(EngineCommand):
         parser.add_argument("--trace", dest="trace_file", metavar="FILE",
                             help="a CSV trace with the header arrival_s,prompt_tokens,output_tokens")
         parser.add_argument("--sweep", metavar="R1,R2,...", help="arrival rates to sweep, req/s (at most 12)")
+        parser.add_argument("--concurrency-sweep", metavar="C1,C2,...",
+                            help="closed-loop concurrencies to sweep, clients (at most 12; with --think-time-s)")
         parser.add_argument("--json", action="store_true", help="print JSON")
 
     def handle(self, *args, **options):
@@ -50,26 +54,35 @@ class Command(EngineCommand):
                 why = getattr(exc, "strerror", None) or "not UTF-8 text"
                 raise CommandError(f"Cannot read the trace file {options['trace_file']}: {why}.",
                                    returncode=BAD_INPUT)
-        if options.get("sweep") is not None:
-            raw["sweep"] = options["sweep"]
+        for name in ("sweep", "concurrency_sweep"):
+            if options.get(name) is not None:
+                raw[name] = options[name]
         result = simulate({name: value for name, value in raw.items() if value is not None})
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2))
             return
         summaries = result["sweep"] if "sweep" in result else [result["summary"]]
         self.stdout.write(self.table(summaries))
-        if "sweep" in result:
+        if "knee_concurrency" in result:
+            knee = result["knee_concurrency"]
+            self.stdout.write(f"knee: {knee} clients" if knee is not None
+                              else "knee: no swept concurrency meets both targets")
+        elif "sweep" in result:
             knee = result["knee_req_s"]
             self.stdout.write(f"knee: {knee:g} req/s" if knee is not None else "knee: no swept rate meets both targets")
 
     @staticmethod
     def table(summaries: list[dict]) -> str:
-        """One line per run: rate, completed, TTFT and TPOT p50/p99, goodput, preemptions, KV peak."""
-        header = ("rate req/s", "done", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms",
+        """One line per run: its load (a rate, ``N clients`` or ``trace``), completed, TTFT and TPOT p50/p99,
+        goodput, preemptions, KV peak."""
+        header = ("load", "done", "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "TPOT p99 ms",
                   "goodput req/s", "preempt", "KV peak")
         rows = [header]
         for s in summaries:
-            rate = "trace" if s["rate_req_s"] is None else f"{s['rate_req_s']:g}"
+            if s.get("concurrency"):
+                rate = f"{s['concurrency']} clients"
+            else:
+                rate = "trace" if s["rate_req_s"] is None else f"{s['rate_req_s']:g} req/s"
             cells = [s["ttft_ms"]["p50"], s["ttft_ms"]["p99"], s["tpot_ms"]["p50"], s["tpot_ms"]["p99"]]
             rows.append((rate, f"{s['completed']}/{s['arrived']}",
                          *("–" if v is None else f"{v:,.1f}" for v in cells),
