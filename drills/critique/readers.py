@@ -39,6 +39,7 @@ CRITIQUE_CATEGORIES = {
     "floored-twice": ("A count rounded down, then doubled", "floor-once"),
     "swap-recompute-backwards": ("Swap and recompute compared backwards", "swap-versus-recompute"),
     "sla-at-average-capacity": ("A deadline promised on average capacity, no dip allowed for", ""),
+    "cache-shared-across-tenants": ("A prefix cache shared across tenants taken as free and safe", ""),
 }
 # A critique document's length in lines (outside it: a warning).
 CRITIQUE_LINES = (15, 40)
