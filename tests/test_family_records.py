@@ -95,15 +95,16 @@ def test_every_headline_is_a_step_of_its_family():
 
 WIDGETS = InputSpec("widgets", "int", 4, "widgets per batch", minimum=1, maximum=100, label="Widgets per batch",
                     hint="How many widgets one batch carries.")
-DOUBLED = Formula("doubled_widgets", "Doubled widgets (two per batch slot)", "1",
-                  (Var("widgets", "1", "widgets per batch"),), lambda s: 2 * s["widgets"])
+DOUBLED = Formula("doubled_widgets",
+                  (Var("widgets", "1", "widgets per batch"),), lambda s: 2 * s["widgets"],
+                  label="Doubled widgets (two per batch slot)", unit="1")
 INPUTS = (GPU, WIDGETS)
 
 
 def plan_widgets(raw, catalog=None):
     """Two widgets per batch slot (a made-up family for the record tests)."""
     inputs = clean_inputs(INPUTS, raw, catalog_or_default(catalog))
-    return Plan("widgets", inputs, [StepSpec("doubled_widgets", "Doubled widgets (two per batch slot)", DOUBLED)],
+    return Plan("widgets", inputs, [StepSpec(DOUBLED, label="Doubled widgets (two per batch slot)")],
                 {"widgets": inputs["widgets"]}, [])
 
 

@@ -31,6 +31,7 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 from sympy.printing.str import StrPrinter
 
 from .errors import InputError
+from .quantities import QUANTITIES
 
 # Every unit's size in the check's bases comes from the one unit table (:mod:`.units`).
 from .units import BASE_SYMBOLS, RECORDS, UnitRecord
@@ -108,7 +109,12 @@ class FormulaUnitError(ValueError):
 
 
 class Formula:
-    """A named physical relation between :class:`Var` inputs, giving a value in ``unit``.
+    """A named physical relation between :class:`Var` inputs, giving the quantity ``key`` in its unit.
+
+    The key names a quantity declared once in :data:`.quantities.QUANTITIES`: the formula takes its unit
+    and its label from there (``label`` may name the form more precisely: "KV cache per token (latent)").
+    Only a formula whose key is no quantity (an intermediate term such as ``experts_touched``) states its
+    ``unit``; one that states a unit other than its quantity's raises :class:`FormulaUnitError`.
 
     ``build`` receives a dict of sympy symbols by variable name and returns the
     *physical* expression, each symbol standing for a quantity in its own unit
@@ -120,8 +126,16 @@ class Formula:
     raises :class:`FormulaUnitError` when it is defined.
     """
 
-    def __init__(self, key: str, label: str, unit: str, variables: tuple[Var, ...],
-                 build: Callable[[dict[str, sympy.Symbol]], sympy.Expr]):
+    def __init__(self, key: str, variables: tuple[Var, ...], build: Callable[[dict[str, sympy.Symbol]], sympy.Expr],
+                 *, label: str = "", unit: str = ""):
+        declared = QUANTITIES.get(key)
+        if declared is not None:
+            if unit and unit != declared.unit:
+                raise FormulaUnitError(f"Formula {key} states {unit}; its quantity is in {declared.unit}.")
+            unit, label = declared.unit, label or declared.label
+        elif not unit:
+            raise FormulaUnitError(f"Formula {key} names no quantity (quantities.py), so it must state its unit.")
+        label = label or key
         for name in (unit, *(v.unit for v in variables)):
             if name not in UNIT_IN_BASE:
                 raise FormulaUnitError(f"Unknown unit '{name}' in formula {key}.")

@@ -97,8 +97,8 @@ STEP_BATCH = 64
 
 
 def _decode_spec() -> StepSpec:
-    return StepSpec("decode_step_batch_ms", "One decode step of 64 sequences at the mean context (weights + KV read)",
-                    DECODE_STEP_BATCH)
+    return StepSpec(DECODE_STEP_BATCH,
+                    label="One decode step of 64 sequences at the mean context (weights + KV read)")
 
 
 # An answer within this share of the interpolated knee is right (docs/architecture.md §13; shown beside the box).
@@ -125,8 +125,8 @@ def plan_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     given = {**_stack_given(scenario), "kept_rate_req_s": kept["rate_req_s"], "knee_share": KNEE_SHARE,
              "kept_share": kept["goodput_req_s"] / kept["rate_req_s"],
              "lost_rate_req_s": lost["rate_req_s"], "lost_share": lost["goodput_req_s"] / lost["rate_req_s"]}
-    specs = [_decode_spec(), StepSpec("knee_req_s", f"The knee: where goodput falls below {KNEE_SHARE:g} × the rate",
-                                      KNEE, tolerance=KNEE_TOLERANCE)]
+    specs = [_decode_spec(), StepSpec(KNEE, tolerance=KNEE_TOLERANCE,
+                                      label=f"The knee: where goodput falls below {KNEE_SHARE:g} × the rate")]
     reason = knee_reason(kept, lost, inputs)
     notes = [knee_note(kept, lost, reason), _sweep_note(sim)]
     return Plan("knee", inputs, specs, given, notes,
@@ -142,10 +142,11 @@ def plan_ttft_p99(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                          f"shorten the requests.", field="output_tokens")
     given = {**_stack_given(scenario), "rate_req_s": point["rate_req_s"], "e2e_s": point["e2e_mean_ms"] / 1000,
              "ttft_mean_ms": point["ttft_mean_ms"], "simulated_ttft_p99_ms": point["ttft_p99_ms"]}
-    specs = [StepSpec("ttft_low_load_ms", "TTFT at low load: the step that prefills the prompt", TTFT_LOW_LOAD),
-             StepSpec("requests_in_system", "Requests in the system at this rate (Little's law)", REQUESTS_IN_SYSTEM,
-                      tolerance=0.10),
-             StepSpec("ttft_p99_ms", "p99 TTFT at this rate", TTFT_P99, tolerance=0.10)]
+    specs = [StepSpec(TTFT_LOW_LOAD, label="TTFT at low load: the step that prefills the prompt"),
+             StepSpec(REQUESTS_IN_SYSTEM,
+                      tolerance=0.10,
+                      label="Requests in the system at this rate (Little's law)"),
+             StepSpec(TTFT_P99, tolerance=0.10, label="p99 TTFT at this rate")]
     return Plan("ttftp99", inputs, specs, given, [latency_note(point), _sweep_note(sim)], {"simulation": sim})
 
 
@@ -173,8 +174,8 @@ def plan_tpot_batch(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan
     inputs, scenario, sim = _prepared(raw, catalog)
     given = {**_stack_given(scenario),
              "simulated_crossing_batch": crossing_batch(sim["points"], inputs["tpot_slo_ms"])}
-    specs = [_decode_spec(), StepSpec("tpot_crossing_batch", "The running batch where mean TPOT reaches the target",
-                                      CROSSING, tolerance=0.10)]
+    specs = [_decode_spec(), StepSpec(CROSSING, tolerance=0.10,
+                                      label="The running batch where mean TPOT reaches the target")]
     return Plan("tpotbatch", inputs, specs, given, [tpot_note(sim["points"]), _sweep_note(sim)], {"simulation": sim})
 
 
@@ -196,11 +197,10 @@ def plan_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Pl
     given = {**_stack_given(scenario), "kv_blocks": scenario.kv_tokens // BLOCK_SIZE, "block_tokens": BLOCK_SIZE,
              "request_tokens": inputs["prompt_tokens"] + inputs["output_tokens"], "one_request": 1,
              "simulated_preemption_req_s": rate}
-    specs = [StepSpec("kv_cache_tokens", "Tokens the KV cache holds (whole 16-token blocks)", KV_TOKENS),
-             StepSpec("full_cache_requests", "Requests the cache holds with their whole prompt and output",
-                      FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor"),
-             StepSpec("preemption_rate_req_s", "The lowest swept rate with a preemption", PREEMPT_RATE,
-                      tolerance=PREEMPT_TOLERANCE)]
+    specs = [StepSpec(KV_TOKENS, label="Tokens the KV cache holds (whole 16-token blocks)"),
+             StepSpec(FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor",
+                      label="Requests the cache holds with their whole prompt and output"),
+             StepSpec(PREEMPT_RATE, tolerance=PREEMPT_TOLERANCE, label="The lowest swept rate with a preemption")]
     return Plan("preemptrate", inputs, specs, given, [preemption_note(points), _sweep_note(sim)],
                {"simulation": sim})
 

@@ -165,50 +165,54 @@ def test_windowed_layers_stop_growing_at_the_window():
 # --- conversions are derived, and a wrong dimension cannot be defined -------------------------------
 
 def test_conversions_come_from_the_units():
-    to_gib = Formula("x", "x", "GiB", (Var("b", "B", "bytes"),), lambda s: s["b"])
+    to_gib = Formula("x", (Var("b", "B", "bytes"),), lambda s: s["b"], label="x", unit="GiB")
     assert to_gib({"b": 2**30}) == 1.0
-    bits_to_bytes = Formula("x", "x", "B", (Var("n", "1", "count"), Var("w", "bit", "width")),
-                            lambda s: s["n"] * s["w"])
+    bits_to_bytes = Formula("x", (Var("n", "1", "count"), Var("w", "bit", "width")),
+                            lambda s: s["n"] * s["w"],
+                            label="x", unit="B")
     assert bits_to_bytes({"n": 8_030_261_248, "w": 16}) == 16_060_522_496  # × 16 bits ÷ 8
-    gb_to_gib = Formula("x", "x", "GiB", (Var("g", "GB", "decimal"),), lambda s: s["g"])
+    gb_to_gib = Formula("x", (Var("g", "GB", "decimal"),), lambda s: s["g"], label="x", unit="GiB")
     assert gb_to_gib({"g": 80}) == pytest.approx(80e9 / 2**30, rel=1e-15)  # 74.5058… GiB
-    mib_to_gib = Formula("x", "x", "GiB", (Var("m", "MiB", "mebibytes"),), lambda s: s["m"])
+    mib_to_gib = Formula("x", (Var("m", "MiB", "mebibytes"),), lambda s: s["m"], label="x", unit="GiB")
     assert mib_to_gib({"m": 81_559}) == 81_559 / 1024
 
 
 def test_gib_plus_seconds_cannot_be_defined():
     with pytest.raises(FormulaUnitError) as info:
-        Formula("bad", "bad", "GiB", (Var("m", "GiB", "memory"), Var("t", "s", "time")),
-                lambda s: s["m"] + s["t"])
+        Formula("bad", (Var("m", "GiB", "memory"), Var("t", "s", "time")),
+                lambda s: s["m"] + s["t"],
+                label="bad", unit="GiB")
     assert "second" in str(info.value)
 
 
 def test_a_count_declared_as_gib_cannot_be_defined():
     # params × "bytes per param" given as a bare number is not a memory size.
     with pytest.raises(FormulaUnitError):
-        Formula("bad", "bad", "GiB", (Var("params", "1", "parameters"), Var("bpp", "1", "bytes per parameter")),
-                lambda s: s["params"] * s["bpp"])
+        Formula("bad", (Var("params", "1", "parameters"), Var("bpp", "1", "bytes per parameter")),
+                lambda s: s["params"] * s["bpp"],
+                label="bad", unit="GiB")
 
 
 def test_bytes_over_bytes_declared_as_gib_cannot_be_defined():
     with pytest.raises(FormulaUnitError):
-        Formula("bad", "bad", "GiB", (Var("a", "GiB", "budget"), Var("b", "B", "per token")),
-                lambda s: s["a"] / s["b"])
+        Formula("bad", (Var("a", "GiB", "budget"), Var("b", "B", "per token")),
+                lambda s: s["a"] / s["b"],
+                label="bad", unit="GiB")
 
 
 def test_memory_inside_a_floor_declared_as_users_cannot_be_defined():
     with pytest.raises(FormulaUnitError):
-        Formula("bad", "bad", "users", (Var("a", "GiB", "budget"),), lambda s: sympy.floor(s["a"]))
+        Formula("bad", (Var("a", "GiB", "budget"),), lambda s: sympy.floor(s["a"]), label="bad", unit="users")
 
 
 def test_bytes_declared_as_bandwidth_cannot_be_defined():
     with pytest.raises(FormulaUnitError):
-        Formula("bad", "bad", "GB/s", (Var("b", "B", "bytes"),), lambda s: s["b"])
+        Formula("bad", (Var("b", "B", "bytes"),), lambda s: s["b"], label="bad", unit="GB/s")
 
 
 def test_unknown_unit_cannot_be_defined():
     with pytest.raises(FormulaUnitError):
-        Formula("bad", "bad", "GiB/s", (Var("b", "B", "bytes"),), lambda s: s["b"])
+        Formula("bad", (Var("b", "B", "bytes"),), lambda s: s["b"], label="bad", unit="GiB/s")
 
 
 def test_missing_value_is_an_input_error():

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import random
+from pathlib import Path
 
 import pytest
 
 from calculators.engine.catalog import default_catalog
+from calculators.engine.formula import Formula, FormulaUnitError, Var
 from calculators.engine.grader import grade
+from calculators.engine.procedures.base import StepSpec
 from calculators.engine.quantities import ALIASES, FAMILY_ALIASES, QUANTITIES, canonical_key
 from calculators.families import FAMILIES
 
 GIB = 2**30
+ROOT = Path(__file__).resolve().parents[2]
 
 # A model outside the catalog, pasted as its config.json: 24 layers, width 2,560, 32 query heads and 8 K/V
 # heads of 80, an untied 50,000-token vocabulary.
@@ -51,6 +56,44 @@ def test_every_step_of_every_family_is_a_declared_quantity_in_its_unit_and_formu
             assert spec.unit == declared.unit, f"{slug}.{spec.key} is in {spec.unit}, declared {declared.unit}"
             assert any(spec.formula is form for form in declared.formulas), (
                 f"{slug}.{spec.key} computes with {spec.formula!r}, not one of the declared forms")
+
+
+def test_a_formula_or_step_stating_a_unit_other_than_its_quantitys_fails():
+    """Issue 29 item 5: key, unit and label come from the quantity; a step may override the label only."""
+    bytes_per_token = (Var("layers", "1", "layers"), Var("kv_bytes", "B", "bytes per value"))
+    with pytest.raises(FormulaUnitError, match="kv_bytes_per_token states GiB; its quantity is in B"):
+        Formula("kv_bytes_per_token", bytes_per_token, lambda s: s["layers"] * s["kv_bytes"], unit="GiB")
+    with pytest.raises(FormulaUnitError, match="names no quantity"):
+        Formula("no_such_quantity", bytes_per_token, lambda s: s["layers"] * s["kv_bytes"])
+    taken = Formula("kv_bytes_per_token", bytes_per_token, lambda s: s["layers"] * s["kv_bytes"])
+    assert (taken.unit, taken.label) == ("B", "KV cache per token")
+    step = StepSpec(taken)
+    assert (step.key, step.unit, step.label) == ("kv_bytes_per_token", "B", "KV cache per token")
+    assert StepSpec(taken, label="KV cache per token (every layer)").label == "KV cache per token (every layer)"
+    with pytest.raises(TypeError):
+        StepSpec("kv_bytes_per_token", "KV cache per token", taken)  # the old shape: key and label typed again
+
+
+def test_no_formula_in_the_code_states_its_quantitys_unit_or_label_again():
+    """A ``Formula(...)`` call states ``unit=`` only for a key that is no quantity, and ``label=`` only to name
+    its form differently from the quantity; a ``StepSpec(...)``'s ``label=`` differs from its quantity's."""
+    found = []
+    for path in sorted((ROOT / "calculators").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("Formula", "StepSpec")):
+                continue
+            words = {kw.arg: kw.value for kw in node.keywords}
+            key = node.args[0] if node.func.id == "Formula" and node.args else None
+            declared = QUANTITIES.get(key.value) if isinstance(key, ast.Constant) else None
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if node.func.id == "Formula" and "unit" in words and (declared is not None or key is None):
+                found.append(f"{where} states the unit of a quantity")
+            label = words.get("label")
+            if declared is not None and isinstance(label, ast.Constant) and label.value == declared.label:
+                found.append(f"{where} repeats the quantity's label")
+    assert found == []
 
 
 def test_one_formula_never_serves_two_keys_and_keys_name_their_formulas():

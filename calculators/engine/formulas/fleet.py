@@ -115,25 +115,27 @@ def _shares(s):
 
 
 BATCH_TPOT_LIMIT = Formula(
-    "batch_tpot_limit", "Sequences a step can serve within the TPOT target", "users",
+    "batch_tpot_limit",
     (_T, _N, _BW, _EFF, _ALWAYS, _ROUTED, _BITS, _PER_USER, _PEAK, _MFU, _ACTIVE, _HEADS, _HEAD_DIM, _CONTEXT,
      _FULL, _WINDOWED, _WINDOW, _ALLREDUCES, _LATENCY, _HIDDEN, _ACT, _LINK, _E, _K),
     lambda s: largest_batch(*_shares(s)),
+    label="Sequences a step can serve within the TPOT target",
 )
 
 # A mixture of experts reads its dense part and the routed experts the batch touches.
 BYTES_PER_STEP_MOE = Formula(
-    "bytes_per_step_gib", "Bytes read per decode step (the experts the batch touches)", "GiB",
+    "bytes_per_step_gib",
     (_ALWAYS, _ROUTED, _BITS, _E, _K, _BATCH, _PER_USER),
     lambda s: total(product(s["always_read_params"], s["weight_bits"]),
                     product(s["routed_expert_params"], s["weight_bits"],
                             1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["max_batch"]),
                     product(s["max_batch"], s["per_user_gib"])),
+    label="Bytes read per decode step (the experts the batch touches)",
 )
 
 
 TPOT_MS = Formula(
-    "tpot_ms", "Step time (TPOT)", "ms",
+    "tpot_ms",
     (_v("bytes_per_step", "GiB", "bytes read per step"), _N, _BW, _EFF, _BATCH, _ACTIVE, _HEADS, _HEAD_DIM, _CONTEXT,
      _FULL, _WINDOWED, _WINDOW, _PEAK, _MFU, _ALLREDUCES, _HIDDEN, _ACT, _LINK, _LATENCY),
     lambda s: total(
@@ -144,6 +146,7 @@ TPOT_MS = Formula(
             ratio(product(2, s["gpus"] - 1, s["max_batch"], s["hidden_size"], s["activation_bytes"]),
                   product(s["gpus"], s["link_gb_s"])),
             s["allreduce_latency_us"]))),
+    label="Step time (TPOT)",
 )
 
 SLO_STEP_FORMULAS = (BATCH_TPOT_LIMIT, BYTES_PER_STEP_MOE, TPOT_MS)
@@ -170,7 +173,7 @@ class MaxOfLike(Max):
 
 
 REPLICA_KV_BUDGET_GIB = Formula(
-    "replica_kv_budget_gib", "KV cache budget of the replica", "GiB",
+    "replica_kv_budget_gib",
     (Var("gpus", "GPUs", "cards in the replica"),
      Var("card_mib", "MiB", "memory per card"),
      Var("utilization", "1", "utilisation fraction"),
@@ -181,36 +184,38 @@ REPLICA_KV_BUDGET_GIB = Formula(
 )
 
 BATCH_MEMORY_LIMIT = Formula(
-    "batch_memory_limit", "Sequences the KV budget holds", "users",
+    "batch_memory_limit",
     (Var("replica_kv_budget_gib", "GiB", "KV cache budget"),
      Var("per_user_gib", "GiB", "KV cache per sequence")),
     lambda s: Max(0, floor(ratio(s["replica_kv_budget_gib"], s["per_user_gib"]))),
+    label="Sequences the KV budget holds",
 )
 
 MAX_BATCH = Formula(
-    "max_batch", "Largest batch", "users",
+    "max_batch",
     (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
      Var("batch_tpot_limit", "users", "sequences within the TPOT target")),
     lambda s: Min(s["batch_memory_limit"], s["batch_tpot_limit"]),
 )
 
 BYTES_PER_STEP = Formula(
-    "bytes_per_step_gib", "Bytes read per decode step", "GiB",
+    "bytes_per_step_gib",
     (Var("weights_gib", "GiB", "weights"),
      Var("max_batch", "users", "sequences in the batch"),
      Var("per_user_gib", "GiB", "KV cache per sequence")),
     lambda s: total(s["weights_gib"], product(s["max_batch"], s["per_user_gib"])),
+    label="Bytes read per decode step",
 )
 
 TOKENS_PER_S = Formula(
-    "tokens_per_s", "Tokens per second per replica", "tok/s",
+    "tokens_per_s",
     (Var("max_batch", "users", "sequences in the batch (one token each per step)"),
      Var("tpot_ms", "ms", "step time")),
     lambda s: ratio(s["max_batch"], s["tpot_ms"]),
 )
 
 REPLICAS = Formula(
-    "replicas", "Replicas", "replicas",
+    "replicas",
     (Var("request_rate", "req/s", "mean arrival rate"),
      Var("output_tokens", "tok", "mean output tokens per request"),
      Var("tokens_per_s", "tok/s", "tokens per second per replica")),
@@ -218,7 +223,7 @@ REPLICAS = Formula(
 )
 
 NODES = Formula(
-    "nodes", "Nodes", "nodes",
+    "nodes",
     (Var("replicas", "replicas", "replicas"),
      Var("gpus", "GPUs", "cards per replica"),
      Var("gpus_per_node", "GPUs", "cards per node")),

@@ -51,31 +51,34 @@ def _per_layer(preset: str):
 
 
 PARAMS_PER_LAYER = {
-    preset: Formula("params_per_layer", f"Adapter parameters per layer ({preset})", "1",
-                    _ATTENTION_VARS + (_MLP_VARS if preset == "all" else ()), _per_layer(preset))
+    preset: Formula("params_per_layer",
+                    _ATTENTION_VARS + (_MLP_VARS if preset == "all" else ()), _per_layer(preset),
+                    label=f"Adapter parameters per layer ({preset})")
     for preset in PRESETS
 }
 
 ADAPTER_PARAMS = Formula(
-    "adapter_params", "Adapter parameters", "1",
+    "adapter_params",
     (Var("params_per_layer", "1", "adapter parameters per layer"), Var("layers", "1", "layers (num_hidden_layers)")),
     lambda s: product(s["params_per_layer"], s["layers"]),
 )
 
 ADAPTER_GIB = Formula(
-    "adapter_gib", "Adapter memory", "GiB",
+    "adapter_gib",
     (Var("adapter_params", "1", "adapter parameters"), Var("adapter_bits", "bit", "bits per adapter value")),
     lambda s: product(s["adapter_params"], s["adapter_bits"]),
+    label="Adapter memory",
 )
 
 SPARE_FROM_BUDGET = Formula(
-    "spare_gib", "Memory for adapters (given)", "GiB",
+    "spare_gib",
     (Var("budget_gib", "GiB", "memory set aside for adapters"),),
     lambda s: s["budget_gib"],
+    label="Memory for adapters (given)",
 )
 
 SPARE_FROM_LADDER = Formula(
-    "spare_gib", "Memory for adapters (a share of the KV budget)", "GiB",
+    "spare_gib",
     (Var("gpus", "GPUs", "cards in the replica"),
      Var("card_mib", "MiB", "memory per card"),
      Var("utilization", "1", "utilisation fraction"),
@@ -87,10 +90,11 @@ SPARE_FROM_LADDER = Formula(
                             -product(s["total_params"], s["weight_bits"]),
                             -product(s["gpus"], s["reserve_gib"])),
                       s["budget_share"]),
+    label="Memory for adapters (a share of the KV budget)",
 )
 
 ADAPTERS_FIT = Formula(
-    "adapters_fit", "Adapters that fit", "1",
+    "adapters_fit",
     (Var("spare_gib", "GiB", "memory for adapters"), Var("adapter_gib", "GiB", "one adapter")),
     lambda s: sympy.Max(0, sympy.floor(ratio(s["spare_gib"], s["adapter_gib"]))),
 )

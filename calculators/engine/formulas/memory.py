@@ -20,7 +20,7 @@ from . import WINDOW_VARS, product, ratio, total, windowed_cache
 # --- KV cache (formula 1) -------------------------------------------------
 
 KV_BYTES_PER_TOKEN = Formula(
-    "kv_bytes_per_token", "KV cache per token", "B",
+    "kv_bytes_per_token",
     (Var("layers", "1", "layers (num_hidden_layers)"),
      Var("kv_heads", "1", "K/V heads per layer (num_key_value_heads)"),
      Var("head_dim", "1", "values per head (head_dim)"),
@@ -29,12 +29,13 @@ KV_BYTES_PER_TOKEN = Formula(
 )
 
 KV_BYTES_PER_TOKEN_MLA = Formula(
-    "kv_bytes_per_token", "KV cache per token (latent)", "B",
+    "kv_bytes_per_token",
     (Var("layers", "1", "layers (num_hidden_layers)"),
      Var("kv_lora_rank", "1", "width of the cached K/V latent (kv_lora_rank)"),
      Var("qk_rope_head_dim", "1", "width of the shared rotary key (qk_rope_head_dim)"),
      Var("kv_bytes", "B", "bytes per cached value")),
     lambda s: product(s["layers"], s["kv_lora_rank"] + s["qk_rope_head_dim"], s["kv_bytes"]),
+    label="KV cache per token (latent)",
 )
 
 # Replica-wide: a K/V head is never split across cards, so under a tensor-parallel
@@ -43,7 +44,7 @@ KV_BYTES_PER_TOKEN_MLA = Formula(
 _replication = Var("kv_replication", "1", "copies of each K/V head across the replica")
 
 PER_USER_GIB = Formula(
-    "per_user_gib", "KV cache per user", "GiB",
+    "per_user_gib",
     (Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("context", "tok", "tokens per user"), _replication),
     lambda s: product(s["kv_bytes_per_token"], s["context"], s["kv_replication"]),
@@ -51,16 +52,17 @@ PER_USER_GIB = Formula(
 
 # A windowed layer keeps at most ``window`` tokens; full layers keep them all.
 PER_USER_GIB_WINDOWED = Formula(
-    "per_user_gib", "KV cache per user (sliding windows applied)", "GiB",
+    "per_user_gib",
     (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
      Var("context", "tok", "tokens per user"), _replication, *WINDOW_VARS),
     lambda s: product(windowed_cache(s, s["context"]), s["kv_replication"]),
+    label="KV cache per user (sliding windows applied)",
 )
 
 # --- Parameters and weights (formula 2) -------------------------------------
 
 TOTAL_PARAMS = Formula(
-    "total_params", "Parameters", "1",
+    "total_params",
     (Var("embedding_copies", "1", "embedding matrices (1 if tied, 2 if not)"),
      Var("vocab_size", "1", "vocabulary (vocab_size)"),
      Var("hidden_size", "1", "model width (hidden_size)"),
@@ -76,7 +78,7 @@ TOTAL_PARAMS = Formula(
 )
 
 ACTIVE_PARAMS = Formula(
-    "active_params", "Parameters used per token", "1",
+    "active_params",
     (Var("total_params", "1", "parameters"),
      Var("mlp_layers", "1", "mixture-of-experts layers"),
      Var("idle_experts", "1", "routed experts a token skips (experts − experts per token)"),
@@ -85,39 +87,40 @@ ACTIVE_PARAMS = Formula(
 )
 
 WEIGHT_BYTES = Formula(
-    "weight_bytes", "Weight memory in bytes", "B",
+    "weight_bytes",
     (Var("total_params", "1", "parameters"), Var("weight_bits", "bit", "bits per parameter")),
     lambda s: product(s["total_params"], s["weight_bits"]),
 )
 
 WEIGHT_GIB = Formula(
-    "weights_gib", "Weight memory in GiB", "GiB",
+    "weights_gib",
     (Var("weight_bytes", "B", "weight memory in bytes"),),
     lambda s: s["weight_bytes"],
+    label="Weight memory in GiB",
 )
 
 # --- The capacity ladder (formula 3) -----------------------------------------
 
 CARD_GIB = Formula(
-    "card_gib", "Card memory", "GiB",
+    "card_gib",
     (Var("gpus", "GPUs", "cards in the replica"), Var("card_mib", "MiB", "memory per card")),
     lambda s: product(s["gpus"], s["card_mib"]),
 )
 
 USABLE_GIB = Formula(
-    "usable_gib", "Usable memory", "GiB",
+    "usable_gib",
     (Var("card_gib", "GiB", "card memory"), Var("utilization", "1", "utilisation fraction")),
     lambda s: product(s["card_gib"], s["utilization"]),
 )
 
 WEIGHTS_GIB = Formula(
-    "weights_gib", "Weights", "GiB",
+    "weights_gib",
     (Var("total_params", "1", "parameters"), Var("weight_bits", "bit", "bits per parameter")),
     lambda s: product(s["total_params"], s["weight_bits"]),
 )
 
 KV_BUDGET_GIB = Formula(
-    "kv_budget_gib", "KV cache budget", "GiB",
+    "kv_budget_gib",
     (Var("usable_gib", "GiB", "usable memory"),
      Var("weights_gib", "GiB", "weights"),
      Var("gpus", "GPUs", "cards in the replica"),
@@ -126,7 +129,7 @@ KV_BUDGET_GIB = Formula(
 )
 
 USERS_WORST_CASE = Formula(
-    "users_worst_case", "Users, worst case", "users",
+    "users_worst_case",
     (Var("kv_budget_gib", "GiB", "KV cache budget"), Var("per_user_gib", "GiB", "KV cache per user")),
     lambda s: Max(0, floor(ratio(s["kv_budget_gib"], s["per_user_gib"]))),
 )
@@ -138,7 +141,7 @@ def _paged_tokens(s):
 
 
 USERS_PAGED = Formula(
-    "users_paged", "Users, paged", "users",
+    "users_paged",
     (Var("kv_budget_gib", "GiB", "KV cache budget"),
      Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("avg_tokens", "tok", "average conversation"),
@@ -148,23 +151,25 @@ USERS_PAGED = Formula(
 )
 
 USERS_PAGED_WINDOWED = Formula(
-    "users_paged", "Users, paged (sliding windows applied)", "users",
+    "users_paged",
     (Var("kv_budget_gib", "GiB", "KV cache budget"),
      Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
      Var("avg_tokens", "tok", "average conversation"),
      Var("block_size", "tok", "tokens per KV block"), _replication, *WINDOW_VARS),
     lambda s: Max(0, floor(ratio(s["kv_budget_gib"], product(windowed_cache(s, _paged_tokens(s)),
                                                               s["kv_replication"])))),
+    label="Users, paged (sliding windows applied)",
 )
 
 # Paged memory of one average user, quoted beside the paged count (0.281 GiB for
 # the reference stack).
 PAGED_USER_GIB = Formula(
-    "paged_user_gib", "KV cache per average user, paged", "GiB",
+    "paged_user_gib",
     (Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("avg_tokens", "tok", "average conversation"),
      Var("block_size", "tok", "tokens per KV block"), _replication),
     lambda s: product(s["kv_bytes_per_token"], _paged_tokens(s), s["kv_replication"]),
+    label="KV cache per average user, paged", unit="GiB",
 )
 
 ALL_FORMULAS = (

@@ -32,37 +32,40 @@ _KVPT = Var("kv_bytes_per_token", "B", "KV cache per token, every layer full")
 # --- replication -------------------------------------------------------------------------------
 
 KV_REPLICATION = Formula(
-    "kv_replication", "K/V head copies across the replica", "1",
+    "kv_replication",
     (_T, Var("kv_heads", "1", "K/V heads per layer (num_key_value_heads)")),
     lambda s: Max(1, ratio(s["gpus"], s["kv_heads"])),
+    label="K/V head copies across the replica",
 )
 
 # An MLA latent is one vector per token shared by every head: each card of a
 # tensor-parallel attention keeps the whole latent.
 KV_REPLICATION_MLA = Formula(
-    "kv_replication", "Latent cache copies across the replica (MLA)", "1",
+    "kv_replication",
     (_T,),
     lambda s: s["gpus"],
+    label="Latent cache copies across the replica (MLA)",
 )
 
 # --- bytes read per step -------------------------------------------------------------------------
 
 EXPERTS_TOUCHED = Formula(
-    "experts_touched", "Experts a step reads per MoE layer", "1",
+    "experts_touched",
     (Var("experts", "1", "routed experts per MoE layer (E)"),
      Var("experts_per_token", "1", "routed experts per token (top-k)"),
      Var("step_tokens", "tok", "tokens in the step")),
     lambda s: product(s["experts"], 1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["step_tokens"]),
+    label="Experts a step reads per MoE layer", unit="1",
 )
 
 STEP_WEIGHT_BYTES = Formula(
-    "weight_bytes_per_step", "Weights read per step", "B",
+    "weight_bytes_per_step",
     (Var("params_read", "1", "parameters the step uses"), Var("weight_bits", "bit", "bits per weight")),
     lambda s: product(s["params_read"], s["weight_bits"]),
 )
 
 STEP_WEIGHT_BYTES_MOE = Formula(
-    "weight_bytes_per_step", "Weights read per step (the experts the batch touches)", "B",
+    "weight_bytes_per_step",
     (Var("always_read_params", "1", "parameters every token uses (all but the routed experts)"),
      Var("moe_layers", "1", "mixture-of-experts layers"),
      Var("experts_touched", "1", "experts a step reads per MoE layer"),
@@ -71,35 +74,38 @@ STEP_WEIGHT_BYTES_MOE = Formula(
     lambda s: product(total(s["always_read_params"],
                             product(s["moe_layers"], s["experts_touched"], s["expert_params"])),
                       s["weight_bits"]),
+    label="Weights read per step (the experts the batch touches)",
 )
 
 STEP_KV_BYTES = Formula(
-    "kv_bytes_per_step", "KV cache read per step", "B",
+    "kv_bytes_per_step",
     (_BATCH, _CONTEXT, _KVPT, _R),
     lambda s: product(s["batch"], s["context"], s["kv_bytes_per_token"], s["kv_replication"]),
 )
 
 STEP_KV_BYTES_WINDOWED = Formula(
-    "kv_bytes_per_step", "KV cache read per step (sliding windows applied)", "B",
+    "kv_bytes_per_step",
     (_BATCH, _CONTEXT, _KVPT, _R, *WINDOW_VARS),
     lambda s: product(s["batch"], ratio(product(s["kv_bytes_per_token"],
                                                 total(product(s["full_layers"], s["context"]),
                                                       product(s["window_layers"], Min(s["context"], s["window"])))),
                                         s["layers"]), s["kv_replication"]),
+    label="KV cache read per step (sliding windows applied)",
 )
 
 STEP_BYTES = Formula(
-    "bytes_per_step", "Bytes read per step", "B",
+    "bytes_per_step",
     (Var("weight_bytes_per_step", "B", "weights read"), Var("kv_bytes_per_step", "B", "KV cache read")),
     lambda s: total(s["weight_bytes_per_step"], s["kv_bytes_per_step"]),
 )
 
 MEMORY_MS = Formula(
-    "memory_ms", "Memory time per step", "ms",
+    "memory_ms",
     (Var("bytes_per_step", "B", "bytes read per step"), _T,
      Var("card_bandwidth", "GB/s", "bandwidth per card"),
      Var("bandwidth_efficiency", "1", "fraction of peak bandwidth reached")),
     lambda s: ratio(s["bytes_per_step"], product(s["gpus"], s["card_bandwidth"], s["bandwidth_efficiency"])),
+    label="Memory time per step",
 )
 
 # --- FLOPs per step ---------------------------------------------------------------------------------
@@ -109,19 +115,21 @@ _Q = Var("heads", "1", "query heads per layer (num_attention_heads)")
 _N = Var("active_params", "1", "parameters one token uses")
 
 STEP_FLOPS = Formula(
-    "flops_per_step", "FLOPs per decode step", "FLOP",
+    "flops_per_step",
     (_N, _BATCH, Var("layers", "1", "layers (num_hidden_layers)"), _Q, _HEAD, _CONTEXT),
     lambda s: total(product(2, s["active_params"], s["batch"]),
                     product(4, s["layers"], s["heads"], s["attention_head_dim"], s["context"], s["batch"])),
+    label="FLOPs per decode step",
 )
 
 STEP_FLOPS_WINDOWED = Formula(
-    "flops_per_step", "FLOPs per decode step (sliding windows applied)", "FLOP",
+    "flops_per_step",
     (_N, _BATCH, _Q, _HEAD, _CONTEXT, *WINDOW_VARS),
     lambda s: total(product(2, s["active_params"], s["batch"]),
                     product(4, s["heads"], s["attention_head_dim"],
                             total(product(s["full_layers"], s["context"]),
                                   product(s["window_layers"], Min(s["context"], s["window"]))), s["batch"])),
+    label="FLOPs per decode step (sliding windows applied)",
 )
 
 
@@ -137,7 +145,7 @@ def flops_per_sequence(s):
 # A prompt chunk of p new tokens after c0 cached ones: every new token attends
 # over all c0 + p (no causal halving, the prefill family's convention).
 PREFILL_CHUNK_FLOPS = Formula(
-    "prefill_flops", "FLOPs of a prefill chunk", "FLOP",
+    "prefill_flops",
     (_N, Var("chunk_tokens", "tok", "new tokens in the chunk (p)"),
      Var("cached_tokens", "tok", "tokens already cached before the chunk (c0)"), _Q, _HEAD, *WINDOW_VARS),
     lambda s: total(product(2, s["active_params"], s["chunk_tokens"]),
@@ -145,30 +153,33 @@ PREFILL_CHUNK_FLOPS = Formula(
                             total(product(s["full_layers"], s["cached_tokens"] + s["chunk_tokens"]),
                                   product(s["window_layers"],
                                           Min(s["cached_tokens"] + s["chunk_tokens"], s["window"]))))),
+    label="FLOPs of a prefill chunk",
 )
 
 _PEAK = Var("peak_tflops", "TFLOP/s", "dense peak per card at the compute precision")
 
 COMPUTE_MS = Formula(
-    "compute_ms", "Compute time per step", "ms",
+    "compute_ms",
     (Var("flops_per_step", "FLOP", "FLOPs per step"), _T, _PEAK, Var("mfu", "1", "model FLOPs utilisation")),
     lambda s: ratio(s["flops_per_step"], product(s["gpus"], s["peak_tflops"], s["mfu"])),
+    label="Compute time per step",
 )
 
 COMPUTE_MS_WITH_PREFILL = Formula(
-    "compute_ms", "Compute time of a step with prefill", "ms",
+    "compute_ms",
     (Var("prefill_flops", "FLOP", "FLOPs of the step's prefill chunks"),
      Var("flops_per_step", "FLOP", "FLOPs of the step's decoders"), _T, _PEAK,
      Var("prefill_mfu", "1", "model FLOPs utilisation of prefill"),
      Var("mfu", "1", "model FLOPs utilisation of decode")),
     lambda s: total(ratio(s["prefill_flops"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
                     ratio(s["flops_per_step"], product(s["gpus"], s["peak_tflops"], s["mfu"]))),
+    label="Compute time of a step with prefill",
 )
 
 # --- communication and the step -----------------------------------------------------------------
 
 COMM_MS = Formula(
-    "comm_ms", "Tensor-parallel all-reduce time per step", "ms",
+    "comm_ms",
     (Var("allreduces", "1", "all-reduces per step (2 per layer when split over cards, else 0)"), _T,
      Var("step_tokens", "tok", "tokens in the step"),
      Var("hidden_size", "1", "model width (hidden_size)"),
@@ -179,32 +190,35 @@ COMM_MS = Formula(
         ratio(product(2, s["gpus"] - 1, s["step_tokens"], s["hidden_size"], s["activation_bytes"]),
               product(s["gpus"], s["link_gb_s"])),
         s["allreduce_latency_us"])),
+    label="Tensor-parallel all-reduce time per step",
 )
 
 STEP_MS = Formula(
-    "step_ms", "Step time", "ms",
+    "step_ms",
     (Var("memory_ms", "ms", "memory time"), Var("compute_ms", "ms", "compute time"),
      Var("comm_ms", "ms", "communication time")),
     lambda s: total(Max(s["memory_ms"], s["compute_ms"]), s["comm_ms"]),
 )
 
 TOK_S_PER_USER = Formula(
-    "tok_s_per_user", "Tokens per second per user", "tok/s",
+    "tok_s_per_user",
     (Var("step_ms", "ms", "step time"),),
     lambda s: ratio(1, s["step_ms"]),
+    label="Tokens per second per user",
 )
 
 TOK_S_PER_REPLICA = Formula(
-    "tok_s_per_replica", "Tokens per second per replica", "tok/s",
+    "tok_s_per_replica",
     (_BATCH, Var("step_ms", "ms", "step time")),
     lambda s: ratio(s["batch"], s["step_ms"]),
 )
 
 CEILING_TOK_S = Formula(
-    "ceiling_tok_s", "Decode ceiling (peak bandwidth, no compute, no communication)", "tok/s",
+    "ceiling_tok_s",
     (_BATCH, Var("bandwidth_gb_s", "GB/s", "memory bandwidth of the replica"),
      Var("bytes_per_step", "B", "bytes read per step")),
     lambda s: ratio(product(s["batch"], s["bandwidth_gb_s"]), s["bytes_per_step"]),
+    label="Decode ceiling (peak bandwidth, no compute, no communication)",
 )
 
 SERVING_FORMULAS = (
@@ -217,7 +231,7 @@ SERVING_FORMULAS = (
 # The ridge point of a card: the arithmetic intensity (FLOP per byte) where its dense peak and its memory
 # bandwidth take equal time (roofline and moe both step through it).
 RIDGE = Formula(
-    "ridge_flop_per_byte", "Ridge point", "FLOP/byte",
+    "ridge_flop_per_byte",
     (Var("peak_tflops", "TFLOP/s", "dense peak throughput at the compute precision"),
      Var("bandwidth", "GB/s", "memory bandwidth")),
     lambda s: ratio(s["peak_tflops"], s["bandwidth"]),
@@ -229,7 +243,7 @@ RIDGE = Formula(
 
 _BW = (Var("bandwidth_gb_s", "GB/s", "card bandwidth"), Var("bandwidth_efficiency", "1", "share of it a step gets"))
 DECODE_STEP_BATCH = Formula(
-    "decode_step_batch_ms", "Decode step at a batch of 64", "ms",
+    "decode_step_batch_ms",
     (Var("weight_bytes", "B", "weights"), Var("batch", "1", "sequences decoding"),
      Var("mean_context", "tok", "tokens a decoding sequence holds"),
      Var("kv_bytes_per_token", "B", "KV cache per token"), *_BW),
@@ -237,19 +251,20 @@ DECODE_STEP_BATCH = Formula(
                     product(s["bandwidth_gb_s"], s["bandwidth_efficiency"])),
 )
 TTFT_LOW_LOAD = Formula(
-    "ttft_low_load_ms", "TTFT at low load", "ms",
+    "ttft_low_load_ms",
     (Var("prefill_compute_ms", "ms", "the prompt's prefill FLOPs ÷ (peak × prefill MFU)"),
      Var("weights_read_ms", "ms", "the weights' read")),
     lambda s: Max(s["prefill_compute_ms"], s["weights_read_ms"]),
 )
 REQUESTS_IN_SYSTEM = Formula(
-    "requests_in_system", "Requests in the system (Little's law)", "requests",
+    "requests_in_system",
     (Var("rate_req_s", "req/s", "arrival rate"), Var("e2e_s", "s", "mean end-to-end latency")),
     lambda s: product(s["rate_req_s"], s["e2e_s"]),
+    label="Requests in the system (Little's law)",
 )
 # The knee drill's knee: where goodput ÷ rate crosses the share the knee keeps, linear between the highest swept
 # rate keeping it and the next swept rate (calculators/sim/results.py, knee_bracket).
-KNEE = Formula("knee_req_s", "The knee", "req/s",
+KNEE = Formula("knee_req_s",
                (Var("kept_rate_req_s", "req/s", "the highest swept rate whose goodput ÷ rate keeps the share"),
                 Var("kept_share", "1", "goodput ÷ rate there"),
                 Var("knee_share", "1", "the share of its rate a knee's goodput keeps"),
@@ -259,19 +274,19 @@ KNEE = Formula("knee_req_s", "The knee", "req/s",
                                product(ratio(total(s["kept_share"], -s["knee_share"]),
                                              total(s["kept_share"], -s["lost_share"])),
                                        total(s["lost_rate_req_s"], -s["kept_rate_req_s"]))))
-TTFT_P99 = Formula("ttft_p99_ms", "p99 TTFT", "ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
+TTFT_P99 = Formula("ttft_p99_ms", (Var("simulated_ttft_p99_ms", "ms", "simulated p99 TTFT"),),
                    lambda s: s["simulated_ttft_p99_ms"])
-CROSSING = Formula("tpot_crossing_batch", "Batch where TPOT crosses the target", "requests",
+CROSSING = Formula("tpot_crossing_batch",
                    (Var("simulated_crossing_batch", "requests", "running sequences where mean TPOT = target"),),
                    lambda s: s["simulated_crossing_batch"])
-KV_TOKENS = Formula("kv_cache_tokens", "Tokens the KV cache holds", "tok",
+KV_TOKENS = Formula("kv_cache_tokens",
                     (Var("kv_blocks", "1", "whole blocks in the budget"), Var("block_tokens", "tok", "block size")),
                     lambda s: product(s["kv_blocks"], s["block_tokens"]))
-FULL_CACHE = Formula("full_cache_requests", "Requests the cache holds whole", "requests",
+FULL_CACHE = Formula("full_cache_requests",
                      (Var("kv_cache_tokens", "tok", "tokens the cache holds"),
                       Var("request_tokens", "tok", "prompt + output"), Var("one_request", "requests", "one request")),
                      lambda s: product(floor(ratio(s["kv_cache_tokens"], s["request_tokens"])), s["one_request"]))
-PREEMPT_RATE = Formula("preemption_rate_req_s", "Rate where preemption begins", "req/s",
+PREEMPT_RATE = Formula("preemption_rate_req_s",
                        (Var("simulated_preemption_req_s", "req/s", "lowest swept rate with a preemption"),),
                        lambda s: s["simulated_preemption_req_s"])
 SIM_DRILL_FORMULAS = (DECODE_STEP_BATCH, TTFT_LOW_LOAD, REQUESTS_IN_SYSTEM, KNEE, TTFT_P99, CROSSING, KV_TOKENS,

@@ -56,7 +56,7 @@ from typing import Any, Callable, Iterable, Mapping
 from ..catalog import Catalog
 from ..errors import InputError
 from ..formula import Formula
-from ..quantities import canonical_key
+from ..quantities import canonical_key, quantity
 from ..step_model import DEGREE_SPLITS_NO_HEADS, DEGREE_SPLITS_NO_KV_HEADS
 from ..units import BARE_OPERAND_UNITS, RECORDS, WHOLE_UNITS
 from .inputs import InputSpec
@@ -68,22 +68,31 @@ CEIL = "ceil"
 
 @dataclass(frozen=True)
 class StepSpec:
-    """One named step of a procedure.
+    """One named step of a procedure: the quantity its ``formula`` computes.
 
-    ``from_steps`` maps formula variables to the keys of earlier steps whose
-    values feed them; the others come from ``given``. ``rounding`` marks an
+    The step's key and unit are its formula's, which are its quantity's (:data:`..quantities.QUANTITIES`,
+    declared once); its ``label`` is the quantity's unless the step gives a more descriptive one (the
+    label is the only thing a step may override). ``from_steps`` maps formula variables to the keys of
+    earlier steps whose values feed them; the others come from ``given``. ``rounding`` marks an
     integer step (its formula already floors or ceils; the grader then wants
     the whole number exactly). ``tolerance`` is the relative tolerance for a
-    correct answer. Named misconceptions attach by step key
-    (:mod:`..misconceptions`).
+    correct answer. Named misconceptions attach by the quantities they need (:mod:`..mistakes`).
     """
 
-    key: str
-    label: str
     formula: Formula
     from_steps: Mapping[str, str] = field(default_factory=dict)
     rounding: str | None = None
     tolerance: float = 0.005
+    label: str = ""
+    key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.formula, Formula):
+            raise TypeError("A StepSpec takes its formula first: key, unit and label come from the formula's quantity.")
+        object.__setattr__(self, "key", self.formula.key)
+        if not self.label:
+            declared = quantity(self.formula.key)
+            object.__setattr__(self, "label", declared.label if declared else self.formula.label)
 
     @property
     def unit(self) -> str:

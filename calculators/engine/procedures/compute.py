@@ -226,41 +226,47 @@ def step_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> dict[str, 
 def weight_spec(cfg: ModelConfig) -> StepSpec:
     """``weight_bytes_per_step``: every weight of a dense model; a MoE's dense part and touched experts."""
     if cfg.is_moe:
-        return StepSpec("weight_bytes_per_step", "Weights read per step (the experts the batch touches)",
-                        S.STEP_WEIGHT_BYTES_MOE)
-    return StepSpec("weight_bytes_per_step", "Weights read per step (parameters a token uses × bytes)",
-                    S.STEP_WEIGHT_BYTES)
+        return StepSpec(S.STEP_WEIGHT_BYTES_MOE,
+                        label="Weights read per step (the experts the batch touches)")
+    return StepSpec(S.STEP_WEIGHT_BYTES,
+                    label="Weights read per step (parameters a token uses × bytes)")
 
 
 def replication_step(cfg: ModelConfig) -> StepSpec:
     """``kv_replication``: ``max(1, gpus ÷ kv_heads)``, or ``gpus`` for an MLA latent."""
     formula = S.KV_REPLICATION_MLA if cfg.kv_lora_rank else S.KV_REPLICATION
-    return StepSpec("kv_replication", "Copies of each K/V head across the replica", formula)
+    return StepSpec(formula)
 
 
 def kv_read_spec(cfg: ModelConfig) -> StepSpec:
     """``kv_bytes_per_step``: batch × context × KV per token × replication (windows applied)."""
     formula = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
-    return StepSpec("kv_bytes_per_step", "KV cache read per step (every sequence's context)", formula,
-                    {"kv_replication": "kv_replication"})
+    return StepSpec(formula,
+                    {"kv_replication": "kv_replication"},
+                    label="KV cache read per step (every sequence's context)")
 
 
 def time_specs(cfg: ModelConfig) -> list[StepSpec]:
     """``flops_per_step`` through ``tok_s_per_replica`` (needs ``bytes_per_step`` before it)."""
     flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
     return [
-        StepSpec("flops_per_step", "FLOPs per step (2 × active parameters + attention, per sequence)", flops),
-        StepSpec("memory_ms", "Memory time (bytes ÷ replica bandwidth × efficiency)", S.MEMORY_MS,
-                 {"bytes_per_step": "bytes_per_step"}),
-        StepSpec("compute_ms", "Compute time (FLOPs ÷ replica peak × MFU)", S.COMPUTE_MS,
-                 {"flops_per_step": "flops_per_step"}),
-        StepSpec("comm_ms", "Communication time (two all-reduces per layer)", S.COMM_MS),
-        StepSpec("step_ms", "Step time (max(memory, compute) + communication)", S.STEP_MS,
-                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"}),
-        StepSpec("tok_s_per_user", "Tokens per second per sequence (1 ÷ step)", S.TOK_S_PER_USER,
-                 {"step_ms": "step_ms"}),
-        StepSpec("tok_s_per_replica", "Tokens per second per replica (batch ÷ step)", S.TOK_S_PER_REPLICA,
-                 {"step_ms": "step_ms"}),
+        StepSpec(flops, label="FLOPs per step (2 × active parameters + attention, per sequence)"),
+        StepSpec(S.MEMORY_MS,
+                 {"bytes_per_step": "bytes_per_step"},
+                 label="Memory time (bytes ÷ replica bandwidth × efficiency)"),
+        StepSpec(S.COMPUTE_MS,
+                 {"flops_per_step": "flops_per_step"},
+                 label="Compute time (FLOPs ÷ replica peak × MFU)"),
+        StepSpec(S.COMM_MS, label="Communication time (two all-reduces per layer)"),
+        StepSpec(S.STEP_MS,
+                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"},
+                 label="Step time (max(memory, compute) + communication)"),
+        StepSpec(S.TOK_S_PER_USER,
+                 {"step_ms": "step_ms"},
+                 label="Tokens per second per sequence (1 ÷ step)"),
+        StepSpec(S.TOK_S_PER_REPLICA,
+                 {"step_ms": "step_ms"},
+                 label="Tokens per second per replica (batch ÷ step)"),
     ]
 
 

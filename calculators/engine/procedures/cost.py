@@ -23,14 +23,14 @@ SECONDS_PER_HOUR = 3600
 # --- formulas ------------------------------------------------------------------------------------
 
 USD_PER_HOUR = Formula(
-    "usd_per_hour", "Fleet cost per hour", "USD/h",
+    "usd_per_hour",
     (Var("usd_per_gpu_hour", "USD/h", "price of one GPU for an hour"),
      Var("gpus", "GPUs", "GPUs billed")),
     lambda s: product(s["usd_per_gpu_hour"], s["gpus"]),
 )
 
 TOKENS_PER_HOUR = Formula(
-    "tokens_per_hour", "Tokens per hour", "tok",
+    "tokens_per_hour",
     (Var("tokens_per_s", "tok/s", "the fleet's tokens per second while busy"),
      Var("busy_fraction", "1", "fraction of the hour the fleet is busy"),
      Var("hour", "h", "one hour")),
@@ -38,7 +38,7 @@ TOKENS_PER_HOUR = Formula(
 )
 
 USD_PER_MILLION_TOKENS = Formula(
-    "usd_per_million_tokens", "Cost per million tokens", "USD/Mtok",
+    "usd_per_million_tokens",
     (Var("usd_per_hour", "USD/h", "fleet cost per hour"),
      Var("hour", "h", "one hour"),
      Var("tokens_per_hour", "tok", "tokens produced in that hour")),
@@ -48,9 +48,9 @@ USD_PER_MILLION_TOKENS = Formula(
 FORMULAS = (USD_PER_HOUR, TOKENS_PER_HOUR, USD_PER_MILLION_TOKENS)
 
 SPECS = [
-    StepSpec("usd_per_hour", "Fleet cost per hour (price × GPUs)", USD_PER_HOUR),
-    StepSpec("tokens_per_hour", "Tokens per hour (busy rate × utilisation × 3,600 s)", TOKENS_PER_HOUR),
-    StepSpec("usd_per_million_tokens", "Cost per million tokens", USD_PER_MILLION_TOKENS,
+    StepSpec(USD_PER_HOUR, label="Fleet cost per hour (price × GPUs)"),
+    StepSpec(TOKENS_PER_HOUR, label="Tokens per hour (busy rate × utilisation × 3,600 s)"),
+    StepSpec(USD_PER_MILLION_TOKENS,
              {"usd_per_hour": "usd_per_hour", "tokens_per_hour": "tokens_per_hour"}),
 ]
 STEP_KEYS = tuple(spec.key for spec in SPECS)

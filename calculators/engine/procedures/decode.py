@@ -107,25 +107,25 @@ STEP_KEYS = ("weight_bytes_per_step", "kv_replication", "kv_bytes_per_step", "by
 # --- formulas (the step's own are formulas.serving's; these are the range and the measurement) --
 
 BANDWIDTH = Formula(
-    "bandwidth_gb_s", "Memory bandwidth of the replica", "GB/s",
+    "bandwidth_gb_s",
     (Var("gpus", "GPUs", "cards in the replica"), Var("card_bandwidth", "GB/s", "bandwidth per card")),
     lambda s: product(s["gpus"], s["card_bandwidth"]),
 )
 
 REALISTIC_LOW = Formula(
-    "realistic_low_tok_s", "Realistic decode rate, low end", "tok/s",
+    "realistic_low_tok_s",
     (Var("ceiling_tok_s", "tok/s", "decode ceiling"), Var("efficiency_low", "1", "fraction of peak, low")),
     lambda s: product(s["ceiling_tok_s"], s["efficiency_low"]),
 )
 
 REALISTIC_HIGH = Formula(
-    "realistic_high_tok_s", "Realistic decode rate, high end", "tok/s",
+    "realistic_high_tok_s",
     (Var("ceiling_tok_s", "tok/s", "decode ceiling"), Var("efficiency_high", "1", "fraction of peak, high")),
     lambda s: product(s["ceiling_tok_s"], s["efficiency_high"]),
 )
 
 MBU = Formula(
-    "mbu", "Memory-bandwidth utilisation", "1",
+    "mbu",
     (Var("measured_tok_s", "tok/s", "measured decode rate of one sequence (steps per second)"),
      Var("bytes_per_step", "B", "bytes read per step"),
      Var("bandwidth_gb_s", "GB/s", "peak memory bandwidth")),
@@ -144,17 +144,21 @@ def decode_specs(cfg: ModelConfig) -> list[StepSpec]:
         weight_spec(cfg),
         replication_step(cfg),
         kv_read_spec(cfg),
-        StepSpec("bytes_per_step", "Bytes read per step", S.STEP_BYTES,
+        StepSpec(S.STEP_BYTES,
                  {"weight_bytes_per_step": "weight_bytes_per_step", "kv_bytes_per_step": "kv_bytes_per_step"}),
-        StepSpec("bandwidth_gb_s", "Memory bandwidth of the replica", BANDWIDTH),
-        StepSpec("ceiling_tok_s", "Decode ceiling (batch × bandwidth ÷ bytes per step)", S.CEILING_TOK_S,
-                 {"bandwidth_gb_s": "bandwidth_gb_s", "bytes_per_step": "bytes_per_step"}),
-        StepSpec("realistic_low_tok_s", "Realistic rate, low end (ceiling × low efficiency)", REALISTIC_LOW,
-                 {"ceiling_tok_s": "ceiling_tok_s"}),
-        StepSpec("realistic_high_tok_s", "Realistic rate, high end (ceiling × high efficiency)", REALISTIC_HIGH,
-                 {"ceiling_tok_s": "ceiling_tok_s"}),
-        StepSpec("mbu", "MBU of the measured rate (0 when none is given)", MBU,
-                 {"bytes_per_step": "bytes_per_step", "bandwidth_gb_s": "bandwidth_gb_s"}),
+        StepSpec(BANDWIDTH),
+        StepSpec(S.CEILING_TOK_S,
+                 {"bandwidth_gb_s": "bandwidth_gb_s", "bytes_per_step": "bytes_per_step"},
+                 label="Decode ceiling (batch × bandwidth ÷ bytes per step)"),
+        StepSpec(REALISTIC_LOW,
+                 {"ceiling_tok_s": "ceiling_tok_s"},
+                 label="Realistic rate, low end (ceiling × low efficiency)"),
+        StepSpec(REALISTIC_HIGH,
+                 {"ceiling_tok_s": "ceiling_tok_s"},
+                 label="Realistic rate, high end (ceiling × high efficiency)"),
+        StepSpec(MBU,
+                 {"bytes_per_step": "bytes_per_step", "bandwidth_gb_s": "bandwidth_gb_s"},
+                 label="MBU of the measured rate (0 when none is given)"),
         *time_specs(cfg),
     ]
 

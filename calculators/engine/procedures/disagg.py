@@ -70,45 +70,51 @@ COST_INPUTS = (USD_PER_GPU_HOUR, OCCUPANCY, GPUS_PER_NODE, SPARE_GPUS)
 # the whole-fleet cost quote the same step.
 def _pool_nodes(key: str, label: str, pool: str) -> Formula:
     return Formula(
-        key, label, "nodes",
+        key,
         (Var(pool, "GPUs", pool.replace("_gpus", " pool")),
          Var("occupancy", "1", "average fraction of each card busy"), Var("gpus_per_node", "GPUs", "cards per node")),
         lambda s: ceiling(ratio(s[pool], product(s["occupancy"], s["gpus_per_node"]))),
+        label=label,
     )
 
 
 PREFILL_NODES = _pool_nodes("prefill_nodes", "Prefill pool in whole nodes at the planned occupancy", "prefill_gpus")
 DECODE_NODES = _pool_nodes("decode_nodes", "Decode pool in whole nodes at the planned occupancy", "decode_gpus")
 FLEET_GPUS = Formula(
-    "fleet_gpus", "Cards billed for the whole fleet (whole nodes per pool)", "GPUs",
+    "fleet_gpus",
     (Var("prefill_nodes", "nodes", "prefill pool's nodes"), Var("decode_nodes", "nodes", "decode pool's nodes"),
      Var("gpus_per_node", "GPUs", "cards per node"), Var("spare_gpus", "GPUs", "spare cards")),
     lambda s: total(product(s["gpus_per_node"], total(s["prefill_nodes"], s["decode_nodes"])), s["spare_gpus"]),
+    label="Cards billed for the whole fleet (whole nodes per pool)",
 )
 FLEET_USD_PER_MTOK = Formula(
-    "fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", "USD/Mtok",
+    "fleet_usd_per_mtok",
     (Var("fleet_gpus", "GPUs", "cards billed"), Var("usd_per_gpu_hour", "USD/h", "price per GPU-hour"),
      Var("rate", "req/s", "arrival rate"), Var("output_tokens", "tok", "output tokens per request")),
     lambda s: ratio(product(s["fleet_gpus"], s["usd_per_gpu_hour"]), product(s["rate"], s["output_tokens"])),
 )
 NODE_USD_PER_MTOK = Formula(
-    "node_usd_per_mtok", "Single-node figure: one decode replica at full occupancy", "USD/Mtok",
+    "node_usd_per_mtok",
     (Var("gpus", "GPUs", "cards per replica"), Var("usd_per_gpu_hour", "USD/h", "price per GPU-hour"),
      Var("decode_tok_s", "tok/s", "tokens per second of one decode replica")),
     lambda s: ratio(product(s["gpus"], s["usd_per_gpu_hour"]), s["decode_tok_s"]),
+    label="Single-node figure: one decode replica at full occupancy",
 )
 COST_FORMULAS = (PREFILL_NODES, DECODE_NODES, FLEET_GPUS, FLEET_USD_PER_MTOK, NODE_USD_PER_MTOK)
 
 COST_SPECS = [
-    StepSpec("prefill_nodes", "Prefill pool ÷ occupancy, in whole nodes", PREFILL_NODES,
-             {"prefill_gpus": "prefill_gpus"}, rounding="ceil"),
-    StepSpec("decode_nodes", "Decode pool ÷ occupancy, in whole nodes", DECODE_NODES,
-             {"decode_gpus": "decode_gpus"}, rounding="ceil"),
-    StepSpec("fleet_gpus", "Cards billed: both pools' whole nodes, + spares", FLEET_GPUS,
-             {"prefill_nodes": "prefill_nodes", "decode_nodes": "decode_nodes"}),
-    StepSpec("fleet_usd_per_mtok", "Whole-fleet cost per million output tokens", FLEET_USD_PER_MTOK,
+    StepSpec(PREFILL_NODES,
+             {"prefill_gpus": "prefill_gpus"}, rounding="ceil",
+             label="Prefill pool ÷ occupancy, in whole nodes"),
+    StepSpec(DECODE_NODES,
+             {"decode_gpus": "decode_gpus"}, rounding="ceil",
+             label="Decode pool ÷ occupancy, in whole nodes"),
+    StepSpec(FLEET_GPUS,
+             {"prefill_nodes": "prefill_nodes", "decode_nodes": "decode_nodes"},
+             label="Cards billed: both pools' whole nodes, + spares"),
+    StepSpec(FLEET_USD_PER_MTOK,
              {"fleet_gpus": "fleet_gpus"}),
-    StepSpec("node_usd_per_mtok", "Single-node figure (one decode replica, full occupancy)", NODE_USD_PER_MTOK),
+    StepSpec(NODE_USD_PER_MTOK, label="Single-node figure (one decode replica, full occupancy)"),
 ]
 
 
@@ -135,7 +141,7 @@ STEP_KEYS = ("kv_bytes_per_token", "kv_transfer_bytes", "kv_transfer_ms", "prefi
 TRANSFER_BUDGET = 0.2
 
 KV_TRANSFER_BYTES = Formula(
-    "kv_transfer_bytes", "KV cache sent per request", "B",
+    "kv_transfer_bytes",
     (Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
      Var("prompt_tokens", "tok", "prompt tokens"), *F.WINDOW_VARS),
     lambda s: F.windowed_cache(s, s["prompt_tokens"]),
@@ -143,61 +149,64 @@ KV_TRANSFER_BYTES = Formula(
 # Each of the replica's cards holds its shard of the cache and ships it over its own network interface
 # (docs/architecture.md §12), so the replica's t links carry the request's cache in parallel.
 KV_TRANSFER_MS = Formula(
-    "kv_transfer_ms", "KV transfer time (each card's shard over its own link)", "ms",
+    "kv_transfer_ms",
     (Var("kv_transfer_bytes", "B", "bytes sent"), Var("gpus", "GPUs", "cards in the replica, one link each"),
      Var("network_gb_s", "GB/s", "network per card, per direction")),
     lambda s: ratio(s["kv_transfer_bytes"], product(s["gpus"], s["network_gb_s"])),
+    label="KV transfer time (each card's shard over its own link)",
 )
 PREFILL_MS = Formula(
-    "prefill_ms", "Prefill time", "ms",
+    "prefill_ms",
     (Var("prefill_flops", "FLOP", "prefill FLOPs"), Var("gpus", "GPUs", "cards in the replica"),
      Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
     lambda s: ratio(s["prefill_flops"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
 )
 TTFT_MS = Formula(
-    "ttft_ms", "TTFT (prefill + transfer)", "ms",
+    "ttft_ms",
     (Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer")),
     lambda s: total(s["prefill_ms"], s["kv_transfer_ms"]),
+    label="TTFT (prefill + transfer)",
 )
 TRANSFER_SHARE = Formula(
-    "transfer_share", "Transfer share of the TTFT", "1",
+    "transfer_share",
     (Var("kv_transfer_ms", "ms", "transfer"), Var("ttft_ms", "ms", "TTFT")),
     lambda s: ratio(s["kv_transfer_ms"], s["ttft_ms"]),
 )
 PREFILL_GPUS = Formula(
-    "prefill_gpus", "Prefill pool", "GPUs",
+    "prefill_gpus",
     (Var("rate", "req/s", "arrival rate"), Var("prefill_flops", "FLOP", "FLOPs per prefill"),
      Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
     lambda s: ceiling(ratio(product(s["rate"], s["prefill_flops"]), product(s["peak_tflops"], s["prefill_mfu"]))),
 )
 DECODE_REPLICAS = Formula(
-    "decode_replicas", "Decode replicas", "replicas",
+    "decode_replicas",
     (Var("rate", "req/s", "arrival rate"), Var("output_tokens", "tok", "output tokens per request"),
      Var("decode_tok_s", "tok/s", "tokens per second per decode replica at the TPOT target")),
     lambda s: ceiling(ratio(product(s["rate"], s["output_tokens"]), s["decode_tok_s"])),
 )
 DECODE_GPUS = Formula(
-    "decode_gpus", "Decode pool", "GPUs",
+    "decode_gpus",
     (Var("decode_replicas", "replicas", "decode replicas"), Var("gpus", "GPUs", "cards per replica")),
     lambda s: product(s["decode_replicas"], s["gpus"]),
 )
 POOL_RATIO = Formula(
-    "pool_ratio", "Prefill cards per decode card", "1",
+    "pool_ratio",
     (Var("prefill_gpus", "GPUs", "prefill pool"), Var("decode_gpus", "GPUs", "decode pool")),
     lambda s: ratio(s["prefill_gpus"], s["decode_gpus"]),
 )
 # The stall a colocated chunked prefill adds to a decode step: its chunk's share of the prompt's prefill time.
 CHUNK_MS = Formula(
-    "chunk_ms", "Prefill time of one chunk (the stall it adds to a decode step)", "ms",
+    "chunk_ms",
     (Var("prefill_ms", "ms", "the prompt's prefill"), Var("prefill_chunk_tokens", "tok", "tokens per chunk"),
      Var("prompt_tokens", "tok", "prompt tokens")),
     lambda s: ratio(product(s["prefill_ms"], Min(s["prefill_chunk_tokens"], s["prompt_tokens"])),
                     s["prompt_tokens"]),
+    label="Prefill time of one chunk (the stall it adds to a decode step)",
 )
 # Splitting pays when a chunk no longer fits in the TPOT target's headroom over the full-batch decode step
 # (chapter 15's criterion) and the transfer adds at most the budget's share of the prefill time.
 DISAGG_PAYS = Formula(
-    "disagg_pays", "Disaggregation pays (1) or not (0)", "1",
+    "disagg_pays",
     (Var("chunk_ms", "ms", "one chunk's prefill"), Var("decode_step_ms", "ms", "full-batch decode step"),
      Var("prefill_ms", "ms", "prefill"), Var("kv_transfer_ms", "ms", "transfer"),
      Var("tpot_target_ms", "ms", "TPOT target"), Var("transfer_budget", "1", "transfer allowed, share of prefill")),
@@ -213,25 +222,30 @@ def disagg_specs(cfg: ModelConfig) -> list[StepSpec]:
     flops = {"prefill_flops": "prefill_flops"}
     return [
         kv_per_token_spec(cfg),
-        StepSpec("kv_transfer_bytes", "KV cache sent per request (prompt × KV per token, once)", KV_TRANSFER_BYTES,
-                 {"kv_bytes_per_token": "kv_bytes_per_token"}),
-        StepSpec("kv_transfer_ms", "Transfer time: each card's shard over its own link", KV_TRANSFER_MS,
-                 {"kv_transfer_bytes": "kv_transfer_bytes"}),
-        StepSpec("prefill_flops", "Prefill FLOPs (2N × p + attention, no causal halving)", S.PREFILL_CHUNK_FLOPS),
-        StepSpec("prefill_ms", "Prefill time on the replica (at the prefill MFU)", PREFILL_MS, flops),
-        StepSpec("ttft_ms", "TTFT: prefill + transfer", TTFT_MS,
-                 {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"}),
-        StepSpec("transfer_share", "Transfer share of the TTFT", TRANSFER_SHARE,
+        StepSpec(KV_TRANSFER_BYTES,
+                 {"kv_bytes_per_token": "kv_bytes_per_token"},
+                 label="KV cache sent per request (prompt × KV per token, once)"),
+        StepSpec(KV_TRANSFER_MS,
+                 {"kv_transfer_bytes": "kv_transfer_bytes"},
+                 label="Transfer time: each card's shard over its own link"),
+        StepSpec(S.PREFILL_CHUNK_FLOPS, label="Prefill FLOPs (2N × p + attention, no causal halving)"),
+        StepSpec(PREFILL_MS, flops, label="Prefill time on the replica (at the prefill MFU)"),
+        StepSpec(TTFT_MS,
+                 {"prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"},
+                 label="TTFT: prefill + transfer"),
+        StepSpec(TRANSFER_SHARE,
                  {"kv_transfer_ms": "kv_transfer_ms", "ttft_ms": "ttft_ms"}),
-        StepSpec("prefill_gpus", "Prefill pool (cards, rounded up)", PREFILL_GPUS, flops, rounding="ceil"),
-        StepSpec("decode_replicas", "Decode replicas at the TPOT target (rounded up)", DECODE_REPLICAS,
-                 rounding="ceil"),
-        StepSpec("decode_gpus", "Decode pool (cards)", DECODE_GPUS, {"decode_replicas": "decode_replicas"}),
-        StepSpec("pool_ratio", "Prefill cards per decode card", POOL_RATIO,
+        StepSpec(PREFILL_GPUS, flops, rounding="ceil", label="Prefill pool (cards, rounded up)"),
+        StepSpec(DECODE_REPLICAS,
+                 rounding="ceil",
+                 label="Decode replicas at the TPOT target (rounded up)"),
+        StepSpec(DECODE_GPUS, {"decode_replicas": "decode_replicas"}, label="Decode pool (cards)"),
+        StepSpec(POOL_RATIO,
                  {"prefill_gpus": "prefill_gpus", "decode_gpus": "decode_gpus"}),
-        StepSpec("chunk_ms", "One chunk's prefill time, the stall it adds to a colocated step", CHUNK_MS,
-                 {"prefill_ms": "prefill_ms"}),
-        StepSpec("disagg_pays", "Disaggregation pays (1) or not (0)", DISAGG_PAYS,
+        StepSpec(CHUNK_MS,
+                 {"prefill_ms": "prefill_ms"},
+                 label="One chunk's prefill time, the stall it adds to a colocated step"),
+        StepSpec(DISAGG_PAYS,
                  {"chunk_ms": "chunk_ms", "prefill_ms": "prefill_ms", "kv_transfer_ms": "kv_transfer_ms"},
                  rounding="floor"),
         *COST_SPECS,

@@ -39,42 +39,46 @@ def check_packing(gpus_per_replica: int, gpus_per_node: int, field: str) -> None
 # --- formulas ------------------------------------------------------------------------------------
 
 CONCURRENCY = Formula(
-    "concurrency", "Requests in flight (Little's law)", "users",
+    "concurrency",
     (Var("rate", "req/s", "mean arrival rate"),
      Var("latency_s", "s", "mean time a request spends in the system")),
     lambda s: product(s["rate"], s["latency_s"]),
+    label="Requests in flight (Little's law)",
 )
 
 REPLICAS = Formula(
-    "replicas", "Replicas (rounded up, then spares)", "replicas",
+    "replicas",
     (Var("concurrency", "users", "requests in flight"),
      Var("users_per_replica", "users", "requests one replica holds at once"),
      Var("occupancy", "1", "target occupancy"),
      Var("spares", "replicas", "spare replicas")),
     lambda s: total(ceiling(ratio(s["concurrency"], product(s["users_per_replica"], s["occupancy"]))),
                     s["spares"]),
+    label="Replicas (rounded up, then spares)",
 )
 
 GPUS = Formula(
-    "gpus", "GPUs", "GPUs",
+    "gpus",
     (Var("replicas", "replicas", "replicas"), Var("gpus_per_replica", "GPUs", "cards per replica")),
     lambda s: product(s["replicas"], s["gpus_per_replica"]),
 )
 
 NODES = Formula(
-    "nodes", "Nodes (rounded up)", "nodes",
+    "nodes",
     (Var("gpus", "GPUs", "GPUs"), Var("gpus_per_node", "GPUs", "cards per node")),
     lambda s: ceiling(ratio(s["gpus"], s["gpus_per_node"])),
+    label="Nodes (rounded up)",
 )
 
 FORMULAS = (CONCURRENCY, REPLICAS, GPUS, NODES)
 
 SPECS = [
-    StepSpec("concurrency", "Requests in flight (rate × time in system)", CONCURRENCY),
-    StepSpec("replicas", "Replicas (at the target occupancy, rounded up, plus spares)", REPLICAS,
-             {"concurrency": "concurrency"}, rounding="ceil"),
-    StepSpec("gpus", "GPUs (replicas × cards per replica)", GPUS, {"replicas": "replicas"}, rounding="ceil"),
-    StepSpec("nodes", "Nodes (whole nodes, rounded up)", NODES, {"gpus": "gpus"}, rounding="ceil"),
+    StepSpec(CONCURRENCY, label="Requests in flight (rate × time in system)"),
+    StepSpec(REPLICAS,
+             {"concurrency": "concurrency"}, rounding="ceil",
+             label="Replicas (at the target occupancy, rounded up, plus spares)"),
+    StepSpec(GPUS, {"replicas": "replicas"}, rounding="ceil", label="GPUs (replicas × cards per replica)"),
+    StepSpec(NODES, {"gpus": "gpus"}, rounding="ceil", label="Nodes (whole nodes, rounded up)"),
 ]
 
 # --- inputs --------------------------------------------------------------------------------------

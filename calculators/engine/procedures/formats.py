@@ -38,7 +38,7 @@ from .inputs import InputSpec, catalog_or_default, clean_inputs
 
 def identity(key: str, label: str, var: Var) -> Formula:
     """A step that reads one given value off the problem (``key = var``)."""
-    return Formula(key, label, "1", (var,), lambda s: s[var.name])
+    return Formula(key, (var,), lambda s: s[var.name], label=label)
 
 
 # --- the formats ---------------------------------------------------------------------------------
@@ -95,7 +95,7 @@ STEP_KEYS = ("total_bits", "exponent_bits", "mantissa_bits", "max_normal", "min_
 TOTAL_BITS = identity("total_bits", "Total bits", Var("width", "1", "bits per value (from the format's name)"))
 EXPONENT_BITS = identity("exponent_bits", "Exponent bits", Var("exponent_field", "1", "exponent bits of the layout"))
 MANTISSA_BITS = Formula(
-    "mantissa_bits", "Mantissa bits", "1",
+    "mantissa_bits",
     (Var("total_bits", "1", "total bits"), Var("sign_bits", "1", "sign bits"),
      Var("exponent_bits", "1", "exponent bits")),
     lambda s: total(s["total_bits"], -s["sign_bits"], -s["exponent_bits"]),
@@ -110,48 +110,51 @@ def _bias(s):
 
 
 MAX_NORMAL_IEEE = Formula(
-    "max_normal", "Largest normal value", "1",
+    "max_normal",
     (Var("mantissa_bits", "1", "mantissa bits"), Var("exponent_bits", "1", "exponent bits")),
     # Largest significand 1.11…1 = 2 − 2^−m; largest usable exponent code 2^e − 2 gives 2^bias.
     lambda s: product(total(2, -Pow(2, -s["mantissa_bits"])), Pow(2, _bias(s))),
 )
 MAX_NORMAL_E4M3 = Formula(
-    "max_normal", "Largest normal value", "1",
+    "max_normal",
     (Var("mantissa_bits", "1", "mantissa bits"), Var("exponent_bits", "1", "exponent bits")),
     # The all-ones exponent code is usable (no infinities) but mantissa 1…1 there is NaN:
     # significand 2 − 2^(1−m), exponent code 2^e − 1 gives 2^(bias + 1) = 2^(2^(e−1)).
     lambda s: product(total(2, -Pow(2, total(1, -s["mantissa_bits"]))), Pow(2, Pow(2, total(s["exponent_bits"], -1)))),
 )
 MAX_NORMAL_NO_SPECIALS = Formula(
-    "max_normal", "Largest normal value", "1",
+    "max_normal",
     (Var("mantissa_bits", "1", "mantissa bits"), Var("exponent_bits", "1", "exponent bits")),
     # No infinities and no NaN: the all-ones exponent code 2^e − 1 holds numbers with every
     # mantissa, so the largest is (2 − 2^−m) × 2^(bias + 1) = (2 − 2^−m) × 2^(2^(e−1)).
     lambda s: product(total(2, -Pow(2, -s["mantissa_bits"])), Pow(2, Pow(2, total(s["exponent_bits"], -1)))),
 )
 EFFECTIVE_BITS = Formula(
-    "effective_bits", "Bits per value, the shared scale included", "1",
+    "effective_bits",
     (Var("total_bits", "1", "bits per element"), Var("scale_bits", "1", "bits of the shared scale"),
      Var("block_size", "1", "elements sharing one scale")),
     lambda s: total(s["total_bits"], product(s["scale_bits"], Pow(s["block_size"], -1))),
+    label="Bits per value, the shared scale included",
 )
 MAX_INT = Formula(
-    "max_normal", "Largest value", "1", (Var("total_bits", "1", "total bits"),),
+    "max_normal", (Var("total_bits", "1", "total bits"),),
     lambda s: total(Pow(2, total(s["total_bits"], -1)), -1),
+    label="Largest value",
 )
 MIN_NORMAL = Formula(
-    "min_normal", "Smallest positive normal value", "1", (Var("exponent_bits", "1", "exponent bits"),),
+    "min_normal", (Var("exponent_bits", "1", "exponent bits"),),
     # Smallest normal exponent code 1 gives 2^(1 − bias) = 2^(2 − 2^(e−1)).
     lambda s: Pow(2, total(2, -Pow(2, total(s["exponent_bits"], -1)))),
 )
 MIN_INT = Formula(
-    "min_normal", "Smallest value", "1", (Var("total_bits", "1", "total bits"),),
+    "min_normal", (Var("total_bits", "1", "total bits"),),
     lambda s: -Pow(2, total(s["total_bits"], -1)),
+    label="Smallest value",
 )
 BLOCK_SIZE = identity("block_size", "Block size", Var("block_values", "1", "elements per shared scale"))
 SCALE_BITS = identity("scale_bits", "Scale bits", Var("scale_field", "1", "bits of the shared scale"))
 EPSILON = Formula(
-    "epsilon", "Machine epsilon", "1", (Var("mantissa_bits", "1", "mantissa bits"),),
+    "epsilon", (Var("mantissa_bits", "1", "mantissa bits"),),
     lambda s: Pow(2, -s["mantissa_bits"]),
 )
 
@@ -168,36 +171,43 @@ def format_specs(fmt: NumberFormat) -> list[StepSpec]:
     exact: dict[str, Any] = {"rounding": "floor"}
     if fmt.is_int:
         return [
-            StepSpec("total_bits", "Total bits", TOTAL_BITS, **exact),
-            StepSpec("exponent_bits", "Exponent bits (an integer has none: 0)", EXPONENT_BITS, **exact),
-            StepSpec("mantissa_bits", "Mantissa bits (an integer has none: 0)", MANTISSA_BITS_INT, **exact),
-            StepSpec("max_normal", "Largest value", MAX_INT, {"total_bits": steps["total_bits"]}, **exact),
-            StepSpec("min_normal", "Smallest value (the most negative)", MIN_INT,
-                     {"total_bits": steps["total_bits"]}, **exact),
-            StepSpec("epsilon", "Step between neighbouring values (2^−0 = 1)", EPSILON,
-                     {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE),
+            StepSpec(TOTAL_BITS, **exact),
+            StepSpec(EXPONENT_BITS, **exact, label="Exponent bits (an integer has none: 0)"),
+            StepSpec(MANTISSA_BITS_INT, **exact, label="Mantissa bits (an integer has none: 0)"),
+            StepSpec(MAX_INT, {"total_bits": steps["total_bits"]}, **exact, label="Largest value"),
+            StepSpec(MIN_INT,
+                     {"total_bits": steps["total_bits"]}, **exact,
+                     label="Smallest value (the most negative)"),
+            StepSpec(EPSILON,
+                     {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE,
+                     label="Step between neighbouring values (2^−0 = 1)"),
         ]
     max_formula = (MAX_NORMAL_E4M3 if fmt.finite_only else MAX_NORMAL_NO_SPECIALS if fmt.no_specials
                    else MAX_NORMAL_IEEE)
     max_label = ("Largest normal value (no infinities: the top exponent code holds numbers)"
                  if fmt.finite_only or fmt.no_specials else "Largest normal value")
     block = [
-        StepSpec("block_size", "Elements sharing one scale", BLOCK_SIZE, **exact),
-        StepSpec("scale_bits", "Bits of the shared scale", SCALE_BITS, **exact),
-        StepSpec("effective_bits", "Effective bits per value (element + scale ÷ block)", EFFECTIVE_BITS,
-                 {"total_bits": "total_bits", "scale_bits": "scale_bits", "block_size": "block_size"}),
+        StepSpec(BLOCK_SIZE, **exact),
+        StepSpec(SCALE_BITS, **exact),
+        StepSpec(EFFECTIVE_BITS,
+                 {"total_bits": "total_bits", "scale_bits": "scale_bits", "block_size": "block_size"},
+                 label="Effective bits per value (element + scale ÷ block)"),
     ] if fmt.block else []
     return [
-        StepSpec("total_bits", "Total bits", TOTAL_BITS, **exact),
-        StepSpec("exponent_bits", "Exponent bits", EXPONENT_BITS, **exact),
-        StepSpec("mantissa_bits", "Mantissa bits (stored; the leading 1 is implicit)", MANTISSA_BITS,
-                 {"total_bits": "total_bits", "exponent_bits": "exponent_bits"}, **exact),
-        StepSpec("max_normal", max_label, max_formula,
-                 {"mantissa_bits": "mantissa_bits", "exponent_bits": "exponent_bits"}, tolerance=VALUE_TOLERANCE),
-        StepSpec("min_normal", "Smallest positive normal value (2^(1 − bias))", MIN_NORMAL,
-                 {"exponent_bits": "exponent_bits"}, tolerance=VALUE_TOLERANCE),
-        StepSpec("epsilon", "Machine epsilon (gap from 1 to the next value)", EPSILON,
-                 {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE),
+        StepSpec(TOTAL_BITS, **exact),
+        StepSpec(EXPONENT_BITS, **exact),
+        StepSpec(MANTISSA_BITS,
+                 {"total_bits": "total_bits", "exponent_bits": "exponent_bits"}, **exact,
+                 label="Mantissa bits (stored; the leading 1 is implicit)"),
+        StepSpec(max_formula,
+                 {"mantissa_bits": "mantissa_bits", "exponent_bits": "exponent_bits"}, tolerance=VALUE_TOLERANCE,
+                 label=max_label),
+        StepSpec(MIN_NORMAL,
+                 {"exponent_bits": "exponent_bits"}, tolerance=VALUE_TOLERANCE,
+                 label="Smallest positive normal value (2^(1 − bias))"),
+        StepSpec(EPSILON,
+                 {"mantissa_bits": "mantissa_bits"}, tolerance=VALUE_TOLERANCE,
+                 label="Machine epsilon (gap from 1 to the next value)"),
         *block,
     ]
 

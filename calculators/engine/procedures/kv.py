@@ -50,13 +50,13 @@ def kv_given(cfg: ModelConfig, kv_dtype: str, gpus: int = 1) -> dict[str, float]
 def kv_per_token_spec(cfg: ModelConfig) -> StepSpec:
     """The ``kv_bytes_per_token`` step for this attention kind."""
     formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
-    return StepSpec("kv_bytes_per_token", "KV cache per token", formula)
+    return StepSpec(formula)
 
 
 def replication_spec(cfg: ModelConfig) -> StepSpec:
     """The ``kv_replication`` step: ``max(1, gpus ÷ kv_heads)``, or ``gpus`` for an MLA latent."""
     formula = S.KV_REPLICATION_MLA if cfg.kv_lora_rank else S.KV_REPLICATION
-    return StepSpec("kv_replication", "Copies of each user's KV cache across the replica", formula)
+    return StepSpec(formula, label="Copies of each user's KV cache across the replica")
 
 
 def per_user_spec(cfg: ModelConfig, label: str = "KV cache per user", replication_step: bool = False) -> StepSpec:
@@ -66,7 +66,7 @@ def per_user_spec(cfg: ModelConfig, label: str = "KV cache per user", replicatio
     from_steps = {"kv_bytes_per_token": "kv_bytes_per_token"}
     if replication_step:
         from_steps["kv_replication"] = "kv_replication"
-    return StepSpec("per_user_gib", label, formula, from_steps=from_steps)
+    return StepSpec(formula, from_steps=from_steps, label=label)
 
 
 def fp4_cache_note(kv_dtype: str, gpu) -> list[str]:

@@ -83,18 +83,21 @@ def ladder_specs(cfg) -> list[StepSpec]:
     paged = F.USERS_PAGED_WINDOWED if cfg.window_layers else F.USERS_PAGED
     return [
         # Tight: the marketed 80 (0.44 % off an H100's 79.65 GiB) is a misconception, not rounding.
-        StepSpec("card_gib", "Card memory", F.CARD_GIB, tolerance=0.001),
-        StepSpec("usable_gib", "Usable memory (× utilisation)", F.USABLE_GIB, {"card_gib": "card_gib"}),
-        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
-        StepSpec("kv_budget_gib", "KV cache budget (after the activation reserve)", F.KV_BUDGET_GIB,
-                 {"usable_gib": "usable_gib", "weights_gib": "weights_gib"}),
+        StepSpec(F.CARD_GIB, tolerance=0.001),
+        StepSpec(F.USABLE_GIB, {"card_gib": "card_gib"}, label="Usable memory (× utilisation)"),
+        StepSpec(F.WEIGHTS_GIB),
+        StepSpec(F.KV_BUDGET_GIB,
+                 {"usable_gib": "usable_gib", "weights_gib": "weights_gib"},
+                 label="KV cache budget (after the activation reserve)"),
         kv_per_token_spec(cfg),
         per_user_spec(cfg, "KV cache per user at the context limit"),
-        StepSpec("users_worst_case", "Users, worst case (every user at the limit)", F.USERS_WORST_CASE,
-                 {"kv_budget_gib": "kv_budget_gib", "per_user_gib": "per_user_gib"}, rounding="floor"),
-        StepSpec("users_paged", "Users, paged (average conversation in whole blocks)", paged,
+        StepSpec(F.USERS_WORST_CASE,
+                 {"kv_budget_gib": "kv_budget_gib", "per_user_gib": "per_user_gib"}, rounding="floor",
+                 label="Users, worst case (every user at the limit)"),
+        StepSpec(paged,
                  {"kv_budget_gib": "kv_budget_gib", "kv_bytes_per_token": "kv_bytes_per_token"},
-                 rounding="floor"),
+                 rounding="floor",
+                 label="Users, paged (average conversation in whole blocks)"),
     ]
 
 

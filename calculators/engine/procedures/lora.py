@@ -86,12 +86,13 @@ STEP_KEYS = ("params_per_layer", "adapter_params", "adapter_gib", "spare_gib", "
 def lora_specs(preset: str, by_budget: bool) -> list[StepSpec]:
     """The five steps for a target preset and a source of spare memory."""
     return [
-        StepSpec("params_per_layer", "Adapter parameters per layer", PARAMS_PER_LAYER[preset], tolerance=0.001),
-        StepSpec("adapter_params", "Adapter parameters (every layer)", ADAPTER_PARAMS,
-                 {"params_per_layer": "params_per_layer"}, tolerance=0.001),
-        StepSpec("adapter_gib", "Memory per adapter", ADAPTER_GIB, {"adapter_params": "adapter_params"}),
-        StepSpec("spare_gib", "Memory for adapters", SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
-        StepSpec("adapters_fit", "Adapters that fit", ADAPTERS_FIT,
+        StepSpec(PARAMS_PER_LAYER[preset], tolerance=0.001),
+        StepSpec(ADAPTER_PARAMS,
+                 {"params_per_layer": "params_per_layer"}, tolerance=0.001,
+                 label="Adapter parameters (every layer)"),
+        StepSpec(ADAPTER_GIB, {"adapter_params": "adapter_params"}),
+        StepSpec(SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
+        StepSpec(ADAPTERS_FIT,
                  {"spare_gib": "spare_gib", "adapter_gib": "adapter_gib"}, rounding="floor"),
     ]
 

@@ -58,38 +58,41 @@ _K = Var("experts_per_token", "1", "routed experts per token (top-k)")
 _E = Var("experts", "1", "routed experts per MoE layer")
 
 TOKENS_PER_EXPERT = Formula(
-    "tokens_per_expert", "Tokens per expert per step", "1", (_B, _K, _E),
+    "tokens_per_expert", (_B, _K, _E),
     lambda s: ratio(product(s["batch"], s["experts_per_token"]), s["experts"]),
 )
 ALL_TO_ALL_BYTES = Formula(
-    "all_to_all_bytes", "All-to-all bytes per step", "B",
+    "all_to_all_bytes",
     (Var("moe_layers", "1", "mixture-of-experts layers"), _B, _K, Var("hidden_size", "1", "model width"),
      Var("activation_bytes", "B", "bytes per activation value"), Var("ep_degree", "GPUs", "expert-parallel cards")),
     lambda s: product(2, s["moe_layers"], s["batch"], s["experts_per_token"], s["hidden_size"],
                       s["activation_bytes"], ratio(s["ep_degree"] - 1, s["ep_degree"])),
 )
 EXPERT_INTENSITY = Formula(
-    "expert_flop_per_byte", "Arithmetic intensity of an expert's matmul", "FLOP/byte",
+    "expert_flop_per_byte",
     (Var("tokens_per_expert", "1", "tokens per expert"), Var("weight_bits", "bit", "bits per weight")),
     lambda s: ratio(product(2, s["tokens_per_expert"]), s["weight_bits"]),
+    label="Arithmetic intensity of an expert's matmul",
 )
 EP_RIDGE = RIDGE  # the roofline's ridge point, one formula (quantities.py)
 EP_EFFICIENT = Formula(
-    "ep_efficient", "Expert matmuls reach the ridge (1) or not (0)", "1",
+    "ep_efficient",
     (Var("expert_flop_per_byte", "FLOP/byte", "expert intensity"), Var("ridge_flop_per_byte", "FLOP/byte", "ridge")),
     lambda s: Min(1, floor(ratio(s["expert_flop_per_byte"], s["ridge_flop_per_byte"]))),
+    label="Expert matmuls reach the ridge (1) or not (0)",
 )
 EP_FORMULAS = (TOKENS_PER_EXPERT, ALL_TO_ALL_BYTES, EXPERT_INTENSITY, EP_RIDGE, EP_EFFICIENT)
 
 EP_SPECS = [
-    StepSpec("tokens_per_expert", "Tokens per expert per step (B × k ÷ E)", TOKENS_PER_EXPERT),
-    StepSpec("all_to_all_bytes", "All-to-all bytes per step (dispatch and combine)", ALL_TO_ALL_BYTES),
-    StepSpec("expert_flop_per_byte", "Intensity of an expert's matmul (2 × tokens per weight byte)",
-             EXPERT_INTENSITY, {"tokens_per_expert": "tokens_per_expert"}),
-    StepSpec("ridge_flop_per_byte", "Ridge point of the card (dense peak ÷ bandwidth)", EP_RIDGE),
-    StepSpec("ep_efficient", "EP efficient: the expert matmuls reach the ridge (1) or not (0)", EP_EFFICIENT,
+    StepSpec(TOKENS_PER_EXPERT, label="Tokens per expert per step (B × k ÷ E)"),
+    StepSpec(ALL_TO_ALL_BYTES, label="All-to-all bytes per step (dispatch and combine)"),
+    StepSpec(EXPERT_INTENSITY, {"tokens_per_expert": "tokens_per_expert"},
+             label="Intensity of an expert's matmul (2 × tokens per weight byte)"),
+    StepSpec(EP_RIDGE, label="Ridge point of the card (dense peak ÷ bandwidth)"),
+    StepSpec(EP_EFFICIENT,
              {"expert_flop_per_byte": "expert_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
-             rounding="floor"),
+             rounding="floor",
+             label="EP efficient: the expert matmuls reach the ridge (1) or not (0)"),
 ]
 
 
@@ -126,36 +129,41 @@ STEP_KEYS = ("total_params", "active_params", "weights_gib", "active_bytes_per_t
 # --- formulas ----------------------------------------------------------------------------------
 
 ACTIVE_BYTES_PER_TOKEN = Formula(
-    "active_bytes_per_token", "Weight bytes read per token at batch 1", "B",
+    "active_bytes_per_token",
     (Var("active_params", "1", "parameters used per token"), Var("weight_bits", "bit", "bits per parameter")),
     lambda s: product(s["active_params"], s["weight_bits"]),
+    label="Weight bytes read per token at batch 1",
 )
 
 FLOPS_PER_TOKEN = Formula(
-    "flops_per_token", "Operations per token", "FLOP",
+    "flops_per_token",
     (Var("active_params", "1", "parameters used per token"),),
     lambda s: product(2, s["active_params"]),
 )
 
 SAVING_RATIO = Formula(
-    "saving_ratio", "Operations saved per token", "1",
+    "saving_ratio",
     (Var("total_params", "1", "parameters"), Var("active_params", "1", "parameters used per token")),
     lambda s: ratio(s["total_params"], s["active_params"]),
+    label="Operations saved per token",
 )
 
 ALL_FORMULAS = (ACTIVE_BYTES_PER_TOKEN, FLOPS_PER_TOKEN, SAVING_RATIO)
 
 SPECS = [
     TOTAL_PARAMS_STEP,
-    StepSpec("active_params", "Parameters used per token", F.ACTIVE_PARAMS,
+    StepSpec(F.ACTIVE_PARAMS,
              from_steps={"total_params": "total_params"}, tolerance=0.001),
-    StepSpec("weights_gib", "Weights resident (every expert)", F.WEIGHTS_GIB,
-             from_steps={"total_params": "total_params"}),
-    StepSpec("active_bytes_per_token", "Weight bytes read per token (batch 1)", ACTIVE_BYTES_PER_TOKEN,
-             from_steps={"active_params": "active_params"}),
-    StepSpec("flops_per_token", "Operations per token (2 × active)", FLOPS_PER_TOKEN,
-             from_steps={"active_params": "active_params"}),
-    StepSpec("saving_ratio", "Operations saved per token (total ÷ active)", SAVING_RATIO,
+    StepSpec(F.WEIGHTS_GIB,
+             from_steps={"total_params": "total_params"},
+             label="Weights resident (every expert)"),
+    StepSpec(ACTIVE_BYTES_PER_TOKEN,
+             from_steps={"active_params": "active_params"},
+             label="Weight bytes read per token (batch 1)"),
+    StepSpec(FLOPS_PER_TOKEN,
+             from_steps={"active_params": "active_params"},
+             label="Operations per token (2 × active)"),
+    StepSpec(SAVING_RATIO,
              from_steps={"total_params": "total_params", "active_params": "active_params"}),
 ]
 

@@ -20,7 +20,7 @@ from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clea
 PARAMS_INPUTS = (MODEL,)
 WEIGHTS_INPUTS = (MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS)
 
-TOTAL_PARAMS_STEP = StepSpec("total_params", "Parameters", F.TOTAL_PARAMS, tolerance=0.001)
+TOTAL_PARAMS_STEP = StepSpec(F.TOTAL_PARAMS, tolerance=0.001)
 
 
 def params_given(cfg: ModelConfig) -> dict[str, float]:
@@ -83,7 +83,7 @@ def plan_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     cfg, _ = resolve_model(inputs, catalog)
     specs = [
         TOTAL_PARAMS_STEP,
-        StepSpec("active_params", "Parameters used per token", F.ACTIVE_PARAMS,
+        StepSpec(F.ACTIVE_PARAMS,
                  from_steps={"total_params": "total_params"}, tolerance=0.001),
     ]
     return Plan("params", inputs, specs, params_given(cfg), params_notes(cfg) + list(cfg.notes))
@@ -104,9 +104,9 @@ def plan_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
              "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
     specs = [
         TOTAL_PARAMS_STEP,
-        StepSpec("weight_bytes", "Weight memory in bytes", F.WEIGHT_BYTES,
+        StepSpec(F.WEIGHT_BYTES,
                  from_steps={"total_params": "total_params"}),
-        StepSpec("weights_gib", "Weight memory in GiB", F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}),
+        StepSpec(F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}, label="Weight memory in GiB"),
     ]
     notes = params_notes(cfg)
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:

@@ -203,14 +203,15 @@ class grid_batch(sympy.Function):  # lower case: printed by name in the formula
 
 
 GRID_BATCH = Formula(
-    "batch", "Batch the TPOT target marks on the doubling grid", "users",
+    "batch",
     (Var("batch_memory_limit", "users", "sequences the KV budget holds"),
      Var("batch_tpot_limit", "users", "sequences within the TPOT target")),
     lambda s: grid_batch(sympy.Min(s["batch_memory_limit"], s["batch_tpot_limit"])),
+    label="Batch the TPOT target marks on the doubling grid",
 )
 
 TOK_S_PER_CARD = Formula(
-    "tok_s_per_card", "Tokens per second per card", "tok/s",
+    "tok_s_per_card",
     (Var("batch", "users", "sequences in the batch (one token each per step)"),
      Var("step_ms", "ms", "step time"), Var("gpus", "GPUs", "cards in the replica")),
     lambda s: ratio(s["batch"], product(s["step_ms"], s["gpus"])),
@@ -219,7 +220,7 @@ TOK_S_PER_CARD = Formula(
 # A mixture of experts reads its dense part and the experts the grid batch touches, E × (1 − (1 − k/E)^B)
 # per MoE layer (formulas.serving.EXPERTS_TOUCHED written out, the batch being a step here).
 WEIGHT_BYTES_AT_BATCH_MOE = Formula(
-    "weight_bytes_per_step", "Weights read per step (the experts the batch touches)", "B",
+    "weight_bytes_per_step",
     (Var("always_read_params", "1", "parameters every token uses (all but the routed experts)"),
      Var("moe_layers", "1", "mixture-of-experts layers"),
      Var("experts", "1", "routed experts per MoE layer (E)"),
@@ -230,6 +231,7 @@ WEIGHT_BYTES_AT_BATCH_MOE = Formula(
     lambda s: product(total(s["always_read_params"], product(
         s["moe_layers"], s["experts"], 1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["batch"],
         s["expert_params"])), s["weight_bits"]),
+    label="Weights read per step (the experts the batch touches)",
 )
 
 PARETO_FORMULAS = (GRID_BATCH, WEIGHT_BYTES_AT_BATCH_MOE, TOK_S_PER_CARD)
@@ -245,36 +247,43 @@ def pareto_specs(cfg: ModelConfig) -> list[StepSpec]:
     specs = [
         *batch_limit_specs(cfg, per_user_label="KV cache per sequence at the context (replica-wide)",
                            memory_label="KV limit: the batch the budget holds (top of the grid)"),
-        StepSpec("batch", "Grid batch the target marks (largest power of two within both limits)", GRID_BATCH,
+        StepSpec(GRID_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
-                 rounding="floor"),
+                 rounding="floor",
+                 label="Grid batch the target marks (largest power of two within both limits)"),
     ]
     if cfg.is_moe:
-        specs.append(StepSpec("weight_bytes_per_step", "Weights read per step (the experts the batch touches)",
-                              WEIGHT_BYTES_AT_BATCH_MOE, at_batch))
+        specs.append(StepSpec(WEIGHT_BYTES_AT_BATCH_MOE, at_batch,
+                              label="Weights read per step (the experts the batch touches)"))
     else:
-        specs.append(StepSpec("weight_bytes_per_step", "Weights read per step (parameters × bytes)",
-                              S.STEP_WEIGHT_BYTES))
+        specs.append(StepSpec(S.STEP_WEIGHT_BYTES,
+                              label="Weights read per step (parameters × bytes)"))
     kv = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
     flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
     return specs + [
-        StepSpec("kv_bytes_per_step", "KV cache read per step (every sequence's context)", kv,
-                 {**at_batch, "kv_replication": "kv_replication"}),
-        StepSpec("bytes_per_step", "Bytes read per step", S.STEP_BYTES,
+        StepSpec(kv,
+                 {**at_batch, "kv_replication": "kv_replication"},
+                 label="KV cache read per step (every sequence's context)"),
+        StepSpec(S.STEP_BYTES,
                  {"weight_bytes_per_step": "weight_bytes_per_step", "kv_bytes_per_step": "kv_bytes_per_step"}),
-        StepSpec("flops_per_step", "FLOPs per step (2 × active parameters + attention, per sequence)", flops,
-                 at_batch),
-        StepSpec("memory_ms", "Memory time (bytes ÷ replica bandwidth × efficiency)", S.MEMORY_MS,
-                 {"bytes_per_step": "bytes_per_step"}),
-        StepSpec("compute_ms", "Compute time (FLOPs ÷ replica peak × MFU)", S.COMPUTE_MS,
-                 {"flops_per_step": "flops_per_step"}),
-        StepSpec("comm_ms", "Communication time (two all-reduces per layer)", S.COMM_MS, {"step_tokens": "batch"}),
-        StepSpec("step_ms", "Step time (TPOT: max(memory, compute) + communication)", S.STEP_MS,
-                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"}),
-        StepSpec("tok_s_per_user", "Tokens per second per user (1 ÷ step: the curve's x)", S.TOK_S_PER_USER,
-                 {"step_ms": "step_ms"}),
-        StepSpec("tok_s_per_card", "Tokens per second per card (batch ÷ step ÷ cards: the curve's y)",
-                 TOK_S_PER_CARD, {"batch": "batch", "step_ms": "step_ms"}),
+        StepSpec(flops,
+                 at_batch,
+                 label="FLOPs per step (2 × active parameters + attention, per sequence)"),
+        StepSpec(S.MEMORY_MS,
+                 {"bytes_per_step": "bytes_per_step"},
+                 label="Memory time (bytes ÷ replica bandwidth × efficiency)"),
+        StepSpec(S.COMPUTE_MS,
+                 {"flops_per_step": "flops_per_step"},
+                 label="Compute time (FLOPs ÷ replica peak × MFU)"),
+        StepSpec(S.COMM_MS, {"step_tokens": "batch"}, label="Communication time (two all-reduces per layer)"),
+        StepSpec(S.STEP_MS,
+                 {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"},
+                 label="Step time (TPOT: max(memory, compute) + communication)"),
+        StepSpec(S.TOK_S_PER_USER,
+                 {"step_ms": "step_ms"},
+                 label="Tokens per second per user (1 ÷ step: the curve's x)"),
+        StepSpec(TOK_S_PER_CARD, {"batch": "batch", "step_ms": "step_ms"},
+                 label="Tokens per second per card (batch ÷ step ÷ cards: the curve's y)"),
     ]
 
 

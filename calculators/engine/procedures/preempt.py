@@ -71,39 +71,44 @@ STEP_KEYS = ("kv_bytes_per_token", "kv_replication", "recompute_flops_per_token"
 
 _T = Var("gpus", "GPUs", "cards in the replica")
 RECOMPUTE_FLOPS_PER_TOKEN = Formula(
-    "recompute_flops_per_token", "FLOPs to recompute one token of the cache", "FLOP",
+    "recompute_flops_per_token",
     (Var("active_params", "1", "parameters one token uses"), Var("layers", "1", "layers"),
      Var("heads", "1", "query heads"), Var("attention_head_dim", "1", "values per query head (MLA: absorbed)"),
      Var("context", "tok", "tokens in the sequence")),
     lambda s: total(product(2, s["active_params"]),
                     product(4, s["layers"], s["heads"], s["attention_head_dim"], s["context"])),
+    label="FLOPs to recompute one token of the cache",
 )
 RECOMPUTE_MS_PER_TOKEN = Formula(
-    "recompute_ms_per_token", "Recompute time per token", "ms",
+    "recompute_ms_per_token",
     (Var("recompute_flops_per_token", "FLOP", "FLOPs per token"), _T,
      Var("peak_tflops", "TFLOP/s", "dense peak per card"), Var("prefill_mfu", "1", "prefill MFU")),
     lambda s: ratio(s["recompute_flops_per_token"], product(s["gpus"], s["peak_tflops"], s["prefill_mfu"])),
+    label="Recompute time per token",
 )
 SWAP_MS_PER_TOKEN = Formula(
-    "swap_ms_per_token", "Swap time per token, one way", "ms",
+    "swap_ms_per_token",
     (Var("kv_bytes_per_token", "B", "KV cache per token"), Var("kv_replication", "1", "copies across the replica"),
      _T, Var("pcie_gb_s", "GB/s", "PCIe per card, per direction")),
     lambda s: ratio(product(s["kv_bytes_per_token"], s["kv_replication"]), product(s["gpus"], s["pcie_gb_s"])),
+    label="Swap time per token, one way",
 )
 RATIO = Formula(
-    "recompute_to_swap_ratio", "Recompute ÷ swap, per token", "1",
+    "recompute_to_swap_ratio",
     (Var("recompute_ms_per_token", "ms", "recompute per token"), Var("swap_ms_per_token", "ms", "swap per token")),
     lambda s: ratio(s["recompute_ms_per_token"], s["swap_ms_per_token"]),
 )
 RECOMPUTE_MS_PER_REQUEST = Formula(
-    "recompute_ms_per_request", "Recompute time for the whole sequence", "ms",
+    "recompute_ms_per_request",
     (Var("context", "tok", "tokens in the sequence"), Var("recompute_ms_per_token", "ms", "recompute per token")),
     lambda s: product(s["context"], s["recompute_ms_per_token"]),
+    label="Recompute time for the whole sequence",
 )
 SWAP_MS_PER_REQUEST = Formula(
-    "swap_ms_per_request", "Swap time for the whole sequence, out and back", "ms",
+    "swap_ms_per_request",
     (Var("context", "tok", "tokens in the sequence"), Var("swap_ms_per_token", "ms", "swap per token, one way")),
     lambda s: product(2, s["context"], s["swap_ms_per_token"]),
+    label="Swap time for the whole sequence, out and back",
 )
 PREEMPT_FORMULAS = (RECOMPUTE_FLOPS_PER_TOKEN, RECOMPUTE_MS_PER_TOKEN, SWAP_MS_PER_TOKEN, RATIO,
                     RECOMPUTE_MS_PER_REQUEST, SWAP_MS_PER_REQUEST)
@@ -115,17 +120,18 @@ def preempt_specs(cfg: ModelConfig) -> list[StepSpec]:
     return [
         kv_per_token_spec(cfg),
         replication_step(cfg),
-        StepSpec("recompute_flops_per_token", "FLOPs to recompute one token (2N + attention over the context)",
-                 RECOMPUTE_FLOPS_PER_TOKEN),
-        StepSpec("recompute_ms_per_token", "Recompute per token (÷ replica peak × prefill MFU)",
-                 RECOMPUTE_MS_PER_TOKEN, {"recompute_flops_per_token": "recompute_flops_per_token"}),
-        StepSpec("swap_ms_per_token", "Swap per token, one way (each card's share over its PCIe link)",
-                 SWAP_MS_PER_TOKEN, {"kv_bytes_per_token": "kv_bytes_per_token", "kv_replication": "kv_replication"}),
-        StepSpec("recompute_to_swap_ratio", "Recompute ÷ swap, per token", RATIO,
+        StepSpec(RECOMPUTE_FLOPS_PER_TOKEN,
+                 label="FLOPs to recompute one token (2N + attention over the context)"),
+        StepSpec(RECOMPUTE_MS_PER_TOKEN, {"recompute_flops_per_token": "recompute_flops_per_token"},
+                 label="Recompute per token (÷ replica peak × prefill MFU)"),
+        StepSpec(SWAP_MS_PER_TOKEN, {"kv_bytes_per_token": "kv_bytes_per_token", "kv_replication": "kv_replication"},
+                 label="Swap per token, one way (each card's share over its PCIe link)"),
+        StepSpec(RATIO,
                  {"recompute_ms_per_token": "recompute_ms_per_token", "swap_ms_per_token": "swap_ms_per_token"}),
-        StepSpec("recompute_ms_per_request", "Recompute the whole sequence", RECOMPUTE_MS_PER_REQUEST, per_token),
-        StepSpec("swap_ms_per_request", "Swap the whole sequence out and back in", SWAP_MS_PER_REQUEST,
-                 {"swap_ms_per_token": "swap_ms_per_token"}),
+        StepSpec(RECOMPUTE_MS_PER_REQUEST, per_token, label="Recompute the whole sequence"),
+        StepSpec(SWAP_MS_PER_REQUEST,
+                 {"swap_ms_per_token": "swap_ms_per_token"},
+                 label="Swap the whole sequence out and back in"),
     ]
 
 

@@ -65,49 +65,53 @@ def attention_term(s, tokens):
 
 
 LINEAR_FLOPS = Formula(
-    "linear_flops", "Prefill FLOPs, linear term", "FLOP",
+    "linear_flops",
     (Var("params", "1", "parameters a token multiplies through"), Var("prompt_tokens", "tok", "prompt length")),
     lambda s: linear_term(s, s["prompt_tokens"]),
+    label="Prefill FLOPs, linear term",
 )
 
 ATTENTION_FLOPS = Formula(
-    "attention_flops", "Prefill FLOPs, attention term", "FLOP",
+    "attention_flops",
     (Var("layers", "1", "layers (num_hidden_layers)"),
      Var("hidden_size", "1", "model width d_model (hidden_size)"),
      Var("prompt_tokens", "tok", "prompt length")),
     lambda s: attention_term(s, s["prompt_tokens"]),
+    label="Prefill FLOPs, attention term",
 )
 
 PREFILL_FLOPS = Formula(
-    "prefill_flops", "Prefill FLOPs", "FLOP",
+    "prefill_flops",
     (Var("linear_flops", "FLOP", "linear term"), Var("attention_flops", "FLOP", "attention term")),
     lambda s: total(s["linear_flops"], s["attention_flops"]),
 )
 
 CROSSOVER = Formula(
-    "crossover_tokens", "Crossover prompt length", "tok",
+    "crossover_tokens",
     (Var("params", "1", "parameters a token multiplies through"),
      Var("layers", "1", "layers (num_hidden_layers)"),
      Var("hidden_size", "1", "model width d_model (hidden_size)")),
     lambda s: ratio(product(2, s["params"]), product(4, s["layers"], s["hidden_size"])),
+    label="Crossover prompt length",
 )
 
 EFFECTIVE_FLOP_S = Formula(
-    "effective_flop_s", "Compute actually delivered", "FLOP/s",
+    "effective_flop_s",
     (Var("gpus", "GPUs", "cards in the replica"),
      Var("peak_tflops", "TFLOP/s", "dense peak per card"),
      Var("mfu", "1", "model FLOPs utilisation")),
     lambda s: product(s["gpus"], s["peak_tflops"], s["mfu"]),
+    label="Compute actually delivered",
 )
 
 PREFILL_MS = Formula(
-    "prefill_ms", "Prefill time", "ms",
+    "prefill_ms",
     (Var("prefill_flops", "FLOP", "prefill FLOPs"), Var("effective_flop_s", "FLOP/s", "compute delivered")),
     lambda s: ratio(s["prefill_flops"], s["effective_flop_s"]),
 )
 
 TTFT_MS = Formula(
-    "ttft_ms", "Time to first token", "ms",
+    "ttft_ms",
     (Var("queue_ms", "ms", "queue wait"), Var("prefill_ms", "ms", "prefill time")),
     lambda s: total(s["queue_ms"], s["prefill_ms"]),
 )
@@ -115,31 +119,33 @@ TTFT_MS = Formula(
 # The same prefill with causal masking: each query scores only the keys before it, so the attention term halves.
 # The stated convention above stays the upper bound; a long prompt's TTFT quotes this first (DESIGN §12).
 CAUSAL_PREFILL_MS = Formula(
-    "causal_prefill_ms", "Prefill time with causal masking (attention term halved)", "ms",
+    "causal_prefill_ms",
     (Var("linear_flops", "FLOP", "linear term"), Var("attention_flops", "FLOP", "attention term, no halving"),
      Var("effective_flop_s", "FLOP/s", "compute delivered")),
     lambda s: ratio(total(s["linear_flops"], ratio(s["attention_flops"], 2)), s["effective_flop_s"]),
+    label="Prefill time with causal masking (attention term halved)",
 )
 
 PREFILL_FORMULAS = (LINEAR_FLOPS, ATTENTION_FLOPS, PREFILL_FLOPS, CROSSOVER, EFFECTIVE_FLOP_S, PREFILL_MS, TTFT_MS,
                     CAUSAL_PREFILL_MS)
 
-EFFECTIVE_SPEC = StepSpec("effective_flop_s", "Compute delivered (cards × dense peak × MFU)", EFFECTIVE_FLOP_S)
+EFFECTIVE_SPEC = StepSpec(EFFECTIVE_FLOP_S, label="Compute delivered (cards × dense peak × MFU)")
 
 SPECS = [
-    StepSpec("linear_flops", "Linear term (2 × parameters × prompt tokens)", LINEAR_FLOPS),
-    StepSpec("attention_flops", "Attention term (4 × layers × d_model × prompt tokens², no causal halving)",
-             ATTENTION_FLOPS),
-    StepSpec("prefill_flops", "Prefill FLOPs", PREFILL_FLOPS,
+    StepSpec(LINEAR_FLOPS, label="Linear term (2 × parameters × prompt tokens)"),
+    StepSpec(ATTENTION_FLOPS,
+             label="Attention term (4 × layers × d_model × prompt tokens², no causal halving)"),
+    StepSpec(PREFILL_FLOPS,
              {"linear_flops": "linear_flops", "attention_flops": "attention_flops"}),
-    StepSpec("crossover_tokens", "Crossover (prompt length where attention equals the linear term)", CROSSOVER),
+    StepSpec(CROSSOVER, label="Crossover (prompt length where attention equals the linear term)"),
     EFFECTIVE_SPEC,
-    StepSpec("prefill_ms", "Prefill time", PREFILL_MS,
+    StepSpec(PREFILL_MS,
              {"prefill_flops": "prefill_flops", "effective_flop_s": "effective_flop_s"}),
-    StepSpec("ttft_ms", "Time to first token (queue wait + prefill)", TTFT_MS, {"prefill_ms": "prefill_ms"}),
-    StepSpec("causal_prefill_ms", "Prefill time with causal masking (attention term halved)", CAUSAL_PREFILL_MS,
+    StepSpec(TTFT_MS, {"prefill_ms": "prefill_ms"}, label="Time to first token (queue wait + prefill)"),
+    StepSpec(CAUSAL_PREFILL_MS,
              {"linear_flops": "linear_flops", "attention_flops": "attention_flops",
-              "effective_flop_s": "effective_flop_s"}),
+              "effective_flop_s": "effective_flop_s"},
+             label="Prefill time with causal masking (attention term halved)"),
 ]
 
 # --- misconceptions --------------------------------------------------------------------------

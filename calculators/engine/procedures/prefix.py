@@ -66,7 +66,7 @@ STEP_KEYS = ("prefix_flops", "flops_saved_per_request", "effective_flop_s", "ttf
 # --- formulas --------------------------------------------------------------------------------
 
 PREFIX_FLOPS = Formula(
-    "prefix_flops", "Prefill FLOPs of the prefix", "FLOP",
+    "prefix_flops",
     (Var("params", "1", "parameters a token multiplies through"),
      Var("prefix_tokens", "tok", "prefix length"),
      Var("layers", "1", "layers (num_hidden_layers)"),
@@ -75,32 +75,35 @@ PREFIX_FLOPS = Formula(
 )
 
 FLOPS_SAVED = Formula(
-    "flops_saved_per_request", "Prefill FLOPs saved per request", "FLOP",
+    "flops_saved_per_request",
     (Var("hit_rate", "1", "fraction of requests that hit"), Var("prefix_flops", "FLOP", "prefill FLOPs of the prefix")),
     lambda s: product(s["hit_rate"], s["prefix_flops"]),
+    label="Prefill FLOPs saved per request",
 )
 
 TTFT_SAVED = Formula(
-    "ttft_saved_ms", "TTFT saved per request", "ms",
+    "ttft_saved_ms",
     (Var("flops_saved_per_request", "FLOP", "FLOPs saved per request"),
      Var("effective_flop_s", "FLOP/s", "compute delivered")),
     lambda s: ratio(s["flops_saved_per_request"], s["effective_flop_s"]),
 )
 
 PINNED = Formula(
-    "pinned_gib", "KV cache pinned by the prefixes", "GiB",
+    "pinned_gib",
     (Var("distinct_prefixes", "1", "distinct prefixes cached"),
      Var("kv_bytes_per_token", "B", "KV cache per token"),
      Var("prefix_tokens", "tok", "prefix length")),
     lambda s: product(s["distinct_prefixes"], s["kv_bytes_per_token"], s["prefix_tokens"]),
+    label="KV cache pinned by the prefixes",
 )
 
 PINNED_WINDOWED = Formula(
-    "pinned_gib", "KV cache pinned by the prefixes (sliding windows applied)", "GiB",
+    "pinned_gib",
     (Var("distinct_prefixes", "1", "distinct prefixes cached"),
      Var("kv_bytes_per_token", "B", "KV cache per token, every layer full"),
      Var("prefix_tokens", "tok", "prefix length"), *F.WINDOW_VARS),
     lambda s: product(s["distinct_prefixes"], F.windowed_cache(s, s["prefix_tokens"])),
+    label="KV cache pinned by the prefixes (sliding windows applied)",
 )
 
 PREFIX_FORMULAS = (PREFIX_FLOPS, FLOPS_SAVED, TTFT_SAVED, PINNED, PINNED_WINDOWED)
@@ -109,16 +112,18 @@ PREFIX_FORMULAS = (PREFIX_FLOPS, FLOPS_SAVED, TTFT_SAVED, PINNED, PINNED_WINDOWE
 def prefix_specs(cfg: ModelConfig) -> list[StepSpec]:
     """The six steps (the KV formulas depend on the model's attention)."""
     return [
-        StepSpec("prefix_flops", "Prefill FLOPs of the prefix (2 × N × P + 4 × layers × d_model × P²)",
-                 PREFIX_FLOPS),
-        StepSpec("flops_saved_per_request", "FLOPs saved per request (hit rate × prefix FLOPs)", FLOPS_SAVED,
-                 {"prefix_flops": "prefix_flops"}),
+        StepSpec(PREFIX_FLOPS,
+                 label="Prefill FLOPs of the prefix (2 × N × P + 4 × layers × d_model × P²)"),
+        StepSpec(FLOPS_SAVED,
+                 {"prefix_flops": "prefix_flops"},
+                 label="FLOPs saved per request (hit rate × prefix FLOPs)"),
         EFFECTIVE_SPEC,
-        StepSpec("ttft_saved_ms", "TTFT saved per request, on average", TTFT_SAVED,
-                 {"flops_saved_per_request": "flops_saved_per_request", "effective_flop_s": "effective_flop_s"}),
+        StepSpec(TTFT_SAVED,
+                 {"flops_saved_per_request": "flops_saved_per_request", "effective_flop_s": "effective_flop_s"},
+                 label="TTFT saved per request, on average"),
         kv_per_token_spec(cfg),
-        StepSpec("pinned_gib", "KV cache the cached prefixes pin (once per distinct prefix)",
-                 PINNED_WINDOWED if cfg.window_layers else PINNED, {"kv_bytes_per_token": "kv_bytes_per_token"}),
+        StepSpec(PINNED_WINDOWED if cfg.window_layers else PINNED, {"kv_bytes_per_token": "kv_bytes_per_token"},
+                 label="KV cache the cached prefixes pin (once per distinct prefix)"),
     ]
 
 

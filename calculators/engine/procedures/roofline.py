@@ -84,24 +84,26 @@ def _cache_bytes(s):
 
 
 DECODE_INTENSITY = Formula(
-    "decode_flop_per_byte", "Arithmetic intensity of decode at the context", "FLOP/byte",
+    "decode_flop_per_byte",
     (Var("active_params", "1", "parameters a token multiplies through"),
      Var("batch", "1", "sequences decoding together"),
      Var("total_params", "1", "parameters read from memory"),
      Var("weight_bits", "bit", "bits per weight"), *_CONTEXT_VARS),
     lambda s: ratio(product(s["batch"], flops_per_sequence(s)),
                     total(product(s["total_params"], s["weight_bits"]), product(s["batch"], _cache_bytes(s)))),
+    label="Arithmetic intensity of decode at the context",
 )
 
 # 1 when one sequence's FLOPs per byte of its own cache reach the ridge (a large enough batch gets
 # there), else 0: ⌊2 − ridge × cache bytes ÷ FLOPs⌋ clipped to [0, 1] is 1 exactly when
 # ridge × cache bytes ≤ FLOPs, and 1 at an empty cache.
 RIDGE_REACHABLE = Formula(
-    "ridge_reachable", "Some batch reaches the ridge at this context (1) or none does (0)", "1",
+    "ridge_reachable",
     (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"),
      Var("active_params", "1", "parameters a token multiplies through"), *_CONTEXT_VARS),
     lambda s: Max(0, Min(1, floor(2 - ratio(product(s["ridge_flop_per_byte"], _cache_bytes(s)),
                                             flops_per_sequence(s))))),
+    label="Some batch reaches the ridge at this context (1) or none does (0)",
 )
 
 
@@ -149,7 +151,7 @@ def reach_notes(given: dict, v: dict, fmt) -> list[str]:
 RIDGE = SERVING_RIDGE  # one formula, shared with moe (quantities.py)
 
 PREFILL_INTENSITY = Formula(
-    "prefill_flop_per_byte", "Arithmetic intensity of prefill", "FLOP/byte",
+    "prefill_flop_per_byte",
     (Var("active_params", "1", "parameters a token multiplies through"),
      Var("prompt_tokens", "tok", "prompt length"),
      Var("total_params", "1", "parameters read from memory"),
@@ -162,9 +164,10 @@ PREFILL_INTENSITY = Formula(
 def _verdict(key: str, label: str, intensity: str) -> Formula:
     """1 when ``intensity`` reaches the ridge (compute-bound), else 0."""
     return Formula(
-        key, label, "1",
+        key,
         (Var(intensity, "FLOP/byte", "arithmetic intensity"), Var("ridge_flop_per_byte", "FLOP/byte", "ridge point")),
         lambda s: Min(1, floor(ratio(s[intensity], s["ridge_flop_per_byte"]))),
+        label=label,
     )
 
 
@@ -172,7 +175,7 @@ DECODE_BOUND = _verdict("decode_bound", "Decode compute-bound (1) or memory-boun
 PREFILL_BOUND = _verdict("prefill_bound", "Prefill compute-bound (1) or memory-bound (0)", "prefill_flop_per_byte")
 
 BATCH_AT_RIDGE = Formula(
-    "batch_at_ridge", "Batch at the ridge", "users",
+    "batch_at_ridge",
     (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"),
      Var("total_params", "1", "parameters read from memory"),
      Var("weight_bits", "bit", "bits per weight"),
@@ -188,19 +191,22 @@ STEP_KEYS = ("ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_by
              "prefill_bound", "batch_at_ridge", "ridge_reachable")
 
 SPECS = [
-    StepSpec("ridge_flop_per_byte", "Ridge point (dense peak ÷ bandwidth)", RIDGE),
-    StepSpec("decode_flop_per_byte", "Arithmetic intensity of one decode step at the batch", DECODE_INTENSITY),
-    StepSpec("prefill_flop_per_byte", "Arithmetic intensity of prefill at the prompt length", PREFILL_INTENSITY),
-    StepSpec("decode_bound", "Decode verdict: compute-bound or memory-bound", DECODE_BOUND,
+    StepSpec(RIDGE, label="Ridge point (dense peak ÷ bandwidth)"),
+    StepSpec(DECODE_INTENSITY, label="Arithmetic intensity of one decode step at the batch"),
+    StepSpec(PREFILL_INTENSITY, label="Arithmetic intensity of prefill at the prompt length"),
+    StepSpec(DECODE_BOUND,
              {"decode_flop_per_byte": "decode_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
-             rounding="floor"),
-    StepSpec("prefill_bound", "Prefill verdict: compute-bound or memory-bound", PREFILL_BOUND,
+             rounding="floor",
+             label="Decode verdict: compute-bound or memory-bound"),
+    StepSpec(PREFILL_BOUND,
              {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
-             rounding="floor"),
-    StepSpec("batch_at_ridge", "Batch at the ridge, weights only (largest batch still memory-bound, rounded down)",
-             BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
-    StepSpec("ridge_reachable", "Does any batch reach the ridge at this context? (yes or no)", RIDGE_REACHABLE,
-             {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor"),
+             rounding="floor",
+             label="Prefill verdict: compute-bound or memory-bound"),
+    StepSpec(BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor",
+             label="Batch at the ridge, weights only (largest batch still memory-bound, rounded down)"),
+    StepSpec(RIDGE_REACHABLE,
+             {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor",
+             label="Does any batch reach the ridge at this context? (yes or no)"),
 ]
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,

@@ -53,13 +53,13 @@ DEFAULT_ROPE_THETA = 10_000.0
 
 
 SPECS = [
-    StepSpec("bands", "Frequency bands per head (rotated values ÷ 2)", BANDS, rounding="floor"),
-    StepSpec("shortest_wavelength_tok", "Shortest wavelength (band 0, one radian per token)", SHORTEST_WAVELENGTH),
-    StepSpec("longest_wavelength_tok", "Longest wavelength (the last band)", LONGEST_WAVELENGTH),
-    StepSpec("bands_longer_than_context", "Bands that never complete a turn within the original context",
-             BANDS_LONGER_THAN_CONTEXT, {"bands": "bands"}, rounding="floor"),
-    StepSpec("scaled_longest_wavelength_tok", "Longest wavelength with positions divided by s",
-             SCALED_LONGEST_WAVELENGTH, {"longest_wavelength_tok": "longest_wavelength_tok"}),
+    StepSpec(BANDS, rounding="floor", label="Frequency bands per head (rotated values ÷ 2)"),
+    StepSpec(SHORTEST_WAVELENGTH, label="Shortest wavelength (band 0, one radian per token)"),
+    StepSpec(LONGEST_WAVELENGTH, label="Longest wavelength (the last band)"),
+    StepSpec(BANDS_LONGER_THAN_CONTEXT, {"bands": "bands"}, rounding="floor",
+             label="Bands that never complete a turn within the original context"),
+    StepSpec(SCALED_LONGEST_WAVELENGTH, {"longest_wavelength_tok": "longest_wavelength_tok"},
+             label="Longest wavelength with positions divided by s"),
 ]
 
 def _number(value: Any) -> float | None:

@@ -123,15 +123,16 @@ def batch_limit_specs(cfg: ModelConfig, *, per_user_label: str, memory_label: st
     labels of the per-sequence cache and the memory limit are each family's own wording."""
     per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
     return [
-        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
-        StepSpec("replica_kv_budget_gib", "KV cache budget (cards × utilisation − weights − reserves)",
-                 REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"}),
+        StepSpec(F.WEIGHTS_GIB),
+        StepSpec(REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"},
+                 label="KV cache budget (cards × utilisation − weights − reserves)"),
         replication_spec(cfg),
-        StepSpec("per_user_gib", per_user_label, per_user, {"kv_replication": "kv_replication"}),
-        StepSpec("batch_memory_limit", memory_label, BATCH_MEMORY_LIMIT,
+        StepSpec(per_user, {"kv_replication": "kv_replication"}, label=per_user_label),
+        StepSpec(BATCH_MEMORY_LIMIT,
                  {"replica_kv_budget_gib": "replica_kv_budget_gib", "per_user_gib": "per_user_gib"},
-                 rounding="floor"),
-        StepSpec("batch_tpot_limit", "Batch whose step meets the TPOT target", BATCH_TPOT_LIMIT,
+                 rounding="floor",
+                 label=memory_label),
+        StepSpec(BATCH_TPOT_LIMIT,
                  {"per_user_gib": "per_user_gib"}, rounding="floor"),
     ]
 
@@ -143,19 +144,23 @@ def slo_specs(cfg: ModelConfig) -> list[StepSpec]:
     return [
         *batch_limit_specs(cfg, per_user_label="KV cache per sequence at the context limit (replica-wide)",
                            memory_label="Batch the KV budget holds"),
-        StepSpec("max_batch", "Largest batch (the smaller limit)", MAX_BATCH,
+        StepSpec(MAX_BATCH,
                  {"batch_memory_limit": "batch_memory_limit", "batch_tpot_limit": "batch_tpot_limit"},
-                 rounding="floor"),
-        StepSpec("bytes_per_step_gib", "Bytes read per step (weights + caches)", step_bytes,
+                 rounding="floor",
+                 label="Largest batch (the smaller limit)"),
+        StepSpec(step_bytes,
                  {**({} if cfg.is_moe else {"weights_gib": "weights_gib"}), "max_batch": "max_batch",
-                  "per_user_gib": "per_user_gib"}),
-        StepSpec("tpot_ms", "Step time at that batch (TPOT: max(memory, compute) + all-reduces)", TPOT_MS,
-                 {"bytes_per_step": "bytes_per_step_gib", "max_batch": "max_batch"}),
-        StepSpec("tokens_per_s", "Tokens per second per replica", TOKENS_PER_S,
+                  "per_user_gib": "per_user_gib"},
+                 label="Bytes read per step (weights + caches)"),
+        StepSpec(TPOT_MS,
+                 {"bytes_per_step": "bytes_per_step_gib", "max_batch": "max_batch"},
+                 label="Step time at that batch (TPOT: max(memory, compute) + all-reduces)"),
+        StepSpec(TOKENS_PER_S,
                  {"max_batch": "max_batch", "tpot_ms": "tpot_ms"}),
-        StepSpec("replicas", "Replicas for the load (rounded up)", REPLICAS, {"tokens_per_s": "tokens_per_s"},
-                 rounding="ceil"),
-        StepSpec("nodes", "Nodes (rounded up)", NODES, {"replicas": "replicas"}, rounding="ceil"),
+        StepSpec(REPLICAS, {"tokens_per_s": "tokens_per_s"},
+                 rounding="ceil",
+                 label="Replicas for the load (rounded up)"),
+        StepSpec(NODES, {"replicas": "replicas"}, rounding="ceil", label="Nodes (rounded up)"),
     ]
 
 def compute_precision(gpu: Gpu, weights_dtype: str) -> tuple[str, str | None]:

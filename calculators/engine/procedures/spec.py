@@ -46,13 +46,13 @@ INPUTS = (ALPHA, GAMMA, DRAFT_COST)
 STEP_KEYS = ("expected_tokens", "speedup")
 
 EXPECTED_TOKENS = Formula(
-    "expected_tokens", "Expected tokens per verify step", "tok",
+    "expected_tokens",
     (Var("alpha", "1", "per-token acceptance rate α"), Var("gamma", "tok", "draft tokens per step γ")),
     lambda s: ratio(total(1, -Pow(s["alpha"], total(s["gamma"], 1))), total(1, -s["alpha"])),
 )
 
 SPEEDUP = Formula(
-    "speedup", "Speed-up bound over plain decoding", "1",
+    "speedup",
     (Var("expected_tokens", "tok", "expected tokens per verify step"),
      Var("gamma", "tok", "draft tokens per step γ"),
      Var("draft_cost", "1", "draft pass as a fraction c of a target pass")),
@@ -62,10 +62,11 @@ SPEEDUP = Formula(
 ALL_FORMULAS = (EXPECTED_TOKENS, SPEEDUP)
 
 SPECS = [
-    StepSpec("expected_tokens", "Expected tokens per verify step (accepted drafts + the target's own)",
-             EXPECTED_TOKENS),
-    StepSpec("speedup", "Speed-up bound over plain decoding (E ÷ (1 + γ·c))", SPEEDUP,
-             {"expected_tokens": "expected_tokens"}),
+    StepSpec(EXPECTED_TOKENS,
+             label="Expected tokens per verify step (accepted drafts + the target's own)"),
+    StepSpec(SPEEDUP,
+             {"expected_tokens": "expected_tokens"},
+             label="Speed-up bound over plain decoding (E ÷ (1 + γ·c))"),
 ]
 
 

@@ -330,21 +330,22 @@ STEP_KEYS = ("weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gi
 # --- formulas ----------------------------------------------------------------------------------
 
 USABLE_PER_GPU_GIB = Formula(
-    "usable_per_gpu_gib", "Usable memory per card", "GiB",
+    "usable_per_gpu_gib",
     (Var("card_mib", "MiB", "memory per card (driver-reported total)"),
      Var("utilization", "1", "utilisation fraction")),
     lambda s: product(s["card_mib"], s["utilization"]),
 )
 
 ROOM_PER_GPU_GIB = Formula(
-    "room_per_gpu_gib", "Room per card for weights and cache", "GiB",
+    "room_per_gpu_gib",
     (Var("usable_per_gpu_gib", "GiB", "usable memory per card"),
      Var("reserve_gib", "GiB", "activation reserve per card")),
     lambda s: total(s["usable_per_gpu_gib"], -s["reserve_gib"]),
+    label="Room per card for weights and cache",
 )
 
 MIN_GPUS = Formula(
-    "min_gpus", "Cards that hold the weights and one user", "GPUs",
+    "min_gpus",
     (Var("weights_gib", "GiB", "weights"),
      Var("per_user_gib", "GiB", "KV cache of one user at the context limit"),
      Var("room_per_gpu_gib", "GiB", "room per card after the reserve")),
@@ -352,7 +353,7 @@ MIN_GPUS = Formula(
 )
 
 TP_DEGREE = Formula(
-    "tp_degree", "Tensor-parallel degree", "GPUs",
+    "tp_degree",
     (Var("min_gpus", "GPUs", "cards needed"), Var("gpus_per_node", "GPUs", "cards per node"),
      Var("heads", "1", "query heads (num_attention_heads)"),
      Var("kv_heads", "1", "K/V heads (num_key_value_heads)")),
@@ -360,7 +361,7 @@ TP_DEGREE = Formula(
 )
 
 NODES = Formula(
-    "nodes", "Nodes", "nodes",
+    "nodes",
     (Var("tp_degree", "GPUs", "tensor-parallel degree"), Var("gpus_per_node", "GPUs", "cards per node")),
     lambda s: ceiling(ratio(s["tp_degree"], s["gpus_per_node"])),
 )
@@ -371,21 +372,24 @@ ALL_FORMULAS = (USABLE_PER_GPU_GIB, ROOM_PER_GPU_GIB, MIN_GPUS, TP_DEGREE, NODES
 def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
     """The eight steps for a model (the KV formulas depend on its attention)."""
     return [
-        StepSpec("weights_gib", "Weights", F.WEIGHTS_GIB),
+        StepSpec(F.WEIGHTS_GIB),
         kv_per_token_spec(cfg),
         replication_spec(cfg),
         per_user_spec(cfg, "KV cache of one user at the context limit (replica-wide)", replication_step=True),
         # Tight: the marketed 80 GB × 0.90 = 72 is 0.45 % off an H100's 71.68 — a misconception, not rounding.
-        StepSpec("usable_per_gpu_gib", "Usable memory per card (× utilisation)", USABLE_PER_GPU_GIB,
-                 tolerance=0.001),
-        StepSpec("room_per_gpu_gib", "Room per card (after the activation reserve)", ROOM_PER_GPU_GIB,
-                 {"usable_per_gpu_gib": "usable_per_gpu_gib"}),
-        StepSpec("min_gpus", "Cards that hold the weights and one user", MIN_GPUS,
+        StepSpec(USABLE_PER_GPU_GIB,
+                 tolerance=0.001,
+                 label="Usable memory per card (× utilisation)"),
+        StepSpec(ROOM_PER_GPU_GIB,
+                 {"usable_per_gpu_gib": "usable_per_gpu_gib"},
+                 label="Room per card (after the activation reserve)"),
+        StepSpec(MIN_GPUS,
                  {"weights_gib": "weights_gib", "per_user_gib": "per_user_gib",
                   "room_per_gpu_gib": "room_per_gpu_gib"}, rounding="ceil"),
-        StepSpec("tp_degree", "Tensor-parallel degree (a buyable split)", TP_DEGREE, {"min_gpus": "min_gpus"},
-                 rounding="ceil"),
-        StepSpec("nodes", "Nodes", NODES, {"tp_degree": "tp_degree"}, rounding="ceil"),
+        StepSpec(TP_DEGREE, {"min_gpus": "min_gpus"},
+                 rounding="ceil",
+                 label="Tensor-parallel degree (a buyable split)"),
+        StepSpec(NODES, {"tp_degree": "tp_degree"}, rounding="ceil"),
     ]
 
 
