@@ -96,7 +96,7 @@ TABLE: dict[str, Post | Get | Skip] = {
                            "output_tokens", "output_dist", "prefix_fraction", "arrival", "cv", "duration_s",
                            "ttft_slo_ms", "tpot_slo_ms", "replicas", "router", "max_batched_tokens",
                            "max_num_seqs", "bandwidth_efficiency", "mfu", "capacity_policy", "seed", "sweep",
-                           "sweep_axis", "concurrency_sweep", "think_time_s", "show")),
+                           "sweep_axis", "concurrency_sweep", "think_time_s", "pp", "microbatches", "show")),
     "simulator:fidelity": Get(),  # a fixed table from fixtures/calibration/validation.json
     # drills
     "drills:index": Get(),

@@ -157,6 +157,13 @@ def tp_link(gpu: Gpu, degree: int) -> tuple[float | None, str]:
     return link_gb_s(gpu, degree) or None, kind
 
 
+def check_stages(cfg: ModelConfig, pp: int) -> None:
+    """Raise :class:`InputError` (field ``pp``) unless ``pp`` pipeline stages split ``cfg``'s layers evenly
+    (docs/architecture.md §12: a stage holds layers ÷ pp)."""
+    if pp < 1 or cfg.layers % pp:
+        raise InputError(f"pp ({pp}) must divide the model's {cfg.layers} layers into equal stages.", field="pp")
+
+
 def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:
     """KV bytes one token adds, every layer full: 2 × layers × kv_heads × head_dim × bytes, or
     layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent (:data:`.formulas.KV_BYTES_PER_TOKEN`,
@@ -302,6 +309,10 @@ class Replica:
     bandwidth_efficiency_large_batch: float | None = None
     step_overhead_ms: float = default("step_overhead_ms")
     step_overhead_per_tp_ms: float = default("step_overhead_per_tp_ms")
+    # Pipeline parallelism (docs/architecture.md §12): ``pp`` stages of ``tp`` cards, each holding layers ÷ pp; a
+    # step's batch goes through them in ``microbatches`` parts (:func:`step_ms`).
+    pp: int = 1
+    microbatches: int = 1
     _k: _Constants = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self):
@@ -317,7 +328,13 @@ class Replica:
         for name in ("allreduce_latency_us", "step_overhead_ms", "step_overhead_per_tp_ms"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative.", field=name)
+        check_stages(self.model, self.pp)
+        if self.microbatches < 1:
+            raise InputError(f"microbatches must be at least 1, not {self.microbatches}.", field="microbatches")
         object.__setattr__(self, "_k", self._constants())
+        if self.pp > 1 and not self.pp_link_gb_s:
+            raise InputError(f"No link between {self.pp} pipeline stages of {self.tp} × {self.gpu.name} is on "
+                             f"record, so their activations cannot be costed.", field="pp")
 
     @classmethod
     def from_catalog(cls, model: str, gpu: str, tp: int = 1, *, catalog: Catalog | None = None,
@@ -379,6 +396,14 @@ class Replica:
     def link(self) -> tuple[float | None, str]:
         """(GB/s per direction, kind) of the ring's slowest link (:func:`tp_link`)."""
         return tp_link(self.gpu, self.tp)
+
+    @property
+    def pp_link_gb_s(self) -> float:
+        """GB/s per direction between two pipeline stages: the slowest link of a ring of all ``tp × pp`` cards
+        (:func:`tp_link`: NVLink inside the NVLink domain, else PCIe or the scale-out network); 0 for one stage."""
+        if self.pp == 1:
+            return 0.0
+        return tp_link(self.gpu, self.tp * self.pp)[0] or 0.0
 
     @property
     def window(self) -> int:
@@ -477,6 +502,8 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
                                                         else 0.0))
     if tokens == 0:
         return StepCost(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if replica.pp > 1 or replica.microbatches > 1:
+        return _pipelined(replica, tokens, kv, decode_flops, prefill_flops, decode_batch + len(prefill_chunks))
     total_bytes, memory, compute, comm, step = _step_terms(replica.weight_bytes(tokens), kv, decode_flops,
                                                            prefill_flops, tokens, *k.coefficients)
     efficiency = replica.memory_efficiency(max(1, decode_batch + len(prefill_chunks)))
@@ -485,3 +512,30 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
         memory *= replica.bandwidth_efficiency / efficiency
         step = max(memory, compute) + comm + overhead
     return StepCost(total_bytes, decode_flops + prefill_flops, memory, compute, comm, step)
+
+
+def _pipelined(replica: Replica, tokens: int, kv: float, decode_flops: float, prefill_flops: float,
+               sequences: int) -> StepCost:
+    """A step on ``pp`` pipeline stages in ``m`` microbatches (docs/architecture.md §12).
+
+    One microbatch on one stage (a slot) reads the stage's weights (``weights ÷ pp``) and its share of the
+    cache (``KV ÷ (pp × m)``), computes ``FLOPs ÷ (pp × m)``, runs the stage's ``2 × layers ÷ pp`` all-reduces
+    of ``tokens ÷ m`` tokens and sends its activations (``tokens ÷ m × d_model × 2`` bytes) over the link to the
+    next stage (:attr:`Replica.pp_link_gb_s`; none after the last, none with one stage). The step is ``m + pp −
+    1`` slots, the last microbatch leaving the last stage: ``(pp − 1) ÷ (m + pp − 1)`` of it is the pipeline's
+    bubble. The returned memory, compute and communication times are per slot × slots, so the step is still
+    max(memory, compute) + communication + the step's overhead (once), and bytes and FLOPs are the whole step's
+    (the weights read once per microbatch)."""
+    p, m = replica.pp, replica.microbatches
+    weights = replica.weight_bytes(tokens)
+    _, memory, compute, comm, _ = _step_terms(weights / p, kv / (p * m), decode_flops / (p * m),
+                                              prefill_flops / (p * m), tokens / m, *replica._k.coefficients)
+    efficiency = replica.memory_efficiency(max(1, sequences // m))
+    memory *= replica.bandwidth_efficiency / efficiency
+    comm /= p  # the stage's layers' all-reduces, of the whole model's
+    if p > 1:
+        comm += tokens / m * replica.model.hidden_size * ACTIVATION_BYTES / (replica.pp_link_gb_s * 1e9) * 1e3
+    slots = m + p - 1
+    memory, compute, comm = memory * slots, compute * slots, comm * slots
+    return StepCost(weights * m + kv, decode_flops + prefill_flops, memory, compute, comm,
+                    max(memory, compute) + comm + replica.overhead_ms)

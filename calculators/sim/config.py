@@ -46,7 +46,7 @@ from calculators.engine.procedures.inputs import (
     resolve_model,
 )
 from calculators.engine.quantities import default
-from calculators.engine.step_model import Replica
+from calculators.engine.step_model import Replica, check_stages
 
 from .engine import CAPACITY_POLICIES
 
@@ -104,13 +104,20 @@ CAPACITY_POLICY = InputSpec("capacity_policy", "choice", "preempt", "when the KV
                             "newest sequence and recompute it later (vLLM), or no-evict: admit only a request whose "
                             "whole prompt and output fit beside the running ones' (TensorRT-LLM's default)",
                             choices=CAPACITY_POLICIES, label="Capacity policy")
+PP = InputSpec("pp", "int", 1, "pipeline-parallel degree: stages of --gpus cards each (gpus × pp cards in "
+               "all), each holding layers ÷ pp; must divide the layers", minimum=1, maximum=64,
+               label="Pipeline stages")
+MICROBATCHES = InputSpec("microbatches", "int", 1, "parts a step's batch goes through the pipeline in (the bubble "
+                         "is (pp − 1) ÷ (microbatches + pp − 1) of the step)", minimum=1, maximum=1024,
+                         label="Microbatches")
 STEP_OVERHEAD_MS = InputSpec.of("step_overhead_ms", "float", "fixed cost of one engine step (kernel launches, "
                                 "scheduling, sampling), ms")
 
 INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, UTILIZATION, RESERVE_GIB, BLOCK_SIZE, RATE,
           ARRIVAL, CV, DURATION_S, PROMPT_TOKENS, OUTPUT_TOKENS, PROMPT_DIST, OUTPUT_DIST, PREFIX_FRACTION, SEED,
           TTFT_SLO_MS, TPOT_SLO_MS, REPLICAS, ROUTER, MAX_BATCHED_TOKENS, MAX_NUM_SEQS, BANDWIDTH_EFFICIENCY, MFU,
-          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S, CAPACITY_POLICY)
+          PREFILL_MFU, ALLREDUCE_LATENCY_US, STEP_OVERHEAD_MS, CONCURRENCY, THINK_TIME_S, CAPACITY_POLICY, PP,
+          MICROBATCHES)
 
 # The inputs a stack without them reads from the calibration table (docs/architecture.md §12), and their stated
 # convention (the quantities' own defaults: 0.75, 0.5, 0.4, 10 µs, 0 ms), which a run given them reproduces.
@@ -187,7 +194,8 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
     ``concurrency_sweep`` (:func:`parse_concurrency_sweep`) runs one closed loop per concurrency, with the think
     time; it excludes a trace, a sweep of rates and one concurrency.
 
-    Raises :class:`InputError` for an unknown name, a value out of bounds, a token
+    Raises :class:`InputError` for an unknown name, a value out of bounds, a pipeline degree that does not divide
+    the model's layers (field ``pp``), a token
     budget below the sequence limit (vLLM refuses that too), or a run expected to
     exceed :data:`MAX_REQUESTS` requests; the catalog's and config's errors for an
     unknown model or GPU or a bad config.
@@ -217,6 +225,7 @@ def clean_sim_inputs(raw: dict[str, Any], catalog: Catalog | None = None) -> dic
     if inputs.get("concurrency") and ("sweep" in inputs or "trace" in inputs):
         raise InputError("A closed loop's clients set when requests arrive, which a sweep's rate or a trace also "
                          "sets: give --concurrency without --sweep and --trace.", field="concurrency")
+    check_stages(resolve_model(inputs, catalog)[0], inputs["pp"])
     if inputs["max_batched_tokens"] < inputs["max_num_seqs"]:
         raise InputError(f"max_batched_tokens ({inputs['max_batched_tokens']:,}) must be at least max_num_seqs "
                          f"({inputs['max_num_seqs']:,}): every running sequence needs a token each step.",
@@ -288,7 +297,8 @@ def band_setups(inputs: dict[str, Any], setup: "Setup", catalog: Catalog | None 
     replicas = []
     for values in ends:
         replica = Replica(setup.replica.model, setup.replica.gpu, setup.replica.tp, weights_dtype=precision,
-                          kv_dtype=inputs["kv_dtype"], weights_bits=inputs["weights_bits"], **values)
+                          kv_dtype=inputs["kv_dtype"], weights_bits=inputs["weights_bits"], pp=setup.replica.pp,
+                          microbatches=setup.replica.microbatches, **values)
         replicas.append(Setup(replica, setup.blocks, setup.block_size, setup.kv_budget_gib, setup.weights_gib,
                               setup.kv_bytes_per_token_replica))
     return tuple(replicas)
@@ -298,25 +308,29 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
     """The replica and its KV blocks for cleaned ``inputs``.
 
     The budget is the ladder's (docs/architecture.md §12): cards × card memory × utilisation −
-    weights − cards × activation reserve; blocks = ⌊budget ÷ (block × KV bytes per token ×
-    K/V replication)⌋, every layer charged in full (a windowed layer is charged as a full
-    one, as vLLM's paged allocator sizes blocks). Raises :class:`InputError` (field ``gpus``)
-    when the weights and reserves leave no room for one block.
+    weights − cards × activation reserve, the cards ``gpus × pp`` (each pipeline stage holds
+    layers ÷ pp, so weights and KV per card divide by pp); blocks = ⌊budget ÷ (block × KV bytes
+    per token × K/V replication)⌋, every layer charged in full (a windowed layer is charged as a
+    full one, as vLLM's paged allocator sizes blocks). Raises :class:`InputError` (field ``gpus``)
+    when the weights and reserves leave no room for one block, (field ``pp``) when the degree
+    does not divide the layers.
     """
     catalog = catalog_or_default(catalog)
     cfg, _ = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     t = inputs["gpus"]
+    cards = t * inputs["pp"]
     replica = Replica(cfg, gpu, t, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
                       weights_bits=inputs["weights_bits"], bandwidth_efficiency=inputs["bandwidth_efficiency"],
                       mfu=inputs["mfu"], prefill_mfu=inputs["prefill_mfu"],
                       allreduce_latency_us=inputs["allreduce_latency_us"], step_overhead_ms=inputs["step_overhead_ms"],
-                      **row_companions(inputs))
+                      pp=inputs["pp"], microbatches=inputs["microbatches"], **row_companions(inputs))
     weights_gib = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], inputs["weights_bits"]) / 8 / GIB
-    budget_gib = t * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib - t * inputs["reserve_gib"]
+    budget_gib = (cards * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib
+                  - cards * inputs["reserve_gib"])
     per_token = replica.kv_bytes_per_token * replica.kv_replication
     blocks = max(0, math.floor(budget_gib * GIB / (inputs["block_size"] * per_token))) if budget_gib > 0 else 0
     if blocks == 0:
-        raise InputError(f"On {t} × {gpu.name} the weights ({weights_gib:,.2f} GiB) and reserves leave no KV cache "
-                         f"(budget {budget_gib:,.2f} GiB): add cards or choose a narrower format.", field="gpus")
+        raise InputError(f"On {cards} × {gpu.name} the weights ({weights_gib:,.2f} GiB) and reserves leave no KV "
+                         f"cache (budget {budget_gib:,.2f} GiB): add cards or choose a narrower format.", field="gpus")
     return Setup(replica, blocks, inputs["block_size"], budget_gib, weights_gib, per_token)
