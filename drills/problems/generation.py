@@ -36,7 +36,9 @@ beside the full decode batch) with the TPOT target instead of the whole prefill,
 its default utilisation and reserve), with a note, so a drawn batch beyond it expects the capped step. v18: a
 prefill problem also expects causal_prefill_ms (the attention term halved). v19: a drawn decode batch is the batch
 the engine quotes its step for (capped at the KV limit, whose budget keeps the reserve), and the measured rate is
-drawn against that batch's share of the ceiling.
+drawn against that batch's share of the ceiling. v20: a decode problem draws its batch and context under the one
+capacity rule the plan caps with (kv_batch_limit, the reserve kept) instead of a second reserve-less one, so a
+batch the cap would have cut to an odd size (61) is drawn as the largest listed batch that fits (32).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 19
+GENERATOR_VERSION = 20
 MAX_SEED = 2**63
 
 

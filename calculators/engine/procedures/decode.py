@@ -194,7 +194,7 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     asked, limit = inputs["batch"], kv_batch_limit(cfg, gpu, inputs)
-    capped = 1 <= limit < asked
+    capped = limit is not None and 1 <= limit < asked
     if capped:  # the engine never quotes a batch whose caches the replica cannot hold
         inputs["batch"] = limit
     given = step_given(cfg, gpu, {**inputs, "context": inputs["cached_tokens"]})
@@ -217,22 +217,23 @@ def plan_decode(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     return Plan("decode", inputs, decode_specs(cfg), given, [], {"model_name": model_name}, finish=finish)
 
 
-def kv_batch_limit(cfg: ModelConfig, gpu, inputs: dict[str, Any]) -> int:
+def kv_batch_limit(cfg: ModelConfig, gpu, inputs: dict[str, Any]) -> int | None:
     """The most sequences of ``inputs['cached_tokens']`` tokens each the replica's KV budget holds (slo's
     ``batch_memory_limit``: cards × memory × utilisation − weights − reserves, at the ladder's default
-    utilisation and reserve), or 0 — no cap — when nothing is cached, the weights leave no room or slo cannot
-    cost the card (no dense bf16 figure)."""
+    utilisation and reserve): 0 when the weights leave no room, ``None`` — no limit — when nothing is cached or
+    slo cannot cost the card (no dense bf16 figure). The one capacity rule of the family: the plan caps a batch
+    with it and the generator draws a batch and a context under it."""
     from .slo import batch_limit_specs, slo_given  # slo's budget; imported here, slo reads the step module too
 
     if not inputs["cached_tokens"]:
-        return 0
+        return None
     try:
         given, _, _ = slo_given(cfg, gpu, {**inputs, "context": inputs["cached_tokens"],
                                            "utilization": UTILIZATION.default, "reserve_gib": RESERVE_GIB.default,
                                            "tpot_target_ms": 50.0, "request_rate": 1.0, "output_tokens": 1,
                                            "gpus_per_node": 8})
     except InputError:  # slo refuses a card without a dense bf16 figure; the step below reports what it can
-        return 0
+        return None
     specs = [s for s in batch_limit_specs(cfg, per_user_label="", memory_label="") if s.key != "batch_tpot_limit"]
     return max(0, int(evaluate_steps(specs, given)["batch_memory_limit"]))
 
@@ -309,15 +310,11 @@ EFFICIENCIES = ((0.65, 0.85), (0.65, 0.85), (0.65, 0.85), (0.6, 0.8), (0.7, 0.9)
 BATCHES = (1, 1, 1, 8, 16, 32, 64)
 
 
-def kv_capacity(inputs: dict, catalog: Catalog) -> int:
-    """Sequences whose KV cache at ``inputs["cached_tokens"]`` fits the replica beside the weights: 0.90 of the
-    cards' memory (docs/architecture.md §2's utilisation) less every stored weight, over one sequence's
-    KV bytes (windows and K/V replication applied, as the decode step reads them)."""
-    cfg, gpu = catalog.model(inputs["model"]).config, catalog.gpu(inputs["gpu"])
-    weights = params_used(cfg)[0] * weight_bits(inputs.get("weights_dtype", "bf16")) / 8
-    per_sequence = evaluate(plan_decode({**inputs, "batch": 1}, catalog)).values["kv_bytes_per_step"]
-    free = 0.90 * inputs.get("gpus", 1) * gpu.memory_bytes - weights
-    return int(free // per_sequence) if per_sequence > 0 else max(BATCHES)  # at zero context, no KV at all
+def drawn_kv_limit(inputs: dict, catalog: Catalog) -> int | None:
+    """:func:`kv_batch_limit` for a drawn problem's inputs (read as the plan reads them)."""
+    cleaned = clean_inputs(INPUTS, inputs, catalog)
+    cfg, _ = resolve_model(cleaned, catalog)
+    return kv_batch_limit(cfg, catalog.gpu(cleaned["gpu"]), cleaned)
 
 
 def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = None) -> dict:
@@ -333,18 +330,17 @@ def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = N
     inputs["efficiency_low"], inputs["efficiency_high"] = rng.choice(EFFICIENCIES)
     inputs["batch"] = rng.choice(BATCHES)
     inputs.update(fixed)
-    # The batch's KV cache must fit beside the weights: else the largest drawn batch that does, at a
-    # shorter context if even one sequence does not fit (a big model on small cards).
-    while "cached_tokens" not in fixed and kv_capacity(inputs, catalog) < 1 and inputs["cached_tokens"] > CONTEXTS[0]:
+    # The batch's KV cache must fit the KV limit the plan caps at (kv_batch_limit: the ladder's budget, reserve
+    # kept): else the largest drawn batch that does, at a shorter context if even one sequence does not fit (a
+    # big model on small cards). A coach's fixed batch stays as fixed and the plan's note says it is capped.
+    holds = drawn_kv_limit(inputs, catalog)
+    while "cached_tokens" not in fixed and holds is not None and holds < 1 and inputs["cached_tokens"] > CONTEXTS[0]:
         inputs["cached_tokens"] = max(c for c in CONTEXTS if c < inputs["cached_tokens"])
-    if "batch" not in fixed:
-        inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= kv_capacity(inputs, catalog)] or [1]))
+        holds = drawn_kv_limit(inputs, catalog)
+    if "batch" not in fixed and holds is not None:
+        inputs["batch"] = min(inputs["batch"], max([b for b in BATCHES if b <= holds] or [1]))
     result = evaluate(plan_decode(inputs, catalog))
-    # The batch the step is quoted for: the engine caps one beyond the KV limit (its budget keeps a reserve);
-    # a drawn batch is that batch, a coach's fixed one stays as fixed and the note says it is capped.
-    ceiling, batch = result.values["ceiling_tok_s"], result.inputs["batch"]
-    if "batch" not in fixed:
-        inputs["batch"] = batch
+    ceiling, batch = result.values["ceiling_tok_s"], result.inputs["batch"]  # the batch the step is quoted for
     # One sequence's measured rate: below its share of the ceiling (the replica's ÷ batch).
     measured = max(0.1, round(ceiling / batch * rng.uniform(0.5, 0.92), 1))
     inputs["measured_tok_s"] = fixed.get("measured_tok_s", measured)
