@@ -174,9 +174,9 @@ def comm_notes(cfg: ModelConfig, gpu: Gpu, degree: int, weights_dtype: str, kv_d
             f"At batch 1 they cost {here.comm_ms:.3f} ms of a {here.step_ms:.3f} ms step (memory "
             f"{here.memory_ms:.3f} ms at {replica.bandwidth_efficiency:.0%} of peak bandwidth); "
             f"{_larger_part(replica, here.comm_ms)}.")
-    steps = {}
+    steps = {degree: here.step_ms} if degree in DEGREES_COMPARED else {}  # the settled degree, costed once
     for candidate in DEGREES_COMPARED:
-        other = _replica(cfg, gpu, candidate, weights_dtype, kv_dtype, weights_bits) if candidate >= degree else None
+        other = _replica(cfg, gpu, candidate, weights_dtype, kv_dtype, weights_bits) if candidate > degree else None
         if other is not None:
             steps[candidate] = step_ms(other, decode_batch=1, decode_context_tokens=0).step_ms
     if not steps:
