@@ -9,7 +9,8 @@ Rules (docs/architecture.md §10):
 * extra keys are ignored;
 * a missing ``head_dim`` is ``hidden_size / num_attention_heads``;
 * Falcon's RW names (``n_layer``, ``n_head``, ``multi_query``) and DeepSeek's
-  MLA fields (``kv_lora_rank``, ``qk_rope_head_dim`` …) are understood, as is
+  MLA fields (``kv_lora_rank``, ``qk_rope_head_dim`` …) and DeepSeek-V3.2's indexer
+  (``index_n_heads``, ``index_head_dim``, ``index_topk``) are understood, as is
   DeepSeek's own inference naming (``dim``, ``n_layers``, ``inter_dim`` …);
 * a required field that is missing or contradictory raises :class:`ConfigError`
   naming it;
@@ -33,7 +34,8 @@ reference implementation (Hugging Face ``transformers``) creates:
   them, q/k norms where it has them, and one sink logit per query head where it
   has attention sinks, gpt-oss); for MLA, DeepSeek's down- and
   up-projections (``q_a``/``q_b`` or a direct ``q_proj``, ``kv_a_proj_with_mqa``,
-  ``kv_b_proj``, ``o_proj`` and the two latent RMSNorms);
+  ``kv_b_proj``, ``o_proj`` and the two latent RMSNorms), and with DeepSeek-V3.2's
+  sparse attention its lightning indexer (:func:`indexer_params_per_layer`);
 * MLP per layer — gated (SwiGLU/GeGLU: gate, up, down = 3 matrices) or plain
   (up, down = 2 matrices); mixture-of-experts layers hold a router plus
   ``num_experts`` routed experts and any shared experts, of which a token uses
@@ -146,6 +148,7 @@ TIED_BY_DEFAULT = {
     "qwen3_moe": False,
     "deepseek_v2": False,
     "deepseek_v3": False,
+    "deepseek_v32": False,
     "gemma": True,
     "gemma2": True,
     "gemma3_text": True,
@@ -168,6 +171,7 @@ ARCHITECTURE_MODEL_TYPES = {
     "Qwen3MoeForCausalLM": "qwen3_moe",
     "DeepseekV2ForCausalLM": "deepseek_v2",
     "DeepseekV3ForCausalLM": "deepseek_v3",
+    "DeepseekV32ForCausalLM": "deepseek_v32",
     "GemmaForCausalLM": "gemma",
     "Gemma2ForCausalLM": "gemma2",
     "FalconForCausalLM": "falcon",
@@ -368,6 +372,12 @@ class ModelConfig:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    # DeepSeek Sparse Attention (DeepSeek-V3.2): a lightning indexer of ``index_n_heads`` heads of
+    # ``index_head_dim`` scores every cached token against one cached key per token; attention reads the
+    # ``index_topk`` best (0: no indexer, dense attention).
+    index_n_heads: int = 0
+    index_head_dim: int = 0
+    index_topk: int = 0
     # Sliding-window attention: window length in tokens and how many layers use it (Llama 4's chunked local
     # attention is read as a window of its chunk: the most K/V such a layer holds).
     sliding_window: int = 0
@@ -387,6 +397,11 @@ class ModelConfig:
         if self.kv_heads == self.heads:
             return "MHA"
         return "GQA"
+
+    @property
+    def sparse_attention(self) -> bool:
+        """True when an indexer picks the ``index_topk`` cached tokens each query attends to (DeepSeek-V3.2)."""
+        return self.index_topk > 0
 
     @property
     def is_moe(self) -> bool:
@@ -508,6 +523,20 @@ def _latent_attention(config: dict) -> dict[str, int]:
     return mla
 
 
+def _indexer(config: dict) -> dict[str, int]:
+    """DeepSeek Sparse Attention's indexer fields (all 0 without ``index_topk``); an indexer needs an MLA latent
+    and a query low-rank projection (``q_lora_rank``), which its query is projected from."""
+    topk = positive_int(config, "index_topk", required=False)
+    if not topk:
+        return {"index_n_heads": 0, "index_head_dim": 0, "index_topk": 0}
+    if not positive_int(config, "kv_lora_rank", required=False) or not positive_int(config, "q_lora_rank",
+                                                                                        required=False):
+        raise ConfigError("'index_topk' needs a latent attention with kv_lora_rank and q_lora_rank (the indexer's "
+                          "query is projected from the q_lora_rank latent).", field="index_topk")
+    return {"index_n_heads": positive_int(config, "index_n_heads"),
+            "index_head_dim": positive_int(config, "index_head_dim"), "index_topk": topk}
+
+
 def parse_config(config: dict, family: str | None = None) -> ModelConfig:
     """Turn a ``config.json`` dict into a :class:`ModelConfig`.
 
@@ -563,7 +592,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         router_bias=config.get("topk_method") == "noaux_tc" or model_type in EXPERT_BIAS_TYPES,
         shared_expert_intermediate_size=count(config, "shared_expert_intermediate_size")
         if experts["num_experts"] else 0,
-        **mla,
+        **mla, **_indexer(config),
         sliding_window=window, window_layers=window_layers,
         chunked_attention=bool(window_layers and config.get("attention_chunk_size")),
         max_position_embeddings=count(config, "max_position_embeddings"),
@@ -601,6 +630,17 @@ def _norm(cfg: ModelConfig, width: int) -> int:
     return 2 * width if cfg.norm_has_bias else width
 
 
+def indexer_params_per_layer(cfg: ModelConfig) -> int:
+    """The lightning indexer of one layer (DeepSeek-V3.2's sparse attention; 0 without one), as DeepSeek's
+    reference ``inference/model.py`` builds it: ``wq_b`` q_lora_rank × (index_n_heads × index_head_dim), ``wk``
+    hidden × index_head_dim, ``k_norm`` a LayerNorm of index_head_dim (weight and bias), ``weights_proj``
+    hidden × index_n_heads (one weight per index head per token); no biases."""
+    if not cfg.index_topk:
+        return 0
+    n, d = cfg.index_n_heads, cfg.index_head_dim
+    return cfg.q_lora_rank * n * d + cfg.hidden_size * d + 2 * d + cfg.hidden_size * n
+
+
 def attention_params_per_layer(cfg: ModelConfig) -> int:
     """Attention weights (and biases, norms inside attention) of one decoder layer."""
     h = cfg.hidden_size
@@ -613,7 +653,7 @@ def attention_params_per_layer(cfg: ModelConfig) -> int:
         kv_down = h * (cfg.kv_lora_rank + cfg.qk_rope_head_dim) + cfg.kv_lora_rank
         kv_up = cfg.kv_lora_rank * cfg.heads * (cfg.qk_nope_head_dim + cfg.v_head_dim)
         out = cfg.heads * cfg.v_head_dim * h
-        return q + kv_down + kv_up + out
+        return q + kv_down + kv_up + out + indexer_params_per_layer(cfg)
     q_width = cfg.heads * cfg.head_dim
     kv_width = cfg.kv_heads * cfg.head_dim
     weights = h * (q_width + 2 * kv_width) + q_width * h

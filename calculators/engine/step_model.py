@@ -46,7 +46,7 @@ from .catalog import Catalog, Gpu, default_catalog, kv_bytes_per_value, weight_b
 from .errors import InputError
 from .formula import Formula, FormulaUnitError
 from .formulas import serving as S
-from .formulas.memory import KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA
+from .formulas.memory import INDEX_KEY_BYTES, kv_per_token_form
 from .hf_config import ModelConfig, mlp_params, param_breakdown
 from .quantities import default
 
@@ -166,14 +166,27 @@ def check_stages(cfg: ModelConfig, pp: int) -> None:
 
 def kv_bytes_per_token(cfg: ModelConfig, kv_dtype: str) -> float:
     """KV bytes one token adds, every layer full: 2 × layers × kv_heads × head_dim × bytes, or
-    layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent (:data:`.formulas.KV_BYTES_PER_TOKEN`,
-    :data:`.formulas.KV_BYTES_PER_TOKEN_MLA`)."""
-    if cfg.kv_lora_rank:
-        return KV_BYTES_PER_TOKEN_MLA({"layers": cfg.layers, "kv_lora_rank": cfg.kv_lora_rank,
-                                       "qk_rope_head_dim": cfg.qk_rope_head_dim,
-                                       "kv_bytes": kv_bytes_per_value(kv_dtype)})
-    return KV_BYTES_PER_TOKEN({"layers": cfg.layers, "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
-                               "kv_bytes": kv_bytes_per_value(kv_dtype)})
+    layers × (kv_lora_rank + qk_rope_head_dim) × bytes for an MLA latent, plus layers × index_head_dim × (1 + 4/128)
+    for sparse attention's fp8 indexer keys and their scales (:func:`.formulas.memory.kv_per_token_form`)."""
+    return kv_per_token_form(cfg.kv_lora_rank, cfg.index_topk)({
+        "layers": cfg.layers, "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim, "kv_lora_rank": cfg.kv_lora_rank,
+        "qk_rope_head_dim": cfg.qk_rope_head_dim, "kv_bytes": kv_bytes_per_value(kv_dtype),
+        "index_head_dim": cfg.index_head_dim, "index_key_bytes": float(INDEX_KEY_BYTES)})
+
+
+def kv_given_parts(cfg: ModelConfig, kv_dtype: str) -> dict[str, float]:
+    """What one token caches in every layer, split for sparse attention's read: the MLA latent
+    (``latent_bytes_per_token``) and the indexer keys with their scales (``indexer_bytes_per_token``), each
+    :data:`.formulas.memory.KV_BYTES_PER_TOKEN_SPARSE` with the other part at zero bytes (both 0 for a model
+    without an indexer)."""
+    if not cfg.sparse_attention:
+        return {"latent_bytes_per_token": 0.0, "indexer_bytes_per_token": 0.0}
+    form = kv_per_token_form(cfg.kv_lora_rank, cfg.index_topk)
+    parts = {"layers": cfg.layers, "kv_lora_rank": cfg.kv_lora_rank, "qk_rope_head_dim": cfg.qk_rope_head_dim,
+             "kv_bytes": kv_bytes_per_value(kv_dtype), "index_head_dim": cfg.index_head_dim,
+             "index_key_bytes": float(INDEX_KEY_BYTES)}
+    return {"latent_bytes_per_token": form({**parts, "index_key_bytes": 0}),
+            "indexer_bytes_per_token": form({**parts, "kv_bytes": 0})}
 
 
 def _composed(outer: Formula, **inner: sympy.Expr) -> sympy.Expr:
@@ -407,7 +420,10 @@ class Replica:
 
     @property
     def window(self) -> int:
-        """Sliding window of the windowed layers, tokens (0 without)."""
+        """The most cached tokens a capped read covers, tokens (0 without): the sliding window of the windowed
+        layers, or sparse attention's ``index_topk`` (its latent read; the indexer keys are read whole)."""
+        if self.model.sparse_attention:
+            return self.model.index_topk
         return self.model.sliding_window if self.model.window_layers else 0
 
     def _constants(self) -> _Constants:
@@ -421,6 +437,8 @@ class Replica:
                              f"cannot be costed; choose a degree inside its NVLink domain of "
                              f"{self.gpu.nvlink_domain_gpus}.", field="gpus")
         always_read = counts.total - moe_layers * cfg.num_experts * expert
+        if cfg.sparse_attention:
+            return self._sparse_constants(counts.active, always_read, expert, moe_layers, link)
         # The KV and FLOP relations are linear in the cached tokens: each coefficient is the formula at one
         # token (one sequence) of one kind of layer.
         one = {"batch": 1, "context": 1, "kv_bytes_per_token": self.kv_bytes_per_token,
@@ -436,10 +454,39 @@ class Replica:
             window=self.window,
             flop_per_token=S.STEP_FLOPS_WINDOWED({**full, "context": 0, "active_params": counts.active}),
             attention_full=S.STEP_FLOPS_WINDOWED(full), attention_windowed=S.STEP_FLOPS_WINDOWED(windowed),
-            coefficients=_replica_coefficients(
-                t, self.gpu.bandwidth_gb_s, self.bandwidth_efficiency, self.peak_tflops, self.mfu, self.prefill_mfu,
-                2 * cfg.layers if t > 1 else 0, cfg.hidden_size, ACTIVATION_BYTES, link if t > 1 and link else 1.0,
-                self.allreduce_latency_us),
+            coefficients=self._coefficients(link),
+        )
+
+    def _coefficients(self, link: float | None) -> tuple:
+        t = self.tp
+        return _replica_coefficients(
+            t, self.gpu.bandwidth_gb_s, self.bandwidth_efficiency, self.peak_tflops, self.mfu, self.prefill_mfu,
+            2 * self.model.layers if t > 1 else 0, self.model.hidden_size, ACTIVATION_BYTES,
+            link if t > 1 and link else 1.0, self.allreduce_latency_us)
+
+    def _sparse_constants(self, active: int, always_read: int, expert: int, moe_layers: int,
+                          link: float | None) -> _Constants:
+        """Sparse attention's costs per cached token (:data:`.formulas.serving.STEP_KV_BYTES_SPARSE`,
+        :data:`.formulas.serving.STEP_FLOPS_SPARSE` at one token of one sequence): the indexer keys are read and
+        scored for every cached token ("full"), the latent read and attended for at most ``index_topk`` ("windowed",
+        the window being the top-k), so :func:`step_ms` costs them as it costs sliding windows."""
+        cfg = self.model
+        per_token = {"batch": 1, "context": 1, "index_topk": cfg.index_topk, "layers": cfg.layers,
+                     "kv_replication": self.kv_replication, "heads": cfg.heads,
+                     "attention_head_dim": attention_head_dim(cfg), "index_n_heads": cfg.index_n_heads,
+                     "index_head_dim": cfg.index_head_dim, "active_params": 0,
+                     **kv_given_parts(cfg, self.kv_dtype)}
+        indexer = {**per_token, "latent_bytes_per_token": 0, "heads": 0}
+        latent = {**per_token, "indexer_bytes_per_token": 0, "index_n_heads": 0}
+        return _Constants(
+            always_read_bytes=S.STEP_WEIGHT_BYTES({"params_read": always_read, "weight_bits": self.bits}),
+            always_read_params=always_read, expert_params=expert,
+            moe_layers=moe_layers, experts=cfg.num_experts, experts_per_token=cfg.experts_per_token,
+            kv_full=S.STEP_KV_BYTES_SPARSE(indexer), kv_windowed=S.STEP_KV_BYTES_SPARSE(latent),
+            window=cfg.index_topk,
+            flop_per_token=S.STEP_FLOPS_SPARSE({**per_token, "context": 0, "active_params": active}),
+            attention_full=S.STEP_FLOPS_SPARSE(indexer), attention_windowed=S.STEP_FLOPS_SPARSE(latent),
+            coefficients=self._coefficients(link),
         )
 
     def experts_touched(self, tokens: int) -> float:

@@ -38,7 +38,8 @@ prefill problem also expects causal_prefill_ms (the attention term halved). v19:
 the engine quotes its step for (capped at the KV limit, whose budget keeps the reserve), and the measured rate is
 drawn against that batch's share of the ceiling. v20: a decode problem draws its batch and context under the one
 capacity rule the plan caps with (kv_batch_limit, the reserve kept) instead of a second reserve-less one, so a
-batch the cap would have cut to an odd size (61) is drawn as the largest listed batch that fits (32).
+batch the cap would have cut to an odd size (61) is drawn as the largest listed batch that fits (32). v21:
+DeepSeek-V3.2-Exp (sparse attention) joins the models a stack is drawn with.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 20
+GENERATOR_VERSION = 21
 MAX_SEED = 2**63
 
 

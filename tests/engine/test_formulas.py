@@ -49,6 +49,9 @@ GRIDS = {
                                kv_bytes=[1, 2, 4]),
     F.KV_BYTES_PER_TOKEN_MLA: grid(layers=[27, 60, 61], kv_lora_rank=[256, 512], qk_rope_head_dim=[32, 64],
                                    kv_bytes=[1, 2, 4]),
+    # DeepSeek-V3.2's latent and fp8 indexer key (1 + 4/128 B per value) and a latent without an indexer key.
+    F.KV_BYTES_PER_TOKEN_SPARSE: grid(layers=[1, 61], kv_lora_rank=[512], qk_rope_head_dim=[64], kv_bytes=[1, 2],
+                                      index_head_dim=[0, 128, 256], index_key_bytes=[1.03125, 0]),
     F.PER_USER_GIB: grid(kv_bytes_per_token=KV_PER_TOKEN, context=[1, 2048, 2300, 8192, 131072],
                          kv_replication=[1, 2, 8]),
     # context on both sides of the window: min() boundaries.
@@ -99,7 +102,7 @@ GRIDS = {
 }
 
 INTEGER_RESULTS = {F.USERS_WORST_CASE, F.USERS_PAGED, F.USERS_PAGED_WINDOWED, F.KV_BYTES_PER_TOKEN,
-                   F.KV_BYTES_PER_TOKEN_MLA, F.TOTAL_PARAMS, F.ACTIVE_PARAMS}
+                   F.KV_BYTES_PER_TOKEN_MLA, F.KV_BYTES_PER_TOKEN_SPARSE, F.TOTAL_PARAMS, F.ACTIVE_PARAMS}
 
 
 def test_every_formula_has_a_grid():

@@ -100,6 +100,50 @@ def test_scouts_published_109b_counts_its_vision_encoder():
     assert "vision encoder" in CATALOG.model("llama-4-scout").entry["published_params"]["total"]
 
 
+def test_deepseek_v3_2s_indexer_costs_parameters_cache_and_a_read_of_every_cached_token():
+    from calculators.engine.hf_config import indexer_params_per_layer, param_breakdown
+    from calculators.engine.step_model import Replica, step_ms
+
+    cfg = CATALOG.model("deepseek-v3.2-exp").config
+    assert (cfg.attention_kind, cfg.index_n_heads, cfg.index_head_dim, cfg.index_topk) == ("MLA", 64, 128, 2048)
+    # The indexer of one layer (DeepSeek's inference/model.py, class Indexer; no biases): wq_b from the q latent
+    # 1,536 × (64 heads × 128) = 12,582,912, wk 7,168 × 128 = 917,504, k_norm a LayerNorm of 128 with weight and
+    # bias = 256, weights_proj 7,168 × 64 = 458,752 → 13,959,424; × 61 layers = 851,524,864 on DeepSeek-V3's count.
+    assert indexer_params_per_layer(cfg) == 1536 * 64 * 128 + 7168 * 128 + 2 * 128 + 7168 * 64 == 13_959_424
+    v3 = param_breakdown(CATALOG.model("deepseek-v3").config)
+    counts = param_breakdown(cfg)
+    assert counts.total - v3.total == counts.active - v3.active == 61 * 13_959_424 == 851_524_864
+    # Cache per token: the latent 61 × (512 + 64) × 2 B = 70,272 (bf16), plus the indexer key 128 values × 1 B (fp8)
+    # + one fp32 scale per 128 values (4 B) = 132 B per layer, 61 × 132 = 8,052 → 78,324 B. At fp8 the latent halves
+    # (35,136) and the indexer stays fp8: 43,188 B.
+    kv = FAMILIES["kv"].run({"model": "deepseek-v3.2-exp", "context": 8192}).values
+    assert kv["kv_bytes_per_token"] == 61 * 576 * 2 + 61 * 132 == 78_324
+    assert FAMILIES["kv"].run({"model": "deepseek-v3.2-exp", "kv_dtype": "fp8"}).values["kv_bytes_per_token"] == 43_188
+    # Every token is kept (nothing is windowed away): 78,324 × 8,192 = 641,630,208 B = 0.5976 GiB a user.
+    assert kv["per_user_gib"] * GIB == 78_324 * 8192
+    # A decode step of one sequence on one card reads the latent of min(c, 2,048) tokens and every indexer key:
+    # at c = 32,768, 70,272 × 2,048 + 8,052 × 32,768 = 143,917,056 + 263,847,936 = 407,764,992 B of cache
+    # (dense MLA would read 70,272 × 32,768 = 2,302,672,896); at c = 1,024 all 1,024 latents, 80,203,776 B.
+    # FLOPs: 2 × 38,403,822,336 active + 61 × (4 × 128 heads × 544 (MLA absorbed: (2 × 512 + 64) ÷ 2) × 2,048
+    # + 2 × 64 × 128 = 16,384 indexer FLOPs × 32,768) = 76,807,644,672 + 61 × (570,425,344 + 536,870,912)
+    # = 144,352,716,288: what a step reads and computes still grows with the context, at the indexer's slope.
+    stack = {"model": "deepseek-v3.2-exp", "gpu": "b300", "gpus": 8, "weights_dtype": "fp8", "batch": 1}
+    for context, cache_bytes, flops in ((32768, 407_764_992, 144_352_716_288), (1024, 80_203_776, None)):
+        values = FAMILIES["decode"].run({**stack, "context": context}).values
+        assert values["kv_bytes_per_step"] == cache_bytes * 8  # the latent and indexer keys on each of 8 cards
+        replica = Replica.from_catalog("deepseek-v3.2-exp", "b300", 1, weights_dtype="fp8")
+        cost = step_ms(replica, decode_batch=1, decode_context_tokens=context)
+        assert cost.bytes - replica.weight_bytes(1) == pytest.approx(cache_bytes, rel=1e-12)
+        if flops:
+            assert values["flops_per_step"] == cost.flops == flops
+    # The indexer's FLOPs per cached token per layer: 2 × 64 heads × 128 = 16,384 (the head-weighted sum of the 64
+    # scores, 128 FLOPs more, is left out as softmax is); read back from the step: the slope past the top-k.
+    one, two = (step_ms(replica, decode_batch=1, decode_context_tokens=c).flops for c in (4096, 4097))
+    assert two - one == 61 * 16_384
+    notes = " ".join(FAMILIES["kv"].run({"model": "deepseek-v3.2-exp"}).notes)
+    assert "indexer" in notes and "2,048" in notes
+
+
 # (model, a stack that holds it: card, cards, weights; its KV bytes per token at bf16, derived in the tests above)
 STACKS = [
     ("kimi-k2", "b300", 8, "fp8", 70_272),
@@ -107,6 +151,7 @@ STACKS = [
     ("gpt-oss-20b", "l40s", 1, "mxfp4", 49_152),
     ("llama-4-scout", "h100-sxm5-80gb", 4, "bf16", 196_608),
     ("llama-4-maverick", "b300", 4, "fp8", 196_608),
+    ("deepseek-v3.2-exp", "b300", 8, "fp8", 78_324),
 ]
 
 

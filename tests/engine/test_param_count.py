@@ -138,6 +138,9 @@ def test_llama_2_13b_counts_exactly_13_015_864_320_parameters():
 #   = 16,295,536,640 → 391,092,879,360; 24 dense layers of 62,914,560 + 3 × 5,120 × 16,384 (251,658,240) + 10,240
 #   = 314,583,040 → 7,549,992,960; + 2,068,976,640 → 400,711,848,960. Active: MoE layer 315,238,400 × 24
 #   = 7,565,721,600 + 7,549,992,960 + 2,068,976,640 = 17,184,691,200.
+# deepseek-v3.2-exp: DeepSeek-V3's 671,026,419,200 / 37,552,297,472 plus the lightning indexer in each of 61 layers,
+#   wq_b 1,536 × 64 × 128 = 12,582,912 + wk 7,168 × 128 = 917,504 + k_norm 2 × 128 = 256 + weights_proj 7,168 × 64
+#   = 458,752 → 13,959,424 × 61 = 851,524,864 (every token runs it: active too) → 671,877,944,064 / 38,403,822,336.
 # falcon-7b: see test_falcon_7b_counts_exactly_6_921_720_704_parameters.
 # llama-2-13b: see test_llama_2_13b_counts_exactly_13_015_864_320_parameters.
 EXACT = {
@@ -164,6 +167,7 @@ EXACT = {
     "gpt-oss-20b": (20_914_757_184, 4_187_440_704, 579_133_440),
     "llama-4-scout": (107_769_861_120, 17_172_894_720, 1_034_485_760),
     "llama-4-maverick": (400_711_848_960, 17_184_691_200, 1_034_485_760),
+    "deepseek-v3.2-exp": (671_877_944_064, 38_403_822_336, 926_679_040),
 }
 
 
@@ -211,6 +215,7 @@ PUBLISHED_TOTAL = [
     ("kimi-k2", 1e12, 1e11),            # "1T total parameters" (model card)
     ("gpt-oss-120b", 116.83e9, 1e7),    # "116.83B" (model card)
     ("gpt-oss-20b", 20.91e9, 1e7),      # "20.91B"
+    ("deepseek-v3.2-exp", 671e9, 1e9),  # "671B main model" (671.88B truncated)
     ("llama-4-maverick", 400e9, 1e9),   # "400B" (Scout's "109B" counts its vision encoder: see models_2026)
 ]
 

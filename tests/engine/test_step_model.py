@@ -9,7 +9,15 @@ from calculators.engine.catalog import default_catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formulas import serving as S
 from calculators.engine.hf_config import param_breakdown
-from calculators.engine.step_model import Replica, attention_head_dim, check_degree, compute_precision, step_ms, tp_link
+from calculators.engine.step_model import (
+    Replica,
+    attention_head_dim,
+    check_degree,
+    compute_precision,
+    kv_given_parts,
+    step_ms,
+    tp_link,
+)
 
 CATALOG = default_catalog()
 
@@ -146,15 +154,19 @@ def _formula_cost(replica, batch, context, chunks=()):
     else:
         weights = S.STEP_WEIGHT_BYTES({"params_read": counts.total, "weight_bits": replica.bits})
     common = {"batch": batch, "context": context, "kv_bytes_per_token": replica.kv_bytes_per_token,
-              "kv_replication": rep, **windows}
-    kv = S.STEP_KV_BYTES_WINDOWED(common)
+              "kv_replication": rep, **windows, **kv_given_parts(cfg, replica.kv_dtype),
+              "index_topk": cfg.index_topk, "index_n_heads": cfg.index_n_heads, "index_head_dim": cfg.index_head_dim}
+    # Sparse attention (DeepSeek-V3.2) reads and attends to top-k latents and indexes every token; else windows.
+    kv_form, flops_form = S.step_forms(cfg.window_layers, cfg.index_topk)
+    prefill_form = S.PREFILL_CHUNK_FLOPS_SPARSE if cfg.index_topk else S.PREFILL_CHUNK_FLOPS
+    kv = kv_form(common)
     flop_vars = {**common, "active_params": counts.active, "heads": cfg.heads,
                  "attention_head_dim": attention_head_dim(cfg)}
-    decode_flops = S.STEP_FLOPS_WINDOWED(flop_vars)
+    decode_flops = flops_form(flop_vars)
     prefill_flops = 0.0
     for p, c0 in chunks:
-        prefill_flops += S.PREFILL_CHUNK_FLOPS({**flop_vars, "chunk_tokens": p, "cached_tokens": c0})
-        kv += S.STEP_KV_BYTES_WINDOWED({**common, "batch": 1, "context": c0})
+        prefill_flops += prefill_form({**flop_vars, "chunk_tokens": p, "cached_tokens": c0})
+        kv += kv_form({**common, "batch": 1, "context": c0})
     total = S.STEP_BYTES({"weight_bytes_per_step": weights, "kv_bytes_per_step": kv})
     memory = S.MEMORY_MS({"bytes_per_step": total, "gpus": t, "card_bandwidth": replica.gpu.bandwidth_gb_s,
                           "bandwidth_efficiency": replica.bandwidth_efficiency})
@@ -176,6 +188,7 @@ def _formula_cost(replica, batch, context, chunks=()):
     ("gemma-2-9b", "l40s", 2, "bf16", "bf16", 16, 6000, ((1000, 5000),)),
     ("mistral-7b-v0.1", "h100-pcie-80gb", 4, "int4", "bf16", 8, 2000, ()),
     ("falcon-7b", "l4", 1, "bf16", "bf16", 4, 1000, ()),
+    ("deepseek-v3.2-exp", "b200", 8, "fp8", "bf16", 32, 8192, ((512, 0), (1024, 4096))),
 ])
 def test_fast_path_equals_the_sympy_formulas(model, gpu, t, wd, kd, batch, context, chunks):
     replica = Replica.from_catalog(model, gpu, t, weights_dtype=wd, kv_dtype=kd)

@@ -38,6 +38,34 @@ KV_BYTES_PER_TOKEN_MLA = Formula(
     label="KV cache per token (latent)",
 )
 
+# DeepSeek-V3.2's sparse attention caches, beside the MLA latent, one indexer key per token per layer: index_head_dim
+# values in fp8 (1 B) plus an fp32 scale (4 B) per 128 values, as DeepSeek's reference inference/model.py keeps them
+# (k_cache float8_e4m3fn, k_scale_cache float32 per block_size 128) whatever the latent's precision.
+INDEX_KEY_BYTES = 1 + sympy.Rational(4, 128)
+
+KV_BYTES_PER_TOKEN_SPARSE = Formula(
+    "kv_bytes_per_token",
+    (Var("layers", "1", "layers (num_hidden_layers)"),
+     Var("kv_lora_rank", "1", "width of the cached K/V latent (kv_lora_rank)"),
+     Var("qk_rope_head_dim", "1", "width of the shared rotary key (qk_rope_head_dim)"),
+     Var("kv_bytes", "B", "bytes per cached value"),
+     Var("index_head_dim", "1", "width of the indexer's cached key (index_head_dim)"),
+     Var("index_key_bytes", "B", "bytes per cached indexer value (fp8 and an fp32 scale per 128: 1 + 4/128)")),
+    lambda s: product(s["layers"], total(product(s["kv_lora_rank"] + s["qk_rope_head_dim"], s["kv_bytes"]),
+                                         product(s["index_head_dim"], s["index_key_bytes"]))),
+    label="KV cache per token (latent and indexer keys)",
+)
+
+
+
+def kv_per_token_form(kv_lora_rank: float, index_topk: float = 0) -> Formula:
+    """The form of ``kv_bytes_per_token`` for an attention kind: K and V per K/V head, an MLA latent, or a latent
+    and the sparse attention's indexer keys (``index_topk`` > 0)."""
+    if kv_lora_rank:
+        return KV_BYTES_PER_TOKEN_SPARSE if index_topk else KV_BYTES_PER_TOKEN_MLA
+    return KV_BYTES_PER_TOKEN
+
+
 # Replica-wide: a K/V head is never split across cards, so under a tensor-parallel
 # degree above the K/V head count (or any degree, for an MLA latent) each user's
 # cache is kept kv_replication times (docs/architecture.md §12; 1 on one card).
@@ -173,7 +201,7 @@ PAGED_USER_GIB = Formula(
 )
 
 ALL_FORMULAS = (
-    KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA, PER_USER_GIB, PER_USER_GIB_WINDOWED,
+    KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA, KV_BYTES_PER_TOKEN_SPARSE, PER_USER_GIB, PER_USER_GIB_WINDOWED,
     TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_GIB,
     CARD_GIB, USABLE_GIB, WEIGHTS_GIB, KV_BUDGET_GIB, USERS_WORST_CASE, USERS_PAGED,
     USERS_PAGED_WINDOWED, PAGED_USER_GIB,

@@ -93,6 +93,19 @@ STEP_KV_BYTES_WINDOWED = Formula(
     label="KV cache read per step (sliding windows applied)",
 )
 
+# DeepSeek Sparse Attention (DeepSeek-V3.2): attention reads the latent of at most index_topk cached tokens per
+# sequence, chosen by an indexer that reads every cached token's indexer key (docs/architecture.md §12).
+_SPARSE_VARS = (Var("index_topk", "tok", "tokens sparse attention attends to (index_topk)"),
+                Var("layers", "1", "layers (num_hidden_layers)"))
+STEP_KV_BYTES_SPARSE = Formula(
+    "kv_bytes_per_step",
+    (_BATCH, _CONTEXT, _R, Var("latent_bytes_per_token", "B", "MLA latent cached per token, every layer"),
+     Var("indexer_bytes_per_token", "B", "indexer keys cached per token, every layer"), *_SPARSE_VARS),
+    lambda s: product(s["batch"], total(product(s["latent_bytes_per_token"], Min(s["context"], s["index_topk"])),
+                                        product(s["indexer_bytes_per_token"], s["context"])), s["kv_replication"]),
+    label="KV cache read per step (sparse attention: top-k latents, every indexer key)",
+)
+
 STEP_BYTES = Formula(
     "bytes_per_step",
     (Var("weight_bytes_per_step", "B", "weights read"), Var("kv_bytes_per_step", "B", "KV cache read")),
@@ -132,6 +145,30 @@ STEP_FLOPS_WINDOWED = Formula(
     label="FLOPs per decode step (sliding windows applied)",
 )
 
+# The indexer scores each cached token with one dot product per index head: 2 × index_n_heads × index_head_dim FLOPs
+# per cached token per layer (16,384 on DeepSeek-V3.2; the head-weighted sum of the scores, 2 × index_n_heads more,
+# is left out as softmax is in attention's 4 × heads × head_dim). Attention itself covers min(context, index_topk).
+STEP_FLOPS_SPARSE = Formula(
+    "flops_per_step",
+    (_N, _BATCH, _Q, _HEAD, _CONTEXT, Var("index_n_heads", "1", "indexer heads (index_n_heads)"),
+     Var("index_head_dim", "1", "width of an indexer head (index_head_dim)"), *_SPARSE_VARS),
+    lambda s: total(product(2, s["active_params"], s["batch"]),
+                    product(s["layers"], total(product(4, s["heads"], s["attention_head_dim"],
+                                                       Min(s["context"], s["index_topk"])),
+                                               product(2, s["index_n_heads"], s["index_head_dim"], s["context"])),
+                            s["batch"])),
+    label="FLOPs per decode step (sparse attention: top-k attention, every token indexed)",
+)
+
+
+def step_forms(window_layers: float, index_topk: float = 0) -> tuple[Formula, Formula]:
+    """The forms of ``kv_bytes_per_step`` and ``flops_per_step`` for a model: sparse attention's (``index_topk``
+    > 0), sliding windows' (``window_layers`` > 0), or every layer full."""
+    if index_topk:
+        return STEP_KV_BYTES_SPARSE, STEP_FLOPS_SPARSE
+    if window_layers:
+        return STEP_KV_BYTES_WINDOWED, STEP_FLOPS_WINDOWED
+    return STEP_KV_BYTES, STEP_FLOPS
 
 
 def flops_per_sequence(s):
@@ -154,6 +191,23 @@ PREFILL_CHUNK_FLOPS = Formula(
                                   product(s["window_layers"],
                                           Min(s["cached_tokens"] + s["chunk_tokens"], s["window"]))))),
     label="FLOPs of a prefill chunk",
+)
+
+# The same chunk under sparse attention: each new token is indexed against all c0 + p tokens and attends to at most
+# index_topk of them.
+PREFILL_CHUNK_FLOPS_SPARSE = Formula(
+    "prefill_flops",
+    (_N, Var("chunk_tokens", "tok", "new tokens in the chunk (p)"),
+     Var("cached_tokens", "tok", "tokens already cached before the chunk (c0)"), _Q, _HEAD,
+     Var("index_n_heads", "1", "indexer heads (index_n_heads)"),
+     Var("index_head_dim", "1", "width of an indexer head (index_head_dim)"), *_SPARSE_VARS),
+    lambda s: total(product(2, s["active_params"], s["chunk_tokens"]),
+                    product(s["layers"], s["chunk_tokens"],
+                            total(product(4, s["heads"], s["attention_head_dim"],
+                                          Min(s["cached_tokens"] + s["chunk_tokens"], s["index_topk"])),
+                                  product(2, s["index_n_heads"], s["index_head_dim"],
+                                          s["cached_tokens"] + s["chunk_tokens"])))),
+    label="FLOPs of a prefill chunk (sparse attention)",
 )
 
 _PEAK = Var("peak_tflops", "TFLOP/s", "dense peak per card at the compute precision")
@@ -223,7 +277,8 @@ CEILING_TOK_S = Formula(
 
 SERVING_FORMULAS = (
     KV_REPLICATION, KV_REPLICATION_MLA, EXPERTS_TOUCHED, STEP_WEIGHT_BYTES, STEP_WEIGHT_BYTES_MOE, STEP_KV_BYTES,
-    STEP_KV_BYTES_WINDOWED, STEP_BYTES, MEMORY_MS, STEP_FLOPS, STEP_FLOPS_WINDOWED, PREFILL_CHUNK_FLOPS,
+    STEP_KV_BYTES_WINDOWED, STEP_KV_BYTES_SPARSE, STEP_BYTES, MEMORY_MS, STEP_FLOPS, STEP_FLOPS_WINDOWED,
+    STEP_FLOPS_SPARSE, PREFILL_CHUNK_FLOPS, PREFILL_CHUNK_FLOPS_SPARSE,
     COMPUTE_MS, COMPUTE_MS_WITH_PREFILL, COMM_MS, STEP_MS, TOK_S_PER_USER, TOK_S_PER_REPLICA, CEILING_TOK_S,
 )
 

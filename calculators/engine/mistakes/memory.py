@@ -97,11 +97,10 @@ def total_for_active(g):
 def rederive(found: dict, original: Mapping[str, float]) -> dict:
     """Values a family resolved from inputs an override changed, derived again from the change (the KV cache per
     token, the parameter count)."""
-    kv_parts = ("layers", "kv_heads", "head_dim", "kv_bytes", "kv_lora_rank", "qk_rope_head_dim")
+    kv_parts = ("layers", "kv_heads", "head_dim", "kv_bytes", "kv_lora_rank", "qk_rope_head_dim", "index_head_dim")
     if "kv_bytes_per_token" in found and any(found.get(k) != original.get(k) for k in kv_parts):
         try:
-            per_token = (F.KV_BYTES_PER_TOKEN_MLA(found) if found.get("kv_lora_rank")
-                         else F.KV_BYTES_PER_TOKEN(found))
+            per_token = F.kv_per_token_form(found.get("kv_lora_rank", 0), found.get("index_topk", 0))(found)
         except Exception:  # noqa: BLE001 - a family without the parts keeps its value
             per_token = None
         if per_token is not None:
@@ -119,7 +118,7 @@ def rederive(found: dict, original: Mapping[str, float]) -> dict:
 # --- the KV cache per token ---
 
 def _kv_per_token(g):
-    return F.KV_BYTES_PER_TOKEN_MLA(g) if g["kv_lora_rank"] else F.KV_BYTES_PER_TOKEN(g)
+    return F.kv_per_token_form(g["kv_lora_rank"], g.get("index_topk", 0))(g)
 
 
 def kv_query_heads(g, s):
@@ -196,7 +195,7 @@ def kv_step_unreplicated(g, s):
     if g["kv_replication"] <= 1:
         return None
     batch = s["batch"] if "batch" in s else g["batch"]
-    formula = S.STEP_KV_BYTES_WINDOWED if g["window_layers"] else S.STEP_KV_BYTES
+    formula, _ = S.step_forms(g["window_layers"], g.get("index_topk", 0))
     return formula({**g, "batch": batch, "kv_replication": 1})
 
 

@@ -240,7 +240,7 @@ def replication_step(cfg: ModelConfig) -> StepSpec:
 
 def kv_read_spec(cfg: ModelConfig) -> StepSpec:
     """``kv_bytes_per_step``: batch × context × KV per token × replication (windows applied)."""
-    formula = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
+    formula, _ = S.step_forms(cfg.window_layers, cfg.index_topk)
     return StepSpec(formula,
                     {"kv_replication": "kv_replication"},
                     label="KV cache read per step (every sequence's context)")
@@ -248,7 +248,7 @@ def kv_read_spec(cfg: ModelConfig) -> StepSpec:
 
 def time_specs(cfg: ModelConfig) -> list[StepSpec]:
     """``flops_per_step`` through ``tok_s_per_replica`` (needs ``bytes_per_step`` before it)."""
-    flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
+    _, flops = S.step_forms(cfg.window_layers, cfg.index_topk)
     return [
         StepSpec(flops, label="FLOPs per step (2 × active parameters + attention, per sequence)"),
         StepSpec(S.MEMORY_MS,

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas import serving as S
 from ..hf_config import ModelConfig
-from ..step_model import check_degree, kv_replication
+from ..step_model import check_degree, kv_given_parts, kv_replication
 from .base import DEGREE_RULE, KV_DTYPES_DRAWN, Family, Offline, Plan, StepSpec, draw_context
 from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
 
@@ -44,13 +44,21 @@ def kv_given(cfg: ModelConfig, kv_dtype: str, gpus: int = 1) -> dict[str, float]
         "full_layers": cfg.full_layers,
         "window_layers": cfg.window_layers,
         "window": cfg.sliding_window,
+        **indexer_given(cfg, kv_dtype),
     }
+
+
+def indexer_given(cfg: ModelConfig, kv_dtype: str) -> dict[str, float]:
+    """Sparse attention's numbers (DeepSeek-V3.2; zeros without an indexer): the indexer's heads, width and top-k,
+    the bytes of one cached indexer value, and what one token caches in every layer as MLA latent and as indexer
+    key (:func:`~..step_model.kv_given_parts`)."""
+    return {"index_n_heads": cfg.index_n_heads, "index_head_dim": cfg.index_head_dim, "index_topk": cfg.index_topk,
+            "index_key_bytes": float(F.INDEX_KEY_BYTES), **kv_given_parts(cfg, kv_dtype)}
 
 
 def kv_per_token_spec(cfg: ModelConfig) -> StepSpec:
     """The ``kv_bytes_per_token`` step for this attention kind."""
-    formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
-    return StepSpec(formula)
+    return StepSpec(F.kv_per_token_form(cfg.kv_lora_rank, cfg.index_topk))
 
 
 def replication_spec(cfg: ModelConfig) -> StepSpec:
@@ -120,10 +128,29 @@ def kv_notes(cfg: ModelConfig) -> list[str]:
             f"so they never hold more than {cfg.sliding_window:,} tokens; kv_bytes_per_token counts every "
             f"layer as full."
         )
+    if cfg.sparse_attention:
+        indexer = cfg.index_head_dim * float(F.INDEX_KEY_BYTES)
+        notes.append(
+            f"Sparse attention (DeepSeek Sparse Attention): each layer also caches a {cfg.index_head_dim}-value "
+            f"indexer key per token in fp8 with an fp32 scale per 128 values ({indexer:g} B); the indexer of "
+            f"{cfg.index_n_heads} heads scores every cached token and attention reads the latent of the "
+            f"{cfg.index_topk:,} best. Nothing is dropped: the cache per user grows with the whole context, and a "
+            f"decode step reads min(context, {cfg.index_topk:,}) latents plus every indexer key.")
     if cfg.attention_sinks:
         notes.append("Attention sinks: one learned logit per query head per layer joins each softmax; they are "
                      "parameters, not cache, and add nothing per token.")
     return notes
+
+
+def sparse_limit_note(cfg: ModelConfig, what: str) -> list[str]:
+    """A sentence when ``what`` (a batch limit, an intensity) still reads a sparse-attention model's whole cache and
+    attends densely: an upper bound on its read and FLOPs past the top-k, which the step itself does not use."""
+    if not cfg.sparse_attention:
+        return []
+    return [f"{what} counts each sequence's whole cache as read and attended, as for dense attention; a step of this "
+            f"model's sparse attention reads and attends to at most {cfg.index_topk:,} latents per sequence (plus "
+            f"every indexer key), so past {cfg.index_topk:,} tokens this is conservative (the decode calculator and "
+            f"the simulator cost the sparse read)."]
 
 
 def plan_kv(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..catalog import NOMINAL_BITS, Catalog, weight_bits
 from ..formulas import memory as F
-from ..hf_config import ModelConfig, attention_params_per_layer, mlp_params, param_breakdown
+from ..hf_config import ModelConfig, attention_params_per_layer, indexer_params_per_layer, mlp_params, param_breakdown
 from .base import Family, Plan, StepSpec, draw_model, weights_phrase
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
 
@@ -70,6 +70,11 @@ def params_notes(cfg: ModelConfig) -> list[str]:
         )
     if cfg.qkv_bias:
         notes.append("The q, k and v projections carry biases.")
+    if cfg.sparse_attention:
+        notes.append(f"Attention per layer includes the sparse attention's lightning indexer "
+                     f"({indexer_params_per_layer(cfg):,} parameters: its {cfg.index_n_heads} query heads of "
+                     f"{cfg.index_head_dim} from the q latent, one key projection, the key's LayerNorm and one weight "
+                     f"per head); every token runs it, so it counts as active too.")
     return notes
 
 

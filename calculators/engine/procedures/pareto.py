@@ -66,7 +66,7 @@ from .inputs import (
     resolve_model,
 )
 from .inputs import MFU as STEP_MFU
-from .kv import fp4_cache_note
+from .kv import fp4_cache_note, sparse_limit_note
 from .slo import TPOT_TARGET_MS, batch_limit_specs, slo_given
 
 # --- The throughput–interactivity curve itself: every grid point of docs/architecture.md §12, costed by the …
@@ -258,8 +258,7 @@ def pareto_specs(cfg: ModelConfig) -> list[StepSpec]:
     else:
         specs.append(StepSpec(S.STEP_WEIGHT_BYTES,
                               label="Weights read per step (parameters × bytes)"))
-    kv = S.STEP_KV_BYTES_WINDOWED if cfg.window_layers else S.STEP_KV_BYTES
-    flops = S.STEP_FLOPS_WINDOWED if cfg.window_layers else S.STEP_FLOPS
+    kv, flops = S.step_forms(cfg.window_layers, cfg.index_topk)
     return specs + [
         StepSpec(kv,
                  {**at_batch, "kv_replication": "kv_replication"},
@@ -340,7 +339,7 @@ def plan_pareto(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                              lambda degree: asked if degree == inputs["gpus"] else _limit_at(cfg, gpu, inputs, degree))
         result.extra["curve"] = curve
         result.notes = (curve_notes(curve, inputs, result.values, gpu.name) + fp4_cache_note(inputs["kv_dtype"], gpu)
-                        + [gpu.memory_note] + list(cfg.notes))
+                        + [gpu.memory_note] + sparse_limit_note(cfg, "The TPOT batch limit") + list(cfg.notes))
 
     return Plan("pareto", inputs, specs, given, [], {"model_name": model_name}, finish=finish, checks=limits)
 

@@ -57,6 +57,7 @@ from .inputs import (
     resolve_model,
     with_aliases,
 )
+from .kv import sparse_limit_note
 
 # --- The roofline at a context (docs/architecture.md §12): decode's intensity once the KV cache is read too.
 
@@ -253,7 +254,7 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
         f"Prefill of {inputs['prompt_tokens']:,} tokens: {fmt(v['prefill_flop_per_byte'])}, so it is "
         f"{_bound_words(v['prefill_bound'])} (prefill_bound = {v['prefill_bound']:g})."
     )
-    notes += reach_notes(given, v, fmt)
+    notes += reach_notes(given, v, fmt) + sparse_limit_note(cfg, "The decode intensity at the context")
     notes += moe_note(cfg, total, active,
                       "FLOPs count the used ones and bytes all of them, as a large batch touches every expert. "
                       "At small batches only the routed experts are read, so the true intensity there is higher.")

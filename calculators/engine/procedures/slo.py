@@ -87,7 +87,7 @@ from .inputs import (
     clean_inputs,
     resolve_model,
 )
-from .kv import fp4_cache_note, kv_given, kv_notes, replication_spec, valid_degree
+from .kv import fp4_cache_note, kv_given, kv_notes, replication_spec, sparse_limit_note, valid_degree
 from .params import params_given
 
 # --- The ``slo`` family's inputs and the numbers its steps read (:func:`slo_given`).
@@ -224,8 +224,7 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
         "output_tokens": inputs["output_tokens"],
         "gpus_per_node": inputs["gpus_per_node"],
     }
-    kv_formula = F.KV_BYTES_PER_TOKEN_MLA if cfg.kv_lora_rank else F.KV_BYTES_PER_TOKEN
-    given["kv_bytes_per_token"] = kv_formula(given)
+    given["kv_bytes_per_token"] = F.kv_per_token_form(cfg.kv_lora_rank, cfg.index_topk)(given)
     step = step_given(cfg, gpu, {**inputs, "batch": 1})
     for key in ("always_read_params", "experts", "experts_per_token", "attention_head_dim", "allreduces",
                 "activation_bytes", "link_gb_s", "allreduce_latency_us", "nvlink_domain_gpus",
@@ -330,7 +329,7 @@ def _model_notes(cfg: ModelConfig, inputs: dict[str, Any], given: dict[str, floa
     if given["weight_bits"] != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {given['weight_bits']:g} bits each, not the "
                      f"nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
-    return notes + kv_notes(cfg) + list(cfg.notes)
+    return notes + kv_notes(cfg) + sparse_limit_note(cfg, "The TPOT batch limit") + list(cfg.notes)
 
 
 def slo_notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, float],
