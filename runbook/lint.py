@@ -59,6 +59,8 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("04-gpu-roofline", "295"): "a colleague's claim the question quotes to be corrected",
     ("13-speculative-and-constrained", "295"): "a colleague's claim the question quotes (over two lines) to be "
                                                "corrected",
+    ("13-speculative-and-constrained", "90 %"): "DeepSeek-V3's published 85 to 90 % acceptance of its drafted "
+                                                "token, a cited figure",
     ("15-production", "295"): "a colleague's prediction the question quotes to be corrected",
     ("15-production", "57.4"): "the seconds vLLM's documentation measured to load Qwen3-30B-A3B, a cited figure; "
                                "near that model's GiB by chance",
