@@ -169,6 +169,10 @@ def test_preemption_begins_at_the_first_swept_rate_that_preempts():
     values = problem.solve().values
     # 27,507 whole blocks of 16 tokens; 440,112 ÷ 4,608 = 95.5 → 95 requests whole.
     assert (values["kv_cache_tokens"], values["full_cache_requests"]) == (440_112, 95)
+    # Issue 29 item 4: the tokens come from the ladder's budget steps (card × 0.9 − weights − 3 GiB), in whole blocks.
+    assert values["usable_gib"] == pytest.approx(values["card_gib"] * 0.9)
+    assert values["kv_budget_gib"] == pytest.approx(values["usable_gib"] - values["weights_gib"] - 3)
+    assert 440_112 // 16 == int(values["kv_budget_gib"] * 2**30 // (values["kv_bytes_per_token"] * 16)) == 27_507
     assert values["preemption_rate_req_s"] == first["rate_req_s"] and before["preemptions"] == 0
 
 

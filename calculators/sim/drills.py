@@ -30,8 +30,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from calculators.engine.catalog import Catalog
+from calculators.engine.catalog import NOMINAL_BITS, Catalog, weight_bits
 from calculators.engine.errors import InputError
+from calculators.engine.formulas import memory as F
 from calculators.engine.formulas.serving import (
     CROSSING,
     DECODE_STEP_BATCH,
@@ -43,8 +44,11 @@ from calculators.engine.formulas.serving import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
+from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.base import Family, Plan, StepSpec
 from calculators.engine.procedures.inputs import catalog_or_default
+from calculators.engine.procedures.kv import kv_given, kv_per_token_spec
+from calculators.engine.procedures.params import params_given
 
 from .results import KNEE_SHARE, knee_bracket
 from .results import knee as sweep_knee
@@ -53,6 +57,8 @@ from .scenario import (
     BLOCK_SIZE,
     CACHE_INPUTS,
     INPUTS,
+    RESERVE_GIB,
+    UTILIZATION,
     Scenario,
     SweepRunner,
     draw_scenario,
@@ -194,10 +200,24 @@ def plan_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Pl
     if first is None:
         raise InputError("No swept rate preempts a sequence: lengthen the prompts or outputs.", field="prompt_tokens")
     rate = first["rate_req_s"]
-    given = {**_stack_given(scenario), "kv_blocks": scenario.kv_tokens // BLOCK_SIZE, "block_tokens": BLOCK_SIZE,
-             "request_tokens": inputs["prompt_tokens"] + inputs["output_tokens"], "one_request": 1,
-             "simulated_preemption_req_s": rate}
-    specs = [StepSpec(KV_TOKENS, label="Tokens the KV cache holds (whole 16-token blocks)"),
+    # The ladder's budget steps on one card (the scenario's own budget: utilisation, weights, one reserve), so a
+    # GB/GiB slip, a skipped utilisation or bits for bytes is named at the KV tokens they reach.
+    cfg = scenario.replica.model
+    given = {**_stack_given(scenario), **params_given(cfg), **kv_given(cfg, inputs["kv_dtype"], 1),
+             "card_mib": scenario.gpu.memory_mib, "card_marketed_gb": scenario.gpu.marketed_gb,
+             "utilization": UTILIZATION, "total_params": param_breakdown(cfg).total,
+             "weight_bits": weight_bits(inputs["weights_dtype"], None),
+             "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]], "reserve_gib": RESERVE_GIB,
+             "block_tokens": BLOCK_SIZE, "request_tokens": inputs["prompt_tokens"] + inputs["output_tokens"],
+             "one_request": 1, "simulated_preemption_req_s": rate}
+    specs = [StepSpec(F.CARD_GIB, tolerance=0.001),
+             StepSpec(F.USABLE_GIB, {"card_gib": "card_gib"}, label="Usable memory (× utilisation)"),
+             StepSpec(F.WEIGHTS_GIB),
+             StepSpec(F.KV_BUDGET_GIB, {"usable_gib": "usable_gib", "weights_gib": "weights_gib"},
+                      label="KV cache budget (after the activation reserve)"),
+             kv_per_token_spec(cfg),
+             StepSpec(KV_TOKENS, {"kv_budget_gib": "kv_budget_gib", "kv_bytes_per_token": "kv_bytes_per_token"},
+                      rounding="floor", label="Tokens the KV cache holds (whole 16-token blocks)"),
              StepSpec(FULL_CACHE, {"kv_cache_tokens": "kv_cache_tokens"}, rounding="floor",
                       label="Requests the cache holds with their whole prompt and output"),
              StepSpec(PREEMPT_RATE, tolerance=PREEMPT_TOLERANCE, label="The lowest swept rate with a preemption")]
@@ -258,9 +278,11 @@ def describe_tpot_batch(inputs: dict[str, Any], catalog: Catalog) -> str:
 
 def describe_preempt_rate(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The preemption problem in an interviewer's words."""
-    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog, 'cache')}, 120 s each. How many tokens "
-            f"does the KV "
-            f"cache hold, and how many requests fit in it whole? Preemption begins at the lowest swept rate whose "
+    return (f"{_stack(inputs, catalog)}, swept over {_rates(inputs, catalog, 'cache')}, 120 s each. Size the KV "
+            f"cache as the ladder does (the card's memory, the usable share, the weights, the budget after a "
+            f"{RESERVE_GIB:g} GiB activation "
+            f"reserve, the KV bytes per token): how many tokens does it hold in whole 16-token blocks, and how many "
+            f"requests fit in it whole? Preemption begins at the lowest swept rate whose "
             f"run preempts at least one sequence: which rate is it (within ±{PREEMPT_TOLERANCE:.0%}: that swept rate, "
             f"not a neighbour)?")
 
@@ -342,7 +364,8 @@ FAMILIES = (
            offline=None, describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning",
            difficulty=3, rubric=TPOT_BATCH_RUBRIC),
     Family("preemptrate", "Where preemption begins",
-           "The tokens the KV cache holds, the requests it holds whole, and the lowest swept rate that preempts, "
+           "The KV budget as the ladder sizes it, the tokens it holds, the requests it holds whole, and the lowest "
+           "swept rate that preempts, "
            "graded against a stored simulation.", CACHE_INPUTS, plan_preempt_rate, generate=_generate_preempt,
            order=93, offline=None, describe=describe_preempt_rate, prepare=_prepare("cache"),
            chapter="15-production", difficulty=3, rubric=PREEMPT_RATE_RUBRIC),

@@ -39,7 +39,9 @@ the engine quotes its step for (capped at the KV limit, whose budget keeps the r
 drawn against that batch's share of the ceiling. v20: a decode problem draws its batch and context under the one
 capacity rule the plan caps with (kv_batch_limit, the reserve kept) instead of a second reserve-less one, so a
 batch the cap would have cut to an odd size (61) is drawn as the largest listed batch that fits (32). v21:
-DeepSeek-V3.2-Exp (sparse attention) joins the models a stack is drawn with.
+DeepSeek-V3.2-Exp (sparse attention) joins the models a stack is drawn with. v22: a preemptrate problem also
+expects the ladder's budget steps before its KV tokens (card_gib, usable_gib, weights_gib, kv_budget_gib,
+kv_bytes_per_token); every draw and every earlier expected value is v21's.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 21
+GENERATOR_VERSION = 22
 MAX_SEED = 2**63
 
 

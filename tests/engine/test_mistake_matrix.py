@@ -44,10 +44,22 @@ def test_docs_hold_the_current_matrix(cells):
 
 
 def test_a_mistake_whose_change_no_step_reads_says_what_it_changes(cells):
-    """Issue 29 item 7: ttftp99's and preemptrate's steps read the simulator's stored step times and block count,
-    never the card's bandwidth, so GB/s read as GiB/s changes nothing there and the matrix says so; disagg sends
-    one copy of the prompt's cache, so K/V replication is read by none of its steps."""
+    """Issue 29 item 7: ttftp99's steps read the simulator's stored step times, never the card's bandwidth, so
+    GB/s read as GiB/s changes nothing there and the matrix says so; disagg sends one copy of the prompt's cache,
+    so K/V replication is read by none of its steps."""
     why = {(cell.family, cell.mistake): cell.why for cell in cells if not cell.named}
     assert why[("ttftp99", "gb-gib-mix")] == "no change: it changes bandwidth_gb_s, which no step of ttftp99 reads"
-    assert why[("preemptrate", "gb-gib-mix")].startswith("no change: it changes bandwidth_gb_s")
     assert why[("disagg", "kv-replication-ignored")].startswith("no change: it changes kv_replication")
+
+
+def test_preemptrate_names_the_ladders_slips_on_the_way_to_its_kv_tokens(cells):
+    """Issue 29 item 4: preemptrate steps through the ladder's budget (card, usable memory, weights, KV budget, KV per
+    token) before the tokens its cache holds, which it read from a stored block count before. Verdicts that change:
+    a GB/GiB slip (named at the card's memory and on to the KV tokens; before, "no change" since no step read a
+    size), a skipped utilisation, a skipped reserve, bits for bytes, query heads for K/V heads and the missing K-and-V
+    factor, each named where it first shows; the drill's other steps grade as before."""
+    named = {(cell.family, cell.mistake): cell.named for cell in cells if cell.named}
+    assert {"card_gib", "kv_cache_tokens"} <= set(named[("preemptrate", "gb-gib-mix")].split(", "))
+    assert "usable_gib" in named[("preemptrate", "skipped-utilization")]
+    assert "kv_bytes_per_token" in named[("preemptrate", "bits-for-bytes")]
+    assert "kv_budget_gib" in named[("preemptrate", "skipped-activation-reserve")]

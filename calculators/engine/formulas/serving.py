@@ -334,9 +334,13 @@ TTFT_P99 = Formula("ttft_p99_ms", (Var("simulated_ttft_p99_ms", "ms", "simulated
 CROSSING = Formula("tpot_crossing_batch",
                    (Var("simulated_crossing_batch", "requests", "running sequences where mean TPOT = target"),),
                    lambda s: s["simulated_crossing_batch"])
+# The ladder's KV budget in whole blocks: ⌊budget ÷ (KV per token × block)⌋ × block.
 KV_TOKENS = Formula("kv_cache_tokens",
-                    (Var("kv_blocks", "1", "whole blocks in the budget"), Var("block_tokens", "tok", "block size")),
-                    lambda s: product(s["kv_blocks"], s["block_tokens"]))
+                    (Var("kv_budget_gib", "GiB", "KV cache budget"),
+                     Var("kv_bytes_per_token", "B", "KV cache per token"), Var("block_tokens", "tok", "block size")),
+                    lambda s: product(floor(ratio(s["kv_budget_gib"],
+                                                  product(s["kv_bytes_per_token"], s["block_tokens"]))),
+                                      s["block_tokens"]))
 FULL_CACHE = Formula("full_cache_requests",
                      (Var("kv_cache_tokens", "tok", "tokens the cache holds"),
                       Var("request_tokens", "tok", "prompt + output"), Var("one_request", "requests", "one request")),
