@@ -1,14 +1,12 @@
-"""The catalog of real models and GPUs the calculators and problems draw from.
+"""The catalog of real models and GPUs the calculators and problems draw from, and the number formats.
 
 Data lives in ``fixtures/catalog/models.json`` and ``gpus.json`` (copied from
 ``shared/reference/``; every entry keeps its ``source`` list and its ``id``).
 The directory is passed in, so the engine reads no Django settings;
 :func:`default_catalog` uses the repository's ``fixtures/catalog``.
 
-Number formats for weights and the KV cache, with their widths.
-
-Widths are bits per stored value. ``int4`` weights are charged an *effective*
-width (default 4.5 bits): a 4-bit format also stores a scale (and often a
+*Number formats* for weights and the KV cache: widths are bits per stored value. ``int4`` weights are
+charged an *effective* width (default 4.5 bits): a 4-bit format also stores a scale (and often a
 zero-point) per block of 32–64 weights and keeps sensitive tensors wider
 (the runbook's errata: Q4_K_M works out near 4.8 bits). The nominal width is
 kept so the grader can recognise the ``nominal-4bit`` misconception.

@@ -22,7 +22,7 @@ For each step, in order (docs/architecture.md §10), the typed text is read by
 
 The score is the mean credit over the steps, 0 to 1.
 
-Misconceptions as perturbations of a family's own steps (docs/architecture.md §11).
+*Misconceptions as perturbations* of a family's own steps (docs/architecture.md §11).
 
 A classic mistake changes one thing — an input, a unit, a rounding or, rarely, one quantity's own formula
 (the changes of the one registry, :mod:`.mistakes`) — and everything computed after it follows. A

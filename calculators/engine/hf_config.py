@@ -1,4 +1,4 @@
-"""Read a Hugging Face ``config.json`` into the few numbers serving arithmetic needs.
+"""Read a Hugging Face ``config.json`` into the few numbers serving arithmetic needs, and count its parameters.
 
 The engine never trusts a marketing parameter count: every figure is derived from
 the architecture fields of the model's own ``config.json``. This module turns
@@ -23,7 +23,7 @@ fails before any arithmetic), what a model type implies that its config leaves u
 ``transformers`` classes' defaults: the model type itself, tied embeddings, q/k/v biases, q/k norms,
 norms per layer, sliding-window layers, interleaved experts), and the :class:`ModelConfig` they build.
 
-Exact parameter counts derived from a :class:`~.hf_config.ModelConfig`.
+*Exact parameter counts* derived from a :class:`ModelConfig`.
 
 The count is the sum of every weight matrix, bias and norm vector the model's
 reference implementation (Hugging Face ``transformers``) creates:

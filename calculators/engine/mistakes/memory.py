@@ -1,15 +1,11 @@
-"""What memory mistakes change: the KV cache, the weights, the ladder, K/V copies, adapters and prefixes.
+"""What memory and number-format mistakes change: the KV cache, the weights, the ladder, K/V copies, adapters and
+prefixes; a format's range, epsilon and width; RoPE's bands and wavelengths.
 
 The changes the registry (:mod:`.`) names for memory quantities. An *override* takes the problem's given values and
 returns them changed (or a list of changed copies, or ``None`` where the mistake cannot occur in this problem); a
 *step value* takes the given values ``g`` and the earlier steps ``s`` (the right ones, or the candidate's own) and
 returns what a candidate holding the mistake types at that step. Each reads only the quantities its registry entry
 ``needs``.
-
-What number-format and RoPE mistakes change: ranges, epsilons and widths; rotary bands and wavelengths.
-
-Step values for the registry (:mod:`.`): each takes the given values ``g`` and the earlier steps ``s`` and returns
-what a candidate holding the mistake types at that step, or ``None`` where it cannot occur in this problem.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""What serving mistakes change: the roofline, a decode step, prefill, a batch under a TPOT target, speculation.
+"""What serving and fleet mistakes change: the roofline, a decode step, prefill, a batch under a TPOT target,
+speculation; replicas and nodes, the price per token, tensor-parallel degrees, KV transfers and swaps.
 
 Step values for the registry (:mod:`.`): each takes the given values ``g`` and the earlier steps ``s`` and returns
 what a candidate holding the mistake types at that step (a list where the slip has two readings), or ``None`` where
 it cannot occur in this problem.
-
-What fleet, cost and transfer mistakes change: replicas and nodes, the price per token, tensor-parallel degrees,
-KV transfers and swaps.
-
-Step values for the registry (:mod:`.`): each takes the given values ``g`` and the earlier steps ``s`` and returns
-what a candidate holding the mistake types at that step, or ``None`` where it cannot occur in this problem.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What every calculator family shares: named steps, their evaluation and their JSON.
+"""What every calculator family shares: named steps, their evaluation and their JSON, the :class:`Family`
+record, what it tells the offline export, and its generators' helpers.
 
 A family's ``plan()`` resolves its inputs (a model config, a GPU, precisions …)
 into ``given``: plain numbers keyed by formula variable name. It then lists its
@@ -13,17 +14,13 @@ and :func:`evaluate` turns a plan into a :class:`Result`, evaluating each step o
 :meth:`Family.plan` gives the plan alone, which is how the offline export
 reads every family's resolution as data.
 
-The :class:`Family` record every calculator family module declares.
-
-A family module (``procedures/<name>.py``) defines ``FAMILIES``, a tuple of
+*The record.* A family module (``procedures/<name>.py``) defines ``FAMILIES``, a tuple of
 :class:`Family`; :mod:`calculators.engine.procedures` discovers them, so adding
 a family touches no shared file.
 
-What a family tells the offline export (``runbook/export/``) beyond the plans it resolves.
-
-The export reads each family's :class:`~.base.Plan` as data over the choices and
+*The offline export* (``runbook/export/``) reads each family's :class:`Plan` as data over the choices and
 numbers its inputs take, and prints the steps' formulas to JavaScript. What a
-plan alone cannot show is declared here, on the family's record:
+plan alone cannot show is declared on the family's record (:class:`Offline`):
 
 * ``adapters``: given numbers that follow several typed inputs at once, as sympy
   over the inputs' names (the ladder's ``min(avg_tokens, context)``); the export
@@ -38,9 +35,8 @@ plan alone cannot show is declared here, on the family's record:
   the driver needs besides the steps (a :class:`~..formula.Formula` is shipped as
   its printed JavaScript) and given numbers shipped though no step reads them.
 
-Helpers shared by the families' problem generators (seeded ``random.Random``).
-
-:func:`pinned_catalog` is how a coach's fixed model or card reaches a draw (docs/architecture.md §11): the
+*Drawing* (the generators take a seeded ``random.Random``): :func:`pinned_catalog` is how a coach's fixed
+model or card reaches a draw (docs/architecture.md §11): the
 family's own generator runs on a catalog holding only that model and card, so every value it draws from
 them (the tensor-parallel degree that holds the weights, a context the model supports, a "measured" rate
 below the stack's ceiling, a batch its KV budget holds) is drawn for that stack and no other.
@@ -354,7 +350,7 @@ class Family:
     """A calculator family.
 
     ``plan(raw_inputs, catalog)`` resolves snake-case inputs into a
-    :class:`~.base.Plan` (data: no step evaluated; the offline export reads it), which
+    :class:`Plan` (data: no step evaluated; the offline export reads it), which
     :meth:`run` evaluates; ``generate(rng, catalog)``
     draws the inputs of a seeded problem (``None``: no drill for it);
     the mistakes its steps are graded against are the one registry's

@@ -1,4 +1,5 @@
-"""What the compute families (``roofline``, ``decode``, ``prefill``, ``prefix``) share.
+"""What the compute families (``roofline``, ``decode``, ``prefill``, ``prefix``) share, and the serving step as
+family steps.
 
 The compute-precision, prompt and MFU inputs, the dense/sparse peak lookup
 (``gpus.json``'s ``tflops.<precision>_dense`` and ``_sparse_2to4``), the
@@ -6,9 +7,8 @@ parameters a token uses, the sentences their notes share, and the generators'
 helpers: a model served at the smallest tensor-parallel degree that holds it,
 and the phrases a drawn problem quotes.
 
-The serving model's step as family steps (docs/architecture.md §12), shared by the families that show it.
-
-:func:`step_given` resolves a replica (model, card, degree, precisions) and a
+*The serving step* (docs/architecture.md §12), shared by the families that show it: :func:`step_given`
+resolves a replica (model, card, degree, precisions) and a
 batch into the plain numbers :mod:`..formulas.serving` read, with the very
 helpers :mod:`..step_model` uses, so a family's steps and the simulator's fast
 path agree. :func:`step_specs` lists the step's :class:`StepSpec` s in order,
