@@ -43,6 +43,10 @@ def test_each_request_simulates_one_rate_until_the_sweep_is_done(client):
     for table in ("table-latency", "table-goodput", "table-time"):
         assert f'id="{table}"' in second
     assert "at 60 req/s" in second  # the highest rate's KV use and preemptions over time
+    # The page states the window rule goodput is computed by (a new user read goodput above throughput as a
+    # bug under the old sentence, which said an unfinished request does not count).
+    assert "goodput can exceed throughput: by at most the requests in flight at the end" in second
+    assert "does not count" not in second
 
 
 def test_results_are_cached_by_the_inputs_hash(client):
