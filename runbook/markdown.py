@@ -233,9 +233,10 @@ def markdown_parser() -> MarkdownIt:
 
 @lru_cache(maxsize=1)
 def authored_parser() -> MarkdownIt:
-    """The parser for fields (what a coach may write): raw HTML is text, other sites' links marked."""
-    md = MarkdownIt("commonmark", {"html": False, "typographer": True})
-    md.enable(["table", "strikethrough", "replacements", "smartquotes"])
+    """The parser for fields (what a coach may write): raw HTML is text, other sites' links marked, and quotes,
+    dashes and ``(c)`` left as typed (no typographer: pasted JSON or a command must copy back out unchanged)."""
+    md = MarkdownIt("commonmark", {"html": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
     md.core.ruler.push("alignment_classes", _alignment_classes)
     md.core.ruler.push("external_marks", _external_marks)
     return md

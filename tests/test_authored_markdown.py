@@ -77,3 +77,9 @@ def test_the_question_form_refuses_eleven_shortcodes_and_the_preview_says_why(co
     assert not BankItem.objects.filter(author__username="carol").exists()
     preview = coach_client.post("/coach/questions/preview/", {"field": "prompt", "prompt": many})
     assert "holds 11 shortcodes" in preview.content.decode()
+
+
+def test_a_coachs_pasted_json_keeps_its_straight_quotes():
+    html = render_markdown('Paste {"json": [1,2,3], "pasted": true} -- as is', authored=True).html
+    assert '<p>Paste {"json": [1,2,3], "pasted": true} -- as is</p>' in html
+    assert "“" not in html and "–" not in html
