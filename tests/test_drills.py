@@ -646,7 +646,6 @@ class TestHostileAnswers:
         assert f'value="{typed}"' in step  # kept in its box to fix
 
     @pytest.mark.parametrize("typed", [
-        "５３",            # full-width digits
         "٥٣",              # Arabic-Indic digits
         "53\u200b",        # zero-width space
         "\u202e35",        # right-to-left override
@@ -664,6 +663,18 @@ class TestHostileAnswers:
         assert verdict_classes(response) == {}  # refused with the parser's message, nothing graded
         assert "invalid-feedback d-block" in step_items(response)["users_worst_case"]
         assert "1 could not be read" in page_text(response)
+
+    def test_full_width_digits_are_graded(self, client):
+        # Issue 29: full-width digits were refused as unreadable; they are read as digits now (verdict changes from
+        # unreadable to correct for the right count).
+        problem = make_problem()
+
+        response = client.post(problem.get_absolute_url(),
+                               {"users_worst_case": "５３", "users_paged": "１９１", "blanks": "count"})
+
+        assert response.status_code == 200
+        assert "invalid-feedback d-block" not in step_items(response)["users_worst_case"]
+        assert "could not be read" not in page_text(response)
 
     def test_a_script_tag_in_an_answer_is_escaped(self, client):
         problem = make_problem()

@@ -654,6 +654,26 @@ _RATIO_SUFFIX = r"^(.*[0-9.)])\s*[x×X]$"
 _AMBIGUOUS_GROUP = r"(?<![0-9,.])[0-9]{1,3},[0-9]{3}(?![0-9,])"
 
 
+# Full-width forms (U+FF01–U+FF5E: "８０３０", "ＧＢ", "／") as their ASCII letters, and the ideographic space as a
+# space: an East Asian keyboard's digits are digits.
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: " "}
+# Thousands grouped by a space (``8 030 261 248``, ``1 024``; ASCII, no-break, thin or narrow no-break space): a
+# group of one to three digits, then groups of exactly three, no digit, comma or point before it.
+_SPACE_GROUPED = r"(?<![0-9.,])[0-9]{1,3}(?:[ \u00a0\u2009\u202f][0-9]{3})+(?![0-9,])"
+
+
+def _grouped_by_space(text: str) -> tuple[str, str]:
+    """``text`` with full-width forms read as ASCII and space-grouped thousands joined (``8 030 261 248`` →
+    ``8030261248``), and the note saying so (``""`` when no group was joined)."""
+    text = text.translate(_FULL_WIDTH)
+    groups = [match.group(0) for match in re.finditer(_SPACE_GROUPED, text)]
+    if not groups:
+        return text, ""
+    joined = re.sub(_SPACE_GROUPED, lambda match: re.sub(r"\s", "", match.group(0)), text)
+    shown = ", ".join(f"{group} as {re.sub(r'[^0-9]', '', group)}" for group in groups)
+    return joined, f"Read {shown} (a space groups thousands)."
+
+
 def _without_qualifiers(text: str) -> str:
     """Drop approximation marks and per-item qualifiers that do not change the value."""
     cleaned = re.sub(_LEADING_QUALIFIER, "", text, count=1, flags=re.IGNORECASE)
@@ -725,7 +745,7 @@ def parse_answer(text: str, unit: str, verdict: str = "") -> ParsedAnswer:
     and for a word a verdict step does not read (``yes`` for which bound).
     """
     step = get_unit(unit)
-    checked = _check_length(text, step)
+    checked, grouped_note = _grouped_by_space(_check_length(text, step))
     if verdict:
         chosen = read_verdict(checked, verdict)
         if chosen is not None:  # "memory-bound", "Yes": the verdict in words, 1 or 0
@@ -734,7 +754,7 @@ def parse_answer(text: str, unit: str, verdict: str = "") -> ParsedAnswer:
             raise AnswerError(f"{quote(checked)} is not an answer this step reads; it asks for "
                               f"{verdict_phrase(verdict)}.")
     stripped = _without_qualifiers(checked)
-    notes = []
+    notes = [grouped_note] if grouped_note else []
     figures = None
     scaled = _count_scale(stripped, step)
     if scaled is not None:  # "7.6B", "70 billion parameters": a count with its scale word
@@ -825,7 +845,7 @@ def parse_quantity(text: str) -> tuple[float, Unit | None]:
     in the coherent base unit of its dimension (here ``s``).  Raises AnswerError
     as :func:`parse_answer` does.
     """
-    reader = Reader(_check_length(text, None), None)
+    reader = Reader(_grouped_by_space(_check_length(text, None))[0], None)
     result = reader.evaluate()
     if not result.has_unit:
         return result.value, None

@@ -182,7 +182,7 @@ MALFORMED = [
     ("80 GiB (0.9)", "GiB", ["'80 GiB (0.9)'", "a '(' follows a unit", "put * before the '('"]),
     ("x(3)", "1", ["'x' is not a number"]),
     ("2e(3)", "1", ["'e' is not a unit"]),
-    ("1 024", "B", ["'1 024'", "no operator between them"]),
+    ("1 02", "B", ["'1 02'", "no operator between them"]),  # not a thousands group: two numbers
     ("2 GB GB", "GB", ["'2 GB GB'", "already has a unit"]),
     ("(2 GB) GB", "GB", ["already has a unit"]),
     ("2*", "1", ["'2*'", "ends where a number was expected"]),
@@ -446,3 +446,27 @@ class TestSignificantFiguresAsTyped:
     ])
     def test_rounded_figures(self, text, unit, target, figures):
         assert parse_answer(text, unit).rounded_figures(target) == figures
+
+
+# Issue 29 (held-back notations): thousands grouped by a space and full-width digits were refused as unreadable;
+# they are read now (verdicts change from unreadable to what the value earns), each join said in the feedback.
+@pytest.mark.parametrize("text, unit, expected", [
+    ("8 030 261 248", "1", 8_030_261_248),  # params' total for Llama-3.1-8B, SI-style groups
+    ("1 024", "B", 1024),
+    ("1\u202f024 GiB", "GiB", 1024),  # narrow no-break space, as French typography writes it
+    ("131 072.5 B", "B", 131_072.5),
+    ("８０３０２６１２４８", "1", 8_030_261_248),  # full-width digits
+    ("８５．５２ ｇｂ", "GiB", 85.52e9 / 2**30),  # full-width digits, point and letters: 85.52 GB
+    ("１ ０２４", "B", 1024),
+])
+def test_space_grouped_thousands_and_full_width_digits_are_read(text, unit, expected):
+    parsed = parse_answer(text, unit)
+    assert parsed.value == pytest.approx(expected, rel=1e-12)
+    if " " in text.translate({0x202f: " ", 0x3000: " "}) and "ｇｂ" not in text:
+        assert "(a space groups thousands)" in parsed.conversion
+
+
+@pytest.mark.parametrize("text", ["2 30", "1 0240", "1.5 000", "1,024 000", "٥٣"])
+def test_what_is_not_a_thousands_group_stays_unreadable(text):
+    with pytest.raises(AnswerError):
+        parse_answer(text, "1")
