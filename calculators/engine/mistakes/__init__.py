@@ -171,7 +171,7 @@ MISTAKES: tuple[Mistake, ...] = (
             "/errata/#gb-gib-mix",
             change=(
                 UnitSlip(("GiB", "GB"), (GIB_PER_GB, 1 / GIB_PER_GB), reading=True),
-                UnitSlip(("GB/s",), (GIB_PER_GB, 1 / GIB_PER_GB)),
+                UnitSlip(("GB/s",), (GIB_PER_GB, 1 / GIB_PER_GB), reading=True),
                 _over(M.card_gb_as_gib, "card_mib"),
                 _over(SV.bandwidth_gb_as_gib, "bandwidth_gb_s"),
             )),
