@@ -8,15 +8,12 @@ one of the coach's cohorts. Any table is exported as CSV with ``?export=<name>``
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
@@ -71,9 +68,14 @@ def dashboard_page(request: HttpRequest) -> HttpResponse:
     per change, :mod:`coaching.dashboard_cache`; an export builds them afresh)."""
     if request.GET.get("export"):
         return _tables_response(request, dashboard.overview(request.user).tables, "coaching/dashboard.html", {})
+    return _dashboard(request)
+
+
+def _dashboard(request: HttpRequest, typed_name: str = "", status: int = 200) -> HttpResponse:
+    """The dashboard page; ``typed_name`` goes back into the new cohort's box (a refused name, kept)."""
     return render(request, "coaching/dashboard.html", {
         "view": dashboard_cache.cached_dashboard(request.user), "poll_s": dashboard_poll_s(),
-        "typed_name": request.GET.get("name", "")})
+        "typed_name": typed_name}, status=status)
 
 
 @coach_required
@@ -109,8 +111,9 @@ def cohort_new(request: HttpRequest) -> HttpResponse:
         cohort = services.create_cohort(request.user, request.POST.get("name", ""), with_invitation=True)
     except CoachingError as error:
         messages.error(request, str(error))
-        # The refused name goes back into the box (a GET that stores nothing), so nothing typed is lost.
-        return redirect(f"{reverse('coaching:dashboard')}?{urlencode({'name': request.POST.get('name', '')})}")
+        # The dashboard again with the refused name in its box, so nothing typed is lost; never in the address
+        # (a long or private name would land in the history and the server's logs).
+        return _dashboard(request, request.POST.get("name", ""), status=400)
     return redirect(cohort)
 
 
