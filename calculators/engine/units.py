@@ -354,6 +354,8 @@ def unit_hint(word: str) -> str:
     if word in ("x", "X"):
         return " (to multiply, write * or ×)"
     matches = sorted(name for name in _SIMPLE if name.lower() == word.lower() and name != word)
+    if word == "b":  # alone, a lower-case b is bits in network writing and bytes in some memory writing
+        return " (a lower-case 'b' means bits to some and bytes to others: write 'B' for bytes or 'bit' for bits)"
     bits = " and bits are written 'bit'" if len(word) > 1 and word.endswith("b") else ""
     if matches:
         return f" (did you mean '{matches[0]}'? Units are case-sensitive{bits})"

@@ -127,6 +127,10 @@ def test_unknown_unit_hints():
         get_unit("Gb")
     with pytest.raises(AnswerError, match=r"write \* or ×"):
         get_unit("x")
+    # "65,536 b": a lone lower-case b says why it is refused (a new user read "did you mean 'B'?" as pedantry)
+    with pytest.raises(AnswerError, match=r"'b' is not a unit I know \(a lower-case 'b' means bits to some and "
+                                          r"bytes to others: write 'B' for bytes or 'bit' for bits\)"):
+        get_unit("b")
 
 
 def test_flops_capital_s_is_throughput_lowercase_s_is_a_count():
