@@ -80,6 +80,7 @@ from calculators.engine.units import (
     COUNT_SCALES,
     DIMENSIONLESS,
     PLAIN_NOUNS,
+    SAME_COUNTS,
     VERDICT_WORDS,
     Exponents,
     Unit,
@@ -711,7 +712,8 @@ def _count_scale(text: str, step: Unit) -> str | None:
     noun = match.group(3)
     if noun and not (noun.lower() in PLAIN_NOUNS and step.dimension == "dimensionless"):
         try:
-            if get_unit(noun).dimension != step.dimension:
+            if get_unit(noun).dimension != step.dimension \
+                    and not {get_unit(noun).dimension, step.dimension} <= SAME_COUNTS:
                 return None
         except AnswerError:
             return None
@@ -794,6 +796,12 @@ def _read_in_step(reader: Reader, step: Unit, unit: str, text: str) -> ParsedAns
     if not result.has_unit:
         return ParsedAnswer(result.value, unit, None, result.value, None, text)
     if result.exponents != step.exponents:
+        name = dimension_name(result.exponents)
+        if {name, step.dimension} <= SAME_COUNTS and reader.typed_unit(result) is not None:
+            count = rescale(result.value, result.factor / step.exact_factor)  # "400 requests" as 400 users
+            return ParsedAnswer(count, unit, step.symbol, count,
+                                f"Read {reader.quoted} as {format_quantity(count, step.symbol)} (a request in "
+                                f"flight is one user of the batch).", text)
         raise AnswerError(_wrong_dimension(reader, result, step))
     value = rescale(result.value, result.factor / step.exact_factor)
     typed = reader.typed_unit(result)

@@ -110,6 +110,10 @@ def verdict_phrase(kind: str) -> str:
     return " or ".join(f"{word} ({value})" for word, value in verdict_choices(kind))
 
 
+#: Counts that name one thing: a request in flight is one user (sequence) of a batch, so a step counting either
+#: reads a count of the other as its own (``400 requests`` where concurrent users are asked for), said in the
+#: feedback. Rates are not included (req/s and users are not one dimension).
+SAME_COUNTS = frozenset({"users", "requests"})
 #: Nouns a plain-number step reads as the thing it counts (``8 billion parameters``).
 PLAIN_NOUNS = frozenset({"parameters", "params", "weights"})
 

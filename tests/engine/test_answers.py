@@ -470,3 +470,25 @@ def test_space_grouped_thousands_and_full_width_digits_are_read(text, unit, expe
 def test_what_is_not_a_thousands_group_stays_unreadable(text):
     with pytest.raises(AnswerError):
         parse_answer(text, "1")
+
+
+# Issue 29 (held-back probe): a request in flight is one user of a batch, so "400 requests" in fleet's concurrency
+# step (users; Little's law gives 20 req/s × 20 s = 400) and "167 requests" in slo's max_batch were refused as the
+# wrong kind of count; they are read as users now, and "3 users" in a requests step as requests (verdicts change
+# from unreadable to what the value earns). Other counts stay refused.
+@pytest.mark.parametrize("text, unit, expected", [
+    ("400 requests", "users", 400),
+    ("167 req", "users", 167),
+    ("1.2k requests", "users", 1200),
+    ("3 users", "requests", 3),
+])
+def test_a_request_count_reads_as_users_and_back(text, unit, expected):
+    parsed = parse_answer(text, unit)
+    assert parsed.value == expected
+    assert "(a request in flight is one user of the batch)" in parsed.conversion
+
+
+@pytest.mark.parametrize("text, unit", [("3 GPUs", "users"), ("400 requests/s", "users"), ("2 replicas", "requests")])
+def test_other_counts_stay_refused_in_a_users_step(text, unit):
+    with pytest.raises(AnswerError, match="this step asks for"):
+        parse_answer(text, unit)
