@@ -58,6 +58,12 @@ def zone_name_of(user) -> str:
     return name or UTC
 
 
+def chose_time_zone(user) -> bool:
+    """Whether ``user`` chose a time zone (UTC included), as opposed to having UTC because they chose none."""
+    zone_name_of(user)  # sets the memo
+    return bool(getattr(user, _MEMO))
+
+
 def zone_of(user) -> zoneinfo.ZoneInfo:
     """``user``'s time zone (:func:`zone_name_of`); UTC for an unknown name. Raises nothing."""
     try:

@@ -23,7 +23,7 @@ from datetime import date, datetime, timedelta
 
 from django.utils import timezone
 
-from accounts.timezones import zone_name_of
+from accounts.timezones import chose_time_zone, zone_name_of
 from calculators.engine.mistakes import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
@@ -73,11 +73,12 @@ class Home:
     path_done: bool = False
     mistakes: list[Mistake] = field(default_factory=list)
     time_zone: str = "UTC"
+    zone_chosen: bool = False  # UTC may be chosen too: a candidate in UTC can finish the first step
 
     @property
     def first_run(self) -> bool:
         """Whether a step of the first-run guidance is left: a time zone, a path, a first deck."""
-        return self.time_zone == "UTC" or self.path is None or self.deck_size == 0
+        return not self.zone_chosen or self.path is None or self.deck_size == 0
 
     @property
     def forecast_max(self) -> int:
@@ -149,7 +150,7 @@ def home_for(user, now: datetime | None = None) -> Home:
                 forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
                 deck_size=Card.objects.of(user).count(), assignments=_open_assignments(user, now),
                 interview=_interview(user, review_settings, now), path=path, paths=paths,
-                mistakes=_mistakes(user), time_zone=zone_name_of(user))
+                mistakes=_mistakes(user), time_zone=zone_name_of(user), zone_chosen=chose_time_zone(user))
     if path is not None:
         home.next_chapter, home.path_done = _next_chapter(user, path)
     return home

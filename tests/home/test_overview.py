@@ -88,6 +88,19 @@ def test_the_first_run_steps_set_the_zone_and_path_then_offer_the_first_chapter(
     assert "05 · Prefill-And-Decode" in page or "Prefill-And-Decode" in page  # next on the path: 05
 
 
+def test_a_candidate_who_chooses_utc_finishes_the_time_zone_step(candidate_client, candidate, world):
+    """UTC is a time zone one can live in (and a headless browser reports): choosing it is the step done; before,
+    the step was done only for a zone other than UTC, so such a candidate saw the first-run steps for ever."""
+    assert "Three steps to start" in candidate_client.get("/").content.decode()
+    candidate_client.post("/accounts/start/", {"time_zone": "UTC"})
+    candidate_client.post("/accounts/start/", {"path": "cram"})
+    candidate_client.post("/bank/deck/add/", {"chapter": "06-kv-cache", "next": "/"})
+
+    page = candidate_client.get("/").content.decode()
+    assert TimeZonePreference.objects.get(user=candidate).time_zone == "UTC"
+    assert "Three steps to start" not in page
+
+
 def test_an_unknown_zone_or_path_changes_nothing(candidate_client, candidate, world):
     candidate_client.post("/accounts/start/", {"time_zone": "Mars/Olympus", "path": "nope"})
     assert not TimeZonePreference.objects.filter(user=candidate).exists()
