@@ -30,6 +30,7 @@ from calculators.engine.catalog import BLOCK_FORMATS, DEFAULT_WEIGHT_BITS, NOMIN
 from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.base import Plan, evaluate
+from calculators.engine.procedures.compute import opening_precisions
 from calculators.engine.procedures.inputs import InputSpec, bound_text, with_aliases
 from calculators.report import InputRow, Report, build_report, parse_previous
 
@@ -97,6 +98,18 @@ def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None
         if key in defaults:
             defaults[key] = f"{value:.4g}"
     return True
+
+
+def opening_defaults(defaults: dict[str, str], data: Mapping[str, Any]) -> None:
+    """A card quoted only at fp8/fp4 (no dense bf16 figure on record) opens on its first quoted precision
+    (:func:`~calculators.engine.procedures.compute_shared.opening_precisions`) instead of the bf16 default it would
+    refuse: ``defaults`` change for the precision inputs the page has and the visitor did not send."""
+    gpu_id = data.get("gpu") or defaults.get("gpu")
+    if not gpu_id or gpu_id not in default_catalog().gpus:
+        return
+    for name, value in opening_precisions(default_catalog().gpu(gpu_id)).items():
+        if name in defaults and not data.get(name):
+            defaults[name] = value
 
 
 def without_carried_calibration(data: Mapping[str, Any] | None, calibration, applies: bool) -> Mapping[str, Any] | None:
@@ -274,6 +287,7 @@ class CalculatorForm(forms.Form):
         if "model" in self.specs:
             defaults["config"] = ""
         data = data if data is not None else {}
+        opening_defaults(defaults, data)
         named = with_aliases(tuple(family.inputs), {name: data.get(name) for name in data})  # older input names
         merged = {name: named.get(name, default) for name, default in defaults.items()}
         super().__init__(merged, **kwargs)

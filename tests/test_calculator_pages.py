@@ -556,3 +556,20 @@ class TestPerProcessWork:
         plain.fields["gpu"].widget.attrs["aria-describedby"] = "embed-help-gpu"
         assert CalculatorForm(FAMILIES["ladder"], {}).fields["gpu"].widget.attrs["aria-describedby"] == \
             "error-gpu help-gpu"
+
+
+@pytest.mark.parametrize("gpu_id, weights, precision", [
+    ("rubin-cpx", "nvfp4", "fp4"),   # quoted only at fp4
+    ("mi455x", "fp8", "fp8"),        # quoted at fp8 and fp4: the first
+    ("mi355x", "bf16", "bf16"),      # now quoted at bf16: the default stays
+])
+def test_a_card_quoted_only_at_fp8_or_fp4_opens_the_pages_on_its_first_precision(client, gpu_id, weights, precision):
+    """Issue 36: a calculator page asked for such a card with no precision chosen starts on the card's first quoted
+    precision instead of refusing the bf16 default; a precision the visitor chose is kept (and refused)."""
+    for family, name, expected in (("decode", "weights_dtype", weights), ("roofline", "precision", precision)):
+        page = client.get(f"/calculators/{family}/", {"gpu": gpu_id}).content.decode()
+        assert f'<option value="{expected}" selected>' in page, (family, gpu_id)
+        assert "no dense bf16 throughput" not in page
+    if gpu_id != "mi355x":
+        chosen = client.get("/calculators/decode/", {"gpu": gpu_id, "weights_dtype": "bf16"}).content.decode()
+        assert "no dense bf16 throughput" in chosen

@@ -40,10 +40,10 @@ def test_unsourced_figures_are_said_and_refused_not_guessed():
     mi355x, tpu = CATALOG.gpu("mi355x"), CATALOG.gpu("tpu-v5e")
     assert not mi355x.memory_from_driver and mi355x.memory_bytes == 288 * 10**9
     assert "no driver-reported total" in mi355x.memory_note
-    # No bf16 figure is sourced for the MI355X (its fp8/fp4 are, below): bf16 compute is still refused.
-    assert "bf16" not in mi355x.dense_tflops
+    # Rubin CPX is quoted only at fp4 (below): bf16 compute on it is still refused, never guessed.
+    assert "bf16" not in CATALOG.gpu("rubin-cpx").dense_tflops
     with pytest.raises(InputError, match="no dense bf16 throughput"):
-        FAMILIES["decode"].run({"gpu": "mi355x"})
+        FAMILIES["decode"].run({"gpu": "rubin-cpx"})
     # The ladder needs no compute figure: 288e9 B = 268.22 GiB × 0.9 − 14.96 − 3 = 223.44 GiB → 223 users.
     assert FAMILIES["ladder"].run({"gpu": "mi355x"}).values["users_worst_case"] == 223
     assert tpu.memory_bytes == 16 * 10**9 and tpu.bandwidth_gb_s == 819 and tpu.dense_tflops["bf16"] == 197
@@ -73,6 +73,21 @@ def test_block_formats_are_charged_their_effective_width_and_compute_in_fp4_wher
     result = FAMILIES["weights"].run({"weights_dtype": "nvfp4", "model": "llama-3.1-70b"})
     graded = {s.key: s for s in grade(result, {"weight_bytes": str(70_553_706_496 * 4 // 8)}).steps}
     assert graded["weight_bytes"].misconception == "nominal-4bit"
+
+
+def test_mi355x_computes_bf16_at_amds_dense_datasheet_figure():
+    # AMD's datasheet: 2.5 PFLOP/s dense FP16/BF16 (5.0 with sparsity) = 256 CUs × 4,096 FLOP/clock/CU × 2.4 GHz
+    # = 2,516,582,400,000,000 FLOP/s = 2,516.6 TFLOP/s, half the fp8 rate.
+    gpu = CATALOG.gpu("mi355x")
+    assert gpu.dense_tflops["bf16"] == gpu.dense_tflops["fp16"] == 2516.6 == round(256 * 4096 * 2.4e9 / 1e11) / 10
+    assert gpu.sparse_tflops["bf16"] == 2 * gpu.dense_tflops["bf16"]
+    assert any("amd.com" in source.get("url", "") for source in gpu.source)
+    # The reference model at bf16 (the pages' default) on one MI355X, batch 64 × 2,048 tokens: the compute term is
+    # (64 × 2 × 8,030,261,248 + 4 × 32 layers × 32 heads × 128 × 2,048 × 64) = 1,027,873,439,744 + 68,719,476,736
+    # FLOPs ÷ (2,516.6 TFLOP/s × MFU 0.5) = 0.8715 ms; no longer refused.
+    step = FAMILIES["decode"].run({"gpu": "mi355x", "batch": 64, "context": 2048}).values
+    flops = 64 * 2 * 8_030_261_248 + 4 * 32 * 32 * 128 * 2048 * 64
+    assert step["compute_ms"] == pytest.approx(flops / (2516.6e12 * 0.5) * 1e3, rel=1e-12)
 
 
 def test_mi355x_computes_in_fp8_at_its_dense_figure():
@@ -147,3 +162,4 @@ def test_qwen3_cache_and_weights_at_each_precision(model_id, kv_bytes, active):
     assert any(source.get("repo") == "citsjtu2020/LLM-Prof" or "huggingface.co/Qwen" in source.get("url", "")
                for source in model.source)
     assert model.config.is_moe == (active != total)
+

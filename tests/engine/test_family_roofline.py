@@ -211,7 +211,7 @@ def test_generated_problems_are_realistic_and_solvable():
         seen_gpus.add(inputs["gpu"])
         seen_verdicts.add((result.values["decode_bound"], result.values["prefill_bound"]))
         assert FAMILY.describe(inputs, catalog).endswith(".")
-    # Every card with a sourced dense bf16 figure (the MI355X has none on record: never drawn).
+    # Every card with a sourced dense bf16 figure (Rubin and the MI455X have none on record: never drawn).
     assert seen_gpus == {g for g, card in catalog.gpus.items() if card.dense_tflops.get("bf16")}
     assert {(0, 1), (1, 1)} <= seen_verdicts  # decode both sides of the ridge
 

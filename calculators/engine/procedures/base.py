@@ -435,8 +435,8 @@ def draw_model(rng: random.Random, catalog: Catalog) -> str:
 
 
 def computing_gpus(catalog: Catalog) -> list[str]:
-    """Catalog GPU ids with a dense bf16 figure on record (a card whose compute could not be sourced,
-    such as the MI355X, is left out of drawn problems rather than given a guessed peak). In a catalog
+    """Catalog GPU ids with a dense bf16 figure on record (a card quoted only at fp8/fp4, such as Rubin or the
+    MI455X, is left out of drawn problems rather than given a guessed bf16 peak). In a catalog
     pinned to one such card (:func:`pinned_catalog`) that card: a memory problem needs no compute figure,
     and a family that does need one says so when it runs."""
     computing = [gpu_id for gpu_id, gpu in catalog.gpus.items() if gpu.dense_tflops.get("bf16")]

@@ -67,7 +67,7 @@ def peak_tflops(gpu: Gpu, precision: str) -> tuple[float, float]:
     dense = gpu.dense_tflops.get(precision)
     if not dense:
         supported = ", ".join(p for p in COMPUTE_PRECISIONS if gpu.dense_tflops.get(p))
-        if not supported:  # the MI355X: no compute figure could be sourced at all
+        if not supported:  # a card with no compute figure on record at all
             raise InputError(f"The {gpu.name} has no dense throughput on record at any precision, so it "
                              f"cannot be used for a compute problem; choose another card.", field="gpu")
         raise InputError(f"The {gpu.name} has no dense {precision} throughput on record; choose one of "
@@ -116,15 +116,25 @@ def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: 
     return None
 
 
+def opening_precisions(gpu: Gpu) -> dict[str, str]:
+    """The weights and compute precision a page or a draw starts a card on when it has no dense bf16 figure on
+    record (a card quoted only at fp8/fp4: Rubin, Rubin CPX, MI455X): fp8 where it lists fp8, else nvfp4 computing
+    in fp4; ``{}`` for a card with a bf16 figure (bf16 stays the default)."""
+    if gpu.dense_tflops.get("bf16"):
+        return {}
+    if gpu.dense_tflops.get("fp8"):
+        return {"weights_dtype": "fp8", "precision": "fp8"}
+    return {"weights_dtype": "nvfp4", "precision": "fp4"}
+
+
 def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf16", "fp8", "int8", "int4"),
                       precision: bool = False) -> dict:
     """A (model, gpu, gpus, weights_dtype[, precision]) that a real deployment would use:
     the weights fit the replica at the smallest TP degree that holds them.
 
     With ``precision`` a compute precision is drawn too (the weights' own format
-    when the card computes in it, bf16 for int4 weights). On a card with no bf16 figure on record (the
-    MI355X, Rubin, MI455X) bf16 and int4 draws become fp8 weights, or nvfp4 computing in fp4 where fp8 is
-    not on record either. Deterministic for a
+    when the card computes in it, bf16 for int4 weights). On a card with no bf16 figure on record (Rubin,
+    Rubin CPX, MI455X) bf16 and int4 draws become its :func:`opening_precisions`. Deterministic for a
     given ``rng``; raises ``RuntimeError`` if the catalog offers nothing that fits.
     """
     for _ in range(MAX_DRAWS):
@@ -135,7 +145,7 @@ def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf1
         if dtype in ("fp8", "int8") and not card.dense_tflops.get(dtype):
             dtype = "bf16"
         if dtype in ("bf16", "int4") and not card.dense_tflops.get("bf16"):  # a card quoted only at fp8/fp4
-            dtype = "fp8" if card.dense_tflops.get("fp8") else "nvfp4"
+            dtype = opening_precisions(card)["weights_dtype"]
         degree = smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype))
         if degree is None:
             continue
