@@ -206,19 +206,24 @@ def test_programs_resolve_every_family_like_the_engine():
 def test_a_card_without_bf16_compute_is_tabulated_and_its_one_card_link_is_the_engines():
     """The MI455X is quoted at fp8/fp4 only: at the defaults (bf16 weights) the decode step refuses it, so its
     card-only numbers are read with one other choice changed (fp8 weights), not left as a refusal (the MI355X,
-    quoted at bf16 since issue 36, computes at the defaults). On one card the MI355X has no link on record: engine
-    and export read one rule (step_model.LINK_GB_S_RULE), 1 GB/s."""
+    quoted at bf16 since issue 36, computes at the defaults). A card with no link on record (none in the catalog
+    since the MI355X's Infinity Fabric, issue 36: one built here) reads one rule in engine and export
+    (step_model.LINK_GB_S_RULE): 1 GB/s on one card, refused on more."""
+    from dataclasses import replace
+
     from calculators.engine.catalog import default_catalog
     from calculators.engine.step_model import LINK_GB_S_RULE, link_gb_s
 
     decode = build_programs(["decode"], FormulaTable())["decode"]
     assert decode.given["nvlink_domain_gpus"]["cells"]["mi455x"] == 72
     assert decode.given["peak_tflops"]["cells"]["mi455x|fp8"] == 20_000
-    assert decode.given["nvlink_domain_gpus"]["cells"]["mi355x"] == 1
-    assert decode.given["pcie_gb_s_per_direction"]["cells"]["mi355x"] == 0.0
+    assert decode.given["nvlink_domain_gpus"]["cells"]["mi355x"] == 8
+    assert decode.given["pcie_gb_s_per_direction"]["cells"]["mi355x"] == 64.0
     assert export_tables.DERIVED["link_gb_s"] is LINK_GB_S_RULE
     mi355x, h100 = default_catalog().gpu("mi355x"), default_catalog().gpu("h100-sxm5-80gb")
-    assert link_gb_s(mi355x, 1) == 1.0 and link_gb_s(mi355x, 2) == 0.0  # no ring figure on record: refused
+    unlinked = replace(mi355x, nvlink_domain_gpus=1, nvlink_gb_s_per_direction=None, pcie_gb_s_per_direction=None)
+    assert link_gb_s(unlinked, 1) == 1.0 and link_gb_s(unlinked, 2) == 0.0  # no ring figure on record: refused
+    assert link_gb_s(mi355x, 8) == 537.6
     assert link_gb_s(h100, 1) == 450.0 and link_gb_s(h100, 16) == 50.0  # its NVLink; two nodes: scale-out
     assert decode.verified >= 20
 

@@ -42,7 +42,8 @@ batch the cap would have cut to an odd size (61) is drawn as the largest listed 
 DeepSeek-V3.2-Exp (sparse attention) joins the models a stack is drawn with. v22: a preemptrate problem also
 expects the ladder's budget steps before its KV tokens (card_gib, usable_gib, weights_gib, kv_budget_gib,
 kv_bytes_per_token); every draw and every earlier expected value is v21's. v23: the MI355X, now quoted at bf16 (AMD's
-dense 2.5 PFLOP/s), joins the cards compute problems are drawn on.
+dense 2.5 PFLOP/s), joins the cards compute problems are drawn on. v24: the MI355X's Infinity Fabric (8 cards at
+537.6 GB/s per direction) lets a stack on it be drawn on more than one card.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 23
+GENERATOR_VERSION = 24
 MAX_SEED = 2**63
 
 

@@ -163,3 +163,21 @@ def test_qwen3_cache_and_weights_at_each_precision(model_id, kv_bytes, active):
                for source in model.source)
     assert model.config.is_moe == (active != total)
 
+
+
+def test_mi355x_rings_over_its_infinity_fabric_inside_its_eight_card_platform():
+    # Seven 153.6 GB/s peer links (both directions) per card: 7 × 153.6 ÷ 2 = 537.6 GB/s per direction, summed over
+    # the links a fully connected 8-card all-reduce uses (read as the MI300X's 7 × 128 ÷ 2 = 448); PCIe Gen5 x16.
+    gpu = CATALOG.gpu("mi355x")
+    assert (gpu.nvlink_domain_gpus, gpu.nvlink_gb_s_per_direction, gpu.pcie_gb_s_per_direction) == (8, 537.6, 64.0)
+    assert gpu.nvlink_gb_s_per_direction == 7 * 153.6 / 2
+    assert tp_link(gpu, 8) == (537.6, "NVLink")  # the link kind the engine names for a card's scale-up fabric
+    assert gpu.scale_out_gb_s is None and tp_link(gpu, 16) == (None, "scale-out network")
+    # Llama-3.1-70B bf16 on 8 × MI355X, batch 32: 2 × 80 layers = 160 all-reduces of 32 × 8,192 × 2 B, each
+    # 2 × 7/8 × 524,288 B ÷ 537.6 GB/s + 10 µs = 0.001707 + 0.010 ms → 1.8731 ms per step (was refused).
+    decode = FAMILIES["decode"].run({"model": "llama-3.1-70b", "gpu": "mi355x", "gpus": 8, "batch": 32,
+                                     "context": 4096}).values
+    assert decode["comm_ms"] == pytest.approx(160 * (2 * 7 / 8 * 32 * 8192 * 2 / 537.6e9 * 1e3 + 0.010), rel=1e-12)
+    # DeepSeek-V3 in fp8 (625 GiB of weights) fits four 268.22 GiB cards, no longer one card or a refusal.
+    assert FAMILIES["tp"].run({"model": "deepseek-v3", "gpu": "mi355x", "weights_dtype": "fp8"}).values[
+        "tp_degree"] == 4
