@@ -89,3 +89,18 @@ def test_generated_problems_run():
         inputs = FAMILY.generate(random.Random(seed), catalog)
         assert FAMILY.run(inputs, catalog).values["recompute_to_swap_ratio"] > 0
         assert inputs["model"] in FAMILY.describe(inputs, catalog)
+
+
+def test_total_parameters_for_active_in_the_recompute_is_named():
+    # Issue 29 (held-back probe): a mixture of experts' recompute costed from its total parameters was graded wrong;
+    # it is the every-expert-per-token mistake now (verdict changes wrong → misconception), as in params and moe.
+    # Mixtral-8x7B at the 2,300 cached tokens: 2 × 12,879,925,248 active + 4 × 32 layers × 32 heads × 128 × 2,300
+    # = 25,759,850,496 + 1,205,862,400 = 26,965,712,896 FLOP; with the 46,702,792,704 total instead:
+    # 93,405,585,408 + 1,205,862,400 = 94,611,447,808 FLOP.
+    result = preempt(model="mixtral-8x7b-v0.1")
+    assert result.values["recompute_flops_per_token"] == 26_965_712_896
+    step = {s.key: s for s in grade(result, {"kv_bytes_per_token": repr(result.values["kv_bytes_per_token"]),
+                                             "kv_replication": "1",
+                                             "recompute_flops_per_token": "94611447808"}).steps}
+    assert (step["recompute_flops_per_token"].verdict,
+            step["recompute_flops_per_token"].misconception) == ("misconception", "moe-all-experts-per-token")

@@ -160,6 +160,7 @@ def plan_preempt(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     given = {
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
         "active_params": counts.active,
+        "total_params": counts.total,  # read by no step: the total-for-active mistake (calculators.engine.mistakes)
         "attention_head_dim": attention_head_dim(cfg),
         "context": inputs["cached_tokens"],
         "peak_tflops": float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]),
