@@ -723,6 +723,7 @@ def _count_scale(text: str, step: Unit) -> str | None:
 
 
 _WORD = r"[A-Za-z][A-Za-z _-]*"
+_PLAIN_NOUN = r"^(.*[0-9)])\s*([A-Za-z]+)$"  # a number, then one word
 
 
 def read_verdict(text: str, verdict: str) -> int | None:
@@ -766,6 +767,9 @@ def parse_answer(text: str, unit: str, verdict: str = "") -> ParsedAnswer:
         stripped = scaled
     elif step.symbol == "req/s" and re.fullmatch(_PER_SECOND, stripped):  # "12/s": requests per second
         stripped = re.sub(r"\s*/\s*s$", " req/s", stripped)
+    counted = re.match(_PLAIN_NOUN, stripped) if step.dimension == "dimensionless" else None
+    if counted and counted.group(2).lower() in PLAIN_NOUNS:  # "423 adapters": the thing a plain count counts
+        stripped = counted.group(1)
     ratio = re.match(_RATIO_SUFFIX, stripped) if step.dimension == "dimensionless" else None
     if ratio:  # "2.5x", "3 ×": a ratio, in a plain-number step
         stripped = ratio.group(1)

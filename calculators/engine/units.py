@@ -114,8 +114,11 @@ def verdict_phrase(kind: str) -> str:
 #: reads a count of the other as its own (``400 requests`` where concurrent users are asked for), said in the
 #: feedback. Rates are not included (req/s and users are not one dimension).
 SAME_COUNTS = frozenset({"users", "requests"})
-#: Nouns a plain-number step reads as the thing it counts (``8 billion parameters``).
-PLAIN_NOUNS = frozenset({"parameters", "params", "weights"})
+#: Nouns a plain-number step reads as the thing it counts, after a number or a scale word (``8030261248
+#: parameters``, ``8 billion parameters``, ``423 adapters``, ``64 bands``): the things the plain-number quantities
+#: count (:mod:`.quantities`: parameters, adapters, bands, K/V copies, elements), any case.
+PLAIN_NOUNS = frozenset({"parameters", "parameter", "params", "weights", "adapters", "adapter", "bands", "band",
+                         "copies", "copy", "elements"})
 
 BASE_SYMBOLS = ("B", "FLOP", "tok", "s", "USD", "user", "GPU", "node", "replica", "req")
 Exponents = tuple[int, ...]

@@ -492,3 +492,24 @@ def test_a_request_count_reads_as_users_and_back(text, unit, expected):
 def test_other_counts_stay_refused_in_a_users_step(text, unit):
     with pytest.raises(AnswerError, match="this step asks for"):
         parse_answer(text, unit)
+
+
+# Issue 29 (held-back probe): a plain count followed by the thing it counts was read only after a scale word
+# ("8 billion parameters"); written out ("8030261248 parameters", lora's "423 adapters", rope's "64 bands") it was
+# refused as an unknown unit. It is read now in a plain-number step (verdicts change from unreadable to what the
+# value earns); in a step with a unit the noun stays unknown.
+@pytest.mark.parametrize("text, expected", [
+    ("8030261248 parameters", 8_030_261_248),
+    ("8,030,261,248 params", 8_030_261_248),
+    ("423 adapters", 423),
+    ("64 Bands", 64),
+    ("2^6 bands", 64),
+    ("1 copy", 1),
+])
+def test_a_plain_count_reads_the_noun_it_counts(text, expected):
+    assert value(text, "1") == expected
+
+
+def test_a_counted_noun_is_no_unit_elsewhere():
+    with pytest.raises(AnswerError, match="'bands' is not a unit I know"):
+        parse_answer("64 bands", "GiB")
