@@ -280,8 +280,12 @@ def prior(table: dict, group: tuple[str, str]) -> dict:
 def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:
     """The efficiencies a case of ``group`` run by ``engine`` reads from a fitted ``table`` ({group: {key:
     value}}, the shared keys under ``("shared", engine)``, the pool under :data:`POOLED`), a key the table lacks
-    at the pool's value for the group (:func:`prior`), else at its default."""
-    return {**defaults(), **prior(table, group), **table.get(("shared", engine), {}), **table.get(group, {})}
+    at the pool's value for the group (:func:`prior`), else at its default. An engine the table has no shared
+    keys for (none of its cases were fitted: leave-one-source-out of its only source) reads the any-engine ones
+    (:data:`ANY_ENGINE`), as :meth:`.calibration.Calibration.row` falls back to the any-engine row: a step's
+    fixed cost measured on every other engine, not the stated convention's zero."""
+    shared = table.get(("shared", engine)) or table.get(ANY_ENGINE, {})
+    return {**defaults(), **prior(table, group), **shared, **table.get(group, {})}
 
 
 #: Weight of the pull toward a key's prior (per unit of |log(value ÷ prior)|, or per ms/10 µs for a cost): small,

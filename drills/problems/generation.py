@@ -61,7 +61,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 24
+GENERATOR_VERSION = 25
 MAX_SEED = 2**63
 
 

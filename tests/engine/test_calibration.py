@@ -105,12 +105,13 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # The bounds bench/validate_serving.py prints today (issue 31's targets are 15 % overall and 20 % for
     # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see docs/performance.md). Before the
     # grouped-query reads of the 2023 engines (kv_reads) and the pooled prior the defaults were 33.6 % off and
-    # leave-one-source-out 30.1 %.
+    # leave-one-source-out 30.1 %; before TensorRT-LLM of 2023 was its own engine (tensorrt-llm-2023) 21.8 %, TTFT
+    # 22.7 %.
     assert V.mape(before) == pytest.approx(27.9, abs=0.1)
     assert V.mape(fitted) <= 7.5
-    assert V.mape(list(loso.values())) <= 22.0
+    assert V.mape(list(loso.values())) <= 20.6
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
-    assert V.mape(ttft) <= 23.0
+    assert V.mape(ttft) <= 20.0
 
 
 def test_an_engine_that_reads_kv_per_query_head_reads_the_group_s_share_again():

@@ -17,7 +17,8 @@ BASE = {"prompt_tokens": 512, "output_tokens": 256, "duration_s": 60}
 
 def test_below_the_threshold_a_result_has_no_band():
     summary = simulate({**BASE, "concurrency": 100})["summary"]
-    assert summary["utilisation"] == pytest.approx(100 / 256, rel=0.03)
+    # A client is not running while its request waits for its prefill: a few per cent of a cycle below N ÷ 256.
+    assert summary["utilisation"] == pytest.approx(100 / 256, rel=0.05)
     assert summary["utilisation"] < BAND_UTILISATION and "band" not in summary
 
 
