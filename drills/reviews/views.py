@@ -309,10 +309,10 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     followups = followup_replies(asked) if all([form.is_valid(), *(f.is_valid() for f in asked)]) else []
     if form.is_valid() and version >= 0:
         try:
-            # The follow-ups are graded with the problem when the card showed them (a page from before the chain
-            # was on the card sends none: its problem is graded alone).
-            outcome = record_problem_review(request.user, current.pk, version, form.answers(),
-                                            followups=followups if "present_followups" in request.POST else None,
+            # The follow-ups are always graded with the problem (the chain is the card): a reply that leaves them
+            # out is graded with nothing marked and no new values, so the chain cannot be skipped by editing the
+            # form.
+            outcome = record_problem_review(request.user, current.pk, version, form.answers(), followups=followups,
                                             started_at=read_start(form.cleaned_data.get("started")), now=now)
         except UnreadableAnswers as unreadable:
             # Nothing was recorded: the card comes back with every box as typed (the bound form) and the

@@ -16,7 +16,7 @@ from django.urls import reverse
 from fsrs import State
 
 from drills.followups.services import chain
-from drills.models import Card, FollowUpAttempt
+from drills.models import Card, FollowUpAttempt, ReviewLog
 from drills.reviews.scheduling import AGAIN, EASY, GOOD, add_to_deck, next_outcomes
 from drills.reviews.services import problem_for, record_problem_review
 
@@ -78,13 +78,13 @@ def test_the_card_page_asks_the_chain_and_the_result_reads_it_back(bank, candida
     add_to_deck(candidate, [bank["ladder"]], now=h.T0)
     card = Card.objects.get(user=candidate)
     page = html.unescape(candidate_client.get(reverse("reviews:card", args=[card.pk])).content.decode())
-    assert "Then the interviewer follows up" in page and 'name="present_followups"' in page
+    assert "Then the interviewer follows up" in page
     problem = problem_for(card)
     links = chain(problem)
     assert all(link.change.sentence in page for link in links)
     assert FollowUpAttempt.objects.count() == 0  # showing the card stores nothing
 
-    data = {"version": "0", "present_followups": "1", **h.answers(problem)}
+    data = {"version": "0", **h.answers(problem)}
     for position, reply in enumerate(right_replies(problem)):
         data[f"fu{position}-marked"] = reply["marked"]
         data.update({f"fu{position}-value-{key}": text for key, text in reply["values"].items()})
@@ -109,3 +109,18 @@ def test_an_open_card_has_no_follow_up(bank, candidate, candidate_client, h):
     log = record_open_review(candidate, card.pk, 0, 3, answer="Halves it.", now=h.T0).log
     page = candidate_client.get(reverse("reviews:result", args=[log.pk])).content.decode()
     assert 'id="review-followups"' not in page
+
+
+def test_a_reply_without_the_follow_ups_is_graded_as_leaving_them_unanswered(bank, candidate, candidate_client, h):
+    """The chain cannot be skipped by editing the form: a reply with the problem alone grades every link with
+    nothing marked and no new values, so a right problem still lapses."""
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    problem = problem_for(card)
+    links = chain(problem)
+
+    done = candidate_client.post(reverse("reviews:answer", args=[card.pk]), {"version": "0", **h.answers(problem)})
+
+    assert done.status_code == 302
+    log = ReviewLog.objects.get(card=card)
+    assert log.attempt.score == 1.0 and log.rating == AGAIN and FollowUpAttempt.objects.count() == len(links)
