@@ -174,6 +174,7 @@ MISTAKES: tuple[Mistake, ...] = (
                 UnitSlip(("GB/s",), (GIB_PER_GB, 1 / GIB_PER_GB), reading=True),
                 _over(M.card_gb_as_gib, "card_mib"),
                 _over(SV.bandwidth_gb_as_gib, "bandwidth_gb_s"),
+                _over(SV.card_bandwidth_gb_as_gib, "card_bandwidth"),
             )),
     Mistake("skipped-utilization", ("Utilisation fraction skipped",
                     "No engine uses the whole card (vLLM defaults to 0.90); skipping it over-promises by about a "
