@@ -79,6 +79,7 @@ from calculators.engine.units import (
     COUNT_DIMENSIONS,
     COUNT_SCALES,
     DIMENSIONLESS,
+    PER_STEP_MONEY,
     PLAIN_NOUNS,
     SAME_COUNTS,
     VERDICT_WORDS,
@@ -806,6 +807,11 @@ def _read_in_step(reader: Reader, step: Unit, unit: str, text: str) -> ParsedAns
             return ParsedAnswer(count, unit, step.symbol, count,
                                 f"Read {reader.quoted} as {format_quantity(count, step.symbol)} (a request in "
                                 f"flight is one user of the batch).", text)
+        if name == "money" and step.dimension in PER_STEP_MONEY and reader.typed_unit(result) is not None \
+                and not re.search(_TRAILING_QUALIFIER, text.strip(), flags=re.IGNORECASE):  # "$7e-7/tok" is not
+            dollars = rescale(result.value, result.factor)  # "$0.67" where USD/Mtok is asked: 0.67 USD/Mtok
+            return ParsedAnswer(dollars, unit, step.symbol, dollars,
+                                f"Read {reader.quoted} as {format_quantity(dollars, step.symbol)}.", text)
         raise AnswerError(_wrong_dimension(reader, result, step))
     value = rescale(result.value, result.factor / step.exact_factor)
     typed = reader.typed_unit(result)

@@ -114,6 +114,9 @@ def verdict_phrase(kind: str) -> str:
 #: reads a count of the other as its own (``400 requests`` where concurrent users are asked for), said in the
 #: feedback. Rates are not included (req/s and users are not one dimension).
 SAME_COUNTS = frozenset({"users", "requests"})
+#: Dimensions whose step reads a bare amount of money as the step's own unit (``$0.67`` where USD/Mtok is asked,
+#: ``$24`` where USD/h is): the "per" is the step's, as a bare number's unit is.
+PER_STEP_MONEY = frozenset({"token_price", "money_rate"})
 #: Nouns a plain-number step reads as the thing it counts, after a number or a scale word (``8030261248
 #: parameters``, ``8 billion parameters``, ``423 adapters``, ``64 bands``): the things the plain-number quantities
 #: count (:mod:`.quantities`: parameters, adapters, bands, K/V copies, elements), any case.

@@ -513,3 +513,21 @@ def test_a_plain_count_reads_the_noun_it_counts(text, expected):
 def test_a_counted_noun_is_no_unit_elsewhere():
     with pytest.raises(AnswerError, match="'bands' is not a unit I know"):
         parse_answer("64 bands", "GiB")
+
+
+# Issue 29 (held-back probe): a bare amount of money where a price or an hourly cost is asked ("$0.67" for cost's
+# USD per million tokens, "$24" for its USD per hour) was refused as an amount of money; the "per" is the step's, as
+# a bare number's unit is, so it is read in the step's unit now (verdict changes from unreadable to what the value
+# earns). A per-token qualifier ("$0.00000067/tok") would read the wrong scale, so it stays refused.
+@pytest.mark.parametrize("text, unit, expected", [("$0.67", "USD/Mtok", 0.67), ("0.67 USD", "USD/Mtok", 0.67),
+                                                  ("$24", "USD/h", 24)])
+def test_a_bare_amount_of_money_takes_the_steps_per(text, unit, expected):
+    parsed = parse_answer(text, unit)
+    assert parsed.value == pytest.approx(expected)
+    assert parsed.conversion.startswith(f"Read '{text}' as $")
+
+
+@pytest.mark.parametrize("text", ["$0.00000067/tok", "$0.00000067 per token"])
+def test_money_with_another_per_stays_refused(text):
+    with pytest.raises(AnswerError, match="is an amount of money"):
+        parse_answer(text, "USD/Mtok")
