@@ -177,7 +177,7 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("active_bytes_per_token", "B", "Weight bytes read per token", "positive", f"{_P}moe:ACTIVE_BYTES_PER_TOKEN"),
     _q("flops_per_token", "FLOP", "Operations per token", "positive", f"{_P}moe:FLOPS_PER_TOKEN"),
     _q("saving_ratio", "1", "Operations saved per token (total ÷ active)", "positive", f"{_P}moe:SAVING_RATIO"),
-    _q("tokens_per_expert", "1", "Tokens per expert per step", "nonnegative", f"{_P}moe:TOKENS_PER_EXPERT"),
+    _q("tokens_per_expert", "tok", "Tokens per expert per step", "nonnegative", f"{_P}moe:TOKENS_PER_EXPERT"),
     _q("all_to_all_bytes", "B", "All-to-all bytes per step", "nonnegative", f"{_P}moe:ALL_TO_ALL_BYTES"),
     _q("expert_flop_per_byte", "FLOP/byte", "Intensity of an expert's matmul", "nonnegative",
        f"{_P}moe:EXPERT_INTENSITY"),

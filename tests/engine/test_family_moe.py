@@ -58,7 +58,8 @@ def right_answers(result) -> dict:
 def test_steps_come_in_order_with_their_units():
     result = moe()
     assert [step.key for step in result.steps] == KEYS
-    assert [step.unit for step in result.steps] == ["1", "1", "GiB", "B", "FLOP", "1", "1", "B", "FLOP/byte",
+    # tokens_per_expert counts tokens ("16 tokens" is read), not a bare ratio
+    assert [step.unit for step in result.steps] == ["1", "1", "GiB", "B", "FLOP", "1", "tok", "B", "FLOP/byte",
                                                     "FLOP/byte", "1"]
     assert result.inputs["model"] == "mixtral-8x7b-v0.1"  # the default is a mixture of experts
 
@@ -278,3 +279,12 @@ def test_deepseek_v3_needs_a_large_batch_before_its_experts_pay_on_a_b200():
 
 def test_a_dense_model_has_no_expert_parallel_steps():
     assert [s.key for s in moe(model="llama-3.1-8b").steps] == KEYS[:6]
+
+
+def test_tokens_per_expert_reads_a_count_of_tokens():
+    result = moe()
+    answers = right_answers(result)
+    value = result.values["tokens_per_expert"]
+    for typed in (f"{value:g} tokens", f"{value:g} tok", f"{value:g}"):  # "16 tokens" was refused as unreadable
+        answers["tokens_per_expert"] = typed
+        assert by_key(grade(result, answers))["tokens_per_expert"].verdict == "correct", typed
