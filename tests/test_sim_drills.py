@@ -1,26 +1,31 @@
 """The simulated drills (calculators/sim/drills.py): graded against the sweep each problem stores.
 
 The scenario: Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts, 128-token outputs, TTFT 500 ms, TPOT 20 ms,
-simulator seed 7; the sweep (from the step model) is 6.8, 14, 19, 23, 27, 31, 35, 41 req/s, 60 s each. What the
-simulator printed for it (``manage.py simulate … --sweep 6.8,14,19,23,27,31,35,41 --duration-s 60 --seed 7
---prompt-tokens 512 --output-tokens 128 --tpot-slo-ms 20 --json``), and the answers derived from it by hand:
+simulator seed 7, at the calibration table's row for the H100 SXM at 16-bit (fixtures/catalog/calibration.json:
+bandwidth efficiency 0.8 at small and large batch, MFU 0.5, prefill MFU 0.31, all-reduce 12 µs, step overhead
+1.8 ms; generator v26 — problems stored before it keep the stated convention they were simulated at); the sweep (from
+the step model) is 4.7, 9.3, 13, 16, 19, 21, 24, 28 req/s, 60 s each. What the simulator printed for it
+(``manage.py simulate … --sweep 4.7,9.3,13,16,19,21,24,28 --duration-s 60 --seed 7 --prompt-tokens 512
+--output-tokens 128 --tpot-slo-ms 20 --json``, the row's values as flags), and the answers derived from it by hand:
 
-- goodput 26.867 req/s at 27 (≥ 0.9 × 27 = 24.3) and 23.767 at 31 (< 27.9), counting the requests still running
+- goodput 17.4 req/s at 19 (≥ 0.9 × 19 = 17.1) and 15.616667 at 21 (< 18.9), counting the requests still running
   at the 60 s window's end that can still meet both targets (docs/architecture.md §13): the simulator's knee is
-  27 req/s. The knee drill refines the gap with the four rates evenly inside it, 27.8, 28.6, 29.4 and 30.2
-  req/s (``--sweep 27.8,28.6,29.4,30.2``, the 12 points DESIGN §13 allows): goodput 25.933333 at 27.8 (÷ 27.8 =
-  0.932854, kept) and 25.7 at 28.6 (÷ 28.6 = 0.898601, lost), so the knee is 27.8 + (0.932854 − 0.9) ÷
-  (0.932854 − 0.898601) × (28.6 − 27.8) = 27.8 + 0.959169 × 0.8 = 28.5673 req/s; right within ±5 %, from
-  27.139 to 29.996. At 27.8 req/s 121 of the 1,677 requests miss the TPOT target (7 %), at 28.6 186 of 1,728
-  (11 %), and none misses the TTFT target: the TPOT target is the one that starts failing;
-- at 27 req/s, mean end-to-end 1,884.817 ms, so Little's law gives 27 × 1.884817 = 50.890 requests; mean TTFT
-  47.487 ms, p99 TTFT 141.573 ms;
-- mean TPOT 18.446 ms at 31 req/s (73.3 running) and 26.766 ms at 35 (118.391667 running): the target of 20 ms
-  is crossed at 73.3 + (20 − 18.446) ÷ (26.766 − 18.446) × (118.391667 − 73.3) = 81.722 running sequences.
+  19 req/s. The knee drill refines the gap with the four rates evenly inside it, 19.4, 19.8, 20.2 and 20.6 req/s
+  (the 12 points DESIGN §13 allows): goodput 17.65 at 19.4 (÷ 19.4 = 0.909794, kept) and 17.65 at 19.8 (÷ 19.8 =
+  0.891414, lost), so the knee is 19.4 + (0.909794 − 0.9) ÷ (0.909794 − 0.891414) × 0.4 = 19.4 + 0.532862 × 0.4 =
+  19.6131 req/s; right within ±5 %, from 18.632 to 20.594. At 19.4 req/s 113 of the 1,172 requests miss the TPOT
+  target (10 %), at 19.8 138 of 1,197 (12 %), and none misses the TTFT target: the TPOT target is the one that
+  starts failing;
+- at 19 req/s, mean end-to-end 2,088.926 ms, so Little's law gives 19 × 2.088926 = 39.690 requests; mean TTFT
+  56.757 ms, p99 TTFT 177.3 ms;
+- mean TPOT 18.043 ms at 21 req/s (48.858333 running) and 22.96 ms at 24 (70.916667 running): the target of 20 ms
+  is crossed at 48.858333 + (20 − 18.043) ÷ (22.96 − 18.043) × (70.916667 − 48.858333) = 57.638 running sequences.
 
-One decode step of 64 sequences at the mean context 512 + 64 = 576 tokens: (16,060,522,496 + 64 × 576 × 131,072)
-B ÷ (3,350 GB/s × 0.75) = 20,892,368,896 ÷ 2.5125e12 = 8.3154 ms; from the weights alone 16,060,522,496 ÷
-2.5125e12 = 6.3922 ms.
+One decode step of 64 sequences at the mean context 512 + 64 = 576 tokens, its reads at the row's bandwidth
+efficiency: (16,060,522,496 + 64 × 576 × 131,072) B ÷ (3,350 GB/s × 0.8) = 20,892,360,704 ÷ 2.68e12 = 7.7957 ms;
+from the weights alone 16,060,522,496 ÷ 2.68e12 = 5.9927 ms. The drill's step is the reads the candidate works
+(DECODE_STEP_BATCH); the simulator's step adds the row's 1.8 ms overhead, which is why the mean TPOT at 4.7 req/s
+(5.5 running) reads 8.921 ms, not 6.15.
 """
 
 from __future__ import annotations
@@ -63,26 +68,28 @@ def test_the_problem_stores_the_sweep_the_simulator_printed():
     problem = _problem("knee")
 
     points = problem.inputs["simulation"]["points"]
-    assert [p["rate_req_s"] for p in points] == [6.8, 14.0, 19.0, 23.0, 27.0, 31.0, 35.0, 41.0]
-    assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (26.866667, 23.766667)
-    assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(8.3154, abs=1e-4)
+    assert [p["rate_req_s"] for p in points] == [4.7, 9.3, 13.0, 16.0, 19.0, 21.0, 24.0, 28.0]
+    assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (17.4, 15.616667)
+    assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(7.7957, abs=1e-4)
+    assert problem.inputs["simulation"]["simulator_inputs"]["bandwidth_efficiency"] == 0.8
+    assert problem.inputs["simulation"]["simulator_inputs"]["step_overhead_ms"] == 1.8
 
 
 def test_the_knee_is_read_linearly_between_the_refining_runs_either_side_of_it():
     problem = _problem("knee")
 
     refine = problem.inputs["simulation"]["refine"]
-    assert [p["rate_req_s"] for p in refine] == [27.8, 28.6, 29.4, 30.2]
-    assert (refine[0]["goodput_req_s"], refine[1]["goodput_req_s"]) == (25.933333, 25.7)
+    assert [p["rate_req_s"] for p in refine] == [19.4, 19.8, 20.2, 20.6]
+    assert (refine[0]["goodput_req_s"], refine[1]["goodput_req_s"]) == (17.65, 17.65)
     assert (refine[0]["tpot_missed"], refine[0]["arrived"], refine[1]["tpot_missed"], refine[1]["arrived"]) == (
-        121, 1677, 186, 1728)
+        113, 1172, 138, 1197)
     solution = problem.solve()
-    assert solution.values["knee_req_s"] == pytest.approx(28.5673, abs=1e-4)
-    assert solution.extra["bracket"] == (27.8, 28.6)
-    assert solution.steps[1].substituted == "27.8 + (0.9329 − 0.9) ÷ (0.9329 − 0.8986) × (28.6 − 27.8) = 28.57 req/s"
+    assert solution.values["knee_req_s"] == pytest.approx(19.6131, abs=1e-4)
+    assert solution.extra["bracket"] == (19.4, 19.8)
+    assert solution.steps[1].substituted == "19.4 + (0.9098 − 0.9) ÷ (0.9098 − 0.8914) × (19.8 − 19.4) = 19.61 req/s"
     assert solution.extra["reason"] == (
-        "TPOT is the target that starts failing: at 28.6 req/s 11% of the requests miss its 20 ms (p99 TPOT 22.5 ms), "
-        "against 7% at 27.8 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 151.4 ms); the running batch has "
+        "TPOT is the target that starts failing: at 19.8 req/s 12% of the requests miss its 20 ms (p99 TPOT 24.4 ms), "
+        "against 10% at 19.4 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 193.5 ms); the running batch has "
         "grown until a decode step, with the prefills sharing it, takes longer than the TPOT target.")
 
 
@@ -101,11 +108,11 @@ def test_the_refining_runs_go_through_the_sweep_cache_within_twelve_points():
 def test_the_knee_is_right_within_five_percent_and_the_weights_only_step_is_named():
     problem = _problem("knee")
 
-    assert _verdicts(problem, {"decode_step_batch_ms": "8.32 ms", "knee_req_s": "29.9 rps"}) == {
+    assert _verdicts(problem, {"decode_step_batch_ms": "7.80 ms", "knee_req_s": "20.5 rps"}) == {
         "decode_step_batch_ms": ("correct", None), "knee_req_s": ("correct", None)}
-    assert _verdicts(problem, {"knee_req_s": "27.2 requests/s"})["knee_req_s"][0] == "correct"
-    assert _verdicts(problem, {"knee_req_s": "30.1 req/s"})["knee_req_s"][0] != "correct"
-    assert _verdicts(problem, {"decode_step_batch_ms": "6.392 ms"})["decode_step_batch_ms"] == (
+    assert _verdicts(problem, {"knee_req_s": "18.7 requests/s"})["knee_req_s"][0] == "correct"
+    assert _verdicts(problem, {"knee_req_s": "20.6 req/s"})["knee_req_s"][0] != "correct"
+    assert _verdicts(problem, {"decode_step_batch_ms": "5.993 ms"})["decode_step_batch_ms"] == (
         "misconception", "decode-weights-only")
 
 
@@ -124,8 +131,8 @@ def test_a_blind_sweep_point_guess_is_not_correct(seed):
 
 
 def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_rates():
-    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 27 and
-    31 req/s, 27 + (0.995062 − 0.9) ÷ (0.995062 − 0.766667) × 4 = 28.6649 req/s, and nothing simulates again."""
+    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 19 and
+    21 req/s, 19 + (0.915789 − 0.9) ÷ (0.915789 − 0.743651) × 2 = 19.1835 req/s, and nothing simulates again."""
     problem = _problem("knee")
     simulation = problem.inputs["simulation"]
     simulation.pop("refine")
@@ -136,27 +143,27 @@ def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_r
     _solve.cache_clear()
 
     solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-    assert solution.values["knee_req_s"] == pytest.approx(28.6649, abs=1e-4)
-    assert solution.extra["reason"].startswith("At 31 req/s 23% of the rate is lost to missed targets")
+    assert solution.values["knee_req_s"] == pytest.approx(19.1835, abs=1e-4)
+    assert solution.extra["reason"].startswith("At 21 req/s 26% of the rate is lost to missed targets")
 
 
 def test_p99_ttft_with_the_mean_and_littles_law_on_ttft_named():
     problem = _problem("ttftp99")
 
     values = problem.solve().values
-    assert values["requests_in_system"] == pytest.approx(50.890, abs=1e-3)
-    assert values["ttft_p99_ms"] == 141.573
-    graded = _verdicts(problem, {"requests_in_system": str(27 * 0.047487), "ttft_p99_ms": "47.5 ms"})
+    assert values["requests_in_system"] == pytest.approx(39.690, abs=1e-3)
+    assert values["ttft_p99_ms"] == 177.3
+    graded = _verdicts(problem, {"requests_in_system": str(19 * 0.056757), "ttft_p99_ms": "56.8 ms"})
     assert graded["requests_in_system"] == ("misconception", "littles-law-wrong-latency")
     assert graded["ttft_p99_ms"] == ("misconception", "mean-for-p99")
-    assert _verdicts(problem, {"ttft_p99_ms": "0.15 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
+    assert _verdicts(problem, {"ttft_p99_ms": "0.18 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
 
 
 def test_the_batch_where_tpot_crosses_the_target_is_interpolated_from_the_sweep():
     problem = _problem("tpotbatch")
 
-    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(81.722, abs=1e-3)
-    assert _verdicts(problem, {"tpot_crossing_batch": "88 requests"})["tpot_crossing_batch"][0] == "correct"
+    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(57.638, abs=1e-3)
+    assert _verdicts(problem, {"tpot_crossing_batch": "62 requests"})["tpot_crossing_batch"][0] == "correct"
 
 
 def test_preemption_begins_at_the_first_swept_rate_that_preempts():
@@ -185,14 +192,15 @@ def test_regrading_reads_the_stored_sweep_and_never_simulates(monkeypatch):
     _solve.cache_clear()
     try:
         problem = ProblemInstance.objects.get(pk=stored.pk)
-        assert _verdicts(problem, {"knee_req_s": "28.5"})["knee_req_s"][0] == "correct"
-        # The stored sweep, not a new run, decides: edit it and the answer follows. With 28.6 req/s keeping
-        # 27.17 req/s (0.95), the knee moves to 28.6 + (0.95 − 0.9) ÷ (0.95 − 0.878685) × 0.8 = 29.1609 req/s.
-        problem.inputs["simulation"]["refine"][1]["goodput_req_s"] = 27.17
+        assert _verdicts(problem, {"knee_req_s": "19.6"})["knee_req_s"][0] == "correct"
+        # The stored sweep, not a new run, decides: edit it and the answer follows. With 19.8 req/s keeping
+        # 18.81 req/s (0.95), the knee moves to 19.8 + (0.95 − 0.9) ÷ (0.95 − 0.870462) × 0.4 = 20.0515 req/s
+        # (20.2 req/s keeps 17.583333 ÷ 20.2 = 0.870462).
+        problem.inputs["simulation"]["refine"][1]["goodput_req_s"] = 18.81
         problem.save()
         solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-        assert solution.extra["bracket"] == (28.6, 29.4)
-        assert solution.values["knee_req_s"] == pytest.approx(29.1609, abs=1e-4)
+        assert solution.extra["bracket"] == (19.8, 20.2)
+        assert solution.values["knee_req_s"] == pytest.approx(20.0515, abs=1e-4)
     finally:
         _solve.cache_clear()
 
@@ -269,26 +277,27 @@ def test_the_worked_knee_shows_every_swept_rate_a_chart_and_why_the_knee_is_ther
                                                                                      htmx):
     problem = create_problem("knee", seed=3, user=candidate, fixed_inputs=SCENARIO)
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
-    page = candidate_client.post(problem.get_absolute_url(), {"knee_req_s": "27 req/s", "decode_step_batch_ms": "8.3"},
+    page = candidate_client.post(problem.get_absolute_url(), {"knee_req_s": "16 req/s", "decode_step_batch_ms": "7.8"},
                                  **headers).content.decode()
 
     box = re.search(r'<li class="answer-step[^"]*" id="step-knee_req_s">.*?</li>', page, re.S).group(0)
     assert _text(re.search(r'<span class="step-tolerance text-nowrap"[^>]*>(.*?)</span>', box).group(1)) == "±5 %"
-    assert "verdict-correct" not in box  # 27 is the swept rate below the knee, 5.5 % off
+    assert "verdict-correct" not in box  # 16 is a swept rate below the knee, 18.4 % off
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
     assert _text(re.search(r'<h3 id="knee-sweep-heading".*?</h3>', sweep, re.S).group(0)) == (
-        "The sweep behind the knee: 28.57 req/s")
+        "The sweep behind the knee: 19.61 req/s")
     assert _text(re.search(r'<p class="small knee-reason">(.*?)</p>', sweep, re.S).group(1)).startswith(
         "TPOT is the target that starts failing")
     rows = [[_text(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
             for row in re.findall(r"<tr[^>]*>(.*?)</tr>", sweep.split("<tbody>", 1)[1], re.S)]
-    assert [row[0] for row in rows] == ["6.8", "14", "19", "23", "27", "27.8", "28.6", "29.4", "30.2", "31", "35", "41"]
-    assert rows[5] == ["27.8", "25.93", "0.933", "149.7", "21.01", "0%", "7%", "refined, last keeping 0.9"]
-    assert rows[6][2:] == ["0.899 (below 0.9)", "151.4", "22.46", "0%", "11%", "refined, first below 0.9"]
+    assert [row[0] for row in rows] == ["4.7", "9.3", "13", "16", "19", "19.4", "19.8", "20.2", "20.6", "21", "24",
+                                        "28"]
+    assert rows[5] == ["19.4", "17.65", "0.910", "180", "23.53", "0%", "10%", "refined, last keeping 0.9"]
+    assert rows[6][2:] == ["0.891 (below 0.9)", "193.5", "24.38", "0%", "12%", "refined, first below 0.9"]
     assert rows[4][-1] == "" and rows[9][-1] == ""
     chart = ET.fromstring(re.search(r"<svg .*?</svg>", sweep, re.S).group(0))
-    assert chart.get("role") == "img" and "the knee, 28.57 req/s" in chart.get("aria-label")
-    assert "knee 28.57 req/s" in "".join(chart.itertext())
+    assert chart.get("role") == "img" and "the knee, 19.61 req/s" in chart.get("aria-label")
+    assert "knee 19.61 req/s" in "".join(chart.itertext())
 
 
 def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
@@ -297,7 +306,7 @@ def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
     page = client.get("/calculators/knee/?" + urlencode(SCENARIO)).content.decode()
 
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
-    assert "The sweep behind the knee: 28.57 req/s" in _text(sweep)
+    assert "The sweep behind the knee: 19.61 req/s" in _text(sweep)
     assert len(re.findall(r"<tr[^>]*>", sweep.split("<tbody>", 1)[1])) == 12
 
 
@@ -318,8 +327,8 @@ def test_grading_a_simulated_drill_says_it_is_simulating_while_it_runs(candidate
 def test_a_blind_sweep_point_guess_of_the_preemption_rate_is_not_correct(client):
     """Issue 33: the preemption rate is right within ±5 % (PREEMPT_TOLERANCE, shown beside the box), not within
     one sweep step: every other swept rate typed as the answer is not correct. At these inputs the sweep is
-    0.42 … 2.8 req/s and preemption begins at 1.4 req/s; the old rule's tolerance, the wider gap beside it
-    (0.3 req/s ÷ 1.4 = 21 %), took 1.1 and 1.7 req/s as right."""
+    0.76 … 5.0 req/s and preemption begins at 2.5 req/s; the old rule's tolerance, the wider gap beside it
+    (0.5 req/s ÷ 2.5 = 20 %), took 2.0 and 3.0 req/s as right."""
     from calculators.sim.drills import PREEMPT_TOLERANCE
 
     problem = create_problem("preemptrate", seed=3, fixed_inputs={**SCENARIO, "prompt_tokens": 4096,
@@ -336,3 +345,24 @@ def test_a_blind_sweep_point_guess_of_the_preemption_rate_is_not_correct(client)
     box = re.search(r'id="step-preemption_rate_req_s">.*?</li>', page, re.S).group(0)
     assert _text(re.search(r'<span class="step-tolerance text-nowrap"[^>]*>(.*?)</span>', box).group(1)) == "±5 %"
     assert "(within ±5%: that swept rate, not a neighbour)" in html.unescape(page)
+
+
+def test_a_problem_stored_before_v26_keeps_the_stated_convention_it_was_simulated_at(monkeypatch):
+    """Its stored sweep names the stated convention (bandwidth efficiency 0.75, no step overhead): its decode step
+    stays (16,060,522,496 + 64 × 576 × 131,072) ÷ (3,350 GB/s × 0.75) = 8.3154 ms and its statement says 75 %,
+    and nothing simulates again."""
+    from calculators.sim.config import STATED_CONVENTION
+
+    problem = _problem("knee")
+    problem.inputs["simulation"]["simulator_inputs"].update(STATED_CONVENTION)
+    problem.save()
+    monkeypatch.setattr(scenario, "run_workload", _refuse)
+    _solve.cache_clear()
+    try:
+        stored = ProblemInstance.objects.get(pk=problem.pk)
+        assert stored.solve().values["decode_step_batch_ms"] == pytest.approx(8.3154, abs=1e-4)
+        from drills.problems.presentation import statement
+
+        assert "at 75% of the card's bandwidth" in statement(stored, stored.solve())
+    finally:
+        _solve.cache_clear()

@@ -53,7 +53,6 @@ from calculators.engine.procedures.params import params_given
 from .results import KNEE_SHARE, knee_bracket
 from .results import knee as sweep_knee
 from .scenario import (
-    BANDWIDTH_EFFICIENCY,
     BLOCK_SIZE,
     CACHE_INPUTS,
     INPUTS,
@@ -71,6 +70,8 @@ from .scenario import (
     run_sweep,
     simulation_for,
     split_inputs,
+    stored_constants,
+    table_constants,
     tpot_note,
 )
 
@@ -83,7 +84,7 @@ def rate_text(rate: float) -> str:
 def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot", refine: bool = False):
     catalog = catalog_or_default(catalog)
     inputs, stored = split_inputs(raw, catalog, CACHE_INPUTS if center == "cache" else INPUTS)
-    scenario = Scenario(inputs, catalog, center)
+    scenario = Scenario(inputs, catalog, center, stored_constants(stored))
     simulation = simulation_for(scenario, stored)
     if refine and stored is None:  # a stored sweep is read as it is: regrading never simulates
         simulation = refine_knee(simulation)
@@ -247,8 +248,10 @@ def _rates(inputs: dict[str, Any], catalog: Catalog, center: str = "tpot") -> st
 
 def _step_phrase(inputs: dict[str, Any]) -> str:
     context = inputs["prompt_tokens"] + inputs["output_tokens"] / 2
+    constants = stored_constants(inputs.get("simulation")) or table_constants(inputs)
     return (f"decode step of {STEP_BATCH} sequences, each holding {context:,g} tokens (its prompt and half its "
-            f"output, the mean while it decodes), at {BANDWIDTH_EFFICIENCY:.0%} of the card's bandwidth")
+            f"output, the mean while it decodes), at {constants['bandwidth_efficiency']:.0%} of the card's "
+            f"bandwidth")
 
 
 def describe_knee(inputs: dict[str, Any], catalog: Catalog) -> str:

@@ -46,16 +46,22 @@ from calculators.engine.procedures.inputs import (
 from calculators.engine.quantities import default
 from calculators.engine.step_model import Replica, step_ms
 
-from .config import MAX_SWEEP_POINTS, STATED_CONVENTION, build_setup, clean_sim_inputs
+from .config import (
+    CALIBRATED_INPUTS,
+    MAX_SWEEP_POINTS,
+    STATED_CONVENTION,
+    build_setup,
+    clean_sim_inputs,
+    row_companions,
+)
 from .results import KNEE_SHARE, knee_bracket
 from .run import run_workload
 from .workload import workload_for
 
 GIB = 2**30
 MIB = 2**20
-# The simulator's defaults (calculators/sim/config.py), its quantities': utilisation, reserve, block, efficiency, MFU.
-UTILIZATION, RESERVE_GIB, BLOCK_SIZE, BANDWIDTH_EFFICIENCY, MFU = (
-    default(key) for key in ("utilization", "reserve_gib", "block_size", "bandwidth_efficiency", "mfu"))
+# The simulator's defaults (calculators/sim/config.py), its quantities': utilisation, reserve, block.
+UTILIZATION, RESERVE_GIB, BLOCK_SIZE = (default(key) for key in ("utilization", "reserve_gib", "block_size"))
 DURATION_S = 60.0
 CACHE_DURATION_S = 120.0  # long requests take longer to fill the cache
 SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)
@@ -128,6 +134,23 @@ def compact_points(inputs: dict[str, Any], results: list[dict]) -> list[dict]:
     return points
 
 
+def table_constants(inputs: dict[str, Any]) -> dict[str, float]:
+    """The calibration table's row for the drill's card and weight precision (docs/architecture.md §12): the
+    efficiencies, the all-reduce latency and the step overhead a drill drawn now is simulated and stepped with
+    (the quantities' defaults on a card without a row)."""
+    return {key: default(key, gpu=inputs["gpu"], precision=inputs["weights_dtype"]) for key in CALIBRATED_INPUTS}
+
+
+def stored_constants(stored: dict | None) -> dict[str, float] | None:
+    """The constants a stored simulation was run with (its ``simulator_inputs``), so a stored problem keeps its
+    numbers: those drawn before generator v26 ran at the stated convention (:data:`.config.STATED_CONVENTION`),
+    which they name or, older still, leave out. None without a stored simulation."""
+    if not stored or not stored.get("simulator_inputs"):
+        return None
+    given = stored["simulator_inputs"]
+    return {key: given.get(key, STATED_CONVENTION[key]) for key in CALIBRATED_INPUTS}
+
+
 def split_inputs(raw: dict[str, Any], catalog: Catalog, specs=INPUTS) -> tuple[dict, dict | None]:
     """Cleaned drill inputs and the stored simulation (``None`` when the inputs carry none)."""
     raw = dict(raw)
@@ -136,15 +159,21 @@ def split_inputs(raw: dict[str, Any], catalog: Catalog, specs=INPUTS) -> tuple[d
 
 
 class Scenario:
-    """A drill's stack and workload, its replica (step model) and KV cache, and its sweep of rates."""
+    """A drill's stack and workload, its replica (step model) and KV cache, and its sweep of rates. ``constants``:
+    the efficiencies, all-reduce latency and step overhead (:data:`.config.CALIBRATED_INPUTS`) its steps and its
+    sweep use; by default the calibration table's row for the card (:func:`table_constants`), a stored problem's
+    own (:func:`stored_constants`) when it has them."""
 
-    def __init__(self, inputs: dict[str, Any], catalog: Catalog, center: str = "tpot"):
+    def __init__(self, inputs: dict[str, Any], catalog: Catalog, center: str = "tpot",
+                 constants: dict[str, float] | None = None):
         self.inputs = inputs
         cfg, _ = resolve_model(inputs, catalog)
         gpu = catalog.gpu(inputs["gpu"])
         self.gpu = gpu
+        self.constants = constants or table_constants(inputs)
+        companions = row_companions({"gpu": inputs["gpu"], "weights_dtype": inputs["weights_dtype"], **self.constants})
         self.replica = Replica(cfg, gpu, 1, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
-                               bandwidth_efficiency=BANDWIDTH_EFFICIENCY, mfu=MFU)
+                               **self.constants, **companions)
         self.weight_bytes = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], None) / 8
         budget = gpu.memory_mib * MIB * UTILIZATION - self.weight_bytes - RESERVE_GIB * GIB
         self.kv_bytes_per_token = self.replica.kv_bytes_per_token
@@ -213,15 +242,15 @@ class Scenario:
         return [rate for rate in rates if rate > 0]
 
     def simulator_inputs(self) -> dict[str, Any]:
-        """The ``simulate`` command's inputs for this scenario's sweep (snake case), at the stated convention's
-        efficiencies (:data:`.config.STATED_CONVENTION`, the ones :attr:`replica` and the drills' steps use), not
-        the calibration table's, so the sweep and the steps the candidate works agree."""
+        """The ``simulate`` command's inputs for this scenario's sweep (snake case), at the scenario's
+        :attr:`constants` (the calibration table's row, the ones :attr:`replica` and the drills' steps use), so the
+        sweep and the steps the candidate works agree, and a stored sweep says what it ran with."""
         inputs = self.inputs
         return {"model": inputs["model"], "gpu": inputs["gpu"], "gpus": 1, "weights_dtype": inputs["weights_dtype"],
                 "kv_dtype": inputs["kv_dtype"], "prompt_tokens": inputs["prompt_tokens"],
                 "output_tokens": inputs["output_tokens"], "ttft_slo_ms": inputs["ttft_slo_ms"],
                 "tpot_slo_ms": inputs["tpot_slo_ms"], "duration_s": self.duration_s, "seed": inputs["sim_seed"],
-                **STATED_CONVENTION, "sweep": self.sweep()}
+                **self.constants, "sweep": self.sweep()}
 
 
 def simulation_for(scenario: Scenario, stored: dict | None, runner: SweepRunner = run_sweep) -> dict:

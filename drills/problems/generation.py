@@ -43,7 +43,11 @@ DeepSeek-V3.2-Exp (sparse attention) joins the models a stack is drawn with. v22
 expects the ladder's budget steps before its KV tokens (card_gib, usable_gib, weights_gib, kv_budget_gib,
 kv_bytes_per_token); every draw and every earlier expected value is v21's. v23: the MI355X, now quoted at bf16 (AMD's
 dense 2.5 PFLOP/s), joins the cards compute problems are drawn on. v24: the MI355X's Infinity Fabric (8 cards at
-537.6 GB/s per direction) lets a stack on it be drawn on more than one card.
+537.6 GB/s per direction) lets a stack on it be drawn on more than one card. v25: the calibration table is refitted
+(TensorRT-LLM of 2023 its own engine), so the rows problems store move. v26: the simulated drills (knee, ttftp99,
+tpotbatch, preemptrate) step and simulate at the calibration table's row for their card and precision instead of
+the stated convention, so their sweeps and answers move; a stored problem keeps the constants its stored sweep
+names (errata simulated-drills-calibrated).
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 25
+GENERATOR_VERSION = 26
 MAX_SEED = 2**63
 
 
