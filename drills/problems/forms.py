@@ -38,14 +38,11 @@ class AnswerForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.specs = specs
         for spec in specs:
-            # The box's maxlength only stops a browser: the form does not refuse a longer text, so the answer
-            # parser reads it and says what it expects (an answer is at most answers.MAX_LENGTH characters);
-            # a form error would leave the step blank and the page would call it blank.
-            self.fields[spec.key] = forms.CharField(
-                label=spec.label, required=False,
-                widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false", "inputmode": "text",
-                                              "class": "form-control answer-input", "maxlength": "10000"}),
-            )
+            # The box is drawn by one template partial (drills/_answer_step.html#box). Its maxlength only stops a
+            # browser: the form does not refuse a longer text, so the answer parser reads it and says what it
+            # expects (an answer is at most answers.MAX_LENGTH characters); a form error would leave the step
+            # blank and the page would call it blank.
+            self.fields[spec.key] = forms.CharField(label=spec.label, required=False)
 
     def answers(self) -> dict[str, str]:
         """Step key → typed text (blank for an unanswered step)."""
@@ -91,10 +88,7 @@ class FollowUpForm(forms.Form):
         self.fields["marked"] = forms.MultipleChoiceField(choices=keys, required=False,
                                                           widget=forms.CheckboxSelectMultiple)
         for spec in link.result.specs:
-            self.fields[f"value-{spec.key}"] = forms.CharField(
-                label=spec.label, required=False,
-                widget=forms.TextInput(attrs={"autocomplete": "off", "spellcheck": "false",
-                                              "class": "form-control answer-input", "maxlength": "10000"}))
+            self.fields[f"value-{spec.key}"] = forms.CharField(label=spec.label, required=False)  # the box partial
 
     def marked(self) -> list[str]:
         """The marked step keys, in step order."""

@@ -80,10 +80,22 @@ def right_answers(problem) -> dict[str, str]:
     return {step.key: repr(step.value) for step in problem.solve().steps}
 
 
+def right_chain(problem) -> dict:
+    """The review card's follow-up fields for ``problem``'s chain, every link answered right (the moving steps
+    marked, with their exact new values): what a card's answer posts beside the problem's steps (issue 33)."""
+    from drills.followups.services import chain
+
+    fields: dict = {}
+    for position, link in enumerate(chain(problem)):
+        fields[f"fu{position}-marked"] = list(link.moves)
+        fields.update({f"fu{position}-value-{key}": repr(link.result.values[key]) for key in link.moves})
+    return fields
+
+
 @pytest.fixture
 def h():
     """The helpers of this folder, for the test modules (which cannot import a conftest)."""
     from types import SimpleNamespace
 
     return SimpleNamespace(T0=T0, chapter=make_chapter, question=make_question, settings=settings_for,
-                           answers=right_answers)
+                           answers=right_answers, chain=right_chain)

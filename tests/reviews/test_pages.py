@@ -11,8 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import TimeZonePreference
+from drills.followups.services import chain
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
-from drills.reviews.scheduling import GOOD, RATING_RULE, add_to_deck, calendar_today, local_today
+from drills.reviews.scheduling import EASY, GOOD, RATING_RULE, add_to_deck, calendar_today, local_today
 from drills.reviews.services import drawn_problem, problem_for, record_open_review
 
 
@@ -211,15 +212,23 @@ class TestReviewProblemTemplate:
         assert f"seed {problem.seed}" in html
         answers = h.answers(problem)
         answers["weights_gib"] = "1"  # one slip: 7 of 8 steps
+        links = chain(problem)  # the chain is the card (issue 33): its follow-ups answered right
+        replies = {}
+        for position, link in enumerate(links):
+            replies[f"fu{position}-marked"] = list(link.moves)
+            replies.update({f"fu{position}-value-{key}": repr(link.result.values[key]) for key in link.moves})
         response = candidate_client.post(f"/review/card/{card.pk}/answer/", {
-            "version": hidden(html, "version"), "started": hidden(html, "started"), **answers})
+            "version": hidden(html, "version"), "started": hidden(html, "started"), **answers, **replies})
         log = ReviewLog.objects.get()
         assert response.status_code == 302 and response["Location"] == f"/review/result/{log.pk}/"
-        assert log.grade == pytest.approx(7 / 8) and log.rating == GOOD
+        # The problem scores 7/8; the card's grade is the mean of it and each link's 1.0: with three links
+        # (7/8 + 3) ÷ 4 = 0.96875, at least 0.95 within the time box: Easy by the rule.
+        assert log.attempt.score == pytest.approx(7 / 8) and len(links) == 3
+        assert log.grade == pytest.approx(0.96875) and log.rating == EASY
         assert (log.problem.seed, log.problem.inputs) == (problem.seed, problem.inputs)  # the variant shown, stored
 
         result = candidate_client.get(response["Location"]).content.decode()
-        assert "88 %" in result and "rated" in result and "Good" in result
+        assert "88 %" in result and "rated" in result and "Easy" in result
         assert re.findall(r'<tr class="verdict-(\w+)">', result) == ["correct"] * 2 + ["wrong"] + ["correct"] * 5
         assert RATING_RULE in result or RATING_RULE.replace("→", "&rarr;") in result
 

@@ -145,7 +145,7 @@ class TestPage:
         assert_nothing_recorded(card, problem)
 
         fixed = candidate_client.post(f"/review/card/{card.pk}/answer/", {
-            "version": hidden(page, "version"), "started": hidden(page, "started"), **answers})
+            "version": hidden(page, "version"), "started": hidden(page, "started"), **answers, **h.chain(problem)})
 
         log = ReviewLog.objects.get()
         assert fixed.status_code == 302 and fixed["Location"] == f"/review/result/{log.pk}/"
@@ -175,8 +175,8 @@ class TestPage:
         assert 'value="7O GiB"' in input_tag(fragment, "card_gib") and hidden(fragment, "started") == started
         assert_nothing_recorded(card, problem)
 
-        fixed = client.post(f"/review/card/{card.pk}/answer/", {"version": "0", "started": started, **answers},
-                            headers=htmx)
+        fixed = client.post(f"/review/card/{card.pk}/answer/",
+                            {"version": "0", "started": started, **answers, **h.chain(problem)}, headers=htmx)
 
         log = ReviewLog.objects.get()
         assert fixed.status_code == 200 and fixed["HX-Redirect"] == f"/review/result/{log.pk}/"
@@ -187,7 +187,12 @@ class TestPage:
         card = ladder_card(candidate, bank)
         html = candidate_client.get("/review/").content.decode()
         card.refresh_from_db()
-        answers = {**h.answers(drawn_problem(card)), "card_gib": ""}
+        problem = drawn_problem(card)
+        answers = {**h.answers(problem), "card_gib": ""}
         response = candidate_client.post(f"/review/card/{card.pk}/answer/", {
-            "version": hidden(html, "version"), "started": hidden(html, "started"), **answers})
-        assert response.status_code == 302 and ReviewLog.objects.get().grade == pytest.approx(7 / 8)
+            "version": hidden(html, "version"), "started": hidden(html, "started"), **answers, **h.chain(problem)})
+        log = ReviewLog.objects.get()
+        # The problem scores 7/8 (the blank step unanswered); its three follow-ups are answered right: the card's
+        # grade is (7/8 + 3) ÷ 4 (issue 33: the chain is the card).
+        assert response.status_code == 302 and log.attempt.score == pytest.approx(7 / 8)
+        assert log.grade == pytest.approx((7 / 8 + 3) / 4)
