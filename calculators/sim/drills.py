@@ -310,6 +310,24 @@ def _prepare(center: str, refine: bool = False):
     return prepare
 
 
+def _generate_tpot_batch(rng: random.Random, catalog: Catalog) -> dict:
+    """A scenario (:func:`draw_scenario`) whose prompts' prefill is compute-bound, drawn again (up to 20 times)
+    while it is not. The sweep is centred by :meth:`Scenario.load`, which charges each prefill as a whole step of
+    the card: right when the prefill computes more than it reads, far too much when it reads more (a small-active
+    MoE on a fast card, whose prefill step is mostly the weights every decode step reads anyway — Qwen3-30B-A3B on
+    a B300 centred at 45 req/s for a 20 ms target, while the simulated sweep's mean TPOT stayed under 10.7 ms and
+    never crossed it). Raises :class:`InputError` when no such stack is found (a coach's fixed model is refused
+    with it)."""
+    for _ in range(20):
+        inputs = draw_scenario(rng, catalog)
+        prefill = Scenario(dict(inputs), catalog, "tpot").prefill_step()
+        if prefill.compute_ms >= prefill.memory_ms:
+            return inputs
+    raise InputError("Its prompts' prefill reads more than it computes on these cards, so the step model cannot "
+                     "place the sweep where the TPOT target binds: choose a dense model or a slower card.",
+                     field="model")
+
+
 def _generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
     """A scenario whose cache fills with whole requests well before vLLM's 256-sequence limit, at a rate
     whose prefills leave the card some time to decode."""
@@ -363,7 +381,7 @@ FAMILIES = (
            difficulty=3, rubric=TTFT_P99_RUBRIC),
     Family("tpotbatch", "The batch where TPOT crosses the target",
            "One decode step, then the running batch at which the mean TPOT reaches the target, graded against a "
-           "stored simulation.", INPUTS, plan_tpot_batch, generate=draw_scenario, order=92,
+           "stored simulation.", INPUTS, plan_tpot_batch, generate=_generate_tpot_batch, order=92,
            offline=None, describe=describe_tpot_batch, prepare=_prepare("tpot"), chapter="14-capacity-planning",
            difficulty=3, rubric=TPOT_BATCH_RUBRIC),
     Family("preemptrate", "Where preemption begins",

@@ -47,7 +47,9 @@ dense 2.5 PFLOP/s), joins the cards compute problems are drawn on. v24: the MI35
 (TensorRT-LLM of 2023 its own engine), so the rows problems store move. v26: the simulated drills (knee, ttftp99,
 tpotbatch, preemptrate) step and simulate at the calibration table's row for their card and precision instead of
 the stated convention, so their sweeps and answers move; a stored problem keeps the constants its stored sweep
-names (errata simulated-drills-calibrated).
+names (errata simulated-drills-calibrated). v27: tpotbatch draws only stacks whose prompts' prefill is
+compute-bound (a small-active MoE on a fast card is drawn again or, fixed by a coach, refused with a sentence): its
+sweep's centre charged each prefill as a whole step and missed the target (errata tpotbatch-memory-bound-prefill).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 26
+GENERATOR_VERSION = 27
 MAX_SEED = 2**63
 
 
