@@ -228,7 +228,8 @@ class TestReviewProblemTemplate:
         assert (log.problem.seed, log.problem.inputs) == (problem.seed, problem.inputs)  # the variant shown, stored
 
         result = candidate_client.get(response["Location"]).content.decode()
-        assert "88 %" in result and "rated" in result and "Easy" in result
+        assert "97 %" in result and "rated" in result and "Easy" in result  # the card's grade, then the problem's
+        assert "The problem 88 % and its 3 follow-ups weigh the same in that score." in result
         assert re.findall(r'<tr class="verdict-(\w+)">', result) == ["correct"] * 2 + ["wrong"] + ["correct"] * 5
         assert RATING_RULE in result or RATING_RULE.replace("→", "&rarr;") in result
 
