@@ -256,17 +256,20 @@ def kv_read_spec(cfg: ModelConfig) -> StepSpec:
                     label="KV cache read per step (every sequence's context)")
 
 
+# The step's memory and compute times, the same steps wherever a family costs a step (time_specs, pareto).
+MEMORY_TIME_STEP = StepSpec(S.MEMORY_MS, {"bytes_per_step": "bytes_per_step"},
+                            label="Memory time (bytes ÷ replica bandwidth × efficiency)")
+COMPUTE_TIME_STEP = StepSpec(S.COMPUTE_MS, {"flops_per_step": "flops_per_step"},
+                             label="Compute time (FLOPs ÷ replica peak × MFU)")
+
+
 def time_specs(cfg: ModelConfig) -> list[StepSpec]:
     """``flops_per_step`` through ``tok_s_per_replica`` (needs ``bytes_per_step`` before it)."""
     _, flops = S.step_forms(cfg.window_layers, cfg.index_topk)
     return [
         StepSpec(flops, label="FLOPs per step (2 × active parameters + attention, per sequence)"),
-        StepSpec(S.MEMORY_MS,
-                 {"bytes_per_step": "bytes_per_step"},
-                 label="Memory time (bytes ÷ replica bandwidth × efficiency)"),
-        StepSpec(S.COMPUTE_MS,
-                 {"flops_per_step": "flops_per_step"},
-                 label="Compute time (FLOPs ÷ replica peak × MFU)"),
+        MEMORY_TIME_STEP,
+        COMPUTE_TIME_STEP,
         StepSpec(S.COMM_MS, label="Communication time (two all-reduces per layer)"),
         StepSpec(S.STEP_MS,
                  {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"},

@@ -48,7 +48,7 @@ from .base import (
     evaluate_steps,
     format_number,
 )
-from .compute import draw_served_model, step_given
+from .compute import COMPUTE_TIME_STEP, MEMORY_TIME_STEP, draw_served_model, step_given
 from .inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -268,12 +268,8 @@ def pareto_specs(cfg: ModelConfig) -> list[StepSpec]:
         StepSpec(flops,
                  at_batch,
                  label="FLOPs per step (2 × active parameters + attention, per sequence)"),
-        StepSpec(S.MEMORY_MS,
-                 {"bytes_per_step": "bytes_per_step"},
-                 label="Memory time (bytes ÷ replica bandwidth × efficiency)"),
-        StepSpec(S.COMPUTE_MS,
-                 {"flops_per_step": "flops_per_step"},
-                 label="Compute time (FLOPs ÷ replica peak × MFU)"),
+        MEMORY_TIME_STEP,
+        COMPUTE_TIME_STEP,
         StepSpec(S.COMM_MS, {"step_tokens": "batch"}, label="Communication time (two all-reduces per layer)"),
         StepSpec(S.STEP_MS,
                  {"memory_ms": "memory_ms", "compute_ms": "compute_ms", "comm_ms": "comm_ms"},
