@@ -1,7 +1,7 @@
 """The calibration a user applies, as the calculator and simulator pages read it: from the session, not a query.
 
 :class:`calculators.models.AppliedCalibration` is the record; the pages need its name and constants on every
-request, and the calculator page touches no model (tests/test_query_counts.py), so a snapshot of it rides in
+request, and the calculator page touches no model (tests/config/test_query_counts.py), so a snapshot of it rides in
 the session, as the time zone does (``accounts/timezones.py``): written at log-in (:func:`remember_at_login`)
 and whenever the user applies or stops one (:func:`remember`), read by :func:`in_use`; a session opened before
 this existed reads the record once. The snapshot carries the user's pk, so a session that changes hands never

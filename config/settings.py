@@ -218,7 +218,7 @@ if CELERY_BROKER_URL:
     CELERY_RESULT_BACKEND = envstr("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
     # Redis transport: give up on an unreachable or silent (frozen) broker within 0.3-0.5 s per try (a publish that
     # retries makes up to three such waits), so an enqueue never holds a request much longer than a second; the
-    # outbox row stays pending for the drain (tests/test_redis_outage.py freezes a redis-server with SIGSTOP).
+    # outbox row stays pending for the drain (tests/outbox/test_redis_outage.py freezes a redis-server with SIGSTOP).
     # visibility_timeout: a message taken by a worker that died unacknowledged is handed out again after an hour.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.3,
                                        "visibility_timeout": 3600}

@@ -4,7 +4,7 @@ A shortcode renders a number *with* its unit ("191 users"), so prose that also t
 unit after it prints the unit twice; an engine note quoted into a sentence repeats the
 clause that introduced it. These checks run on the plain text a reader sees (shortcodes
 resolved by :func:`runbook.content.plain_text`), over every chapter, question, answer,
-rubric point and errata entry (``tests/test_runbook_lint.py``).
+rubric point and errata entry (``tests/runbook/test_runbook_lint.py``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :func:`url_patterns` walks ``django.urls.get_resolver()``; :data:`TABLE` says,
 for every named pattern, whether the view accepts POST (:class:`Post`), binds
 a form to its query string (:class:`Get`), or is left out and why
-(:class:`Skip`). ``tests/test_fuzz_forms.py`` fails when a pattern is missing
+(:class:`Skip`). ``tests/config/test_fuzz_forms.py`` fails when a pattern is missing
 from the table, so a new URL cannot escape the fuzzing and the CSRF audit.
 
 :func:`build_world` creates the real objects the URLs name (cards, rounds,
@@ -22,10 +22,10 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 # Patterns under these prefixes are not in TABLE: Django's admin is Django's own
 # code (staff only, its own forms and CSRF checks; the CSRF test covers its login),
-# and the JSON API is fuzzed against its OpenAPI schema by tests/test_schemathesis.py.
+# and the JSON API is fuzzed against its OpenAPI schema by tests/api/test_schemathesis.py.
 SKIPPED_PREFIXES = {
-    "admin/": "Django's admin: Django's own views and forms, staff only (CSRF: see tests/test_csrf.py)",
-    "api/v1/": "the JSON API: fuzzed against its OpenAPI schema by tests/test_schemathesis.py",
+    "admin/": "Django's admin: Django's own views and forms, staff only (CSRF: see tests/config/test_csrf.py)",
+    "api/v1/": "the JSON API: fuzzed against its OpenAPI schema by tests/api/test_schemathesis.py",
 }
 
 

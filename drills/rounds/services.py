@@ -498,7 +498,7 @@ def close(round_: Round, now: datetime | None = None, status: str = Round.FINISH
         # FOR NO KEY UPDATE, not FOR UPDATE: it still serialises two closes, but lets a concurrent submit()
         # commit. That submit holds the item's row lock and, at COMMIT, PostgreSQL's deferred foreign-key
         # check of the item it updated twice takes FOR KEY SHARE on this round; FOR UPDATE would block it
-        # while we wait for the item's lock: a deadlock (tests/test_concurrency.py races the two).
+        # while we wait for the item's lock: a deadlock (tests/config/test_concurrency.py races the two).
         round_ = Round.objects.select_for_update(no_key=True).get(pk=round_.pk)
         if not round_.is_active:
             return round_

@@ -412,7 +412,7 @@
     });
   }
 
-  // The whole computation, exposed for the export's node test (tests/test_export_runbook.py).
+  // The whole computation, exposed for the export's node test (tests/runbook/export/test_export_runbook.py).
   window.OfflineCompute = function (program, raw, data) { return compute(program, raw, data); };
 
   function compute(program, raw, data) {

@@ -80,7 +80,8 @@ def test_a_candidates_new_attempt_shows_on_each_of_their_coaches_dashboards_on_t
     # A ladder attempt with the query-heads mistake in kv_bytes_per_token, through the drill page.
     problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     answers = h.answers(problem)
-    answers["kv_bytes_per_token"] = "200704"  # query heads instead of KV heads (tests/test_first_graded_attempt.py)
+    # query heads instead of KV heads (tests/drills/problems/test_first_graded_attempt.py)
+    answers["kv_bytes_per_token"] = "200704"
     candidate = Client()
     candidate.force_login(world.demo)
     assert candidate.post(problem.get_absolute_url(), {**answers, "started": ""}).status_code == 200

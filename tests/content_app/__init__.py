@@ -1,1 +1,1 @@
-"""A test app with a content reader of its own (tests/test_content_readers.py installs it)."""
+"""A test app with a content reader of its own (tests/runbook/test_content_readers.py installs it)."""

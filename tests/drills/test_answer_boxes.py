@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from tests.test_drills import make_problem, step_items, verdict_classes
+from tests.drills.problems.test_drills import make_problem, step_items, verdict_classes
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 
 Which change a seed draws depends on the catalog, so these tests read the drawn link from the engine
 (``chain``) and answer it; the engine's hand-derived values are in tests/engine/test_followup.py. The
-reference ladder's right answers (tests/test_drills.py's derivation): 79.65, 71.68, 14.96, 53.73 GiB,
+reference ladder's right answers (tests/drills/problems/test_drills.py's derivation): 79.65, 71.68, 14.96, 53.73 GiB,
 131,072 B, 1.00 GiB, 53 and 191 users.
 """
 
@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from drills.followups.services import chain
 from drills.models import FollowUpAttempt
-from tests.test_drills import make_problem
+from tests.drills.problems.test_drills import make_problem
 
 RIGHT = {"card_gib": "79.65", "usable_gib": "71.68", "weights_gib": "14.96", "kv_budget_gib": "53.73",
          "kv_bytes_per_token": "131072", "per_user_gib": "1", "users_worst_case": "53", "users_paged": "191"}

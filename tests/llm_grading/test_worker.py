@@ -1,6 +1,6 @@
 """Grading with a broker: the task goes through the outbox, a worker runs it, the page only polls.
 
-The first tests use kombu's in-process ``memory://`` broker (tests/test_outbox.py's switch); the integration
+The first tests use kombu's in-process ``memory://`` broker (tests/outbox/test_outbox.py's switch); the integration
 test starts a real Celery worker on Redis (127.0.0.1:6379) that calls the local chat-completions server.
 """
 
@@ -25,7 +25,7 @@ from llm_grading.models import Grading
 from outbox.models import OutboxMessage
 from tests import needs
 from tests.llm_grading.conftest import PLACE
-from tests.test_outbox import Broker
+from tests.outbox.test_outbox import Broker
 
 
 @pytest.fixture

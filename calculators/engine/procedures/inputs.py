@@ -45,7 +45,7 @@ class InputSpec:
     exclusive_minimum: bool = False
     choices: tuple[str, ...] = ()
     unit: str = ""
-    label: str = ""  # the form's label (every family input has one; tests/test_family_records.py)
+    label: str = ""  # the form's label (every family input has one; tests/calculators/test_family_records.py)
     hint: str = ""  # the form's help where ``help`` (the command line's) would only repeat the label
     older_names: tuple[str, ...] = ()
     quantity: str = ""  # the input quantity it reads (:meth:`of`), which may differ from ``name`` (prefill's mfu)

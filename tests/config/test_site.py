@@ -1,0 +1,216 @@
+"""The site skeleton: home page, layout, health check, error pages, static files."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.messages import constants as message_levels
+from django.contrib.messages.storage.base import Message
+from django.contrib.staticfiles import finders
+from django.template.loader import get_template, render_to_string
+from django.test import RequestFactory
+from django.views.defaults import server_error
+
+from tests.paths import REPO_ROOT
+
+BASE_DIR = REPO_ROOT
+
+
+@pytest.mark.django_db
+class TestHomePage:
+    def test_it_describes_the_product_and_links_to_calculators_and_drills(self, client):
+        response = client.get("/")
+
+        assert response.status_code == 200
+        assert "home.html" in [t.name for t in response.templates]
+        html = response.content.decode()
+        assert "LLM Serving Prep" in html
+        assert 'href="/calculators/ladder/"' in html
+        assert 'href="/drills/"' in html
+
+    def test_the_menu_and_footer_open_the_calculators_index_the_simulator_and_the_lab(self, client):
+        html = client.get("/").content.decode()
+        menu = html.split('<ul class="navbar-nav me-auto">', 1)[1].split("</ul>", 1)[0]
+        footer = html.split('<footer', 1)[1]
+
+        assert re.findall(r'href="([^"]+)"', menu) == ["/runbook/", "/calculators/", "/simulator/", "/lab/",
+                                                       "/drills/"]
+        assert 'href="/calculators/">Calculators</a>' in footer and "/calculators/ladder/" not in footer
+        assert 'href="/simulator/">Simulator</a>' in footer and 'href="/lab/">Lab</a>' in footer
+
+    def test_no_template_holds_a_comment_over_several_lines(self):
+        """``{# … #}`` ends on its own line: one spread over two lines is printed on the page as text."""
+        spread = [str(path.relative_to(BASE_DIR)) for path in (BASE_DIR / "templates").rglob("*.html")
+                  if re.search(r"\{#(?:(?!#\}).)*\n", path.read_text())]
+        assert spread == []
+
+    def test_it_offers_log_in_and_sign_up_to_visitors(self, client):
+        html = client.get("/").content.decode()
+
+        assert 'href="/accounts/login/"' in html
+        assert 'href="/accounts/signup/"' in html
+        assert 'action="/accounts/logout/"' not in html
+
+    def test_it_shows_the_username_and_a_post_logout_form_when_logged_in(self, candidate_client):
+        html = candidate_client.get("/").content.decode()
+
+        assert "alice" in html
+        assert re.search(r'<form method="post" action="/accounts/logout/"', html)
+        assert 'href="/accounts/signup/"' not in html
+
+    def test_it_loads_only_local_css_and_scripts(self, client):
+        html = client.get("/").content.decode()
+
+        sources = re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html)
+        assert any(s.endswith("vendor/bootstrap/css/bootstrap.min.css") for s in sources)
+        assert any(s.endswith("vendor/bootstrap/js/bootstrap.bundle.min.js") for s in sources)
+        assert any("django_htmx/htmx-2" in s for s in sources), "htmx comes from django-htmx"
+        assert all(s.startswith("/") for s in sources), sources
+
+    def test_it_gives_htmx_the_csrf_token(self, client):
+        response = client.get("/")
+
+        token = response.cookies["csrftoken"].value
+        match = re.search(r"hx-headers='(\{[^']*\})'", response.content.decode())
+        assert match
+        assert len(json.loads(match.group(1))["X-CSRFToken"]) == 64
+        assert token  # the page set the cookie the token belongs to
+
+    def test_it_is_mobile_friendly(self, client):
+        html = client.get("/").content.decode()
+
+        assert 'name="viewport"' in html
+        assert "navbar-toggler" in html
+
+    def test_htmx_requests_are_recognised(self, htmx_client):
+        response = htmx_client.get("/")
+
+        assert response.status_code == 200
+        assert response.wsgi_request.htmx
+        assert not response.wsgi_request.htmx.boosted
+
+    def test_it_refuses_post(self, client):
+        assert client.post("/").status_code == 405
+
+
+class TestMessagesPartial:
+    def test_the_messages_area_renders_alone_for_htmx_swaps(self):
+        html = render_to_string(
+            "base.html#messages",
+            {"messages": [Message(message_levels.ERROR, "Could not save.")]},
+        )
+
+        assert 'id="messages"' in html
+        assert "alert-danger" in html
+        assert "Could not save." in html
+        assert "<nav" not in html
+
+    def test_partial_tags_need_no_load(self):
+        from django.template import engines
+
+        template = engines["django"].from_string(
+            "{% partialdef greeting %}hi {{ name }}{% endpartialdef %}[{% partial greeting %}]"
+        )
+        assert template.render({"name": "bob"}) == "[hi bob]"
+
+
+@pytest.mark.django_db
+class TestHealthz:
+    def test_it_answers_200_when_the_database_answers(self, client):
+        response = client.get("/healthz")
+
+        assert response.status_code == 200
+        assert response.json() == {"status": "ok", "database": "ok"}
+        assert "no-cache" in response["Cache-Control"]
+
+    def test_it_answers_503_when_the_database_is_unreachable(self, tmp_path):
+        # A real unreachable database: SQLite cannot open a file in a missing directory.
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{tmp_path}/missing-dir/db.sqlite3",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+        }
+        env.pop("DEBUG", None)
+        script = (
+            "import django; django.setup();"
+            "from django.test import Client;"
+            "r = Client().get('/healthz');"
+            "print(r.status_code, r.content.decode())"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+        )
+
+        assert result.returncode == 0, result.stderr
+        status, body = result.stdout.strip().splitlines()[-1].split(" ", 1)
+        assert status == "503"
+        assert json.loads(body) == {"status": "error", "database": "unreachable"}
+
+
+@pytest.mark.django_db
+class TestErrorPages:
+    def test_an_unknown_address_gets_our_404_page(self, client):
+        response = client.get("/no-such-page/")
+
+        assert response.status_code == 404
+        assert "404.html" in [t.name for t in response.templates]
+        assert b"Page not found" in response.content
+        assert b'href="/"' in response.content
+
+    def test_the_500_page_renders_without_any_context(self):
+        assert "Something went wrong" in get_template("500.html").render()
+
+    def test_the_500_handler_uses_our_page(self):
+        response = server_error(RequestFactory().get("/"))
+
+        assert response.status_code == 500
+        assert b"Something went wrong on our side" in response.content
+
+    def test_the_403_page_asks_visitors_to_log_in(self, rf):
+        from django.contrib.auth.models import AnonymousUser
+        from django.core.exceptions import PermissionDenied
+        from django.views.defaults import permission_denied
+
+        request = rf.get("/drills/secret/")
+        request.user = AnonymousUser()
+        response = permission_denied(request, PermissionDenied())
+
+        assert response.status_code == 403
+        assert b"log in" in response.content
+
+
+class TestStaticFiles:
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "vendor/bootstrap/css/bootstrap.min.css",
+            "vendor/bootstrap/js/bootstrap.bundle.min.js",
+            "vendor/bootstrap/LICENSE",
+            "css/app.css",
+            "django_htmx/htmx-2.min.js",
+        ],
+    )
+    def test_it_is_found_locally(self, path):
+        assert finders.find(path), path
+
+    def test_bootstrap_is_version_5(self):
+        css = Path(finders.find("vendor/bootstrap/css/bootstrap.min.css")).read_text()
+        assert re.match(r"@charset \"UTF-8\";/\*!\s+\* Bootstrap\s+v5\.", css)
+
+
+class TestFavicon:
+    def test_every_page_links_the_icon_and_favicon_ico_leads_to_it(self, client, db):
+        home = client.get("/").content.decode()
+        assert '<link rel="icon" href="/static/img/favicon.svg" type="image/svg+xml">' in home
+
+        response = client.get("/favicon.ico")
+
+        assert response.status_code == 301 and response["Location"] == "/static/img/favicon.svg"
+        from django.contrib.staticfiles import finders
+
+        assert "<svg" in Path(finders.find("img/favicon.svg")).read_text()
