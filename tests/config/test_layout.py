@@ -98,3 +98,36 @@ def test_the_architecture_lists_the_modules_over_the_split_hint():
     text = (ROOT / "docs" / "architecture.md").read_text()
     listed = set(re.findall(r"^  - `([\w/]+\.py)` \(\d[\d,]* lines\)", text, re.M))
     assert listed == set(modules_over(SPLIT_HINT))
+
+
+# Test folders that mirror no package of their own: the engine's and the simulator's (calculators/engine,
+# calculators/sim, below every app), the browser tests, and the app the content-reader tests install.
+TEST_FOLDERS_OF_THEIR_OWN = {"engine", "sim", "e2e", "content_app"}
+
+
+def misplaced_tests(tests: Path, repo: Path) -> list[str]:
+    """Test files of ``tests`` that do not mirror a package folder of ``repo``, relative to ``tests``.
+
+    A test lives at ``tests/<app>/<module>/test_*.py`` where ``<app>/<module>`` is a folder of the code, or in
+    one of :data:`TEST_FOLDERS_OF_THEIR_OWN`; never flat in ``tests/``.
+    """
+    wrong = []
+    for path in sorted(tests.rglob("test_*.py")):
+        folder = path.parent.relative_to(tests)
+        if folder.parts and folder.parts[0] in TEST_FOLDERS_OF_THEIR_OWN:
+            continue
+        if not folder.parts or not (repo / folder).is_dir():
+            wrong.append(str(path.relative_to(tests)))
+    return wrong
+
+
+def test_the_tests_mirror_the_packages():
+    assert misplaced_tests(ROOT / "tests", ROOT) == []
+
+
+def test_the_mirror_check_finds_a_flat_and_a_stray_test(tmp_path):
+    (tmp_path / "drills" / "reviews").mkdir(parents=True)
+    for name in ("test_flat.py", "drills/reviews/test_ok.py", "drills/nowhere/test_stray.py", "e2e/test_page.py"):
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    assert misplaced_tests(tmp_path / "tests", tmp_path) == ["drills/nowhere/test_stray.py", "test_flat.py"]
