@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .catalog import Catalog
 from .errors import EngineError
-from .grader import StepGrade, grade, grade_step, shown_value
+from .grader import Grade, StepGrade, grade, grade_step, shown_value
 from .grader import _matches as matches  # the grader's tolerance test, shared by "does it move?"
 from .procedures.base import Family, Result, computing_gpus
 from .procedures.inputs import InputSpec
@@ -350,7 +350,12 @@ def draw_chain(family: Family, inputs: Mapping[str, Any], seed: int, catalog: Ca
 def own_values(result: Result, answers: Mapping[str, str | None]) -> dict[str, float]:
     """The values the candidate's ``answers`` give ``result``'s steps (readable and possible ones), by
     canonical key: what error is carried forward from."""
-    graded = grade(result, answers)
+    return graded_values(result, grade(result, answers))
+
+
+def graded_values(result: Result, graded: Grade) -> dict[str, float]:
+    """:func:`own_values` read from ``graded``, the grade of the answers against ``result`` already made (a
+    page that grades the answers and then follows up grades them once)."""
     return {spec.key: step.value for spec, step in zip(result.specs, graded.steps)
             if step.value is not None and step.verdict != "impossible"}
 

@@ -16,7 +16,8 @@ from typing import Iterable, Mapping
 from calculators.engine.answers import parse_answer
 from calculators.engine.catalog import Catalog, catalog_from_entries, default_catalog
 from calculators.engine.errors import AnswerError
-from calculators.engine.followup import FollowUp, FollowUpGrade, draw_chain, grade_followup, own_values
+from calculators.engine.followup import FollowUp, FollowUpGrade, draw_chain, grade_followup, graded_values, own_values
+from calculators.engine.grader import Grade
 from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import Attempt, FollowUpAttempt, ProblemInstance
@@ -70,8 +71,13 @@ def chain(problem: ProblemInstance, length: int = DRILL_CHAIN_LENGTH) -> tuple[F
     return _chain(_Key(problem), length)
 
 
-def first_values(problem: ProblemInstance, answers: Mapping[str, str]) -> dict[str, float]:
-    """The candidate's values of ``problem``'s steps from their typed ``answers`` (readable, possible ones)."""
+def first_values(problem: ProblemInstance, answers: Mapping[str, str], *,
+                 graded: Grade | None = None) -> dict[str, float]:
+    """The candidate's values of ``problem``'s steps from their typed ``answers`` (readable, possible ones).
+    ``graded``, the grade of these very answers when the caller has it (the drill page's POST), is read instead
+    of grading them again."""
+    if graded is not None:
+        return graded_values(problem.solve(), graded)
     return own_values(problem.solve(), answers)
 
 

@@ -67,20 +67,20 @@ def _position(request: HttpRequest) -> int:
     return position if 0 <= position < 16 else 0
 
 
-def followup_url(instance: ProblemInstance) -> str:
-    """Where ``instance``'s follow-up form posts."""
-    url = instance.get_absolute_url()
+def followup_url(instance: ProblemInstance, problem_url: str | None = None) -> str:
+    """Where ``instance``'s follow-up form posts (``problem_url``: the problem's address, when already known)."""
+    url = problem_url or instance.get_absolute_url()
     if instance.pk is None:  # /drills/<family>/new/?seed=N
         return url.replace("/new/?", "/new/followup/?")
     return f"{url}followup/"
 
 
 def followup_context(request: HttpRequest, instance: ProblemInstance, position: int = 0, *,
-                     own: dict[str, float] | None = None) -> dict | None:
+                     own: dict[str, float] | None = None, problem_url: str | None = None) -> dict | None:
     """The follow-up section's context for link ``position`` of ``instance`` (``None`` when the problem has no
     such link). ``own`` (the candidate's values so far) when known; else read: a logged-in owner's stored start,
-    a visitor's signed carry. A GET or ``phase`` start shows the marks; ``marks`` asks the values; ``values``
-    grades and stores."""
+    a visitor's signed carry. ``problem_url``: the problem's address when the caller has it. A GET or ``phase``
+    start shows the marks; ``marks`` asks the values; ``values`` grades and stores."""
     links = chain(instance)
     if position >= len(links):
         return None
@@ -92,12 +92,13 @@ def followup_context(request: HttpRequest, instance: ProblemInstance, position: 
             start = stored_start(request.user, instance, position)
             if start is None:
                 return {"link": link, "position": position, "number": position + 1, "total": len(links),
-                        "missing": True, "url": followup_url(instance), "problem": instance}
+                        "missing": True, "url": followup_url(instance, problem_url), "problem": instance}
             own, attempt = start.own, start.attempt
         else:
             own = read_carry(request.POST.get("carry"))
     phase = "start"
-    form = FollowUpForm(link, initial={"phase": "marks", "link": position, "carry": sign_carry(own)})
+    carry = sign_carry(own)  # the start phase's form posts the marks with the values so far (its hidden inputs)
+    form = FollowUpForm(link)
     graded = stored_link = None
     if request.method == "POST" and request.POST.get("phase") in ("marks", "values") \
             and str(position) == request.POST.get("link", "0"):
@@ -132,8 +133,8 @@ def followup_context(request: HttpRequest, instance: ProblemInstance, position: 
     has_next = position + 1 < len(links)
     return {"link": link, "position": position, "number": position + 1, "total": len(links), "phase": phase,
             "form": form, "rows": rows, "graded": graded, "stored": stored_link, "owner": owner,
-            "url": followup_url(instance), "problem": instance, "has_next": has_next,
-            "next_carry": sign_carry(graded.own) if graded else "", "marked": sorted(marked)}
+            "url": followup_url(instance, problem_url), "problem": instance, "has_next": has_next,
+            "carry": carry, "next_carry": sign_carry(graded.own) if graded else "", "marked": sorted(marked)}
 
 
 def _unreadable(form: FollowUpForm, link) -> dict[str, str]:

@@ -7,6 +7,7 @@ from contextlib import nullcontext
 
 from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
+from django.forms import BoundField
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -141,15 +142,13 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     else:
         form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
         seen = _first_attempt(request.user, instance)
-    rows = [
-        {"field": form[spec.key], "spec": spec, "grade": graded.steps[i] if graded else None,
-         "step": solution.steps[i]}
-        for i, spec in enumerate(solution.specs)
-    ]
+    rows = [_step_row(form[spec.key], spec, graded.steps[i] if graded else None, solution.steps[i])
+            for i, spec in enumerate(solution.specs)]
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
     # Then the interviewer follows up (issue 33 item 1): the first link of the chain, from these answers.
-    followup = followup_context(request, instance, 0, own=first_values(instance, form.answers())) if graded else None
     problem_url = instance.get_absolute_url()  # after a drawn problem was stored: its own address
+    followup = followup_context(request, instance, 0, own=first_values(instance, form.answers(), graded=graded),
+                                problem_url=problem_url) if graded else None
     context = {
         "problem": instance, "problem_url": problem_url, "family": instance.family_info, "form": form, "rows": rows,
         "graded": graded,
@@ -167,6 +166,15 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         return response
     context.update(statement=statement(instance, solution), facts=problem_facts(instance))
     return render(request, "drills/problem.html", context)
+
+
+def _step_row(field: BoundField, spec, grade, step) -> dict:
+    """One step's row of the answer form (``drills/problem.html#step``): its ``spec``, ``grade`` (``None`` before
+    grading) and worked ``step``, with its box's name, id, typed value and errors read from ``field`` once (each
+    is computed again at every read of the bound field)."""
+    box_id = field.id_for_label
+    return {"spec": spec, "grade": grade, "step": step, "name": field.html_name, "id": box_id,
+            "error_id": f"{box_id}-error", "value": field.value(), "errors": field.errors}
 
 
 def _first_attempt(user, instance: ProblemInstance) -> Attempt | None:
