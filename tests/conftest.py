@@ -1,10 +1,10 @@
 """Fixtures shared by every test.
 
-Users: ``candidate`` (alice, in group ``candidate``) and ``coach`` (carol, in
-group ``coach``), both with the password ``PASSWORD``; ``candidate_client`` and
-``coach_client`` are Django test clients logged in as them. ``htmx_client`` is a
-client that sends ``HX-Request: true`` on every request (log it in with
-``htmx_client.force_login(user)``).
+Users (made by ``tests.factories.UserFactory``): ``candidate`` (alice, in group
+``candidate``) and ``coach`` (carol, in group ``coach``), both with the password
+``PASSWORD``; ``candidate_client`` and ``coach_client`` are Django test clients
+logged in as them. ``htmx_client`` is a client that sends ``HX-Request: true`` on
+every request (log it in with ``htmx_client.force_login(user)``).
 
 Hypothesis profiles: ``ci`` (derandomized, more examples, no deadline) and
 ``dev`` (the default number of examples, no deadline). ``HYPOTHESIS_PROFILE``
@@ -14,12 +14,10 @@ picks one; otherwise ``ci`` when ``CI=true`` and ``dev`` elsewhere.
 import os
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 from hypothesis import settings as hypothesis_settings
 
-PASSWORD = "correct-horse-battery-staple-9"
+from tests.factories import PASSWORD, UserFactory
 
 hypothesis_settings.register_profile(
     "ci", derandomize=True, max_examples=300, deadline=None, print_blob=True
@@ -67,26 +65,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
-def make_user(username: str, group_name: str, password: str = PASSWORD):
-    """Create a user with an e-mail address, in the named group (created if missing)."""
-    user = get_user_model().objects.create_user(
-        username=username, email=f"{username}@example.com", password=password
-    )
-    group, _ = Group.objects.get_or_create(name=group_name)
-    user.groups.add(group)
-    return user
-
-
 @pytest.fixture
 def candidate(db):
     """A candidate: alice, in group ``candidate``."""
-    return make_user("alice", "candidate")
+    return UserFactory(username="alice", role="candidate")
 
 
 @pytest.fixture
 def coach(db):
     """A coach: carol, in group ``coach``."""
-    return make_user("carol", "coach")
+    return UserFactory(username="carol", role="coach")
 
 
 @pytest.fixture

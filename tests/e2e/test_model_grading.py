@@ -12,13 +12,12 @@ import os
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import UserFactory
 from tests.llm_grading.chat_server import ChatServer, Reply, completion, recorded
 
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -29,9 +28,7 @@ SLUG = "design-capacity-math"
 
 @pytest.fixture
 def candidate(transactional_db):
-    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    return user
+    return UserFactory(username="alice", role="candidate")
 
 
 @pytest.fixture
@@ -137,9 +134,8 @@ def test_a_failure_keeps_the_answer_and_offers_self_scoring(live_server, page, c
 def test_a_coach_sets_a_cohort_endpoint_and_the_member_is_told(live_server, new_context, content, candidate,
                                                                model_server):
     from coaching import services as coaching
-    from tests.conftest import make_user
 
-    coach = make_user("carol", "coach", PASSWORD)
+    coach = UserFactory(username="carol", role="coach")
     cohort = coaching.create_cohort(coach, "Spring")
     coaching.accept_invitation(coaching.invite(cohort), candidate)
     coach_page = new_context().new_page()

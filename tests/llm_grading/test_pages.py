@@ -15,6 +15,7 @@ from drills.models import Card, ReviewLog
 from drills.reviews.scheduling import add_to_deck
 from home.data import delete_account, export_zip
 from llm_grading.models import Endpoint, Grading
+from tests.factories import UserFactory
 from tests.llm_grading.conftest import KEY, PLACE
 
 pytestmark = pytest.mark.django_db
@@ -141,10 +142,8 @@ def test_a_coach_endpoint_grades_members_who_are_told(coach_client, coach, candi
 
 
 def test_another_coach_cannot_see_a_cohort_endpoint(client, coach, design_item):
-    from tests.conftest import make_user
-
     cohort = coaching.create_cohort(coach, "Spring")
-    client.force_login(make_user("dave", "coach"))
+    client.force_login(UserFactory(username="dave", role="coach"))
     assert client.get(f"/coach/cohorts/{cohort.pk}/grading/").status_code == 404
 
 
@@ -164,9 +163,7 @@ def test_the_endpoint_goes_with_the_account_and_the_key_is_not_exported(candidat
 
 def test_a_coach_endpoint_goes_with_the_coach_not_with_the_cohort(coach, candidate, chat_server):
     """A cohort handed to another coach keeps its members, not the first coach's key."""
-    from tests.conftest import make_user
-
-    dave = make_user("dave", "coach")
+    dave = UserFactory(username="dave", role="coach")
     cohort = coaching.create_cohort(coach, "Spring")
     Endpoint.objects.create(owner=coach, cohort=cohort, base_url=chat_server.base_url, model="grader")
     delete_account(coach, successor=dave)

@@ -11,6 +11,7 @@ from drills.critique.services import grade_critique
 from drills.models import CritiqueAttempt, CritiqueMark, RoundTemplate
 from drills.rounds.services import start_round
 from llm_grading.models import Grading
+from tests.factories import UserFactory
 from tests.llm_grading.chat_server import Reply, completion
 from tests.url_table import CRITIQUE_DETAILS
 
@@ -88,10 +89,8 @@ def test_a_critiques_reasons_are_graded_and_proposed_as_the_self_assessment(cand
 
 
 def test_another_users_grading_proposes_nothing(candidate_client, candidate, critique, endpoint, chat_server):
-    from tests.conftest import make_user
-
     attempt = _critique_attempt(candidate, critique)
-    bob = make_user("bob", "candidate")
+    bob = UserFactory(username="bob", role="candidate")
     theirs = Grading.objects.create(user=bob, item=critique, origin=Grading.CRITIQUE, origin_id=attempt.pk,
                                     question="q", rubric=["a", "b"], answer="a", status=Grading.DONE,
                                     result={"points": [{"point": 1, "verdict": "not", "evidence": ""},
