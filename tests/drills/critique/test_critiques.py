@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
 
@@ -21,6 +20,7 @@ from drills.critique.services import FALSE_FLAG_PENALTY, grade_critique, read_fl
 from drills.models import BankItem, CritiqueAttempt, CritiqueMark
 from runbook.loading import ContentError, load_content
 from runbook.shortcodes import resolve
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -369,7 +369,7 @@ class TestStoredAttempts:
         candidate_client.post("/drills/critique/overnight-summaries/", flags_post(OVERNIGHT_ANSWER))
         attempt = CritiqueAttempt.objects.get()
         bob = Client()
-        bob.force_login(get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-123456"))
+        bob.force_login(UserFactory(username="bob"))
 
         assert bob.get(attempt.get_absolute_url()).status_code == 404
         assert bob.post(f"{attempt.get_absolute_url()}assess/", {"rating_7": "no"}).status_code == 404

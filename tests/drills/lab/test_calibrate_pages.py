@@ -9,6 +9,7 @@ from calculators.models import AppliedCalibration, Calibration
 from coaching import services
 from drills.lab.bench_output import read_benchmark
 from drills.lab.fit import Stack, fit
+from tests.factories import UserFactory
 from tests.paths import REPO_ROOT
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +160,7 @@ def test_a_coach_shares_a_calibration_and_a_member_applies_it(coach_client, coac
     # a member cannot open the coach's calibration page, and a stranger cannot apply it
     assert candidate_client.get(f"/lab/calibrations/{calibration.pk}/").status_code == 404
     stranger = Client()
-    stranger.force_login(type(candidate).objects.create_user("bob", "bob@example.com", "pw-bob-12345"))
+    stranger.force_login(UserFactory(username="bob"))
     assert stranger.post(f"/calibrations/shared/{calibration.pk}/apply/").status_code == 404
 
 

@@ -17,12 +17,12 @@ import html
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from drills.lab.flags import read_engine_flags
 from drills.lab.services import predict
 from drills.models import LabRun
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -159,7 +159,7 @@ class TestLabPage:
         candidate_client.post("/lab/", run_data(engine_flags="alice-secret-flags"))
         run = LabRun.objects.get()
         bob = Client()
-        bob.force_login(get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-123456"))
+        bob.force_login(UserFactory(username="bob"))
 
         assert bob.get(run.get_absolute_url()).status_code == 404
         assert "alice-secret-flags" not in bob.get("/lab/").content.decode()

@@ -12,12 +12,11 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from accounts.timezones import set_time_zone
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem, ReviewSettings
-from runbook.models import Chapter
+from tests.factories import BankItemFactory, ChapterFactory, UserFactory
 
 # Monday 2 March 2026, 08:00 UTC (09:00 in Paris, CET).
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
@@ -28,31 +27,21 @@ def no_fuzz(monkeypatch):
     monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
-def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:
-    return Chapter.objects.create(number=number, slug=slug, track=track, title=title, summary="S.",
-                                  reading_minutes=10, body="Body.", content_hash="x" * 64)
-
-
-def make_question(slug: str, chapter: Chapter | None, rubric: list[str], **extra) -> BankItem:
-    return BankItem.objects.create(
-        slug=slug, kind=extra.pop("kind", BankItem.OPEN), prompt=extra.pop("prompt", f"Explain {slug}."),
-        model_answer=extra.pop("model_answer", f"The model answer of {slug}: **53 users** worst case."),
-        rubric=rubric, chapter=chapter, track=chapter.track if chapter else "", topic=extra.pop("topic", "kv cache"),
-        roles=extra.pop("roles", ["engineer"]), **extra)
-
-
 @pytest.fixture
 def bank(db):
-    kv = make_chapter(6, "06-kv-cache", "B", "The KV cache")
-    roofline = make_chapter(4, "04-gpu-roofline", "B", "The GPU and the roofline")
+    kv = ChapterFactory(number=6, slug="06-kv-cache", track="B", title="The KV cache")
+    roofline = ChapterFactory(number=4, slug="04-gpu-roofline", track="B", title="The GPU and the roofline")
     items = {
-        "kv-formula": make_question("kv-formula", kv, ["Factor 2 for K and V", "KV heads not query heads",
-                                                       "Bytes not bits", "Per token per layer"]),
-        "kv-paged": make_question("kv-paged", kv, ["Worst case 53", "Paged 191", "Which to quote"],
-                                  roles=["architect", "manager"], difficulty=3, topic="paging"),
-        "kv-fp8": make_question("kv-fp8", kv, ["Halves the cache", "Quality check"], difficulty=1),
-        "ridge": make_question("ridge", roofline, ["295 FLOP/byte", "Decode is memory-bound"],
-                               topic="Roofline and hardware"),
+        "kv-formula": BankItemFactory(slug="kv-formula", chapter=kv,
+                                      rubric=["Factor 2 for K and V", "KV heads not query heads", "Bytes not bits",
+                                              "Per token per layer"]),
+        "kv-paged": BankItemFactory(slug="kv-paged", chapter=kv,
+                                    rubric=["Worst case 53", "Paged 191", "Which to quote"],
+                                    roles=["architect", "manager"], difficulty=3, topic="paging"),
+        "kv-fp8": BankItemFactory(slug="kv-fp8", chapter=kv, rubric=["Halves the cache", "Quality check"],
+                                  difficulty=1),
+        "ridge": BankItemFactory(slug="ridge", chapter=roofline, rubric=["295 FLOP/byte", "Decode is memory-bound"],
+                                 topic="Roofline and hardware"),
     }
     sync_problem_templates()
     items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
@@ -61,7 +50,7 @@ def bank(db):
 
 @pytest.fixture
 def bob(db):
-    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+    return UserFactory(username="bob")
 
 
 def settings_for(user, time_zone: str | None = None, **fields) -> ReviewSettings:
@@ -97,5 +86,4 @@ def h():
     """The helpers of this folder, for the test modules (which cannot import a conftest)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(T0=T0, chapter=make_chapter, question=make_question, settings=settings_for,
-                           answers=right_answers, chain=right_chain)
+    return SimpleNamespace(T0=T0, settings=settings_for, answers=right_answers, chain=right_chain)

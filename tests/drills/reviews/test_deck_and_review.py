@@ -21,6 +21,7 @@ from django.utils import timezone
 from drills.models import BankItem, Card
 from drills.reviews.bank_views import CONFIRM_ABOVE
 from drills.reviews.scheduling import add_to_deck, retention_on_day
+from tests.factories import BankItemFactory, ChapterFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -32,11 +33,11 @@ def _client(user) -> Client:
 
 
 @pytest.fixture
-def big_bank(bank, h):
+def big_bank(bank):
     """The bank fixture plus 25 questions of a chapter of their own: well over the confirmation threshold."""
-    chapter = h.chapter(9, "09-batching", "C", "Batching")
+    chapter = ChapterFactory(number=9, slug="09-batching", track="C", title="Batching")
     for number in range(25):
-        h.question(f"batch-{number:02d}", chapter, ["Throughput", "Latency"])
+        BankItemFactory(slug=f"batch-{number:02d}", chapter=chapter, rubric=["Throughput", "Latency"])
     return bank
 
 

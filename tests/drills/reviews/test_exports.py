@@ -18,6 +18,7 @@ from drills.models import BankItem, Card
 from drills.reviews.exports import DECK_COLUMNS, HISTORY_COLUMNS
 from drills.reviews.scheduling import GOOD, add_to_deck
 from drills.reviews.services import problem_for, record_open_review, record_problem_review
+from tests.factories import ChapterFactory
 
 
 def rows(response) -> list[dict]:
@@ -113,7 +114,7 @@ class TestProblemTemplates:
     def test_templates_join_their_chapter_once_it_is_written(self, db, h):
         sync_problem_templates()
         assert BankItem.objects.get(slug="roofline").chapter is None
-        h.chapter(4, "04-gpu-roofline", "B", "The GPU and the roofline")
+        ChapterFactory(number=4, slug="04-gpu-roofline", track="B", title="The GPU and the roofline")
         assert sync_problem_templates().updated == 1
         item = BankItem.objects.get(slug="roofline")
         assert (item.chapter.slug, item.track) == ("04-gpu-roofline", "B")

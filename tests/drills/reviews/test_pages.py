@@ -15,6 +15,7 @@ from drills.followups.services import chain
 from drills.models import Attempt, BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.scheduling import EASY, GOOD, RATING_RULE, add_to_deck, calendar_today, local_today
 from drills.reviews.services import drawn_problem, problem_for, record_open_review
+from tests.factories import BankItemFactory
 
 
 def hidden(html: str, name: str) -> str:
@@ -335,14 +336,15 @@ def test_a_chapter_page_offers_its_questions_for_the_deck_once_finished(client, 
 
 def test_critique_drills_and_design_prompts_review_like_open_questions_with_their_details(candidate_client,
                                                                                          candidate, bank, h):
-    critique = h.question("doc-critique", None, ["Finds line 2"], kind=BankItem.CRITIQUE, prompt="Mark the lines.",
-                          details={"title": "A plan", "lines": ["Card: 80 GB.", "Users: 60."],
-                                   "planted": [{"line": 2, "label": "Utilisation skipped", "explanation": "No 0.9.",
-                                                "corrected": "53"}]})
-    design = h.question("design-one", None, ["Runs the ladder"], kind=BankItem.DESIGN, prompt="Design it.",
-                        details={"numbers": "53 users.", "levels": {"mid": ["Weights"], "senior": ["Ladder"],
-                                                                     "staff": ["Cost"]},
-                                 "follow_ups": [{"ask": "Why fp8?", "listen_for": "Halves the cache."}]})
+    critique = BankItemFactory(slug="doc-critique", rubric=["Finds line 2"], kind=BankItem.CRITIQUE,
+                               prompt="Mark the lines.",
+                               details={"title": "A plan", "lines": ["Card: 80 GB.", "Users: 60."],
+                                        "planted": [{"line": 2, "label": "Utilisation skipped",
+                                                     "explanation": "No 0.9.", "corrected": "53"}]})
+    design = BankItemFactory(slug="design-one", rubric=["Runs the ladder"], kind=BankItem.DESIGN, prompt="Design it.",
+                             details={"numbers": "53 users.", "levels": {"mid": ["Weights"], "senior": ["Ladder"],
+                                                                          "staff": ["Cost"]},
+                                      "follow_ups": [{"ask": "Why fp8?", "listen_for": "Halves the cache."}]})
     for item, before, after in ((critique, ["Card: 80 GB.", "Users: 60."], ["Line 2: Utilisation skipped."]),
                                 (design, [], ["What each level says", "Why fp8?", "Halves the cache."])):
         card = due_card(candidate, item)

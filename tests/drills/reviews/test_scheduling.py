@@ -32,6 +32,7 @@ from drills.reviews.scheduling import (
     schedule,
     track_items,
 )
+from tests.factories import BankItemFactory
 
 UTC = dt_timezone.utc
 
@@ -234,7 +235,7 @@ class TestWhatTheReviewPageReads:
         add_to_deck(candidate, [bank["kv-fp8"], bank["ridge"]], now=now)
         Card.objects.filter(user=candidate, item=bank["kv-fp8"]).update(due=now + timedelta(minutes=10))
         Card.objects.filter(user=candidate, item=bank["ridge"]).update(due=now + timedelta(days=2))
-        hidden = h.question("bobs-draft", None, [], author=bob, published=False)  # not shared with the candidate
+        hidden = BankItemFactory(slug="bobs-draft", author=bob, published=False)  # not shared with the candidate
         add_to_deck(candidate, [hidden], now=now - timedelta(days=3))
         assert next_due(bob, now) == (None, 0, 0)
         for interview in (None, date(2026, 3, 22)):

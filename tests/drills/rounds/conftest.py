@@ -13,11 +13,10 @@ from datetime import timezone as dt_timezone
 from types import SimpleNamespace
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
-from runbook.models import Chapter
+from tests.factories import BankItemFactory, ChapterFactory, UserFactory
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
 
@@ -25,19 +24,6 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
     monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
-
-
-def make_chapter(number: int, slug: str, track: str, title: str) -> Chapter:
-    return Chapter.objects.create(number=number, slug=slug, track=track, title=title, summary="S.",
-                                  reading_minutes=10, body="Body.", content_hash="x" * 64)
-
-
-def make_item(slug: str, chapter: Chapter | None, rubric: list[str], **extra) -> BankItem:
-    return BankItem.objects.create(
-        slug=slug, kind=extra.pop("kind", BankItem.OPEN), prompt=extra.pop("prompt", f"Explain {slug}."),
-        model_answer=extra.pop("model_answer", f"The model answer of {slug}: **53 users** worst case."),
-        rubric=rubric, chapter=chapter, track=chapter.track if chapter else "", topic="kv cache",
-        roles=extra.pop("roles", ["engineer"]), **extra)
 
 
 CRITIQUE_DETAILS = {
@@ -55,21 +41,24 @@ CRITIQUE_DETAILS = {
 
 @pytest.fixture
 def bank(db):
-    kv = make_chapter(6, "06-kv-cache", "B", "The KV cache")
-    plan = make_chapter(14, "14-capacity-planning", "D", "Capacity planning")
+    kv = ChapterFactory(number=6, slug="06-kv-cache", track="B", title="The KV cache")
+    plan = ChapterFactory(number=14, slug="14-capacity-planning", track="D", title="Capacity planning")
     items = {
-        "kv-formula": make_item("kv-formula", kv, ["Factor 2 for K and V", "KV heads not query heads",
-                                                   "Bytes not bits", "Per token per layer"],
-                                misconceptions=["query-heads-for-kv-heads"]),
-        "kv-paged": make_item("kv-paged", kv, ["Worst case 53", "Paged 191", "Which to quote"]),
-        "kv-fp8": make_item("kv-fp8", kv, ["Halves the cache", "Quality check"]),
-        "cost-per-token": make_item("cost-per-token", plan, ["GPU-hours", "Utilisation", "Tokens per second"],
-                                    roles=["manager"]),
-        "design-chat": make_item("design-chat", plan, ["States assumptions", "Sizes the cache", "Counts nodes"],
-                                 kind=BankItem.DESIGN, roles=["architect"],
-                                 details={"title": "Chat", "levels": {"mid": ["Weights"], "staff": ["Fleet"]}}),
-        "tiny-doc": make_item("tiny-doc", plan, ["Finds the GQA error"], kind=BankItem.CRITIQUE,
-                              details=CRITIQUE_DETAILS),
+        "kv-formula": BankItemFactory(slug="kv-formula", chapter=kv,
+                                      rubric=["Factor 2 for K and V", "KV heads not query heads", "Bytes not bits",
+                                              "Per token per layer"],
+                                      misconceptions=["query-heads-for-kv-heads"]),
+        "kv-paged": BankItemFactory(slug="kv-paged", chapter=kv,
+                                    rubric=["Worst case 53", "Paged 191", "Which to quote"]),
+        "kv-fp8": BankItemFactory(slug="kv-fp8", chapter=kv, rubric=["Halves the cache", "Quality check"]),
+        "cost-per-token": BankItemFactory(slug="cost-per-token", chapter=plan,
+                                          rubric=["GPU-hours", "Utilisation", "Tokens per second"], roles=["manager"]),
+        "design-chat": BankItemFactory(slug="design-chat", chapter=plan,
+                                       rubric=["States assumptions", "Sizes the cache", "Counts nodes"],
+                                       kind=BankItem.DESIGN, roles=["architect"],
+                                       details={"title": "Chat", "levels": {"mid": ["Weights"], "staff": ["Fleet"]}}),
+        "tiny-doc": BankItemFactory(slug="tiny-doc", chapter=plan, rubric=["Finds the GQA error"],
+                                    kind=BankItem.CRITIQUE, details=CRITIQUE_DETAILS),
     }
     sync_problem_templates()
     items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
@@ -78,7 +67,7 @@ def bank(db):
 
 @pytest.fixture
 def bob(db):
-    return get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+    return UserFactory(username="bob")
 
 
 class Clock:
@@ -107,4 +96,4 @@ def right_answers(problem) -> dict[str, str]:
 
 @pytest.fixture
 def h():
-    return SimpleNamespace(T0=T0, answers=right_answers, item=make_item)
+    return SimpleNamespace(T0=T0, answers=right_answers)
