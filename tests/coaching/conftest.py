@@ -13,12 +13,12 @@ from datetime import timezone as dt_timezone
 from types import SimpleNamespace
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from coaching import services
 from coaching.models import QuestionSet
 from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
+from tests.factories import UserFactory
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
 FIXED = {"model": "llama-3.1-70b", "gpu": "h200-sxm-141gb"}
@@ -29,14 +29,6 @@ def no_fuzz(monkeypatch):
     monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
 
 
-def make_user(username: str, group_name: str):
-    from django.contrib.auth.models import Group
-
-    user = get_user_model().objects.create_user(username, f"{username}@example.com", "pw-12345-coaching")
-    user.groups.add(Group.objects.get_or_create(name=group_name)[0])
-    return user
-
-
 def right_answers(problem) -> dict[str, str]:
     return {step.key: repr(step.value) for step in problem.solve().steps}
 
@@ -44,10 +36,10 @@ def right_answers(problem) -> dict[str, str]:
 @pytest.fixture
 def world(db, django_capture_on_commit_callbacks):
     sync_problem_templates()
-    coach = make_user("carol", "coach")
-    demo, demo2, eve = make_user("demo", "candidate"), make_user("demo2", "candidate"), make_user("eve", "candidate")
-    dave = make_user("dave", "coach")
-    sam = get_user_model().objects.create_user("sam", "sam@example.com", "x", is_staff=True, is_superuser=True)
+    coach = UserFactory(username="carol", role="coach")
+    demo, demo2, eve = (UserFactory(username=name, role="candidate") for name in ("demo", "demo2", "eve"))
+    dave = UserFactory(username="dave", role="coach")
+    sam = UserFactory(username="sam", is_staff=True, is_superuser=True)
     question = services.save_question(coach, {
         "prompt": "Why does GQA shrink the **KV cache**?", "model_answer": "Fewer KV heads.",
         "rubric": ["KV heads not query heads", "Factor 2 for K and V"], "tags": ["kv-cache"],
@@ -73,5 +65,5 @@ def h(db):
     """Helpers for the test modules (which cannot import a conftest)."""
     from django.utils import timezone
 
-    return SimpleNamespace(user=make_user, templates=sync_problem_templates, now=timezone.now, answers=right_answers,
+    return SimpleNamespace(templates=sync_problem_templates, now=timezone.now, answers=right_answers,
                            T0=T0)

@@ -20,6 +20,7 @@ from coaching import services
 from coaching.models import Assignment, QuestionSet
 from coaching.progress import DONE, INCOMPLETE, progress_for
 from drills.rounds.services import close
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -47,11 +48,11 @@ def test_sign_up_offers_i_coach_candidates_and_a_new_coach_lands_on_the_dashboar
 
 def test_a_coach_lands_on_the_dashboard_after_logging_in_and_a_candidate_on_their_day(world):
     for user, landing in ((world.coach, reverse("coaching:dashboard")), (world.demo, "/")):
-        response = Client().post(reverse("login"), {"username": user.username, "password": "pw-12345-coaching"})
+        response = Client().post(reverse("login"), {"username": user.username, "password": factories.PASSWORD})
         assert response.status_code == 302 and response["Location"] == landing, user
     # A "next" still wins (an invitation link, the page a session ended on).
     response = Client().post(reverse("login") + "?next=/coach/sets/",
-                             {"username": "carol", "password": "pw-12345-coaching", "next": "/coach/sets/"})
+                             {"username": "carol", "password": factories.PASSWORD, "next": "/coach/sets/"})
     assert response["Location"] == "/coach/sets/"
 
 

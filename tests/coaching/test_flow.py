@@ -15,6 +15,7 @@ from coaching import services
 from coaching.models import Assignment, Notice, QuestionSet, SetEntry
 from drills.models import Attempt, BankItem, Card
 from drills.reviews.services import record_open_review
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +29,8 @@ def _rows(response) -> list[list[str]]:
 
 def test_coach_authors_builds_assigns_and_watches(client, django_capture_on_commit_callbacks, settings, h):
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    coach, demo, demo2 = h.user("carol", "coach"), h.user("demo", "candidate"), h.user("demo2", "candidate")
+    coach = UserFactory(username="carol", role="coach")
+    demo, demo2 = (UserFactory(username=name, role="candidate") for name in ("demo", "demo2"))
     h.templates()
     client.force_login(coach)
 

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from coaching.models import Cohort, Invitation, Membership
+from coaching.models import Invitation
+from tests.factories import CohortFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def invitation(coach):
-    cohort = Cohort.objects.create(coach=coach, name="Spring")
+    cohort = CohortFactory(coach=coach, name="Spring")
     return Invitation.objects.create(cohort=cohort)
 
 
 def test_a_member_is_told_they_are_already_in_the_cohort(candidate_client, candidate, invitation):
     first = candidate_client.get(invitation.get_absolute_url()).content.decode()
     assert "Join the cohort</button>" in first and 'id="already-member"' not in first
-    Membership.objects.create(cohort=invitation.cohort, candidate=candidate)
+    MembershipFactory(cohort=invitation.cohort, candidate=candidate)
     again = candidate_client.get(invitation.get_absolute_url()).content.decode()
     assert 'id="already-member"' in again and "You are already a member of this cohort" in again
     assert "Join the cohort</button>" not in again and "<title>Join" not in again

@@ -13,6 +13,7 @@ from drills.models import Card
 from drills.problems.grading import grade_problem
 from drills.problems.storage import store_attempt
 from drills.reviews.services import record_open_review
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -20,7 +21,7 @@ MAX_QUERIES = 40
 
 
 def _grow(world, h, n: int) -> None:
-    people = [h.user(f"cand{i:03d}", "candidate") for i in range(n)]
+    people = [UserFactory(username=f"cand{i:03d}", role="candidate") for i in range(n)]
     Membership.objects.bulk_create([Membership(cohort=world.cohort, candidate=p) for p in people])
     entry = world.set.entries.get(item=world.ladder)
     for person in people[::10]:  # some work, so every evidence query has rows

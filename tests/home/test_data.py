@@ -17,6 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from tests.factories import UserFactory
 from tests.url_table import build_world
 
 pytestmark = pytest.mark.django_db
@@ -158,15 +159,13 @@ def test_a_coach_with_no_superuser_deletes_their_account_and_the_cohort_closes(w
 
 def test_a_coach_hands_their_cohorts_to_another_coach_and_the_candidates_are_told(
         world, candidate, coach, settings, django_capture_on_commit_callbacks):
-    from django.contrib.auth.models import Group
     from django.core import mail
 
     from coaching import services
     from coaching.models import Assignment, Cohort, QuestionSet
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    dave = get_user_model().objects.create_user("dave", "dave@example.com", "pw-dave-12345")
-    dave.groups.add(Group.objects.get_or_create(name="coach")[0])
+    dave = UserFactory(username="dave", role="coach")
     services.create_cohort(dave, "Spring")  # dave has a Spring of his own: carol's is renamed
     question = _coach_with_a_held_question(world, candidate, coach)
     cohort, assignments = world.objects.cohort, Assignment.objects.filter(coach=coach).count()

@@ -11,19 +11,19 @@ from django.utils import timezone
 from accounts.models import TimeZonePreference
 from calculators.engine.mistakes import MISCONCEPTIONS
 from coaching import services as coaching
-from coaching.models import Cohort, Membership, QuestionSet
-from drills.models import Attempt, BankItem, Card, ProblemInstance, ReviewSettings, StepAnswer
+from coaching.models import QuestionSet
+from drills.models import Attempt, Card, ProblemInstance, ReviewSettings, StepAnswer
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
 from home.overview import home_for
 from runbook.models import Chapter, Document, ReadingPath
+from tests.factories import BankItemFactory, ChapterFactory, CohortFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def chapter(number: int, slug: str) -> Chapter:
-    found = Chapter.objects.create(number=number, slug=slug, track="B", title=slug.split("-", 1)[1].title(),
-                                   summary="S.", reading_minutes=12, body="Body.", content_hash="x" * 64)
+    found = ChapterFactory(number=number, slug=slug, title=slug.split("-", 1)[1].title(), reading_minutes=12)
     Document.objects.create(number=number, slug=slug, title=found.title, chapter=found)
     return found
 
@@ -35,9 +35,8 @@ def world(candidate, coach):
     ReadingPath.objects.create(slug="cram", title="The cram path", description="Fast.", document_numbers=[6, 5])
     questions = {}
     for found in (fifth, sixth):
-        questions[found.number] = BankItem.objects.create(
-            slug=f"q-{found.number}", kind=BankItem.OPEN, prompt="Why?", model_answer="Because.", rubric=["A"],
-            chapter=found, track="B", topic="kv cache")
+        questions[found.number] = BankItemFactory(slug=f"q-{found.number}", prompt="Why?", model_answer="Because.",
+                                                  rubric=["A"], chapter=found, roles=[])
     return {"chapters": (fifth, sixth), "questions": questions}
 
 
@@ -116,8 +115,7 @@ def test_the_home_numbers(candidate, coach, world):
     add_to_deck(candidate, [world["questions"][6]], now=now - timedelta(hours=1))
     Card.objects.filter(user=candidate).update(state=Card.REVIEW, step=None, stability=10.0, difficulty=5.0,
                                                last_review=now - timedelta(days=2), due=now + timedelta(days=3))
-    cohort = Cohort.objects.create(coach=coach, name="C")
-    Membership.objects.create(cohort=cohort, candidate=candidate)
+    CohortFactory(coach=coach, name="C", members=[candidate])
     fresh = QuestionSet.objects.create(coach=coach, title="Fresh set")
     coaching.add_entry(fresh, item=world["questions"][5])
     coaching.assign(fresh, coach, candidate=candidate, due_at=now + timedelta(days=2), now=now - timedelta(days=1))
@@ -153,8 +151,7 @@ def test_the_page_shows_the_countdown_assignments_and_a_drill_per_mistake(candid
                                   interview_date=timezone.localdate() + timedelta(days=5))
     add_to_deck(candidate, [world["questions"][6]])
     misconception_step(candidate, "kv", "query-heads-for-kv-heads", 1)
-    cohort = Cohort.objects.create(coach=coach, name="C")
-    Membership.objects.create(cohort=cohort, candidate=candidate)
+    CohortFactory(coach=coach, name="C", members=[candidate])
     fresh = QuestionSet.objects.create(coach=coach, title="Fresh set")
     coaching.add_entry(fresh, item=world["questions"][5])
     coaching.assign(fresh, coach, candidate=candidate, due_at=timezone.now() + timedelta(days=2))
