@@ -286,7 +286,6 @@ def build_world(candidate, coach) -> World:
     """
     from datetime import timedelta
 
-    from django.contrib.auth import get_user_model
     from django.utils import timezone
 
     from calculators.families import FAMILIES
@@ -301,17 +300,14 @@ def build_world(candidate, coach) -> World:
     from drills.reviews.services import problem_for
     from drills.rounds.presets import sync_presets
     from drills.rounds.services import start_round
-    from runbook.models import Chapter
+    from tests.factories import BankItemFactory, ChapterFactory, UserFactory
 
     now = timezone.now()
-    chapter = Chapter.objects.create(number=6, slug="06-kv-cache", track="B", title="The KV cache", summary="S.",
-                                     reading_minutes=10, body="Body.", content_hash="x" * 64)
+    chapter = ChapterFactory(number=6, slug="06-kv-cache", track="B", title="The KV cache")
 
     def item(slug, kind=BankItem.OPEN, **extra):
-        return BankItem.objects.create(
-            slug=slug, kind=kind, prompt=f"Explain {slug}.", model_answer=f"The answer of {slug}.",
-            rubric=extra.pop("rubric", ["Factor 2 for K and V", "KV heads not query heads"]), chapter=chapter,
-            track="B", topic="kv cache", roles=extra.pop("roles", ["engineer"]), **extra)
+        return BankItemFactory(slug=slug, kind=kind, model_answer=f"The answer of {slug}.",
+                               rubric=["Factor 2 for K and V", "KV heads not query heads"], chapter=chapter, **extra)
 
     opens = [item("kv-formula"), item("kv-paged"), item("cost-per-token", roles=["manager"])]
     critique = item("tiny-doc", BankItem.CRITIQUE, details=CRITIQUE_DETAILS)
@@ -319,7 +315,7 @@ def build_world(candidate, coach) -> World:
     sync_problem_templates()
     ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
 
-    bob = get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+    bob = UserFactory(username="bob")
     add_to_deck(candidate, [opens[0], ladder], now=now)
     add_to_deck(bob, [opens[1]], now=now)
     open_card = Card.objects.get(user=candidate, item=opens[0])

@@ -13,6 +13,8 @@ from django.http import HttpRequest
 from django.test import Client
 from django.utils import timezone
 
+from tests.factories import UserFactory
+
 User = get_user_model()
 
 pytestmark = pytest.mark.django_db
@@ -348,5 +350,5 @@ class TestCreateDemoAccounts:
         url = line.rsplit(" ", 1)[1]
         assert re.fullmatch(r"http://127\.0\.0\.1:8017/invite/[\w-]+/", url)
         assert output.index("Demo logins:") < output.index(line)  # in the block bin/serve repeats
-        client.force_login(User.objects.create_user("erin", "erin@example.com", "pw-erin-12345"))
+        client.force_login(UserFactory(username="erin"))
         assert client.get(url.removeprefix(settings.SITE_URL)).status_code == 200

@@ -17,6 +17,7 @@ from django.db import connection
 from django.test import Client
 
 from accounts.confusables import skeleton
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -153,7 +154,7 @@ def test_ten_failures_lock_one_username_at_one_address_only(candidate, coach, pa
                                         ("paypal", "p\u0430yp\u0430l"), ("carol", "CAROL"),
                                         ("bob", "\uff42\uff4f\uff42")])  # fullwidth
 def test_a_look_alike_username_is_refused(client, taken, new):
-    get_user_model().objects.create_user(taken, f"{taken}@example.com", "pw-12345-abc")
+    UserFactory(username=taken)
     assert skeleton(taken) == skeleton(new)
     response = client.post("/accounts/signup/", {"username": new, "email": "new@example.com",
                                                  "password1": "correct-horse-battery-staple-9",
@@ -164,7 +165,7 @@ def test_a_look_alike_username_is_refused(client, taken, new):
 
 
 def test_a_different_username_is_accepted(client):
-    get_user_model().objects.create_user("alice", "alice@example.com", "pw-12345-abc")
+    UserFactory(username="alice")
     response = client.post("/accounts/signup/", {"username": "alicia", "email": "new@example.com",
                                                  "password1": "correct-horse-battery-staple-9",
                                                  "password2": "correct-horse-battery-staple-9"})

@@ -27,7 +27,6 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.db import connection, connections
 from django.test import Client
 from django.urls import reverse
@@ -49,6 +48,7 @@ from drills.problems.grading import UnreadableAnswers
 from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import problem_for, problem_seed, record_open_review, record_problem_review
 from drills.rounds.services import start_round, submit
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,7 +117,7 @@ def right_answers(problem: ProblemInstance) -> dict[str, str]:
 
 @pytest.fixture
 def alice(transactional_db):
-    return get_user_model().objects.create_user("alice", "alice@example.com", "pw-alice-12345")
+    return UserFactory(username="alice")
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ import hashlib
 
 import pytest
 from django.apps import apps
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 
+from tests.factories import UserFactory
 from tests.url_table import TABLE, Post, build_world, fill, site_patterns
 
 pytestmark = pytest.mark.django_db
@@ -91,9 +90,7 @@ def clients(candidate, coach):
     """A world, and one logged-in client per role."""
     world = build_world(candidate, coach)
     users = {CANDIDATE: candidate, STRANGER: world.objects.bob, COACH: coach,
-             OTHER_COACH: get_user_model().objects.create_user("dave", "dave@example.com", "pw-dave-12345"),
-             STAFF: get_user_model().objects.create_user("sam", "sam@example.com", "pw-sam-12345", is_staff=True)}
-    users[OTHER_COACH].groups.add(Group.objects.get_or_create(name="coach")[0])
+             OTHER_COACH: UserFactory(username="dave", role="coach"), STAFF: UserFactory(username="sam", is_staff=True)}
     o = world.objects
     o.bob_card_pk = next(k["pk"] for k in world.kwargs["reviews:rate"] if k["pk"] not in
                          (o.open_card.pk, o.problem_card.pk))

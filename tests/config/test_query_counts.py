@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import connection
 from django.test import Client
@@ -28,6 +26,7 @@ from drills.reviews.scheduling import add_to_deck
 from drills.reviews.services import drawn_problem
 from runbook.loading import load_content
 from runbook.models import Chapter
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -43,12 +42,6 @@ FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 # the coach's entries. The cohort page also lists the coach's calibrations, each with whether it is shared with
 # the cohort (one query, issue 32).
 COACH_QUERIES = {"dashboard": 18, "tables": 2, "cohort": 23, "assignment": 14}
-
-
-def _user(username: str, group: str):
-    user = get_user_model().objects.create_user(username, f"{username}@example.com", "pw-query-counts-1")
-    user.groups.add(Group.objects.get_or_create(name=group)[0])
-    return user
 
 
 @pytest.fixture
@@ -70,7 +63,7 @@ def _count(client: Client, method: str, path: str, data=None, **headers) -> tupl
 
 def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, client, django_assert_max_num_queries):
     chapter = Chapter.objects.order_by("number").filter(number=6).first()
-    user = _user("reader", "candidate")
+    user = UserFactory(username="reader", role="candidate")
     anonymous, member = Client(), Client()
     member.force_login(user)
     pages = [
@@ -99,7 +92,7 @@ def test_reading_pages_and_the_calculator_stay_under_their_bounds(content, clien
 
 def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_queries,
                                                  django_capture_on_commit_callbacks):
-    user = _user("cand", "candidate")
+    user = UserFactory(username="cand", role="candidate")
     client = Client()
     client.force_login(user)
     problem = create_problem("ladder", seed=7, user=user)
@@ -155,8 +148,8 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
 
 def _cohort(size: int):
     """A coach with a cohort of ``size`` candidates, an assigned set, and a tenth of them with work done."""
-    coach = _user(f"coach{size}", "coach")
-    people = [_user(f"c{size}-{i:03d}", "candidate") for i in range(size)]
+    coach = UserFactory(username=f"coach{size}", role="coach")
+    people = [UserFactory(username=f"c{size}-{i:03d}", role="candidate") for i in range(size)]
     cohort, assignment = cohort_with_progress(coach, people, name=f"Cohort {size}", now=timezone.now())
     return coach, people, cohort, assignment
 

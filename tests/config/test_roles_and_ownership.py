@@ -8,7 +8,6 @@ The cast: alice (candidate) in carol's cohort, carol (coach) with one unpublishe
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from accounts.roles import is_coach, oversees_all
@@ -17,14 +16,15 @@ from drills.bank.problem_templates import sync_problem_templates
 from drills.models import Attempt, BankItem, Card, ProblemInstance, StepAnswer
 from drills.problems.generation import create_problem
 from drills.reviews.scheduling import add_to_deck
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def cast(candidate, coach):
-    staff = get_user_model().objects.create_user("sam", "sam@example.com", "pw-sam-12345", is_staff=True)
-    bob = get_user_model().objects.create_user("bob", "bob@example.com", "pw-bob-12345")
+    staff = UserFactory(username="sam", is_staff=True)
+    bob = UserFactory(username="bob")
     question = services.save_question(coach, {"prompt": "Why page the KV cache?", "model_answer": "Fragmentation.",
                                               "rubric": ["fragmentation"], "tags": ["kv"], "difficulty": 2})
     cohort = services.create_cohort(coach, "Spring")
@@ -55,7 +55,7 @@ def test_staff_status_alone_grants_no_coach_rights(cast, candidate):
     assert not BankItem.objects.visible_to(staff).filter(pk=question.pk).exists()
     assert client.get(f"/bank/{question.slug}/").status_code == 404
     # A superuser still oversees everything (the admin's owner), and a coach is a coach by the group.
-    root = get_user_model().objects.create_superuser("root", "root@example.com", "pw-root-12345")
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
     assert is_coach(root) and oversees_all(root)
     assert _client(root).get(f"/coach/candidates/{candidate.pk}/").status_code == 200
 

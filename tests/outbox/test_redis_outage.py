@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.management import CommandError, call_command
 from django.db import connection, transaction
@@ -36,8 +35,8 @@ from drills.models import Attempt, Card, ProblemInstance, ReviewLog
 from outbox import services as outbox
 from outbox.models import OutboxMessage
 from runbook.content import forget_rendered_chapters
-from runbook.models import Chapter
 from tests import needs
+from tests.factories import ChapterFactory, UserFactory
 from tests.paths import REPO_ROOT
 from tests.ports import free_port
 
@@ -46,10 +45,8 @@ BASE_DIR = REPO_ROOT
 BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 0.5, "socket_timeout": 0.3, "visibility_timeout": 3600}
 
 
-def make_chapter() -> Chapter:
-    return Chapter.objects.create(number=6, slug="06-kv-cache", track="B", title="The KV cache", summary="S.",
-                                  reading_minutes=10, content_hash="x" * 64,
-                                  body="## Paging {#paging}\n\nThe **KV cache** grows with every token.\n")
+#: The body of the one chapter these tests make: a section to link to and a term to find.
+KV_BODY = "## Paging {#paging}\n\nThe **KV cache** grows with every token.\n"
 
 
 @pytest.fixture
@@ -82,7 +79,7 @@ class TestTheCacheWithoutRedis:
         assert forgiving_cache.get("k", 7) == 7
 
     def test_a_chapter_page_renders_uncached(self, forgiving_cache, client, db):
-        make_chapter()
+        ChapterFactory(number=6, slug="06-kv-cache", title="The KV cache", body=KV_BODY)
         response = client.get("/runbook/06-kv-cache/")
         assert response.status_code == 200 and "grows with every token" in response.content.decode()
 
@@ -198,9 +195,7 @@ def test_redis_stopped_mid_run_loses_nothing_and_doubles_nothing(on_private_redi
     if connection.vendor != "postgresql":
         pytest.skip("the worker must share the test database: run with DATABASE_URL=postgres://… (as CI does)")
     server = on_private_redis
-    users = get_user_model().objects
-    dan = users.create_user("dan", "dan@example.com", "pw-outage-12345")
-    erin = users.create_user("erin", "erin@example.com", "pw-outage-12345")
+    dan, erin = UserFactory(username="dan"), UserFactory(username="erin")
     cohort = coaching.create_cohort(coach, "Spring")
     invitation = coaching.invite(cohort)
     for user in (dan, erin):
@@ -211,7 +206,7 @@ def test_redis_stopped_mid_run_loses_nothing_and_doubles_nothing(on_private_redi
     week1, week2 = (QuestionSet.objects.create(coach=coach, title=title) for title in ("Week 1", "Week 2"))
     for question_set in (week1, week2):
         coaching.add_entry(question_set, item=question)
-    make_chapter()
+    ChapterFactory(number=6, slug="06-kv-cache", title="The KV cache", body=KV_BODY)
     coach_client, candidate = Client(), Client()
     coach_client.force_login(coach)
     candidate.force_login(dan)
@@ -307,7 +302,7 @@ def test_a_redis_killed_with_unrun_tasks_loses_nothing_the_republisher_delivers_
     if connection.vendor != "postgresql":
         pytest.skip("the worker must share the test database: run with DATABASE_URL=postgres://… (as CI does)")
     server = on_private_redis
-    dan = get_user_model().objects.create_user("dan", "dan@example.com", "pw-outage-12345")
+    dan = UserFactory(username="dan")
     cohort = coaching.create_cohort(coach, "Spring")
     coaching.accept_invitation(coaching.invite(cohort), dan)
     question_set = QuestionSet.objects.create(coach=coach, title="Week 1")
