@@ -34,7 +34,7 @@ import zoneinfo
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from datetime import timezone as dt_timezone
-from typing import Collection, Iterable, NamedTuple
+from typing import Any, Collection, Iterable, Mapping, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -283,7 +283,7 @@ class NextDue(NamedTuple):
 
 
 def next_due(user, now: datetime | None = None, review_settings: ReviewSettings | None = None,
-             excluding: Collection[int] = ()) -> NextDue:
+             excluding: Collection[int] = (), also: Mapping[str, Any] | None = None) -> NextDue:
     """The first card of :func:`due_queue` (or ``None``), the queue's length and its relearning cards, as the
     review page shows them; the cards whose ids are in ``excluding`` (skipped by the page) are left out.
 
@@ -291,7 +291,9 @@ def next_due(user, now: datetime | None = None, review_settings: ReviewSettings 
     queue's order is the database's (due, then id: the cards due now are all due before those due later
     today), so one query reads the first card with its item and chapter and counts the rest with a window,
     instead of building forty cards, items and chapters to show one. With an interview date the order is
-    each card's retrievability on the day, computed in Python: :func:`due_queue` itself. Raises nothing.
+    each card's retrievability on the day, computed in Python: :func:`due_queue` itself. ``also`` (name →
+    query expression) is read with the first card in its query, as attributes of it, when there is that one
+    query (not with an interview date to come). Raises nothing.
     """
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
@@ -302,7 +304,7 @@ def next_due(user, now: datetime | None = None, review_settings: ReviewSettings 
     first = (_due_today(user, now, review_settings, excluding)
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
              .annotate(queue_length=Window(Count("pk")),
-                       relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))))
+                       relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))), **(also or {}))
              .order_by("due", "pk").first())
     return NextDue(first, first.queue_length, first.relearning) if first is not None else NextDue(None, 0, 0)
 

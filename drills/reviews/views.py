@@ -15,6 +15,7 @@ from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -150,7 +151,10 @@ def _card_context(request: HttpRequest, card: Card, now: datetime, *, form=None,
         form = form or OpenAnswerForm(initial={"version": card.version, "started": sign_start(now)})
         context.update({"kind": "open", "form": form, "model_grading": fragment_context(grading, "review")})
         if stage == "answer":  # say where a written answer goes before it is sent (llm_grading)
-            context["grading_endpoint"] = model_grading.endpoint_for(request.user)
+            # The review page asked with the card whether there is one (an EXISTS): then only is it read.
+            has_endpoint = getattr(card, "has_grading_endpoint", None)
+            context["grading_endpoint"] = model_grading.endpoint_for(request.user) if has_endpoint is not False \
+                else None
         if stage == "revealed" and card.item.rubric:  # the rubric is listed, to tick, once the answer is shown
             context["rubric_points"] = rubric_points(card.item.rubric, form)
     return context
@@ -176,7 +180,9 @@ def review(request: HttpRequest) -> HttpResponse:
     """The next due card of the candidate's local day (or the week's forecast when nothing is due)."""
     now = timezone.now()
     review_settings = ReviewSettings.for_user(request.user)
-    head = next_due(request.user, now, review_settings)  # the page shows one card and the counts
+    # The page shows one card and the counts, and whether an endpoint grades a written answer (asked in one query).
+    also = {"has_grading_endpoint": Exists(model_grading.endpoints_of(OuterRef("user")))}
+    head = next_due(request.user, now, review_settings, also=also)
     skipped: list[int] = []
     for _ in range(MAX_SKIPPED):  # a template whose problem cannot be drawn is passed over, with a sentence
         reason = head.card and undrawable(head.card)
@@ -184,7 +190,7 @@ def review(request: HttpRequest) -> HttpResponse:
             break
         messages.warning(request, reason)
         skipped.append(head.card.pk)
-        head = next_due(request.user, now, review_settings, excluding=skipped)
+        head = next_due(request.user, now, review_settings, excluding=skipped, also=also)
     return _show(request, head.card, review_settings, now, head.left, relearning=head.relearning)
 
 

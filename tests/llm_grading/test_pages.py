@@ -99,6 +99,17 @@ def test_without_an_endpoint_the_review_card_is_as_before(candidate_client, cand
     assert not Grading.objects.exists()
 
 
+def test_the_review_page_says_where_an_answer_goes_only_with_an_endpoint(candidate_client, candidate, design_item,
+                                                                         chat_server):
+    # The review page asks with the due card whether an endpoint grades the answer (an EXISTS), and reads it then.
+    add_to_deck(candidate, [design_item], now=timezone.now())
+    assert "llm-sent-to" not in candidate_client.get("/review/").content.decode()
+    Endpoint.objects.create(owner=candidate, base_url=chat_server.base_url, model="grader")
+    page = candidate_client.get("/review/").content.decode()
+    assert (f"Revealing sends your written answer, with the rubric, to grader at {chat_server.base_url}, "
+            "to be graded.") in page
+
+
 def test_a_failure_keeps_the_answer_and_offers_self_scoring(candidate_client, candidate, design_item, endpoint,
                                                             chat_server, recorded_grade):
     from tests.llm_grading.chat_server import Reply
