@@ -10,10 +10,13 @@ from django.db import transaction
 from django.forms import BoundField
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 
 from calculators.engine.errors import EngineError
+from calculators.engine.quantities import quantity as declared_quantity
 from calculators.families import FAMILIES
 from drills.followups.services import first_values
 from drills.models import Attempt, ProblemInstance
@@ -142,8 +145,9 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     else:
         form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
         seen = _first_attempt(request.user, instance)
-    rows = [_step_row(form[spec.key], spec, graded.steps[i] if graded else None, solution.steps[i])
-            for i, spec in enumerate(solution.specs)]
+    rows = [_step_row(form[spec.key], spec, number, graded.steps[number - 1] if graded else None,
+                      solution.steps[number - 1])
+            for number, spec in enumerate(solution.specs, start=1)]
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
     # Then the interviewer follows up (issue 33 item 1): the first link of the chain, from these answers.
     problem_url = instance.get_absolute_url()  # after a drawn problem was stored: its own address
@@ -168,13 +172,34 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
     return render(request, "drills/problem.html", context)
 
 
-def _step_row(field: BoundField, spec, grade, step) -> dict:
-    """One step's row of the answer form (``drills/problem.html#step``): its ``spec``, ``grade`` (``None`` before
-    grading) and worked ``step``, with its box's name, id, typed value and errors read from ``field`` once (each
-    is computed again at every read of the bound field)."""
+def _step_row(field: BoundField, spec, number: int, grade, step) -> dict:
+    """Step ``number``'s row of the answer form (``drills/problem.html#step``): its ``spec``, ``grade`` (``None``
+    before grading) and worked ``step``, with its box's name, id, typed value and errors read from ``field`` once
+    (each is computed again at every read of the bound field), and its label (:func:`_step_label`)."""
     box_id = field.id_for_label
     return {"spec": spec, "grade": grade, "step": step, "name": field.html_name, "id": box_id,
-            "error_id": f"{box_id}-error", "value": field.value(), "errors": field.errors}
+            "error_id": f"{box_id}-error", "value": field.value(), "errors": field.errors,
+            "label": _step_label(spec, number, box_id)}
+
+
+_LABELS: dict[tuple, SafeString] = {}
+LABEL_MEMO_SIZE = 512  # labels kept per process, oldest dropped first (a family's steps are a handful each)
+
+
+def _step_label(spec, number: int, box_id: str) -> SafeString:
+    """Step ``number``'s label with its key, unit and tolerance (``drills/_answer_step.html#label``), rendered once
+    per process for each way a step is shown: the key holds everything the partial reads (the step's key decides
+    its declared quantity: whether it is a verdict, answered by a choice, and its bounds)."""
+    key = (spec.key, spec.label, spec.unit, spec.tolerance, spec.rounding, number, box_id)
+    html = _LABELS.get(key)
+    if html is None:
+        while len(_LABELS) >= LABEL_MEMO_SIZE:
+            _LABELS.pop(next(iter(_LABELS)), None)
+        declared = declared_quantity(spec.key)  # a verdict step is answered by a choice (the step_choices filter)
+        html = _LABELS[key] = mark_safe(render_to_string("drills/_answer_step.html#label", {
+            "spec": spec, "number": number, "for_id": box_id, "show_key": True,
+            "choices": declared is not None and bool(declared.verdict)}))
+    return html
 
 
 def _first_attempt(user, instance: ProblemInstance) -> Attempt | None:
