@@ -311,31 +311,37 @@ def _prepare(center: str, refine: bool = False):
 
 
 def _generate_tpot_batch(rng: random.Random, catalog: Catalog) -> dict:
-    """A scenario (:func:`draw_scenario`) whose prompts' prefill is compute-bound, drawn again (up to 20 times)
-    while it is not. The sweep is centred by :meth:`Scenario.load`, which charges each prefill as a whole step of
-    the card: right when the prefill computes more than it reads, far too much when it reads more (a small-active
-    MoE on a fast card, whose prefill step is mostly the weights every decode step reads anyway — Qwen3-30B-A3B on
-    a B300 centred at 45 req/s for a 20 ms target, while the simulated sweep's mean TPOT stayed under 10.7 ms and
-    never crossed it). Raises :class:`InputError` when no such stack is found (a coach's fixed model is refused
-    with it)."""
+    """A scenario (:func:`draw_scenario`) whose TPOT target binds before the sequence limit, drawn again (up to
+    20 times) while it does not: at the sweep's centre the step model (:meth:`Scenario.load`) must expect the
+    mean TPOT to reach the target (within 1 %), not the batch to reach vLLM's 256 sequences with the step still
+    short of it (a small-active MoE on a fast card: Qwen3-30B-A3B on a GB300 steps 256 sequences in about 12 ms,
+    so its simulated TPOT never reaches a 20 ms target). Before generator v28 it drew only stacks whose prompts'
+    prefill is compute-bound, because :meth:`Scenario.load` charged each prefill a whole step and centred a
+    memory-bound one far too low. Raises :class:`InputError` when no such stack is found (a coach's fixed model
+    is refused with it)."""
     for _ in range(20):
         inputs = draw_scenario(rng, catalog)
-        prefill = Scenario(dict(inputs), catalog, "tpot").prefill_step()
-        if prefill.compute_ms >= prefill.memory_ms:
+        scenario = Scenario(dict(inputs), catalog, "tpot")
+        _, tpot = scenario.load(scenario.center_rate())
+        if tpot >= TARGET_BINDS * inputs["tpot_slo_ms"]:
             return inputs
-    raise InputError("Its prompts' prefill reads more than it computes on these cards, so the step model cannot "
-                     "place the sweep where the TPOT target binds: choose a dense model or a slower card.",
-                     field="model")
+    raise InputError("On these cards a decode step of 256 sequences stays under the TPOT target, so the sweep "
+                     "reaches vLLM's sequence limit before the target binds: choose a slower card or a larger "
+                     "model.", field="model")
+
+
+# The share of the TPOT target the step model's TPOT reaches at a tpotbatch sweep's centre when the target binds.
+TARGET_BINDS = 0.99
 
 
 def _generate_preempt(rng: random.Random, catalog: Catalog) -> dict:
     """A scenario whose cache fills with whole requests well before vLLM's 256-sequence limit, at a rate
-    whose prefills leave the card some time to decode."""
+    whose prefills leave the card some time to decode (their share of its time, :meth:`Scenario.prefill_share`,
+    at most 0.9)."""
     for _ in range(50):
         inputs = draw_scenario(rng, catalog, prompts=(2048, 4096, 8192), outputs=(256, 512))
         scenario = Scenario(dict(inputs), catalog, "cache")
-        busy = scenario.center_rate() * scenario.prefill_step().step_ms / 1000
-        if scenario.full_cache_batch <= 200 and busy <= 0.9:
+        if scenario.full_cache_batch <= 200 and scenario.prefill_share(scenario.center_rate()) <= 0.9:
             return inputs
     raise InputError("No preemption scenario could be drawn from the catalog.", field="model")
 

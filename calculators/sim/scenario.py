@@ -48,6 +48,8 @@ from calculators.engine.step_model import Replica, step_ms
 
 from .config import (
     CALIBRATED_INPUTS,
+    MAX_BATCHED_TOKENS,
+    MAX_NUM_SEQS,
     MAX_SWEEP_POINTS,
     STATED_CONVENTION,
     build_setup,
@@ -63,6 +65,9 @@ MIB = 2**20
 # The simulator's defaults (calculators/sim/config.py), its quantities': utilisation, reserve, block.
 UTILIZATION, RESERVE_GIB, BLOCK_SIZE = (default(key) for key in ("utilization", "reserve_gib", "block_size"))
 DURATION_S = 60.0
+BUSY_LIMIT = 0.95  # the prefills' share of the card's time at which the step model expects no steady batch
+STEP_TOKEN_BUDGET = MAX_BATCHED_TOKENS.default  # the simulator's per-step token budget, vLLM's (8,192)
+SEQUENCE_LIMIT = MAX_NUM_SEQS.default  # the most sequences it runs at once, vLLM's (256)
 CACHE_DURATION_S = 120.0  # long requests take longer to fill the cache
 SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)
 # Around the rate that fills the cache, wider: the estimate leaves out the decode steps that prefills stall.
@@ -205,24 +210,70 @@ class Scenario:
         """Requests whose whole prompt and output fit the cache at once."""
         return self.kv_tokens // (self.inputs["prompt_tokens"] + self.inputs["output_tokens"])
 
+    def prefill_chunks(self, batch: int) -> tuple[tuple[int, int], ...]:
+        """The chunks ``(p, c0)`` one prompt is prefilled in beside ``batch`` decoders, as the simulator's
+        scheduler cuts them: each step's token budget (vLLM's 8,192, :data:`.config.MAX_BATCHED_TOKENS`) less
+        one token per decoder, of whom at most vLLM's 256 (:data:`.config.MAX_NUM_SEQS`) run (one chunk for every
+        drawn prompt but the longest beside a batch)."""
+        room = STEP_TOKEN_BUDGET - min(batch, SEQUENCE_LIMIT)
+        prompt = self.inputs["prompt_tokens"]
+        return tuple((min(room, prompt - done), done) for done in range(0, prompt, room))
+
+    def prefill_steps(self, batch: int) -> tuple[float, float]:
+        """(one decode step of ``batch`` sequences alone, the steps that carry one prompt's chunks beside them),
+        ms: the simulator's mixed step (:func:`~calculators.engine.step_model.step_ms` with each chunk of
+        :meth:`prefill_chunks` beside the decode batch), summed over the chunks."""
+        context = round(batch * self.mean_context)
+        alone = step_ms(self.replica, decode_batch=batch, decode_context_tokens=context).step_ms
+        mixed = sum(step_ms(self.replica, decode_batch=batch, decode_context_tokens=context,
+                            prefill_chunks=(chunk,)).step_ms for chunk in self.prefill_chunks(batch))
+        return alone, mixed
+
+    def prefill_charge(self, batch: int) -> float:
+        """What one prompt's prefill adds to the steps it shares with ``batch`` decoders (ms): the steps carrying
+        its chunks less as many decode steps alone (:meth:`prefill_steps`). Where the mixed step is
+        compute-bound that is the prefill's compute share, its FLOPs at the prefill MFU (and the KV read of its
+        earlier chunks); where its compute hides under the weights and KV the decoders read anyway, less or
+        nothing; the step overhead is paid once either way. With nothing decoding it is the whole prefill step
+        (docs/architecture.md §12's B = 0)."""
+        alone, mixed = self.prefill_steps(batch)
+        return mixed - alone * len(self.prefill_chunks(batch))
+
     def load(self, rate: float) -> tuple[float, float]:
-        """(running batch, TPOT in ms) the step model expects at ``rate`` req/s: Little's law for the batch,
-        and each decode step stretched by the share of the card's time the prompts' prefills take."""
-        prefill_ms = self.prefill_step().step_ms
-        busy = rate * prefill_ms / 1000
-        if busy >= 0.95:
+        """(running batch, TPOT in ms) the step model expects at ``rate`` req/s, a fixed point of two relations:
+        Little's law for the batch (a request stays for the steps carrying its prefill and one step per output
+        token), and each decode step stretched by the share of the card's time the prompts' prefills add to the
+        steps they share, ``rate`` × :meth:`prefill_charge` per second (before generator v28 a whole prefill
+        step each, as if no decoder shared it). ``(inf, inf)`` where that share reaches :data:`BUSY_LIMIT`."""
+        batch, busy, tpot, decoders = 1.0, 0.0, math.inf, 0
+        for _ in range(30):
+            if min(round(batch), 100_000) == decoders:  # the same batch again: a fixed point
+                break
+            decoders = min(round(batch), 100_000)
+            busy = rate * self.prefill_charge(decoders) / 1000
+            alone, mixed = self.prefill_steps(decoders)
+            # Capped while iterating: a small first batch charges the prefills most (nothing else to share with).
+            tpot = alone / (1 - min(busy, BUSY_LIMIT))
+            batch = max(1.0, rate * (self.inputs["output_tokens"] * tpot + mixed) / 1000)
+        if busy >= BUSY_LIMIT:
             return math.inf, math.inf
-        batch, tpot = 1.0, self.decode_step(1) / (1 - busy)
-        for _ in range(30):  # a fixed point: the batch sets the step, the step sets the batch
-            batch = max(1.0, rate * (self.inputs["output_tokens"] * tpot + prefill_ms) / 1000)
-            tpot = self.decode_step(min(round(batch), 100_000)) / (1 - busy)
         return batch, tpot
+
+    def prefill_share(self, rate: float) -> float:
+        """The share of the card's time the prompts' prefills add at ``rate`` req/s (``rate`` ×
+        :meth:`prefill_charge` at the batch :meth:`load` expects there); 1 where :meth:`load` finds no batch."""
+        batch, _ = self.load(rate)
+        return 1.0 if math.isinf(batch) else rate * self.prefill_charge(min(round(batch), 100_000)) / 1000
 
     def center_rate(self) -> float:
         """The rate the sweep is centred on (req/s): where the step model expects the TPOT target to bind
-        (``center`` "tpot") or the cache to fill with whole requests ("cache"); found by bisection."""
-        limit = min(256, self.full_cache_batch)
-        low, high = 0.0, 1000 / self.prefill_step().step_ms
+        (``center`` "tpot") or the cache to fill with whole requests ("cache"); found by bisection up to the
+        rate at which the cache's whole requests would decode at one step each (no faster rate can keep either)
+        or the idle card's prefill rate, whichever is higher."""
+        limit = min(SEQUENCE_LIMIT, self.full_cache_batch)
+        low = 0.0
+        high = max(1000 / self.prefill_step().step_ms,
+                   1000 * self.full_cache_batch / (self.inputs["output_tokens"] * self.decode_step(1)))
         for _ in range(40):
             rate = (low + high) / 2
             batch, tpot = self.load(rate)

@@ -50,6 +50,11 @@ the stated convention, so their sweeps and answers move; a stored problem keeps 
 names (errata simulated-drills-calibrated). v27: tpotbatch draws only stacks whose prompts' prefill is
 compute-bound (a small-active MoE on a fast card is drawn again or, fixed by a coach, refused with a sentence): its
 sweep's centre charged each prefill as a whole step and missed the target (errata tpotbatch-memory-bound-prefill).
+v28: the simulated drills' sweeps are centred charging each prefill the time it adds to the decode steps it shares
+(the step model's mixed step less the decode step alone: its compute share where the step is compute-bound), not a
+whole step of the card, so every simulated drill's sweep moves (the worked knee scenario's from 4.7 … 28 to 6 … 36
+req/s); tpotbatch draws again any stack whose TPOT target binds before the 256-sequence limit, memory-bound
+prefills included, and preemptrate's draw reads the prefills' share the same way (errata sim-centre-prefill-share).
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 27
+GENERATOR_VERSION = 28
 MAX_SEED = 2**63
 
 

@@ -3,29 +3,39 @@
 The scenario: Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts, 128-token outputs, TTFT 500 ms, TPOT 20 ms,
 simulator seed 7, at the calibration table's row for the H100 SXM at 16-bit (fixtures/catalog/calibration.json:
 bandwidth efficiency 0.8 at small and large batch, MFU 0.5, prefill MFU 0.31, all-reduce 12 µs, step overhead
-1.8 ms; generator v26 — problems stored before it keep the stated convention they were simulated at); the sweep (from
-the step model) is 4.7, 9.3, 13, 16, 19, 21, 24, 28 req/s, 60 s each. What the simulator printed for it
-(``manage.py simulate … --sweep 4.7,9.3,13,16,19,21,24,28 --duration-s 60 --seed 7 --prompt-tokens 512
---output-tokens 128 --tpot-slo-ms 20 --json``, the row's values as flags), and the answers derived from it by hand:
+1.8 ms; generator v26 — problems stored before it keep the stated convention they were simulated at).
 
-- goodput 17.4 req/s at 19 (≥ 0.9 × 19 = 17.1) and 15.616667 at 21 (< 18.9), counting the requests still running
-  at the 60 s window's end that can still meet both targets (docs/architecture.md §13): the simulator's knee is
-  19 req/s. The knee drill refines the gap with the four rates evenly inside it, 19.4, 19.8, 20.2 and 20.6 req/s
-  (the 12 points DESIGN §13 allows): goodput 17.65 at 19.4 (÷ 19.4 = 0.909794, kept) and 17.65 at 19.8 (÷ 19.8 =
-  0.891414, lost), so the knee is 19.4 + (0.909794 − 0.9) ÷ (0.909794 − 0.891414) × 0.4 = 19.4 + 0.532862 × 0.4 =
-  19.6131 req/s; right within ±5 %, from 18.632 to 20.594. At 19.4 req/s 113 of the 1,172 requests miss the TPOT
-  target (10 %), at 19.8 138 of 1,197 (12 %), and none misses the TTFT target: the TPOT target is the one that
+The sweep is centred where the step model expects the TPOT target to bind (``Scenario.load``, generator v28): at
+24.187 req/s it expects 62 running sequences, whose decode step alone is (16,060,522,496 + 62 × 576 × 131,072) B ÷
+(3,350 GB/s × 0.8) = 7.739 ms of reads + 1.8 ms overhead = 9.539 ms. The step that also carries one 512-token prefill
+computes 2.051 ms for the decoders plus the prefill's 8,360,426,471,424 FLOPs ÷ (989.4 TFLOP/s × 0.31) = 27.258 ms,
+29.309 ms in all, above its 7.739 ms of reads, so it takes 29.309 + 1.8 = 31.109 ms: 21.569 ms more than decoding
+alone. 24.187 req/s × 21.569 ms = 52.17 % of the card's time, so TPOT = 9.539 ÷ (1 − 0.5217) = 19.94 ms, the 20 ms
+target (the batch, by Little's law: 24.187 × (128 × 19.944 + 31.109) ms = 62.5). Before v28 each prefill was charged
+its whole idle step, 29.058 ms (the 1.8 ms overhead again and no decoder sharing it), which centred the sweep at
+about 18.8 req/s. The sweep is a quarter to 1.5 × the centre in two figures: 6, 12, 17, 21, 24, 28, 31, 36 req/s,
+60 s each. What the simulator printed for it (``manage.py simulate … --sweep 6,12,17,21,24,28,31,36 --duration-s 60
+--seed 7 --prompt-tokens 512 --output-tokens 128 --tpot-slo-ms 20 --json``, the row's values as flags), and the
+answers derived from it by hand:
+
+- goodput 16.716667 req/s at 17 (≥ 0.9 × 17 = 15.3) and 15.616667 at 21 (< 18.9), counting the requests still
+  running at the 60 s window's end that can still meet both targets (docs/architecture.md §13): the simulator's knee
+  is 17 req/s. The knee drill refines the gap with the four rates evenly inside it, 17.8, 18.6, 19.4 and 20.2 req/s
+  (the 12 points DESIGN §13 allows): goodput 17.65 at 19.4 (÷ 19.4 = 0.909794, kept) and 17.583333 at 20.2
+  (÷ 20.2 = 0.870462, lost), so the knee is 19.4 + (0.909794 − 0.9) ÷ (0.909794 − 0.870462) × 0.8 = 19.4 + 0.249005
+  × 0.8 = 19.5992 req/s; right within ±5 %, from 18.619 to 20.579. At 19.4 req/s 113 of the 1,172 requests miss the
+  TPOT target (10 %), at 20.2 164 of 1,219 (13 %), and none misses the TTFT target: the TPOT target is the one that
   starts failing;
-- at 19 req/s, mean end-to-end 2,088.926 ms, so Little's law gives 19 × 2.088926 = 39.690 requests; mean TTFT
-  56.757 ms, p99 TTFT 177.3 ms;
+- at 24 req/s (the sweep's fifth rate), mean end-to-end 2,995.821 ms, so Little's law gives 24 × 2.995821 = 71.900
+  requests; mean TTFT 79.915 ms, p99 TTFT 247.228 ms;
 - mean TPOT 18.043 ms at 21 req/s (48.858333 running) and 22.96 ms at 24 (70.916667 running): the target of 20 ms
   is crossed at 48.858333 + (20 − 18.043) ÷ (22.96 − 18.043) × (70.916667 − 48.858333) = 57.638 running sequences.
 
 One decode step of 64 sequences at the mean context 512 + 64 = 576 tokens, its reads at the row's bandwidth
 efficiency: (16,060,522,496 + 64 × 576 × 131,072) B ÷ (3,350 GB/s × 0.8) = 20,892,360,704 ÷ 2.68e12 = 7.7957 ms;
 from the weights alone 16,060,522,496 ÷ 2.68e12 = 5.9927 ms. The drill's step is the reads the candidate works
-(DECODE_STEP_BATCH); the simulator's step adds the row's 1.8 ms overhead, which is why the mean TPOT at 4.7 req/s
-(5.5 running) reads 8.921 ms, not 6.15.
+(DECODE_STEP_BATCH); the simulator's step adds the row's 1.8 ms overhead, which is why the mean TPOT at 6 req/s
+(7.25 running) reads 9.256 ms, not 6.2.
 """
 
 from __future__ import annotations
@@ -68,8 +78,8 @@ def test_the_problem_stores_the_sweep_the_simulator_printed():
     problem = _problem("knee")
 
     points = problem.inputs["simulation"]["points"]
-    assert [p["rate_req_s"] for p in points] == [4.7, 9.3, 13.0, 16.0, 19.0, 21.0, 24.0, 28.0]
-    assert (points[4]["goodput_req_s"], points[5]["goodput_req_s"]) == (17.4, 15.616667)
+    assert [p["rate_req_s"] for p in points] == [6.0, 12.0, 17.0, 21.0, 24.0, 28.0, 31.0, 36.0]
+    assert (points[2]["goodput_req_s"], points[3]["goodput_req_s"]) == (16.716667, 15.616667)
     assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(7.7957, abs=1e-4)
     assert problem.inputs["simulation"]["simulator_inputs"]["bandwidth_efficiency"] == 0.8
     assert problem.inputs["simulation"]["simulator_inputs"]["step_overhead_ms"] == 1.8
@@ -79,17 +89,17 @@ def test_the_knee_is_read_linearly_between_the_refining_runs_either_side_of_it()
     problem = _problem("knee")
 
     refine = problem.inputs["simulation"]["refine"]
-    assert [p["rate_req_s"] for p in refine] == [19.4, 19.8, 20.2, 20.6]
-    assert (refine[0]["goodput_req_s"], refine[1]["goodput_req_s"]) == (17.65, 17.65)
-    assert (refine[0]["tpot_missed"], refine[0]["arrived"], refine[1]["tpot_missed"], refine[1]["arrived"]) == (
-        113, 1172, 138, 1197)
+    assert [p["rate_req_s"] for p in refine] == [17.8, 18.6, 19.4, 20.2]
+    assert (refine[2]["goodput_req_s"], refine[3]["goodput_req_s"]) == (17.65, 17.583333)
+    assert (refine[2]["tpot_missed"], refine[2]["arrived"], refine[3]["tpot_missed"], refine[3]["arrived"]) == (
+        113, 1172, 164, 1219)
     solution = problem.solve()
-    assert solution.values["knee_req_s"] == pytest.approx(19.6131, abs=1e-4)
-    assert solution.extra["bracket"] == (19.4, 19.8)
-    assert solution.steps[1].substituted == "19.4 + (0.9098 − 0.9) ÷ (0.9098 − 0.8914) × (19.8 − 19.4) = 19.61 req/s"
+    assert solution.values["knee_req_s"] == pytest.approx(19.5992, abs=1e-4)
+    assert solution.extra["bracket"] == (19.4, 20.2)
+    assert solution.steps[1].substituted == "19.4 + (0.9098 − 0.9) ÷ (0.9098 − 0.8705) × (20.2 − 19.4) = 19.6 req/s"
     assert solution.extra["reason"] == (
-        "TPOT is the target that starts failing: at 19.8 req/s 12% of the requests miss its 20 ms (p99 TPOT 24.4 ms), "
-        "against 10% at 19.4 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 193.5 ms); the running batch has "
+        "TPOT is the target that starts failing: at 20.2 req/s 13% of the requests miss its 20 ms (p99 TPOT 24.6 ms), "
+        "against 10% at 19.4 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 194.6 ms); the running batch has "
         "grown until a decode step, with the prefills sharing it, takes longer than the TPOT target.")
 
 
@@ -131,8 +141,8 @@ def test_a_blind_sweep_point_guess_is_not_correct(seed):
 
 
 def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_rates():
-    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 19 and
-    21 req/s, 19 + (0.915789 − 0.9) ÷ (0.915789 − 0.743651) × 2 = 19.1835 req/s, and nothing simulates again."""
+    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 17 and
+    21 req/s, 17 + (0.983333 − 0.9) ÷ (0.983333 − 0.743651) × 4 = 18.3907 req/s, and nothing simulates again."""
     problem = _problem("knee")
     simulation = problem.inputs["simulation"]
     simulation.pop("refine")
@@ -143,7 +153,7 @@ def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_r
     _solve.cache_clear()
 
     solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-    assert solution.values["knee_req_s"] == pytest.approx(19.1835, abs=1e-4)
+    assert solution.values["knee_req_s"] == pytest.approx(18.3907, abs=1e-4)
     assert solution.extra["reason"].startswith("At 21 req/s 26% of the rate is lost to missed targets")
 
 
@@ -151,12 +161,12 @@ def test_p99_ttft_with_the_mean_and_littles_law_on_ttft_named():
     problem = _problem("ttftp99")
 
     values = problem.solve().values
-    assert values["requests_in_system"] == pytest.approx(39.690, abs=1e-3)
-    assert values["ttft_p99_ms"] == 177.3
-    graded = _verdicts(problem, {"requests_in_system": str(19 * 0.056757), "ttft_p99_ms": "56.8 ms"})
+    assert values["requests_in_system"] == pytest.approx(71.900, abs=1e-3)
+    assert values["ttft_p99_ms"] == 247.228
+    graded = _verdicts(problem, {"requests_in_system": str(24 * 0.079915), "ttft_p99_ms": "79.9 ms"})
     assert graded["requests_in_system"] == ("misconception", "littles-law-wrong-latency")
     assert graded["ttft_p99_ms"] == ("misconception", "mean-for-p99")
-    assert _verdicts(problem, {"ttft_p99_ms": "0.18 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
+    assert _verdicts(problem, {"ttft_p99_ms": "0.25 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
 
 
 def test_the_batch_where_tpot_crosses_the_target_is_interpolated_from_the_sweep():
@@ -193,14 +203,14 @@ def test_regrading_reads_the_stored_sweep_and_never_simulates(monkeypatch):
     try:
         problem = ProblemInstance.objects.get(pk=stored.pk)
         assert _verdicts(problem, {"knee_req_s": "19.6"})["knee_req_s"][0] == "correct"
-        # The stored sweep, not a new run, decides: edit it and the answer follows. With 19.8 req/s keeping
-        # 18.81 req/s (0.95), the knee moves to 19.8 + (0.95 − 0.9) ÷ (0.95 − 0.870462) × 0.4 = 20.0515 req/s
-        # (20.2 req/s keeps 17.583333 ÷ 20.2 = 0.870462).
-        problem.inputs["simulation"]["refine"][1]["goodput_req_s"] = 18.81
+        # The stored sweep, not a new run, decides: edit it and the answer follows. With 20.2 req/s keeping
+        # 19.19 req/s (0.95), the knee moves to 20.2 + (0.95 − 0.9) ÷ (0.95 − 0.743651) × 0.8 = 20.3938 req/s
+        # (21 req/s keeps 15.616667 ÷ 21 = 0.743651).
+        problem.inputs["simulation"]["refine"][3]["goodput_req_s"] = 19.19
         problem.save()
         solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-        assert solution.extra["bracket"] == (19.8, 20.2)
-        assert solution.values["knee_req_s"] == pytest.approx(20.0515, abs=1e-4)
+        assert solution.extra["bracket"] == (20.2, 21.0)
+        assert solution.values["knee_req_s"] == pytest.approx(20.3938, abs=1e-4)
     finally:
         _solve.cache_clear()
 
@@ -285,19 +295,19 @@ def test_the_worked_knee_shows_every_swept_rate_a_chart_and_why_the_knee_is_ther
     assert "verdict-correct" not in box  # 16 is a swept rate below the knee, 18.4 % off
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
     assert _text(re.search(r'<h3 id="knee-sweep-heading".*?</h3>', sweep, re.S).group(0)) == (
-        "The sweep behind the knee: 19.61 req/s")
+        "The sweep behind the knee: 19.6 req/s")
     assert _text(re.search(r'<p class="small knee-reason">(.*?)</p>', sweep, re.S).group(1)).startswith(
         "TPOT is the target that starts failing")
     rows = [[_text(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
             for row in re.findall(r"<tr[^>]*>(.*?)</tr>", sweep.split("<tbody>", 1)[1], re.S)]
-    assert [row[0] for row in rows] == ["4.7", "9.3", "13", "16", "19", "19.4", "19.8", "20.2", "20.6", "21", "24",
-                                        "28"]
+    assert [row[0] for row in rows] == ["6", "12", "17", "17.8", "18.6", "19.4", "20.2", "21", "24", "28", "31",
+                                        "36"]
     assert rows[5] == ["19.4", "17.65", "0.910", "180", "23.53", "0%", "10%", "refined, last keeping 0.9"]
-    assert rows[6][2:] == ["0.891 (below 0.9)", "193.5", "24.38", "0%", "12%", "refined, first below 0.9"]
-    assert rows[4][-1] == "" and rows[9][-1] == ""
+    assert rows[6][2:] == ["0.870 (below 0.9)", "194.6", "24.58", "0%", "13%", "refined, first below 0.9"]
+    assert rows[2][-1] == "" and rows[7][-1] == ""
     chart = ET.fromstring(re.search(r"<svg .*?</svg>", sweep, re.S).group(0))
-    assert chart.get("role") == "img" and "the knee, 19.61 req/s" in chart.get("aria-label")
-    assert "knee 19.61 req/s" in "".join(chart.itertext())
+    assert chart.get("role") == "img" and "the knee, 19.6 req/s" in chart.get("aria-label")
+    assert "knee 19.6 req/s" in "".join(chart.itertext())
 
 
 def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
@@ -306,7 +316,7 @@ def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
     page = client.get("/calculators/knee/?" + urlencode(SCENARIO)).content.decode()
 
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
-    assert "The sweep behind the knee: 19.61 req/s" in _text(sweep)
+    assert "The sweep behind the knee: 19.6 req/s" in _text(sweep)
     assert len(re.findall(r"<tr[^>]*>", sweep.split("<tbody>", 1)[1])) == 12
 
 
@@ -327,8 +337,8 @@ def test_grading_a_simulated_drill_says_it_is_simulating_while_it_runs(candidate
 def test_a_blind_sweep_point_guess_of_the_preemption_rate_is_not_correct(client):
     """Issue 33: the preemption rate is right within ±5 % (PREEMPT_TOLERANCE, shown beside the box), not within
     one sweep step: every other swept rate typed as the answer is not correct. At these inputs the sweep is
-    0.76 … 5.0 req/s and preemption begins at 2.5 req/s; the old rule's tolerance, the wider gap beside it
-    (0.5 req/s ÷ 2.5 = 20 %), took 2.0 and 3.0 req/s as right."""
+    0.81 … 5.4 req/s and preemption begins at 2.7 req/s; the old rule's tolerance, the wider gap beside it
+    (0.6 req/s ÷ 2.7 = 22 %), took 2.1 and 3.2 req/s as right."""
     from calculators.sim.drills import PREEMPT_TOLERANCE
 
     problem = create_problem("preemptrate", seed=3, fixed_inputs={**SCENARIO, "prompt_tokens": 4096,
@@ -366,3 +376,26 @@ def test_a_problem_stored_before_v26_keeps_the_stated_convention_it_was_simulate
         assert "at 75% of the card's bandwidth" in statement(stored, stored.solve())
     finally:
         _solve.cache_clear()
+
+
+def test_a_memory_bound_prefill_stack_is_drawn_for_tpotbatch_and_its_sweep_crosses_the_target():
+    """Generator v28 lifts v27's restriction to compute-bound prefills: the centre now charges a prefill the time it
+    adds to the steps it shares (Scenario.prefill_charge), not a whole step. Qwen3-30B-A3B's 256-token prefill on an
+    H100 reads 61,064,241,376 B of weights (every expert) in 22.785 ms but computes only 5.765 ms, so v27 refused it;
+    beside 18 decoders, whose step (18.004 ms) reads most experts already, it adds 6.771 ms, and the sweep centred
+    at 14.23 req/s (3.6 … 21 req/s) crosses the 20 ms target: mean TPOT 18.959 ms at 14 req/s (16.641667 running)
+    and 20.445 at 16 (20.125 running), so 16.641667 + (20 − 18.959) ÷ (20.445 − 18.959) × (20.125 − 16.641667) =
+    19.0819 running sequences. On a B300 a decode step of 256 sequences stays near 12 ms: the sequence limit binds
+    before the target, which the drill still refuses in one sentence."""
+    problem = create_problem("tpotbatch", seed=1, fixed_inputs={"model": "qwen3-30b-a3b"})
+    from calculators.engine.catalog import default_catalog
+
+    stack = {key: value for key, value in problem.inputs.items() if key != "simulation"}
+    prefill = scenario.Scenario(stack, default_catalog()).prefill_step()
+    assert prefill.compute_ms < prefill.memory_ms  # what v27 refused
+    assert problem.inputs["gpu"] == "h100-sxm5-80gb" and problem.inputs["tpot_slo_ms"] == 20.0
+    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(19.0819, abs=1e-4)
+    from coaching.services import CoachingError, parse_fixed_inputs
+
+    with pytest.raises(CoachingError, match="a decode step of 256 sequences stays under the TPOT target"):
+        parse_fixed_inputs('{"model": "qwen3-30b-a3b", "gpu": "b300"}', "tpotbatch")
