@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.utils import timezone
 
 from tests import needs
+from tests.factories import AssignmentFactory, CohortFactory, UserFactory
 
 from .conftest import DRAWN_PROBLEM
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -111,27 +108,18 @@ def axe_installed():
     needs.file(AXE, "run `npm ci` at the repository root (.ci/run does)")
 
 
-def make_user(username: str, group: str):
-    user = get_user_model().objects.create_user(username=username, email=f"{username}@example.com",
-                                                password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=group)[0])
-    return user
-
-
 @pytest.fixture
 def people(transactional_db):
     """carol, a coach with a cohort holding alice, a candidate."""
-    from coaching.models import Cohort, Membership
-
-    coach, candidate = make_user("carol", "coach"), make_user("alice", "candidate")
-    Membership.objects.create(cohort=Cohort.objects.create(coach=coach, name="Autumn cohort"), candidate=candidate)
+    coach, candidate = UserFactory(username="carol", role="coach"), UserFactory(username="alice", role="candidate")
+    CohortFactory(coach=coach, name="Autumn cohort", members=[candidate])
     return coach, candidate
 
 
 @pytest.fixture
 def assigned_set(content, people):
     """A set of two bank items (an open question and a problem template) assigned to alice, due in a week."""
-    from coaching.models import Assignment, QuestionSet, SetEntry
+    from coaching.models import QuestionSet, SetEntry
     from drills.bank.problem_templates import sync_problem_templates
     from drills.models import BankItem
 
@@ -142,9 +130,7 @@ def assigned_set(content, people):
              BankItem.objects.filter(kind=BankItem.PROBLEM, published=True).order_by("pk").first()]
     for position, item in enumerate(items, start=1):
         SetEntry.objects.create(question_set=question_set, position=position, item=item)
-    now = timezone.now()
-    assignment = Assignment.objects.create(question_set=question_set, coach=coach, candidate=candidate,
-                                           due_at=now + timedelta(days=7), created_at=now)
+    assignment = AssignmentFactory(question_set=question_set, candidate=candidate)
     return question_set, assignment
 
 

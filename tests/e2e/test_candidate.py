@@ -5,16 +5,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import PASSWORD, UserFactory
 
 expect = needs.module("playwright.sync_api").expect
 
 pytestmark = [pytest.mark.browser]
-
-PASSWORD = "correct-horse-battery-staple-9"
 
 # The reference stack with the weights' GB figure typed as GiB in step 3, and every later step consistent with it.
 SLIPPED_ANSWERS = {
@@ -37,9 +34,7 @@ EXPECTED_VERDICTS = {
 @pytest.fixture
 def candidate(transactional_db):
     """alice, a candidate (the suite's fixture of that name uses ``db``; the live server needs transactions)."""
-    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    return user
+    return UserFactory(username="alice", role="candidate")
 
 
 def log_in(page, base_url: str, username: str, next_path: str) -> None:

@@ -11,12 +11,11 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import CohortFactory, UserFactory
 
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -29,15 +28,9 @@ TITLE = "KV cache warm-up"
 @pytest.fixture
 def people(transactional_db):
     """carol, a coach with a cohort holding alice, a candidate."""
-    from coaching.models import Cohort, Membership
-
-    users = get_user_model().objects
-    coach = users.create_user(username="carol", email="carol@example.com", password=PASSWORD)
-    coach.groups.add(Group.objects.get_or_create(name="coach")[0])
-    candidate = users.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    candidate.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    cohort = Cohort.objects.create(coach=coach, name="Autumn cohort")
-    Membership.objects.create(cohort=cohort, candidate=candidate)
+    coach = UserFactory(username="carol", role="coach")
+    candidate = UserFactory(username="alice", role="candidate")
+    CohortFactory(coach=coach, name="Autumn cohort", members=[candidate])
     return coach, candidate
 
 

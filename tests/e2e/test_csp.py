@@ -14,13 +14,12 @@ import json
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import CohortFactory, UserFactory
 
 from .conftest import DRAWN_PROBLEM
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -71,13 +70,6 @@ class Watch:
         assert not self.problems, f"{len(self.problems)} CSP violation(s):\n" + "\n".join(self.problems)
 
 
-def make_user(username: str, group: str):
-    user = get_user_model().objects.create_user(username=username, email=f"{username}@example.com",
-                                                password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name=group)[0])
-    return user
-
-
 def test_public_pages_report_no_violation(content, live_server, page):
     watch = Watch(page, live_server.url)
     for path in ("/", "/runbook/", CHAPTER, "/glossary/", "/errata/", "/reading/", "/search/?q=kv+cache",
@@ -106,10 +98,8 @@ def test_public_pages_report_no_violation(content, live_server, page):
 
 
 def test_candidate_and_coach_pages_report_no_violation(content, live_server, new_context):
-    from coaching.models import Cohort, Membership
-
-    coach, candidate = make_user("carol", "coach"), make_user("alice", "candidate")
-    Membership.objects.create(cohort=Cohort.objects.create(coach=coach, name="Autumn cohort"), candidate=candidate)
+    coach, candidate = UserFactory(username="carol", role="coach"), UserFactory(username="alice", role="candidate")
+    CohortFactory(coach=coach, name="Autumn cohort", members=[candidate])
 
     page = new_context().new_page()
     watch = Watch(page, live_server.url)

@@ -10,12 +10,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import UserFactory
 
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -26,9 +25,7 @@ ITEM_URL = re.compile(r"/rounds/(\d+)/(\d+)/$")
 
 @pytest.fixture
 def candidate(transactional_db):
-    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    return user
+    return UserFactory(username="alice", role="candidate")
 
 
 def test_sit_a_follow_ups_round_to_its_debrief(live_server, page, candidate, content):

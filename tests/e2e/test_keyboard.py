@@ -12,11 +12,11 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 
 from tests import needs
+from tests.factories import CohortFactory, UserFactory
 
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -70,15 +70,9 @@ def type_over(page, text: str) -> None:
     page.keyboard.type(text)
 
 
-def make_candidate():
-    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    return user
-
-
 @pytest.fixture
 def candidate(transactional_db):
-    return make_candidate()
+    return UserFactory(username="alice", role="candidate")
 
 
 def test_skip_link_leads_past_the_navigation(content, live_server, page):
@@ -269,12 +263,8 @@ def test_sign_up_errors_take_focus(content, live_server, page):
 
 
 def test_a_poll_refreshing_the_coach_tables_keeps_focus(content, live_server, page):
-    from coaching.models import Cohort, Membership
-
-    coach = get_user_model().objects.create_user(username="carol", email="carol@example.com", password=PASSWORD)
-    coach.groups.add(Group.objects.get_or_create(name="coach")[0])
-    cohort = Cohort.objects.create(coach=coach, name="Autumn cohort")
-    Membership.objects.create(cohort=cohort, candidate=make_candidate())
+    coach = UserFactory(username="carol", role="coach")
+    CohortFactory(coach=coach, name="Autumn cohort", members=[UserFactory(username="alice", role="candidate")])
     log_in(page, live_server.url, "carol", "/coach/")
 
     # The last table's CSV link: not the block's first control, so the same position must be found again.

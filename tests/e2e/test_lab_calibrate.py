@@ -7,11 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 
+from tests.factories import UserFactory
+
 from .conftest import ARTIFACTS
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 from .test_phone_width import MEASURE, PHONE, SMALLEST_TEXT_PX, phone, shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -63,7 +64,7 @@ def test_a_visitor_fits_a_sweep_on_a_phone(live_server, new_context):
 def test_a_candidate_saves_applies_and_the_simulator_uses_it_at_desktop_width(live_server, new_context):
     from calculators.models import Calibration
 
-    get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
+    UserFactory(username="alice")
     page = new_context(viewport={"width": 1280, "height": 900}).new_page()
     log_in(page, live_server.url, "alice", "/lab/calibrate/")
     page.fill("#id_output", SWEEP)

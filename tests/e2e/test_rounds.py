@@ -6,13 +6,12 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from tests import needs
+from tests.factories import UserFactory
 
-from .test_candidate import PASSWORD, log_in
+from .test_candidate import log_in
 
 expect = needs.module("playwright.sync_api").expect
 
@@ -23,9 +22,7 @@ ITEM_URL = re.compile(r"/rounds/(\d+)/1/$")
 
 @pytest.fixture
 def candidate(transactional_db):
-    user = get_user_model().objects.create_user(username="alice", email="alice@example.com", password=PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="candidate")[0])
-    return user
+    return UserFactory(username="alice", role="candidate")
 
 
 def remaining(page) -> int:

@@ -12,8 +12,8 @@ import re
 import pytest
 
 from tests import needs
+from tests.factories import PASSWORD
 
-from .test_candidate import PASSWORD
 from .test_reviews import candidate, two_due_cards  # noqa: F401 (fixtures)
 
 expect = needs.module("playwright.sync_api").expect
