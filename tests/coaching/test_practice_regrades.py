@@ -21,6 +21,7 @@ from coaching.visibility import HiddenWork, hidden_work
 from drills.models import BankItem, Round, RoundItem
 from drills.problems.generation import create_problem
 from drills.problems.grading import submit
+from tests.factories import ProblemTemplateFactory
 from tests.pinned import QWEN25_7B_LADDER
 
 pytestmark = pytest.mark.django_db
@@ -86,8 +87,8 @@ def test_the_attempt_page_words_blank_steps_and_credit_as_the_candidate_saw_them
 def test_a_regrade_of_hidden_work_is_hidden_with_it(client, world):
     """demo works a ladder in a round on dave's unpublished problem template (hidden from carol), then re-grades
     the same problem on the drill page: carol sees neither, not even as a practice row on the candidate page."""
-    dave_template = BankItem.objects.create(slug="dave-private-ladder", kind=BankItem.PROBLEM, family="ladder",
-                                            published=False, author=world.dave, prompt="Dave's ladder.")
+    dave_template = ProblemTemplateFactory(slug="dave-private-ladder", published=False, author=world.dave,
+                                           prompt="Dave's ladder.")
     problem = create_problem("ladder", seed=7, user=world.demo, fixed_inputs=QWEN25_7B_LADDER)
     in_round = submit(problem, world.demo, {"kv_bytes_per_token": "200704"}).attempt
     round_ = Round.objects.create(user=world.demo, kind="custom", title="Dave's round", started_at=world.T0,
