@@ -24,6 +24,7 @@ from typing import Any
 from calculators.engine.calibration import COSTS, KEYS
 from calculators.engine.catalog import Catalog, weight_bits
 from calculators.engine.errors import InputError
+from calculators.engine.formula import whole_floor
 from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.inputs import (
     ALLREDUCE_LATENCY_US,
@@ -310,8 +311,9 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
     The budget is the ladder's (docs/architecture.md §12): cards × card memory × utilisation −
     weights − cards × activation reserve, the cards ``gpus × pp`` (each pipeline stage holds
     layers ÷ pp, so weights and KV per card divide by pp); blocks = ⌊budget ÷ (block × KV bytes
-    per token × K/V replication)⌋, every layer charged in full (a windowed layer is charged as a
-    full one, as vLLM's paged allocator sizes blocks). Raises :class:`InputError` (field ``gpus``)
+    per token × K/V replication)⌋ (the engine's whole-number rule, ``whole_floor``), every layer
+    charged in full (a windowed layer is charged as a full one, as vLLM's paged allocator sizes
+    blocks). Raises :class:`InputError` (field ``gpus``)
     when the weights and reserves leave no room for one block, (field ``pp``) when the degree
     does not divide the layers.
     """
@@ -329,7 +331,7 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
     budget_gib = (cards * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib
                   - cards * inputs["reserve_gib"])
     per_token = replica.kv_bytes_per_token * replica.kv_replication
-    blocks = max(0, math.floor(budget_gib * GIB / (inputs["block_size"] * per_token))) if budget_gib > 0 else 0
+    blocks = max(0, whole_floor(budget_gib * GIB / (inputs["block_size"] * per_token))) if budget_gib > 0 else 0
     if blocks == 0:
         raise InputError(f"On {cards} × {gpu.name} the weights ({weights_gib:,.2f} GiB) and reserves leave no KV "
                          f"cache (budget {budget_gib:,.2f} GiB): add cards or choose a narrower format.", field="gpus")

@@ -33,6 +33,7 @@ from typing import Any, Callable
 
 from calculators.engine.catalog import Catalog, weight_bits
 from calculators.engine.errors import InputError
+from calculators.engine.formula import whole_floor
 from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.inputs import (
     GPU,
@@ -182,7 +183,7 @@ class Scenario:
         self.weight_bytes = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], None) / 8
         budget = gpu.memory_mib * MIB * UTILIZATION - self.weight_bytes - RESERVE_GIB * GIB
         self.kv_bytes_per_token = self.replica.kv_bytes_per_token
-        blocks = math.floor(budget / (BLOCK_SIZE * self.kv_bytes_per_token)) if budget > 0 else 0
+        blocks = whole_floor(budget / (BLOCK_SIZE * self.kv_bytes_per_token)) if budget > 0 else 0
         if blocks * BLOCK_SIZE < inputs["prompt_tokens"] + inputs["output_tokens"]:
             raise InputError(f"On one {gpu.name} the KV cache cannot hold one request of "
                              f"{inputs['prompt_tokens'] + inputs['output_tokens']:,} tokens.", field="prompt_tokens")
