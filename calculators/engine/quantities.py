@@ -310,9 +310,9 @@ INPUTS: dict[str, Quantity] = {q.key: q for q in (
     _input("step_overhead_ms", "ms", "Step overhead", "nonnegative", 0.0,
            "none: the roofline's convention; a card's calibration row carries its measured launch and "
            "scheduling cost (docs/architecture.md §12)", minimum=0, maximum=1_000),
-    _input("step_overhead_per_tp_ms", "ms", "Step overhead per further TP card", "nonnegative", 0.0,
-           "none: the roofline's convention; a card's calibration row carries what each further "
-           "tensor-parallel card adds (docs/architecture.md §12)", minimum=0, maximum=1_000),
+    _input("step_overhead_per_tp_doubling_ms", "ms", "Step overhead per TP doubling", "nonnegative", 0.0,
+           "none: the roofline's convention; a card's calibration row carries what each doubling of the "
+           "tensor-parallel degree adds (docs/architecture.md §12)", minimum=0, maximum=1_000),
     _input("utilization", "1", "Memory utilisation", "fraction", 0.90,
            "vLLM's gpu_memory_utilization default: the share of card memory the engine may use", **_FRACTION,
            aliases=("memory_utilization",)),

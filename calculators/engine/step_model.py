@@ -318,10 +318,10 @@ class Replica:
     prefill_mfu: float = default("prefill_mfu")
     allreduce_latency_us: float = default("allreduce_latency_us")
     # The calibration's terms (docs/architecture.md §12): the bandwidth efficiency at large batch (unset: the
-    # batch-1 one, :attr:`bandwidth_efficiency`) and a step's fixed cost, growing per further TP card.
+    # batch-1 one, :attr:`bandwidth_efficiency`) and a step's fixed cost, growing per doubling of the TP degree.
     bandwidth_efficiency_large_batch: float | None = None
     step_overhead_ms: float = default("step_overhead_ms")
-    step_overhead_per_tp_ms: float = default("step_overhead_per_tp_ms")
+    step_overhead_per_tp_doubling_ms: float = default("step_overhead_per_tp_doubling_ms")
     # Pipeline parallelism (docs/architecture.md §12): ``pp`` stages of ``tp`` cards, each holding layers ÷ pp; a
     # step's batch goes through them in ``microbatches`` parts (:func:`step_ms`).
     pp: int = 1
@@ -338,7 +338,7 @@ class Replica:
         if large is not None and not 0 < large <= 1:
             raise InputError(f"bandwidth_efficiency_large_batch must be a fraction in (0, 1], not {large:g}.",
                              field="bandwidth_efficiency_large_batch")
-        for name in ("allreduce_latency_us", "step_overhead_ms", "step_overhead_per_tp_ms"):
+        for name in ("allreduce_latency_us", "step_overhead_ms", "step_overhead_per_tp_doubling_ms"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative.", field=name)
         check_stages(self.model, self.pp)
@@ -370,7 +370,7 @@ class Replica:
     @property
     def overhead_ms(self) -> float:
         """The fixed cost of one step on ``tp`` cards, ms (:func:`.calibration.step_overhead_ms`)."""
-        return overhead_on(self.tp, self.step_overhead_ms, self.step_overhead_per_tp_ms)
+        return overhead_on(self.tp, self.step_overhead_ms, self.step_overhead_per_tp_doubling_ms)
 
     def memory_efficiency(self, batch: int) -> float:
         """The bandwidth efficiency of a step of ``batch`` sequences

@@ -58,7 +58,7 @@ METRIC_KIND = {"throughput_tok_s": "throughput", "throughput_tok_s_per_gpu": "th
                "tpot_ms": "tpot", "itl_ms": "tpot", "per_user_tok_s": "tpot", "e2e_ms": "e2e"}
 #: Keys fitted per card × precision family; the others are fitted once for all rows.
 PER_ROW = ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "mfu", "prefill_mfu")
-SHARED = ("step_overhead_ms", "step_overhead_per_tp_ms", "allreduce_latency_us")
+SHARED = ("step_overhead_ms", "step_overhead_per_tp_doubling_ms", "allreduce_latency_us")
 #: The grid each key is searched over.
 GRID = {
     "bandwidth_efficiency": [x / 100 for x in range(30, 96, 2)],
@@ -66,7 +66,7 @@ GRID = {
     "mfu": [x / 100 for x in range(5, 96, 3)],
     "prefill_mfu": [x / 100 for x in range(10, 96, 3)],
     "step_overhead_ms": [x / 10 for x in range(0, 101, 2)],
-    "step_overhead_per_tp_ms": [x / 10 for x in range(0, 61, 1)],
+    "step_overhead_per_tp_doubling_ms": [x / 10 for x in range(0, 61, 1)] + [x / 2 for x in range(13, 41)],
     "allreduce_latency_us": [float(x) for x in range(0, 101, 4)],
 }
 
@@ -131,7 +131,7 @@ class _Step:
         compute = self.decode / p["mfu"] + self.prefill / p["prefill_mfu"]
         return (max(self.memory / efficiency, compute) + self.comm
                 + self.allreduces * p["allreduce_latency_us"] / 1000
-                + step_overhead_ms(tp, p["step_overhead_ms"], p["step_overhead_per_tp_ms"]))
+                + step_overhead_ms(tp, p["step_overhead_ms"], p["step_overhead_per_tp_doubling_ms"]))
 
 
 @dataclass(frozen=True)
@@ -269,12 +269,12 @@ def bf16_share(group: tuple[str, str], catalog: Catalog | None = None) -> float:
 
 def prior(table: dict, group: tuple[str, str]) -> dict:
     """The pooled keys (:data:`POOLED`) as ``group`` reads them: bandwidth efficiencies as pooled, MFUs converted
-    from shares of the bf16 peak to shares of the group's own compute peak (at most 0.95). ``{}`` without a pool."""
+    from shares of the bf16 peak to shares of the group's own compute peak (at most 0.95, to 3 decimals). ``{}`` without a pool."""
     pooled = table.get(POOLED)
     if not pooled or group[0] in ("shared", "pooled"):
         return {}
     ratio = bf16_share(group)
-    return {key: min(0.95, value * ratio) if key in MFU_KEYS else value for key, value in pooled.items()}
+    return {key: round(min(0.95, value * ratio), 3) if key in MFU_KEYS else value for key, value in pooled.items()}
 
 
 def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:
@@ -288,12 +288,22 @@ def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:
     return {**defaults(), **prior(table, group), **shared, **table.get(group, {})}
 
 
-#: Weight of the pull toward a key's prior (per unit of |log(value ÷ prior)|, or per ms/10 µs for a cost): small,
-#: so it only settles a key the cases cannot see (a decode MFU no case is compute-bound on keeps the pool's).
+#: Weight of the pull of a shared cost toward its stated default (per ms, or per 10 µs of all-reduce latency),
+#: and of the pool's keys toward theirs (per unit of |log(value ÷ default)|): small, so it only settles a key the
+#: cases cannot see.
 PULL = 0.02
+#: Weight of the pull of a card × precision's key toward the pool (:func:`prior`), per unit of |log(value ÷
+#: pooled)|, against the card's mean absolute log error: a hierarchical fit. A card's key leaves the pool only as
+#: far as its own cases pay for: 0.1 lets a card stand 2× from the pool (|log 2| × 0.1 = 0.07) when that removes
+#: more than 7 % of mean error on its cases, so one source's few cases of a card (NeMo's two batch-8 prefills on
+#: the A100) do not carry its prefill MFU from the pool's 0.94 down to 0.43 and predict every other source's
+#: A100 TTFT 69 % high, as the weight 0.02 (a tie-break) did.
+ROW_PULL = 0.1
 
 
 def _pull(key: str, value: float, start: float | None = None) -> float:
+    if start is not None and key in PER_ROW:
+        return ROW_PULL * abs(math.log(value / start))
     start = defaults()[key] if start is None else start
     if key in COSTS:
         return PULL * abs(value - start) / (10.0 if key == "allreduce_latency_us" else 1.0)
@@ -310,6 +320,30 @@ def _candidates(key: str, row: dict) -> list[float]:
     return GRID[key]
 
 
+#: How far (a share) :func:`governs` moves a key, and how much (a share) a case's prediction must move for the key
+#: to count as seen by that case.
+PROBE, SEEN = 0.15, 0.01
+
+
+def governs(cases: list[Case], key: str, table: dict, catalog: Catalog | None = None) -> bool:
+    """Whether any of ``cases`` (one card × precision's) is bound by ``key`` under ``table``: its prediction moves by
+    more than :data:`SEEN` when the key moves by :data:`PROBE` either way. A key none of a card's cases is bound by
+    (a prefill MFU where every prefill is short enough to read weights, not FLOPs; a decode MFU where every decode
+    step is memory-bound) is not fitted on that card: the card reads the pool's value (:func:`prior`), as a card
+    without cases does, rather than bending a key its cases do not see to absorb another cost."""
+    catalog = catalog or default_catalog()
+    for case in cases:
+        p = parameters(table, case.group, case.engine)
+        base = predict(case, p, catalog)
+        for factor in (1 - PROBE, 1 + PROBE):
+            moved = {**p, key: p[key] * factor}
+            if key == "bandwidth_efficiency":  # the batch-1 efficiency moves within the large-batch one
+                moved["bandwidth_efficiency_large_batch"] = max(moved["bandwidth_efficiency_large_batch"], moved[key])
+            if abs(predict(case, moved, catalog) / base - 1) > SEEN:
+                return True
+    return False
+
+
 def _loss(cases: list[Case], table: dict, catalog: Catalog) -> float:
     if not cases:
         return 0.0
@@ -320,8 +354,9 @@ def _loss(cases: list[Case], table: dict, catalog: Catalog) -> float:
 def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> dict:
     """The table ({(gpu, precision): {key: value}, ("shared", engine): {key: value}}) minimising the mean
     absolute log error over ``cases``: coordinate search over :data:`GRID`, ``sweeps`` passes, starting at the
-    defaults. A group's own keys are scored on its cases only; an engine's shared keys on its cases; then
-    :data:`ANY_ENGINE`'s shared keys on every case (the cards' keys held)."""
+    defaults. A group's own keys are scored on its cases only, each pulled toward the pool by :data:`ROW_PULL`
+    and held at the pool where none of the group's cases is bound by it (:func:`governs`); an engine's shared keys
+    on its cases; then :data:`ANY_ENGINE`'s shared keys on every case (the cards' keys held)."""
     catalog = catalog or default_catalog()
     groups: dict = {}
     engines: dict = {}
@@ -345,6 +380,9 @@ def fit(cases: list[Case], catalog: Catalog | None = None, sweeps: int = 3) -> d
         for group, members in groups.items():
             start = prior(table, group)
             for key in PER_ROW:
+                if not governs(members, key, {**table, group: {**table[group], key: start[key]}}, catalog):
+                    table[group][key] = start[key]
+                    continue
                 table[group][key] = min(_candidates(key, table[group]), key=lambda v: _loss(
                     members, {**table, group: {**table[group], key: v}}, catalog) + _pull(key, v, start[key]))
     table[ANY_ENGINE] = _fit_any_engine(cases, table, catalog, sweeps)

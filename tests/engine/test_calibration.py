@@ -54,7 +54,8 @@ def test_precision_families_and_the_interpolations():
     assert bandwidth_efficiency_at(1, 0.6, 0.9) == 0.6
     assert bandwidth_efficiency_at(LARGE_BATCH * 4, 0.6, 0.9) == 0.9
     assert bandwidth_efficiency_at(8, 0.6, 0.9) == pytest.approx(0.75)  # log2(8) = 3 of log2(64) = 6
-    assert step_overhead_ms(8, 2.0, 0.5) == 5.5 and step_overhead_ms(1, 2.0, 0.5) == 2.0
+    assert step_overhead_ms(8, 2.0, 0.5) == 3.5 and step_overhead_ms(1, 2.0, 0.5) == 2.0  # 3 doublings
+    assert step_overhead_ms(2, 2.0, 0.5) == 2.5
 
 
 def test_a_bad_row_is_refused_with_a_sentence():
@@ -106,12 +107,17 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see docs/performance.md). Before the
     # grouped-query reads of the 2023 engines (kv_reads) and the pooled prior the defaults were 33.6 % off and
     # leave-one-source-out 30.1 %; before TensorRT-LLM of 2023 was its own engine (tensorrt-llm-2023) 21.8 %, TTFT
-    # 22.7 %.
+    # 22.7 %; before the hierarchical pull toward the pool (ROW_PULL), the governs() gate and the step overhead's
+    # growth per TP doubling (not per card) 20.5 %, TTFT 19.9 %, TPOT 30.0 %, fitted 7.1 % (in-sample pays a
+    # little for the pool's pull), 8 cases beyond 40 %.
     assert V.mape(before) == pytest.approx(27.9, abs=0.1)
-    assert V.mape(fitted) <= 7.5
-    assert V.mape(list(loso.values())) <= 20.6
+    assert V.mape(fitted) <= 8.4
+    assert V.mape(list(loso.values())) <= 18.8
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
-    assert V.mape(ttft) <= 20.0
+    assert V.mape(ttft) <= 17.1
+    tpot = [loso[c.id] for c in cases if c.kind == "tpot"]
+    assert V.mape(tpot) <= 7.5
+    assert sum(abs(e) > 0.4 for e in loso.values()) <= 6
 
 
 def test_an_engine_that_reads_kv_per_query_head_reads_the_group_s_share_again():
@@ -140,7 +146,7 @@ def test_the_fit_s_fast_step_is_the_engine_s_step():
     from calculators.engine.step_model import Replica, step_ms
 
     p = {"bandwidth_efficiency": 0.6, "bandwidth_efficiency_large_batch": 0.9, "mfu": 0.3, "prefill_mfu": 0.5,
-         "step_overhead_ms": 2.0, "step_overhead_per_tp_ms": 0.5, "allreduce_latency_us": 12.0}
+         "step_overhead_ms": 2.0, "step_overhead_per_tp_doubling_ms": 0.5, "allreduce_latency_us": 12.0}
     _, cases = V.load_cases()
     case = next(c for c in cases if c.id == "trt-h100-fp8-70b-64-2048-2048")  # TP 2, a batch of 64
     # As an engine that groups the query heads runs it (the engine's step reads the KV cache once).
@@ -150,7 +156,7 @@ def test_the_fit_s_fast_step_is_the_engine_s_step():
     replica = Replica.from_catalog("llama-3.1-70b", "h100-sxm5-80gb", 2, weights_dtype="fp8", kv_dtype="fp8", **p)
     expected = step_ms(replica, decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).step_ms
     assert plan.decode.time(p, 2) == pytest.approx(expected, rel=1e-9)
-    # The overhead on two cards: 2.0 + 0.5 × (2 − 1).
+    # The overhead on two cards: 2.0 + 0.5 × log2(2).
     assert replica.overhead_ms == 2.5
 
 
@@ -180,3 +186,17 @@ def test_the_stored_validation_is_what_the_engine_computes(errors):
     assert report["mape"]["overall"]["loso"] == round(V.mape(list(loso.values())), 2)
     assert report["mape"]["ttft"]["loso"] == round(V.mape([loso[c.id] for c in cases if c.kind == "ttft"]), 2)
     assert report["targets"] == {"overall": 15.0, "ttft": 20.0, "case": 40.0}
+
+
+def test_a_key_no_case_of_a_card_is_bound_by_reads_the_pool():
+    # NeMo's A100 80GB batch-1 runs prefill 128 tokens: 1.7 TFLOP, 5.5 ms at the A100's 312 TFLOPS, under the
+    # 13.5 GB of weights' 6.6 ms at 2.04 TB/s — memory-bound at any prefill MFU above about 0.6, so moving the
+    # pool's 0.94 by 15 % leaves the prediction where it was: not this card's to fit. Its batch-8 run prefills
+    # 1,024 tokens (44 ms at MFU 1): compute-bound, so it governs.
+    _, cases = V.load_cases()
+    b1 = [c for c in cases if c.id == "nemo-a100-7b-tp1-b1"]
+    b8 = [c for c in cases if c.id == "nemo-a100-7b-tp1-b8"]
+    table = {V.POOLED: {**{k: V.defaults()[k] for k in V.PER_ROW}, "prefill_mfu": 0.94}}
+    assert not V.governs(b1, "prefill_mfu", table)
+    assert V.governs(b8, "prefill_mfu", table)
+    assert V.governs(b1, "bandwidth_efficiency", table)
