@@ -115,8 +115,8 @@ def step_overhead_ms(tp: int, base_ms: float, per_doubling_ms: float) -> float:
     and the collectives' launch, which a tree or an NVSwitch one-shot all-reduce pays in log2(t) rounds, not t − 1
     (every rank launches its own kernels at the same time). NeMo's Llama-2-7B batch-1 sweep
     (fixtures/calibration/measurements.yaml, source ``nemo``) shows it: what a step costs beyond reading its
-    weights grows by 1.7, 0.9 and 0.85 ms (A100 80GB) and 1.25, 0.25 and 0.1 ms (H100) from TP 1 to 2, 2 to 4 and
-    4 to 8, where a cost per card would grow 1 : 2 : 4.
+    weights grows by about 1.7, 0.9 and 0.85 ms (A100 80GB) and 1.25, 0.25 and 0.1 ms (H100) from TP 1 to 2, 2 to
+    4 and 4 to 8, where a cost per card would grow 1 : 2 : 4.
     """
     return base_ms + per_doubling_ms * math.log2(max(1, tp))
 

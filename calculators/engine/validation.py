@@ -257,6 +257,11 @@ POOLED = ("pooled",)
 #: A weight format per precision family, to find the family's compute precision on a card.
 _FORMAT = {"16-bit": "bf16", "fp8": "fp8", "fp4": "nvfp4", "int8": "int8", "int4": "int4"}
 MFU_KEYS = ("mfu", "prefill_mfu")
+#: The most of its own dense peak a card reads from the pool: 0.75, about the highest share any case measures on
+#: its own card (the A100 at 16-bit prefilling 2,048 tokens for TensorRT-LLM's first-token table: 0.73). The pool
+#: counts MFUs as shares of the bf16 peak, so an FP8 prefill at 0.46 of an H100's FP8 peak pools as 0.92 of its
+#: bf16 peak; a 16-bit card read at that share would prefill faster than any 16-bit case was measured to.
+MFU_CEILING = 0.75
 
 
 def bf16_share(group: tuple[str, str], catalog: Catalog | None = None) -> float:
@@ -269,12 +274,13 @@ def bf16_share(group: tuple[str, str], catalog: Catalog | None = None) -> float:
 
 def prior(table: dict, group: tuple[str, str]) -> dict:
     """The pooled keys (:data:`POOLED`) as ``group`` reads them: bandwidth efficiencies as pooled, MFUs converted
-    from shares of the bf16 peak to shares of the group's own compute peak (at most 0.95, to 3 decimals). ``{}`` without a pool."""
+    from shares of the bf16 peak to shares of the group's own compute peak (at most :data:`MFU_CEILING`, to 3
+    decimals, so a row that reads the pool stores a readable value). ``{}`` without a pool."""
     pooled = table.get(POOLED)
     if not pooled or group[0] in ("shared", "pooled"):
         return {}
     ratio = bf16_share(group)
-    return {key: round(min(0.95, value * ratio), 3) if key in MFU_KEYS else value for key, value in pooled.items()}
+    return {key: round(min(MFU_CEILING, value * ratio), 3) if key in MFU_KEYS else value for key, value in pooled.items()}
 
 
 def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:

@@ -55,6 +55,9 @@ v28: the simulated drills' sweeps are centred charging each prefill the time it 
 whole step of the card, so every simulated drill's sweep moves (the worked knee scenario's from 4.7 … 28 to 6 … 36
 req/s); tpotbatch draws again any stack whose TPOT target binds before the 256-sequence limit, memory-bound
 prefills included, and preemptrate's draw reads the prefills' share the same way (errata sim-centre-prefill-share).
+v29: the calibration table is refitted (a card's efficiencies drawn toward the pool, the step overhead growing per
+doubling of the TP degree, not per card), so the rows problems store and the simulated drills' sweeps move (errata
+calibration-pooled-rows).
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 28
+GENERATOR_VERSION = 29
 MAX_SEED = 2**63
 
 

@@ -259,7 +259,7 @@ class TestNewProblem:
         v17's decode batch cap, v18's causal prefill, v19's decode batch draw, v20's one decode capacity rule,
         v21's DeepSeek-V3.2-Exp, v22's preemptrate budget steps, v23's MI355X bf16 figure, v24's MI355X
         links, v25's refitted calibration rows, v26's calibrated simulated drills, v27's compute-bound tpotbatch
-        stacks or v28's simulated drills' centres, so the ladder's draw is v8's)
+        stacks, v28's simulated drills' centres or v29's pooled calibration rows, so the ladder's draw is v8's)
         always draws this problem for seed 5.
 
         DeepSeek-V3 (tests/engine/test_param_count.py): 671,026,419,200 parameters. H100 PCIe has no driver
@@ -269,7 +269,7 @@ class TestNewProblem:
         × 8 × 8,192 = 2.14 GiB → ⌊75.03⌋ = 75 users; paged ⌈2,350/16⌉ = 147 blocks = 2,352 tokens × 35,136 × 8
         = 0.6157 GiB → ⌊261.34⌋ = 261 users.
         """
-        assert GENERATOR_VERSION == 28, "a new generator version draws new problems: re-derive this one"
+        assert GENERATOR_VERSION == 29, "a new generator version draws new problems: re-derive this one"
         url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
         # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
