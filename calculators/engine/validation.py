@@ -280,7 +280,8 @@ def prior(table: dict, group: tuple[str, str]) -> dict:
     if not pooled or group[0] in ("shared", "pooled"):
         return {}
     ratio = bf16_share(group)
-    return {key: round(min(MFU_CEILING, value * ratio), 3) if key in MFU_KEYS else value for key, value in pooled.items()}
+    return {key: round(min(MFU_CEILING, value * ratio), 3) if key in MFU_KEYS else value
+            for key, value in pooled.items()}
 
 
 def parameters(table: dict, group: tuple[str, str], engine: str = "") -> dict:

@@ -107,9 +107,9 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see docs/performance.md). Before the
     # grouped-query reads of the 2023 engines (kv_reads) and the pooled prior the defaults were 33.6 % off and
     # leave-one-source-out 30.1 %; before TensorRT-LLM of 2023 was its own engine (tensorrt-llm-2023) 21.8 %, TTFT
-    # 22.7 %; before the hierarchical pull toward the pool (ROW_PULL), the governs() gate and the step overhead's
-    # growth per TP doubling (not per card) and the pool's MFU_CEILING 20.5 %, TTFT 19.9 %, TPOT 30.0 %, fitted 7.1 % (in-sample pays a
-    # little for the pool's pull), 8 cases beyond 40 %.
+    # 22.7 %; before the hierarchical pull toward the pool (ROW_PULL), the governs() gate, the step overhead's
+    # growth per TP doubling (not per card) and the pool's MFU_CEILING 20.5 %, TTFT 19.9 %, TPOT 30.0 %, fitted
+    # 7.1 % (in-sample pays a little for the pool's pull), 8 cases beyond 40 %.
     assert V.mape(before) == pytest.approx(27.9, abs=0.1)
     assert V.mape(fitted) <= 8.3
     assert V.mape(list(loso.values())) <= 18.1
