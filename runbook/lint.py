@@ -133,7 +133,7 @@ def _calls(markdown: str) -> set[tuple[str, tuple]]:
     value/worked/note/calculator shortcode in ``markdown``."""
     from calculators.families import FAMILIES
 
-    from .shortcodes import SHORTCODE
+    from .shortcodes import SHORTCODE, ShortcodeError, _parse_pairs
 
     calls = {(family, ()) for family in FAMILIES}
     for match in SHORTCODE.finditer(markdown):
@@ -141,7 +141,10 @@ def _calls(markdown: str) -> set[tuple[str, tuple]]:
             continue
         tokens = match["body"].split()
         family = tokens[0] if match["kind"] == "calculator" else tokens[0].split(".", 1)[0]
-        pairs = dict(t.split("=", 1) for t in tokens[1:] if "=" in t)
+        try:
+            pairs = _parse_pairs(tokens[1:])  # an input referencing another run's step enters as its value
+        except ShortcodeError:
+            continue  # reported by find_errors, not by this lint
         pairs.pop("as", None)
         calls.add((family, tuple(sorted(pairs.items()))))
     return calls

@@ -20,7 +20,13 @@ the engine fills it in when the page renders::
 
 ``FAMILY.STEP`` names a step of a calculator family (``calc FAMILY --json``
 lists them); ``key=value`` pairs are the family's inputs in snake case, the
-rest defaulting to the reference stack. ``as=number`` drops the unit,
+rest defaulting to the reference stack. An input may be another run's step,
+``FAMILY.STEP(key=value,…)``, which enters at the engine's full precision, so a
+number one derivation produced is never pasted into the next::
+
+    {{value cost.usd_per_million_tokens gpus=8 tokens_per_s=slo.tokens_per_s(context=2300)}}
+
+The reference's own inputs are plain values (no reference inside a reference). ``as=number`` drops the unit,
 ``as=raw`` prints full precision, ``as=percent`` a fraction as a percentage (12.0 %). Every shortcode is checked by
 ``load_content``: an unknown one fails with the file and line.
 """
@@ -72,14 +78,35 @@ class Resolved:
     figure: bool = False
 
 
+# An input given as another run's step: ``slo.tokens_per_s(context=2300,gpus=8)``.
+REFERENCE = re.compile(r"(?P<target>[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*)\((?P<args>[^()]*)\)")
+
+
 def _parse_pairs(tokens: list[str]) -> dict[str, str]:
+    """``key=value`` tokens as a dict of strings, each reference (:data:`REFERENCE`) replaced by the
+    ``repr`` of the step it names. Raises :class:`ShortcodeError` for a token without ``=`` or a
+    reference that does not resolve to a number."""
     pairs = {}
     for token in tokens:
         if "=" not in token:
             raise ShortcodeError(f"'{token}' should be key=value.")
         key, value = token.split("=", 1)
-        pairs[key.strip()] = value.strip()
+        pairs[key.strip()] = _referenced(value.strip())
     return pairs
+
+
+def _referenced(value: str) -> str:
+    """``value`` itself, or the full-precision value of the step a reference names."""
+    match = REFERENCE.fullmatch(value)
+    if match is None:
+        if "(" in value or ")" in value:
+            raise ShortcodeError(f"'{value}' should be a value or FAMILY.STEP(key=value,…).")
+        return value
+    args = [arg for arg in match["args"].split(",") if arg.strip()]  # no parentheses inside: plain values
+    _, step = _step(match["target"], _parse_pairs(args))
+    if isinstance(step, int):
+        raise ShortcodeError(f"'{value}' names a note, not a number.")
+    return repr(float(step.value))
 
 
 @lru_cache(maxsize=1024)

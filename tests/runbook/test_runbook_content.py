@@ -171,6 +171,24 @@ class TestShortcodes:
         seventy = resolve("value", "ladder.users_worst_case model=llama-3.1-70b").text.split()[0]
         assert f'<span class="tabular-nums">{seventy}</span>' in html
 
+    def test_an_input_may_be_another_runs_step_at_full_precision(self):
+        # slo on the 70B node (8 H100s, 2,300-token conversations) gives 16,082.84 tok/s; an hour of it is
+        # 16,082.84 × 3,600 = 57,898,238 tokens (a pasted 16,082.8 would give 57,898,080), for $3 × 8 = $24.
+        html = html_of("{{worked cost.usd_per_million_tokens gpus=8 tokens_per_s=slo.tokens_per_s(context=2300)}}")
+        throughput = resolve("value", "slo.tokens_per_s context=2300 as=raw").text
+        embed = resolve("calculator", "cost gpus=16 tokens_per_s=slo.tokens_per_s(context=2300)")
+
+        assert html == "<p>$24.00/h × 1 h ÷ 57,898,238 = $0.41/Mtok</p>\n"
+        assert throughput.startswith("16082.84") and embed.calculator == ("cost", {"gpus": "16", "tokens_per_s": throughput})
+
+    @pytest.mark.parametrize("body", ["cost.usd_per_hour tokens_per_s=slo.nope(context=2300)",
+                                      "cost.usd_per_hour tokens_per_s=slo.tokens_per_s(context=2300",
+                                      "cost.usd_per_hour tokens_per_s=slo.tokens_per_s(gpus=kv.kv_replication(gpus=2))",
+                                      "cost.usd_per_hour tokens_per_s=slo.0(context=2300)"])
+    def test_a_reference_that_names_no_number_is_an_error(self, body):
+        with pytest.raises(ShortcodeError):
+            resolve("value", body)
+
     def test_two_calculators_get_distinct_ids(self):
         html = html_of("{{calculator ladder}}\n\n{{calculator kv model=llama-3.1-70b}}\n")
 
