@@ -58,7 +58,7 @@ GPU_FIELDS = {
 
 
 # Extra quantities (``result.extra``) a value shortcode may quote, by name suffix.
-EXTRA_UNITS_BY_SUFFIX = {"_gib": "GiB", "_tok_s": "tok/s", "_ms": "ms", "_tokens": "tok"}
+EXTRA_UNITS_BY_SUFFIX = {"_gib": "GiB", "_tok_s": "tok/s", "_ms": "ms", "_tokens": "tok", "_gb_s": "GB/s"}
 EXTRA_UNITS = tuple(EXTRA_UNITS_BY_SUFFIX)
 
 

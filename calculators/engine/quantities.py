@@ -117,6 +117,7 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("active_params", "1", "Parameters used per token", "positive", f"{_F}:ACTIVE_PARAMS",
        at_most=("total_params",)),
     _q("weight_bytes", "B", "Weight memory in bytes", "positive", f"{_F}:WEIGHT_BYTES"),
+    _q("weights_load_s", "s", "Weight load time", "positive", f"{_F}:WEIGHTS_LOAD_S"),
     _q("kv_replication", "1", "Copies of each K/V head across the replica", "positive",
        f"{_S}:KV_REPLICATION", f"{_S}:KV_REPLICATION_MLA"),
     _q("usable_per_gpu_gib", "GiB", "Usable memory per card", "nonnegative", f"{_P}tp:USABLE_PER_GPU_GIB"),

@@ -456,6 +456,20 @@ def test_weights_note_the_effective_int4_width():
     assert any("4.5 bits per weight" in note and "nominal 4" in note for note in notes)
 
 
+@pytest.mark.parametrize("path, seconds", [
+    ("safetensors", 141_107_412_992 / 1.1e9),  # 70,553,706,496 × 2 B ÷ 1.1 GB/s = 128.28 s
+    ("direct-io", 141_107_412_992 / 35e9),     # ÷ 35 GB/s = 4.03 s
+])
+def test_a_loader_adds_the_cold_starts_weight_loading(path, seconds):
+    result = FAMILIES["weights"].run({"model": "llama-3.1-70b", "load_path": path})
+
+    assert [step.key for step in result.steps][-1] == "weights_load_s"
+    assert result.values["weights_load_s"] == pytest.approx(seconds, rel=1e-15)
+    assert result.step("weights_load_s").unit == "s"
+    assert result.extra["load_gb_s"] == {"safetensors": 1.1, "direct-io": 35.0}[path]
+    assert any("InstantTensor benchmark table" in note for note in result.notes)
+
+
 def test_reference_weights_substitution():
     result = FAMILIES["weights"].run({})
     assert result.step("weight_bytes").substituted == "8,030,261,248 × 16 bit = 16,060,522,496 B"

@@ -127,6 +127,16 @@ WEIGHT_GIB = Formula(
     label="Weight memory in GiB",
 )
 
+# A cold start's weight loading: the checkpoint's bytes over the bandwidth of the slowest link they cross
+# (the loader reading storage, the host link, the network), one rate a procedure names with its source.
+WEIGHTS_LOAD_S = Formula(
+    "weights_load_s",
+    (Var("weight_bytes", "B", "weight memory in bytes"),
+     Var("load_gb_s", "GB/s", "bandwidth the weights are loaded at")),
+    lambda s: ratio(s["weight_bytes"], s["load_gb_s"]),
+    label="Time to load the weights (bytes ÷ loading bandwidth)",
+)
+
 # --- The capacity ladder (formula 3) -----------------------------------------
 
 CARD_GIB = Formula(
@@ -202,7 +212,7 @@ PAGED_USER_GIB = Formula(
 
 ALL_FORMULAS = (
     KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA, KV_BYTES_PER_TOKEN_SPARSE, PER_USER_GIB, PER_USER_GIB_WINDOWED,
-    TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_GIB,
+    TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_GIB, WEIGHTS_LOAD_S,
     CARD_GIB, USABLE_GIB, WEIGHTS_GIB, KV_BUDGET_GIB, USERS_WORST_CASE, USERS_PAGED,
     USERS_PAGED_WINDOWED, PAGED_USER_GIB,
 )

@@ -4,7 +4,8 @@
 norms and output head, each read from the config) and ``active_params`` (what a
 token touches: for a mixture of experts, the total less the routed experts it
 skips). ``weights`` steps: ``total_params``, ``weight_bytes`` (parameters × bits
-÷ 8) and ``weights_gib`` (``weight_gib`` before: one quantity with the ladder's).
+÷ 8) and ``weights_gib`` (``weight_gib`` before: one quantity with the ladder's); with a ``load_path``
+(:data:`LOAD_PATHS`), also ``weights_load_s``, a cold start's weight loading (bytes ÷ the loader's rate).
 """
 
 from __future__ import annotations
@@ -15,10 +16,23 @@ from ..catalog import NOMINAL_BITS, Catalog, weight_bits
 from ..formulas import memory as F
 from ..hf_config import ModelConfig, attention_params_per_layer, indexer_params_per_layer, mlp_params, param_breakdown
 from .base import Family, Plan, StepSpec, draw_model, weights_phrase
-from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, catalog_or_default, clean_inputs, resolve_model
+from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
+
+# The rates a cold start reads its weights at, each a public measurement (GB/s, its source), declared only here.
+# vLLM documentation, "Loading Model Weights with InstantTensor", benchmark table (docs.vllm.ai,
+# models/extensions/instanttensor): Qwen3-30B-A3B's bf16 checkpoint on one H200.
+LOAD_PATHS: dict[str, tuple[float, str]] = {
+    "safetensors": (1.1, "vLLM's default safetensors loader on one H200 (57.4 s for Qwen3-30B-A3B; vLLM documentation, "
+                         "InstantTensor benchmark table)"),
+    "direct-io": (35.0, "InstantTensor's parallel direct-I/O loader on one H200 (1.77 s for Qwen3-30B-A3B; vLLM "
+                        "documentation, InstantTensor benchmark table)"),
+}
+LOAD_PATH = InputSpec("load_path", "choice", "none", "loader a cold start reads the weights with (none: no load "
+                      "time)", choices=("none", *LOAD_PATHS), label="Weight loader",
+                      hint="A measured loader's rate gives the cold start's weight-loading time; none leaves it out.")
 
 PARAMS_INPUTS = (MODEL,)
-WEIGHTS_INPUTS = (MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS)
+WEIGHTS_INPUTS = (MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, LOAD_PATH)
 
 TOTAL_PARAMS_STEP = StepSpec(F.TOTAL_PARAMS, tolerance=0.001)
 
@@ -97,8 +111,10 @@ def plan_params(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
 def plan_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Weight memory of a model at a precision, in bytes and GiB.
 
-    ``raw`` holds ``model`` or ``config``, ``weights_dtype`` and optionally
-    ``weights_bits`` (an effective width overriding the precision's default).
+    ``raw`` holds ``model`` or ``config``, ``weights_dtype``, optionally
+    ``weights_bits`` (an effective width overriding the precision's default) and ``load_path`` (a key of
+    :data:`LOAD_PATHS`: adds ``weights_load_s``, the bytes ÷ that loader's measured GB/s, reported as
+    ``extra["load_gb_s"]``; ``"none"``, the default, adds nothing).
     Raises :class:`~..errors.EngineError` subclasses on bad input.
     """
     catalog = catalog_or_default(catalog)
@@ -113,12 +129,19 @@ def plan_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                  from_steps={"total_params": "total_params"}),
         StepSpec(F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}, label="Weight memory in GiB"),
     ]
+    extra: dict[str, Any] = {}
     notes = params_notes(cfg)
+    if inputs["load_path"] in LOAD_PATHS:
+        rate, source = LOAD_PATHS[inputs["load_path"]]
+        given["load_gb_s"] = extra["load_gb_s"] = rate
+        specs.append(StepSpec(F.WEIGHTS_LOAD_S, from_steps={"weight_bytes": "weight_bytes"},
+                              label="Weight loading at a cold start (bytes ÷ the loader's rate)"))
+        notes.append(f"Loaded at {rate:g} GB/s: {source}. It holds only if the storage keeps up.")
     if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
         notes.append(f"{inputs['weights_dtype']} is charged {bits:g} bits per weight, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}: block scales and higher-precision tensors "
                      f"add to the file.")
-    return Plan("weights", inputs, specs, given, notes + list(cfg.notes))
+    return Plan("weights", inputs, specs, given, notes + list(cfg.notes), extra)
 
 
 def generate_params(rng, catalog: Catalog) -> dict:
