@@ -121,6 +121,8 @@ QUANTITIES: dict[str, Quantity] = {q.key: q for q in (
     _q("kv_replication", "1", "Copies of each K/V head across the replica", "positive",
        f"{_S}:KV_REPLICATION", f"{_S}:KV_REPLICATION_MLA"),
     _q("usable_per_gpu_gib", "GiB", "Usable memory per card", "nonnegative", f"{_P}tp:USABLE_PER_GPU_GIB"),
+    _q("ep_weights_per_gpu_gib", "GiB", "Weights per card, experts split", "positive",
+       f"{_P}moe:EP_WEIGHTS_PER_GPU_GIB"),
     _q("room_per_gpu_gib", "GiB", "Room per card", "any", f"{_P}tp:ROOM_PER_GPU_GIB",
        at_most=("usable_per_gpu_gib",)),
     _q("replica_kv_budget_gib", "GiB", "KV cache budget of the replica", "any",

@@ -288,3 +288,34 @@ def test_tokens_per_expert_reads_a_count_of_tokens():
     for typed in (f"{value:g} tokens", f"{value:g} tok", f"{value:g}"):  # "16 tokens" was refused as unreadable
         answers["tokens_per_expert"] = typed
         assert by_key(grade(result, answers))["tokens_per_expert"].verdict == "correct", typed
+
+
+# --- one card of the data-parallel-attention layout -------------------------------------------------------
+
+def test_one_card_of_the_dp_attention_layout_on_32_h100s():
+    """DeepSeek-V3 at fp8, experts over 32 H100s, attention data-parallel, 2,300 tokens per user. Routed experts:
+    58 × 256 × 44,040,192 = 653,908,770,816; every card keeps the other 671,026,419,200 − 653,908,770,816 =
+    17,117,648,384 and a 32nd of the routed, 20,434,649,088: 37,552,297,472 B = 34.97 GiB. Usable 81,559 MiB ×
+    0.9 = 71.68 GiB, less the weights and 3 GiB: 33.71 GiB. One copy of the bf16 latent: 61 × (512 + 64) × 2 B =
+    70,272 B per token × 2,300 = 161,625,600 B = 0.1505 GiB; ⌊33.709 ÷ 0.1505⌋ = 223 users per card."""
+    result = FAMILIES["moe"].run({"model": "deepseek-v3", "weights_dtype": "fp8", "gpu": "h100-sxm5-80gb",
+                                  "ep_degree": 32, "layout": "dp-attention", "context": 2300})
+    v = result.values
+
+    assert [step.key for step in result.steps][-6:] == ["kv_bytes_per_token", "per_user_gib", "ep_weights_per_gpu_gib",
+                                                        "usable_per_gpu_gib", "kv_budget_gib", "users_worst_case"]
+    assert v["ep_weights_per_gpu_gib"] == pytest.approx(37_552_297_472 / 2**30, rel=1e-12)
+    assert v["kv_budget_gib"] == pytest.approx(81_559 / 1024 * 0.9 - 37_552_297_472 / 2**30 - 3, rel=1e-12)
+    assert v["per_user_gib"] == pytest.approx(161_625_600 / 2**30, rel=1e-12)
+    assert v["users_worst_case"] == 223
+
+
+def test_the_layout_is_refused_for_a_dense_model():
+    with pytest.raises(InputError, match="mixture of experts") as caught:
+        FAMILIES["moe"].run({"model": "llama-3.1-8b", "layout": "dp-attention"})
+    assert caught.value.field == "layout"
+
+
+def test_without_a_layout_the_family_keeps_its_steps():
+    result = FAMILIES["moe"].run({"model": "deepseek-v3", "weights_dtype": "fp8", "gpu": "h100-sxm5-80gb"})
+    assert "ep_weights_per_gpu_gib" not in result.values and len(result.steps) == 11

@@ -14,6 +14,15 @@ one token reads at batch 1), ``flops_per_token`` (2 × active parameters: a
 multiply and an add per weight) and ``saving_ratio`` (total ÷ active: how many
 times fewer operations per token than a dense model of the same size).
 
+With ``layout="dp-attention"`` (a MoE model on a card) the family also sizes one card of the layout
+DeepSeek and SGLang publish: attention data-parallel (each card holds every attention, embedding, dense
+and shared-expert weight, and only its own users' latent, no copy across cards) and the routed experts
+split over ``ep_degree`` cards. Steps: ``kv_bytes_per_token``, ``per_user_gib`` (at ``context``,
+one copy), ``ep_weights_per_gpu_gib`` (the replicated weights plus the routed experts ÷ EP),
+``usable_per_gpu_gib`` (card × utilisation), ``kv_budget_gib`` (that less the card's weights and its
+activation reserve) and ``users_worst_case`` (users per card at ``context``). What the layout costs in
+time (the all-to-all, expert imbalance) is the EP steps' and a measurement's, not these.
+
 Convention (the project's, docs/architecture.md §2): every parameter a token touches
 counts, the whole embedding table included, as the reference decode ceiling
 and prefill FLOPs count all 8,030,261,248 of Llama-3.1-8B. DeepSeek quotes its
@@ -27,15 +36,18 @@ from typing import Any
 from sympy import Min, floor
 
 from ..catalog import NOMINAL_BITS, Catalog, weight_bits
+from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import memory as F
-from ..formulas import product, ratio
+from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE
 from ..hf_config import ModelConfig, param_breakdown
+from ..quantities import default
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
 from .base import WEIGHT_DTYPES_DRAWN, Family, Plan, Result, StepSpec, computing_gpus, format_number
 from .inputs import (
     GPU,
+    KV_DTYPE,
     MODEL_HINT,
     WEIGHTS_BITS,
     WEIGHTS_DTYPE,
@@ -44,7 +56,9 @@ from .inputs import (
     clean_inputs,
     resolve_model,
 )
+from .kv import kv_given, kv_per_token_spec, per_user_spec
 from .params import TOTAL_PARAMS_STEP, params_given, params_notes
+from .tp import USABLE_PER_GPU_GIB
 
 # --- Expert parallelism for the ``moe`` family (docs/architecture.md §12): the all-to-all and the expert matmuls.
 
@@ -118,10 +132,46 @@ def ep_notes(cfg: ModelConfig, v: dict, batch: int, ep_degree: int, gpu_name: st
             f"are {verdict}."]
 
 
+# --- One card of the data-parallel-attention, expert-parallel layout (``layout="dp-attention"``) ----------
+
+LAYOUT = InputSpec("layout", "choice", "none", "size one card of a layout (dp-attention: attention data-parallel, "
+                   "routed experts over ep_degree cards)", choices=("none", "dp-attention"), label="Layout per card",
+                   hint="dp-attention sizes one card: every shared weight, 1/EP of the routed experts and only its "
+                        "own users' cache.")
+LAYOUT_CONTEXT = InputSpec("context", "int", 8192, "tokens each user holds (the per-card cache of the layout)",
+                           minimum=1, maximum=10_000_000, unit="tok", label="Tokens per user")
+
+EP_WEIGHTS_PER_GPU_GIB = Formula(
+    "ep_weights_per_gpu_gib",
+    (Var("total_params", "1", "parameters"), Var("mlp_layers", "1", "MoE layers"), _E,
+     Var("expert_params", "1", "parameters of one routed expert"), Var("ep_degree", "GPUs", "expert-parallel cards"),
+     Var("weight_bits", "bit", "bits per parameter")),
+    lambda s: product(total(s["total_params"], -product(s["mlp_layers"], s["experts"], s["expert_params"]),
+                            ratio(product(s["mlp_layers"], s["experts"], s["expert_params"]), s["ep_degree"])),
+                      s["weight_bits"]),
+    label="Weights per card: every shared weight + the routed experts ÷ EP",
+)
+LAYOUT_FORMULAS = (EP_WEIGHTS_PER_GPU_GIB,)
+
+
+def layout_specs(cfg: ModelConfig) -> list[StepSpec]:
+    """The per-card steps of the data-parallel-attention layout (one copy of each user's latent)."""
+    return [
+        kv_per_token_spec(cfg),
+        per_user_spec(cfg, label="KV cache per user (one copy: attention is data-parallel)"),
+        StepSpec(EP_WEIGHTS_PER_GPU_GIB, {"total_params": "total_params"}),
+        StepSpec(USABLE_PER_GPU_GIB, label="Usable memory per card (× utilisation)"),
+        StepSpec(F.KV_BUDGET_GIB, {"usable_gib": "usable_per_gpu_gib", "weights_gib": "ep_weights_per_gpu_gib"},
+                 label="KV cache budget per card (after its weights and activation reserve)"),
+        StepSpec(F.USERS_WORST_CASE, {"kv_budget_gib": "kv_budget_gib", "per_user_gib": "per_user_gib"},
+                 rounding="floor", label="Users per card at this context"),
+    ]
+
+
 MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "
                       "is allowed: it has no experts)", label="Model", hint=MODEL_HINT)
 
-INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE)
+INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE, LAYOUT, KV_DTYPE, LAYOUT_CONTEXT)
 
 STEP_KEYS = ("total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
              "saving_ratio")
@@ -196,6 +246,14 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         peak = float(dense.get(COMPUTE_PRECISION.get(inputs["weights_dtype"], "bf16")) or dense.get("bf16") or 0.0)
         bandwidth = gpu.bandwidth_gb_s if gpu else 0.0
     given.update(ep_given(cfg, inputs["batch"], inputs["ep_degree"], peak, bandwidth))
+    if inputs["layout"] == "dp-attention":
+        if not cfg.is_moe or gpu is None:
+            raise InputError("The dp-attention layout sizes a mixture of experts on a catalog card: choose an MoE "
+                             "model and a card.", field="layout")
+        given.update({**kv_given(cfg, inputs["kv_dtype"], 1), "context": inputs["context"],
+                      "card_mib": gpu.memory_mib, "utilization": default("utilization"),
+                      "reserve_gib": default("reserve_gib")})
+        specs = specs + layout_specs(cfg)
 
     def finish(result: Result) -> None:
         values = result.values
