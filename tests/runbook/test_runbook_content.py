@@ -179,7 +179,8 @@ class TestShortcodes:
         embed = resolve("calculator", "cost gpus=16 tokens_per_s=slo.tokens_per_s(context=2300)")
 
         assert html == "<p>$24.00/h × 1 h ÷ 57,898,238 = $0.41/Mtok</p>\n"
-        assert throughput.startswith("16082.84") and embed.calculator == ("cost", {"gpus": "16", "tokens_per_s": throughput})
+        assert throughput.startswith("16082.84")
+        assert embed.calculator == ("cost", {"gpus": "16", "tokens_per_s": throughput})
 
     @pytest.mark.parametrize("body", ["cost.usd_per_hour tokens_per_s=slo.nope(context=2300)",
                                       "cost.usd_per_hour tokens_per_s=slo.tokens_per_s(context=2300",
