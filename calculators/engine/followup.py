@@ -46,7 +46,10 @@ FIRST_CONTEXT = 2048
 
 #: Inputs a follow-up never changes: the simulator's seed, and the inputs left to their default ``None``
 #: (a measured rate, a proposed degree): a question about them is not "the same stack with one input changed".
-NEVER_CHANGED = ("sim_seed", "simulation")
+NEVER_CHANGED = ("sim_seed", "simulation",
+                 # Inputs that add steps rather than change the stack: a cold start's loader (weights) and the
+                 # moe family's layout per card with its own context and cache precision.
+                 "load_path", "layout", "layout_context", "layout_kv_dtype")
 
 # The catalog field naming a model's MoE (or dense) sibling: ``{"id": …, "source": …}``.
 SIBLING_FIELD = "moe_sibling"

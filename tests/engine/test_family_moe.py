@@ -299,7 +299,7 @@ def test_one_card_of_the_dp_attention_layout_on_32_h100s():
     0.9 = 71.68 GiB, less the weights and 3 GiB: 33.71 GiB. One copy of the bf16 latent: 61 × (512 + 64) × 2 B =
     70,272 B per token × 2,300 = 161,625,600 B = 0.1505 GiB; ⌊33.709 ÷ 0.1505⌋ = 223 users per card."""
     result = FAMILIES["moe"].run({"model": "deepseek-v3", "weights_dtype": "fp8", "gpu": "h100-sxm5-80gb",
-                                  "ep_degree": 32, "layout": "dp-attention", "context": 2300})
+                                  "ep_degree": 32, "layout": "dp-attention", "layout_context": 2300})
     v = result.values
 
     assert [step.key for step in result.steps][-6:] == ["kv_bytes_per_token", "per_user_gib", "ep_weights_per_gpu_gib",

@@ -121,6 +121,14 @@ def test_the_moe_sibling_is_drawn_only_where_the_catalog_names_one():
     assert "MoE sibling" in followup.change.sentence
 
 
+@pytest.mark.parametrize("slug, inputs", [("weights", {"model": "llama-3.1-70b"}),
+                                          ("moe", {"model": "deepseek-v3", "gpu": "h100-sxm5-80gb"})])
+def test_a_chain_never_changes_an_input_that_only_adds_steps(slug, inputs):
+    # A cold start's loader and the moe layout per card choose extra steps; "and if …?" changes the stack.
+    changed = {link.change.input for seed in range(4) for link in draw_chain(FAMILIES[slug], inputs, seed, CATALOG, 3)}
+    assert changed and not changed & {"load_path", "layout", "layout_context", "layout_kv_dtype"}
+
+
 def test_a_draw_is_reproducible():
     ladder = FAMILIES["ladder"]
     one = [link.change for link in draw_chain(ladder, {}, 11, CATALOG, 3)]

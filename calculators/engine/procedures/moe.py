@@ -17,10 +17,10 @@ times fewer operations per token than a dense model of the same size).
 With ``layout="dp-attention"`` (a MoE model on a card) the family also sizes one card of the layout
 DeepSeek and SGLang publish: attention data-parallel (each card holds every attention, embedding, dense
 and shared-expert weight, and only its own users' latent, no copy across cards) and the routed experts
-split over ``ep_degree`` cards. Steps: ``kv_bytes_per_token``, ``per_user_gib`` (at ``context``,
-one copy), ``ep_weights_per_gpu_gib`` (the replicated weights plus the routed experts ÷ EP),
+split over ``ep_degree`` cards. Steps: ``kv_bytes_per_token`` (at ``layout_kv_dtype``), ``per_user_gib`` (at
+``layout_context`` tokens, one copy), ``ep_weights_per_gpu_gib`` (the replicated weights plus the routed experts ÷ EP),
 ``usable_per_gpu_gib`` (card × utilisation), ``kv_budget_gib`` (that less the card's weights and its
-activation reserve) and ``users_worst_case`` (users per card at ``context``). What the layout costs in
+activation reserve) and ``users_worst_case`` (users per card at that context). What the layout costs in
 time (the all-to-all, expert imbalance) is the EP steps' and a measurement's, not these.
 
 Convention (the project's, docs/architecture.md §2): every parameter a token touches
@@ -138,8 +138,10 @@ LAYOUT = InputSpec("layout", "choice", "none", "size one card of a layout (dp-at
                    "routed experts over ep_degree cards)", choices=("none", "dp-attention"), label="Layout per card",
                    hint="dp-attention sizes one card: every shared weight, 1/EP of the routed experts and only its "
                         "own users' cache.")
-LAYOUT_CONTEXT = InputSpec("context", "int", 8192, "tokens each user holds (the per-card cache of the layout)",
-                           minimum=1, maximum=10_000_000, unit="tok", label="Tokens per user")
+LAYOUT_CONTEXT = InputSpec("layout_context", "int", 8192, "tokens each user holds (the layout's cache per card)",
+                           minimum=1, maximum=10_000_000, unit="tok", label="Tokens per user (layout)")
+LAYOUT_KV_DTYPE = InputSpec("layout_kv_dtype", "choice", "bf16", "precision of the layout's latent cache",
+                            choices=KV_DTYPE.choices, label="KV cache precision (layout)")
 
 EP_WEIGHTS_PER_GPU_GIB = Formula(
     "ep_weights_per_gpu_gib",
@@ -171,7 +173,7 @@ def layout_specs(cfg: ModelConfig) -> list[StepSpec]:
 MOE_MODEL = InputSpec("model", "model", "mixtral-8x7b-v0.1", "model id from the catalog (a dense model "
                       "is allowed: it has no experts)", label="Model", hint=MODEL_HINT)
 
-INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE, LAYOUT, KV_DTYPE, LAYOUT_CONTEXT)
+INPUTS = (MOE_MODEL, WEIGHTS_DTYPE, WEIGHTS_BITS, GPU, EP_BATCH, EP_DEGREE, LAYOUT, LAYOUT_CONTEXT, LAYOUT_KV_DTYPE)
 
 STEP_KEYS = ("total_params", "active_params", "weights_gib", "active_bytes_per_token", "flops_per_token",
              "saving_ratio")
@@ -250,7 +252,7 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         if not cfg.is_moe or gpu is None:
             raise InputError("The dp-attention layout sizes a mixture of experts on a catalog card: choose an MoE "
                              "model and a card.", field="layout")
-        given.update({**kv_given(cfg, inputs["kv_dtype"], 1), "context": inputs["context"],
+        given.update({**kv_given(cfg, inputs["layout_kv_dtype"], 1), "context": inputs["layout_context"],
                       "card_mib": gpu.memory_mib, "utilization": default("utilization"),
                       "reserve_gib": default("reserve_gib")})
         specs = specs + layout_specs(cfg)
