@@ -79,6 +79,8 @@ GRIDS = {
     F.WEIGHT_BYTES: grid(total_params=[6_738_415_616, 8_030_261_248, 70_553_706_496, 671_026_419_200],
                          weight_bits=[4, 4.5, 4.8, 8, 16, 32]),
     F.WEIGHT_GIB: grid(weight_bytes=[16_060_522_496, 4_517_021_952, 4_818_156_748.8, 70_553_706_496, 2**30]),
+    # The cold start's loaders (1.1 and 35 GB/s, measured) and a PCIe 5 x16 link.
+    F.WEIGHTS_LOAD_S: grid(weight_bytes=[16_060_522_496, 141_107_412_992, 2**30], load_gb_s=[1.1, 35, 64]),
     F.CARD_GIB: grid(gpus=[1, 2, 3, 4, 8], card_mib=[81_559, 23_034, 76_293.9453125, 196_592, 143_771]),
     F.USABLE_GIB: grid(card_gib=[79.6474609375, 74.50580596923828, 22.494140625, 637.1796875],
                        utilization=[0.5, 0.8, 0.85, 0.9, 0.95, 1.0]),
