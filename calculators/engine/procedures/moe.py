@@ -248,13 +248,15 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         peak = float(dense.get(COMPUTE_PRECISION.get(inputs["weights_dtype"], "bf16")) or dense.get("bf16") or 0.0)
         bandwidth = gpu.bandwidth_gb_s if gpu else 0.0
     given.update(ep_given(cfg, inputs["batch"], inputs["ep_degree"], peak, bandwidth))
+    # The layout's numbers are kept whatever the layout, as the EP ones are (the offline export sees what they
+    # follow: the card, the cache precision).
+    given.update({**kv_given(cfg, inputs["layout_kv_dtype"], 1), "context": inputs["layout_context"],
+                  "card_mib": gpu.memory_mib if gpu else 0.0, "utilization": default("utilization"),
+                  "reserve_gib": default("reserve_gib")})
     if inputs["layout"] == "dp-attention":
         if not cfg.is_moe or gpu is None:
             raise InputError("The dp-attention layout sizes a mixture of experts on a catalog card: choose an MoE "
                              "model and a card.", field="layout")
-        given.update({**kv_given(cfg, inputs["layout_kv_dtype"], 1), "context": inputs["layout_context"],
-                      "card_mib": gpu.memory_mib, "utilization": default("utilization"),
-                      "reserve_gib": default("reserve_gib")})
         specs = specs + layout_specs(cfg)
 
     def finish(result: Result) -> None:
