@@ -574,3 +574,46 @@ def test_a_card_quoted_only_at_fp8_or_fp4_opens_the_pages_on_its_first_precision
     if gpu_id != "mi355x":
         chosen = client.get("/calculators/decode/", {"gpu": gpu_id, "weights_dtype": "bf16"}).content.decode()
         assert "no dense bf16 throughput" in chosen
+
+
+def test_a_calculator_page_and_the_api_start_the_efficiencies_from_the_calibration_tables_row(client):
+    """Issue 31: the decode calculator's bandwidth efficiency, MFU and all-reduce latency start from the calibration
+    table's row for the chosen card × precision (read through the engine's calibrated_defaults, the one reader of the
+    table), and the page names the row and the measurements it was fitted on; the API computes with the same row.
+    Read from the table here, not typed: the table is refitted from time to time."""
+    import re
+
+    from calculators.engine.calibration import default_calibration
+
+    rows = {}
+    for gpu, dtype in (("h100-sxm5-80gb", "fp8"), ("a100-sxm4-80gb", "bf16")):
+        row = default_calibration().row(gpu, dtype)
+        rows[gpu] = row
+        page = client.get("/calculators/decode/", {"gpu": gpu, "weights_dtype": dtype}).content.decode()
+        for key in ("bandwidth_efficiency", "mfu", "allreduce_latency_us"):
+            field = re.search(rf'<input[^>]*name="{key}"[^>]*>', page).group(0)
+            assert f'value="{row.values[key].value:g}"' in field, (gpu, key)
+        note = re.search(r'<p class="small text-body-secondary calc-table-row" id="calibration-row">(.*?)</p>', page,
+                         re.S).group(1)
+        assert f"at {row.precision}:" in note and f"bandwidth efficiency {row.values['bandwidth_efficiency'].value:g}" \
+            in note.lower()
+        assert all(measurement in note for measurement in row.fitted_on)
+        api = client.get("/api/v1/calc/decode/", {"gpu": gpu, "weights_dtype": dtype}).json()
+        assert api["inputs"]["bandwidth_efficiency"] == row.values["bandwidth_efficiency"].value
+        assert api["inputs"]["allreduce_latency_us"] == row.values["allreduce_latency_us"].value
+    assert (rows["h100-sxm5-80gb"].values["bandwidth_efficiency"].value
+            != rows["a100-sxm4-80gb"].values["bandwidth_efficiency"].value)
+
+    # The card changed by htmx: the fields still hold the H100 fp8 row, which is carried, not typed; the A100's
+    # row replaces them, in the results and, out of band, in the fields.
+    h100 = rows["h100-sxm5-80gb"].values
+    a100 = rows["a100-sxm4-80gb"].values
+    sent = {"gpu": "a100-sxm4-80gb", "weights_dtype": "bf16", "calibrated_for": "h100-sxm5-80gb fp8",
+            "bandwidth_efficiency": f"{h100['bandwidth_efficiency'].value:g}", "mfu": f"{h100['mfu'].value:g}"}
+    results = client.get("/calculators/decode/", sent, HTTP_HX_REQUEST="true").content.decode()
+    swapped = re.search(r'<input[^>]*name="bandwidth_efficiency"[^>]*>', results).group(0)
+    assert 'hx-swap-oob="true"' in swapped and f'value="{a100["bandwidth_efficiency"].value:g}"' in swapped
+    assert 'name="calibrated_for" value="a100-sxm4-80gb bf16"' in results
+    # A value the visitor typed stays theirs.
+    typed = client.get("/calculators/decode/", {**sent, "bandwidth_efficiency": "0.61"}).content.decode()
+    assert 'value="0.61"' in re.search(r'<input[^>]*name="bandwidth_efficiency"[^>]*>', typed).group(0)
