@@ -35,6 +35,7 @@ from calculators.engine.procedures.inputs import (
     KV_DTYPE,
     MFU,
     MODEL,
+    PP,
     PREFILL_MFU,
     RESERVE_GIB,
     UTILIZATION,
@@ -105,9 +106,6 @@ CAPACITY_POLICY = InputSpec("capacity_policy", "choice", "preempt", "when the KV
                             "newest sequence and recompute it later (vLLM), or no-evict: admit only a request whose "
                             "whole prompt and output fit beside the running ones' (TensorRT-LLM's default)",
                             choices=CAPACITY_POLICIES, label="Capacity policy")
-PP = InputSpec("pp", "int", 1, "pipeline-parallel degree: stages of --gpus cards each (gpus × pp cards in "
-               "all), each holding layers ÷ pp; must divide the layers", minimum=1, maximum=64,
-               label="Pipeline stages")
 MICROBATCHES = InputSpec("microbatches", "int", 1, "parts a step's batch goes through the pipeline in (the bubble "
                          "is (pp − 1) ÷ (microbatches + pp − 1) of the step)", minimum=1, maximum=1024,
                          label="Microbatches")

@@ -74,3 +74,33 @@ def test_the_ladder_counts_every_stages_cards():
     assert setup.kv_budget_gib == pytest.approx(8 * card_gib * 0.9 - setup.weights_gib - 8 * 3, rel=1e-12)
     assert setup.blocks == int(setup.kv_budget_gib * 2**30 // (16 * 327_680))
     assert (setup.replica.tp, setup.replica.pp, setup.replica.microbatches) == (4, 2, 2)
+
+
+def test_the_ladder_with_pipeline_stages_pools_every_card_and_replicates_by_the_tensor_parallel_degree():
+    """DESIGN §12: PP is in the ladder. Llama-3.1-70B at 131,072 tokens on 16 H100 SXM: as TP 16 every K/V head is kept
+    twice (16 ÷ 8 K/V heads), 327,680 B × 131,072 × 2 = 80 GiB a user; as TP 8 × PP 2 the same 16 cards keep each
+    head once, 40 GiB a user. The budget is the same either way: 16 × 81,559 MiB = 1,274.359 GiB × 0.9 = 1,146.923
+    GiB − 131.417 GiB of weights (70,553,706,496 × 2 B) − 16 × 3 GiB = 967.507 GiB, so ⌊967.507 ÷ 80⌋ = 12 users
+    against ⌊967.507 ÷ 40⌋ = 24."""
+    from calculators.families import FAMILIES
+
+    ladder = FAMILIES["ladder"]
+    tp16 = ladder.run({"model": "llama-3.1-70b", "gpus": 16, "context": 131_072}).values
+    staged = ladder.run({"model": "llama-3.1-70b", "gpus": 8, "pp": 2, "context": 131_072})
+    values = staged.values
+    assert values["card_gib"] == pytest.approx(16 * 81_559 / 1024) == tp16["card_gib"]
+    assert values["kv_budget_gib"] == pytest.approx(967.507, abs=1e-3) == pytest.approx(tp16["kv_budget_gib"])
+    assert (tp16["per_user_gib"], tp16["users_worst_case"]) == (80.0, 12)
+    assert (values["per_user_gib"], values["users_worst_case"]) == (40.0, 24)
+    assert any("2 pipeline stages of 8 × H100 SXM" in note and "40 of the 80 layers" in note for note in staged.notes)
+    # One stage is the ladder as it was.
+    assert ladder.run({"model": "llama-3.1-70b", "gpus": 16, "pp": 1, "context": 131_072}).values == tp16
+
+
+def test_a_pipeline_degree_that_does_not_split_the_layers_is_an_input_error_naming_pp():
+    from calculators.families import FAMILIES
+
+    # Llama-3.1-70B has 80 layers: 3 stages would hold 26⅔ each.
+    with pytest.raises(InputError, match=r"pp \(3\) must divide the model's 80 layers") as caught:
+        FAMILIES["ladder"].run({"model": "llama-3.1-70b", "gpus": 8, "pp": 3})
+    assert caught.value.field == "pp"

@@ -108,6 +108,9 @@ GPU = InputSpec("gpu", "gpu", REFERENCE_GPU, "GPU id from the catalog", label="G
                       "figure in decimal GB, and the notes say so."))
 GPUS = InputSpec("gpus", "int", 1, "cards per replica (tensor-parallel degree)", minimum=1, maximum=1024,
                  unit="GPUs", label="GPUs per replica")
+PP = InputSpec("pp", "int", 1, "pipeline-parallel degree: stages of --gpus cards each (gpus × pp cards in "
+               "all), each holding layers ÷ pp; must divide the layers", minimum=1, maximum=64,
+               label="Pipeline stages")
 WEIGHTS_DTYPE = InputSpec("weights_dtype", "choice", "bf16", "weight precision", choices=WEIGHT_DTYPES,
                           label="Weight precision", hint="The format the weights are stored in.")
 WEIGHTS_BITS = InputSpec("weights_bits", "float", None, "bits per weight (default: the precision's; "

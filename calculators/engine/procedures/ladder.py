@@ -7,7 +7,13 @@ utilisation), ``weights_gib``, ``kv_budget_gib`` (after the activation reserve),
 whole KV blocks). A replica of N cards (tensor parallel) pools N × utilisation
 × card, pays N reserves, and holds one copy of the weights; ``per_user_gib`` is
 one user's replica-wide cache, × the K/V replication N needs (docs/architecture.md §12: a
-K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). When
+K/V head is never split, so 16 cards over 8 K/V heads keep every head twice). With ``pp``
+pipeline stages (docs/architecture.md §12) the replica is ``gpus × pp`` cards: each stage of
+``gpus`` cards holds layers ÷ pp of the weights and of every user's cache, so the pool, the
+reserves and the one copy of the weights are those of ``gpus × pp`` cards while the K/V
+replication is the tensor-parallel degree's (16 H100s as TP 8 × PP 2 keep every head once, and
+serve twice the users at a long context of TP 16's); a ``pp`` that does not divide the layers is
+an input error (field ``pp``). When
 nothing fits, the result says by how much and which tensor-parallel degree (1, 2, 4
 or 8) would serve at least one user.
 """
@@ -21,7 +27,7 @@ import sympy
 from ..catalog import NOMINAL_BITS, Catalog, article, weight_bits
 from ..formulas import memory as F
 from ..hf_config import param_breakdown
-from ..step_model import kv_replication
+from ..step_model import check_stages, kv_replication
 from .base import (
     DEGREE_RULE,
     KV_DTYPES_DRAWN,
@@ -48,6 +54,7 @@ from .inputs import (
     GPUS,
     KV_DTYPE,
     MODEL,
+    PP,
     RESERVE_GIB,
     UTILIZATION,
     WEIGHTS_BITS,
@@ -68,7 +75,7 @@ from .kv import (
 )
 from .params import params_given
 
-INPUTS = (MODEL, GPU, GPUS, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
+INPUTS = (MODEL, GPU, GPUS, PP, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, UTILIZATION, RESERVE_GIB,
           AVG_TOKENS, BLOCK_SIZE)
 
 STEP_KEYS = ("card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token",
@@ -101,14 +108,14 @@ def ladder_specs(cfg) -> list[StepSpec]:
     ]
 
 
-def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float], cfg) -> int | None:
-    """The smallest degree in :data:`TP_DEGREES` that obeys the degree rule and whose replica
-    serves at least one user at the context limit (its cache replicated as that degree
-    needs), or ``None`` if even eight cards do not."""
+def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float], cfg, pp: int = 1) -> int | None:
+    """The smallest degree in :data:`TP_DEGREES` that obeys the degree rule and whose replica (of ``pp``
+    pipeline stages of that many cards) serves at least one user at the context limit (its cache
+    replicated as that degree needs), or ``None`` if even eight cards a stage do not."""
     for degree in TP_DEGREES:
         if not valid_degree(cfg, degree):
             continue
-        at_degree = {**given, "gpus": degree, "kv_replication": kv_replication(cfg, degree)}
+        at_degree = {**given, "gpus": degree * pp, "kv_replication": kv_replication(cfg, degree)}
         if evaluate_steps(specs, at_degree)["users_worst_case"] >= 1:
             return degree
     return None
@@ -118,23 +125,28 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     """Run the capacity ladder on ``raw`` inputs (snake-case names of :data:`INPUTS`).
 
     Missing inputs take the reference stack's values (Llama-3.1-8B, bf16, one
-    H100 SXM, 8,192 tokens, 0.90, 3 GiB, 2,300 tokens, 16-token blocks), which
-    give 53 users worst case and 191 paged. Card memory is the driver-reported
+    H100 SXM, 8,192 tokens, 0.90, 3 GiB, 2,300 tokens, 16-token blocks, one pipeline stage), which
+    give 53 users worst case and 191 paged. ``pp`` stages of ``gpus`` cards make a replica of
+    ``gpus × pp`` cards (the ``gpus`` of the card and budget steps), its K/V replication the
+    tensor-parallel ``gpus``'s. Card memory is the driver-reported
     total from ``gpus.json`` (81,559 MiB for the H100 SXM). ``result.extra``
     holds ``fits``, ``shortfall_gib``, ``min_tp_degree``, ``paged_user_gib`` and
     ``model_name``. Raises
-    :class:`~..errors.EngineError` subclasses on bad input.
+    :class:`~..errors.EngineError` subclasses on bad input, an
+    :class:`~..errors.InputError` naming ``pp`` when it does not divide the model's layers.
     """
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
     cfg, model_name = resolve_model(inputs, catalog)
+    check_stages(cfg, inputs["pp"])
+    cards = inputs["gpus"] * inputs["pp"]
     gpu = catalog.gpu(inputs["gpu"])
     bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
     given = {
         **params_given(cfg),
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
         "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
-        "gpus": inputs["gpus"],
+        "gpus": cards,
         "card_mib": gpu.memory_mib,
         "card_marketed_gb": gpu.marketed_gb,
         "utilization": inputs["utilization"],
@@ -152,6 +164,11 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         values = result.values
 
         notes = [gpu.memory_note, *fp4_cache_note(inputs["kv_dtype"], gpu)]
+        if inputs["pp"] > 1:
+            notes.append(f"{inputs['pp']} pipeline stages of {inputs['gpus']} × {gpu.name}: a replica of {cards} "
+                         f"cards (the GPUs in the card and budget steps), each stage holding "
+                         f"{cfg.layers // inputs['pp']} of the {cfg.layers} layers' weights and cache; the K/V "
+                         f"replication is the tensor-parallel degree's, {inputs['gpus']}.")
         if inputs["avg_tokens"] > inputs["context"]:
             notes.append(f"The average conversation ({inputs['avg_tokens']:,} tokens) is longer than the context "
                          f"limit; no conversation can outgrow the limit, so the paged count uses "
@@ -176,7 +193,7 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         extra = {"fits": fits, "shortfall_gib": 0.0, "min_tp_degree": inputs["gpus"] if fits else None,
                  "paged_user_gib": paged_gib, "model_name": model_name}
         if not fits:
-            degree = smallest_tp_degree(specs, given, cfg)
+            degree = smallest_tp_degree(specs, given, cfg, inputs["pp"])
             extra["min_tp_degree"] = degree
             if budget < 0:
                 extra["shortfall_gib"] = -budget
@@ -191,6 +208,8 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
             else:
                 where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
                          f"is {degree} × {gpu.name}.")
+            if inputs["pp"] > 1:
+                where = where.rstrip(".") + f" a stage, in {inputs['pp']} pipeline stages."
             notes.insert(0, f"{what} {where}")
         result.notes.extend(notes)
         result.extra.update(extra)
@@ -250,6 +269,8 @@ def describe_ladder(inputs: dict, catalog: Catalog) -> str:
     """A ladder problem in the words an interviewer would use."""
     gpu = catalog.gpu(inputs["gpu"]).name
     cards = f"one {gpu}" if inputs["gpus"] == 1 else f"a replica of {inputs['gpus']} × {gpu} (tensor parallel)"
+    if inputs.get("pp", 1) > 1:
+        cards = f"{inputs['pp']} pipeline stages, each {cards.removeprefix('a replica of ')}"
     cache = f"{article(inputs['kv_dtype'])} {inputs['kv_dtype']} KV cache"
     return (
         f"Serve {inputs['model']} with {weights_phrase(inputs)} and {cache} on {cards}. "
@@ -282,7 +303,8 @@ FAMILIES = (
            INPUTS, plan_ladder, generate=generate_ladder, order=10, describe=describe_ladder,
            headlines=("users_worst_case", "users_paged"), chapter="06-kv-cache",
            roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC,
-           offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context"))},
+           offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context")),
+                                     "gpus": sympy.Symbol("gpus") * sympy.Symbol("pp")},
                            checks=(DEGREE_RULE,), alert="ladder", givens=("avg_tokens", "block_size"),
                            extras={"paged_user_gib": F.PAGED_USER_GIB, "tp_degrees": list(TP_DEGREES)})),
 )
