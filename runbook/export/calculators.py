@@ -227,13 +227,14 @@ class _Builder:
         settled = offline.settled
         if any(check["kind"] == "degree_rule" for check in offline.checks):
             used |= DEGREE_GIVENS & set(base_given)
-        for key in used & set(DERIVED):  # the tabulated numbers a derived one reads
-            used |= {sym.name for sym in DERIVED[key].free_symbols} & set(base_given)
-        given = {key: given_entry(key) for key in sorted(used) if key not in DERIVED and key not in settled}
-        for key in sorted(used & set(DERIVED)):
+        derived = {**DERIVED, **offline.derived}  # the family's own rule for a derived number first
+        for key in used & set(derived):  # the tabulated numbers a derived one reads
+            used |= {sym.name for sym in derived[key].free_symbols} & set(base_given)
+        given = {key: given_entry(key) for key in sorted(used) if key not in derived and key not in settled}
+        for key in sorted(used & set(derived)):
             if key not in settled:
                 given[key] = {"deps": [], "derived": True,
-                              "cells": {"": {"expr": self.table.expression(self.family.slug, key, DERIVED[key])}}}
+                              "cells": {"": {"expr": self.table.expression(self.family.slug, key, derived[key])}}}
         for key in sorted(used & set(settled)):
             given[key] = {"deps": [], "cells": {}}  # set by the driver's degree loop
         missing += sum(1 for entry in given.values() for cell in entry["cells"].values()

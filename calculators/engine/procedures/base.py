@@ -343,6 +343,10 @@ class Offline:
     alert: str | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
     givens: tuple[str, ...] = ()
+    #: A derived given number this family resolves its own way (sympy over given numbers and typed inputs),
+    #: replacing the export's shared rule for it (the ladder's K/V replication, which reads the tensor-parallel
+    #: degree, ``gpus ÷ pp`` of its replica's cards).
+    derived: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

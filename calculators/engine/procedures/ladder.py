@@ -81,6 +81,14 @@ INPUTS = (MODEL, GPU, GPUS, PP, WEIGHTS_DTYPE, WEIGHTS_BITS, KV_DTYPE, CONTEXT, 
 STEP_KEYS = ("card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token",
              "per_user_gib", "users_worst_case", "users_paged")
 
+# The K/V replication of a replica of ``gpus`` cards in ``pp`` stages (the offline export's rule: its ``gpus`` is the
+# replica's cards, the given number the card and budget steps read): the tensor-parallel degree's, gpus ÷ pp
+# (step_model.kv_replication).
+_CARDS, _STAGES = sympy.Symbol("gpus"), sympy.Symbol("pp")
+STAGED_REPLICATION = sympy.Piecewise(
+    (_CARDS / _STAGES, sympy.StrictGreaterThan(sympy.Symbol("kv_lora_rank"), 0)),
+    (sympy.Max(1, _CARDS / _STAGES / sympy.Symbol("kv_heads")), True))
+
 # Tensor-parallel degrees engines support on one node.
 TP_DEGREES = (1, 2, 4, 8)
 
@@ -305,6 +313,7 @@ FAMILIES = (
            roles=("architect", "engineer", "manager"), rubric=LADDER_RUBRIC,
            offline=Offline(adapters={"avg_tokens": sympy.Min(sympy.Symbol("avg_tokens"), sympy.Symbol("context")),
                                      "gpus": sympy.Symbol("gpus") * sympy.Symbol("pp")},
+                           derived={"kv_replication": STAGED_REPLICATION},
                            checks=(DEGREE_RULE,), alert="ladder", givens=("avg_tokens", "block_size"),
                            extras={"paged_user_gib": F.PAGED_USER_GIB, "tp_degrees": list(TP_DEGREES)})),
 )
