@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from .errors import CatalogError, ConfigError, InputError
-from .hf_config import ModelConfig, parse_config
+from .hf_config import ModelConfig, mlp_matrix_params, mlp_params, parse_config
 
 DEFAULT_CATALOG_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "catalog"
 
@@ -298,6 +298,48 @@ def weight_bits(dtype: str, bits: float | None = None) -> float:
     if not 1 <= bits <= 32:
         raise InputError(f"Weight bits must be from 1 to 32, not {bits}.", field="weights_bits")
     return float(bits)
+
+
+#: Bits per parameter of the tensors a mixed-precision checkpoint leaves unconverted (attention, router,
+#: embeddings, head and the experts' biases): bf16, as gpt-oss's checkpoint stores them (its model card:
+#: "MXFP4 for the MoE weights", the rest BF16).
+UNCONVERTED_BITS = 16.0
+
+
+@dataclass(frozen=True)
+class WeightWidths:
+    """Bits charged per parameter: ``weight_bits`` for every parameter but the routed experts',
+    ``expert_weight_bits`` per routed-expert parameter (equal unless the checkpoint is mixed), and
+    ``expert_matrix_bits``, the width of the experts' weight matrices alone (their biases, if any, are charged
+    ``weight_bits``; ``expert_weight_bits`` averages the two over one expert's parameters)."""
+
+    weight_bits: float
+    expert_weight_bits: float
+    expert_matrix_bits: float
+
+    @property
+    def mixed(self) -> bool:
+        """True when the routed experts are charged another width than the rest."""
+        return self.expert_weight_bits != self.weight_bits
+
+
+def weight_widths(cfg: ModelConfig, dtype: str, bits: float | None = None) -> WeightWidths:
+    """The widths charged for ``cfg``'s weights at precision ``dtype`` (``bits`` overriding its default width,
+    as :func:`weight_bits`), the one place both widths come from.
+
+    A uniform precision, or a width stated in ``bits``, charges every parameter alike. A checkpoint that stores
+    only its routed experts in a block format (:attr:`~.hf_config.ModelConfig.experts_quantized`, gpt-oss's
+    MXFP4), served at that native format, charges the experts' weight matrices the format's width (MXFP4:
+    4 + 8/32 = 4.25 bits) and everything else, the experts' biases included, :data:`UNCONVERTED_BITS`;
+    ``expert_weight_bits`` is then the mean over one expert's parameters, (matrices × 4.25 + biases × 16) ÷
+    (matrices + biases). Raises :class:`InputError` as :func:`weight_bits`."""
+    width = weight_bits(dtype, bits)
+    if bits is not None or not cfg.is_moe or cfg.experts_quantized != dtype:
+        return WeightWidths(width, width, width)
+    expert = mlp_params(cfg, cfg.moe_intermediate_size)
+    matrices = mlp_matrix_params(cfg, cfg.moe_intermediate_size)
+    mean = (matrices * width + (expert - matrices) * UNCONVERTED_BITS) / expert
+    return WeightWidths(UNCONVERTED_BITS, mean, width)
 
 
 def kv_bits_per_value(dtype: str) -> float:

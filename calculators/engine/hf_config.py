@@ -364,6 +364,9 @@ class ModelConfig:
     shared_experts: int = 0
     dense_layers: int = 0
     router_bias: bool = False
+    # The format a mixed-precision checkpoint stores its routed experts' weight matrices in ("mxfp4" for gpt-oss),
+    # when its quantization_config converts only them: every other tensor is kept in bf16 (:func:`experts_quantized`).
+    experts_quantized: str = ""
     # Qwen2-MoE's single shared expert has its own width and a one-output gate.
     shared_expert_intermediate_size: int = 0
     # Multi-head latent attention (DeepSeek).
@@ -537,6 +540,27 @@ def _indexer(config: dict) -> dict[str, int]:
             "index_head_dim": positive_int(config, "index_head_dim"), "index_topk": topk}
 
 
+# The modules a checkpoint that quantises only its routed experts leaves unconverted: attention, the router, the
+# embeddings and the head (gpt-oss's quantization_config.modules_to_not_convert: "model.layers.*.self_attn",
+# "model.layers.*.mlp.router", "model.embed_tokens", "lm_head").
+UNCONVERTED_BESIDE_EXPERTS = ("attn", "router", "embed", "lm_head")
+
+
+def experts_quantized(config: dict, num_experts: int) -> str:
+    """The format (``quant_method``, e.g. ``"mxfp4"``) a mixture of experts' checkpoint stores its routed experts
+    in when its ``quantization_config`` leaves attention, the router, the embeddings and the head unconverted
+    (each of :data:`UNCONVERTED_BESIDE_EXPERTS` named in ``modules_to_not_convert``); ``""`` otherwise (a dense
+    model, no quantization_config, or one that converts every linear layer)."""
+    quant = config.get("quantization_config")
+    if not num_experts or not isinstance(quant, dict):
+        return ""
+    method, kept = quant.get("quant_method"), quant.get("modules_to_not_convert")
+    if not isinstance(method, str) or not isinstance(kept, list):
+        return ""
+    names = " ".join(str(name) for name in kept)
+    return method.lower() if all(part in names for part in UNCONVERTED_BESIDE_EXPERTS) else ""
+
+
 def parse_config(config: dict, family: str | None = None) -> ModelConfig:
     """Turn a ``config.json`` dict into a :class:`ModelConfig`.
 
@@ -590,6 +614,7 @@ def parse_config(config: dict, family: str | None = None) -> ModelConfig:
         attention_sinks=model_type in ATTENTION_SINK_TYPES,
         **experts,
         router_bias=config.get("topk_method") == "noaux_tc" or model_type in EXPERT_BIAS_TYPES,
+        experts_quantized=experts_quantized(config, experts["num_experts"]),
         shared_expert_intermediate_size=count(config, "shared_expert_intermediate_size")
         if experts["num_experts"] else 0,
         **mla, **_indexer(config),
@@ -666,10 +691,17 @@ def attention_params_per_layer(cfg: ModelConfig) -> int:
 
 
 def mlp_params(cfg: ModelConfig, width: int) -> int:
-    """One MLP (or one expert) of inner width ``width``: 3 matrices gated, 2 plain."""
+    """One MLP (or one expert) of inner width ``width``: 3 matrices gated, 2 plain (:func:`mlp_matrix_params`),
+    and their biases when the family has them."""
     matrices = 3 if cfg.gated_mlp else 2
     biases = (width * (matrices - 1) + cfg.hidden_size) if cfg.mlp_bias else 0
-    return matrices * cfg.hidden_size * width + biases
+    return mlp_matrix_params(cfg, width) + biases
+
+
+def mlp_matrix_params(cfg: ModelConfig, width: int) -> int:
+    """The weight matrices of one MLP (or one expert) of inner width ``width``, biases left out: the tensors a
+    checkpoint that quantises its experts stores in the block format (gpt-oss's biases stay bf16)."""
+    return (3 if cfg.gated_mlp else 2) * cfg.hidden_size * width
 
 
 def param_breakdown(cfg: ModelConfig) -> ParamBreakdown:

@@ -42,7 +42,7 @@ import sympy
 
 from .calibration import KEYS, bandwidth_efficiency_at
 from .calibration import step_overhead_ms as overhead_on
-from .catalog import Catalog, Gpu, default_catalog, kv_bytes_per_value, weight_bits
+from .catalog import Catalog, Gpu, WeightWidths, default_catalog, kv_bytes_per_value, weight_widths
 from .errors import InputError
 from .formula import Formula, FormulaUnitError
 from .formulas import serving as S
@@ -254,8 +254,8 @@ if _composed(S.STEP_MS, memory_ms=_LINEAR[1], compute_ms=_LINEAR[2], comm_ms=_LI
 
 
 # A mixture of experts' weights read by a step of ``step_tokens`` tokens (the experts they touch).
-_MOE_ARGS = ("step_tokens", "always_read_params", "moe_layers", "expert_params", "weight_bits", "experts",
-             "experts_per_token")
+_MOE_ARGS = ("step_tokens", "always_read_params", "moe_layers", "expert_params", "weight_bits",
+             "expert_weight_bits", "experts", "experts_per_token")
 _moe_weights = sympy.lambdify(
     [sympy.Symbol(name, real=True) for name in _MOE_ARGS],
     _composed(S.STEP_WEIGHT_BYTES_MOE, experts_touched=_numeric(S.EXPERTS_TOUCHED, "1")), modules="math")
@@ -298,7 +298,8 @@ class Replica:
     """One replica: ``model`` on ``tp`` cards of ``gpu`` in tensor parallel.
 
     ``weights_dtype``/``weights_bits`` as everywhere (int4 charged 4.5 bits by
-    default); ``kv_dtype`` the cache's precision. ``bandwidth_efficiency``
+    default; a checkpoint with MXFP4 experts at its native mxfp4 charges its experts and the rest their own
+    widths, :attr:`widths`); ``kv_dtype`` the cache's precision. ``bandwidth_efficiency``
     (fraction of peak bandwidth reached), ``mfu`` and ``prefill_mfu``
     (fractions of the dense peak) and ``allreduce_latency_us`` (fixed cost of
     one collective, µs) default to their quantities' defaults
@@ -381,9 +382,19 @@ class Replica:
         return bandwidth_efficiency_at(batch, self.bandwidth_efficiency, large)
 
     @property
+    def widths(self) -> WeightWidths:
+        """Bits charged per weight: the routed experts' and the rest's (:func:`.catalog.weight_widths`)."""
+        return weight_widths(self.model, self.weights_dtype, self.weights_bits)
+
+    @property
     def bits(self) -> float:
-        """Bits charged per weight."""
-        return weight_bits(self.weights_dtype, self.weights_bits)
+        """Bits charged per weight outside the routed experts (every weight of a dense model)."""
+        return self.widths.weight_bits
+
+    @property
+    def expert_bits(self) -> float:
+        """Bits charged per routed-expert parameter (:attr:`bits` unless the checkpoint is mixed)."""
+        return self.widths.expert_weight_bits
 
     @property
     def precision(self) -> str:
@@ -503,8 +514,8 @@ class Replica:
         k = self._k
         if not k.moe_layers:
             return k.always_read_bytes
-        return _moe_weights(tokens, k.always_read_params, k.moe_layers, k.expert_params, self.bits, k.experts,
-                            k.experts_per_token)
+        return _moe_weights(tokens, k.always_read_params, k.moe_layers, k.expert_params, self.bits,
+                            self.expert_bits, k.experts, k.experts_per_token)
 
 
 def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,

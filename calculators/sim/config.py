@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.engine.calibration import COSTS, KEYS
-from calculators.engine.catalog import Catalog, weight_bits
+from calculators.engine.catalog import Catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formula import whole_floor
-from calculators.engine.hf_config import param_breakdown
+from calculators.engine.formulas.memory import weight_bytes
 from calculators.engine.procedures.inputs import (
     ALLREDUCE_LATENCY_US,
     BANDWIDTH_EFFICIENCY,
@@ -325,7 +325,7 @@ def build_setup(inputs: dict[str, Any], catalog: Catalog | None = None) -> Setup
                       mfu=inputs["mfu"], prefill_mfu=inputs["prefill_mfu"],
                       allreduce_latency_us=inputs["allreduce_latency_us"], step_overhead_ms=inputs["step_overhead_ms"],
                       pp=inputs["pp"], microbatches=inputs["microbatches"], **row_companions(inputs))
-    weights_gib = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], inputs["weights_bits"]) / 8 / GIB
+    weights_gib = weight_bytes(cfg, inputs["weights_dtype"], inputs["weights_bits"]) / GIB
     budget_gib = (cards * gpu.memory_mib * MIB / GIB * inputs["utilization"] - weights_gib
                   - cards * inputs["reserve_gib"])
     per_token = replica.kv_bytes_per_token * replica.kv_replication

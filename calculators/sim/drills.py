@@ -30,7 +30,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from calculators.engine.catalog import NOMINAL_BITS, Catalog, weight_bits
+from calculators.engine.catalog import NOMINAL_BITS, Catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formulas import memory as F
 from calculators.engine.formulas.serving import (
@@ -44,7 +44,6 @@ from calculators.engine.formulas.serving import (
     TTFT_LOW_LOAD,
     TTFT_P99,
 )
-from calculators.engine.hf_config import param_breakdown
 from calculators.engine.procedures.base import Family, Plan, StepSpec
 from calculators.engine.procedures.inputs import catalog_or_default
 from calculators.engine.procedures.kv import kv_given, kv_per_token_spec
@@ -206,14 +205,13 @@ def plan_preempt_rate(raw: dict[str, Any], catalog: Catalog | None = None) -> Pl
     cfg = scenario.replica.model
     given = {**_stack_given(scenario), **params_given(cfg), **kv_given(cfg, inputs["kv_dtype"], 1),
              "card_mib": scenario.gpu.memory_mib, "card_marketed_gb": scenario.gpu.marketed_gb,
-             "utilization": UTILIZATION, "total_params": param_breakdown(cfg).total,
-             "weight_bits": weight_bits(inputs["weights_dtype"], None),
+             "utilization": UTILIZATION, **F.weights_given(cfg, inputs["weights_dtype"]),
              "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]], "reserve_gib": RESERVE_GIB,
              "block_tokens": BLOCK_SIZE, "request_tokens": inputs["prompt_tokens"] + inputs["output_tokens"],
              "one_request": 1, "simulated_preemption_req_s": rate}
     specs = [StepSpec(F.CARD_GIB, tolerance=0.001),
              StepSpec(F.USABLE_GIB, {"card_gib": "card_gib"}, label="Usable memory (× utilisation)"),
-             StepSpec(F.WEIGHTS_GIB),
+             StepSpec(F.weights_form(cfg.is_moe, gib=True)),
              StepSpec(F.KV_BUDGET_GIB, {"usable_gib": "usable_gib", "weights_gib": "weights_gib"},
                       label="KV cache budget (after the activation reserve)"),
              kv_per_token_spec(cfg),

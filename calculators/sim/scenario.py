@@ -31,10 +31,10 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Callable
 
-from calculators.engine.catalog import Catalog, weight_bits
+from calculators.engine.catalog import Catalog
 from calculators.engine.errors import InputError
 from calculators.engine.formula import whole_floor
-from calculators.engine.hf_config import param_breakdown
+from calculators.engine.formulas.memory import weight_bytes
 from calculators.engine.procedures.inputs import (
     GPU,
     KV_DTYPE,
@@ -180,7 +180,7 @@ class Scenario:
         companions = row_companions({"gpu": inputs["gpu"], "weights_dtype": inputs["weights_dtype"], **self.constants})
         self.replica = Replica(cfg, gpu, 1, weights_dtype=inputs["weights_dtype"], kv_dtype=inputs["kv_dtype"],
                                **self.constants, **companions)
-        self.weight_bytes = param_breakdown(cfg).total * weight_bits(inputs["weights_dtype"], None) / 8
+        self.weight_bytes = weight_bytes(cfg, inputs["weights_dtype"])
         budget = gpu.memory_mib * MIB * UTILIZATION - self.weight_bytes - RESERVE_GIB * GIB
         self.kv_bytes_per_token = self.replica.kv_bytes_per_token
         blocks = whole_floor(budget / (BLOCK_SIZE * self.kv_bytes_per_token)) if budget > 0 else 0

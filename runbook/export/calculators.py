@@ -60,6 +60,11 @@ DISPLAY_TABLE = display_table()  # the engine's unit records, shipped to the off
 # The head counts the degree rule reads, tabulated for every family that checks it.
 DEGREE_GIVENS = {"heads", "kv_heads", "kv_lora_rank"}
 VERIFY_SAMPLES = 60
+# Choices that decide a given number or the steps together, probed pairwise: a checkpoint's native format
+# (gpt-oss's MXFP4 experts beside bf16 attention) gives each part its own width only for that model at that
+# precision (calculators.engine.catalog.weight_widths); a mixture of experts given by its parameter count (tp's
+# params_b) has no experts to tell apart.
+JOINT_CHOICES = (("model", "weights_dtype"), ("model", PRESENCE_PREFIX + "params_b"))
 RESCUE_TRIES = 200
 
 
@@ -187,6 +192,7 @@ class _Builder:
                 for key in set(seen[1]) | set(base_given):
                     if not same(seen[1].get(key), base_given.get(key)):
                         given_deps.setdefault(key, set()).add(name)
+        self.probe_joint(base, given_deps, step_deps)
         order = [name for name, _ in self.dims]
         missing = 0
 
@@ -255,6 +261,37 @@ class _Builder:
             program.given.setdefault(key, given_entry(key))
         program.verified = self.verify(program)
         return program
+
+    def probe_joint(self, base: tuple, given_deps: dict[str, set[str]], step_deps: set[str]) -> None:
+        """Find what two choices decide together (:data:`JOINT_CHOICES`): at every pair of their values, a given
+        number or a step list that differs from what its single-choice dependencies predict depends on both."""
+        for first, second in JOINT_CHOICES:
+            if first not in self.dim_values or second not in self.dim_values:
+                continue
+            alone = {(name, value): self.observer.observe(self.raw_for({name: value}))
+                     for name in (first, second) for value in self.dim_values[name]}
+
+            def predicted(deps: set[str], a: str, b: str) -> tuple | None:
+                if first in deps and second in deps:
+                    return None  # tabulated over both already
+                if first in deps:
+                    return alone[(first, a)]
+                if second in deps:
+                    return alone[(second, b)]
+                return base
+
+            for a in self.dim_values[first]:
+                for b in self.dim_values[second]:
+                    seen = self.observer.observe(self.raw_for({first: a, second: b}))
+                    if seen is None:
+                        continue
+                    expected = predicted(step_deps, a, b)
+                    if expected is not None and _signature(seen[0]) != _signature(expected[0]):
+                        step_deps.update((first, second))
+                    for key, value in seen[1].items():
+                        expected = predicted(given_deps.get(key, set()), a, b)
+                        if expected is not None and not same(value, expected[1].get(key)):
+                            given_deps.setdefault(key, set()).update((first, second))
 
     def observe_somewhere(self, point: dict[str, str]) -> tuple | str:
         """``(specs, given)`` for these choices at the defaults or, if the procedure rejects those,

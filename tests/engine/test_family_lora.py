@@ -150,6 +150,8 @@ def test_each_formula_agrees_with_its_exact_evaluation(formula):
                "params_per_layer": (212_992, 4_661_248), "adapter_params": (6_815_744, 240_123_904),
                "adapter_bits": (16, 32), "budget_gib": (1.0, 4.5), "gpus": (1, 2), "card_mib": (81_559, 23_034),
                "utilization": (0.9, 0.85), "total_params": (8_030_261_248,), "weight_bits": (16, 8),
+               "expert_weight_bits": (4.25, 16),
+               "routed_expert_params": (0, 7_000_000_000),
                "reserve_gib": (3.0, 1.5), "budget_share": (0.1, 0.25), "spare_gib": (5.372518768310547, -2.0),
                "adapter_gib": (13 / 1024, 0.447)}
     rng = random.Random(formula.key)

@@ -128,7 +128,8 @@ def test_weights_bits_override_the_precision():
 def test_each_formula_agrees_with_its_exact_evaluation(formula):
     for total in (MIXTRAL, V3, V2_LITE, (8_030_261_248, 8_030_261_248)):
         for bits in (4, 4.5, 8, 16):
-            values = {"total_params": total[0], "active_params": total[1], "weight_bits": bits}
+            values = {"total_params": total[0], "active_params": total[1], "weight_bits": bits,
+                      "active_expert_params": total[1] // 2, "expert_weight_bits": 4.25}
             values = {var.name: values[var.name] for var in formula.variables}
             assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
 

@@ -191,7 +191,7 @@ def test_grid_helpers():
 def test_formulas_agree_with_exact_evaluation(formula):
     sample = {"batch_memory_limit": 53, "batch_tpot_limit": 102, "batch": 32, "step_ms": 20.07, "gpus": 2,
               "always_read_params": 1.6e9, "moe_layers": 32, "experts": 8, "experts_per_token": 2,
-              "expert_params": 176_160_768, "weight_bits": 16}
+              "expert_params": 176_160_768, "weight_bits": 16, "expert_weight_bits": 4.25}
     values = {var.name: sample[var.name] for var in formula.variables}
     assert formula(values) == pytest.approx(float(formula.exact(values)), rel=1e-12)
 

@@ -148,7 +148,8 @@ def test_a_pasted_config_stands_in_for_the_model():
 # --- formulas ----------------------------------------------------------------------------------
 
 SAMPLE = {"peak_tflops": 989.4, "bandwidth": 3350, "active_params": 12_879_925_248, "batch": 37,
-          "total_params": 46_702_792_704, "weight_bits": 4.5, "prompt_tokens": 3000,
+          "total_params": 46_702_792_704, "weight_bits": 4.5, "expert_weight_bits": 4.25,
+          "routed_expert_params": 45_097_156_608, "prompt_tokens": 3000,
           "decode_flop_per_byte": 123.4, "prefill_flop_per_byte": 456.7, "ridge_flop_per_byte": 295.34,
           "heads": 32, "attention_head_dim": 128, "context": 5000, "full_layers": 21, "window_layers": 21,
           "window": 4096, "layers": 42, "kv_bytes_per_token": 344_064}

@@ -194,7 +194,8 @@ def test_formulas_reduce_to_their_units():
     assert [f.unit for f in FORMULAS] == ["GiB", "users", "users", "users", "GiB", "GiB", "ms", "tok/s",
                                             "replicas", "nodes"]
     # ms × GPUs × GB/s → bytes, compared with GiB: the conversion is derived, not typed.
-    none = {"always_read_params": 0, "routed_expert_params": 0, "weight_bits": 16, "heads": 1,
+    none = {"always_read_params": 0, "routed_expert_params": 0, "weight_bits": 16, "expert_weight_bits": 16,
+            "heads": 1,
             "attention_head_dim": 1, "context": 0, "full_layers": 1, "window_layers": 0, "window": 0, "allreduces": 0,
             "allreduce_latency_us": 10, "hidden_size": 1, "activation_bytes": 2, "link_gb_s": 1, "experts": 0,
             "experts_per_token": 0}

@@ -57,11 +57,14 @@ def test_gpt_oss_windows_half_its_layers_and_its_sinks_cost_parameters_not_cache
     # At 8,192 tokens the full half holds every token, the windowed half 128: (layers/2) × 2,048 × (8,192 + 128)
     # = 306,708,480 B = 0.2856 GiB (120b); 12 × 2,048 × 8,320 = 204,472,320 B = 0.1904 GiB (20b).
     assert kv["per_user_gib"] * GIB == pytest.approx(layers // 2 * 2048 * (8192 + 128), rel=1e-12)
-    # Weights: every parameter at bf16 (2 B) or at MXFP4's 4.25 bits (the engine charges one format for all;
-    # the checkpoint keeps attention, router, embeddings and head in bf16, the experts in MXFP4).
-    for dtype, bytes_each in (("bf16", 2), ("mxfp4", 4.25 / 8)):
+    # Weights: every parameter at bf16 (2 B) or fp8 (1 B); at the checkpoint's own mxfp4 the experts' weight
+    # matrices are MXFP4 (4.25 bits) and everything else bf16 (tests/engine/test_expert_widths.py derives it):
+    # 65,248,815,744 B (120b) and 13,761,264,768 B (20b), not every parameter at 4.25 bits (62,065,489,482 B).
+    for dtype, bytes_each in (("bf16", 2), ("fp8", 1)):
         weights = FAMILIES["weights"].run({"model": model_id, "weights_dtype": dtype}).values["weight_bytes"]
         assert weights == total * bytes_each
+    weights = FAMILIES["weights"].run({"model": model_id, "weights_dtype": "mxfp4"}).values["weight_bytes"]
+    assert weights == pytest.approx({36: 65_248_815_744, 24: 13_761_264_768}[layers], abs=1e-3)
     assert total * 4.25 / 8 == {36: 62_065_489_482, 24: 11_110_964_754}[layers]
     assert param_breakdown(cfg).total == total and param_breakdown(cfg).active == active
 

@@ -149,7 +149,8 @@ def _formula_cost(replica, batch, context, chunks=()):
                                      "step_tokens": tokens})
         weights = S.STEP_WEIGHT_BYTES_MOE({"always_read_params": counts.total - moe_layers * cfg.num_experts * expert,
                                            "moe_layers": moe_layers, "experts_touched": touched,
-                                           "expert_params": expert, "weight_bits": replica.bits})
+                                           "expert_params": expert, "weight_bits": replica.bits,
+                                           "expert_weight_bits": replica.expert_bits})
     else:
         weights = S.STEP_WEIGHT_BYTES({"params_read": counts.total, "weight_bits": replica.bits})
     common = {"batch": batch, "context": context, "kv_bytes_per_token": replica.kv_bytes_per_token,

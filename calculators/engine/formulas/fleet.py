@@ -76,7 +76,8 @@ _T = _v("tpot_target_ms", "ms", "TPOT target")
 _N = _v("gpus", "GPUs", "cards in the replica")
 _BW = _v("bandwidth_gb_s", "GB/s", "memory bandwidth per card")
 _EFF = _v("bandwidth_efficiency", "1", "fraction of peak bandwidth achieved")
-_BITS = _v("weight_bits", "bit", "bits per weight")
+_BITS = _v("weight_bits", "bit", "bits per weight outside the routed experts")
+_EXPERT_BITS = _v("expert_weight_bits", "bit", "bits per routed-expert parameter")
 _ALWAYS = _v("always_read_params", "1", "parameters every step reads (all but the routed experts)")
 _ROUTED = _v("routed_expert_params", "1", "parameters of all routed experts (0 for a dense model)")
 _PER_USER = _v("per_user_gib", "GiB", "KV cache per sequence (replica-wide)")
@@ -105,7 +106,7 @@ def _shares(s):
     """The step's terms as shares of the target (see :func:`largest_batch_number`)."""
     reading = product(s["gpus"], s["bandwidth_gb_s"], s["bandwidth_efficiency"], s["tpot_target_ms"])
     return (ratio(product(s["always_read_params"], s["weight_bits"]), reading),
-            ratio(product(s["routed_expert_params"], s["weight_bits"]), reading),
+            ratio(product(s["routed_expert_params"], s["expert_weight_bits"]), reading),
             ratio(s["per_user_gib"], reading),
             ratio(flops_per_sequence(s), product(s["gpus"], s["peak_tflops"], s["mfu"], s["tpot_target_ms"])),
             ratio(product(s["allreduces"], s["allreduce_latency_us"]), s["tpot_target_ms"]),
@@ -116,8 +117,8 @@ def _shares(s):
 
 BATCH_TPOT_LIMIT = Formula(
     "batch_tpot_limit",
-    (_T, _N, _BW, _EFF, _ALWAYS, _ROUTED, _BITS, _PER_USER, _PEAK, _MFU, _ACTIVE, _HEADS, _HEAD_DIM, _CONTEXT,
-     _FULL, _WINDOWED, _WINDOW, _ALLREDUCES, _LATENCY, _HIDDEN, _ACT, _LINK, _E, _K),
+    (_T, _N, _BW, _EFF, _ALWAYS, _ROUTED, _BITS, _EXPERT_BITS, _PER_USER, _PEAK, _MFU, _ACTIVE, _HEADS, _HEAD_DIM,
+     _CONTEXT, _FULL, _WINDOWED, _WINDOW, _ALLREDUCES, _LATENCY, _HIDDEN, _ACT, _LINK, _E, _K),
     lambda s: largest_batch(*_shares(s)),
     label="Sequences a step can serve within the TPOT target",
 )
@@ -125,9 +126,9 @@ BATCH_TPOT_LIMIT = Formula(
 # A mixture of experts reads its dense part and the routed experts the batch touches.
 BYTES_PER_STEP_MOE = Formula(
     "bytes_per_step_gib",
-    (_ALWAYS, _ROUTED, _BITS, _E, _K, _BATCH, _PER_USER),
+    (_ALWAYS, _ROUTED, _BITS, _EXPERT_BITS, _E, _K, _BATCH, _PER_USER),
     lambda s: total(product(s["always_read_params"], s["weight_bits"]),
-                    product(s["routed_expert_params"], s["weight_bits"],
+                    product(s["routed_expert_params"], s["expert_weight_bits"],
                             1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["max_batch"]),
                     product(s["max_batch"], s["per_user_gib"])),
     label="Bytes read per decode step (the experts the batch touches)",

@@ -77,21 +77,38 @@ SPARE_FROM_BUDGET = Formula(
     label="Memory for adapters (given)",
 )
 
-SPARE_FROM_LADDER = Formula(
-    "spare_gib",
-    (Var("gpus", "GPUs", "cards in the replica"),
-     Var("card_mib", "MiB", "memory per card"),
-     Var("utilization", "1", "utilisation fraction"),
-     Var("total_params", "1", "base model parameters"),
-     Var("weight_bits", "bit", "bits per base weight"),
-     Var("reserve_gib", "GiB", "activation reserve per card"),
-     Var("budget_share", "1", "share of the KV budget for adapters")),
-    lambda s: product(total(product(s["gpus"], s["card_mib"], s["utilization"]),
-                            -product(s["total_params"], s["weight_bits"]),
-                            -product(s["gpus"], s["reserve_gib"])),
-                      s["budget_share"]),
-    label="Memory for adapters (a share of the KV budget)",
-)
+def _spare_from_ladder(moe: bool) -> Formula:
+    weights = (Var("total_params", "1", "base model parameters"),
+               *((Var("routed_expert_params", "1", "parameters of all routed experts"),
+                  Var("weight_bits", "bit", "bits per base weight outside the routed experts"),
+                  Var("expert_weight_bits", "bit", "bits per routed-expert parameter")) if moe
+                 else (Var("weight_bits", "bit", "bits per base weight"),)))
+
+    def read(s):
+        if not moe:
+            return product(s["total_params"], s["weight_bits"])
+        return total(product(s["total_params"] - s["routed_expert_params"], s["weight_bits"]),
+                     product(s["routed_expert_params"], s["expert_weight_bits"]))
+
+    return Formula(
+        "spare_gib",
+        (Var("gpus", "GPUs", "cards in the replica"),
+         Var("card_mib", "MiB", "memory per card"),
+         Var("utilization", "1", "utilisation fraction"),
+         *weights,
+         Var("reserve_gib", "GiB", "activation reserve per card"),
+         Var("budget_share", "1", "share of the KV budget for adapters")),
+        lambda s: product(total(product(s["gpus"], s["card_mib"], s["utilization"]), -read(s),
+                                -product(s["gpus"], s["reserve_gib"])),
+                          s["budget_share"]),
+        label="Memory for adapters (a share of the KV budget" + (", routed experts at their own width)" if moe
+                                                                 else ")"),
+    )
+
+
+SPARE_FROM_LADDER = _spare_from_ladder(False)
+# A mixture of experts' base weights: its routed experts a term of their own (gpt-oss's MXFP4 experts).
+SPARE_FROM_LADDER_MOE = _spare_from_ladder(True)
 
 ADAPTERS_FIT = Formula(
     "adapters_fit",
@@ -100,4 +117,4 @@ ADAPTERS_FIT = Formula(
 )
 
 ALL_FORMULAS = (*PARAMS_PER_LAYER.values(), ADAPTER_PARAMS, ADAPTER_GIB, SPARE_FROM_BUDGET, SPARE_FROM_LADDER,
-                ADAPTERS_FIT)
+                SPARE_FROM_LADDER_MOE, ADAPTERS_FIT)

@@ -14,7 +14,9 @@ from __future__ import annotations
 import sympy
 from sympy import Max, ceiling, floor
 
+from ..catalog import weight_widths
 from ..formula import Formula, Var
+from ..hf_config import ModelConfig, mlp_params, param_breakdown
 from . import WINDOW_VARS, product, ratio, total, windowed_cache
 
 # --- KV cache (formula 1) -------------------------------------------------
@@ -120,6 +122,23 @@ WEIGHT_BYTES = Formula(
     lambda s: product(s["total_params"], s["weight_bits"]),
 )
 
+# A mixture of experts: its routed experts and the rest, each at its own width (:func:`~..catalog.weight_widths`:
+# equal for a uniform precision; gpt-oss's checkpoint keeps MXFP4 experts beside bf16 attention, router,
+# embeddings and head).
+_MIXED_VARS = (Var("total_params", "1", "parameters"),
+               Var("routed_expert_params", "1", "parameters of all routed experts"),
+               Var("weight_bits", "bit", "bits per parameter outside the routed experts"),
+               Var("expert_weight_bits", "bit", "bits per routed-expert parameter"))
+
+
+def _mixed(s):
+    return total(product(s["total_params"] - s["routed_expert_params"], s["weight_bits"]),
+                 product(s["routed_expert_params"], s["expert_weight_bits"]))
+
+
+WEIGHT_BYTES_MIXED = Formula("weight_bytes", _MIXED_VARS, _mixed,
+                             label="Weight memory in bytes (routed experts a term of their own)")
+
 WEIGHT_GIB = Formula(
     "weights_gib",
     (Var("weight_bytes", "B", "weight memory in bytes"),),
@@ -156,6 +175,40 @@ WEIGHTS_GIB = Formula(
     (Var("total_params", "1", "parameters"), Var("weight_bits", "bit", "bits per parameter")),
     lambda s: product(s["total_params"], s["weight_bits"]),
 )
+
+WEIGHTS_GIB_MIXED = Formula("weights_gib", _MIXED_VARS, _mixed, label="Weights (routed experts a term of their own)")
+
+
+def weights_given(cfg: ModelConfig, dtype: str, bits: float | None = None) -> dict[str, float]:
+    """The values every weight-memory form reads for ``cfg`` at ``dtype`` (``bits`` overriding its width):
+    ``total_params``, ``routed_expert_params`` (0 for a dense model) and the two widths of
+    :func:`~..catalog.weight_widths`. Raises :class:`~..errors.InputError` for an unknown precision."""
+    widths = weight_widths(cfg, dtype, bits)
+    return {"total_params": param_breakdown(cfg).total, "routed_expert_params": routed_expert_params(cfg),
+            "weight_bits": widths.weight_bits, "expert_weight_bits": widths.expert_weight_bits}
+
+
+def routed_expert_params(cfg: ModelConfig) -> int:
+    """Parameters of every routed expert of ``cfg`` (MoE layers × experts × one expert; 0 for a dense model)."""
+    if not cfg.is_moe:
+        return 0
+    return (cfg.layers - cfg.dense_layers) * cfg.num_experts * mlp_params(cfg, cfg.moe_intermediate_size)
+
+
+def weights_form(moe: bool, *, gib: bool = False) -> Formula:
+    """The weight-memory form: a mixture of experts' (``moe``: its routed experts a term of their own, at
+    ``expert_weight_bits``) or one width for every parameter; in bytes, or in GiB (``gib``)."""
+    if gib:
+        return WEIGHTS_GIB_MIXED if moe else WEIGHTS_GIB
+    return WEIGHT_BYTES_MIXED if moe else WEIGHT_BYTES
+
+
+def weight_bytes(cfg: ModelConfig, dtype: str, bits: float | None = None) -> float:
+    """Bytes of ``cfg``'s weights at ``dtype`` (``bits`` overriding its width): the one way weight memory is
+    computed outside a family's steps (:func:`weights_form` on :func:`weights_given`)."""
+    given = weights_given(cfg, dtype, bits)
+    return weights_form(cfg.is_moe)(given)
+
 
 KV_BUDGET_GIB = Formula(
     "kv_budget_gib",
@@ -212,8 +265,8 @@ PAGED_USER_GIB = Formula(
 
 ALL_FORMULAS = (
     KV_BYTES_PER_TOKEN, KV_BYTES_PER_TOKEN_MLA, KV_BYTES_PER_TOKEN_SPARSE, PER_USER_GIB, PER_USER_GIB_WINDOWED,
-    TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_GIB, WEIGHTS_LOAD_S,
-    CARD_GIB, USABLE_GIB, WEIGHTS_GIB, KV_BUDGET_GIB, USERS_WORST_CASE, USERS_PAGED,
+    TOTAL_PARAMS, ACTIVE_PARAMS, WEIGHT_BYTES, WEIGHT_BYTES_MIXED, WEIGHT_GIB, WEIGHTS_LOAD_S,
+    CARD_GIB, USABLE_GIB, WEIGHTS_GIB, WEIGHTS_GIB_MIXED, KV_BUDGET_GIB, USERS_WORST_CASE, USERS_PAGED,
     USERS_PAGED_WINDOWED, PAGED_USER_GIB,
 )
 

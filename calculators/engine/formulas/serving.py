@@ -70,10 +70,10 @@ STEP_WEIGHT_BYTES_MOE = Formula(
      Var("moe_layers", "1", "mixture-of-experts layers"),
      Var("experts_touched", "1", "experts a step reads per MoE layer"),
      Var("expert_params", "1", "parameters of one routed expert"),
-     Var("weight_bits", "bit", "bits per weight")),
-    lambda s: product(total(s["always_read_params"],
-                            product(s["moe_layers"], s["experts_touched"], s["expert_params"])),
-                      s["weight_bits"]),
+     Var("weight_bits", "bit", "bits per weight outside the routed experts"),
+     Var("expert_weight_bits", "bit", "bits per routed-expert parameter")),
+    lambda s: total(product(s["always_read_params"], s["weight_bits"]),
+                    product(s["moe_layers"], s["experts_touched"], s["expert_params"], s["expert_weight_bits"])),
     label="Weights read per step (the experts the batch touches)",
 )
 

@@ -225,6 +225,14 @@ MISTAKES: tuple[Mistake, ...] = (
                     "weights_dtype_bits_nominal"),
                 _at("effective_bits", M.block_nominal_bits, "total_bits"),
             )),
+    Mistake("mixed-checkpoint-one-width", ("A mixed checkpoint charged one width",
+                    "gpt-oss stores only its routed experts' weight matrices in MXFP4 (4.25 bits); attention, the "
+                    "router, the embeddings and the head stay bf16. Charge each part its own width, not 4.25 bits "
+                    "for every parameter."),
+            "/errata/#gpt-oss-weights",
+            change=(
+                _over(M.mixed_checkpoint_one_width, "weight_bits", "expert_weight_bits"),
+            )),
     Mistake("stopped-at-weights", ("Ladder stopped at the weights line",
                     "Subtracting the weights from the raw card and stopping skips the utilisation and the reserve; "
                     "'fits' is not 'serves'. Finish all eight steps."),

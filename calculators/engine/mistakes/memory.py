@@ -51,14 +51,36 @@ def kv_nominal_4bit(g):
     return changed(g, kv_bytes=0.5) if 0.5 < g["kv_bytes"] < 0.6 else None
 
 
+def _both_widths(g, width_of) -> dict:
+    """The changes that give the weights (and the routed experts, when ``g`` has their own width) ``width_of``
+    their width."""
+    changes = {"weight_bits": width_of(g["weight_bits"])}
+    if "expert_weight_bits" in g:
+        changes["expert_weight_bits"] = width_of(g["expert_weight_bits"])
+    return changes
+
+
 def weight_bits_as_bytes(g):
     """The weights' bits per parameter used as bytes."""
-    return changed(g, weight_bits=g["weight_bits"] * 8)
+    return changed(g, **_both_widths(g, lambda bits: bits * 8))
 
 
 def weights_nominal_4bit(g):
-    """A 4-bit weight format sized at 4.0 bits, its block scales forgotten."""
-    return changed(g, weight_bits=4) if g["weights_dtype_bits_nominal"] == 4 else None
+    """A 4-bit weight format sized at 4.0 bits, its block scales forgotten (a checkpoint that keeps only its
+    routed experts in the format: those experts at 4.0 bits)."""
+    if g["weights_dtype_bits_nominal"] != 4:
+        return None
+    if g.get("expert_weight_bits", g["weight_bits"]) != g["weight_bits"]:
+        return changed(g, expert_weight_bits=4)
+    return changed(g, **_both_widths(g, lambda bits: 4))
+
+
+def mixed_checkpoint_one_width(g):
+    """A checkpoint whose routed experts alone are in a block format (gpt-oss's MXFP4) charged that width for
+    every parameter, its bf16 attention, router, embeddings and head included."""
+    if "expert_weight_bits" not in g or g["expert_weight_bits"] == g["weight_bits"]:
+        return None
+    return changed(g, weight_bits=g["expert_weight_bits"])
 
 
 def window_ignored(g):
@@ -211,9 +233,14 @@ def usable_skipped(g, s):
 
 def _weights_values(g, s) -> dict:
     """The parameters and bits the weights are sized from: the ladder has the parameters among its inputs,
-    the weights family as an earlier step."""
+    the weights family as an earlier step (a mixture of experts' routed experts at their own width)."""
     return {"total_params": s["total_params"] if "total_params" in s else g["total_params"],
-            "weight_bits": g["weight_bits"]}
+            "weight_bits": g["weight_bits"], "routed_expert_params": g.get("routed_expert_params", 0),
+            "expert_weight_bits": g.get("expert_weight_bits", g["weight_bits"])}
+
+
+def _weights_gib(values: dict) -> float:
+    return F.weights_form(values["routed_expert_params"] > 0, gib=True)(values)
 
 
 def weights_nominal_4bit_gib(g, s):
@@ -225,7 +252,7 @@ def weights_nominal_4bit_gib(g, s):
 
 def weights_gib_in_bits(g, s):
     """The weights in Gib (bits) for GiB."""
-    return F.WEIGHTS_GIB(_weights_values(g, s)) * 8
+    return _weights_gib(_weights_values(g, s)) * 8
 
 
 def _tied_delta(g) -> float:
@@ -329,7 +356,7 @@ def weight_bytes_nominal(g, s):
 
 def weight_bytes_bits(g, s):
     """The weight bytes counted in bits."""
-    return s["total_params"] * g["weight_bits"]
+    return _weights_gib({**_weights_values(g, s), "total_params": s["total_params"]}) * 2**30 * 8
 
 
 def weight_bytes_tied(g, s):

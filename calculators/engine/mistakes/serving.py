@@ -13,7 +13,7 @@ from ..formulas import serving as S
 from ..formulas.fleet import largest_batch_number as largest_batch
 from ..procedures.compute import flops_per_sequence
 from ..procedures.disagg import KV_TRANSFER_BYTES, KV_TRANSFER_MS
-from ..procedures.moe import ACTIVE_BYTES_PER_TOKEN, FLOPS_PER_TOKEN
+from ..procedures.moe import ACTIVE_BYTES_PER_TOKEN, ACTIVE_BYTES_PER_TOKEN_MOE, FLOPS_PER_TOKEN
 from ..procedures.pareto import power_of_two_at_most
 from ..procedures.preempt import SWAP_MS_PER_TOKEN
 from ..procedures.prefill import LINEAR_FLOPS, delivered, time_ms
@@ -385,12 +385,19 @@ def tokens_one_stream(g, s):
 # --- mixtures of experts ---
 
 def bytes_all_experts(g, s):
-    """Bytes per token from the total parameters."""
+    """Bytes per token from the total parameters (every routed expert at its own width)."""
+    if g.get("routed_expert_params"):
+        return ACTIVE_BYTES_PER_TOKEN_MOE({"active_params": s["total_params"],
+                                           "active_expert_params": g["routed_expert_params"],
+                                           "weight_bits": g["weight_bits"],
+                                           "expert_weight_bits": g["expert_weight_bits"]})
     return ACTIVE_BYTES_PER_TOKEN({"active_params": s["total_params"], "weight_bits": g["weight_bits"]})
 
 
 def bytes_in_bits(g, s):
     """Bytes per token counted in bits."""
+    if g.get("active_expert_params"):
+        return ACTIVE_BYTES_PER_TOKEN_MOE({**g, "active_params": s["active_params"]}) * 8
     return s["active_params"] * g["weight_bits"]
 
 

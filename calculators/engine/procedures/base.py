@@ -488,6 +488,50 @@ def weights_phrase(inputs: dict) -> str:
     return f"{dtype} weights"
 
 
+def widths_given(cfg, inputs: dict) -> dict[str, float]:
+    """The widths a family's steps read for ``inputs``' ``weights_dtype``/``weights_bits`` on ``cfg``
+    (:func:`~..catalog.weight_widths`): ``weight_bits``, ``expert_weight_bits`` and the format's nominal width
+    ``weights_dtype_bits_nominal`` (the ``nominal-4bit`` misconception's). :class:`InputError` if unknown."""
+    from ..catalog import NOMINAL_BITS, weight_widths
+
+    dtype = inputs.get("weights_dtype", "bf16")
+    widths = weight_widths(cfg, dtype, inputs.get("weights_bits"))
+    return {"weight_bits": widths.weight_bits, "expert_weight_bits": widths.expert_weight_bits,
+            "weights_dtype_bits_nominal": NOMINAL_BITS[dtype]}
+
+
+def widths_phrase(inputs: dict, catalog: Catalog) -> str:
+    """"fp8 weights", "int4 weights (charged 4.5 bits each)", or for a checkpoint that keeps only its routed
+    experts in the format "mxfp4 routed experts beside bf16 attention, router, embeddings and head":
+    how a drawn problem states the weights' widths (:func:`~..catalog.weight_widths`)."""
+    from ..catalog import NOMINAL_BITS, weight_bits, weight_widths
+
+    dtype = inputs.get("weights_dtype", "bf16")
+    model = catalog.models.get(inputs.get("model") or "")
+    bits = inputs.get("weights_bits")
+    if model is not None and weight_widths(model.config, dtype, bits).mixed:
+        return f"{dtype} routed experts beside bf16 attention, router, embeddings and head"
+    width = weight_bits(dtype, bits)
+    return f"{dtype} weights" + (f" (charged {width:g} bits each)" if width != NOMINAL_BITS[dtype] else "")
+
+
+def widths_notes(cfg, inputs: dict) -> list[str]:
+    """The sentence saying which width each weight is charged when the checkpoint keeps only its routed experts
+    in the format (gpt-oss's MXFP4 experts, everything else bf16); ``[]`` for one width (a family states a
+    widened format's width in its own words)."""
+    from ..catalog import UNCONVERTED_BITS, weight_widths
+
+    dtype = inputs.get("weights_dtype", "bf16")
+    widths = weight_widths(cfg, dtype, inputs.get("weights_bits"))
+    if not widths.mixed:
+        return []
+    return [f"The checkpoint stores only the routed experts' weight matrices in {dtype} "
+            f"({widths.expert_matrix_bits:g} bits each, block scales included); attention, the router, the "
+            f"embeddings, the head and the experts' biases stay bf16 ({UNCONVERTED_BITS:g} bits), so a "
+            f"routed-expert parameter is charged {widths.expert_weight_bits:.4g} bits on average and every "
+            f"other parameter {widths.weight_bits:g}."]
+
+
 def draw_weights_dtype(rng: random.Random, catalog: Catalog, gpu_id: str) -> str:
     """A weight precision for a problem on this card (int8 where the card has no fp8)."""
     weights = rng.choice(WEIGHT_DTYPES_DRAWN)

@@ -22,9 +22,10 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..catalog import Catalog, Gpu, weight_bits
+from ..catalog import Catalog, Gpu
 from ..errors import InputError
 from ..formulas import serving as S
+from ..formulas.memory import weight_bytes
 from ..hf_config import ModelConfig, mlp_params, param_breakdown
 from ..step_model import (
     ACTIVATION_BYTES,
@@ -34,7 +35,7 @@ from ..step_model import (
     kv_bytes_per_token,
     link_gb_s,
 )
-from .base import StepSpec, computing_gpus
+from .base import StepSpec, computing_gpus, widths_given
 from .inputs import InputSpec
 from .kv import kv_given
 
@@ -100,18 +101,19 @@ def compute_peak_note(gpu: Gpu, precision: str, dense: float, sparse: float, gpu
     return text + "."
 
 
-def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, bits: float) -> int | None:
+def smallest_fitting_degree(catalog: Catalog, model_id: str, gpu_id: str, dtype: str) -> int | None:
     """The smallest tensor-parallel degree of :data:`TP_DEGREES` that obeys the degree rule and
-    whose cards hold the model's weights in :data:`FIT_FRACTION` of their memory, or ``None``."""
+    whose cards hold the model's ``dtype`` weights (:func:`~..formulas.memory.weight_bytes`) in
+    :data:`FIT_FRACTION` of their memory, or ``None``."""
     cfg = catalog.model(model_id).config
-    total, _ = params_used(cfg)
+    weights = weight_bytes(cfg, dtype)
     card = catalog.gpu(gpu_id).memory_bytes
     for degree in TP_DEGREES:
         try:
             check_degree(cfg, degree)  # only degrees the heads accept (docs/architecture.md §12)
         except InputError:
             continue
-        if total * bits / 8 <= FIT_FRACTION * degree * card:
+        if weights <= FIT_FRACTION * degree * card:
             return degree
     return None
 
@@ -146,7 +148,7 @@ def draw_served_model(rng: random.Random, catalog: Catalog, dtypes=("bf16", "bf1
             dtype = "bf16"
         if dtype in ("bf16", "int4") and not card.dense_tflops.get("bf16"):  # a card quoted only at fp8/fp4
             dtype = opening_precisions(card)["weights_dtype"]
-        degree = smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype))
+        degree = smallest_fitting_degree(catalog, model, gpu, dtype)
         if degree is None:
             continue
         drawn = {"model": model, "gpu": gpu, "gpus": degree, "weights_dtype": dtype}
@@ -203,7 +205,7 @@ def step_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> dict[str, 
         "kv_bytes_per_token": kv_bytes_per_token(cfg, inputs["kv_dtype"]),
         "batch": batch,
         "context": inputs["context"],
-        "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
+        **widths_given(cfg, inputs),
         "params_read": counts.active,
         "active_params": counts.active,
         "always_read_params": counts.total - moe_layers * cfg.num_experts * expert,

@@ -26,11 +26,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..catalog import NOMINAL_BITS, Catalog, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import product, ratio
 from ..formulas import serving as S
+from ..formulas.memory import weight_bytes
 from ..hf_config import ModelConfig
 from .base import (
     DEGREE_RULE,
@@ -46,6 +47,8 @@ from .base import (
     evaluate_steps,
     format_number,
     gpu_supports,
+    widths_notes,
+    widths_phrase,
 )
 from .compute import (
     BATCH,
@@ -244,11 +247,14 @@ def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: 
     batch, context, bits = inputs["batch"], inputs["cached_tokens"], given["weight_bits"]
     total_params, active = params_used(cfg)
     sequences = "one sequence" if batch == 1 else f"{batch:,} sequences"
+    mixed = bits != given["expert_weight_bits"]
     read = v["weight_bytes_per_step"] * 8 / bits
     cache = (f"the KV cache of {sequences} at {context:,} tokens each" if context
              else "the KV cache, empty at a context of 0")
+    weights_read = (f"{format_number(v['weight_bytes_per_step'], 'B')}: the routed experts at their own width, the "
+                    f"rest at {bits:g} bits" if mixed else f"{read:,.0f} parameters at {bits:g} bits")
     notes = [f"Each step produces one token for {'each of ' if batch > 1 else ''}{sequences}: "
-             f"it reads the weights once ({read:,.0f} parameters at {bits:g} bits) plus {cache}; "
+             f"it reads the weights once ({weights_read}) plus {cache}; "
              f"activations and the new tokens' own K and V are left out."]
     notes.append(
         f"The ceiling is a bound, not a forecast: real kernels reach about {inputs['efficiency_low'] * 100:g}–"
@@ -272,7 +278,7 @@ def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: 
         notes.append(f"Each K/V head is kept {v['kv_replication']:g} times across the {inputs['gpus']} cards, and "
                      f"every copy is read: the cache read is {v['kv_replication']:g} × one copy's.")
     notes += _measured_notes(inputs["measured_tok_s"], v)
-    weights_bytes = total_params * bits / 8
+    weights_bytes = weight_bytes(cfg, inputs["weights_dtype"], inputs["weights_bits"])
     cards_bytes = inputs["gpus"] * gpu.memory_bytes
     needed = weights_bytes + v["kv_bytes_per_step"]
     if needed > cards_bytes:
@@ -284,7 +290,8 @@ def decode_notes(cfg: ModelConfig, gpu, inputs: dict[str, Any], given: dict, v: 
         notes += moe_note(cfg, total_params, active,
                           f"a batch of {batch:,} touches {given['experts_touched']:.2f} of the {cfg.num_experts} "
                           f"routed experts per layer (E × (1 − (1 − k/E)^B)), and the step reads those.")
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+    notes += widths_notes(cfg, inputs)
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]] and not mixed:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each (block scales included), "
                      f"not the nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
     return notes
@@ -349,9 +356,7 @@ def generate_decode(rng: random.Random, catalog: Catalog, fixed: dict | None = N
 
 def describe_decode(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem as an interviewer would put it."""
-    dtype = inputs.get("weights_dtype", "bf16")
-    bits = weight_bits(dtype, inputs.get("weights_bits"))
-    weights = f"{dtype} weights" + (f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[dtype] else "")
+    weights = widths_phrase(inputs, catalog)
     context = with_aliases(INPUTS, inputs).get("cached_tokens", 0)  # a stored problem may say context
     cache = (f"{context:,} tokens already sit in its {inputs.get('kv_dtype', 'bf16')} KV cache" if context
              else "its KV cache is still empty")

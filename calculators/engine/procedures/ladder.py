@@ -24,9 +24,8 @@ from typing import Any
 
 import sympy
 
-from ..catalog import NOMINAL_BITS, Catalog, article, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, article
 from ..formulas import memory as F
-from ..hf_config import param_breakdown
 from ..step_model import check_stages, kv_replication
 from .base import (
     DEGREE_RULE,
@@ -45,6 +44,8 @@ from .base import (
     format_number,
     gpu_supports,
     weights_phrase,
+    widths_given,
+    widths_notes,
 )
 from .inputs import (
     AVG_TOKENS,
@@ -94,13 +95,14 @@ TP_DEGREES = (1, 2, 4, 8)
 
 
 def ladder_specs(cfg) -> list[StepSpec]:
-    """The eight steps for a model (the KV and paged formulas depend on its attention)."""
+    """The eight steps for a model (the KV and paged formulas depend on its attention, the weights' on its
+    routed experts)."""
     paged = F.USERS_PAGED_WINDOWED if cfg.window_layers else F.USERS_PAGED
     return [
         # Tight: the marketed 80 (0.44 % off an H100's 79.65 GiB) is a misconception, not rounding.
         StepSpec(F.CARD_GIB, tolerance=0.001),
         StepSpec(F.USABLE_GIB, {"card_gib": "card_gib"}, label="Usable memory (× utilisation)"),
-        StepSpec(F.WEIGHTS_GIB),
+        StepSpec(F.weights_form(cfg.is_moe, gib=True)),
         StepSpec(F.KV_BUDGET_GIB,
                  {"usable_gib": "usable_gib", "weights_gib": "weights_gib"},
                  label="KV cache budget (after the activation reserve)"),
@@ -149,23 +151,22 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     check_stages(cfg, inputs["pp"])
     cards = inputs["gpus"] * inputs["pp"]
     gpu = catalog.gpu(inputs["gpu"])
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
     given = {
         **params_given(cfg),
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
-        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        **F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"]),
+        **widths_given(cfg, inputs),
         "gpus": cards,
         "card_mib": gpu.memory_mib,
         "card_marketed_gb": gpu.marketed_gb,
         "utilization": inputs["utilization"],
-        "total_params": param_breakdown(cfg).total,
-        "weight_bits": bits,
         "reserve_gib": inputs["reserve_gib"],
         "context": inputs["context"],
         # No conversation outlives the context limit, so paged never counts fewer users than worst case.
         "avg_tokens": min(inputs["avg_tokens"], inputs["context"]),
         "block_size": inputs["block_size"],
     }
+    bits = given["weight_bits"]
     specs = ladder_specs(cfg)
 
     def finish(result: Result) -> None:
@@ -182,7 +183,8 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
                          f"limit; no conversation can outgrow the limit, so the paged count uses "
                          f"{inputs['context']:,} tokens.")
         notes += window_note(cfg, inputs["context"])
-        if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes += widths_notes(cfg, inputs)
+        if bits != NOMINAL_BITS[inputs["weights_dtype"]] and bits == given["expert_weight_bits"]:
             notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                          f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
         notes += kv_notes(cfg) + replication_notes(cfg, inputs["gpus"]) + list(cfg.notes)

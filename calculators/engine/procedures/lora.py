@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import NOMINAL_BITS, Catalog, Gpu, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu
 from ..errors import InputError
 from ..formulas.lora import (
     ADAPTER_GIB,
@@ -40,8 +40,10 @@ from ..formulas.lora import (
     PRESETS,
     SPARE_FROM_BUDGET,
     SPARE_FROM_LADDER,
+    SPARE_FROM_LADDER_MOE,
 )
-from ..hf_config import ModelConfig, param_breakdown
+from ..formulas.memory import weights_given
+from ..hf_config import ModelConfig
 from ..units import GIB
 from .base import Family, Plan, Result, StepSpec, evaluate, format_number, gpu_supports
 from .inputs import (
@@ -83,15 +85,16 @@ STEP_KEYS = ("params_per_layer", "adapter_params", "adapter_gib", "spare_gib", "
 # --- the procedure -----------------------------------------------------------------------------
 
 
-def lora_specs(preset: str, by_budget: bool) -> list[StepSpec]:
-    """The five steps for a target preset and a source of spare memory."""
+def lora_specs(preset: str, by_budget: bool, moe: bool = False) -> list[StepSpec]:
+    """The five steps for a target preset and a source of spare memory (a mixture of experts' base weights
+    carry their routed experts as a term of their own)."""
     return [
         StepSpec(PARAMS_PER_LAYER[preset], tolerance=0.001),
         StepSpec(ADAPTER_PARAMS,
                  {"params_per_layer": "params_per_layer"}, tolerance=0.001,
                  label="Adapter parameters (every layer)"),
         StepSpec(ADAPTER_GIB, {"adapter_params": "adapter_params"}),
-        StepSpec(SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER),
+        StepSpec(SPARE_FROM_BUDGET if by_budget else SPARE_FROM_LADDER_MOE if moe else SPARE_FROM_LADDER),
         StepSpec(ADAPTERS_FIT,
                  {"spare_gib": "spare_gib", "adapter_gib": "adapter_gib"}, rounding="floor"),
     ]
@@ -151,8 +154,7 @@ def _lora_given(inputs: dict[str, Any], cfg: ModelConfig, shapes: dict[str, floa
         "gpus": inputs["gpus"],
         "card_mib": gpu.memory_mib if gpu else 0.0,
         "utilization": inputs["utilization"],
-        "total_params": param_breakdown(cfg).total,
-        "weight_bits": weight_bits(inputs["weights_dtype"]),
+        **weights_given(cfg, inputs["weights_dtype"]),
         "reserve_gib": inputs["reserve_gib"],
         "budget_share": inputs["budget_share"],
     }
@@ -226,7 +228,7 @@ def plan_lora(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     # With a stated budget the card plays no part (a stored problem may not carry one).
     gpu = None if by_budget else catalog.gpu(inputs["gpu"])
     given = _lora_given(inputs, cfg, shapes, gpu)
-    specs = lora_specs(preset, by_budget)
+    specs = lora_specs(preset, by_budget, cfg.is_moe)
 
     def finish(result: Result) -> None:
         values = result.values

@@ -35,16 +35,26 @@ from typing import Any
 
 from sympy import Min, floor
 
-from ..catalog import NOMINAL_BITS, Catalog, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog
 from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE
-from ..hf_config import ModelConfig, param_breakdown
+from ..hf_config import ModelConfig, mlp_params
 from ..quantities import default
 from ..step_model import ACTIVATION_BYTES, COMPUTE_PRECISION, compute_precision
-from .base import WEIGHT_DTYPES_DRAWN, Family, Plan, Result, StepSpec, computing_gpus, format_number
+from .base import (
+    WEIGHT_DTYPES_DRAWN,
+    Family,
+    Plan,
+    Result,
+    StepSpec,
+    computing_gpus,
+    format_number,
+    widths_given,
+    widths_notes,
+)
 from .inputs import (
     GPU,
     KV_DTYPE,
@@ -84,8 +94,9 @@ ALL_TO_ALL_BYTES = Formula(
 )
 EXPERT_INTENSITY = Formula(
     "expert_flop_per_byte",
-    (Var("tokens_per_expert", "1", "tokens per expert"), Var("weight_bits", "bit", "bits per weight")),
-    lambda s: ratio(product(2, s["tokens_per_expert"]), s["weight_bits"]),
+    (Var("tokens_per_expert", "1", "tokens per expert"),
+     Var("expert_weight_bits", "bit", "bits per routed-expert parameter")),
+    lambda s: ratio(product(2, s["tokens_per_expert"]), s["expert_weight_bits"]),
     label="Arithmetic intensity of an expert's matmul",
 )
 EP_RIDGE = RIDGE  # the roofline's ridge point, one formula (quantities.py)
@@ -108,6 +119,14 @@ EP_SPECS = [
              rounding="floor",
              label="EP efficient: the expert matmuls reach the ridge (1) or not (0)"),
 ]
+
+
+def active_expert_params(cfg: ModelConfig) -> int:
+    """Routed-expert parameters one token uses: MoE layers × experts per token × one expert (0 for a dense
+    model)."""
+    if not cfg.is_moe:
+        return 0
+    return (cfg.layers - cfg.dense_layers) * cfg.experts_per_token * mlp_params(cfg, cfg.moe_intermediate_size)
 
 
 def ep_given(cfg: ModelConfig, batch: int, ep_degree: int, peak_tflops: float, bandwidth: float) -> dict:
@@ -147,10 +166,12 @@ EP_WEIGHTS_PER_GPU_GIB = Formula(
     "ep_weights_per_gpu_gib",
     (Var("total_params", "1", "parameters"), Var("mlp_layers", "1", "MoE layers"), _E,
      Var("expert_params", "1", "parameters of one routed expert"), Var("ep_degree", "GPUs", "expert-parallel cards"),
-     Var("weight_bits", "bit", "bits per parameter")),
-    lambda s: product(total(s["total_params"], -product(s["mlp_layers"], s["experts"], s["expert_params"]),
-                            ratio(product(s["mlp_layers"], s["experts"], s["expert_params"]), s["ep_degree"])),
-                      s["weight_bits"]),
+     Var("weight_bits", "bit", "bits per parameter outside the routed experts"),
+     Var("expert_weight_bits", "bit", "bits per routed-expert parameter")),
+    lambda s: total(product(total(s["total_params"], -product(s["mlp_layers"], s["experts"], s["expert_params"])),
+                            s["weight_bits"]),
+                    product(ratio(product(s["mlp_layers"], s["experts"], s["expert_params"]), s["ep_degree"]),
+                            s["expert_weight_bits"])),
     label="Weights per card: every shared weight + the routed experts ÷ EP",
 )
 LAYOUT_FORMULAS = (EP_WEIGHTS_PER_GPU_GIB,)
@@ -187,6 +208,18 @@ ACTIVE_BYTES_PER_TOKEN = Formula(
     label="Weight bytes read per token at batch 1",
 )
 
+# A mixture of experts: the routed experts a token uses, at their own width, and every other parameter it uses.
+ACTIVE_BYTES_PER_TOKEN_MOE = Formula(
+    "active_bytes_per_token",
+    (Var("active_params", "1", "parameters used per token"),
+     Var("active_expert_params", "1", "routed-expert parameters a token uses (MoE layers × top-k × one expert)"),
+     Var("weight_bits", "bit", "bits per parameter outside the routed experts"),
+     Var("expert_weight_bits", "bit", "bits per routed-expert parameter")),
+    lambda s: total(product(s["active_params"] - s["active_expert_params"], s["weight_bits"]),
+                    product(s["active_expert_params"], s["expert_weight_bits"])),
+    label="Weight bytes read per token at batch 1 (routed experts at their own width)",
+)
+
 FLOPS_PER_TOKEN = Formula(
     "flops_per_token",
     (Var("active_params", "1", "parameters used per token"),),
@@ -200,24 +233,33 @@ SAVING_RATIO = Formula(
     label="Operations saved per token",
 )
 
-ALL_FORMULAS = (ACTIVE_BYTES_PER_TOKEN, FLOPS_PER_TOKEN, SAVING_RATIO)
+ALL_FORMULAS = (ACTIVE_BYTES_PER_TOKEN, ACTIVE_BYTES_PER_TOKEN_MOE, FLOPS_PER_TOKEN, SAVING_RATIO)
 
-SPECS = [
-    TOTAL_PARAMS_STEP,
-    StepSpec(F.ACTIVE_PARAMS,
-             from_steps={"total_params": "total_params"}, tolerance=0.001),
-    StepSpec(F.WEIGHTS_GIB,
-             from_steps={"total_params": "total_params"},
-             label="Weights resident (every expert)"),
-    StepSpec(ACTIVE_BYTES_PER_TOKEN,
-             from_steps={"active_params": "active_params"},
-             label="Weight bytes read per token (batch 1)"),
-    StepSpec(FLOPS_PER_TOKEN,
-             from_steps={"active_params": "active_params"},
-             label="Operations per token (2 × active)"),
-    StepSpec(SAVING_RATIO,
-             from_steps={"total_params": "total_params", "active_params": "active_params"}),
-]
+
+def moe_specs(moe: bool) -> list[StepSpec]:
+    """The six steps; a mixture of experts' weights and bytes read carry their routed experts as a term of
+    their own (at ``expert_weight_bits``), a dense model's one width."""
+    weights = F.WEIGHTS_GIB_MIXED if moe else F.WEIGHTS_GIB
+    return [
+        TOTAL_PARAMS_STEP,
+        StepSpec(F.ACTIVE_PARAMS,
+                 from_steps={"total_params": "total_params"}, tolerance=0.001),
+        StepSpec(weights,
+                 from_steps={"total_params": "total_params"},
+                 label="Weights resident (every expert)"),
+        StepSpec(ACTIVE_BYTES_PER_TOKEN_MOE if moe else ACTIVE_BYTES_PER_TOKEN,
+                 from_steps={"active_params": "active_params"},
+                 label="Weight bytes read per token (batch 1)"),
+        StepSpec(FLOPS_PER_TOKEN,
+                 from_steps={"active_params": "active_params"},
+                 label="Operations per token (2 × active)"),
+        StepSpec(SAVING_RATIO,
+                 from_steps={"total_params": "total_params", "active_params": "active_params"}),
+    ]
+
+
+SPECS = moe_specs(False)
+MOE_SPECS = moe_specs(True)
 
 # --- the procedure -----------------------------------------------------------------------------
 
@@ -232,17 +274,16 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(INPUTS, raw, catalog)
     cfg, model_name = resolve_model(inputs, catalog)
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
-    breakdown = param_breakdown(cfg)
-    given = {**params_given(cfg), "total_params": breakdown.total, "weight_bits": bits,
-             "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
-    specs = SPECS
+    given = {**params_given(cfg), **F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"]),
+             **widths_given(cfg, inputs), "active_expert_params": active_expert_params(cfg)}
+    bits = given["weight_bits"]
+    specs = MOE_SPECS if cfg.is_moe else SPECS
     # A stored problem made before the EP steps carries no card in its catalog snapshot: it keeps its
     # six steps. A card with no sourced compute figure refuses the EP steps rather than guess.
     gpu = catalog.gpus.get(inputs["gpu"])
     if cfg.is_moe and gpu is not None:
         peak, bandwidth = float(gpu.dense_tflops[compute_precision(inputs["weights_dtype"], gpu)]), gpu.bandwidth_gb_s
-        specs = SPECS + EP_SPECS
+        specs = specs + EP_SPECS
     else:  # no EP steps; the numbers are kept so every model reads the same inputs
         dense = gpu.dense_tflops if gpu else {}
         peak = float(dense.get(COMPUTE_PRECISION.get(inputs["weights_dtype"], "bf16")) or dense.get("bf16") or 0.0)
@@ -287,7 +328,8 @@ def plan_moe(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         notes.append("Active parameters count the whole embedding table, as the reference stack's decode ceiling "
                      "and prefill FLOPs do; a lookup reads one row of it, and DeepSeek's published active counts "
                      "leave it out.")
-        if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+        notes += widths_notes(cfg, inputs)
+        if bits != NOMINAL_BITS[inputs["weights_dtype"]] and bits == given["expert_weight_bits"]:
             notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                          f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
         notes += params_notes(cfg)[:1] + list(cfg.notes)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import NOMINAL_BITS, Catalog, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog
 from ..formulas import memory as F
 from ..hf_config import ModelConfig, attention_params_per_layer, indexer_params_per_layer, mlp_params, param_breakdown
-from .base import Family, Plan, StepSpec, draw_model, weights_phrase
+from .base import Family, Plan, StepSpec, draw_model, weights_phrase, widths_given, widths_notes
 from .inputs import MODEL, WEIGHTS_BITS, WEIGHTS_DTYPE, InputSpec, catalog_or_default, clean_inputs, resolve_model
 
 # The rates a cold start reads its weights at, each a public measurement (GB/s, its source), declared only here.
@@ -120,24 +120,24 @@ def plan_weights(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     catalog = catalog_or_default(catalog)
     inputs = clean_inputs(WEIGHTS_INPUTS, raw, catalog)
     cfg, _ = resolve_model(inputs, catalog)
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
-    given = {**params_given(cfg), "weight_bits": bits,
-             "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]]}
+    weights = F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"])
+    given = {**params_given(cfg), **widths_given(cfg, inputs), "routed_expert_params": weights["routed_expert_params"]}
+    bits = given["weight_bits"]
     specs = [
         TOTAL_PARAMS_STEP,
-        StepSpec(F.WEIGHT_BYTES,
+        StepSpec(F.weights_form(cfg.is_moe),
                  from_steps={"total_params": "total_params"}),
         StepSpec(F.WEIGHT_GIB, from_steps={"weight_bytes": "weight_bytes"}, label="Weight memory in GiB"),
     ]
     extra: dict[str, Any] = {}
-    notes = params_notes(cfg)
+    notes = params_notes(cfg) + widths_notes(cfg, inputs)
     if inputs["load_path"] in LOAD_PATHS:
         rate, source = LOAD_PATHS[inputs["load_path"]]
         given["load_gb_s"] = extra["load_gb_s"] = rate
         specs.append(StepSpec(F.WEIGHTS_LOAD_S, from_steps={"weight_bytes": "weight_bytes"},
                               label="Weight loading at a cold start (bytes ÷ the loader's rate)"))
         notes.append(f"Loaded at {rate:g} GB/s: {source}. It holds only if the storage keeps up.")
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]] and bits == given["expert_weight_bits"]:
         notes.append(f"{inputs['weights_dtype']} is charged {bits:g} bits per weight, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}: block scales and higher-precision tensors "
                      f"add to the file.")

@@ -227,10 +227,11 @@ WEIGHT_BYTES_AT_BATCH_MOE = Formula(
      Var("experts_per_token", "1", "routed experts per token (top-k)"),
      Var("batch", "users", "sequences in the step"),
      Var("expert_params", "1", "parameters of one routed expert"),
-     Var("weight_bits", "bit", "bits per weight")),
-    lambda s: product(total(s["always_read_params"], product(
+     Var("weight_bits", "bit", "bits per weight outside the routed experts"),
+     Var("expert_weight_bits", "bit", "bits per routed-expert parameter")),
+    lambda s: total(product(s["always_read_params"], s["weight_bits"]), product(
         s["moe_layers"], s["experts"], 1 - (1 - ratio(s["experts_per_token"], s["experts"])) ** s["batch"],
-        s["expert_params"])), s["weight_bits"]),
+        s["expert_params"], s["expert_weight_bits"])),
     label="Weights read per step (the experts the batch touches)",
 )
 

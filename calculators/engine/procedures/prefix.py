@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..catalog import Catalog, weight_bits
+from ..catalog import Catalog
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
@@ -209,9 +209,8 @@ def generate_prefix(rng: random.Random, catalog: Catalog) -> dict:
               "prefix_tokens": rng.choice([p for p in PREFIXES if p <= limit]),
               "hit_rate": rng.choice(HIT_RATES), "prefill_mfu": rng.choice(MFUS),
               "distinct_prefixes": rng.choice(DISTINCT)}
-    total_params, _ = params_used(catalog.model(drawn["model"]).config)
     free_gib = (drawn["gpus"] * catalog.gpu(drawn["gpu"]).memory_bytes
-                - total_params * weight_bits(drawn["weights_dtype"]) / 8) / 2**30
+                - F.weight_bytes(catalog.model(drawn["model"]).config, drawn["weights_dtype"])) / 2**30
     while (inputs["distinct_prefixes"] > 1 or inputs["prefix_tokens"] > PREFIXES[0]) and \
             evaluate(plan_prefix(inputs, catalog)).values["pinned_gib"] > PINNED_SHARE * free_gib:
         if inputs["distinct_prefixes"] > 1:

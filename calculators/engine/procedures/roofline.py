@@ -25,14 +25,25 @@ from typing import Any
 
 from sympy import Max, Min, floor
 
-from ..catalog import NOMINAL_BITS, Catalog, Gpu, article, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu, article
 from ..formula import Formula, Var
+from ..formulas import memory as F
 from ..formulas import product, ratio, total
 from ..formulas.serving import RIDGE as SERVING_RIDGE
 from ..formulas.serving import flops_per_sequence
 from ..hf_config import ModelConfig
 from ..step_model import attention_head_dim, kv_bytes_per_token
-from .base import Family, Plan, Result, StepSpec, computing_gpus, format_number
+from .base import (
+    Family,
+    Plan,
+    Result,
+    StepSpec,
+    computing_gpus,
+    format_number,
+    widths_given,
+    widths_notes,
+    widths_phrase,
+)
 from .compute import (
     MAX_DRAWS,
     PRECISION,
@@ -84,16 +95,37 @@ def _cache_bytes(s):
     return ratio(product(s["kv_bytes_per_token"], _cached(s)), s["layers"])
 
 
-DECODE_INTENSITY = Formula(
-    "decode_flop_per_byte",
-    (Var("active_params", "1", "parameters a token multiplies through"),
-     Var("batch", "1", "sequences decoding together"),
-     Var("total_params", "1", "parameters read from memory"),
-     Var("weight_bits", "bit", "bits per weight"), *_CONTEXT_VARS),
-    lambda s: ratio(product(s["batch"], flops_per_sequence(s)),
-                    total(product(s["total_params"], s["weight_bits"]), product(s["batch"], _cache_bytes(s)))),
-    label="Arithmetic intensity of decode at the context",
-)
+_TOTAL = Var("total_params", "1", "parameters read from memory")
+_BITS = Var("weight_bits", "bit", "bits per weight")
+# A mixture of experts: its routed experts a term of their own, at their own width (gpt-oss's MXFP4 experts).
+_MOE_WEIGHT_VARS = (_TOTAL, Var("routed_expert_params", "1", "parameters of all routed experts"),
+                    Var("weight_bits", "bit", "bits per weight outside the routed experts"),
+                    Var("expert_weight_bits", "bit", "bits per routed-expert parameter"))
+
+
+def _weights_read(s, moe: bool):
+    """Weight bits read once: every parameter at one width, or a mixture of experts' two terms."""
+    if not moe:
+        return product(s["total_params"], s["weight_bits"])
+    return total(product(s["total_params"] - s["routed_expert_params"], s["weight_bits"]),
+                 product(s["routed_expert_params"], s["expert_weight_bits"]))
+
+
+def _decode_intensity(moe: bool) -> Formula:
+    return Formula(
+        "decode_flop_per_byte",
+        (Var("active_params", "1", "parameters a token multiplies through"),
+         Var("batch", "1", "sequences decoding together"),
+         *(_MOE_WEIGHT_VARS if moe else (_TOTAL, _BITS)), *_CONTEXT_VARS),
+        lambda s: ratio(product(s["batch"], flops_per_sequence(s)),
+                        total(_weights_read(s, moe), product(s["batch"], _cache_bytes(s)))),
+        label="Arithmetic intensity of decode at the context" + (" (routed experts at their own width)" if moe
+                                                                  else ""),
+    )
+
+
+DECODE_INTENSITY = _decode_intensity(False)
+DECODE_INTENSITY_MOE = _decode_intensity(True)
 
 # 1 when one sequence's FLOPs per byte of its own cache reach the ridge (a large enough batch gets
 # there), else 0: ⌊2 − ridge × cache bytes ÷ FLOPs⌋ clipped to [0, 1] is 1 exactly when
@@ -151,15 +183,18 @@ def reach_notes(given: dict, v: dict, fmt) -> list[str]:
 
 RIDGE = SERVING_RIDGE  # one formula, shared with moe (quantities.py)
 
-PREFILL_INTENSITY = Formula(
-    "prefill_flop_per_byte",
-    (Var("active_params", "1", "parameters a token multiplies through"),
-     Var("prompt_tokens", "tok", "prompt length"),
-     Var("total_params", "1", "parameters read from memory"),
-     Var("weight_bits", "bit", "bits per weight")),
-    lambda s: ratio(product(2, s["active_params"], s["prompt_tokens"]),
-                    product(s["total_params"], s["weight_bits"])),
-)
+def _prefill_intensity(moe: bool) -> Formula:
+    return Formula(
+        "prefill_flop_per_byte",
+        (Var("active_params", "1", "parameters a token multiplies through"),
+         Var("prompt_tokens", "tok", "prompt length"), *(_MOE_WEIGHT_VARS if moe else (_TOTAL, _BITS))),
+        lambda s: ratio(product(2, s["active_params"], s["prompt_tokens"]), _weights_read(s, moe)),
+        label="Arithmetic intensity of prefill" + (" (routed experts at their own width)" if moe else ""),
+    )
+
+
+PREFILL_INTENSITY = _prefill_intensity(False)
+PREFILL_INTENSITY_MOE = _prefill_intensity(True)
 
 
 def _verdict(key: str, label: str, intensity: str) -> Formula:
@@ -175,40 +210,52 @@ def _verdict(key: str, label: str, intensity: str) -> Formula:
 DECODE_BOUND = _verdict("decode_bound", "Decode compute-bound (1) or memory-bound (0)", "decode_flop_per_byte")
 PREFILL_BOUND = _verdict("prefill_bound", "Prefill compute-bound (1) or memory-bound (0)", "prefill_flop_per_byte")
 
-BATCH_AT_RIDGE = Formula(
-    "batch_at_ridge",
-    (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"),
-     Var("total_params", "1", "parameters read from memory"),
-     Var("weight_bits", "bit", "bits per weight"),
-     Var("active_params", "1", "parameters a token multiplies through")),
-    lambda s: floor(ratio(product(s["ridge_flop_per_byte"], s["total_params"], s["weight_bits"]),
-                          product(2, s["active_params"]))),
-)
+def _batch_at_ridge(moe: bool) -> Formula:
+    return Formula(
+        "batch_at_ridge",
+        (Var("ridge_flop_per_byte", "FLOP/byte", "ridge point"), *(_MOE_WEIGHT_VARS if moe else (_TOTAL, _BITS)),
+         Var("active_params", "1", "parameters a token multiplies through")),
+        lambda s: floor(ratio(product(s["ridge_flop_per_byte"], _weights_read(s, moe)),
+                              product(2, s["active_params"]))),
+        label="Batch at the ridge" + (" (routed experts at their own width)" if moe else ""),
+    )
+
+
+BATCH_AT_RIDGE = _batch_at_ridge(False)
+BATCH_AT_RIDGE_MOE = _batch_at_ridge(True)
 
 ROOFLINE_FORMULAS = (RIDGE, DECODE_INTENSITY, PREFILL_INTENSITY, DECODE_BOUND, PREFILL_BOUND, BATCH_AT_RIDGE,
-                     RIDGE_REACHABLE)
+                     RIDGE_REACHABLE, DECODE_INTENSITY_MOE, PREFILL_INTENSITY_MOE, BATCH_AT_RIDGE_MOE)
 
 STEP_KEYS = ("ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
              "prefill_bound", "batch_at_ridge", "ridge_reachable")
 
-SPECS = [
-    StepSpec(RIDGE, label="Ridge point (dense peak ÷ bandwidth)"),
-    StepSpec(DECODE_INTENSITY, label="Arithmetic intensity of one decode step at the batch"),
-    StepSpec(PREFILL_INTENSITY, label="Arithmetic intensity of prefill at the prompt length"),
-    StepSpec(DECODE_BOUND,
-             {"decode_flop_per_byte": "decode_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
-             rounding="floor",
-             label="Decode verdict: compute-bound or memory-bound"),
-    StepSpec(PREFILL_BOUND,
-             {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
-             rounding="floor",
-             label="Prefill verdict: compute-bound or memory-bound"),
-    StepSpec(BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor",
-             label="Batch at the ridge, weights only (largest batch still memory-bound, rounded down)"),
-    StepSpec(RIDGE_REACHABLE,
-             {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor",
-             label="Does any batch reach the ridge at this context? (yes or no)"),
-]
+def roofline_specs(moe: bool) -> list[StepSpec]:
+    """The seven steps; a mixture of experts' weights read carry its routed experts as a term of their own."""
+    return [
+        StepSpec(RIDGE, label="Ridge point (dense peak ÷ bandwidth)"),
+        StepSpec(DECODE_INTENSITY_MOE if moe else DECODE_INTENSITY,
+                 label="Arithmetic intensity of one decode step at the batch"),
+        StepSpec(PREFILL_INTENSITY_MOE if moe else PREFILL_INTENSITY,
+                 label="Arithmetic intensity of prefill at the prompt length"),
+        StepSpec(DECODE_BOUND,
+                 {"decode_flop_per_byte": "decode_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
+                 rounding="floor",
+                 label="Decode verdict: compute-bound or memory-bound"),
+        StepSpec(PREFILL_BOUND,
+                 {"prefill_flop_per_byte": "prefill_flop_per_byte", "ridge_flop_per_byte": "ridge_flop_per_byte"},
+                 rounding="floor",
+                 label="Prefill verdict: compute-bound or memory-bound"),
+        StepSpec(BATCH_AT_RIDGE_MOE if moe else BATCH_AT_RIDGE, {"ridge_flop_per_byte": "ridge_flop_per_byte"},
+                 rounding="floor",
+                 label="Batch at the ridge, weights only (largest batch still memory-bound, rounded down)"),
+        StepSpec(RIDGE_REACHABLE,
+                 {"ridge_flop_per_byte": "ridge_flop_per_byte"}, rounding="floor",
+                 label="Does any batch reach the ridge at this context? (yes or no)"),
+    ]
+
+
+SPECS = roofline_specs(False)
 
 BATCH = InputSpec("batch", "int", 1, "sequences decoding together (decode batch)", minimum=1, maximum=1_000_000,
                   unit="users", label="Decode batch")
@@ -258,7 +305,8 @@ def _notes(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any], given: dict[str, 
     notes += moe_note(cfg, total, active,
                       "FLOPs count the used ones and bytes all of them, as a large batch touches every expert. "
                       "At small batches only the routed experts are read, so the true intensity there is higher.")
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+    notes += widths_notes(cfg, inputs)
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]] and bits == given["expert_weight_bits"]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each (block scales included), "
                      f"not the nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
     return notes
@@ -281,25 +329,23 @@ def plan_roofline(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
     dense, sparse = peak_tflops(gpu, inputs["precision"])
-    total, active = params_used(cfg)
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
+    _, active = params_used(cfg)
     given = {
         "peak_tflops": dense,
         "sparse_tflops": sparse,
         "bandwidth": gpu.bandwidth_gb_s,
         "active_params": active,
-        "total_params": total,
-        "weight_bits": bits,
+        **F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"]),
+        **widths_given(cfg, inputs),
         "batch": inputs["batch"],
         "prompt_tokens": inputs["prompt_tokens"],
-        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         **context_given(cfg, inputs["kv_dtype"], inputs["cached_tokens"]),
     }
 
     def finish(result: Result) -> None:
         result.notes = _notes(cfg, gpu, inputs, given, result.values) + list(cfg.notes)
 
-    return Plan("roofline", inputs, SPECS, given, [], {"model_name": model_name}, finish=finish)
+    return Plan("roofline", inputs, roofline_specs(cfg.is_moe), given, [], {"model_name": model_name}, finish=finish)
 
 
 # --- problems --------------------------------------------------------------------------------
@@ -326,7 +372,7 @@ def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
         if not catalog.gpu(gpu).dense_tflops.get(precision):
             precision, dtype = "bf16", "bf16"
         model = rng.choice(sorted(catalog.models))
-        if smallest_fitting_degree(catalog, model, gpu, weight_bits(dtype)) == 1:
+        if smallest_fitting_degree(catalog, model, gpu, dtype) == 1:
             break
     else:
         raise RuntimeError("the weights fit one card in none of the formats drawn, int4 included")
@@ -342,9 +388,7 @@ def generate_roofline(rng: random.Random, catalog: Catalog) -> dict:
 def describe_roofline(inputs: dict[str, Any], catalog: Catalog) -> str:
     """The problem as an interviewer would put it."""
     gpu = catalog.gpu(inputs["gpu"]).name
-    dtype = inputs.get("weights_dtype", "bf16")
-    bits = weight_bits(dtype, inputs.get("weights_bits"))
-    weights = f"{dtype} weights" + (f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[dtype] else "")
+    weights = widths_phrase(inputs, catalog)
     return (
         f"You serve {model_phrase(inputs)} with {weights} on one {gpu}, computing in {inputs['precision']}. "
         f"{datasheet_phrase(catalog.gpu(inputs['gpu']), inputs['precision'])} "

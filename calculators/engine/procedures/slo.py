@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import NOMINAL_BITS, Catalog, Gpu, weight_bits
+from ..catalog import NOMINAL_BITS, Catalog, Gpu
 from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas.fleet import (
@@ -67,6 +67,9 @@ from .base import (
     evaluate_steps,
     format_number,
     gpu_supports,
+    widths_given,
+    widths_notes,
+    widths_phrase,
 )
 from .compute import GIB, flops_per_sequence, step_given, weights_read_ms
 from .fleet import GPUS_PER_NODE, check_packing
@@ -123,7 +126,7 @@ def batch_limit_specs(cfg: ModelConfig, *, per_user_label: str, memory_label: st
     labels of the per-sequence cache and the memory limit are each family's own wording."""
     per_user = F.PER_USER_GIB_WINDOWED if cfg.window_layers else F.PER_USER_GIB
     return [
-        StepSpec(F.WEIGHTS_GIB),
+        StepSpec(F.weights_form(cfg.is_moe, gib=True)),
         StepSpec(REPLICA_KV_BUDGET_GIB, {"weights_gib": "weights_gib"},
                  label="KV cache budget (cards × utilisation − weights − reserves)"),
         replication_spec(cfg),
@@ -204,10 +207,9 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
     given: dict[str, Any] = {
         **params_given(cfg),
         **kv_given(cfg, inputs["kv_dtype"], inputs["gpus"]),
-        "total_params": breakdown.total,
+        **F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"]),
+        **widths_given(cfg, inputs),
         "active_params": breakdown.active,
-        "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"]),
-        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
         "gpus": inputs["gpus"],
         "card_mib": gpu.memory_mib,
         "card_marketed_gb": gpu.marketed_gb,
@@ -230,7 +232,6 @@ def slo_given(cfg: ModelConfig, gpu: Gpu, inputs: dict[str, Any]) -> tuple[dict[
                 "activation_bytes", "link_gb_s", "allreduce_latency_us", "nvlink_domain_gpus",
                 "nvlink_gb_s_per_direction", "pcie_gb_s_per_direction", "scale_out_gb_s"):
         given[key] = step[key]
-    given["routed_expert_params"] = step["moe_layers"] * step["experts"] * step["expert_params"]
     if inputs["gpus"] > 1 and not given["link_gb_s"]:
         raise InputError(NO_LINK.format(gpus=inputs["gpus"], gpu=gpu.name, domain=gpu.nvlink_domain_gpus), field="gpus")
     return given, precision, precision_note
@@ -326,7 +327,9 @@ def _model_notes(cfg: ModelConfig, inputs: dict[str, Any], given: dict[str, floa
             f"token computes with its {given['active_params']:,} active parameters.")
     if precision_note:
         notes.append(precision_note)
-    if given["weight_bits"] != NOMINAL_BITS[inputs["weights_dtype"]]:
+    notes += widths_notes(cfg, inputs)
+    uniform = given["weight_bits"] == given["expert_weight_bits"]
+    if given["weight_bits"] != NOMINAL_BITS[inputs["weights_dtype"]] and uniform:
         notes.append(f"{inputs['weights_dtype']} weights are charged {given['weight_bits']:g} bits each, not the "
                      f"nominal {NOMINAL_BITS[inputs['weights_dtype']]}.")
     return notes + kv_notes(cfg) + sparse_limit_note(cfg, "The TPOT batch limit") + list(cfg.notes)
@@ -477,10 +480,8 @@ def describe_slo(inputs: dict[str, Any], catalog: Catalog) -> str:
     i = {spec.name: inputs.get(spec.name, spec.default) for spec in INPUTS}
     gpu = catalog.gpu(i["gpu"]).name
     cards = f"one {gpu}" if i["gpus"] == 1 else f"{i['gpus']} × {gpu} (tensor parallel)"
-    bits = weight_bits(i["weights_dtype"], i["weights_bits"])
-    width = f" (charged {bits:g} bits each)" if bits != NOMINAL_BITS[i["weights_dtype"]] else ""
     return (
-        f"A replica of {i['model']} runs on {cards} with {i['weights_dtype']} weights{width} and "
+        f"A replica of {i['model']} runs on {cards} with {widths_phrase(i, catalog)} and "
         f"{'a' if i['kv_dtype'].startswith('b') else 'an'} {i['kv_dtype']} KV cache. "
         f"Size every sequence at the {i['context']:,}-token context limit; the engine uses "
         f"{i['utilization']:.0%} of each card's memory and keeps {i['reserve_gib']:g} GiB per card for activations. "

@@ -38,7 +38,7 @@ from ..errors import InputError
 from ..formula import Formula, Var
 from ..formulas import memory as F
 from ..formulas import product, ratio, total
-from ..hf_config import ModelConfig, param_breakdown
+from ..hf_config import ModelConfig
 from ..step_model import Replica, check_degree, kv_replication, step_ms
 from .base import (
     KV_DTYPES_DRAWN,
@@ -53,6 +53,8 @@ from .base import (
     evaluate_steps,
     format_number,
     gpu_supports,
+    widths_given,
+    widths_notes,
 )
 from .inputs import (
     GPU,
@@ -369,10 +371,11 @@ NODES = Formula(
 ALL_FORMULAS = (USABLE_PER_GPU_GIB, ROOM_PER_GPU_GIB, MIN_GPUS, TP_DEGREE, NODES)
 
 
-def tp_specs(cfg: ModelConfig) -> list[StepSpec]:
-    """The eight steps for a model (the KV formulas depend on its attention)."""
+def tp_specs(cfg: ModelConfig, given: dict[str, float]) -> list[StepSpec]:
+    """The eight steps for a model (the KV formulas depend on its attention, the weights' on whether ``given``
+    holds routed experts: none for a model given by its parameter count)."""
     return [
-        StepSpec(F.WEIGHTS_GIB),
+        StepSpec(F.weights_form(given["routed_expert_params"] > 0, gib=True)),
         kv_per_token_spec(cfg),
         replication_spec(cfg),
         per_user_spec(cfg, "KV cache of one user at the context limit (replica-wide)", replication_step=True),
@@ -417,15 +420,19 @@ def plan_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         raise InputError(POWER_OF_TWO.format(name="gpus_per_node", value=per_node), field="gpus_per_node")
     cfg, model_name = resolve_model(inputs, catalog)
     gpu = catalog.gpu(inputs["gpu"])
-    bits = weight_bits(inputs["weights_dtype"], inputs["weights_bits"])
     by_count = inputs["params_b"] is not None
+    widths = widths_given(cfg, inputs)
+    if by_count:  # a count has no experts to tell apart: one width for all of it
+        widths = {**widths, "weight_bits": weight_bits(inputs["weights_dtype"], inputs["weights_bits"])}
+        widths["expert_weight_bits"] = widths["weight_bits"]
+    bits = widths["weight_bits"]
     given = {
         # A model given by count has no embedding table to miscount: leave its parts out.
         **({} if by_count else params_given(cfg)),
         **kv_given(cfg, inputs["kv_dtype"]),
-        "total_params": inputs["params_b"] * 1e9 if by_count else param_breakdown(cfg).total,
-        "weight_bits": bits,
-        "weights_dtype_bits_nominal": NOMINAL_BITS[inputs["weights_dtype"]],
+        **F.weights_given(cfg, inputs["weights_dtype"], inputs["weights_bits"]),
+        **widths,
+        **({"total_params": inputs["params_b"] * 1e9, "routed_expert_params": 0} if by_count else {}),
         "card_mib": gpu.memory_mib,
         "card_marketed_gb": gpu.marketed_gb,
         "utilization": inputs["utilization"],
@@ -437,7 +444,7 @@ def plan_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     if usable <= inputs["reserve_gib"]:
         raise InputError(f"The {format_number(inputs['reserve_gib'], 'GiB')} reserve leaves nothing of the "
                          f"{format_number(usable, 'GiB')} usable on one {gpu.name}.", field="reserve_gib")
-    specs = tp_specs(cfg)
+    specs = tp_specs(cfg, given)
     given, values = _settle_degree(cfg, specs, given)
     degree, weights, per_user = int(values["tp_degree"]), values["weights_gib"], values["per_user_gib"]
 
@@ -446,7 +453,8 @@ def plan_tp(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         notes.append(f"Weights from params_b: {inputs['params_b']:g} billion parameters × {bits:g} bits = "
                      f"{given['total_params'] * bits / 8 / 1e9:,.1f} GB = {format_number(weights, 'GiB')}; the "
                      f"KV cache and the heads come from {model_name}'s config.")
-    if bits != NOMINAL_BITS[inputs["weights_dtype"]]:
+    notes += widths_notes(cfg, inputs) if not by_count else []
+    if bits != NOMINAL_BITS[inputs["weights_dtype"]] and bits == given["expert_weight_bits"]:
         notes.append(f"{inputs['weights_dtype']} weights are charged {bits:g} bits each, not the nominal "
                      f"{NOMINAL_BITS[inputs['weights_dtype']]}.")
     if degree > per_node:

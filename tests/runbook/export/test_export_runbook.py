@@ -192,9 +192,16 @@ def test_programs_resolve_every_family_like_the_engine():
     ladder = programs["ladder"]
     assert ladder.given["card_mib"]["deps"] == ["gpu"]
     assert ladder.given["card_mib"]["cells"]["h100-sxm5-80gb"] == 81559
-    assert ladder.given["weight_bits"]["deps"] == ["weights_dtype", "has:weights_bits"]
-    assert ladder.given["weight_bits"]["cells"]["int4|-"] == 4.5
-    assert "expr" in ladder.given["weight_bits"]["cells"]["int4|+"]  # a typed width is used as typed
+    # The widths follow the model and the precision together: gpt-oss at its native mxfp4 keeps its
+    # non-expert weights at 16 bits and charges its experts' parameters (24,883,200 × 4.25 + 8,640 × 16) ÷
+    # 24,891,840 bits on average (catalog.weight_widths), found by the export's pairwise probe.
+    assert ladder.given["weight_bits"]["deps"] == ["model", "weights_dtype", "has:weights_bits"]
+    assert ladder.given["weight_bits"]["cells"]["llama-3.1-8b|int4|-"] == 4.5
+    assert "expr" in ladder.given["weight_bits"]["cells"]["llama-3.1-8b|int4|+"]  # a typed width is used as typed
+    assert ladder.given["weight_bits"]["cells"]["gpt-oss-120b|mxfp4|-"] == 16
+    assert ladder.given["expert_weight_bits"]["cells"]["gpt-oss-120b|mxfp4|-"] == pytest.approx(
+        (24_883_200 * 4.25 + 8_640 * 16) / 24_891_840, rel=1e-15)
+    assert ladder.given["expert_weight_bits"]["cells"]["gpt-oss-120b|fp8|-"] == 8
     assert ladder.steps["deps"] == ["model"]  # the paged formula follows the model's attention
     assert all(program.verified >= 20 for program in programs.values())
     # tp: a typed parameter count replaces the model's, in billions.
