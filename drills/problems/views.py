@@ -18,12 +18,12 @@ from django.views.decorators.http import require_http_methods, require_safe
 from calculators.engine.errors import EngineError
 from calculators.engine.quantities import quantity as declared_quantity
 from calculators.families import FAMILIES
-from drills.followups.services import first_values
-from drills.models import Attempt, ProblemInstance
+from drills.followups.services import attempt_answers, debrief, first_values
+from drills.models import Attempt, FollowUpAttempt, ProblemInstance
 from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
-from drills.problems.grading import UnreadableAnswers, submit
+from drills.problems.grading import UnreadableAnswers, grade_problem, submit
 from drills.problems.presentation import problem_facts, statement, worked_sweep
 from drills.problems.storage import with_first_attempt
 
@@ -118,7 +118,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         solution = instance.solve()
     except EngineError as error:
         return _unsolvable_page(request, instance.family, str(error))
-    graded = attempt = refused = seen = None
+    graded = attempt = refused = seen = restored = None
     if request.method == "POST":
         form = AnswerForm(solution.specs, request.POST)
         form.is_valid()  # every field is optional; over-long text is reported beside its box
@@ -143,21 +143,37 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         else:
             graded, attempt = submitted.grade, submitted.attempt  # stored for a logged-in candidate only
     else:
-        form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
-        seen = _first_attempt(request.user, instance)
+        restored = None if request.GET.get("clear") else _latest_attempt(request.user, instance)
+        if restored is None:
+            form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
+        else:
+            # The page opened again after grading shows that grade and the follow-ups where they were left
+            # (graded again from the stored answers: a GET writes nothing).
+            answers = attempt_answers(restored)
+            form = AnswerForm(solution.specs, {**answers, "started": sign_start(timezone.now())})
+            form.is_valid()
+            graded = grade_problem(instance, form.answers())
+        seen = _first_attempt(request.user, instance) if restored is not None or request.GET.get("clear") else None
     rows = [_step_row(form[spec.key], spec, number, graded.steps[number - 1] if graded else None,
                       solution.steps[number - 1])
             for number, spec in enumerate(solution.specs, start=1)]
     # After grading showed the expected values, a re-submission is practice: the first attempt is what counts.
     # Then the interviewer follows up (issue 33 item 1): the first link of the chain, from these answers.
     problem_url = instance.get_absolute_url()  # after a drawn problem was stored: its own address
-    followup = followup_context(request, instance, 0, own=first_values(instance, form.answers(), graded=graded),
-                                problem_url=problem_url) if graded else None
+    answered: list[dict] = []
+    followup = None
+    if graded and restored is not None:
+        answered, followup = _chain_so_far(request, instance, restored, solution, graded, form.answers(),
+                                           problem_url)
+    elif graded:
+        followup = followup_context(request, instance, 0, own=first_values(instance, form.answers(), graded=graded),
+                                    problem_url=problem_url)
     context = {
         "problem": instance, "problem_url": problem_url, "family": instance.family_info, "form": form, "rows": rows,
         "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
-        "seen": seen, "followup": followup, "sweep": worked_sweep(instance, solution) if graded else None,
+        "seen": seen, "followup": followup, "restored": restored, "answered": answered,
+        "sweep": worked_sweep(instance, solution) if graded else None,
         # A simulated drill's grading simulates its follow-ups' sweeps (seconds): the form says so while it runs.
         "simulated": "simulation" in (instance.inputs or {}),
     }
@@ -200,6 +216,31 @@ def _step_label(spec, number: int, box_id: str) -> SafeString:
             "spec": spec, "number": number, "for_id": box_id, "show_key": True,
             "choices": declared is not None and bool(declared.verdict)}))
     return html
+
+
+def _latest_attempt(user, instance: ProblemInstance) -> Attempt | None:
+    """The owner's latest graded attempt of a stored ``instance`` (what the page shows when opened again), or
+    ``None``: a visitor, an unsaved problem, or none graded yet."""
+    if not user.is_authenticated or instance.pk is None:
+        return None
+    return Attempt.objects.filter(user=user, problem=instance).order_by("-pk").first()
+
+
+def _chain_so_far(request: HttpRequest, instance: ProblemInstance, attempt: Attempt, solution, graded,
+                  answers: dict[str, str], problem_url: str) -> tuple[list[dict], dict | None]:
+    """The follow-ups of ``attempt`` read back (:func:`~drills.followups.services.debrief`, in order) and the
+    section of the first link not answered yet (``None`` once the chain is done): where the candidate left it.
+    Reads only."""
+    stored = {link.position: link for link in FollowUpAttempt.objects.filter(  # a link graded again: the latest
+        user=request.user, problem=instance, attempt=attempt).order_by("position", "pk")}
+    labels = {spec.key: spec.label for spec in solution.specs}
+    answered, own = [], first_values(instance, answers, graded=graded)
+    position = 0
+    while position in stored:
+        answered.append(debrief(stored[position], labels))
+        own = {key: float(value) for key, value in stored[position].own.items()}
+        position += 1
+    return answered, followup_context(request, instance, position, own=own, problem_url=problem_url)
 
 
 def _first_attempt(user, instance: ProblemInstance) -> Attempt | None:
