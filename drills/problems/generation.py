@@ -159,7 +159,7 @@ def _no_draw(family: str, fixed: dict, pinned: Catalog, problem: Exception) -> s
     """Why ``family`` has no problem on the fixed stack: the weights do not fit, or the generator's reason."""
     stack = " on ".join(str(fixed[name]) for name in STACK_INPUTS if name in fixed)
     if not isinstance(problem, IndexError) and "model" in fixed and "gpu" in fixed and not any(
-            smallest_fitting_degree(pinned, fixed["model"], fixed["gpu"], bits) for bits in (16, 4.5)):
+            smallest_fitting_degree(pinned, fixed["model"], fixed["gpu"], dtype) for dtype in ("bf16", "int4")):
         return (f"No {family} problem can be drawn for {stack}: its weights do not fit even 8 of those cards "
                 f"at 4-bit.")
     if isinstance(problem, IndexError):  # an empty pool: the family draws only other kinds of model or card
