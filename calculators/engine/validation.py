@@ -37,6 +37,7 @@ import yaml
 
 from .calibration import COSTS, KEYS, bandwidth_efficiency_at, precision_of, step_overhead_ms
 from .catalog import GIB, Catalog, default_catalog
+from .formulas.memory import weight_bytes
 from .quantities import default
 from .step_model import Replica, compute_precision, step_ms
 
@@ -159,9 +160,10 @@ def _unit_step(replica: Replica, layers: int, *, batch: int = 0, context: int = 
 
 
 def _saturated_batch(replica: Replica, catalog: Catalog, workload: dict) -> int:
+    # The weights held in memory (every expert of a mixture), not what one step reads (Replica.weight_bytes).
     gpu = replica.gpu
     budget = replica.tp * (gpu.memory_bytes * default("utilization") - default("reserve_gib") * GIB) \
-        - replica.weight_bytes(1)
+        - weight_bytes(replica.model, replica.weights_dtype, replica.weights_bits)
     per_sequence = replica.kv_bytes_per_token * replica.kv_replication * (workload["input"] + workload["output"])
     return max(1, min(SATURATED_BATCH_CAP, int(budget // per_sequence)))
 
