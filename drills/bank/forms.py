@@ -66,6 +66,23 @@ class BankFilterForm(forms.Form):
             items = [item for item in items if data["role"] in (item.roles or ())]
         return items
 
+    def refusals(self) -> list[str]:
+        """One sentence per filter value that was not understood: what was read and what was expected (the valid
+        values, e.g. the chapter slugs). Empty when every filter is valid or blank."""
+        self.is_valid()
+        sentences = []
+        for name in self.errors:
+            field = self.fields[name]
+            read = self.data.get(name, "")
+            if isinstance(field, forms.ChoiceField):
+                valid = [str(value) for value, _ in field.choices if value != ""]
+                expected = f"one of {', '.join(valid)}" if valid else "nothing: none is published"
+            else:
+                expected = f"at most {MAX_QUERY} characters"
+                read = f"{read[:40]}…" if len(read) > 40 else read
+            sentences.append(f"The {(field.label or name).lower()} filter read “{read}”; expected {expected}.")
+        return sentences
+
     def active(self) -> dict:
         """The filters in use, by name (for links and the "add these" form)."""
         self.is_valid()

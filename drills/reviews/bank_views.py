@@ -44,7 +44,13 @@ def _deck_ids(user) -> set[int]:
 @require_safe
 def bank(request: HttpRequest) -> HttpResponse:
     """Every published question, problem template, critique drill and design prompt, filtered."""
-    form = BankFilterForm(request.GET)
+    return _bank_page(request, BankFilterForm(request.GET))
+
+
+def _bank_page(request: HttpRequest, form: BankFilterForm, refusals: list[str] | None = None,
+               status: int = 200) -> HttpResponse:
+    """The bank page (or its results for htmx) filtered by ``form``; ``refusals``: sentences saying which filter
+    values were not understood (:meth:`BankFilterForm.refusals`), shown above the filters."""
     items = form.filtered(request.user)
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
     active = form.active()
@@ -55,11 +61,11 @@ def bank(request: HttpRequest) -> HttpResponse:
         "form": form, "page": page, "total": len(items), "missing": sum(1 for i in items if i.pk not in deck_ids),
         "rows": [{"item": item, "title": item_title(item)} for item in page.object_list],
         "deck_ids": deck_ids, "active": active, "query": query.urlencode(),
-        "kinds": dict(BankItem.KINDS),
+        "kinds": dict(BankItem.KINDS), "refusals": refusals or [],
     }
     template = "reviews/bank.html#results" if request.htmx and request.htmx.target == "bank-results" \
         else "reviews/bank.html"
-    return render(request, template, context)
+    return render(request, template, context, status=status)
 
 
 @require_safe
@@ -180,8 +186,13 @@ def item_url(item: BankItem) -> str:
 
 @require_safe
 def bank_apkg(request: HttpRequest) -> HttpResponse:
-    """The bank (or the part the filters select, e.g. ``?chapter=06-kv-cache``) as an Anki deck."""
+    """The bank (or the part the filters select, e.g. ``?chapter=06-kv-cache``) as an Anki deck. A filter value
+    that is not understood (an unknown chapter slug) answers 400: the bank page with the filters and a sentence
+    naming what was read and what was expected."""
     form = BankFilterForm(request.GET)
+    refusals = form.refusals()
+    if refusals:  # never the whole bank for a filter that was not understood: the bank page says which
+        return _bank_page(request, form, refusals, status=400)
     items = form.filtered(request.user)
     if not items:
         raise Http404("No published items match these filters.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import sqlite3
 import zipfile
@@ -88,6 +89,20 @@ class TestAnki:
 
     def test_an_export_of_nothing_is_a_404(self, client, bank):
         assert client.get("/bank/export.apkg?q=zzzzzz-nothing").status_code == 404
+
+    def test_an_unknown_chapter_is_refused_on_the_bank_page_not_exported_whole(self, client, bank):
+        # Regression: ?chapter=nope answered 200 with every item. The two chapters with published items, in
+        # chapter order, are what a chapter filter accepts.
+        response = client.get("/bank/export.apkg?chapter=nope")
+        assert response.status_code == 400 and "Content-Disposition" not in response
+        text = html.unescape(response.content.decode())
+        assert "The chapter filter read “nope”; expected one of 04-gpu-roofline, 06-kv-cache." in text
+        assert 'class="bank-filters' in text  # the filter form the download link came from, to fix it there
+
+    def test_an_unknown_difficulty_is_refused_too(self, client, bank):
+        response = client.get("/bank/export.apkg?kind=open&difficulty=9")
+        assert response.status_code == 400
+        assert "The difficulty filter read “9”; expected one of 1, 2, 3." in html.unescape(response.content.decode())
 
 
 class TestProblemTemplates:
