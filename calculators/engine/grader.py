@@ -461,14 +461,19 @@ class StepGraph:
 
 # --- the problems and their chains ----------------------------------------------------------------------
 
-#: A step in one of these units typed in its sibling: (mistake id, factors), from the registry's unit slips.
-UNIT_SLIPS: dict[str, tuple[str, tuple[float, ...]]] = {
-    unit: (mistake.id, change.factors) for mistake in MISTAKES for change in mistake.change
-    if isinstance(change, UnitSlip) for unit in change.units}
-#: Units in which an earlier step's value, read by a later step, is also tried in its sibling unit at that step
-#: (a budget in GiB divided by a per-user figure taken in GB): the slip belongs to the reading step.
-INPUT_SLIP_UNITS = frozenset(unit for mistake in MISTAKES for change in mistake.change
-                             if isinstance(change, UnitSlip) and change.reading for unit in change.units)
+#: A step in one of these units typed in a sibling: every (mistake id, factors) the registry's unit slips declare
+#: on the unit, in registry order (a GiB step may be typed in GB, or as its MiB number).
+UNIT_SLIPS: dict[str, list[tuple[str, tuple[float, ...]]]] = {}
+#: Per unit, the slips with which an earlier step's value, read by a later step, is also tried in its sibling unit
+#: at that step (a budget in GiB divided by a per-user figure taken in GB): the slip belongs to the reading step.
+INPUT_SLIPS: dict[str, list[tuple[str, tuple[float, ...]]]] = {}
+for _mistake in MISTAKES:
+    for _change in _mistake.change:
+        if isinstance(_change, UnitSlip):
+            for _unit in _change.units:
+                UNIT_SLIPS.setdefault(_unit, []).append((_mistake.id, _change.factors))
+                if _change.reading:
+                    INPUT_SLIPS.setdefault(_unit, []).append((_mistake.id, _change.factors))
 #: The mistake a count rounded down instead of up is named as.
 ROUNDED_DOWN = next(mistake.id for mistake in MISTAKES if any(isinstance(c, RoundingSlip) for c in mistake.change))
 _OVERRIDES = [(mistake, change) for mistake in MISTAKES for change in mistake.change if isinstance(change, Override)]
@@ -575,9 +580,7 @@ class Problem:
             return cache[index]
         spec, found, available = self.specs[index], [], self.available
         reach = self._own_step[index] if local else self._downstream[index]
-        slip = UNIT_SLIPS.get(spec.unit)
-        if slip and not local:
-            slip_id, factors = slip
+        for slip_id, factors in () if local else UNIT_SLIPS.get(spec.unit, ()):
             for place, factor in enumerate(factors):
                 found.append(Chain(slip_id, self.given, index, factor=factor, reach=reach,
                                    start_value=_safe(lambda: self.right[spec.key] * factor),
@@ -604,15 +607,14 @@ class Problem:
                                        start_value=_safe(lambda: value),
                                        rank=(order_of(mistake.id), (0, index, place, value_index))))
         for argument, unit in self._step_inputs[index] if local else ():
-            if unit not in INPUT_SLIP_UNITS:
-                continue
-            slip_id, factors = UNIT_SLIPS[unit]
-            arguments = self.arguments(index, self.given, self.right)
-            for place, factor in enumerate(factors):
-                # An earlier step's value read in its sibling unit here: this step's own slip, after its variants.
-                found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
-                                   start_value=self.slipped(index, arguments, factor, argument),
-                                   rank=(order_of(slip_id), (0, index, len(listed) + argument, place))))
+            for slip_id, factors in INPUT_SLIPS.get(unit, ()):
+                arguments = self.arguments(index, self.given, self.right)
+                for place, factor in enumerate(factors):
+                    # An earlier step's value read in its sibling unit here: this step's own slip, after its
+                    # variants.
+                    found.append(Chain(slip_id, self.given, index, factor=factor, slip_input=argument, reach=reach,
+                                       start_value=self.slipped(index, arguments, factor, argument),
+                                       rank=(order_of(slip_id), (0, index, len(listed) + argument, place))))
         cache[index] = found
         return found
 

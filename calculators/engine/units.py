@@ -74,6 +74,7 @@ from calculators.engine.errors import AnswerError
 GIB = 2**30  # bytes in a GiB
 GB = 10**9  # bytes in a (decimal) GB
 GIB_PER_GB = GIB / GB  # 1.073741824: a GiB is 7.4 % more than a GB
+BINARY_STEP = 2**10  # one binary prefix to the next: 1,024 B in a KiB, 1,024 MiB in a GiB (IEC 80000-13)
 
 #: Scale words and suffixes a count may carry (``7.6B`` parameters, ``70 billion``, ``1.2k`` requests): read only in
 #: a step that asks for a count or a plain number (:data:`COUNT_DIMENSIONS`), never in a bytes step, where ``B``

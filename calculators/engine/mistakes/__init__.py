@@ -5,7 +5,8 @@ chapter or errata entry that teaches it, the quantities it ``needs`` and the ``c
 
 * :class:`Override` — an input overridden (K/V heads ← query heads, utilisation ← 1, dense ← sparse TFLOP/s, the
   bytes per value ← bits …), tried in every problem whose given values hold the quantities it ``needs``;
-* :class:`UnitSlip` — a step in one unit typed (and carried on) in its sibling (GB ↔ GiB, ms ↔ s, GB/s ↔ GiB/s);
+* :class:`UnitSlip` — a step in one unit typed (and carried on) in its sibling (GB ↔ GiB, ms ↔ s, GB/s ↔ GiB/s,
+  GiB ↔ MiB and B ↔ KiB: the binary prefix 1,024× off);
 * :class:`RoundingSlip` — a count the step rounds up (GPUs, replicas, nodes: its formula's ceiling) rounded down;
 * :class:`AtStep` — rarely, a mistake in one quantity's own formula, declared here on that quantity and tried in
   every family that computes it and the quantities it ``needs``.
@@ -26,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from ..units import GIB, GIB_PER_GB
+from ..units import BINARY_STEP, GIB, GIB_PER_GB
 from . import memory as M
 from . import serving as SV
 
@@ -796,6 +797,20 @@ MISTAKES: tuple[Mistake, ...] = (
             "/runbook/11-multi-gpu/#tensor-parallel",
             change=(
                 _at("tp_degree", SV.degree_heads_ignored, "min_gpus", "gpus_per_node"),
+            )),
+    Mistake("binary-prefix-slip", ("Binary prefix slipped (1,024× off)",
+                    "A GiB is 1,024 MiB and a KiB is 1,024 B: a MiB number typed where GiB is asked (or a KiB number "
+                    "where bytes are) is 1,024 times too large (too small); convert before typing."),
+            "/runbook/06-kv-cache/#formula",
+            change=(
+                UnitSlip(("GiB", "B"), (float(BINARY_STEP), 1 / BINARY_STEP)),
+            )),
+    Mistake("tp-degree-for-copies", ("TP degree taken for the copies",
+                    "Each K/V head is copied only when the replica has more cards than K/V heads: the copies are "
+                    "max(1, cards ÷ K/V heads), not the number of cards (an MLA latent alone is kept on every card)."),
+            "/errata/#kv-replication",
+            change=(
+                _at("kv_replication", M.replication_as_degree, "gpus", "kv_replication"),
             )),
 )
 

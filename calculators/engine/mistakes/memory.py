@@ -208,6 +208,11 @@ def replication_ignored(g, s):
     return 1 if g["kv_replication"] > 1 else None
 
 
+def replication_as_degree(g, s):
+    """The copies taken as the TP degree (the number of cards), where they differ."""
+    return g["gpus"] if g["gpus"] != g["kv_replication"] else None
+
+
 def kv_step_unreplicated(g, s):
     """A step's cache read with the copies left out."""
     if g["kv_replication"] <= 1:
