@@ -56,9 +56,9 @@ Display rules (DESIGN §10): ``plain`` — a bare number (four significant figur
 exact up to six below one, thousands separators for whole numbers); ``whole`` —
 an integer with separators; ``fixed`` — ``decimals`` places; ``significant`` —
 four significant figures; ``money`` — dollars to the cent. ``small_below``:
-under that magnitude a ``fixed`` value shows ``small_digits`` significant
-figures instead (always for rates; for sizes only when two decimals would hide
-it). ``singular`` is the word for a count of one.
+under that magnitude a ``fixed`` (or ``whole``) value shows ``small_digits`` significant
+figures instead (always for rates; for sizes only when the rounding would hide
+it: 0.5625 B per fp4 value, not "1 B"). ``singular`` is the word for a count of one.
 """
 
 from __future__ import annotations
@@ -559,7 +559,9 @@ _RATE_SMALL = {"small_below": 10.0, "small_digits": 3}
 
 RECORDS: dict[str, UnitRecord] = {r.symbol: r for r in (
     _r("1", "", "plain", bare_operand=True, whole_json=True),
-    _r("B", "B", "whole", whole_json=True),
+    # A few bytes per value that are not whole (fp4 with its block scales, 0.5625 B; an fp8 indexer key with its
+    # fp32 scale per 128 values, 1.03125 B) show their figures: "1 B" would hide them in a worked substitution.
+    _r("B", "B", "whole", whole_json=True, small_below=10.0, small_digits=6, small_if_hidden=True),
     _r("bit", "bits", "bit"),
     _r("KiB", "KiB", "fixed", 2),
     _r("MiB", "MiB", "mib"),

@@ -10,7 +10,7 @@ from calculators.knee_chart import KneeView, knee_view
 from drills.models import ProblemInstance
 
 # config.json keys worth showing, in reading order (Hugging Face, Falcon RW and
-# DeepSeek inference spellings).
+# DeepSeek inference spellings; DeepSeek-V3.2's sparse-attention indexer, whose key the KV cache holds).
 CONFIG_KEYS = (
     "architectures", "model_type", "num_hidden_layers", "n_layer", "n_layers", "num_attention_heads",
     "n_head", "n_heads", "num_key_value_heads", "multi_query", "new_decoder_architecture", "parallel_attn",
@@ -18,7 +18,8 @@ CONFIG_KEYS = (
     "attention_bias", "bias", "sliding_window", "use_sliding_window", "max_window_layers", "layer_types",
     "num_local_experts", "n_routed_experts", "num_experts_per_tok", "n_activated_experts", "n_shared_experts",
     "moe_intermediate_size", "moe_inter_dim", "first_k_dense_replace", "n_dense_layers", "q_lora_rank",
-    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "max_position_embeddings",
+    "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "index_n_heads", "index_head_dim",
+    "index_topk", "max_position_embeddings",
     "rope_theta", "rope_scaling", "partial_rotary_factor",
 )
 

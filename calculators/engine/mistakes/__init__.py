@@ -798,6 +798,14 @@ MISTAKES: tuple[Mistake, ...] = (
             change=(
                 _at("tp_degree", SV.degree_heads_ignored, "min_gpus", "gpus_per_node"),
             )),
+    Mistake("sparse-indexer-left-out", ("The sparse-attention indexer's key cache left out",
+                    "DeepSeek Sparse Attention keeps, beside each layer's MLA latent, one indexer key per token (fp8 "
+                    "with an fp32 scale per 128 values) so its indexer can score every cached token: that key is in "
+                    "the KV cache too."),
+            "/runbook/07-attention-variants/#mla",
+            change=(
+                _over(M.indexer_left_out, "index_head_dim", "index_topk"),
+            )),
     Mistake("binary-prefix-slip", ("Binary prefix slipped (1,024× off)",
                     "A GiB is 1,024 MiB and a KiB is 1,024 B: a MiB number typed where GiB is asked (or a KiB number "
                     "where bytes are) is 1,024 times too large (too small); convert before typing."),

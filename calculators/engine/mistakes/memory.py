@@ -466,6 +466,17 @@ def adapter_bits_for_bytes(g, s):
     return s["adapter_params"] * g["adapter_bits"] / GIB
 
 
+def indexer_left_out(g):
+    """Sparse attention's indexer keys left out of the cache (the MLA latent alone), where the model has an indexer:
+    ``index_head_dim`` ← 0, with the indexer's bytes per token where the problem carries them."""
+    if not g.get("index_topk") or not g.get("index_head_dim"):
+        return None
+    changes = {"index_head_dim": 0.0}
+    if g.get("indexer_bytes_per_token"):
+        changes["indexer_bytes_per_token"] = 0.0
+    return changed(g, **changes)
+
+
 def replication_ignored_override(g):
     """One copy of each user's cache across the replica."""
     return changed(g, kv_replication=1)

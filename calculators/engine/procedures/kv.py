@@ -218,14 +218,21 @@ def valid_degree(cfg: ModelConfig, degree: int) -> bool:
 def describe_kv(inputs: dict, catalog: Catalog) -> str:
     """A KV problem in the words an interviewer would use, one question per answer box, in their order:
     bytes per token; the copies of a user's cache (1 on one card, more when tensor parallelism replicates K/V
-    heads or an MLA latent); GiB per user (across the replica). Windows are named only for a model with them."""
+    heads or an MLA latent); GiB per user (across the replica). Windows are named only for a model with them, the
+    sparse-attention indexer's cached key (its width and bytes) only for a model with one."""
     gpus = inputs.get("gpus", 1)
     context = f"{inputs['context']:,}"
-    windows = (" (its sliding-window layers holding no more than their window)"
-               if catalog.model(inputs["model"]).config.window_layers else "")
+    cfg = catalog.model(inputs["model"]).config
+    windows = " (its sliding-window layers holding no more than their window)" if cfg.window_layers else ""
     full = ", every layer counted as full attention" if windows else ""
     first = (f"How many bytes of KV cache does {inputs['model']} keep per token with {article(inputs['kv_dtype'])} "
              f"{inputs['kv_dtype']} cache{full}?")
+    if cfg.sparse_attention:
+        indexer = cfg.index_head_dim * float(F.INDEX_KEY_BYTES)
+        first += (f" Its sparse attention's indexer keeps, beside each layer's MLA latent (in {inputs['kv_dtype']}), "
+                  f"one {cfg.index_head_dim}-value key per token (index_head_dim) in fp8 with an fp32 scale per 128 "
+                  f"values, {indexer:g} B per layer whatever the cache's dtype, and that key is part of the KV "
+                  f"cache.")
     if gpus > 1:
         return (f"{first} It is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
                 f"does the replica keep, and how many GiB does one user at a context of {context} tokens take "
