@@ -51,6 +51,11 @@ SUMMARY = {
         "mean_in_system": {"type": "number"}, "steps": {"type": "integer"},
         "utilisation": {"type": "number", "description": "Mean running sequences ÷ what the replicas can hold "
                         "(max_num_seqs, or the KV cache over a request's mean length)."},
+        "slots": {"type": ["number", "null"], "description": "What the replicas can run at once (max_num_seqs, "
+                  "or the KV cache over a request's mean length)."},
+        "queue_growing": {"type": "boolean", "description": "The run ended with more requests in flight than the "
+                          "replicas can run at once: a queue behind a full batch, not sustained over the run; such "
+                          "a rate is never the knee."},
         "band": {"type": "object", "description": "Above a utilisation of 0.8, when the efficiencies are the "
                  "calibration table's: the same run at the row's optimistic and pessimistic ends.",
                  "properties": {end: {"type": "object", "additionalProperties": {"type": ["number", "null"]}}
@@ -90,7 +95,10 @@ def simulate_schemas() -> dict[str, Any]:
                 {"type": "object", "required": ["inputs", "sweep", "knee_req_s"], "additionalProperties": False,
                  "properties": {"inputs": inputs,
                                 "sweep": {"type": "array", "items": {"$ref": "#/components/schemas/SimulateSummary"}},
-                                "knee_req_s": _NUMBER}},
+                                "knee_req_s": _NUMBER,
+                                "knee_text": {"type": "string", "description": "The knee in words: \"at least X "
+                                              "req/s (the highest rate swept)\" when the highest swept rate meets "
+                                              "the target."}}},
                 {"type": "object", "required": ["inputs", "sweep", "knee_concurrency"], "additionalProperties": False,
                  "description": "A sweep of closed-loop concurrencies: the knee is the highest concurrency whose "
                                 "goodput is at least 0.9 × the requests its clients sent per second.",

@@ -21,7 +21,7 @@ from django import forms
 from calculators.engine.errors import EngineError
 from calculators.forms import field_for, user_calibration_defaults, without_carried_calibration
 from calculators.sim import config as C
-from calculators.sim.results import KNEE_SHARE
+from calculators.sim.results import KNEE_SHARE, knee_text, queue_growing
 from calculators.sim.run import BAND_UTILISATION
 
 PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOKENS, C.PROMPT_DIST, C.OUTPUT_TOKENS,
@@ -79,6 +79,8 @@ class SimulatorForm(forms.Form):
             help_text=f"Closed loop: clients, comma-separated, at most {C.MAX_SWEEP_POINTS}.",
             widget=forms.TextInput(attrs={"class": "form-control", "inputmode": "numeric"}))
         self.inputs: dict[str, Any] | None = None
+        #: Whether the rates field was left empty, so the default sweep ran (the page names the rates it used).
+        self.default_sweep = False
 
     def calibration_warnings(self) -> list[str]:
         """Where the simulated workload lies outside what the applied calibration was fitted on."""
@@ -98,6 +100,7 @@ class SimulatorForm(forms.Form):
         else:  # an open loop: its cache key keeps no closed-loop input
             raw.pop("concurrency_sweep", None)
             raw.pop("think_time_s", None)
+            self.default_sweep = "sweep" not in raw  # an empty field sweeps the default rates; the page says so
             raw.setdefault("sweep", DEFAULT_SWEEP)
         try:
             self.inputs = C.clean_sim_inputs(raw)
@@ -136,8 +139,14 @@ def sweep_view(status, show: str | None) -> dict:
     closed = status.by_concurrency
     offered = [s["arrived"] / s["duration_s"] if closed else rate for rate, s in zip(rates, summaries)]
     rows = [{"rate": rate, "s": s, "offered": load, "meets": s["goodput_req_s"] >= KNEE_SHARE * load,
-             "is_knee": knee_req_s is not None and rate == knee_req_s}
+             "growing": queue_growing(s), "is_knee": knee_req_s is not None and rate == knee_req_s}
             for rate, s, load in zip(rates, summaries, offered)]
+    # Over rates, the knee in words from the one rule (results.knee_text: "at least" the highest rate swept);
+    # over concurrencies, the number of clients.
+    if closed:
+        knee_words = "none" if knee_req_s is None else f"{knee_req_s:g} clients"
+    else:
+        knee_words = knee_text(summaries)
 
     def pick(metric, key):
         return [s[metric][key] for s in summaries]
@@ -159,6 +168,8 @@ def sweep_view(status, show: str | None) -> dict:
     }
     return {"rows": rows, "chart": chart, "shown_rate": rates[chosen], "rates": rates,
             "banded": any("band" in s for s in summaries), "band_utilisation": BAND_UTILISATION,
-            "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "share": KNEE_SHARE, "closed": closed,
+            "slices": _slices(series, TABLE_ROWS), "knee": knee_req_s, "knee_text": knee_words,
+            "at_sweep_top": not closed and knee_req_s is not None and knee_req_s == max(rates),
+            "rates_text": ", ".join(f"{rate:g}" for rate in rates), "share": KNEE_SHARE, "closed": closed,
             "axis": "Clients" if closed else "Rate, req/s", "axis_words": "the concurrency" if closed else
             "the arrival rate", "unit": "clients" if closed else "req/s"}

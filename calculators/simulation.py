@@ -57,7 +57,7 @@ from outbox import services as outbox
 
 RESULT_TTL_S = 24 * 3600
 QUEUED_TTL_S = 600
-KEY_VERSION = "sim2"  # sim2: summaries count the requests missing each target
+KEY_VERSION = "sim3"  # sim2: summaries count the requests missing each target; sim3: and the queue at the end
 
 #: The simulator's inputs (one ``InputSpec`` each) and the longest sweep it takes: the API's schema names them.
 INPUTS = sim_config.INPUTS

@@ -133,7 +133,8 @@ def parse_sweep(text: Any) -> tuple[float, ...]:
     """Rates of a sweep from ``"R1,R2,…"`` (or a list of numbers), in req/s, sorted and unique.
 
     Raises :class:`InputError` (field ``sweep``) for a rate that is not a positive finite
-    number within :data:`RATE`'s bound, or more than :data:`MAX_SWEEP_POINTS` rates.
+    number within :data:`RATE`'s bound, a rate listed twice (``5,5,5``: a sweep of one point that reads as
+    three), or more than :data:`MAX_SWEEP_POINTS` rates.
     """
     items = text if isinstance(text, (list, tuple)) else str(text).split(",")
     items = [item for item in items if str(item).strip() != ""]
@@ -150,8 +151,11 @@ def parse_sweep(text: Any) -> tuple[float, ...]:
         if not math.isfinite(rate) or rate <= 0 or rate > RATE.maximum:
             raise InputError(f"sweep: every rate must be above 0 and at most {RATE.maximum:,.0f} req/s, "
                              f"not {str(item).strip()}.", field="sweep")
+        if rate in rates:
+            raise InputError(f"sweep lists {rate:g} req/s more than once: give each rate once.",
+                             field="sweep")
         rates.append(rate)
-    return tuple(sorted(set(rates)))
+    return tuple(sorted(rates))
 
 
 def parse_concurrency_sweep(text: Any) -> tuple[int, ...]:

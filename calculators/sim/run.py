@@ -31,7 +31,7 @@ from calculators.engine.step_model import step_ms
 
 from .config import band_setups, build_setup, clean_sim_inputs
 from .engine import Records, ReplicaEngine, Sequence
-from .results import knee, knee_concurrency, summarize
+from .results import knee, knee_concurrency, knee_text, queue_growing, summarize
 from .workload import sent, workload_for
 
 SERIES_POINTS = 120
@@ -71,14 +71,22 @@ BAND_UTILISATION = 0.8
 BAND_KEYS = (("ttft_ms", "p50"), ("ttft_ms", "p99"), ("tpot_ms", "p50"), ("tpot_ms", "p99"), ("e2e_ms", "p50"))
 
 
-def utilisation(inputs: dict, workload, series: dict) -> float:
-    """Mean running sequences over the run ÷ what the replicas can run at once: per replica the smaller of
-    ``max_num_seqs`` and the KV cache's tokens ÷ a request's mean prompt + output (0 for an empty run)."""
+def slots(inputs: dict, workload) -> float | None:
+    """What the replicas can run at once: per replica the smaller of ``max_num_seqs`` and the KV cache's tokens
+    (``inputs["_kv_tokens"]``) ÷ a request's mean prompt + output, times the replicas; None for an empty run."""
     count = len(workload)
-    if not count or not series["running"]:
-        return 0.0
+    if not count:
+        return None
     mean_tokens = (sum(workload.prompt) + sum(workload.output)) / count
-    capacity = inputs["replicas"] * min(inputs["max_num_seqs"], inputs["_kv_tokens"] / mean_tokens)
+    return inputs["replicas"] * min(inputs["max_num_seqs"], inputs["_kv_tokens"] / mean_tokens)
+
+
+def utilisation(inputs: dict, workload, series: dict) -> float:
+    """Mean running sequences over the run ÷ what the replicas can run at once (:func:`slots`; 0 for an empty
+    run)."""
+    capacity = slots(inputs, workload)
+    if capacity is None or not series["running"]:
+        return 0.0
     return sum(series["running"]) / len(series["running"]) / capacity
 
 
@@ -216,7 +224,11 @@ def run_workload(inputs: dict, workload, setup, max_steps: int | None = None, ba
                                              max(e.kv_peak_blocks for e in engines) / setup.blocks),
                         ttft_slo_ms=inputs["ttft_slo_ms"], tpot_slo_ms=inputs["tpot_slo_ms"])
     summary["steps"] = sum(e.steps for e in engines)
-    summary["utilisation"] = round(utilisation({**inputs, "_kv_tokens": setup.kv_tokens}, workload, series.data), 4)
+    sized = {**inputs, "_kv_tokens": setup.kv_tokens}
+    summary["utilisation"] = round(utilisation(sized, workload, series.data), 4)
+    capacity = slots(sized, workload)
+    summary["slots"] = None if capacity is None else round(capacity, 3)
+    summary["queue_growing"] = queue_growing(summary)
     ends = band_setups(inputs, setup) if band and summary["utilisation"] > BAND_UTILISATION else None
     if ends:
         found = {}
@@ -264,12 +276,14 @@ def at_point(inputs: dict, point: float | None) -> tuple[dict, float | None]:
 
 
 def sweep_json(inputs: dict, setup, summaries: list[dict]) -> dict:
-    """A sweep's JSON: ``{"inputs", "sweep", "knee_req_s"}`` over rates, ``{"inputs", "sweep",
+    """A sweep's JSON: ``{"inputs", "sweep", "knee_req_s", "knee_text"}`` over rates (:func:`.results.knee_text`:
+    "at least" the highest rate swept when it meets the target), ``{"inputs", "sweep",
     "knee_concurrency"}`` over a closed loop's concurrencies."""
     if "concurrency_sweep" in inputs:
         return {"inputs": echo_inputs(inputs, setup), "sweep": summaries,
                 "knee_concurrency": knee_concurrency(summaries)}
-    return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries)}
+    return {"inputs": echo_inputs(inputs, setup), "sweep": summaries, "knee_req_s": knee(summaries),
+            "knee_text": knee_text(summaries)}
 
 
 def simulate(raw: dict[str, Any], catalog: Catalog | None = None, max_steps: int | None = None) -> dict:

@@ -75,7 +75,7 @@ SWEEP_FACTORS = (0.25, 0.5, 0.7, 0.85, 1.0, 1.15, 1.3, 1.5)
 CACHE_SWEEP_FACTORS = (0.3, 0.6, 0.8, 1.0, 1.2, 1.4, 1.7, 2.0)
 POINT_KEYS = ("rate_req_s", "goodput_req_s", "ttft_mean_ms", "ttft_p99_ms", "tpot_mean_ms", "tpot_p99_ms",
               "e2e_mean_ms", "mean_in_system", "mean_running", "preemptions", "kv_peak_fraction", "arrived",
-              "ttft_missed", "tpot_missed")
+              "ttft_missed", "tpot_missed", "in_flight", "slots")
 STORE_VERSION = 1
 
 PROMPT = InputSpec("prompt_tokens", "int", 512, "prompt length of every request", minimum=1, maximum=32_768,
@@ -124,7 +124,9 @@ def compact_points(inputs: dict[str, Any], results: list[dict]) -> list[dict]:
     """One point of :data:`POINT_KEYS` per rate of ``inputs``' sweep: rate, goodput, mean and p99 TTFT, mean
     and p99 TPOT, mean end-to-end latency (ms), the mean requests in the system, the mean running sequences
     (over the run's series), preemptions, the peak KV use, and the requests that arrived and that missed
-    each target (points stored before the p99 TPOT and the misses were kept lack those keys)."""
+    each target, and the requests in flight at the end beside what the replicas run at once (the knee's
+    growing-queue rule, :func:`.results.queue_growing`; points stored before the p99 TPOT, the misses or the
+    queue were kept lack those keys)."""
     points = []
     for rate, result in zip(inputs["sweep"], results):
         summary, running = result["summary"], result["series"]["running"]
@@ -136,7 +138,7 @@ def compact_points(inputs: dict[str, Any], results: list[dict]) -> list[dict]:
             "mean_running": round(sum(running) / len(running), 6) if running else 0.0,
             "preemptions": summary["preemptions"], "kv_peak_fraction": summary["kv_peak_fraction"],
             "arrived": summary["arrived"], "ttft_missed": summary["ttft_missed"],
-            "tpot_missed": summary["tpot_missed"]})
+            "tpot_missed": summary["tpot_missed"], "in_flight": summary["in_flight"], "slots": summary["slots"]})
     return points
 
 

@@ -41,7 +41,7 @@ def test_a_trace_file_sets_the_requests_and_the_duration(tmp_path):
 
 def test_a_sweep_prints_one_summary_per_rate_and_the_knee():
     result = simulate_json("--sweep", "10,60", "--duration-s", "30")
-    assert set(result) == {"inputs", "sweep", "knee_req_s"}
+    assert set(result) == {"inputs", "sweep", "knee_req_s", "knee_text"}
     assert [s["rate_req_s"] for s in result["sweep"]] == [10, 60]
     assert result["knee_req_s"] == 10
 
@@ -49,9 +49,11 @@ def test_a_sweep_prints_one_summary_per_rate_and_the_knee():
 def test_bad_input_exits_2_with_one_sentence():
     runs = [subprocess.Popen([sys.executable, "manage.py", "simulate", *args, "--json"], cwd=REPO,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for args in (["--rate", "0"], ["--router", "random"], ["--trace", "/no/such.csv"])]
+            for args in (["--rate", "0"], ["--router", "random"], ["--trace", "/no/such.csv"],
+                         ["--sweep", "5,5,5"])]
     outcomes = [(run.wait(timeout=120), run.stderr.read().strip()) for run in runs]
-    assert [code for code, _ in outcomes] == [2, 2, 2]
+    assert [code for code, _ in outcomes] == [2, 2, 2, 2]
+    assert outcomes[3][1] == "sweep lists 5 req/s more than once: give each rate once."
     assert outcomes[0][1] == "rate must be above 0, not '0'."
     assert "router must be one of round-robin, least-loaded, prefix" in outcomes[1][1]
     assert outcomes[2][1].startswith("Cannot read the trace file /no/such.csv")

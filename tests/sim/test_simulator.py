@@ -17,7 +17,7 @@ from calculators.engine.errors import InputError
 from calculators.engine.step_model import step_ms
 from calculators.families import FAMILIES
 from calculators.sim.config import STATED_CONVENTION, Setup, build_setup, clean_sim_inputs
-from calculators.sim.results import knee, misses, percentile, still_meets, weighted_percentile
+from calculators.sim.results import knee, knee_text, misses, percentile, queue_growing, still_meets, weighted_percentile
 from calculators.sim.run import run_workload, simulate
 from calculators.sim.workload import Workload, generate, parse_trace
 
@@ -257,6 +257,52 @@ def test_a_60_s_run_finds_the_knee_of_a_600_s_run(raw, sweep, expected_knee):
     short = simulate({**raw, **STATED_CONVENTION, "sweep": sweep, "duration_s": 60, "seed": 3})
     long = simulate({**raw, **STATED_CONVENTION, "sweep": sweep, "duration_s": 600, "seed": 3})
     assert short["knee_req_s"] == long["knee_req_s"] == expected_knee
+
+
+# The simulator page's defaults (calculators/sim_forms.py): Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts,
+# 256-token outputs, 500 ms TTFT and 50 ms TPOT targets, the calibration table's efficiencies, 60 s, seed 0.
+PAGE_SWEEP = "5,10,15,20,25,30,35,40"
+
+
+def test_a_rate_ending_with_a_growing_queue_is_not_the_knee_of_the_default_page_sweep():
+    # At 25 req/s over 60 s the window rule reads 1,444 of 1,511 arrivals as good (24.07 req/s, 0.963 of the
+    # rate) though only 1,241 completed: the run ends with 270 requests in flight, 14 more than the 256 the
+    # replica runs at once (max_num_seqs), queued behind a full batch. Over 300 s the same rate keeps 0.81 of
+    # its rate (TTFT misses from those queues), so the knee is 20 req/s over either duration.
+    short = simulate({"sweep": PAGE_SWEEP, "duration_s": 60})
+    at_25 = next(s for s in short["sweep"] if s["rate_req_s"] == 25)
+    assert (at_25["arrived"], at_25["completed"], at_25["in_flight"], at_25["slots"]) == (1511, 1241, 270, 256)
+    assert at_25["goodput_req_s"] == pytest.approx(1444 / 60, abs=1e-6) and at_25["queue_growing"]
+    at_20 = next(s for s in short["sweep"] if s["rate_req_s"] == 20)
+    assert at_20["in_flight"] == 93 and not at_20["queue_growing"]
+    long = simulate({"sweep": PAGE_SWEEP, "duration_s": 300})
+    assert short["knee_req_s"] != 25
+    assert short["knee_req_s"] == long["knee_req_s"] == 20
+    assert short["knee_text"] == long["knee_text"] == "20 req/s"
+
+
+def test_the_queue_rule_and_the_knee_in_words():
+    growing = {"rate_req_s": 25.0, "goodput_req_s": 24.07, "in_flight": 270, "slots": 256}
+    assert queue_growing(growing) and not queue_growing({**growing, "in_flight": 256})
+    assert not queue_growing({"rate_req_s": 25.0, "goodput_req_s": 24.07})  # a point stored before the rule
+    assert not queue_growing({**growing, "rate_req_s": None})  # a closed loop's or a trace's run
+    kept = {"rate_req_s": 20.0, "goodput_req_s": 19.5, "in_flight": 93, "slots": 256}
+    assert knee([kept, growing]) == 20 and knee_text([kept, growing]) == "20 req/s"
+    assert knee_text([kept]) == "at least 20 req/s (the highest rate swept)"
+    assert knee_text([growing]).startswith("none")
+
+
+def test_a_sweep_whose_highest_rate_meets_the_target_reads_at_least_that_rate():
+    result = simulate({"sweep": "5,10", "duration_s": 30})
+    assert result["knee_req_s"] == 10 and result["knee_text"] == "at least 10 req/s (the highest rate swept)"
+
+
+def test_a_rate_listed_twice_is_an_input_error_naming_the_sweep():
+    with pytest.raises(InputError, match=r"sweep lists 5 req/s more than once") as error:
+        clean_sim_inputs({"sweep": "5,5,5"})
+    assert error.value.field == "sweep"
+    with pytest.raises(InputError, match=r"sweep lists 10 req/s more than once"):
+        clean_sim_inputs({"sweep": "10,5,10.0"})
 
 
 def test_the_issue_example_no_longer_reads_knee_none_over_60_s():

@@ -6,6 +6,7 @@ of 10 and 60 has its knee at 10.
 """
 
 import json
+import re
 
 import pytest
 from django.core.cache import cache
@@ -107,7 +108,39 @@ def test_the_api_takes_a_trace_in_a_posted_body(client):
 
 
 @pytest.mark.parametrize("query, field", [({"rate": "0"}, "rate"), ({"sweep": "1,x"}, "sweep"),
+                                          ({"sweep": "5,5,5"}, "sweep"),
                                           ({"router": "random"}, "router"), ({"model": "gpt-9"}, "model")])
 def test_the_api_answers_bad_input_with_a_400_naming_the_field(client, query, field):
     response = client.get("/api/v1/simulate/", query)
     assert response.status_code == 400 and response.json()["field"] == field
+
+
+def _walk(client, query: str) -> str:
+    """The page for ``query`` once every rate is simulated (embedded: one rate per request)."""
+    for _ in range(13):
+        page = client.get(query).content.decode()
+        if "simulator-data" in page:
+            return page
+    raise AssertionError("the sweep did not finish")
+
+
+def test_the_default_page_marks_the_growing_queue_and_does_not_call_25_the_knee(client):
+    # The defaults with an empty rates field: the default sweep 5 … 40 over 60 s. At 25 req/s the run ends with 270
+    # requests in flight, more than the 256 the replica runs at once (tests/sim/test_simulator.py).
+    page = _walk(client, "/simulator/?sweep=")
+    assert "Rates swept: 5, 10, 15, 20, 25, 30, 35, 40 req/s (the default sweep: the rates field was empty)." in page
+    row = re.search(r"<tr[^>]*><th scope=\"row\" class=\"fw-normal\">25</th>.*?</tr>",
+                    page.split('id="table-goodput"')[1], re.S).group(0)
+    assert "queue growing: not sustained over this run" in row and "(knee)" not in row
+    assert "20 (knee)" in page
+    knee = re.search(r'id="knee-text">(.*?)</p>', page, re.S).group(1)
+    assert re.sub(r"<[^>]+>|\s+", " ", knee).split() == ["20", "req/s"]
+
+
+def test_a_knee_at_the_highest_rate_swept_reads_at_least_it(client):
+    page = _walk(client, "/simulator/?sweep=5,10&duration_s=20")
+    knee = re.search(r'id="knee-text">(.*?)</p>', page, re.S).group(1)
+    assert " ".join(re.sub(r"<[^>]+>", " ", knee).split()) == "at least 10 req/s (the highest rate swept)"
+    assert "Rates swept: 5, 10 req/s." in page
+    sweep = client.get("/api/v1/simulate/", {"sweep": "5,10", "duration_s": 20}).json()
+    assert sweep["knee_req_s"] == 10 and sweep["knee_text"] == "at least 10 req/s (the highest rate swept)"

@@ -68,8 +68,10 @@ class Command(EngineCommand):
             self.stdout.write(f"knee: {knee} clients" if knee is not None
                               else "knee: no swept concurrency meets both targets")
         elif "sweep" in result:
-            knee = result["knee_req_s"]
-            self.stdout.write(f"knee: {knee:g} req/s" if knee is not None else "knee: no swept rate meets both targets")
+            growing = [f"{s['rate_req_s']:g}" for s in result["sweep"] if s.get("queue_growing")]
+            if growing:
+                self.stdout.write(f"queue growing (not sustained over this run) at {', '.join(growing)} req/s")
+            self.stdout.write(f"knee: {result['knee_text']}")
 
     @staticmethod
     def table(summaries: list[dict]) -> str:
