@@ -6,7 +6,8 @@ workload per swept rate on one replica; the figure draws, rate by rate, the
 median and p99 TPOT against the TPOT target (top panel) and the goodput against
 the offered rate (bottom panel: the diagonal is "every request met both
 targets"). One frame per rate; the last frame marks the knee, the highest swept
-rate whose goodput is at least the simulator's ``KNEE_SHARE`` of its rate.
+rate whose goodput is at least the simulator's ``KNEE_SHARE`` of its rate and whose run ends without a
+growing queue (:func:`calculators.sim.results.queue_growing`).
 Every number on it comes from the simulation, none is typed.
 
 Options: the simulator's own inputs ``model``, ``gpu``, ``gpus``,
@@ -152,8 +153,11 @@ def load_sweep(options: dict[str, str]) -> str:
                    f"goodput {fmt_rate(point['goodput_req_s'])}; KV cache peak "
                    f"{point['kv_peak_fraction']:.0%}; {point['preemptions']:,} preemptions.")
         if last:
-            caption += (f" The knee, the highest swept rate whose goodput is at least {KNEE_SHARE:.0%} of the rate, "
-                        f"is {fmt_rate(knee)}." if knee is not None else
+            top = knee is not None and knee == max(p["rate_req_s"] for p in points)
+            caption += (f" The knee, the highest swept rate whose goodput is at least {KNEE_SHARE:.0%} of the rate "
+                        f"and whose run ends without a growing queue, is "
+                        f"{'at least ' if top else ''}{fmt_rate(knee)}{' (the highest rate swept)' if top else ''}."
+                        if knee is not None else
                         f" No swept rate keeps {KNEE_SHARE:.0%} of its requests within both targets.")
         frames.append(Frame("".join(body), caption, f"Simulated load sweep up to {fmt_rate(point['rate_req_s'])}. "
                             + caption))
