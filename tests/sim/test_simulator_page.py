@@ -125,9 +125,10 @@ def _walk(client, query: str) -> str:
 
 
 def test_the_default_page_marks_the_growing_queue_and_does_not_call_25_the_knee(client):
-    # The defaults with an empty rates field: the default sweep 5 … 40 over 60 s. At 25 req/s the run ends with 270
-    # requests in flight, more than the 256 the replica runs at once (tests/sim/test_simulator.py).
-    page = _walk(client, "/simulator/?sweep=")
+    # The defaults with an empty rates field (the default sweep 5 … 40 over 60 s) and the calibration row the user
+    # saw (prefill MFU 0.31, step overhead 1.8 ms). At 25 req/s the run ends with 261 requests in flight, more than
+    # the 256 the replica runs at once (tests/sim/test_simulator.py).
+    page = _walk(client, "/simulator/?sweep=&prefill_mfu=0.31&step_overhead_ms=1.8")
     assert "Rates swept: 5, 10, 15, 20, 25, 30, 35, 40 req/s (the default sweep: the rates field was empty)." in page
     row = re.search(r"<tr[^>]*><th scope=\"row\" class=\"fw-normal\">25</th>.*?</tr>",
                     page.split('id="table-goodput"')[1], re.S).group(0)
