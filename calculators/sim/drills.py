@@ -119,8 +119,9 @@ def plan_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
     right within :data:`KNEE_TOLERANCE`. ``raw`` as :data:`.scenario.INPUTS`, plus an optional stored
     ``simulation`` (without one, the sweep and its refinement run in this process). The plan's ``extra`` holds the
     ``simulation``, the ``bracket``'s two rates and the ``reason`` the knee is there (a sentence). Raises
-    :class:`InputError` when no swept rate meets the targets, or the highest does (the knee lies beyond the
-    sweep)."""
+    :class:`InputError` when no swept rate meets the targets, the highest does (the knee lies beyond the
+    sweep), or the rate above the knee keeps the share and is excluded only for its growing queue
+    (:func:`.results.queue_growing`: the share does not cross between them)."""
     inputs, scenario, sim = _prepared(raw, catalog, refine=True)
     points = knee_points(sim)
     bracket = knee_bracket(points)
@@ -130,6 +131,10 @@ def plan_knee(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
         raise InputError(f"Every swept rate keeps {KNEE_SHARE:g} of its rate as goodput: the knee lies beyond the "
                          f"sweep; tighten the TPOT or TTFT target.", field="tpot_slo_ms")
     kept, lost = bracket
+    if lost["goodput_req_s"] >= KNEE_SHARE * lost["rate_req_s"]:  # excluded only for its growing queue
+        raise InputError(f"At {rate_text(lost['rate_req_s'])} req/s goodput keeps {KNEE_SHARE:g} of the rate only "
+                         f"because the run ends with a growing queue, so no crossing lies between the swept rates: "
+                         f"tighten the TPOT or TTFT target.", field="tpot_slo_ms")
     given = {**_stack_given(scenario), "kept_rate_req_s": kept["rate_req_s"], "knee_share": KNEE_SHARE,
              "kept_share": kept["goodput_req_s"] / kept["rate_req_s"],
              "lost_rate_req_s": lost["rate_req_s"], "lost_share": lost["goodput_req_s"] / lost["rate_req_s"]}
