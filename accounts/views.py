@@ -1,12 +1,14 @@
 """Views of the accounts app: sign-up; log in, log out and passwords use Django's auth views."""
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.http import HttpResponse
 from django.shortcuts import redirect, resolve_url
-from django.urls import reverse, reverse_lazy
+from django.urls import Resolver404, resolve, reverse, reverse_lazy
 from django.utils.decorators import method_decorator
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
@@ -24,11 +26,29 @@ def landing_for(user) -> str:
     return reverse("coaching:dashboard") if is_coach(user) else resolve_url(settings.LOGIN_REDIRECT_URL)
 
 
+def next_note(path: str) -> str:
+    """What the page at ``path`` (a ``next`` address) says about itself to someone asked to log in first: the
+    ``login_note(*args, **kwargs)`` attribute of the view it resolves to (an app sets it on its view, e.g. an
+    invitation names its cohort and coach), or ``""`` (no such view, no note, or the note declines: an invalid
+    invitation says nothing)."""
+    try:
+        match = resolve(urlsplit(path).path)
+    except Resolver404:
+        return ""
+    note = getattr(match.func, "login_note", None)
+    return note(*match.args, **match.kwargs) or "" if note is not None else ""
+
+
 class LoginView(auth_views.LoginView):
-    """Django's log-in view; with no ``next``, a coach lands on the coach dashboard (:func:`landing_for`)."""
+    """Django's log-in view; with no ``next``, a coach lands on the coach dashboard (:func:`landing_for`). When
+    ``next`` is a page with a note (:func:`next_note`: an invitation), the page says it above the form."""
 
     def get_default_redirect_url(self) -> str:
         return landing_for(self.request.user)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        return {**context, "next_note": next_note(context.get("next") or "")}
 
 
 # As Django's own password views do: error reports (the e-mail to ADMINS when DEBUG is off) star them out.
@@ -59,7 +79,8 @@ class SignUpView(CreateView):
         return self.next_url() or landing_for(self.object)
 
     def get_context_data(self, **kwargs):
-        return {**super().get_context_data(**kwargs), "next": self.next_url()}
+        next_url = self.next_url()
+        return {**super().get_context_data(**kwargs), "next": next_url, "next_note": next_note(next_url)}
 
     def form_valid(self, form: SignUpForm) -> HttpResponse:
         """Save the user, log them in and say so."""

@@ -87,3 +87,16 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "coaching/invitation.html", {"invitation": found, "member": member,
                                                         "own": found.cohort.coach_id == request.user.pk,
                                                         "coach_account": is_coach(request.user)})
+
+
+def invitation_login_note(token: str) -> str:
+    """What the login page says when an invitation sent the visitor there (``next``): the cohort and the coach
+    who invited them; ``""`` for a revoked, expired or unknown token (nothing about it is told)."""
+    found = services.live_invitation(token)
+    if found is None:
+        return ""
+    return f"{found.cohort.coach} invited you to join the cohort “{found.cohort.name}”. Log in, or create an " \
+           "account, to accept."
+
+
+invitation.login_note = invitation_login_note  # type: ignore[attr-defined]  # read by accounts.views.next_note
