@@ -38,8 +38,9 @@ DEBUG = envbool("DEBUG", False)
 SECRET_KEY = envstr("SECRET_KEY") or kept_secret_key(BASE_DIR / "var" / "secret_key")
 
 # The site's address: links in e-mail sent outside a request (the review digest, assignment notices), the
-# demo invitation, the runbook export. An https address turns the HTTPS hardening below on by default.
-SITE_URL = envstr("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# demo invitation, the runbook export. An https address turns the HTTPS hardening below on by default. Unset, it
+# is the local address on PORT (8000 unless set), the port ./bin/serve and runserver are told to serve.
+SITE_URL = envstr("SITE_URL", f"http://127.0.0.1:{envstr('PORT') or '8000'}").rstrip("/")
 SITE_IS_HTTPS = urlsplit(SITE_URL).scheme.lower() == "https"
 
 # /_floor/, the static page bench/bench_http.py measures every other page against; a 404 unless true.

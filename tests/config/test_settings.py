@@ -25,7 +25,7 @@ SETTINGS_VARIABLES = [
     "EMAIL_HOST_PASSWORD", "EMAIL_USE_TLS", "DEFAULT_FROM_EMAIL", "SECURE_SSL_REDIRECT",
     "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
     "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SECURE_PROXY_SSL_HEADER", "LOG_LEVEL", "SITE_URL",
-    "SQLITE_TIMEOUT_S", "REVIEW_MAXIMUM_INTERVAL_DAYS", "REVIEW_DAY_STARTS_HOUR",
+    "SQLITE_TIMEOUT_S", "REVIEW_MAXIMUM_INTERVAL_DAYS", "REVIEW_DAY_STARTS_HOUR", "PORT",
 ]
 
 PRODUCTION_SECRET_KEY = "k3P$9vQ2!xR7@mW4#tY8^zL1&bN6*cV5(fG0)hJ-uI_oE+aS=dF" + "x" * 10
@@ -144,6 +144,12 @@ class TestEnvironmentParsing:
         assert names["EMAIL_BACKEND"] == "django.core.mail.backends.console.EmailBackend"
         assert names["TIME_ZONE"] == "UTC"
         assert names["USE_TZ"] is True
+
+    def test_site_url_follows_port_unless_set(self, monkeypatch):
+        # Regression: `manage.py export_runbook OUT` beside a site served on PORT=8017 linked to :8000.
+        assert load_settings(monkeypatch, PORT="8017")["SITE_URL"] == "http://127.0.0.1:8017"
+        assert load_settings(monkeypatch, PORT="8017", SITE_URL="https://prep.example.com")["SITE_URL"] == \
+            "https://prep.example.com"
 
     def test_an_https_site_url_turns_every_https_setting_on(self, monkeypatch):
         names = load_settings(monkeypatch, SITE_URL="https://prep.example.com/")

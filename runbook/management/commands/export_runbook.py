@@ -23,7 +23,8 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("out_dir", help="directory to write into (created if missing)")
         parser.add_argument("--site-url", default=None, help="address for links to the rest of the site "
-                                                             "(default: the SITE_URL setting)")
+                                                             "(default: the SITE_URL setting, itself "
+                                                             "http://127.0.0.1:$PORT when unset)")
 
     def handle(self, *args, **options):
         try:
