@@ -22,9 +22,13 @@ _find_python() {
     return 1
 }
 
+if [ ! -f "$VENV_STAMP" ]; then
+    # The one line said before the long silent part (pip's own chatter is kept quiet below, its errors are not).
+    echo "First run: installing packages into .venv, a few minutes…"
+fi
+
 if ! "$VENV_DIR/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     _base_python="$(_find_python)"
-    echo "Creating $VENV_DIR with $_base_python ..."
     rm -rf "$VENV_DIR"
     if ! "$_base_python" -m venv "$VENV_DIR"; then
         echo "Could not create the virtualenv (on Debian/Ubuntu: apt-get install python3-venv)." >&2
@@ -34,9 +38,12 @@ fi
 
 _pyproject_hash="$("$VENV_DIR/bin/python" -c 'import hashlib; print(hashlib.sha256(open("pyproject.toml", "rb").read()).hexdigest())')"
 if [ "$(cat "$VENV_STAMP" 2>/dev/null || true)" != "$_pyproject_hash" ]; then
-    echo "Installing the project and its dependencies into $VENV_DIR ..."
-    "$VENV_DIR/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV_DIR/bin/python" -m pip install --quiet -e ".[dev]"
+    if [ -f "$VENV_STAMP" ]; then
+        echo "pyproject.toml changed: updating the packages in .venv, a minute or two…"
+    fi
+    # -qq: pip's progress and warnings stay quiet; its errors still print (and stop the script, set -e callers).
+    "$VENV_DIR/bin/python" -m pip install -qq --disable-pip-version-check --upgrade pip
+    "$VENV_DIR/bin/python" -m pip install -qq --disable-pip-version-check -e ".[dev]"
     echo "$_pyproject_hash" >"$VENV_STAMP"
 fi
 

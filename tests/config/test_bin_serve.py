@@ -31,6 +31,10 @@ if [ "$1" = "-c" ]; then
     case "$2" in *hashlib*) echo "{HASH}" ;; esac
     exit 0
 fi
+if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then
+    echo "$*" >>"$here/pip.log"
+    exit 0
+fi
 if [ "$1" = "manage.py" ]; then
     shift
     echo "$* | SITE_URL=${{SITE_URL-unset}}" >>"$here/commands.log"
@@ -141,3 +145,18 @@ def test_default_port_and_an_explicit_site_url(checkout):
     _, commands = serve(checkout, PORT=str(port), SITE_URL="https://prep.example.com")
     assert commands[-1] == f"runserver --noreload 127.0.0.1:{port} | SITE_URL=https://prep.example.com"
     assert {line.split(" | ")[1] for line in commands} == {"SITE_URL=https://prep.example.com"}
+
+
+def test_a_first_run_says_what_it_does_first_and_keeps_pip_quiet(checkout):
+    # No stamp: the packages were never installed. The first line said is what the long wait is; pip runs with
+    # -qq (warnings such as an ignored find-links location stay quiet, its errors still print) and then the stamp
+    # is written, so the next run installs nothing and says nothing of it.
+    (checkout / ".venv" / ".pyproject.sha256").unlink()
+    out, _ = serve(checkout, PORT=str(free_port()))
+    assert out.splitlines()[0] == "First run: installing packages into .venv, a few minutes…"
+    installs = (checkout / "pip.log").read_text().splitlines()
+    assert installs == ["-m pip install -qq --disable-pip-version-check --upgrade pip",
+                        '-m pip install -qq --disable-pip-version-check -e .[dev]']
+    assert (checkout / ".venv" / ".pyproject.sha256").read_text().strip() == HASH
+    again, _ = serve(checkout, PORT=str(free_port()))
+    assert "installing" not in again and (checkout / "pip.log").read_text().splitlines() == installs
