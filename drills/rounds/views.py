@@ -118,6 +118,8 @@ def _item_context(round_: Round, item: RoundItem, now) -> dict:
     context = {"round": round_, "ri": item, "item": item.item, "items": items, "now": now,
                "remaining": round_.remaining_s(now), "poll_s": CLOCK_POLL_S,
                "next_item": next((i for i in items if i.position > item.position and not i.is_submitted), None),
+               # the one item not in yet: submitting it ends the round, so its button asks first (inline, htmx)
+               "last_open": not any(not i.is_submitted for i in items if i.pk != item.pk),
                "ratings": ReviewLog.RATINGS}
     if item.is_worked and item.problem is not None:
         solution = item.problem.solve()
@@ -236,7 +238,22 @@ def _with_model_ticks(request: HttpRequest, item: RoundItem):
 @login_required
 @require_POST
 def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
-    """Record the item's answer once (late after the deadline, never dropped) and go to the next item."""
+    """The item's submission (:func:`_submit`); for htmx (the last item's button), a redirect is said with
+    ``HX-Redirect`` so the whole page goes there rather than into the question's place."""
+    response = _submit(request, pk, position)
+    if request.htmx and response.status_code == 302:
+        followed = HttpResponse(status=204)
+        followed["HX-Redirect"] = response["Location"]
+        return followed
+    if request.htmx and not response.get("X-Round-Asks"):  # a whole page (unreadable answers): it replaces the page
+        response["HX-Retarget"], response["HX-Reswap"] = "body", "innerHTML"
+    return response
+
+
+def _submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
+    """Record the item's answer once (late after the deadline, never dropped) and go to the next item. The last
+    item in would end the round early: without ``confirm=yes`` the answer is only saved and a page asks first
+    (htmx: the question replaces the item's buttons)."""
     now = timezone.now()
     round_ = _own_round(request, pk)
     item = _own_item(round_, position)
@@ -251,6 +268,17 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
             item = autosave(request.user, item.pk, request.POST, now)
             context = {**_item_context(round_, item, now), "unreadable": unreadable}
             return _timed(render(request, "rounds/round.html", context), round_, now)
+        if request.POST.get("confirm") != "yes" and _ends_the_round(round_, item):
+            # The last item in ends the round with time left: ask first, keeping what was typed (saved as
+            # autosave would). The page re-posts the same fields with confirm=yes; htmx swaps it in place.
+            item = autosave(request.user, item.pk, request.POST, now)
+            fields = [(name, value) for name, values in request.POST.lists()
+                      if name not in ("csrfmiddlewaretoken", "confirm") for value in values]
+            context = {"round": round_, "ri": item, "fields": fields, "remaining": round_.remaining_s(now)}
+            template = "rounds/confirm_last.html#ask" if request.htmx else "rounds/confirm_last.html"
+            response = _timed(render(request, template, context), round_, now)
+            response["X-Round-Asks"] = "end"
+            return response
     outcome = submit_item(request.user, item.pk, version, _with_model_ticks(request, item), now)
     if outcome.kept_aside:
         # Another tab (or the round's own close) got there first with a different answer: say which one counts.
@@ -280,6 +308,11 @@ def submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         return redirect("rounds:report", pk=round_.pk)
     following = current_item(round_)
     return redirect(following if following and not following.is_submitted else round_)
+
+
+def _ends_the_round(round_: Round, item: RoundItem) -> bool:
+    """Whether submitting ``item`` would end ``round_`` (every other item is already in)."""
+    return not round_.items.exclude(pk=item.pk).filter(submitted_at__isnull=True).exists()
 
 
 @login_required

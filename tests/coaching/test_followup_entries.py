@@ -42,7 +42,7 @@ def _sit(client, round_: Round, h, wrong_from: int | None = None, start: int = 1
                                                **{f"value-{k}": repr(link.result.values[k]) for k in link.moves}}
                                               if right else {})}
         response = client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
-                               {"version": item.version, **data})
+                               {"confirm": "yes", "version": item.version, **data})
         assert response.status_code in (200, 302)
 
 
@@ -109,7 +109,7 @@ def test_timed_the_chain_joins_the_round_and_counts_done_when_answered(world, cl
     items = list(round_.items.order_by("position"))
     assert [i.kind for i in items] == ["problem", "followup", "followup"]
     first = items[0]
-    client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": first.version,
+    client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": first.version,
                                                                 **h.answers(first.problem)})
     result = services.progress_for([(assignment, world.demo)])[(assignment.pk, world.demo.pk)].results[0]
     assert not result.done  # the problem answered, the chain not yet

@@ -60,10 +60,19 @@ def test_sit_a_follow_ups_round_to_its_debrief(live_server, page, candidate, con
         for key in link.moves:
             page.check(f"#fu-mark-{key}")
             page.fill(f"#value-{key}", repr(link.result.values[key]))
-        last = item is items[-1]
-        target = rf"/rounds/{round_.pk}/report/$" if last else rf"/rounds/{round_.pk}/{item.position + 1}/$"
-        with page.expect_navigation(url=re.compile(target)):
+        if item is items[-1]:
+            # The last item in ends the round with time left: htmx asks in place first, the page stays, the
+            # typed values too; confirming submits them and the whole page goes to the report.
+            url = page.url
             page.get_by_role("button", name="Submit this item").click()
+            expect(page.locator("#submit-ask #confirm-last")).to_contain_text("ends the round now")
+            assert page.url == url
+            expect(page.locator(f"#value-{link.moves[0]}")).to_have_value(repr(link.result.values[link.moves[0]]))
+            with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/report/$")):
+                page.get_by_role("button", name="Submit and end the round").click()
+        else:
+            with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/{item.position + 1}/$")):
+                page.get_by_role("button", name="Submit this item").click()
 
     # The debrief: one entry per follow-up, each scored in full, and the round at 100 %.
     debrief = page.locator("#report-followups")

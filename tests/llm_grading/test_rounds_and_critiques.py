@@ -39,7 +39,8 @@ def test_a_design_answer_in_a_round_is_graded_and_the_self_score_follows(candida
     assert "Accept your model&#x27;s score: Hard" in fragment or "Accept your model's score: Hard" in fragment
     page = candidate_client.get(f"/rounds/{round_.pk}/1/").content.decode()
     assert 'id="score-auto" checked' not in page  # the model's score is the one checked now
-    candidate_client.post(f"/rounds/{round_.pk}/1/submit/", {"version": item.version, "self_score": "2",
+    candidate_client.post(f"/rounds/{round_.pk}/1/submit/", {"confirm": "yes",
+                                                             "version": item.version, "self_score": "2",
                                                              "grading": grading.pk, "present_ticks": "1"})
     item.refresh_from_db()
     grading.refresh_from_db()

@@ -37,7 +37,7 @@ def test_report_lists_every_step_with_typed_expected_verdict_and_misconception(c
                                                                                bank, clock):
     round_, item = _pinned_capacity_round(candidate_client, candidate)
     typed = {"kv_bytes_per_token": "200704", "per_user_gib": "0.4375"}  # 28 query heads for 4 KV heads
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **typed})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0, **typed})
     page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
     steps = page.split('id="steps-1"', 1)[1].split("</table>", 1)[0]
     rows = [_text(row) for row in re.findall(r"<tr>(.*?)</tr>", steps.split("<tbody>", 1)[1], re.S)]
@@ -52,7 +52,7 @@ def test_report_lists_every_step_with_typed_expected_verdict_and_misconception(c
 def test_work_it_again_opens_a_fresh_variant_of_the_same_template(candidate_client, candidate, bank, clock):
     round_, item = _pinned_capacity_round(candidate_client, candidate)
     assert candidate_client.post(reverse("rounds:again", args=[round_.pk, 1])).status_code == 404  # still on
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0})
     response = candidate_client.post(reverse("rounds:again", args=[round_.pk, 1]))
     fresh = ProblemInstance.objects.exclude(pk=item.problem_id).latest("pk")
     assert response["Location"] == fresh.get_absolute_url()

@@ -20,7 +20,7 @@ def test_a_double_submit_records_one_answer(candidate_client, candidate, bank, c
     round_ = Round.objects.get(user=candidate)
     item = round_.items.get(position=1)
     url = reverse("rounds:submit", args=[round_.pk, 1])
-    data = {"version": item.version, **h.answers(item.problem)}
+    data = {"confirm": "yes", "version": item.version, **h.answers(item.problem)}
     candidate_client.post(url, data)
     second = candidate_client.post(url, {**data, "scratch": "a second click"}, follow=True)
     item.refresh_from_db()
@@ -34,8 +34,8 @@ def test_a_second_tab_with_other_answers_is_kept_but_not_graded_twice(candidate_
     round_ = Round.objects.get(user=candidate)
     item = round_.items.get(position=1)
     url = reverse("rounds:submit", args=[round_.pk, 1])
-    candidate_client.post(url, {"version": 0, **h.answers(item.problem)})
-    candidate_client.post(url, {"version": 0, **{key: "1" for key in h.answers(item.problem)}})
+    candidate_client.post(url, {"confirm": "yes", "version": 0, **h.answers(item.problem)})
+    candidate_client.post(url, {"confirm": "yes", "version": 0, **{key: "1" for key in h.answers(item.problem)}})
     item.refresh_from_db()
     assert Attempt.objects.count() == 1 and item.grade == pytest.approx(1.0)
     assert len(item.late_answers) == 1 and not item.late  # kept, and not late: the round is still on
@@ -49,7 +49,8 @@ def test_another_user_cannot_see_or_touch_a_round(client, candidate, bob, bank, 
         assert client.get(reverse(f"rounds:{name}", args=args)).status_code == 404
     for name, args in [("save", [round_.pk, 1]), ("submit", [round_.pk, 1]), ("reveal", [round_.pk, 3]),
                        ("finish", [round_.pk]), ("deck", [round_.pk])]:
-        assert client.post(reverse(f"rounds:{name}", args=args), {"version": 0, "scratch": "bob"}).status_code == 404
+        assert client.post(reverse(f"rounds:{name}", args=args), {"confirm": "yes",
+                                                                  "version": 0, "scratch": "bob"}).status_code == 404
     assert "No rounds yet" in client.get(reverse("rounds:index")).content.decode()
     round_.refresh_from_db()
     assert round_.is_active and not round_.items.exclude(scratch="").exists()
@@ -65,11 +66,12 @@ def test_finishing_a_round_updates_the_fsrs_cards_of_its_items(candidate_client,
     candidate_client.post(reverse("rounds:start", args=["phone"]))
     round_ = Round.objects.get(user=candidate)
     ladder = round_.items.get(position=1)
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **h.answers(ladder.problem)})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes",
+                                                                          "version": 0, **h.answers(ladder.problem)})
     opened = round_.items.get(position=3)
     candidate_client.post(reverse("rounds:reveal", args=[round_.pk, 3]), {"answer": "Mine.", "present": "1"})
     candidate_client.post(reverse("rounds:submit", args=[round_.pk, 3]),
-                          {"version": 0, "present_ticks": "1", "ticked": ["0"], "self_score": "2"})
+                          {"confirm": "yes", "version": 0, "present_ticks": "1", "ticked": ["0"], "self_score": "2"})
     assert not ReviewLog.objects.exists()  # nothing is reviewed until the round ends
     clock.advance(minutes=12)
     candidate_client.post(reverse("rounds:finish", args=[round_.pk]), {"confirm": "yes"})
@@ -99,10 +101,10 @@ def test_a_worked_item_is_reviewed_with_the_grade_and_attempt_the_report_shows(c
     right = h.answers(ladder.problem)
     typed = {key: right[key] for key in ("card_gib", "usable_gib", "weights_gib")}
     candidate_client.post(reverse("rounds:save", args=[round_.pk, ladder.position]),
-                          {"version": 0, "scratch": "weights first, then the KV budget"})
+                          {"confirm": "yes", "version": 0, "scratch": "weights first, then the KV budget"})
     ladder.refresh_from_db()
     candidate_client.post(reverse("rounds:submit", args=[round_.pk, ladder.position]),
-                          {"version": ladder.version, **typed})
+                          {"confirm": "yes", "version": ladder.version, **typed})
     candidate_client.post(reverse("rounds:finish", args=[round_.pk]), {"confirm": "yes"})
 
     ladder.refresh_from_db()
@@ -120,7 +122,7 @@ def test_items_outside_the_deck_are_not_added_by_a_round_but_offered_in_the_repo
     item = round_.items.get()
     answers = h.answers(item.problem)
     answers["weights_gib"] = repr(item.problem.solve().values["weights_gib"] * 2**30 / 1e9)  # GB typed as GiB
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **answers})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0, **answers})
     assert not Card.objects.exists() and not ReviewLog.objects.exists()
 
     page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
@@ -143,7 +145,8 @@ def test_the_report_compares_with_earlier_rounds_of_the_same_kind(candidate_clie
         round_ = Round.objects.of(candidate).first()
         item = round_.items.get()
         answers = h.answers(item.problem) if right else {key: "1" for key in h.answers(item.problem)}
-        candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **answers})
+        candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes",
+                                                                              "version": 0, **answers})
         round_.refresh_from_db()
         scores.append(round_.score)
     start_round(candidate, "critique", clock.now)  # another kind is not compared
@@ -177,7 +180,8 @@ def test_an_open_item_is_answered_revealed_ticked_and_self_scored(candidate_clie
     item.refresh_from_db()
     assert item.answer == "Final"  # the answer is fixed once the model answer is shown
     candidate_client.post(reverse("rounds:submit", args=[round_.pk, 3]),
-                          {"version": 0, "present_ticks": "1", "ticked": ["0", "1"], "self_score": ""})
+                          {"confirm": "yes",
+                           "version": 0, "present_ticks": "1", "ticked": ["0", "1"], "self_score": ""})
     item.refresh_from_db()
     total = len(item.item.rubric)
     assert item.grade == pytest.approx(2 / total) and item.self_score == rating_for_rubric(2, total)
@@ -191,7 +195,7 @@ def test_an_answer_said_aloud_scores_as_its_self_rating(candidate_client, candid
     candidate_client.post(reverse("rounds:reveal", args=[round_.pk, 3]), {"answer": "", "said_aloud": "on",
                                                                           "present": "1"})
     candidate_client.post(reverse("rounds:submit", args=[round_.pk, 3]),
-                          {"version": 0, "present_ticks": "1", "self_score": self_score})
+                          {"confirm": "yes", "version": 0, "present_ticks": "1", "self_score": self_score})
     item = RoundItem.objects.get(round=round_, position=3)
     assert item.said_aloud and item.ticked == [] and item.self_score == int(self_score)
     assert item.grade == pytest.approx(grade)

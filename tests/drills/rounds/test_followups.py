@@ -27,7 +27,8 @@ def _start(candidate, h, seed: int = 3) -> Round:
 def _answer_base(client, round_, h):
     base = round_.items.get(position=1)
     assert base.is_worked
-    client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": base.version, **h.answers(base.problem)})
+    client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes",
+                                                                "version": base.version, **h.answers(base.problem)})
     return base
 
 
@@ -91,7 +92,8 @@ def test_the_chain_is_the_cards_review_rated_by_its_score(candidate_client, cand
     for item in round_.items.filter(kind="followup").order_by("position"):
         link = followup_link(item)  # every mark wrong: the still steps marked, given a value no step has
         candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
-                              {"version": item.version, "present_marks": "1", "marked": list(link.still),
+                              {"confirm": "yes",
+                               "version": item.version, "present_marks": "1", "marked": list(link.still),
                                **{f"value-{key}": "7777777" for key in link.still}})
     round_.refresh_from_db()
     assert round_.status == Round.FINISHED
@@ -122,7 +124,7 @@ def test_a_right_chain_scores_full_and_the_debrief_shows_it(candidate_client, ca
     for item in round_.items.filter(kind="followup").order_by("position"):
         clock.advance(seconds=30)
         candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
-                              {"version": item.version, **_right(followup_link(item))})
+                              {"confirm": "yes", "version": item.version, **_right(followup_link(item))})
     round_.refresh_from_db()
     assert round_.status == Round.FINISHED and round_.score == pytest.approx(1.0)
     stored = list(FollowUpAttempt.objects.filter(user=candidate).order_by("position"))
@@ -145,7 +147,8 @@ def test_wrong_marks_are_named_in_the_debrief(candidate_client, candidate, bank,
     skipped = link.moves[0]
     answer = _right(link)
     answer["marked"] = [key for key in link.moves if key != skipped]
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]), {"version": item.version, **answer})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]), {"confirm": "yes",
+                                                                          "version": item.version, **answer})
     close(round_, h.T0.replace(minute=5))
     item.refresh_from_db()
     assert item.grade < 1
@@ -162,7 +165,7 @@ def test_an_unreadable_value_is_refused_before_the_deadline(candidate_client, ca
     item = round_.items.get(position=2)
     key = followup_link(item).moves[0]
     page = candidate_client.post(reverse("rounds:submit", args=[round_.pk, 2]),
-                                 {"version": item.version, "present_marks": "1", "marked": [key],
+                                 {"confirm": "yes", "version": item.version, "present_marks": "1", "marked": [key],
                                   f"value-{key}": "7O GiB"})
     assert page.status_code == 200 and 'id="unreadable-steps"' in page.content.decode()
     item.refresh_from_db()

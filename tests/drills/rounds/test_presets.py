@@ -24,19 +24,21 @@ def sit(client, round_: Round, clock, h) -> None:
         clock.advance(minutes=1)
         url = reverse("rounds:submit", args=[round_.pk, item.position])
         if item.is_worked:
-            response = client.post(url, {"version": item.version, "scratch": "weights first",
+            response = client.post(url, {"confirm": "yes", "version": item.version, "scratch": "weights first",
                                          **h.answers(item.problem)})
         elif item.is_followup:  # the steps that move, and their new values
             link = followup_link(item)
-            response = client.post(url, {"version": item.version, "present_marks": "1", "marked": list(link.moves),
+            response = client.post(url, {"confirm": "yes",
+                                         "version": item.version, "present_marks": "1", "marked": list(link.moves),
                                          **{f"value-{key}": repr(link.result.values[key]) for key in link.moves}})
         elif item.is_critique:
-            response = client.post(url, {"version": item.version, "present_flags": "1", "flag": ["3", "5"],
+            response = client.post(url, {"confirm": "yes",
+                                         "version": item.version, "present_flags": "1", "flag": ["3", "5"],
                                          "why_3": "query heads", "why_5": "big bang"})
         else:
             client.post(reverse("rounds:reveal", args=[round_.pk, item.position]),
                         {"answer": f"My answer to {item.item_slug}.", "present": "1"})
-            response = client.post(url, {"version": item.version, "present_ticks": "1",
+            response = client.post(url, {"confirm": "yes", "version": item.version, "present_ticks": "1",
                                          "ticked": [str(i) for i in range(len(item.item.rubric))], "self_score": ""})
         assert response.status_code == 302
 

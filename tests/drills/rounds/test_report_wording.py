@@ -35,7 +35,7 @@ def test_capacity_report_names_the_ladder_and_offers_to_sit_the_round_again(cand
     assert " ladder " not in f" {nav.split('Capacity ladder', 1)[1]} "
 
     wrong = {key: "1" for key in h.answers(item.problem)}
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **wrong})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0, **wrong})
     page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
 
     row = _section(page, '<tbody>', '</tbody>')
@@ -64,7 +64,7 @@ def test_an_impossible_step_gives_its_reason_and_the_item_is_to_review_at_87_per
     answers = h.answers(item.problem)
     card = float(answers["card_gib"])
     answers["usable_gib"] = repr(card * 2)  # more usable memory than the card holds: impossible
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"version": 0, **answers})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0, **answers})
     page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
 
     item.refresh_from_db()

@@ -24,7 +24,7 @@ def test_an_unreadable_step_is_refused_with_the_parsers_words_and_kept(candidate
     round_, item = ladder
     url = reverse("rounds:submit", args=[round_.pk, item.position])
     typed = {**h.answers(item.problem), "card_gib": "12 foo", "weights_gib": ""}
-    response = candidate_client.post(url, {"version": item.version, **typed})
+    response = candidate_client.post(url, {"confirm": "yes", "version": item.version, **typed})
 
     page = response.content.decode()
     assert response.status_code == 200 and 'id="unreadable-steps"' in page
@@ -38,7 +38,7 @@ def test_an_unreadable_step_is_refused_with_the_parsers_words_and_kept(candidate
     assert item.answers["card_gib"] == "12 foo"  # saved, as autosave keeps it
 
     right = h.answers(item.problem)["card_gib"]
-    fixed = candidate_client.post(url, {"version": item.version, **typed, "card_gib": right})
+    fixed = candidate_client.post(url, {"confirm": "yes", "version": item.version, **typed, "card_gib": right})
     assert fixed.status_code == 302
     item.refresh_from_db()
     assert item.submitted_at is not None and item.attempt.steps.get(key="card_gib").verdict == "correct"
@@ -48,7 +48,8 @@ def test_after_the_deadline_an_unreadable_step_is_graded_as_it_stands(candidate_
     round_, item = ladder
     clock.advance(seconds=(round_.deadline - round_.started_at).total_seconds() + 1)
     response = candidate_client.post(reverse("rounds:submit", args=[round_.pk, item.position]),
-                                     {"version": item.version, **h.answers(item.problem), "card_gib": "12 foo"})
+                                     {"confirm": "yes",
+                                      "version": item.version, **h.answers(item.problem), "card_gib": "12 foo"})
     assert response.status_code == 302
     item.refresh_from_db()
     assert item.submitted_at is not None
