@@ -57,7 +57,8 @@ req/s); tpotbatch draws again any stack whose TPOT target binds before the 256-s
 prefills included, and preemptrate's draw reads the prefills' share the same way (errata sim-centre-prefill-share).
 v29: the calibration table is refitted (a card's efficiencies drawn toward the pool, the step overhead growing per
 doubling of the TP degree, not per card), so the rows problems store and the simulated drills' sweeps move (errata
-calibration-pooled-rows).
+calibration-pooled-rows). v30: the H100 PCIe's memory is its nvidia-smi total, 81,559 MiB (79.65 GiB), not the marketed
+80 GB read as decimal (74.51 GiB), so every problem on it moves (errata h100-pcie-driver-total).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 29
+GENERATOR_VERSION = 30
 MAX_SEED = 2**63
 
 

@@ -61,13 +61,15 @@ def test_a_refused_input_shows_beside_its_field_and_no_chart(client):
 
 
 def test_a_card_without_a_driver_total_says_its_memory_is_the_marketed_figure(client):
-    """H100 PCIe: no nvidia-smi capture is on record, so the KV limit uses 80 GB decimal and the page says so."""
-    page = html.unescape(client.get(URL, {"gpu": "h100-pcie-80gb"}).content.decode())
-    assert "H100 PCIe 80GB: no driver-reported total is on record, so the marketed 80 GB HBM2e is read as " \
+    """MI355X: no rocm-smi capture is on record, so the KV limit uses 288 GB decimal and the page says so (the H100
+    PCIe, once such a card, now has its nvidia-smi total: errata h100-pcie-driver-total)."""
+    page = html.unescape(client.get(URL, {"gpu": "mi355x"}).content.decode())
+    assert "Instinct MI355X: no driver-reported total is on record, so the marketed 288 GB HBM3E is read as " \
            "decimal GB." in page
     assert "the marketed figure in decimal GB" in page  # the GPU field's help
-    v = FAMILIES["pareto"].run({"gpu": "h100-pcie-80gb"}).values
-    assert v["replica_kv_budget_gib"] == pytest.approx(80e9 / 2**30 * 0.9 - 8_030_261_248 * 2 / 2**30 - 3, rel=1e-12)
+    v = FAMILIES["pareto"].run({"gpu": "mi355x"}).values
+    # 288e9 ÷ 2^30 × 0.9 − 8,030,261,248 × 2 ÷ 2^30 − 3 = 241.3977 − 14.9575 − 3 = 223.4413 GiB.
+    assert v["replica_kv_budget_gib"] == pytest.approx(288e9 / 2**30 * 0.9 - 8_030_261_248 * 2 / 2**30 - 3, rel=1e-12)
 
 
 def test_calc_prints_the_curve_under_the_steps_and_json_keeps_the_contract():

@@ -29,15 +29,15 @@ def test_h100_sxm_memory_is_the_driver_reported_81_559_mib():
     assert "81,559 MiB" in gpu.memory_note and "80 GB" in gpu.memory_note
 
 
-def test_h100_pcie_without_a_driver_figure_reads_80_gb_as_decimal():
+def test_h100_pcie_memory_is_the_driver_reported_81_559_mib_too():
     gpu = default_catalog().gpu("h100-pcie-80gb")
-    # Marketed "80 GB HBM2e", no nvidia-smi capture: 80 × 10^9 bytes = 74.5058… GiB.
-    assert gpu.memory_bytes == 80_000_000_000
-    assert gpu.memory_from_driver is False
-    assert gpu.memory_gib == pytest.approx(74.50580596923828, rel=1e-15)
-    assert round(gpu.memory_gib, 2) == 74.51
-    assert "no driver-reported total" in gpu.memory_note
-    assert "decimal GB" in gpu.memory_note and "80 GB" in gpu.memory_note
+    # nvidia-smi on "NVIDIA H100 PCIe" (350 W cap): 81,559 MiB, as the SXM part (errata h100-pcie-driver-total);
+    # it was read as the marketed 80 × 10^9 bytes = 74.51 GiB before a capture was on record.
+    assert gpu.memory_bytes == 85_520_809_984
+    assert gpu.memory_from_driver is True
+    assert gpu.memory_gib == 81_559 / 1024  # 79.6474609375 GiB
+    assert gpu.memory_note == "H100 PCIe 80GB: 81,559 MiB as the driver reports it (marketed as 80 GB HBM2e)."
+    assert any(source.get("repo") == "Beomi/BitNet-Transformers" for source in gpu.source)
 
 
 def test_mi300x_memory_comes_from_rocm_smi():

@@ -211,19 +211,19 @@ def test_replica_pools_cards_pays_a_reserve_per_card_and_holds_one_copy_of_weigh
     assert (v["users_worst_case"], v["users_paged"]) == (worst, paged)
 
 
-# --- a card with no driver figure -----------------------------------------------------------------
+# --- the H100 PCIe: its driver total, as the SXM part's ---------------------------------------------
 
-def test_h100_pcie_uses_80_decimal_gb_and_says_so():
+def test_h100_pcie_uses_its_driver_total_and_says_so():
     result = ladder(gpu="h100-pcie-80gb")
     v = result.values
-    # 80 × 10^9 B ÷ 2^30 = 74.50580596923828 GiB → 74.51.
-    assert v["card_gib"] == pytest.approx(80e9 / GIB, rel=1e-15)
-    assert result.step("card_gib").substituted.endswith("= 74.51 GiB")
-    # × 0.9 = 67.05522537231445; − 14.957527160644531 − 3 = 49.09769821166992.
-    assert v["kv_budget_gib"] == pytest.approx(49.09769821166992, rel=1e-12)
-    assert v["users_worst_case"] == 49
-    assert v["users_paged"] == 174  # ⌊49.098 ÷ 0.28125⌋ = ⌊174.57⌋
-    assert any("decimal GB" in note and "80 GB" in note for note in result.notes)
+    # nvidia-smi prints 81,559 MiB for the PCIe card too: 81,559 ÷ 1,024 = 79.6474609375 GiB (was 80e9 B, 74.51).
+    assert v["card_gib"] == 79.6474609375
+    assert result.step("card_gib").substituted == "1 × 81,559 MiB = 79.65 GiB"
+    # × 0.9 = 71.68271484375; − 14.957527160644531 − 3 = 53.72518768310547.
+    assert v["kv_budget_gib"] == pytest.approx(53.72518768310547, rel=1e-12)
+    assert v["users_worst_case"] == 53
+    assert v["users_paged"] == 191  # ⌊53.725 ÷ 0.28125⌋ = ⌊191.02⌋
+    assert any("81,559 MiB as the driver reports it" in note for note in result.notes)
 
 
 # --- int4 at its effective width ---------------------------------------------------------------

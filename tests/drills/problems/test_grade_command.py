@@ -27,19 +27,19 @@ STEP_FIELDS = {"key", "verdict", "misconception", "expected", "given", "value", 
 # catalog, so the answers below grade these inputs, given whole: tests/pinned.py), int4 (4.5 bits) weights,
 # fp8 KV, one H100 PCIe, 8,192 tokens,
 # 0.90, 3 GiB, 2,350-token conversations in 16-token blocks. By hand:
-#   card   80 GB (no driver total) = 80e9 / 2^30 = 74.506 GiB;  usable × 0.9 = 67.055 GiB
+#   card   81,559 MiB (nvidia-smi; generator v30) = 79.647 GiB;  usable × 0.9 = 71.683 GiB
 #   params 46,702,792,704 → × 4.5 / 8 = 26,270,320,896 B = 24.466 GiB (nominal 4 bits: 21.747 GiB)
-#   budget 67.055 − 24.466 − 3 = 39.589 GiB
+#   budget 71.683 − 24.466 − 3 = 44.216 GiB
 #   kv     2 × 32 × 8 × 128 × 1 = 65,536 B;  per user × 8,192 = 0.50 GiB
-#   worst  ⌊39.589 / 0.5⌋ = 79;  the bare card holds ⌊74.506 / 0.5⌋ = 149 at most
+#   worst  ⌊44.216 / 0.5⌋ = 88;  the bare card holds ⌊79.647 / 0.5⌋ = 159 at most
 SEED_5_ANSWERS = {
-    "card_gib": "80 GB",          # correct: 80e9 B is exactly the card
-    "usable_gib": "74.51",        # misconception: utilisation skipped (the card itself)
+    "card_gib": "81559 MiB",      # correct: the driver's figure is the card
+    "usable_gib": "79.65",        # misconception: utilisation skipped (the card itself)
     "weights_gib": "21.75",       # misconception: int4 at the nominal 4.0 bits
-    "kv_budget_gib": "49.76",     # carried forward: own 74.51 − own 21.75 − 3 = 49.76
+    "kv_budget_gib": "54.90",     # carried forward: own 79.65 − own 21.75 − 3 = 54.90
     "kv_bytes_per_token": "131072",  # wrong: a bf16 cache (2 × right), no named variant
     "per_user_gib": "0.52",       # close: 4 % over 0.50
-    "users_worst_case": "500",    # impossible: above 149
+    "users_worst_case": "500",    # impossible: above 159
     "users_paged": "",            # unreadable
 }
 MIXTRAL_LADDER = {
@@ -127,13 +127,13 @@ class TestJsonOutput:
         data = graded_json("ladder", "--inputs", json.dumps(MIXTRAL_LADDER), "--answers",
                            write_answers(tmp_path, SEED_5_ANSWERS))
         steps = {step["key"]: step for step in data["steps"]}
-        assert steps["card_gib"]["expected"] == pytest.approx(80e9 / 2**30)
+        assert steps["card_gib"]["expected"] == 81559 / 1024
         assert steps["kv_bytes_per_token"]["expected"] == 65536
-        assert steps["users_worst_case"]["expected"] == 79
+        assert steps["users_worst_case"]["expected"] == 88
         assert [step["verdict"] for step in data["steps"]] == SEED_5_VERDICTS
         assert steps["weights_gib"]["misconception"] == "nominal-4bit"
         assert steps["usable_gib"]["misconception"] == "skipped-utilization"
-        assert "at most 149 such users" in steps["users_worst_case"]["message"]
+        assert "at most 159 such users" in steps["users_worst_case"]["message"]
         # 1 + 0 + 0 + 1 + 0 + 0.5 + 0 + 0 = 2.5 / 8
         assert data["score"] == pytest.approx(0.3125)
 
