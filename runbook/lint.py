@@ -53,6 +53,8 @@ def seams(text: str) -> list[str]:
 #: literal as typed) → why it is not a derived number.
 ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("01-tokenisation", "131,072"): "the 128k context limit, an input; equal to the per-token cache bytes by chance",
+    ("01-tokenisation", "576"): "LLaVA-1.5's 24 × 24 grid of image tokens, a published input; near the requests in "
+                                "the system of the ttftp99 drill's default stack by chance",
     ("08-rope-and-long-context", "131,072"): "the 128k context limit, an input; equal to the per-token cache bytes "
                                               "by chance",
     ("02-forward-pass", "8.03"): "the parameter count the Hugging Face Hub page shows, a cited figure",

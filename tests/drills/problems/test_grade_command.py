@@ -94,7 +94,7 @@ class TestJsonOutput:
         assert data["inputs"] == {
             "model": "llama-3.1-8b", "gpu": "h100-sxm5-80gb", "gpus": 1, "weights_dtype": "bf16",
             "weights_bits": None, "kv_dtype": "bf16", "context": 8192, "utilization": 0.9, "reserve_gib": 3.0,
-            "avg_tokens": 2300, "block_size": 16,
+            "avg_tokens": 2300, "block_size": 16, "pp": 1,
         }
         assert [step["key"] for step in data["steps"]] == [
             "card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token", "per_user_gib",
@@ -122,7 +122,8 @@ class TestJsonOutput:
 
     def test_seed_grades_the_problem_the_generator_draws(self, tmp_path):
         data = graded_json("ladder", "--seed", "5", "--answers", write_answers(tmp_path, SEED_5_ANSWERS))
-        assert {k: v for k, v in data["inputs"].items() if v is not None} == generate_inputs("ladder", 5)
+        assert {k: v for k, v in data["inputs"].items() if v is not None} == {
+            **generate_inputs("ladder", 5), "pp": 1}  # the ladder draws no pipeline parallelism: its default
 
         data = graded_json("ladder", "--inputs", json.dumps(MIXTRAL_LADDER), "--answers",
                            write_answers(tmp_path, SEED_5_ANSWERS))
