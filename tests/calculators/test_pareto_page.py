@@ -41,7 +41,7 @@ def test_the_reference_stack_draws_four_degrees_and_rings_the_target_point(clien
     # 512: 565,816,336,384 B ÷ (8 × 3.35 TB/s × 0.8) = 26.391 ms + 64 × (7,340,032 B ÷ 450 GB/s + 12 µs) = 1.812 ms.
     assert marked == [["1", "32", "18.81 ms", "53.2 tok/s", "1,700.9 tok/s", "yes", "the target's point"],
                       ["8", "512", "28.2 ms", "35.5 tok/s", "2,269.3 tok/s", "yes", "best per card"]]
-    assert rows[0] == ["1", "1", "6.39 ms", "156.4 tok/s", "156.4 tok/s", "yes", ""]
+    assert rows[0] == ["1", "1", "6.393 ms", "156.4 tok/s", "156.4 tok/s", "yes", ""]
     assert "<caption" in page and "Every point of the curve" in page
     assert page.count("<math") == 17  # the graded steps follow the chart
 
