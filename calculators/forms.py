@@ -31,7 +31,7 @@ from calculators.engine.errors import AnswerError, ConfigError, EngineError
 from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.base import Plan, evaluate
 from calculators.engine.procedures.compute import opening_precisions
-from calculators.engine.procedures.inputs import InputSpec, bound_text, calibrated_defaults, with_aliases
+from calculators.engine.procedures.inputs import InputSpec, bound_text, with_aliases
 from calculators.report import InputRow, Report, build_report, parse_previous
 
 # How a spec's unit reads beside its input.
@@ -81,13 +81,11 @@ def _choice_label(spec: InputSpec, choice: str) -> str:
     return choice
 
 
-def user_calibration_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
-    """Put an applied calibration's constants (:class:`calculators.models.Calibration`, the user's own fit in the
-    lab) into ``defaults`` (the texts the fields start from) for the inputs ``defaults`` has, when the page's card
-    and weight format (``data``'s, else the defaults') are the calibration's; return whether they were. A value
-    the visitor sent is theirs: only ``defaults`` change. The calibration table's row is read by
-    :func:`~calculators.engine.procedures.inputs.calibrated_defaults` (:func:`table_defaults`); this only lays a
-    user's own constants over it."""
+def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
+    """Put an applied calibration's constants (:class:`calculators.models.Calibration`) into ``defaults`` (the
+    texts the fields start from) for the inputs ``defaults`` has, when the page's card and weight format
+    (``data``'s, else the defaults') are the calibration's; return whether they were. A value the visitor sent
+    is theirs: only ``defaults`` change."""
     if calibration is None:
         return False
     data = data or {}
@@ -100,71 +98,6 @@ def user_calibration_defaults(defaults: dict[str, str], data: Mapping[str, Any] 
         if key in defaults:
             defaults[key] = f"{value:.4g}"
     return True
-
-
-# The hidden input naming the card and precision whose calibration-table row filled the page's fields.
-ROW_FIELD = "calibrated_for"
-
-
-def page_stack(defaults: Mapping[str, Any], data: Mapping[str, Any] | None) -> dict[str, str]:
-    """The card and weight precision a page's calibrated fields are for: ``data``'s, else ``defaults``' (``gpu``
-    and ``weights_dtype``, else ``precision``), as :func:`~calculators.engine.procedures.inputs.calibrated_defaults`
-    reads them."""
-    data = data or {}
-    stack = {}
-    for name in ("gpu", "weights_dtype", "precision"):
-        value = data.get(name) or defaults.get(name)
-        if value:
-            stack[name] = str(value)
-    return stack
-
-
-def row_key(stack: Mapping[str, str]) -> str:
-    """``"h100-sxm5-80gb bf16"``: the card and precision of :func:`page_stack`, as :data:`ROW_FIELD` holds them."""
-    return f"{stack.get('gpu', '')} {stack.get('weights_dtype') or stack.get('precision') or 'bf16'}"
-
-
-def table_defaults(specs: tuple[InputSpec, ...], defaults: dict[str, str], data: Mapping[str, Any] | None):
-    """Put the calibration table's row for the page's card and precision (:func:`page_stack`) into ``defaults``
-    for the calibrated inputs of ``specs`` (bandwidth efficiency, MFU, prefill MFU, all-reduce latency, step
-    overhead), read through :func:`~calculators.engine.procedures.inputs.calibrated_defaults`, the one reader of
-    the table (the quantities' stated defaults for a card without a row). Returns ``data`` without the calibrated
-    values carried over from another card's row: the page's fields are not redrawn when an htmx request changes
-    the card, so a field still holding exactly the row :data:`ROW_FIELD` names was the old row's, not typed, and
-    goes back to the new row's value."""
-    stack = page_stack(defaults, data)
-    found = calibrated_defaults(specs, stack)
-    defaults.update({name: f"{value:g}" for name, value in found.items()})
-    if not data or not data.get(ROW_FIELD) or data.get(ROW_FIELD) == row_key(stack):
-        return data
-    old_gpu, _, old_precision = str(data[ROW_FIELD]).partition(" ")
-    old = calibrated_defaults(specs, {"gpu": old_gpu, "weights_dtype": old_precision})
-    carried = {name for name, value in old.items() if str(data.get(name) or "").strip() == f"{value:g}"}
-    return {key: data.get(key) for key in data if key not in carried}
-
-
-def table_row_note(specs: tuple[InputSpec, ...], stack: Mapping[str, str]) -> str | None:
-    """A sentence naming the calibration table's row the page's calibrated inputs start from, its values and the
-    measurements it was fitted on; where the card has no row, that the stated defaults apply. ``None`` for a family
-    without calibrated inputs or without a card."""
-    from calculators.engine.calibration import KEYS, default_calibration
-
-    names = [spec for spec in specs if spec.quantity in KEYS]
-    if not names or "gpu" not in stack:
-        return None
-    catalog = default_catalog()
-    gpu = catalog.gpus[stack["gpu"]].name if stack["gpu"] in catalog.gpus else stack["gpu"]
-    precision = stack.get("weights_dtype") or stack.get("precision") or "bf16"
-    row = default_calibration().row(stack["gpu"], precision)
-    if row is None:
-        return (f"The {gpu} has no row at {precision} in the calibration table: "
-                + ", ".join(f"{(spec.label or spec.name).lower()} starts at its stated default {spec.default_text}"
-                            for spec in names) + ".")
-    shown = ", ".join(f"{(spec.label or spec.name).lower()} {row.values[spec.quantity].value:g}" for spec in names
-                      if spec.quantity in row.values)
-    fitted = ", ".join(row.fitted_on)
-    return (f"From the calibration table's row for the {gpu} at {row.precision}: {shown}; fitted on {fitted}"
-            + (f" ({row.how.rstrip('.')})" if row.how else "") + ". A value typed in its field replaces it.")
 
 
 def opening_defaults(defaults: dict[str, str], data: Mapping[str, Any]) -> None:
@@ -346,13 +279,10 @@ class CalculatorForm(forms.Form):
         self.family = family
         self.specs = {spec.name: spec for spec in family.inputs}
         defaults = {spec.name: spec.default_text for spec in family.inputs}
-        data = table_defaults(tuple(family.inputs), defaults, data)
-        #: The card and precision whose calibration-table row the calibrated fields start from.
-        self.stack = page_stack(defaults, data)
         #: The user's applied calibration (:class:`calculators.models.Calibration`), and whether this page's card
         #: and precision are its own (then its constants are the defaults of the inputs it has).
         self.calibration = calibration
-        self.calibration_applies = user_calibration_defaults(defaults, data, calibration)
+        self.calibration_applies = calibrated_defaults(defaults, data, calibration)
         data = without_carried_calibration(data, calibration, self.calibration_applies)
         if "model" in self.specs:
             defaults["config"] = ""
@@ -370,30 +300,6 @@ class CalculatorForm(forms.Form):
             # that is not the one computed (static/js/calculator.js keeps this in step while typing).
             attrs = self.fields["model"].widget.attrs
             attrs.update({"disabled": True, "aria-describedby": attrs["aria-describedby"] + " model-replaced"})
-
-    @property
-    def row_key(self) -> str:
-        """The card and precision the calibrated fields start from (:data:`ROW_FIELD`'s value, :func:`row_key`)."""
-        return row_key(self.stack)
-
-    @property
-    def table_note(self) -> str | None:
-        """Which calibration-table row the calibrated fields start from, its values and what it was fitted on
-        (:func:`table_row_note`); ``None`` where the family has none or a user's calibration applies."""
-        if self.calibration_applies:
-            return None
-        return table_row_note(tuple(self.family.inputs), self.stack)
-
-    def refreshed_fields(self, sent: Mapping[str, Any] | None) -> list[str]:
-        """The calibrated fields redrawn out of band (htmx ``hx-swap-oob``) when ``sent`` (the request's data)
-        names another card's row than this one (:data:`ROW_FIELD`): the inputs, bound to this row's values
-        where the old row's were carried, so the fields show what the results were computed from."""
-        from calculators.engine.calibration import KEYS
-
-        if not sent or not sent.get(ROW_FIELD) or sent.get(ROW_FIELD) == self.row_key:
-            return []
-        return [self[spec.name].as_widget(attrs={"hx-swap-oob": "true"}) for spec in self.family.inputs
-                if spec.quantity in KEYS and spec.name in self.fields]
 
     @property
     def input_rows(self) -> list[InputRow]:

@@ -46,7 +46,6 @@ from django.core.cache import cache
 from calculators.engine.catalog import Catalog
 from calculators.engine.errors import EngineError, InputError
 from calculators.engine.procedures import Family, Result
-from calculators.engine.procedures.inputs import calibrated_defaults
 from calculators.sim import config as sim_config
 from calculators.sim import results as sim_results
 from calculators.sim.config import build_setup, clean_sim_inputs
@@ -224,11 +223,7 @@ def run_sweep(inputs: dict[str, Any], budget: int | None = None) -> list[dict]:
 
 def run_drill(family: Family, raw: dict[str, Any], catalog: Catalog | None = None) -> Result:
     """``family.run(raw)``, with a simulated drill's sweep run first through :func:`run_sweep` (cached, one
-    budget) rather than in the request without a limit; raises what the family raises. A calibrated input ``raw``
-    leaves out (bandwidth efficiency, MFU, prefill MFU, all-reduce latency, step overhead) is the calibration
-    table's for its card and precision (:func:`~calculators.engine.procedures.inputs.calibrated_defaults`, as the
-    calculator pages' fields start from), so the API and ``calc`` read the table too."""
-    raw = {**raw, **calibrated_defaults(tuple(family.inputs), raw)}
+    budget) rather than in the request without a limit; raises what the family raises."""
     if family.prepare is not None:
         raw = family.prepare(raw, catalog, run_sweep)
     return family.run(raw, catalog)

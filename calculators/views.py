@@ -37,8 +37,7 @@ def calculator(request: HttpRequest, family: str) -> HttpResponse:
     data = request.POST if request.method == "POST" else request.GET
     form = CalculatorForm(chosen, data, calibration=in_use(request))
     form.is_valid()
-    context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report(),
-               "refreshed_fields": form.refreshed_fields(data) if request.htmx else []}
+    context = {"family": chosen, "families": list(FAMILIES.values()), "form": form, "report": form.report()}
     state_url = f"{request.path}?{form.state_query()}"
     if not request.htmx:
         return render(request, "calculators/calculator.html", context)
