@@ -513,6 +513,8 @@
     where = degree === null
       ? "Even " + program.extras.tp_degrees[program.extras.tp_degrees.length - 1] + " × " + gpu + " cannot serve one user at the context limit."
       : "The smallest tensor-parallel degree that serves at least one user at the context limit is " + degree + " × " + gpu + ".";
+    // A pipeline-parallel replica: the degree is a stage's (calculators/engine/procedures/ladder.py says the same).
+    if (Number(raw.pp) > 1) where = where.replace(/\.$/, "") + " a stage, in " + Number(raw.pp) + " pipeline stages.";
     report.alert = what + " " + where;
   }
 
