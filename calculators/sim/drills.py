@@ -81,10 +81,16 @@ def rate_text(rate: float) -> str:
     return f"{rate:g}"
 
 
+def _input_specs(center: str, specs: tuple | None) -> tuple:
+    """The inputs a sweep centred on ``center`` reads: ``specs`` when a family declares its own (tpotbatch's),
+    else the cache-centred or the plain scenario's."""
+    return specs or (CACHE_INPUTS if center == "cache" else INPUTS)
+
+
 def _prepared(raw: dict[str, Any], catalog: Catalog | None, center: str = "tpot", refine: bool = False,
               specs: tuple | None = None):
     catalog = catalog_or_default(catalog)
-    inputs, stored = split_inputs(raw, catalog, specs or (CACHE_INPUTS if center == "cache" else INPUTS))
+    inputs, stored = split_inputs(raw, catalog, _input_specs(center, specs))
     scenario = Scenario(inputs, catalog, center, stored_constants(stored))
     simulation = simulation_for(scenario, stored)
     if refine and stored is None:  # a stored sweep is read as it is: regrading never simulates
@@ -316,7 +322,7 @@ def _prepare(center: str, refine: bool = False, specs: tuple | None = None):
         catalog = catalog_or_default(catalog)
         # Always run afresh: fixed inputs may have changed the scenario, and a "simulation" typed into them
         # must not stand in for the simulator's.
-        clean, _ = split_inputs(inputs, catalog, specs or (CACHE_INPUTS if center == "cache" else INPUTS))
+        clean, _ = split_inputs(inputs, catalog, _input_specs(center, specs))
         simulation = simulation_for(Scenario(clean, catalog, center), None, runner)
         return {**inputs, "simulation": refine_knee(simulation, runner) if refine else simulation}
     return prepare
