@@ -59,6 +59,19 @@ def pytest_configure(config):
     _flush_lifts_review_log_triggers()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Send every integration test to one pytest-xdist worker (CI runs ``-n auto --dist loadgroup``).
+
+    They share the real Redis server's databases (the Celery broker on 15, caches on 14) and start Celery
+    workers that would take each other's tasks if two ran at once; tryfirst, so the group is set before
+    xdist's own hook reads it.
+    """
+    for item in items:
+        if item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.xdist_group("redis"))
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Hash passwords with a fast algorithm: tests check behaviour, not hashing cost."""
