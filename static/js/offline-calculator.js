@@ -503,18 +503,15 @@
       var tried = evaluate(resolved.steps, Object.assign({}, resolved.given, { gpus: program.extras.tp_degrees[i] }), formulas);
       if (tried.users_worst_case >= 1) degree = program.extras.tp_degrees[i];
     }
-    var budget = values.kv_budget_gib, gpu = data.gpu_names[raw.gpu], what, where;
-    if (budget < 0) {
-      what = "The weights and reserve do not fit: " + fmt(-budget) + " short of " + fmt(values.usable_gib) + " usable.";
-    } else {
-      what = "The weights fit, but the " + fmt(budget) + " left cannot hold one user's " + fmt(values.per_user_gib) +
-        " at the context limit.";
-    }
+    // The sentences are the engine's (procedures/ladder.py NOT_FITTING), shipped in the family's extras.
+    var budget = values.kv_budget_gib, gpu = data.gpu_names[raw.gpu], say = program.extras.not_fitting, what, where;
+    what = budget < 0
+      ? fill(say.weights, { short: fmt(-budget), usable: fmt(values.usable_gib) })
+      : fill(say.user, { left: fmt(budget), per_user: fmt(values.per_user_gib) });
     where = degree === null
-      ? "Even " + program.extras.tp_degrees[program.extras.tp_degrees.length - 1] + " × " + gpu + " cannot serve one user at the context limit."
-      : "The smallest tensor-parallel degree that serves at least one user at the context limit is " + degree + " × " + gpu + ".";
-    // A pipeline-parallel replica: the degree is a stage's (calculators/engine/procedures/ladder.py says the same).
-    if (Number(raw.pp) > 1) where = where.replace(/\.$/, "") + " a stage, in " + Number(raw.pp) + " pipeline stages.";
+      ? fill(say.no_degree, { degree: program.extras.tp_degrees[program.extras.tp_degrees.length - 1], gpu: gpu })
+      : fill(say.degree, { degree: degree, gpu: gpu });
+    if (Number(raw.pp) > 1) where = where.replace(/\.$/, "") + fill(say.stages, { pp: Number(raw.pp) });
     report.alert = what + " " + where;
   }
 

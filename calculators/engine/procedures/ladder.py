@@ -118,6 +118,19 @@ def ladder_specs(cfg) -> list[StepSpec]:
     ]
 
 
+# The alert a replica that cannot serve one user at the context limit gets: what does not fit, then the smallest
+# degree that would (a pipeline-parallel replica's degree is a stage's). The offline calculator fills the same
+# templates (runbook/export ships them as the family's ``not_fitting`` extra; static/js/offline-calculator.js).
+NOT_FITTING = {
+    "weights": "The weights and reserve do not fit: {short} short of {usable} usable.",
+    "user": "The weights fit, but the {left} left cannot hold one user's {per_user} at the context limit.",
+    "no_degree": "Even {degree} × {gpu} cannot serve one user at the context limit.",
+    "degree": "The smallest tensor-parallel degree that serves at least one user at the context limit is "
+              "{degree} × {gpu}.",
+    "stages": " a stage, in {pp} pipeline stages.",
+}
+
+
 def smallest_tp_degree(specs: list[StepSpec], given: dict[str, float], cfg, pp: int = 1) -> int | None:
     """The smallest degree in :data:`TP_DEGREES` that obeys the degree rule and whose replica (of ``pp``
     pipeline stages of that many cards) serves at least one user at the context limit (its cache
@@ -207,19 +220,18 @@ def plan_ladder(raw: dict[str, Any], catalog: Catalog | None = None) -> Plan:
             extra["min_tp_degree"] = degree
             if budget < 0:
                 extra["shortfall_gib"] = -budget
-                what = (f"The weights and reserve do not fit: {format_number(-budget, 'GiB')} short of "
-                        f"{format_number(values['usable_gib'], 'GiB')} usable.")
+                what = NOT_FITTING["weights"].format(short=format_number(-budget, "GiB"),
+                                                     usable=format_number(values["usable_gib"], "GiB"))
             else:
                 extra["shortfall_gib"] = values["per_user_gib"] - budget
-                what = (f"The weights fit, but the {format_number(budget, 'GiB')} left cannot hold one user's "
-                        f"{format_number(values['per_user_gib'], 'GiB')} at the context limit.")
+                what = NOT_FITTING["user"].format(left=format_number(budget, "GiB"),
+                                                  per_user=format_number(values["per_user_gib"], "GiB"))
             if degree is None:
-                where = f"Even {TP_DEGREES[-1]} × {gpu.name} cannot serve one user at the context limit."
+                where = NOT_FITTING["no_degree"].format(degree=TP_DEGREES[-1], gpu=gpu.name)
             else:
-                where = (f"The smallest tensor-parallel degree that serves at least one user at the context limit "
-                         f"is {degree} × {gpu.name}.")
+                where = NOT_FITTING["degree"].format(degree=degree, gpu=gpu.name)
             if inputs["pp"] > 1:
-                where = where.rstrip(".") + f" a stage, in {inputs['pp']} pipeline stages."
+                where = where.rstrip(".") + NOT_FITTING["stages"].format(pp=inputs["pp"])
             notes.insert(0, f"{what} {where}")
         result.notes.extend(notes)
         result.extra.update(extra)
@@ -317,5 +329,6 @@ FAMILIES = (
                                      "gpus": sympy.Symbol("gpus") * sympy.Symbol("pp")},
                            derived={"kv_replication": STAGED_REPLICATION},
                            checks=(DEGREE_RULE,), alert="ladder", givens=("avg_tokens", "block_size"),
-                           extras={"paged_user_gib": F.PAGED_USER_GIB, "tp_degrees": list(TP_DEGREES)})),
+                           extras={"paged_user_gib": F.PAGED_USER_GIB, "tp_degrees": list(TP_DEGREES),
+                                   "not_fitting": NOT_FITTING})),
 )
