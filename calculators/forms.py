@@ -81,7 +81,7 @@ def _choice_label(spec: InputSpec, choice: str) -> str:
     return choice
 
 
-def calibrated_defaults(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
+def apply_user_calibration(defaults: dict[str, str], data: Mapping[str, Any] | None, calibration) -> bool:
     """Put an applied calibration's constants (:class:`calculators.models.Calibration`) into ``defaults`` (the
     texts the fields start from) for the inputs ``defaults`` has, when the page's card and weight format
     (``data``'s, else the defaults') are the calibration's; return whether they were. A value the visitor sent
@@ -282,7 +282,7 @@ class CalculatorForm(forms.Form):
         #: The user's applied calibration (:class:`calculators.models.Calibration`), and whether this page's card
         #: and precision are its own (then its constants are the defaults of the inputs it has).
         self.calibration = calibration
-        self.calibration_applies = calibrated_defaults(defaults, data, calibration)
+        self.calibration_applies = apply_user_calibration(defaults, data, calibration)
         data = without_carried_calibration(data, calibration, self.calibration_applies)
         if "model" in self.specs:
             defaults["config"] = ""

@@ -19,7 +19,7 @@ from typing import Any
 from django import forms
 
 from calculators.engine.errors import EngineError
-from calculators.forms import calibrated_defaults, field_for, without_carried_calibration
+from calculators.forms import apply_user_calibration, field_for, without_carried_calibration
 from calculators.sim import config as C
 from calculators.sim.results import KNEE_SHARE, knee_text, queue_growing
 from calculators.sim.run import BAND_UTILISATION
@@ -47,7 +47,7 @@ class SimulatorForm(forms.Form):
         #: The user's applied calibration, and whether the page's card and precision are its own (its constants
         #: then start the fields, and the page says so).
         self.calibration = calibration
-        self.calibration_applies = calibrated_defaults(defaults, data, calibration)
+        self.calibration_applies = apply_user_calibration(defaults, data, calibration)
         data = without_carried_calibration(data, calibration, self.calibration_applies)
         if data is not None:  # a field left out of the query shows (and means) its default
             data = {name: data.get(name, default) for name, default in defaults.items()}
