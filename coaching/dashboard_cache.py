@@ -22,6 +22,12 @@ before, from the rows as they were, is stored under a version that the commit th
 transaction are gathered: the coaches of every candidate concerned are found in one query after the commit and
 each version is written once, however many rows the request saved.
 The cache never decides what a coach may see: the key holds the coach's id and whether they oversee all.
+
+A candidate's coaches are kept in the cache too (:func:`_coaches_of`), so that a candidate's new attempt or review
+bumps them without a query: each candidate's entry is stored with the *memberships version* read before the query
+that found them, and is used only while that version stands. ``coaching/signals.py`` bumps it
+(:func:`memberships_changed`) on every save and delete of a membership or a cohort (a cohort's coach may change),
+when the change commits, so an entry read before a change is never used after it.
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ from .models import Cohort, Membership
 # Bump when the cached value changes shape. Entries are dropped after CACHE_TIMEOUT_S, used or not.
 CACHE_VERSION = 3
 CACHE_TIMEOUT_S = 15 * 60
-_EVERYONE, _ALL = "everyone", "oversees-all"
+_EVERYONE, _ALL, _MEMBERSHIPS = "everyone", "oversees-all", "memberships"
+# A candidate's coaches stay in the cache this long after they were read (each entry is one small list).
+COACHES_TIMEOUT_S = 24 * 60 * 60
 
 
 def _version_key(who) -> str:
@@ -85,6 +93,48 @@ def _versions(coach) -> str:
     return ".".join(found.get(key) or missing[key] for key in keys)
 
 
+def _coaches_key(candidate_id: int) -> str:
+    return f"coaching:dashboard:coaches-of:{candidate_id}"
+
+
+def _coaches_of(candidate_ids: set[int]) -> set[int]:
+    """The coaches (user ids) of every cohort one of ``candidate_ids`` belongs to, from the cache for each
+    candidate whose entry was stored under the memberships version that stands, from the database (one query)
+    for the others, whose entries are then stored under the version read before that query.
+
+    Raises what the query raises; an unreachable cache reads as empty (``core.cache``): every candidate is then
+    looked up.
+    """
+    version_key = _version_key(_MEMBERSHIPS)
+    keys = {candidate: _coaches_key(candidate) for candidate in candidate_ids}
+    found = cache.get_many([version_key, *keys.values()])
+    version = found.get(version_key)
+    coaches: set[int] = set()
+    missing = []
+    for candidate, key in keys.items():
+        entry = found.get(key)
+        if version is not None and entry is not None and entry[0] == version:
+            coaches.update(entry[1])
+        else:
+            missing.append(candidate)
+    if not missing:
+        return coaches
+    if version is None:  # drawn before the query; add(): a version bumped meanwhile is never overwritten
+        version = uuid.uuid4().hex
+        if not cache.add(version_key, version, None):
+            version = None  # another request drew one first: look up without storing this time
+    rows = (Membership.objects.filter(candidate_id__in=missing)
+            .values_list("candidate_id", "cohort__coach_id").distinct())
+    found_coaches: dict[int, list[int]] = {candidate: [] for candidate in missing}
+    for candidate, coach in rows:
+        found_coaches[candidate].append(coach)
+        coaches.add(coach)
+    if version is not None:
+        cache.set_many({keys[candidate]: (version, sorted(ids)) for candidate, ids in found_coaches.items()},
+                       COACHES_TIMEOUT_S)
+    return coaches
+
+
 def _bump(names: Iterable) -> None:
     tokens = {_version_key(name): uuid.uuid4().hex for name in names}
     cache.set_many(tokens, None)
@@ -108,11 +158,13 @@ class _Pending:
             return
         self.flushed = True
         names = set(self.names)
-        if self.candidates or self.candidate_queries or self.cohorts:
+        if self.candidate_queries or self.cohorts or _MEMBERSHIPS in names:  # memberships changed: read them
             where = Q(memberships__candidate_id__in=self.candidates) | Q(pk__in=self.cohorts)
             for query in self.candidate_queries:
                 where |= Q(memberships__candidate_id__in=query)
             names |= set(Cohort.objects.filter(where).values_list("coach_id", flat=True).distinct())
+        elif self.candidates:  # a candidate's own work: their coaches, from the cache
+            names |= _coaches_of(self.candidates)
         _bump(names)
 
 
@@ -162,6 +214,12 @@ def bump_after_handover(assignments: QuerySet, coach_ids: Iterable[int]) -> None
                cohort_ids=cohort_ids)
     if cohort_ids:
         _on_commit(candidates=Membership.objects.filter(cohort_id__in=cohort_ids).values("candidate_id"))
+
+
+def memberships_changed() -> None:
+    """Mark every candidate's coaches, as :func:`_coaches_of` keeps them, as changed when the transaction commits
+    (a membership or a cohort was saved or deleted)."""
+    _on_commit(names={_MEMBERSHIPS})
 
 
 def bump_everyone() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from coaching import services
+from coaching import dashboard_cache, services
 from coaching.models import Assignment, Cohort, Membership, QuestionSet
 from drills.models import BankItem, Card, ProblemInstance
 from drills.problems.grading import submit
@@ -25,6 +25,9 @@ def cohort_with_progress(coach, people: list, *, name: str, now: datetime) -> tu
     """
     cohort = services.create_cohort(coach, name)
     Membership.objects.bulk_create([Membership(cohort=cohort, candidate=person) for person in people])
+    # bulk_create sends no signal: the dashboards and the candidates' coaches it changes are bumped here.
+    dashboard_cache.bump_for_candidates([person.pk for person in people], cohort_ids=[cohort.pk])
+    dashboard_cache.memberships_changed()
     question = BankItem.objects.published().filter(kind=BankItem.OPEN).order_by("pk").first()
     ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
     question_set = QuestionSet.objects.create(coach=coach, title=f"{name} week", instructions="Work it.")

@@ -4,7 +4,8 @@ Connected in :meth:`coaching.apps.CoachingConfig.ready`. A candidate's work (att
 rounds and their items, assignment work) and memberships bump every coach of the candidate's cohorts; a cohort,
 a question set, its entries and an assignment bump their coach (and, for an assignment, the coaches of the
 candidates it goes to: another coach's assignment hides work, :mod:`coaching.visibility`); a question of the
-bank bumps everyone. See :mod:`coaching.dashboard_cache`. Queryset updates send no signal: the services that
+bank bumps everyone; a membership or a cohort also bumps the memberships version (the candidates' coaches as the
+cache keeps them). See :mod:`coaching.dashboard_cache`. Queryset updates send no signal: the services that
 use one on these tables call :mod:`coaching.dashboard_cache` themselves.
 """
 
@@ -28,6 +29,12 @@ def _round_item(sender, instance: RoundItem, **kwargs) -> None:
 
 def _membership(sender, instance: Membership, **kwargs) -> None:
     dashboard_cache.bump_for_candidates([instance.candidate_id], cohort_ids=[instance.cohort_id])
+    dashboard_cache.memberships_changed()
+
+
+def _cohort(sender, instance: Cohort, **kwargs) -> None:
+    dashboard_cache.bump_coaches([instance.coach_id])
+    dashboard_cache.memberships_changed()  # its coach may have changed: who its candidates' coaches are
 
 
 def _coach_owned(sender, instance, **kwargs) -> None:
@@ -51,7 +58,7 @@ def _bank(sender, instance, **kwargs) -> None:
 
 RECEIVERS = [
     *((model, _candidate_work) for model in (Attempt, ReviewLog, CritiqueAttempt, Round, Work)),
-    (RoundItem, _round_item), (Membership, _membership), (Cohort, _coach_owned), (QuestionSet, _coach_owned),
+    (RoundItem, _round_item), (Membership, _membership), (Cohort, _cohort), (QuestionSet, _coach_owned),
     (SetEntry, _set_entry), (Assignment, _assignment), (BankItem, _bank),
 ]
 

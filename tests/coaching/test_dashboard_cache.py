@@ -173,3 +173,48 @@ def test_a_coach_handing_over_an_assignment_shows_on_the_successors_dashboard_on
 
     after, _ = _tables(client)
     assert "Week 1 (due" in after and _cell(after, "demo") == "Not started 0/2"
+
+
+def _attempt(world, h, user, seed: int) -> None:
+    """``user`` submits a ladder problem with the query-heads mistake through the drill page."""
+    problem = create_problem("ladder", seed=seed, user=user, fixed_inputs=QWEN25_7B_LADDER)
+    answers = {**h.answers(problem), "kv_bytes_per_token": "200704"}
+    candidate = Client()
+    candidate.force_login(user)
+    assert candidate.post(problem.get_absolute_url(), {**answers, "started": ""}).status_code == 200
+
+
+def test_a_candidates_coaches_come_from_the_cache_once_read(world, h):
+    _attempt(world, h, world.demo, 7)  # reads demo's coaches (carol) and keeps them
+    with CaptureQueriesContext(connection) as captured:
+        _attempt(world, h, world.demo, 8)
+    assert not [q for q in captured.captured_queries if "coaching_membership" in q["sql"]]
+    carol = Client()
+    carol.force_login(world.coach)
+    assert "×2 (2 vs 0, rising)" in _cell(_tables(carol)[0], "demo", "candidates")
+
+
+def test_a_coach_the_candidate_joins_after_their_coaches_were_kept_sees_the_next_attempt(world, h):
+    _attempt(world, h, world.demo, 7)  # demo's coaches (carol) are now kept in the cache
+    dave = Client()
+    dave.force_login(world.dave)
+    assert ">demo<" not in _tables(dave)[0]
+    autumn = services.create_cohort(world.dave, "Autumn")
+    services.accept_invitation(services.invite(autumn), world.demo)
+    shown = _cell(_tables(dave)[0], "demo", "candidates")
+    assert "×1 (1 vs 0, rising)" in shown
+
+    _attempt(world, h, world.demo, 8)
+    assert "×2 (2 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")
+
+
+def test_a_cohort_handed_to_another_coach_bumps_them_at_the_candidates_next_attempt(world, h):
+    _attempt(world, h, world.demo, 7)
+    dave = Client()
+    dave.force_login(world.dave)
+    world.cohort.coach = world.dave
+    world.cohort.save(update_fields=["coach"])
+    assert "×1 (1 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")
+
+    _attempt(world, h, world.demo, 8)
+    assert "×2 (2 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")
