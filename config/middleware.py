@@ -53,6 +53,33 @@ class NulMiddleware:
         return None
 
 
+class MethodNotAllowedPageMiddleware:
+    """An empty 405 (a form's address opened with GET: reloaded, bookmarked, typed) gets ``templates/405.html``.
+
+    Django's ``require_http_methods`` and class-based views answer ``HttpResponseNotAllowed`` with no body, which
+    a browser shows as a blank page. The page keeps the status and the ``Allow`` header and links back to the
+    page the visitor came from (the ``Referer``, if it is this site's) and to the home page. A 405 that has a
+    body of its own (the JSON API's) is left as it is.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest):
+        response = self.get_response(request)
+        if response.status_code != 405 or response.streaming or response.content:
+            return response
+        from django.shortcuts import render
+        from django.utils.http import url_has_allowed_host_and_scheme
+
+        referer = request.headers.get("Referer", "")
+        back = referer if referer and url_has_allowed_host_and_scheme(
+            referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()) else None
+        page = render(request, "405.html", {"back": back}, status=405)
+        page["Allow"] = response.get("Allow", "")
+        return page
+
+
 class SecurityHeadersMiddleware:
     """Add ``Content-Security-Policy`` and ``Permissions-Policy`` to every response.
 

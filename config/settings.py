@@ -107,6 +107,8 @@ MIDDLEWARE = [
     "accounts.timezones.UserTimezoneMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # A form's address opened with GET: the site's 405 page, not a blank one (config/middleware.py).
+    "config.middleware.MethodNotAllowedPageMiddleware",
     # Whole pages for htmx history restores; Vary: HX-Request on every response (config/htmx_history.py).
     "config.htmx_history.HtmxHistoryMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -419,7 +421,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A refused request (403, 404) is one line; a server error keeps its traceback (config/log_filters.py).
+    "filters": {"refusal_without_traceback": {"()": "config.log_filters.RefusalWithoutTraceback"}},
     "root": {"handlers": ["console"], "level": envstr("LOG_LEVEL", "INFO")},
     # Django's own records go to the root handler only (no duplicate lines, also in production).
-    "loggers": {"django": {"handlers": [], "level": envstr("LOG_LEVEL", "INFO"), "propagate": True}},
+    "loggers": {"django": {"handlers": [], "level": envstr("LOG_LEVEL", "INFO"), "propagate": True},
+                "django.request": {"handlers": [], "filters": ["refusal_without_traceback"], "propagate": True}},
 }

@@ -183,6 +183,75 @@ class TestErrorPages:
         assert response.status_code == 403
         assert b"log in" in response.content
 
+    def test_a_form_address_opened_directly_gets_our_405_page(self, candidate_client):
+        # Starting a round is a form's target only: reloaded or bookmarked, it was a blank 405.
+        response = candidate_client.get("/rounds/start/capacity/")
+
+        assert response.status_code == 405
+        assert response["Allow"] == "POST"
+        assert "405.html" in [t.name for t in response.templates]
+        html = response.content.decode()
+        assert "This address takes a form submission" in html
+        assert 'href="/"' in html  # no Referer: the home page
+
+    def test_the_405_page_links_back_to_the_page_the_visitor_came_from(self, candidate_client):
+        response = candidate_client.get("/rounds/start/capacity/", HTTP_REFERER="http://testserver/rounds/")
+
+        assert response.status_code == 405
+        assert 'href="http://testserver/rounds/"' in response.content.decode()
+
+    def test_the_405_page_does_not_link_back_to_another_site(self, candidate_client):
+        response = candidate_client.get("/rounds/start/capacity/", HTTP_REFERER="https://evil.example/")
+
+        assert response.status_code == 405
+        assert "evil.example" not in response.content.decode()
+
+    def test_a_405_with_its_own_body_is_left_alone(self, client):
+        # The JSON API words its own refusals.
+        response = client.put("/api/v1/calc/ladder/")
+
+        assert response.status_code == 405
+        assert "405.html" not in [t.name for t in response.templates]
+
+
+class TestRequestLog:
+    """A refusal (403, 404) is one line in the server log; a server error keeps its traceback."""
+
+    def test_a_403_logs_one_line_without_the_traceback(self, candidate_client, caplog):
+        with caplog.at_level("WARNING", logger="django.request"):
+            response = candidate_client.get("/coach/")
+
+        assert response.status_code == 403
+        records = [r for r in caplog.records if r.name == "django.request"]
+        assert [r.getMessage() for r in records] == ["Forbidden (Permission denied): /coach/"]
+        assert records[0].exc_info is None
+        assert "Traceback" not in caplog.text and "This page is for coaches." not in caplog.text
+
+    def test_a_404_logs_one_line_without_the_traceback(self, candidate_client, caplog):
+        with caplog.at_level("WARNING", logger="django.request"):
+            response = candidate_client.get("/review/card/999999/")
+
+        assert response.status_code == 404
+        records = [r for r in caplog.records if r.name == "django.request"]
+        assert [r.getMessage() for r in records] == ["Not Found: /review/card/999999/"]
+        assert "Traceback" not in caplog.text
+
+    def test_a_500_keeps_its_traceback(self, caplog):
+        from django.core.handlers.exception import response_for_exception
+
+        request = RequestFactory().get("/boom/")
+        try:
+            raise RuntimeError("boom")
+        except RuntimeError as error:  # Django's own handling of an uncaught exception, logging included
+            with caplog.at_level("ERROR", logger="django.request"):
+                response = response_for_exception(request, error)
+
+        assert response.status_code == 500
+        records = [r for r in caplog.records if r.name == "django.request"]
+        assert [r.getMessage() for r in records] == ["Internal Server Error: /boom/"]
+        assert records[0].exc_info is not None
+        assert "Traceback" in caplog.text and "RuntimeError: boom" in caplog.text
+
 
 class TestStaticFiles:
     @pytest.mark.parametrize(
