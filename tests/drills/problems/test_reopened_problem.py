@@ -76,3 +76,17 @@ def test_someone_else_opening_the_problem_sees_nothing_of_it(candidate, coach_cl
     problem = make_problem(seed=5)
     client.post(problem.get_absolute_url(), RIGHT)
     assert coach_client.get(problem.get_absolute_url()).status_code == 404
+
+
+def test_the_answer_form_names_the_problem_its_first_view_is_kept_for_until_graded(candidate):
+    """static/js/first-view.js keeps a page's first ``started`` token per ``data-first-view`` name for a reload
+    (tests/e2e/test_first_view.py); a drawn problem and its stored copy share the name, a graded form has none."""
+    client = Client()
+    client.force_login(candidate)
+    problem = make_problem(seed=5)
+    name = f'data-first-view="problem:ladder:5:{problem.generator_version}"'
+    assert name in _text(client.get(problem.get_absolute_url()))
+    graded = _text(client.post(problem.get_absolute_url(), RIGHT))
+    assert 'data-score="1.0"' in graded and "data-first-view" not in graded
+    assert "data-first-view" not in _text(client.get(problem.get_absolute_url()))  # the grade, restored
+    assert name in _text(client.get(problem.get_absolute_url(), {"clear": "1"}))  # a blank sheet: a new clock
