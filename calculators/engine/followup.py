@@ -10,7 +10,8 @@ value differs from the original by more than its tolerance (the grader's own tol
 
 :func:`grade_followup` grades the candidate's two answers: which steps they marked as moving (each step
 right or wrong, a moved step left unmoved and a still step marked as moving named as such), and the new
-values of the steps they marked, graded by :func:`.grader.grade_step` on the changed stack with the
+values of the steps they marked (a follow-up with no step marked and no value typed is unanswered: 0 for every
+step, :func:`answered`), graded by :func:`.grader.grade_step` on the changed stack with the
 candidate's own earlier answers standing in for the steps they did not give again (error carried forward
 from their first answers). Pure Python, no Django.
 """
@@ -54,7 +55,7 @@ NEVER_CHANGED = ("sim_seed", "simulation",
 # The catalog field naming a model's MoE (or dense) sibling: ``{"id": …, "source": …}``.
 SIBLING_FIELD = "moe_sibling"
 
-MARK_VERDICTS = ("right", "left_unmoved", "moved_when_still")
+MARK_VERDICTS = ("right", "left_unmoved", "moved_when_still", "unanswered")
 
 
 @dataclass(frozen=True)
@@ -363,20 +364,33 @@ def graded_values(result: Result, graded: Grade) -> dict[str, float]:
             if step.value is not None and step.verdict != "impossible"}
 
 
+def answered(marked: Iterable[str], answers: Mapping[str, str | None]) -> bool:
+    """Whether a follow-up was answered: a step marked as moving, or a new value typed (not blank) in any box.
+
+    The form as shown (nothing ticked, every box blank) is no answer, not "nothing moves": every follow-up
+    moves at least one step (:func:`follow_up` draws none where nothing moves), so leaving every box unticked
+    is never its right answer, and the still steps an untouched form leaves unmarked earn nothing."""
+    return any(True for _ in marked) or any(text is not None and str(text).strip() for text in answers.values())
+
+
 def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Iterable[str],
                    answers: Mapping[str, str | None]) -> FollowUpGrade:
     """Grade the candidate's marks and new values on ``followup``.
 
     ``first`` holds the candidate's own values of the original steps (:func:`own_values`); ``marked`` the
-    step keys they said move; ``answers`` their typed new values (step key → text; only the marked steps
-    are read). Each step's mark is ``right``, ``left_unmoved`` (it moves, unmarked) or ``moved_when_still``
-    (marked, but it does not move). Each marked step's value is graded on the changed stack with the
-    candidate's first values standing in for every step they did not give again; a moving step left
-    unmarked is graded ``left_unmoved`` (0), a still step marked and given another value
-    ``moved_when_still`` (0).
+    step keys they said move; ``answers`` their typed new values (step key → text; only the marked steps'
+    are graded; a value typed in any box makes the follow-up :func:`answered`). Each step's mark is
+    ``right``, ``left_unmoved`` (it moves, unmarked) or ``moved_when_still`` (marked, but it does not move).
+    Each marked step's value is graded on the changed stack with the candidate's first values standing in for
+    every step they did not give again; a moving step left unmarked is graded ``left_unmoved`` (0), a still
+    step marked and given another value ``moved_when_still`` (0). An unanswered follow-up (nothing marked,
+    nothing typed) marks every step ``unanswered`` and grades every moving step's value ``unanswered``: 0 for
+    each, as a blank step of a problem scores 0; ``own`` keeps the first values.
     """
     result, original = followup.result, followup.original
     marked = set(marked)
+    if not answered(marked, answers):
+        return _unanswered(followup, first)
     before, after = original.values, result.values
     own = dict(first)
     marks: list[MarkGrade] = []
@@ -411,3 +425,24 @@ def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Itera
                                             f"{shown_after}.",
                                     substituted=result.step(spec.key).substituted))
     return FollowUpGrade(followup, marks, values, own)
+
+
+def _unanswered(followup: FollowUp, first: Mapping[str, float]) -> FollowUpGrade:
+    """The grade of a follow-up left as shown: every mark and every moving step's value ``unanswered`` (0)."""
+    result, before, after = followup.result, followup.original.values, followup.result.values
+    marks: list[MarkGrade] = []
+    values: list[StepGrade] = []
+    for spec in result.specs:
+        moves = spec.key in followup.moves
+        shown_after = shown_value(spec.key, result.family, after[spec.key], spec.unit)
+        shown_before = (shown_value(spec.key, result.family, before[spec.key], spec.unit) if spec.key in before
+                        else "no such step")
+        if moves:
+            message = f"Not answered: it goes from {shown_before} to {shown_after}."
+            values.append(StepGrade(key=spec.key, label=spec.label, unit=spec.unit, verdict="unanswered",
+                                    credit=0.0, expected=after[spec.key], given="", value=None, message=message,
+                                    substituted=result.step(spec.key).substituted))
+        else:
+            message = f"Not answered: it stays at {shown_after}."
+        marks.append(MarkGrade(spec.key, spec.label, moves, False, "unanswered", message))
+    return FollowUpGrade(followup, marks, values, dict(first))

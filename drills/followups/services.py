@@ -158,7 +158,7 @@ def grade_chain(problem: ProblemInstance, links: Iterable[FollowUp], answers: Ma
     """Grade a whole chain answered at once (a review card: the chain is the card). ``answers`` are the typed
     answers to ``problem`` (the first values, error carried forward from them), ``replies`` one
     ``{"marked": [keys], "values": {key: text}}`` per link, in order; each link starts from the values the one
-    before left (its ``own``). A link without a reply is graded as nothing marked."""
+    before left (its ``own``). A link without a reply is graded unanswered: 0 for every step."""
     own = first_values(problem, answers)
     graded: list[FollowUpGrade] = []
     replies = list(replies)
@@ -191,7 +191,7 @@ def unreadable_replies(links: Iterable[FollowUp], replies: Iterable[Mapping], pr
 
 #: How a follow-up's marks are named where it is read back (the round debrief, a review's result).
 MARK_LABELS = {"right": "Right", "left_unmoved": "A moved step left unmoved",
-               "moved_when_still": "A still step marked as moving"}
+               "moved_when_still": "A still step marked as moving", "unanswered": "Not answered"}
 
 
 def debrief(stored: FollowUpAttempt, labels: Mapping[str, str]) -> dict:

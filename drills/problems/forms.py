@@ -96,5 +96,9 @@ class FollowUpForm(forms.Form):
         return [spec.key for spec in self.link.result.specs if spec.key in chosen]
 
     def answers(self) -> dict[str, str]:
-        """Step key → the typed new value, for the marked steps."""
-        return {key: self.cleaned_data.get(f"value-{key}", "") or "" for key in self.marked()}
+        """Step key → the typed new value, for the marked steps (blank when none was typed) and for any other
+        step whose box was typed in: the engine grades the marked steps' values only, but a typed value is an
+        answer (:func:`calculators.engine.followup.answered`; a form left as shown is unanswered)."""
+        marked = set(self.marked())
+        return {spec.key: text for spec in self.link.result.specs
+                if (text := self.cleaned_data.get(f"value-{spec.key}", "") or "") or spec.key in marked}

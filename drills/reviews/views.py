@@ -316,8 +316,8 @@ def answer(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid() and version >= 0:
         try:
             # The follow-ups are always graded with the problem (the chain is the card): a reply that leaves them
-            # out is graded with nothing marked and no new values, so the chain cannot be skipped by editing the
-            # form.
+            # out, or leaves them as shown, is graded unanswered (0 for every step), so the chain cannot be
+            # skipped by editing the form.
             outcome = record_problem_review(request.user, current.pk, version, form.answers(), followups=followups,
                                             started_at=read_start(form.cleaned_data.get("started")), now=now)
         except UnreadableAnswers as unreadable:

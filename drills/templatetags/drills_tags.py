@@ -23,6 +23,7 @@ VERDICT_STYLES = {
     "right": ("success", "Right"),
     "left_unmoved": ("danger", "Moved step left unmoved"),
     "moved_when_still": ("danger", "Still step moved"),
+    "unanswered": ("secondary", "Not answered"),
 }
 
 

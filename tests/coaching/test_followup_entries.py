@@ -31,7 +31,7 @@ def _chain_set(world, followups: int = 3) -> QuestionSet:
 
 def _sit(client, round_: Round, h, wrong_from: int | None = None, start: int = 1) -> None:
     """Answer the items of ``round_`` in order from position ``start``: the problem right, each follow-up right
-    (from ``wrong_from`` on, with nothing marked)."""
+    (from ``wrong_from`` on, left as shown: nothing ticked, nothing typed)."""
     for item in round_.items.filter(position__gte=start).order_by("position"):
         if item.is_worked:
             data = h.answers(item.problem)
@@ -93,7 +93,7 @@ def test_untimed_the_chain_is_a_short_round_done_once_answered(world, client, h)
     round_.refresh_from_db()
     assert round_.status != Round.ACTIVE
     result = progress().results[0]
-    # The problem right, the first follow-up right, the rest with nothing marked: the round's score.
+    # The problem right, the first follow-up right, the rest left unanswered (0 each): the round's score.
     assert result.done and result.score == pytest.approx(round_.score) and 0 < result.score < 1
     assert progress().status == services.DONE
     assert FollowUpAttempt.objects.filter(user=world.demo).count() == len(items) - 1
@@ -127,14 +127,15 @@ def test_the_dashboard_shows_each_candidates_follow_up_marks_and_values(world, c
     _sit(client, Round.objects.get(user=world.demo), h, wrong_from=1)
     stored = list(FollowUpAttempt.objects.filter(user=world.demo).order_by("position"))
     assert [f.marks_score for f in stored][0] == 1.0 and stored[0].values_score == 1.0
-    # The second link with nothing marked: its still steps' marks are right, its moved ones not; no value right.
-    second = followup_link(Round.objects.get(user=world.demo).items.get(followup=1))
-    marks = len(second.still) / len(second.result.specs)
-    assert stored[1].marks_score == pytest.approx(marks) and stored[1].values_score == 0.0
+    # The second link left as shown (nothing ticked, nothing typed) is unanswered: no mark right, no value right
+    # (its still steps' marks no longer count as right), so the dashboard reads marks 50 %, not the 1/2 + 1/2 of
+    # the still share it read before.
+    assert (stored[1].marks_score, stored[1].values_score, stored[1].score) == (0.0, 0.0, 0.0)
+    assert {mark["verdict"] for mark in stored[1].grade["marks"]} == {"unanswered"}
     scores = followup_scores([world.demo.pk, world.demo2.pk])
-    assert scores[world.demo.pk] == FollowUpScores(2, pytest.approx((1 + marks) / 2), 0.5)
+    assert scores[world.demo.pk] == FollowUpScores(2, 0.5, 0.5)
     assert world.demo2.pk not in scores
     summary = next(t for t in overview(world.coach).tables if t.name == "candidates")
     column = summary.headers.index("Follow-ups (marks · new values right)")
     row = next(r for r in summary.rows if r[0].text == "demo")
-    assert row[column].text == f"marks {(1 + marks) / 2:.0%} · values 50% (of 2)"
+    assert row[column].text == "marks 50% · values 50% (of 2)"

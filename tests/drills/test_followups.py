@@ -100,6 +100,21 @@ def test_a_wrong_mark_is_named(graded):
     assert stored.score < 1
 
 
+def test_nothing_ticked_is_unanswered_and_scores_0(graded):
+    """The marks posted with nothing ticked, then graded with no value: not "nothing moves" (every follow-up
+    moves a step) but no answer, 0 for every step (before, the still steps' marks were right: 4 of 8 steps
+    of the ladder's KV change, 25 %)."""
+    client, problem, _ = graded
+    url = reverse("drills:followup", args=["ladder", problem.pk])
+    asked = _text(client.post(url, {"phase": "marks", "link": "0"}))
+    assert "You ticked nothing." in asked and "counts as not answered" in asked
+    done = _text(client.post(url, {"phase": "values", "link": "0"}))
+    assert "Score 0 %" in done and "Not answered" in done and ">Right<" not in done
+    stored = FollowUpAttempt.objects.get()
+    assert (stored.marks_score, stored.values_score, stored.score, stored.marked) == (0.0, 0.0, 0.0, [])
+    assert {mark["verdict"] for mark in stored.grade["marks"]} == {"unanswered"}
+
+
 def test_an_unreadable_value_stores_nothing_and_keeps_the_text(graded):
     client, problem, _ = graded
     link = chain(problem)[0]

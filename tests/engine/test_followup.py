@@ -71,13 +71,35 @@ def test_a_moved_step_left_unmoved_and_a_still_step_moved_are_named():
     assert graded.values_score == 3 / 5
 
 
+def test_an_untouched_follow_up_is_unanswered_and_scores_0_for_every_step():
+    """Nothing marked and nothing typed is the form as it was shown, not "nothing moves" (every follow-up moves
+    a step, so that is never its answer): before the fix the four still steps read "right", 4/8 of the marks,
+    and the follow-up scored (0.5 + 0) / 2 = 0.25. Now every mark and every moving step is unanswered: 0."""
+    followup = _ladder_fp8()
+    first = own_values(followup.original, {"card_gib": "100 GiB"})
+    graded = grade_followup(followup, first, (), {})
+    assert sorted((m.key, m.verdict, m.credit) for m in graded.marks) == sorted(
+        (k, "unanswered", 0.0) for k in LADDER_STILL + LADDER_MOVES)
+    assert [(v.key, v.verdict, v.credit) for v in graded.values] == [(k, "unanswered", 0.0) for k in LADDER_MOVES]
+    assert (graded.marks_score, graded.values_score, graded.score) == (0.0, 0.0, 0.0)
+    assert next(m for m in graded.marks if m.key == "weights_gib").message == (
+        "Not answered: it stays at 14.96 GiB.")
+    assert next(v for v in graded.values if v.key == "users_paged").message == (
+        "Not answered: it goes from 191 users to 382 users.")
+    # A blank value box is no answer either; a typed value, even on an unmarked step, is one (graded as before:
+    # the still steps left unmarked are right, the moving ones left unmoved).
+    assert grade_followup(followup, first, (), {"per_user_gib": "  "}).score == 0.0
+    typed = grade_followup(followup, first, (), {"per_user_gib": "0.5"})
+    assert typed.marks_score == 4 / 8 and typed.values_score == 0.0 and typed.score == 0.25
+
+
 def test_a_verdict_step_moves_in_words():
     """Llama-3.1-8B in bf16 on one H100: a lone decode step reads every weight once for two FLOPs a parameter,
     about 1 FLOP/byte, far under the 295 FLOP/byte ridge (memory-bound); a batch of 512 does about 512 FLOP
     per byte of weights (compute-bound). The follow-up says so in words, as the first answer's messages do."""
     followup = follow_up(FAMILIES["roofline"], {}, Change("batch", 1, 512, "A batch of 512."), CATALOG)
     assert followup.moves == ("decode_flop_per_byte", "decode_bound")
-    graded = grade_followup(followup, {}, (), {})
+    graded = grade_followup(followup, {}, ("decode_flop_per_byte",), {})  # the verdict step left unticked
     mark = next(m for m in graded.marks if m.key == "decode_bound")
     assert mark.verdict == "left_unmoved"
     assert mark.message == "A moved step left unmoved: memory-bound (0) → compute-bound (1)."

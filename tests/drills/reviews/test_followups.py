@@ -112,8 +112,8 @@ def test_an_open_card_has_no_follow_up(bank, candidate, candidate_client, h):
 
 
 def test_a_reply_without_the_follow_ups_is_graded_as_leaving_them_unanswered(bank, candidate, candidate_client, h):
-    """The chain cannot be skipped by editing the form: a reply with the problem alone grades every link with
-    nothing marked and no new values, so a right problem still lapses."""
+    """The chain cannot be skipped by editing the form: a reply with the problem alone grades every link
+    unanswered (0), so a right problem still lapses: 1 / (1 + 3) = 0.25."""
     add_to_deck(candidate, [bank["ladder"]], now=h.T0)
     card = Card.objects.get(user=candidate)
     problem = problem_for(card)
@@ -124,3 +124,54 @@ def test_a_reply_without_the_follow_ups_is_graded_as_leaving_them_unanswered(ban
     assert done.status_code == 302
     log = ReviewLog.objects.get(card=card)
     assert log.attempt.score == 1.0 and log.rating == AGAIN and FollowUpAttempt.objects.count() == len(links)
+    assert log.grade == pytest.approx(1 / (1 + len(links))) == 0.25
+
+
+def test_untouched_follow_ups_score_0_for_every_step(bank, candidate, candidate_client, h):
+    """The tester's steps: the Capacity ladder card, "100 GiB" in step 1 only, the other steps and the three
+    follow-ups left as shown (their value boxes post blank, no box ticked). 100 GiB for the card's 79.65 GiB is
+    wrong, so the problem scores 0; each untouched follow-up is unanswered, 0 for every step (it scored its
+    still steps' share of the marks, halved: 0.3750 and 0.1875 for the second and third, 0.2969 in all before).
+    So the card is 0 and lapses (Again), and the result says "Not answered" for every follow-up step."""
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    problem = problem_for(card)
+    links = chain(problem)
+    assert len(links) == 3
+    steps = [step.key for step in problem.solve().steps]
+    data = {"version": "0", steps[0]: "100 GiB", **{key: "" for key in steps[1:]}}
+    for position, link in enumerate(links):  # the boxes as shown: blank, and no "moves" box ticked
+        data.update({f"fu{position}-value-{spec.key}": "" for spec in link.result.specs})
+
+    done = candidate_client.post(reverse("reviews:answer", args=[card.pk]), data)
+
+    assert done.status_code == 302
+    log = ReviewLog.objects.get(card=card)
+    assert (log.attempt.score, log.grade, log.rating) == (0.0, 0.0, AGAIN)
+    stored = list(FollowUpAttempt.objects.filter(attempt=log.attempt).order_by("position"))
+    assert [(f.marks_score, f.values_score, f.score) for f in stored] == [(0.0, 0.0, 0.0)] * 3
+    assert all(mark["verdict"] == "unanswered" for f in stored for mark in f.grade["marks"])
+    result = html.unescape(candidate_client.get(done["Location"]).content.decode())
+    followups = result[result.index("The follow-ups"):]
+    assert "Not answered" in followups and ">Right<" not in followups
+
+
+def test_a_follow_up_answered_in_part_is_graded_as_before(bank, candidate, h):
+    """One moving step of the first link ticked with its right value, the other links untouched: the first is
+    an answer (its unticked still steps are right), the other two are unanswered (0)."""
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    problem = problem_for(card)
+    links = chain(problem)
+    first = links[0]
+    key = first.moves[0]
+    replies = [{"marked": [key], "values": {key: repr(first.result.values[key])}}, {}, {}]
+    outcome = record_problem_review(candidate, card.pk, 0, h.answers(problem), followups=replies,
+                                    started_at=h.T0 - timedelta(seconds=90), now=h.T0)
+    stored = list(FollowUpAttempt.objects.filter(attempt=outcome.log.attempt).order_by("position"))
+    steps = len(first.result.specs)
+    marks = (1 + len(first.still)) / steps
+    values = 1 / len(first.moves)
+    assert stored[0].marks_score == pytest.approx(marks) and stored[0].values_score == pytest.approx(values)
+    assert [f.score for f in stored[1:]] == [0.0, 0.0]
+    assert outcome.log.grade == pytest.approx((1 + (marks + values) / 2) / 4)

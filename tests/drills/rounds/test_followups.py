@@ -186,3 +186,23 @@ def test_closing_grades_the_saved_follow_ups(candidate, bank, h):
     close(round_, h.T0.replace(minute=3))
     graded = list(round_.items.filter(kind="followup").order_by("position"))
     assert all(item.auto_submitted and item.grade == pytest.approx(1.0) for item in graded)
+
+
+def test_closing_grades_untouched_follow_ups_unanswered(candidate, bank, h):
+    """A round closed with its follow-ups never opened, or opened and left as shown (the value boxes saved
+    blank, nothing ticked): each is unanswered, 0, and the debrief says "Not answered" for every step; the
+    round's score is the right problem's alone over the 1 + N items."""
+    round_ = _start(candidate, h)
+    base = round_.items.get(position=1)
+    base.answers = h.answers(base.problem)
+    base.save()
+    first = round_.items.filter(kind="followup").order_by("position").first()
+    first.answers = {"marked": [], "values": {spec.key: "" for spec in followup_link(first).result.specs}}
+    first.save()
+    close(round_, h.T0.replace(minute=3))
+    graded = list(round_.items.filter(kind="followup").order_by("position"))
+    assert [item.grade for item in graded] == [0.0] * len(graded)
+    assert all({mark["verdict"] for mark in item.followup_attempt.grade["marks"]} == {"unanswered"}
+               for item in graded)
+    round_.refresh_from_db()
+    assert round_.score == pytest.approx(1 / (1 + len(graded)))
