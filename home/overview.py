@@ -6,8 +6,9 @@
   (``drills.reviews.scheduling``).
 - **Assignments** not yet done, soonest due first; one is *new* when nothing of it is started and it was
   assigned within :data:`NEW_DAYS` days.
-- **The interview**: days left and the expected recall on the day (FSRS retrievability averaged over the
-  deck, card-weighted), if they keep up with what falls due and if they stop now.
+- **The interview**: days left and the expected recall on the day (FSRS's recall averaged over the reviewed
+  cards, card-weighted, the cards never reviewed counted apart), if they keep up with what falls due and if
+  they stop now.
 - **The next chapter on their path**: the first chapter of their reading path none of whose questions are
   in their deck yet (adding a chapter's questions is how the runbook marks a chapter done).
 - **Misconceptions** they keep making: the graded steps named after one, most frequent first, each with
@@ -37,12 +38,16 @@ TOP_MISCONCEPTIONS = 3
 
 @dataclass
 class Interview:
-    """The interview date's countdown: days left and the expected recall that day, kept up or stopped (0-1)."""
+    """The interview date's countdown: days left and the expected recall that day, kept up or stopped (0-1), over
+    the ``reviewed`` cards (``None`` when there is none); ``new`` cards never reviewed are not in it (FSRS
+    predicts nothing for them), and the page says how many there are."""
 
     day: date
     days_left: int
     if_kept_up: float | None
     if_stopped: float | None
+    reviewed: int = 0
+    new: int = 0
 
 
 @dataclass
@@ -107,7 +112,8 @@ def _interview(user, review_settings: ReviewSettings, now: datetime) -> Intervie
     cards = sum(row.reviewed for row in seen)
     kept = sum(row.if_kept_up * row.reviewed for row in seen) / cards if cards else None
     stopped = sum(row.if_stopped * row.reviewed for row in seen) / cards if cards else None
-    return Interview(review_settings.interview_date, days_left, kept, stopped)
+    new = sum(row.cards for row in rows) - cards
+    return Interview(review_settings.interview_date, days_left, kept, stopped, reviewed=cards, new=new)
 
 
 def _next_chapter(user, path: ReadingPath) -> tuple[Chapter | None, bool]:

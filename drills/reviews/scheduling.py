@@ -40,6 +40,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, Subquery, Window
 from django.utils import timezone
+from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
@@ -141,7 +142,8 @@ def scheduler_for(review_settings: ReviewSettings | None, fuzz: bool | None = No
 
 
 def retrievability(scheduler: Scheduler, card: Card, moment: datetime) -> float:
-    """FSRS's probability that ``card`` is recalled at ``moment`` (0 for a card never reviewed)."""
+    """FSRS's probability that ``card`` is recalled at ``moment`` (0 for a card never reviewed), in the
+    scheduler's whole days elapsed (the queue's order, the log); a forecast at one moment is :func:`recall_at`."""
     if card.last_review is None or card.stability is None:
         return 0.0
     return scheduler.get_card_retrievability(card.to_fsrs(), _now(moment))
@@ -360,11 +362,30 @@ def _per_day(dues: Iterable[datetime], dates: list[date], tz: zoneinfo.ZoneInfo)
     return list(counts.items())
 
 
+def recall_at(scheduler: Scheduler, state: FsrsCard, moment: datetime) -> float:
+    """FSRS's forgetting curve for ``state`` (an ``fsrs.Card``) at ``moment``, the time since its last review
+    counted to the second: R = (1 + f·t/S)^(−w20), t in days (fractional), S its stability in days, w20 the
+    scheduler's decay (0.1542 by default) and f = 0.9^(−1/w20) − 1, so that R = 0.9 when t = S (FSRS-6, the
+    formula and constants of ``fsrs.Scheduler``). 0 for a card never reviewed.
+
+    ``Scheduler.get_card_retrievability`` counts whole days elapsed (``timedelta.days``), as its day-based
+    scheduling does (:func:`retrievability`, the queue's order); a forecast for one moment cannot: a card failed
+    this afternoon (S ≈ 0.2 days) would read 100 % at tomorrow's day start, less than 24 hours later.
+    """
+    if state.last_review is None or state.stability is None:
+        return 0.0
+    decay = -scheduler.parameters[20]
+    factor = 0.9 ** (1 / decay) - 1
+    elapsed = max(0.0, (_now(moment) - state.last_review).total_seconds() / 86400)
+    return (1 + factor * elapsed / state.stability) ** decay
+
+
 @dataclass
 class ChapterRetention:
     """Expected recall on the interview day for one chapter's cards: ``cards`` in the deck, ``reviewed`` of them
     reviewed at least once, and the mean recall of those (``None`` when none is: FSRS knows nothing of a card
-    never reviewed, and its "0 %" would be no prediction)."""
+    never reviewed, and its "0 %" would be no prediction). Every figure shown says how many cards it covers
+    (the new ones are counted apart, never as remembered)."""
 
     label: str
     cards: int
@@ -380,14 +401,14 @@ def _kept_up(scheduler: Scheduler, card: Card, now: datetime, target: datetime) 
         if state.due >= target:
             break
         state, _ = scheduler.review_card(state, Rating.Good, review_datetime=max(state.due, now))
-    return scheduler.get_card_retrievability(state, target)
+    return recall_at(scheduler, state, target)
 
 
 def retention_on_day(user, now: datetime | None = None,
                      review_settings: ReviewSettings | None = None) -> list[ChapterRetention]:
-    """Per chapter: the mean FSRS retrievability of its reviewed cards on the interview day, if the candidate
-    stopped reviewing now and if they keep up (``None`` for a chapter none of whose cards was ever reviewed).
-    Empty without an interview date to come."""
+    """Per chapter: the mean FSRS recall (:func:`recall_at`) of its reviewed cards when the interview day begins,
+    if the candidate stopped reviewing now and if they keep up (``None`` for a chapter none of whose cards was
+    ever reviewed); each row counts its cards and the reviewed ones. Empty without an interview date to come."""
     now = _now(now)
     review_settings = review_settings or ReviewSettings.for_user(user)
     target = interview_start(review_settings, now)
@@ -402,7 +423,7 @@ def retention_on_day(user, now: datetime | None = None,
     rows = []
     for (_, label), cards in sorted(groups.items()):
         seen = [card for card in cards if not card.is_new]
-        stopped = [retrievability(scheduler, card, target) for card in seen]
+        stopped = [recall_at(scheduler, card.to_fsrs(), target) for card in seen]
         kept = [_kept_up(scheduler, card, now, target) for card in seen]
         rows.append(ChapterRetention(label, len(cards), len(seen), sum(stopped) / len(seen) if seen else None,
                                      sum(kept) / len(seen) if seen else None))

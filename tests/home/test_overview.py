@@ -134,15 +134,60 @@ def test_the_home_numbers(candidate, coach, world):
     assert [(row.assignment.question_set.title, row.is_new) for row in home.assignments] == [
         ("Old set", False), ("Fresh set", True)]  # soonest due first; new = not started, assigned ≤ 7 days ago
     # The interview's day begins at 04:00 on the 12th: the 06 card (S = 10 days, last reviewed 28 Feb 10:00)
-    # is then 11 whole days old, (1 + 0.98035 · 11/10)^-0.1542 = 0.8933 (FSRS-6, w20 = 0.1542); the 05 card was
-    # never reviewed: no prediction, so it does not count (issue 28 item 6). Mean if stopped now: 0.8933.
+    # is then 11 days 18 hours old, (1 + 0.98035 · 11.75/10)^-0.1542 = 0.8885 (FSRS-6, w20 = 0.1542; 0.8933 at
+    # 11 whole days); the 05 card was never reviewed: no prediction, so it does not count (issue 28 item 6),
+    # and it is counted apart. Mean if stopped now: 0.8885.
     assert home.interview.days_left == 10
-    assert home.interview.if_stopped == pytest.approx(0.8933, abs=1e-3)
+    assert (home.interview.reviewed, home.interview.new) == (1, 1)
+    assert home.interview.if_stopped == pytest.approx(0.8885, abs=1e-4)
     assert home.interview.if_kept_up >= home.interview.if_stopped
     assert home.next_chapter == seventh and not home.path_done  # 06 and 05 have questions in the deck
     assert [(m.id, m.family, m.count) for m in home.mistakes] == [("query-heads-for-kv-heads", "kv", 3),
                                                                   ("bits-for-bytes", "ladder", 1)]
     assert home.mistakes[0].title == MISCONCEPTIONS["query-heads-for-kv-heads"].title
+
+
+def test_a_card_failed_today_is_not_100_percent_tomorrow_and_new_cards_are_counted_apart(candidate, world):
+    """The tester's home page: an interview tomorrow, one card reviewed today (failed, S = 0.5 days, at 08:00),
+    one never reviewed. It read "100 % if you keep up, 100 % if you stop now": FSRS's
+    ``get_card_retrievability`` counts whole days, and 20 hours is 0 of them, R = 1; and the new card was left
+    out without a word. The day begins at 04:00 on the 3rd, 20 hours = 0.8333 days after the review:
+    (1 + 0.98035 · 0.8333/0.5)^-0.1542 = 2.63392^-0.1542 = 0.8613 (FSRS-6, f = 0.9^(-1/0.1542) − 1 = 0.98035).
+    The card is due after the day, so keeping up changes nothing."""
+    from drills.reviews.scheduling import interview_start, scheduler_for
+
+    now = datetime(2026, 3, 2, 10, 0, tzinfo=dt_timezone.utc)
+    settings = ReviewSettings.objects.create(user=candidate, interview_date=date(2026, 3, 3))
+    add_to_deck(candidate, [world["questions"][5], world["questions"][6]], now=now - timedelta(hours=3))
+    Card.objects.filter(user=candidate, item=world["questions"][6]).update(
+        state=Card.REVIEW, step=None, stability=0.5, difficulty=8.0, last_review=now - timedelta(hours=2),
+        due=now + timedelta(days=3))
+    card = Card.objects.get(user=candidate, item=world["questions"][6])
+    target = interview_start(settings, now)
+    assert target == datetime(2026, 3, 3, 4, 0, tzinfo=dt_timezone.utc)
+    assert scheduler_for(settings).get_card_retrievability(card.to_fsrs(), target) == 1.0  # whole days: 0
+
+    interview = home_for(candidate, now).interview
+
+    assert (interview.days_left, interview.reviewed, interview.new) == (1, 1, 1)
+    assert interview.if_stopped == pytest.approx(0.8613, abs=1e-4)
+    assert interview.if_kept_up == pytest.approx(0.8613, abs=1e-4)
+
+
+def test_the_page_says_which_cards_the_expected_recall_covers(candidate_client, candidate, world):
+    ReviewSettings.objects.create(user=candidate, interview_date=timezone.localdate() + timedelta(days=1))
+    add_to_deck(candidate, [world["questions"][5], world["questions"][6]])
+    Card.objects.filter(user=candidate, item=world["questions"][6]).update(
+        state=Card.REVIEW, step=None, stability=0.2, difficulty=8.0, last_review=timezone.now() - timedelta(hours=2),
+        due=timezone.now() + timedelta(days=3))
+
+    page = " ".join(candidate_client.get("/").content.decode().split())
+
+    # Between 2 and 26 hours to the day's start at S = 0.2 days: 95 % at most, never 100 %.
+    assert "Expected recall on the day, over the 1 card you have reviewed:" in page
+    assert "100 %" not in page
+    assert ('<span id="home-recall-new">1 card never reviewed is not in it: FSRS predicts nothing before a first '
+            "review.</span>") in page
 
 
 def test_the_page_shows_the_countdown_assignments_and_a_drill_per_mistake(candidate_client, candidate, coach, world):

@@ -122,7 +122,9 @@ def test_a_chapter_never_reviewed_has_no_expected_recall(bank, candidate, h):
     text = html.unescape(_client(candidate).get("/progress/").content.decode())
     table = text[text.index('id="table-retention"'):]
     row = table[table.index("The KV cache"):]
-    assert "not reviewed yet" in row[:row.index("</tr>")]
+    assert "not reviewed yet" in row[:row.index("</tr>")] and '<td class="num">0 of 1</td>' in row[:row.index("</tr>")]
+    roofline = table[table.index("The GPU and the roofline"):]
+    assert '<td class="num">1 of 1</td>' in roofline[:roofline.index("</tr>")]
 
 
 def test_the_anki_note_of_a_critique_drill_holds_the_documents_lines(bank, tmp_path):
@@ -142,3 +144,17 @@ def test_the_anki_note_of_a_critique_drill_holds_the_documents_lines(bank, tmp_p
     assert "<li>KV per token: 2 × 80 × 64 × 128 × 2 bytes.</li>" in html.unescape(front)
     assert "Line 3: Query heads for KV heads. Use 8 KV heads. Corrected: 2 × 80 × 8 × 128 × 2" in html.unescape(back)
     assert "Line 5: Big-bang rollout." in back
+
+
+def test_the_review_page_says_how_many_of_a_chapters_cards_its_recall_covers(bank, candidate, h):
+    now = timezone.now()
+    h.settings(candidate, interview_date=(now + timedelta(days=10)).date())
+    add_to_deck(candidate, [bank["kv-formula"], bank["kv-fp8"]], now=now - timedelta(days=2))
+    Card.objects.filter(user=candidate, item=bank["kv-formula"]).update(
+        state=Card.REVIEW, stability=20.0, difficulty=5.0, reps=2, last_review=now - timedelta(days=1),
+        due=now + timedelta(days=19))
+    text = html.unescape(_client(candidate).get("/review/").content.decode())
+    assert "Expected recall on the day, over each chapter's reviewed cards" in text
+    table = text[text.index("over each chapter's reviewed cards"):]
+    row = table[table.index("06 · The KV cache"):]
+    assert '<span class="text-body-secondary">(1 of 2)</span>' in row[:row.index("</tr>")]
