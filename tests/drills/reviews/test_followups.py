@@ -175,3 +175,22 @@ def test_a_follow_up_answered_in_part_is_graded_as_before(bank, candidate, h):
     assert stored[0].marks_score == pytest.approx(marks) and stored[0].values_score == pytest.approx(values)
     assert [f.score for f in stored[1:]] == [0.0, 0.0]
     assert outcome.log.grade == pytest.approx((1 + (marks + values) / 2) / 4)
+
+
+def test_a_value_typed_without_its_tick_answers_the_follow_up(bank, candidate, candidate_client, h):
+    """Typing a new value is an answer even with its box unticked (the value itself is not graded, as before):
+    that link is graded as now, its unticked still steps right, so it scores half their share of the steps;
+    the links left as shown score 0."""
+    add_to_deck(candidate, [bank["ladder"]], now=h.T0)
+    card = Card.objects.get(user=candidate)
+    problem = problem_for(card)
+    links = chain(problem)
+    second = links[1]
+    data = {"version": "0", **h.answers(problem), f"fu1-value-{second.moves[0]}": "12345"}
+
+    candidate_client.post(reverse("reviews:answer", args=[card.pk]), data)
+
+    stored = list(FollowUpAttempt.objects.filter(user=candidate).order_by("position"))
+    share = len(second.still) / len(second.result.specs)
+    assert [f.score for f in stored] == [0.0, pytest.approx(share / 2), 0.0]
+    assert stored[1].marked == [] and stored[1].values_score == 0.0
