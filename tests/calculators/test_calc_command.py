@@ -14,40 +14,19 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.calculators.output import calc_json, values
+from tests.calculators.output import check_contract as shared_check_contract
 from tests.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 MODELS = {entry["id"]: entry for entry in json.loads((REPO / "fixtures" / "catalog" / "models.json").read_text())}
-STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 LADDER_KEYS = ["card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_bytes_per_token", "per_user_gib",
                "users_worst_case", "users_paged"]
 GIB = 2**30
 
 
-def calc_json(*args) -> dict:
-    out = io.StringIO()
-    call_command("calc", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def values(payload: dict) -> dict:
-    return {step["key"]: step["value"] for step in payload["steps"]}
-
-
 def check_contract(payload: dict, family: str, keys: list[str]) -> None:
-    assert list(payload) == ["family", "inputs", "steps", "notes"]
-    assert payload["family"] == family
-    assert isinstance(payload["inputs"], dict)
-    assert [step["key"] for step in payload["steps"]] == keys
-    for step in payload["steps"]:
-        assert list(step) == ["key", "label", "value", "unit", "formula", "substituted"]
-        assert step["unit"] in STEP_UNITS
-        assert isinstance(step["value"], (int, float)) and not isinstance(step["value"], bool)
-        assert step["formula"].startswith(f"{step['key']} = ")
-        assert " = " in step["substituted"]
-        assert step["label"]
-    assert all(isinstance(note, str) and note for note in payload["notes"])
+    shared_check_contract(payload, family, keys, labels=True)
 
 
 @pytest.fixture

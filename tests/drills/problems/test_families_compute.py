@@ -21,23 +21,21 @@ H100 SXM at 3,350 GB/s and 989.4 dense bf16 TFLOP/s):
 from __future__ import annotations
 
 import html
-import io
 import json
 import re
 import subprocess
 import sys
 
 import pytest
-from django.core.management import call_command
 
 from drills.models import ProblemInstance
 from drills.problems.generation import GENERATOR_VERSION
+from tests.calculators.output import calc_json, check_contract, field_error, step_keys, step_value, values
+from tests.drills.problems.answers import right_answers
 from tests.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 CATALOG = REPO / "fixtures" / "catalog"
-STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
     "roofline": ["ridge_flop_per_byte", "decode_flop_per_byte", "prefill_flop_per_byte", "decode_bound",
                  "prefill_bound", "batch_at_ridge", "ridge_reachable"],
@@ -82,45 +80,9 @@ REFERENCE_INPUTS = {
                "prefix_tokens": 1024, "hit_rate": 0.8, "prefill_mfu": 0.4, "distinct_prefixes": 1},
 }
 
-@pytest.fixture
-def client(candidate):
-    """A logged-in candidate: a visitor's ``/drills/<family>/new/`` stores no problem (issue 21), these tests
-    follow the stored one."""
-    from django.test import Client
-
-    logged_in = Client()
-    logged_in.force_login(candidate)
-    return logged_in
-
-
-
-def calc_json(*args) -> dict:
-    out = io.StringIO()
-    call_command("calc", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def values(payload: dict) -> dict:
-    return {step["key"]: step["value"] for step in payload["steps"]}
-
 
 def raw_entry(kind: str, entry_id: str) -> dict:
     return next(e for e in json.loads((CATALOG / f"{kind}.json").read_text()) if e["id"] == entry_id)
-
-
-def step_value(page: str, key: str) -> str:
-    block = page.split(f'id="step-{key}"', 1)[1]
-    return re.search(r'<div class="calc-value">\s*<span class="tabular-nums">([^<]*)</span>', block).group(1)
-
-
-def step_keys(page: str) -> list[str]:
-    return re.findall(r'<li id="step-([a-z_]+)" class="', page)
-
-
-def field_error(page: str, name: str) -> str:
-    match = re.search(rf'<div id="error-{name}"[^>]*>(.*?)</div>', page, re.S)
-    assert match, f"no error container for {name}"
-    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
 
 
 def verdicts(response) -> dict[str, str]:
@@ -134,15 +96,7 @@ def verdicts(response) -> dict[str, str]:
 @pytest.mark.parametrize("family", FAMILY_SLUGS)
 def test_calc_json_has_the_contract_shape_and_the_step_keys_in_order(family):
     payload = calc_json(family)
-    assert list(payload) == ["family", "inputs", "steps", "notes"]
-    assert payload["family"] == family
-    assert [step["key"] for step in payload["steps"]] == KEYS[family]
-    for step in payload["steps"]:
-        assert list(step) == ["key", "label", "value", "unit", "formula", "substituted"]
-        assert step["unit"] in STEP_UNITS
-        assert isinstance(step["value"], (int, float)) and not isinstance(step["value"], bool)
-        assert step["formula"].startswith(f"{step['key']} = ") and " = " in step["substituted"]
-    assert payload["notes"] and all(isinstance(note, str) and note.endswith(".") for note in payload["notes"])
+    check_contract(payload, family, KEYS[family], notes=True, sentences=True)
     for name, value in REFERENCE_INPUTS[family].items():
         assert payload["inputs"][name] == value
 
@@ -197,8 +151,8 @@ def test_command_line_bad_input_exits_2_with_one_sentence_on_stderr():
     ("prefill", {"prefill_flops": "35,090,973,327,360 FLOP", "prefill_ms": "88.67 ms", "ttft_ms": "88.67 ms"}),
     ("prefix", {"ttft_saved_ms": "34.36 ms", "kv_bytes_per_token": "131,072 B", "pinned_gib": "0.125 GiB"}),
 ])
-def test_calculator_page_shows_the_reference_values(client, family, shown):
-    response = client.get(f"/calculators/{family}/")
+def test_calculator_page_shows_the_reference_values(candidate_client, family, shown):
+    response = candidate_client.get(f"/calculators/{family}/")
     assert response.status_code == 200
     page = response.content.decode()
     assert step_keys(page) == KEYS[family]
@@ -221,8 +175,8 @@ def test_calculator_page_shows_the_reference_values(client, family, shown):
     ("prefix", {"hit_rate": "2"}, "hit_rate"),
     ("prefix", {"distinct_prefixes": "0.5"}, "distinct_prefixes"),
 ])
-def test_calculator_page_stays_up_on_garbage_with_the_error_beside_the_field(client, family, query, field):
-    response = client.get(f"/calculators/{family}/", {**query, "unknown": "1", "previous": "[1,2"})
+def test_calculator_page_stays_up_on_garbage_with_the_error_beside_the_field(candidate_client, family, query, field):
+    response = candidate_client.get(f"/calculators/{family}/", {**query, "unknown": "1", "previous": "[1,2"})
     assert response.status_code == 200
     page = response.content.decode()
     assert field_error(page, field)
@@ -230,9 +184,9 @@ def test_calculator_page_stays_up_on_garbage_with_the_error_beside_the_field(cli
 
 
 @pytest.mark.django_db
-def test_calculator_page_takes_an_optional_measurement(client):
+def test_calculator_page_takes_an_optional_measurement(candidate_client):
     # 150 × 16,060,522,496 ÷ 3.35e12 = 0.7191.
-    page = client.get("/calculators/decode/", {"measured_tok_s": "150"}).content.decode()
+    page = candidate_client.get("/calculators/decode/", {"measured_tok_s": "150"}).content.decode()
     assert step_value(page, "mbu") == "0.7191"
 
 
@@ -248,46 +202,44 @@ def test_htmx_request_gets_the_results_partial(htmx_client):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("family", FAMILY_SLUGS)
-def test_new_drill_saved_is_a_problem_that_grades_its_own_solution_at_100_percent(client, candidate, family):
+def test_new_drill_saved_is_a_problem_that_grades_its_own_solution_at_100_percent(candidate_client, candidate, family):
     # Since ab440a0 reading /new/ stores nothing; the candidate's Save (a POST) stores the drawn problem.
-    client.force_login(candidate)
-    shown = client.get(f"/drills/{family}/new/?seed=4")
+    candidate_client.force_login(candidate)
+    shown = candidate_client.get(f"/drills/{family}/new/?seed=4")
     assert shown.status_code == 200 and not ProblemInstance.objects.exists()
     assert re.search(r'<p class="mb-0 problem-statement">', shown.content.decode())
-    response = client.post(f"/drills/{family}/new/?seed=4", {"save": "1"})
+    response = candidate_client.post(f"/drills/{family}/new/?seed=4", {"save": "1"})
     problem = ProblemInstance.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/drills/{family}/{problem.pk}/"
     assert problem.created_by == candidate and problem.seed == 4
-    page = client.get(response["Location"])
+    page = candidate_client.get(response["Location"])
     assert page.status_code == 200
     assert re.search(r'<p class="mb-0 problem-statement">', page.content.decode())
-    solution = problem.solve()
-    answers = {step.key: repr(step.value) for step in solution.steps}
-    graded = client.post(response["Location"], answers)
+    graded = candidate_client.post(response["Location"], right_answers(problem))
     assert set(verdicts(graded).values()) == {"correct"}
     assert "Score 100 %" in html.unescape(graded.content.decode())
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("family", FAMILY_SLUGS)
-def test_hand_worked_reference_answers_score_100_percent(client, candidate, family):
+def test_hand_worked_reference_answers_score_100_percent(candidate_client, candidate, family):
     inputs = REFERENCE_INPUTS[family]
     problem = ProblemInstance.objects.create(created_by=candidate,
         family=family, seed=0, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot={"models": [raw_entry("models", inputs["model"])], "gpus": [raw_entry("gpus", inputs["gpu"])]})
-    response = client.post(problem.get_absolute_url(), REFERENCE_ANSWERS[family])
+    response = candidate_client.post(problem.get_absolute_url(), REFERENCE_ANSWERS[family])
     assert response.status_code == 200
     assert verdicts(response) == {key: "correct" for key in KEYS[family]}
     assert "Score 100 %" in html.unescape(response.content.decode())
 
 
 @pytest.mark.django_db
-def test_a_drill_names_the_sparsity_trap_with_its_errata_link(client, candidate):
+def test_a_drill_names_the_sparsity_trap_with_its_errata_link(candidate_client, candidate):
     inputs = REFERENCE_INPUTS["roofline"]
     problem = ProblemInstance.objects.create(created_by=candidate,
         family="roofline", seed=0, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot={"models": [raw_entry("models", inputs["model"])], "gpus": [raw_entry("gpus", inputs["gpu"])]})
-    response = client.post(problem.get_absolute_url(), {"ridge_flop_per_byte": "590.7 FLOP/byte",
-                                                            "blanks": "count"})  # the other steps blank
+    response = candidate_client.post(problem.get_absolute_url(), {"ridge_flop_per_byte": "590.7 FLOP/byte",
+                                                                      "blanks": "count"})  # the other steps blank
     assert verdicts(response)["ridge_flop_per_byte"] == "misconception"
     assert 'href="/errata/#sparse-tflops"' in response.content.decode()

@@ -10,7 +10,6 @@ formats fp16 → 16, 5, 10, 65,504, 2^−14, 2^−10; rope Llama-3.1-8B → 64 b
 import html
 import io
 import json
-import re
 import subprocess
 import sys
 
@@ -19,11 +18,12 @@ from django.core.management import CommandError, call_command
 
 from calculators.families import FAMILIES
 from drills.models import ProblemInstance
+from tests.calculators.output import calc_json, field_error, step_keys, step_value
+from tests.calculators.output import check_contract as shared_check_contract
+from tests.drills.problems.answers import answer_a_new_problem
 from tests.paths import REPO_ROOT
 
 REPO = REPO_ROOT
-STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
     "spec": ["expected_tokens", "speedup"],
     "formats": ["total_bits", "exponent_bits", "mantissa_bits", "max_normal", "min_normal", "epsilon"],
@@ -31,37 +31,10 @@ KEYS = {
              "scaled_longest_wavelength_tok"],
 }
 
-@pytest.fixture
-def client(candidate):
-    """A logged-in candidate: a visitor's ``/drills/<family>/new/`` stores no problem (issue 21), these tests
-    follow the stored one."""
-    from django.test import Client
-
-    logged_in = Client()
-    logged_in.force_login(candidate)
-    return logged_in
-
-
-
-def calc_json(*args) -> dict:
-    out = io.StringIO()
-    call_command("calc", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
 
 def check_contract(payload: dict, family: str) -> dict:
     """docs/architecture.md §10's shape; returns the step values by key."""
-    assert list(payload) == ["family", "inputs", "steps", "notes"]
-    assert payload["family"] == family
-    assert [step["key"] for step in payload["steps"]] == KEYS[family]
-    for step in payload["steps"]:
-        assert list(step) == ["key", "label", "value", "unit", "formula", "substituted"]
-        assert step["unit"] in STEP_UNITS
-        assert isinstance(step["value"], (int, float)) and not isinstance(step["value"], bool)
-        assert step["formula"].startswith(f"{step['key']} = ")
-        assert " = " in step["substituted"]
-    assert payload["notes"] and all(isinstance(note, str) and note for note in payload["notes"])
-    return {step["key"]: step["value"] for step in payload["steps"]}
+    return shared_check_contract(payload, family, KEYS[family], notes=True)
 
 
 # --- manage.py calc --json ----------------------------------------------------------------------------
@@ -127,17 +100,6 @@ def test_bad_input_exits_2_with_one_sentence_on_stderr():
 
 # --- the calculator pages ------------------------------------------------------------------------------
 
-def step_value(page: str, key: str) -> str:
-    block = page.split(f'id="step-{key}"', 1)[1]
-    return re.search(r'<div class="calc-value">\s*<span class="tabular-nums">([^<]*)</span>', block).group(1)
-
-
-def field_error(page: str, name: str) -> str:
-    match = re.search(rf'<div id="error-{name}"[^>]*>(.*?)</div>', page, re.S)
-    assert match, f"no error container for {name}"
-    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
-
-
 @pytest.mark.django_db
 class TestCalculatorPages:
     @pytest.mark.parametrize("url, key, shown", [
@@ -150,16 +112,16 @@ class TestCalculatorPages:
         ("/calculators/rope/", "bands_longer_than_context", "29"),
         ("/calculators/rope/?model=gemma-2-9b", "bands", "128"),
     ])
-    def test_it_renders_the_worked_values(self, client, url, key, shown):
-        response = client.get(url)
+    def test_it_renders_the_worked_values(self, candidate_client, url, key, shown):
+        response = candidate_client.get(url)
 
         assert response.status_code == 200
         assert step_value(response.content.decode(), key).split(" ")[0] == shown
 
-    def test_it_lists_every_step_in_order(self, client):
+    def test_it_lists_every_step_in_order(self, candidate_client):
         for slug, keys in KEYS.items():
-            page = client.get(f"/calculators/{slug}/").content.decode()
-            assert re.findall(r'<li id="step-([a-z_]+)"', page) == keys
+            page = candidate_client.get(f"/calculators/{slug}/").content.decode()
+            assert step_keys(page) == keys
 
     @pytest.mark.parametrize("url, field, message", [
         ("/calculators/spec/?alpha=abc&gamma=4", "alpha", "Enter a number."),
@@ -172,18 +134,18 @@ class TestCalculatorPages:
         ("/calculators/rope/?model=deepseek-v2", "original_context", "states no max_position_embeddings"),
         ("/calculators/rope/?model=nope", "model", "Select a valid choice"),
     ])
-    def test_garbage_query_params_stay_200_with_the_error_beside_the_field(self, client, url, field, message):
-        response = client.get(url)
+    def test_garbage_query_params_stay_200_with_the_error_beside_the_field(self, candidate_client, url, field, message):
+        response = candidate_client.get(url)
 
         assert response.status_code == 200
         assert message in field_error(response.content.decode(), field)
 
-    def test_a_pasted_config_without_rope_theta_says_it_used_the_default(self, client):
+    def test_a_pasted_config_without_rope_theta_says_it_used_the_default(self, candidate_client):
         models = {m["id"]: m for m in json.loads((REPO / "fixtures" / "catalog" / "models.json").read_text())}
         config = dict(models["llama-3.1-8b"]["config"])
         del config["rope_theta"]
 
-        response = client.get("/calculators/rope/", {"config": json.dumps(config)})
+        response = candidate_client.get("/calculators/rope/", {"config": json.dumps(config)})
 
         page = html.unescape(response.content.decode())
         assert response.status_code == 200
@@ -195,28 +157,19 @@ class TestCalculatorPages:
 @pytest.mark.django_db
 class TestDrills:
     @pytest.mark.parametrize("slug", list(KEYS))
-    def test_new_redirects_to_a_problem_that_grades_a_right_answer_set_at_100_percent(self, client, slug):
-        response = client.post(f"/drills/{slug}/new/?seed=7", {"save": "1"})
-        assert response.status_code == 302
-        problem = ProblemInstance.objects.get()
-        assert response["Location"] == f"/drills/{slug}/{problem.pk}/"
+    def test_new_redirects_to_a_problem_that_grades_a_right_answer_set_at_100_percent(self, candidate_client, slug):
+        problem, page, graded = answer_a_new_problem(candidate_client, slug)
 
-        page = client.get(response["Location"])
-        assert page.status_code == 200
         statement = FAMILIES[slug].describe(problem.inputs, _snapshot_catalog(problem))
         assert html.escape(statement, quote=False)[:60] in page.content.decode()
-
-        solution = problem.solve()
-        right = {step.key: repr(step.value) for step in solution.steps}
-        graded = client.post(response["Location"], right)
-        assert graded.status_code == 200
         assert "Score 100 %" in html.unescape(graded.content.decode())
 
-    def test_a_named_misconception_shows_on_the_page(self, client, candidate):
+    def test_a_named_misconception_shows_on_the_page(self, candidate_client, candidate):
         problem = ProblemInstance.objects.create(created_by=candidate, family="formats", seed=0, generator_version=1,
                                                  inputs={"format": "fp8_e4m3"}, snapshot={"models": [], "gpus": []})
 
-        response = client.post(problem.get_absolute_url(), {"max_normal": "240", "blanks": "count"})  # others blank
+        # The other steps blank.
+        response = candidate_client.post(problem.get_absolute_url(), {"max_normal": "240", "blanks": "count"})
 
         text = html.unescape(response.content.decode())
         assert "E4M3 read as an IEEE layout" in text

@@ -9,21 +9,18 @@ all-reduces, docs/architecture.md §12), 5,118.7 tok/s, 2 replicas,
 """
 
 import html
-import io
-import json
-import re
 import subprocess
 import sys
 
 import pytest
-from django.core.management import call_command
 
 from drills.models import ProblemInstance
+from tests.calculators.output import calc_json, field_error, step_keys, step_value, values
+from tests.calculators.output import check_contract as shared_check_contract
+from tests.drills.problems.answers import answer_a_new_problem
 from tests.paths import REPO_ROOT
 
 REPO = REPO_ROOT
-STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
     "slo": ["weights_gib", "replica_kv_budget_gib", "kv_replication", "per_user_gib", "batch_memory_limit",
             "batch_tpot_limit", "max_batch", "bytes_per_step_gib", "tpot_ms", "tokens_per_s", "replicas", "nodes"],
@@ -31,39 +28,9 @@ KEYS = {
     "cost": ["usd_per_hour", "tokens_per_hour", "usd_per_million_tokens"],
 }
 
-@pytest.fixture
-def client(candidate):
-    """A logged-in candidate: a visitor's ``/drills/<family>/new/`` stores no problem (issue 21), these tests
-    follow the stored one."""
-    from django.test import Client
-
-    logged_in = Client()
-    logged_in.force_login(candidate)
-    return logged_in
-
-
-
-def calc_json(*args) -> dict:
-    out = io.StringIO()
-    call_command("calc", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def values(payload: dict) -> dict:
-    return {step["key"]: step["value"] for step in payload["steps"]}
-
 
 def check_contract(payload: dict, family: str) -> None:
-    assert list(payload) == ["family", "inputs", "steps", "notes"]
-    assert payload["family"] == family
-    assert [step["key"] for step in payload["steps"]] == KEYS[family]
-    for step in payload["steps"]:
-        assert list(step) == ["key", "label", "value", "unit", "formula", "substituted"]
-        assert step["unit"] in STEP_UNITS
-        assert isinstance(step["value"], (int, float)) and not isinstance(step["value"], bool)
-        assert step["formula"].startswith(f"{step['key']} = ")
-        assert " = " in step["substituted"] and step["label"]
-    assert payload["notes"] and all(isinstance(note, str) and note for note in payload["notes"])
+    shared_check_contract(payload, family, KEYS[family], labels=True, notes=True)
 
 
 # --- manage.py calc --json ----------------------------------------------------------------------
@@ -135,40 +102,29 @@ def test_bad_input_exits_2_with_one_sentence_on_stderr():
 
 # --- calculator pages ---------------------------------------------------------------------------
 
-def step_value(page: str, key: str) -> str:
-    block = page.split(f'id="step-{key}"', 1)[1]
-    return re.search(r'<div class="calc-value">\s*<span class="tabular-nums">([^<]*)</span>', block).group(1)
-
-
-def field_error(page: str, name: str) -> str:
-    match = re.search(rf'<div id="error-{name}"[^>]*>(.*?)</div>', page, re.S)
-    assert match, f"no error container for {name}"
-    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
-
-
 @pytest.mark.django_db
 class TestCalculatorPages:
-    def test_the_slo_page_shows_the_batch_the_step_time_and_the_fleet(self, client):
-        response = client.get("/calculators/slo/")
+    def test_the_slo_page_shows_the_batch_the_step_time_and_the_fleet(self, candidate_client):
+        response = candidate_client.get("/calculators/slo/")
 
         assert response.status_code == 200
         page = response.content.decode()
-        assert re.findall(r'<li id="step-([a-z_]+)"', page) == KEYS["slo"]
+        assert step_keys(page) == KEYS["slo"]
         assert step_value(page, "max_batch") == "167 users"
         assert step_value(page, "tpot_ms") == "32.63 ms"
         assert step_value(page, "tokens_per_s") == "5,118.7 tok/s"
         assert step_value(page, "nodes") == "2 nodes"
         assert "Memory binds" in html.unescape(page)
 
-    def test_the_fleet_page_shows_two_nodes(self, client):
-        page = client.get("/calculators/fleet/").content.decode()
+    def test_the_fleet_page_shows_two_nodes(self, candidate_client):
+        page = candidate_client.get("/calculators/fleet/").content.decode()
 
         assert step_value(page, "concurrency") == "400 users"
         assert step_value(page, "replicas") == "10 replicas"
         assert step_value(page, "nodes") == "2 nodes"
 
-    def test_the_cost_page_shows_the_cost_per_million(self, client):
-        page = client.get("/calculators/cost/", {"utilization": "0.5"}).content.decode()
+    def test_the_cost_page_shows_the_cost_per_million(self, candidate_client):
+        page = candidate_client.get("/calculators/cost/", {"utilization": "0.5"}).content.decode()
 
         assert step_value(page, "usd_per_hour") == "$24.00/h"
         assert step_value(page, "usd_per_million_tokens") == "$1.33/Mtok"  # $24 ÷ 18,000,000 × 10^6
@@ -187,8 +143,8 @@ class TestCalculatorPages:
         ("cost", {"utilization": "0", "gpus": "x", "tokens_per_s": "1e400"},
          {"busy_fraction": "Must be at least 0.01.", "gpus": "Enter a whole number."}),
     ])
-    def test_garbage_queries_keep_the_page_and_put_errors_beside_fields(self, client, slug, query, errors):
-        response = client.get(f"/calculators/{slug}/", query)
+    def test_garbage_queries_keep_the_page_and_put_errors_beside_fields(self, candidate_client, slug, query, errors):
+        response = candidate_client.get(f"/calculators/{slug}/", query)
 
         assert response.status_code == 200
         page = response.content.decode()
@@ -204,43 +160,32 @@ class TestCalculatorPages:
 
 # --- drills -------------------------------------------------------------------------------------
 
-def answer_sheet(problem: ProblemInstance) -> dict[str, str]:
-    return {step.key: repr(step.value) for step in problem.solve().steps}
-
-
 @pytest.mark.django_db
 class TestDrills:
     @pytest.mark.parametrize("slug", ["slo", "fleet", "cost"])
-    def test_a_new_problem_is_graded_and_a_right_sheet_scores_100(self, client, slug):
-        response = client.post(f"/drills/{slug}/new/?seed=7", {"save": "1"})
+    def test_a_new_problem_is_graded_and_a_right_sheet_scores_100(self, candidate_client, slug):
+        _, _, graded = answer_a_new_problem(candidate_client, slug)
 
-        assert response.status_code == 302
-        problem = ProblemInstance.objects.get()
-        assert response["Location"] == f"/drills/{slug}/{problem.pk}/"
-        page = client.get(response["Location"])
-        assert page.status_code == 200
-        graded = client.post(response["Location"], answer_sheet(problem))
-        assert graded.status_code == 200
         assert "Score 100 %" in html.unescape(graded.content.decode())
 
-    def test_the_slo_statement_names_the_model_card_and_target(self, client):
-        url = client.post("/drills/slo/new/?seed=7", {"save": "1"})["Location"]
+    def test_the_slo_statement_names_the_model_card_and_target(self, candidate_client):
+        url = candidate_client.post("/drills/slo/new/?seed=7", {"save": "1"})["Location"]
         problem = ProblemInstance.objects.get()
 
-        text = html.unescape(client.get(url).content.decode())
+        text = html.unescape(candidate_client.get(url).content.decode())
 
         assert problem.inputs["model"] in text
         assert f"TPOT of {problem.inputs['tpot_target_ms']:g} ms" in text
 
-    def test_a_floored_node_count_is_named_on_the_page(self, client, candidate):
+    def test_a_floored_node_count_is_named_on_the_page(self, candidate_client, candidate):
         problem = ProblemInstance.objects.create(created_by=candidate,
             family="fleet", seed=0, generator_version=1, snapshot={"models": [], "gpus": []},
             inputs={"rate": 20.0, "latency_s": 20.0, "users_per_replica": 53, "gpus_per_replica": 1,
                     "occupancy": 0.8, "gpus_per_node": 8, "spares": 0})
 
         # 400 in flight → 10 replicas, 10 GPUs; 1 node is ⌊10 ÷ 8⌋, rounded down.
-        response = client.post(problem.get_absolute_url(),
-                               {"concurrency": "400", "replicas": "10", "gpus": "10", "nodes": "1"})
+        response = candidate_client.post(problem.get_absolute_url(),
+                                         {"concurrency": "400", "replicas": "10", "gpus": "10", "nodes": "1"})
 
         text = html.unescape(response.content.decode())
         assert "Rounded down instead of up" in text

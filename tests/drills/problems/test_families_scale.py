@@ -16,22 +16,21 @@ Values derived by hand from ``fixtures/catalog/*.json``:
 from __future__ import annotations
 
 import html
-import io
 import json
 import re
 import subprocess
 import sys
 
 import pytest
-from django.core.management import call_command
 
 from drills.models import ProblemInstance
+from tests.calculators.output import calc_json, field_error, step_keys, step_value, values
+from tests.calculators.output import check_contract as shared_check_contract
+from tests.drills.problems.answers import answer_a_new_problem
 from tests.paths import REPO_ROOT
 
 REPO = REPO_ROOT
 GIB = 2**30
-STEP_UNITS = {"B", "GiB", "GB", "GB/s", "FLOP", "FLOP/s", "FLOP/byte", "tok", "tok/s", "s", "ms", "users",
-              "GPUs", "nodes", "replicas", "USD", "USD/h", "USD/Mtok", "1"}
 KEYS = {
     "tp": ["weights_gib", "kv_bytes_per_token", "kv_replication", "per_user_gib", "usable_per_gpu_gib",
            "room_per_gpu_gib", "min_gpus", "tp_degree", "nodes"],
@@ -42,39 +41,9 @@ KEYS = {
 }
 SEED_700B = ["--params-b", "700", "--weights-dtype", "fp8", "--context", "0", "--reserve-gib", "0"]
 
-@pytest.fixture
-def client(candidate):
-    """A logged-in candidate: a visitor's ``/drills/<family>/new/`` stores no problem (issue 21), these tests
-    follow the stored one."""
-    from django.test import Client
-
-    logged_in = Client()
-    logged_in.force_login(candidate)
-    return logged_in
-
-
-
-def calc_json(*args) -> dict:
-    out = io.StringIO()
-    call_command("calc", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
-
-
-def values(payload: dict) -> dict:
-    return {step["key"]: step["value"] for step in payload["steps"]}
-
 
 def check_contract(payload: dict, family: str) -> None:
-    assert list(payload) == ["family", "inputs", "steps", "notes"]
-    assert payload["family"] == family
-    assert [step["key"] for step in payload["steps"]] == KEYS[family]
-    for step in payload["steps"]:
-        assert list(step) == ["key", "label", "value", "unit", "formula", "substituted"]
-        assert step["unit"] in STEP_UNITS
-        assert isinstance(step["value"], (int, float)) and not isinstance(step["value"], bool)
-        assert step["formula"].startswith(f"{step['key']} = ")
-        assert " = " in step["substituted"]
-    assert payload["notes"] and all(isinstance(note, str) and note.endswith(".") for note in payload["notes"])
+    shared_check_contract(payload, family, KEYS[family], notes=True, sentences=True)
 
 
 # --- calc --json --------------------------------------------------------------------------------
@@ -151,26 +120,11 @@ def test_bad_input_exits_2_with_one_sentence_on_stderr():
 
 # --- calculator pages ---------------------------------------------------------------------------
 
-def step_value(page: str, key: str) -> str:
-    block = page.split(f'id="step-{key}"', 1)[1]
-    return re.search(r'<div class="calc-value">\s*<span class="tabular-nums">([^<]*)</span>', block).group(1)
-
-
-def step_keys(page: str) -> list[str]:
-    return re.findall(r'<li id="step-([a-z_]+)" class="calc-step', page)
-
-
-def field_error(page: str, name: str) -> str:
-    match = re.search(rf'<div id="error-{name}"[^>]*>(.*?)</div>', page, re.S)
-    assert match, f"no error container for {name}"
-    return html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip()
-
-
 @pytest.mark.django_db
 class TestCalculatorPages:
-    def test_tp_page_shows_the_700b_example(self, client):
-        response = client.get("/calculators/tp/", {"params_b": "700", "weights_dtype": "fp8", "context": "0",
-                                                   "reserve_gib": "0"})
+    def test_tp_page_shows_the_700b_example(self, candidate_client):
+        response = candidate_client.get("/calculators/tp/", {"params_b": "700", "weights_dtype": "fp8",
+                                                             "context": "0", "reserve_gib": "0"})
         assert response.status_code == 200
         page = response.content.decode()
         assert step_keys(page) == KEYS["tp"]
@@ -181,15 +135,15 @@ class TestCalculatorPages:
         assert step_value(page, "tp_degree").split()[0] == "16"
         assert step_value(page, "nodes") == "2 nodes"
 
-    def test_moe_page_shows_mixtral(self, client):
-        page = client.get("/calculators/moe/").content.decode()
+    def test_moe_page_shows_mixtral(self, candidate_client):
+        page = candidate_client.get("/calculators/moe/").content.decode()
         assert step_keys(page) == KEYS["moe"]
         assert step_value(page, "total_params") == "46,702,792,704"
         assert step_value(page, "weights_gib") == "86.99 GiB"
         assert "MoE saves operations, not memory" in html.unescape(page)
 
-    def test_lora_page_shows_the_13_mib_adapter(self, client):
-        page = client.get("/calculators/lora/", {"targets": "qv", "rank": "16"}).content.decode()
+    def test_lora_page_shows_the_13_mib_adapter(self, candidate_client):
+        page = candidate_client.get("/calculators/lora/", {"targets": "qv", "rank": "16"}).content.decode()
         assert step_keys(page) == KEYS["lora"]
         assert step_value(page, "params_per_layer") == "212,992"
         assert step_value(page, "adapter_params") == "6,815,744"
@@ -208,8 +162,8 @@ class TestCalculatorPages:
         ("/calculators/lora/", "model", "deepseek-v3"),  # MLA: rejected by the engine, on the model
         ("/calculators/lora/", "budget_share", "2"),
     ])
-    def test_garbage_stays_200_with_the_error_beside_the_field(self, client, htmx_client, path, name, value):
-        response = client.get(path, {name: value})
+    def test_garbage_stays_200_with_the_error_beside_the_field(self, candidate_client, htmx_client, path, name, value):
+        response = candidate_client.get(path, {name: value})
         assert response.status_code == 200
         page = response.content.decode()
         assert field_error(page, name)
@@ -219,8 +173,8 @@ class TestCalculatorPages:
     @pytest.mark.parametrize("path", ["/calculators/tp/", "/calculators/moe/", "/calculators/lora/"])
     @pytest.mark.parametrize("query", ["model=nope", "config={bad", "context=1e400", "unknown=1",
                                        "gpus_per_node=1e99", "params_b=nan", "rank=-3", "budget_gib=inf"])
-    def test_any_query_string_answers_200(self, client, path, query):
-        assert client.get(f"{path}?{query}").status_code == 200
+    def test_any_query_string_answers_200(self, candidate_client, path, query):
+        assert candidate_client.get(f"{path}?{query}").status_code == 200
 
 
 # --- drills -------------------------------------------------------------------------------------
@@ -228,25 +182,15 @@ class TestCalculatorPages:
 @pytest.mark.django_db
 class TestDrills:
     @pytest.mark.parametrize("family", ["tp", "moe", "lora"])
-    def test_a_new_problem_redirects_and_a_right_answer_set_scores_100(self, client, family):
-        response = client.post(f"/drills/{family}/new/?seed=7", {"save": "1"})
-        problem = ProblemInstance.objects.get()
-        assert response.status_code == 302
-        assert response["Location"] == f"/drills/{family}/{problem.pk}/"
+    def test_a_new_problem_redirects_and_a_right_answer_set_scores_100(self, candidate_client, family):
+        problem, page, graded = answer_a_new_problem(candidate_client, family)
 
-        page = client.get(response["Location"])
-        assert page.status_code == 200
         assert problem.inputs["model"] in html.unescape(page.content.decode())
-
-        answers = {step.key: repr(step.value) for step in problem.solve().steps}
-        graded = client.post(response["Location"], answers)
-        text = html.unescape(graded.content.decode())
-        assert graded.status_code == 200
-        assert "Score 100 %" in text
+        assert "Score 100 %" in html.unescape(graded.content.decode())
         verdicts = re.findall(r'class="answer-step[^"]*verdict-([a-z_]+)"', graded.content.decode())
         assert verdicts == ["correct"] * len(KEYS[family])
 
-    def test_a_tp_problem_names_the_non_buyable_degree(self, client, candidate):
+    def test_a_tp_problem_names_the_non_buyable_degree(self, candidate_client, candidate):
         # Llama-3.1-405B bf16 on H100s: 12 cards → degree 16 (see tests/engine/test_family_tp.py).
         problem = ProblemInstance.objects.create(created_by=candidate,
             family="tp", seed=0, generator_version=1,
@@ -254,8 +198,9 @@ class TestDrills:
                     "kv_dtype": "bf16", "context": 8192, "utilization": 0.9, "reserve_gib": 3.0,
                     "gpus_per_node": 8},
             snapshot=_snapshot("llama-3.1-405b", "h100-sxm5-80gb"))
-        response = client.post(problem.get_absolute_url(), {"min_gpus": "12", "tp_degree": "12", "nodes": "1",
-                                                              "blanks": "count"})  # others blank
+        response = candidate_client.post(problem.get_absolute_url(), {"min_gpus": "12", "tp_degree": "12",
+                                                                        "nodes": "1",
+                                                                        "blanks": "count"})  # others blank
         text = html.unescape(response.content.decode())
         verdicts = dict((key, verdict) for verdict, key in re.findall(
             r'class="answer-step[^"]*verdict-([a-z_]+)" id="step-([a-z_]+)"', response.content.decode()))
