@@ -2,16 +2,14 @@
 
 import os
 import runpy
-import socket
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from tests import needs
+from tests.celery_worker import new_queue, real_worker, require_redis
 from tests.paths import REPO_ROOT
 
 BASE_DIR = REPO_ROOT
@@ -312,46 +310,9 @@ class TestCelery:
         assert ping.delay().get(timeout=5) == "pong"
 
 
-def redis_answers(host: str, port: int) -> bool:
-    """Whether something accepts TCP connections at host:port."""
-    try:
-        socket.create_connection((host, port), timeout=1).close()
-    except OSError:
-        return False
-    return True
-
-
 @pytest.mark.integration
 def test_a_real_worker_runs_a_task_sent_through_redis():
-    from celery import Celery
-
-    broker = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-    if not redis_answers("127.0.0.1", 6379):
-        needs.missing("Redis is not answering on 127.0.0.1:6379")
-
-    queue = f"test-{uuid.uuid4().hex[:12]}"
-    worker = subprocess.Popen(
-        [
-            sys.executable, "-m", "celery", "-A", "config", "worker",
-            "--pool=solo", "--queues", queue, "--hostname", f"{queue}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO",
-        ],
-        cwd=BASE_DIR,
-        env=clean_environment(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    client = Celery(broker=broker, backend=broker)
-    try:
-        result = client.send_task("config.ping", queue=queue)
-        assert result.get(timeout=60) == "pong"
-    finally:
-        worker.terminate()
-        try:
-            output, _ = worker.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            output, _ = worker.communicate()
-        client.close()
-    assert "config.ping" in output
+    require_redis()
+    with real_worker(new_queue(), clean_environment()) as worker:
+        assert worker.send_task("config.ping").get(timeout=60) == "pong"
+    assert "config.ping" in worker.output

@@ -6,24 +6,17 @@ test starts a real Celery worker on Redis (127.0.0.1:6379) that calls the local 
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-import redis
 from django.conf import settings as django_settings
-from django.db import connection
 
 from llm_grading import services
 from llm_grading.models import Grading
 from outbox.models import OutboxMessage
-from tests import needs
+from tests.celery_worker import new_queue, real_worker, require_redis, worker_database_url, worker_environment
 from tests.llm_grading.conftest import PLACE
 from tests.outbox.test_outbox import Broker
 
@@ -70,27 +63,6 @@ def test_a_grading_whose_worker_died_is_failed_with_a_sentence(broker, candidate
     assert grading.error == "The grading did not finish (the worker stopped or took too long)."
 
 
-def _redis_up() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError:
-        return False
-    return True
-
-
-def _worker_database(tmp_path: Path) -> tuple[str, Path | None]:
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-        return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}", None
-    path = tmp_path / "worker.sqlite3"
-    connection.ensure_connection()
-    target = sqlite3.connect(path)
-    connection.connection.backup(target)
-    target.close()
-    return f"sqlite:///{path}", path
-
-
 def _state(sqlite_path: Path | None, grading: Grading) -> tuple[str, int | None]:
     """(status, suggested rating) of the grading as the worker left it."""
     if sqlite_path is None:
@@ -104,50 +76,20 @@ def _state(sqlite_path: Path | None, grading: Grading) -> tuple[str, int | None]
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_grades_through_redis(candidate, design_item, endpoint, chat_server, recorded_grade, tmp_path):
-    from celery import Celery
-
-    if not _redis_up():
-        needs.missing("Redis is not answering on 127.0.0.1:6379")
+    require_redis()
     grading = services.request(candidate, design_item, recorded_grade["answer"], Grading.DESIGN, design_item.pk,
                                **PLACE)
-    database_url, sqlite_path = _worker_database(tmp_path)
-    broker_url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-    queue = f"test-grading-{uuid.uuid4().hex[:12]}"
-    prefix = f"{queue}:"
-    environment = {key: value for key, value in os.environ.items() if not key.startswith(("CELERY_", "DATABASE_"))}
-    environment.update(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker_url,
-                       DATABASE_URL=database_url, CELERY_KEY_PREFIX=prefix,
-                       LLM_KEY_ENCRYPTION_KEY=django_settings.LLM_KEY_ENCRYPTION_KEY)
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--queues", queue,
-         "--hostname", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--loglevel=INFO"],
-        cwd=django_settings.BASE_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = Celery(broker=broker_url, backend=broker_url)
-    client.conf.broker_transport_options = {"global_keyprefix": prefix}
-    client.conf.result_backend_transport_options = {"global_keyprefix": prefix}
-    try:
-        result = client.send_task("llm_grading.grade", args=[grading.pk], queue=queue)
+    database_url, sqlite_path = worker_database_url(tmp_path)
+    environment = worker_environment("CELERY_", "DATABASE_", DATABASE_URL=database_url,
+                                     LLM_KEY_ENCRYPTION_KEY=django_settings.LLM_KEY_ENCRYPTION_KEY)
+    with real_worker(new_queue("grading"), environment, prefixed=True) as worker:
+        worker.send_task("llm_grading.grade", args=[grading.pk])
         deadline = time.monotonic() + 90  # the task keeps no result (ignore_result): watch its row
         state = _state(sqlite_path, grading)
         while time.monotonic() < deadline and state[0] in (Grading.QUEUED, Grading.RUNNING):
             time.sleep(0.5)
             state = _state(sqlite_path, grading)
-    finally:
-        worker.terminate()
-        try:
-            output, _ = worker.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            output, _ = worker.communicate()
-        client.close()
-        shared = redis.Redis.from_url(broker_url)
-        try:
-            for key in shared.scan_iter(match=f"{prefix}*", count=500):
-                shared.delete(key)
-            shared.delete(f"celery-task-meta-{result.id}", f"{prefix}celery-task-meta-{result.id}")
-        finally:
-            shared.close()
+    output = worker.output
     status, suggested = state
     assert (status, suggested) == (Grading.DONE, 2), output
     assert len(chat_server.requests) == 1 and "sk-local-test" not in output  # the key never reaches the log

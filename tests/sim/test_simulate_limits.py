@@ -13,13 +13,8 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -30,9 +25,8 @@ from calculators import simulation
 from calculators.sim.config import clean_sim_inputs
 from config import celery_app
 from config.settings import cache_from_url
-from tests import needs
+from tests.celery_worker import new_queue, postgres_url, real_worker, require_redis, worker_environment
 
-BASE_DIR = Path(__file__).resolve().parents[2]
 API = "/api/v1/simulate/"
 SHORT = {"rate": 2, "duration_s": 10}
 
@@ -162,49 +156,34 @@ def test_with_a_broker_the_call_is_queued_once_and_answers_202(client, settings,
 def test_a_real_worker_puts_the_result_at_the_result_url(client, settings, monkeypatch):
     """With the broker and the cache on the real Redis, a call answers 202, a real worker runs it, and the result
     URL then answers the JSON the embedded call gives."""
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError:
-        needs.missing("Redis is not answering on 127.0.0.1:6379")
+    require_redis()
     if connection.vendor != "postgresql":
         pytest.skip("the worker must share the test database: run with DATABASE_URL=postgres://… (as CI does)")
     broker, cache_url = "redis://127.0.0.1:6379/15", "redis://127.0.0.1:6379/14"
-    queue = f"test-sim-{uuid.uuid4().hex[:12]}"
+    queue = new_queue("sim")
     saved = {name: celery_app.conf[name] for name in ("broker_url", "task_always_eager", "task_default_queue")}
     settings.CELERY_BROKER_URL, settings.CELERY_TASK_ALWAYS_EAGER = broker, False
     settings.CACHES = {"default": cache_from_url(cache_url)}
     celery_app._after_fork()
     celery_app.conf.update(broker_url=broker, task_always_eager=False, task_default_queue=queue)
     seed = uuid.uuid4().int % 2**32  # a call nobody has cached on the shared Redis
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("CELERY_", "DATABASE_", "CACHE_", "REDIS_"))}
-    environment.update(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker, CACHE_URL=cache_url,
-                       DATABASE_URL=f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--queues", queue, "--hostname",
-         f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=INFO"],
-        cwd=BASE_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    environment = worker_environment("CELERY_", "DATABASE_", "CACHE_", "REDIS_", CACHE_URL=cache_url,
+                                     DATABASE_URL=postgres_url())
     try:
-        started = time.monotonic()
-        response = client.get(API, {**SHORT, "seed": seed}, REMOTE_ADDR="203.0.113.14")
-        assert time.monotonic() - started < 5  # the request does not wait for the run
-        assert response.status_code == 202, response.content
-        url = response.json()["result_url"]
-        deadline = time.monotonic() + 90
-        while (result := client.get(url)).status_code == 202:
-            assert time.monotonic() < deadline, "the worker did not finish the run within 90 s"
-            time.sleep(0.5)
+        with real_worker(queue, environment, broker=broker) as worker:
+            started = time.monotonic()
+            response = client.get(API, {**SHORT, "seed": seed}, REMOTE_ADDR="203.0.113.14")
+            assert time.monotonic() - started < 5  # the request does not wait for the run
+            assert response.status_code == 202, response.content
+            url = response.json()["result_url"]
+            deadline = time.monotonic() + 90
+            while (result := client.get(url)).status_code == 202:
+                assert time.monotonic() < deadline, "the worker did not finish the run within 90 s"
+                time.sleep(0.5)
     finally:
-        worker.terminate()
-        try:
-            output, _ = worker.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            output, _ = worker.communicate()
         celery_app._after_fork()
         celery_app.conf.update(saved)
+    output = worker.output
     assert result.status_code == 200, result.content
     assert "calculators.simulate_call" in output and "succeeded" in output
     body = result.json()

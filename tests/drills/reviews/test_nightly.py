@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
-import subprocess
-import sys
 import time
-import uuid
 from datetime import date, datetime, timedelta
 from datetime import timezone as dt_timezone
 from pathlib import Path
 
 import pytest
-import redis
 from django.conf import settings as django_settings
-from django.db import connection
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
 from config.celery import app as celery_app
@@ -25,11 +18,9 @@ from drills.models import Card, ReviewLog, ReviewSettings
 from drills.reviews import nightly
 from drills.reviews.scheduling import GOOD, add_to_deck, scheduler_for
 from drills.reviews.services import record_open_review
-from tests import needs
-from tests.paths import REPO_ROOT
+from tests.celery_worker import new_queue, real_worker, require_redis, worker_database_url, worker_environment
 
 UTC = dt_timezone.utc
-BASE_DIR = REPO_ROOT
 # Tuesday 3 March 2026, 05:30 UTC: 06:30 in Paris, 00:30 in New York, 14:30 in Tokyo.
 MORNING = datetime(2026, 3, 3, 5, 30, tzinfo=UTC)
 
@@ -183,31 +174,6 @@ class TestTasks:
 # --- a real worker --------------------------------------------------------------------------------------------
 
 
-def _redis_up() -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=1).close()
-    except OSError:
-        return False
-    return True
-
-
-def _worker_database_url(tmp_path: Path) -> tuple[str, Path | None]:
-    """A URL the worker can open onto the data this test wrote: the PostgreSQL test database itself, or, on
-    SQLite (an in-memory test database), a file copy of it."""
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-        return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}", None
-    if connection.vendor == "sqlite":
-        path = tmp_path / "worker.sqlite3"
-        connection.ensure_connection()
-        target = sqlite3.connect(path)
-        connection.connection.backup(target)
-        target.close()
-        return f"sqlite:///{path}", path
-    pytest.skip(f"no worker database for {connection.vendor}")
-
-
 def _read(path: Path | None, user_id: int) -> tuple:
     """(last_digest_on, refit_checked_on, refit_note) of a user's settings, as the worker left them."""
     if path is None:
@@ -224,57 +190,25 @@ def _read(path: Path | None, user_id: int) -> tuple:
 def test_the_nightly_task_runs_on_a_real_worker_through_redis(reviewers, tmp_path):
     """The beat task goes through Redis to a real worker, which fans out to the refit and the digest on the same
     queue; the digest is written by the console mail backend to the worker's output."""
-    from celery import Celery
-
-    if not _redis_up():
-        needs.missing("Redis is not answering on 127.0.0.1:6379")
+    require_redis()
     alice, bob = reviewers
     bulk_logs(alice, Card.objects.get(user=alice, item__slug="ridge"), 210, MORNING)
-    database_url, sqlite_path = _worker_database_url(tmp_path)
+    database_url, sqlite_path = worker_database_url(tmp_path)
 
-    broker = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
-    queue = f"test-nightly-{uuid.uuid4().hex[:12]}"
     # Every broker and result key of this run under one prefix, deleted at the end: the shared Redis keeps
     # nothing of this test (issue 21, finding 8).
-    prefix = f"{queue}:"
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("CELERY_", "DATABASE_", "EMAIL_"))}
-    environment.update(DJANGO_SETTINGS_MODULE="config.settings", CELERY_BROKER_URL=broker, DATABASE_URL=database_url,
-                       CELERY_KEY_PREFIX=prefix, EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--queues", queue,
-         "--hostname", f"{queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
-         "--loglevel=INFO"],
-        cwd=BASE_DIR, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    client = Celery(broker=broker, backend=broker)
-    client.conf.broker_transport_options = {"global_keyprefix": prefix}
-    client.conf.result_backend_transport_options = {"global_keyprefix": prefix}
-    try:
-        result = client.send_task("drills.tasks.nightly_reviews", args=[MORNING.isoformat()], queue=queue)
+    environment = worker_environment("CELERY_", "DATABASE_", "EMAIL_", DATABASE_URL=database_url,
+                                     EMAIL_BACKEND="django.core.mail.backends.console.EmailBackend")
+    with real_worker(new_queue("nightly"), environment, prefixed=True) as worker:
+        result = worker.send_task("drills.tasks.nightly_reviews", args=[MORNING.isoformat()])
         assert result.get(timeout=90) == {"refit": [alice.pk], "digest": [alice.pk]}
         deadline = time.monotonic() + 60
         state = _read(sqlite_path, alice.pk)
         while time.monotonic() < deadline and (state[0] is None or state[1] is None):
             time.sleep(0.5)
             state = _read(sqlite_path, alice.pk)
-    finally:
-        worker.terminate()
-        try:
-            output, _ = worker.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            output, _ = worker.communicate()
-        client.close()
-        shared = redis.Redis.from_url(broker)
-        try:
-            for key in shared.scan_iter(match=f"{prefix}*", count=500):
-                shared.delete(key)
-            # The result of the task sent from here is stored under Celery's own name for it.
-            shared.delete(f"celery-task-meta-{result.id}", f"{prefix}celery-task-meta-{result.id}")
-            left = [key for key in shared.scan_iter(match=f"*{queue}*", count=500)]
-        finally:
-            shared.close()
-    assert not left, f"keys left in the shared Redis: {left[:5]}"
+    assert not worker.left, f"keys left in the shared Redis: {worker.left[:5]}"
+    output = worker.output
 
     assert state[0] == state[1] == "2026-03-03", output
     assert "211 reviews, but fsrs's optimiser is not installed" in state[2]
