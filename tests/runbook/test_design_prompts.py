@@ -7,23 +7,19 @@ repository's own ``reading.yaml``, ``questions/design.yaml`` and
 
 from __future__ import annotations
 
-import html
-import re
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.cache import cache
 
 from drills.models import BankItem
 from runbook.loading import ContentError, load_content
 from runbook.shortcodes import resolve
+from tests.page_text import visible
+from tests.runbook.content_trees import load_design_content, write_tree
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 
 READING = """\
 stages:
@@ -64,37 +60,15 @@ DESIGN = """\
 """
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 @pytest.fixture
 def tree(tmp_path) -> Path:
-    return write(tmp_path / "fixtures", {"reading.yaml": READING, "questions/design.yaml": DESIGN})
+    return write_tree(tmp_path / "fixtures", {"reading.yaml": READING, "questions/design.yaml": DESIGN})
 
 
 @pytest.fixture
 def real_design(tmp_path):
     """The repository's design prompts, reading list and critique drills, loaded."""
-    cache.clear()
-    root = tmp_path / "fixtures"
-    (root / "questions").mkdir(parents=True)
-    shutil.copy(FIXTURES / "reading.yaml", root / "reading.yaml")
-    shutil.copy(FIXTURES / "questions" / "design.yaml", root / "questions" / "design.yaml")
-    shutil.copytree(FIXTURES / "critiques", root / "critiques")
-    try:
-        return load_content(root)
-    except ContentError as exc:  # pragma: no cover - shown when a content file is broken
-        pytest.fail("the design content does not load:\n" + "\n".join(exc.errors))
-
-
-def visible(response) -> str:
-    text = re.sub(r"<[^>]+>", " ", response.content.decode())
-    return re.sub(r"\s+", " ", html.unescape(text))
+    return load_design_content(tmp_path, "the design content does not load")
 
 
 class TestLoading:
@@ -115,7 +89,7 @@ class TestLoading:
         assert item.details["resources"] == ["inference-arithmetic"]
 
     def test_a_design_file_is_not_reported_as_a_missing_chapter(self, tree):
-        write(tree, {"runbook/00-map.md": "---\nnumber: 0\nslug: 00-map\ntitle: Map\nsummary: S.\n"
+        write_tree(tree, {"runbook/00-map.md": "---\nnumber: 0\nslug: 00-map\ntitle: Map\nsummary: S.\n"
                                           "reading_minutes: 5\n---\nBody.\n"})
 
         report = load_content(tree)
@@ -170,7 +144,7 @@ class TestLoading:
         assert "a design prompt needs 'details'" in caught.value.errors[0]
 
     def test_details_of_an_open_question_are_checked_and_kept(self, tree):
-        write(tree, {"questions/design.yaml": textwrap.dedent("""\
+        write_tree(tree, {"questions/design.yaml": textwrap.dedent("""\
             - slug: open-one
               prompt: Why?
               model_answer: Because.

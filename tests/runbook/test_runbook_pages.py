@@ -19,6 +19,8 @@ from runbook.loading import load_content
 from runbook.models import Chapter
 from runbook.search import query_terms, search, snippet
 from runbook.shortcodes import resolve
+from tests.page_text import visible_text
+from tests.runbook.content_trees import write_tree
 
 pytestmark = pytest.mark.django_db
 
@@ -147,11 +149,7 @@ resources:
 
 @pytest.fixture
 def loaded(tmp_path):
-    root = tmp_path / "fixtures"
-    for name, text in FILES.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    root = write_tree(tmp_path / "fixtures", FILES)
     cache.clear()
     load_content(root)
     BankItem.objects.filter(slug="map-hidden").update(published=False)
@@ -160,11 +158,6 @@ def loaded(tmp_path):
 
 def text_of(response) -> str:
     return response.content.decode()
-
-
-def visible(page: str) -> str:
-    """The page's text without tags, entities decoded, whitespace collapsed."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
 
 
 class TestPagesRespond:
@@ -203,7 +196,7 @@ class TestIndex:
         assert "Anatomy of a forward pass" in page
         assert 'href="/runbook/02-forward-pass/"' not in page
         assert "in preparation" in page
-        assert "2 of 3 documents written" in visible(page)
+        assert "2 of 3 documents written" in visible_text(page)
 
 
 class TestChapter:
@@ -333,7 +326,7 @@ class TestGlossary:
     def test_a_term_whose_chapter_is_unwritten_names_it_without_a_link(self, client, loaded):
         block = text_of(client.get("/glossary/")).split('id="mfu"', 1)[1].split("</dd>", 1)[0]
 
-        assert "02 · Anatomy of a forward pass" in visible(block) and "in preparation" in block
+        assert "02 · Anatomy of a forward pass" in visible_text(block) and "in preparation" in block
         assert 'href="/runbook/02-forward-pass/' not in block
 
 

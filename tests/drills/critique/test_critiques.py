@@ -6,14 +6,9 @@ flag on a line that only carries a planted error's consequence counts neither wa
 
 from __future__ import annotations
 
-import html
-import re
-import shutil
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.core.cache import cache
 from django.test import Client
 
 from drills.critique.services import FALSE_FLAG_PENALTY, grade_critique, read_flags
@@ -21,10 +16,11 @@ from drills.models import BankItem, CritiqueAttempt, CritiqueMark
 from runbook.loading import ContentError, load_content
 from runbook.shortcodes import resolve
 from tests.factories import UserFactory
+from tests.page_text import visible
+from tests.runbook.content_trees import load_design_content, write_tree
 
 pytestmark = pytest.mark.django_db
 
-FIXTURES = Path(settings.BASE_DIR) / "fixtures"
 
 # Twenty lines; errors planted on 3, 7 and 12; line 8 only repeats line 7's consequence.
 LINES = [f"Line {n} of the doc." for n in range(1, 21)]
@@ -73,37 +69,15 @@ DETAILS = {
 }
 
 
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 @pytest.fixture
 def tree(tmp_path) -> Path:
-    return write(tmp_path / "fixtures", {"critiques/small-doc.yaml": CRITIQUE})
+    return write_tree(tmp_path / "fixtures", {"critiques/small-doc.yaml": CRITIQUE})
 
 
 @pytest.fixture
 def real_critiques(tmp_path):
     """The repository's critique drills (with the reading list and design prompts), loaded."""
-    cache.clear()
-    root = tmp_path / "fixtures"
-    (root / "questions").mkdir(parents=True)
-    shutil.copy(FIXTURES / "reading.yaml", root / "reading.yaml")
-    shutil.copy(FIXTURES / "questions" / "design.yaml", root / "questions" / "design.yaml")
-    shutil.copytree(FIXTURES / "critiques", root / "critiques")
-    try:
-        return load_content(root)
-    except ContentError as exc:  # pragma: no cover - shown when a content file is broken
-        pytest.fail("the critique drills do not load:\n" + "\n".join(exc.errors))
-
-
-def visible(response) -> str:
-    text = re.sub(r"<[^>]+>", " ", response.content.decode())
-    return re.sub(r"\s+", " ", html.unescape(text))
+    return load_design_content(tmp_path, "the critique drills do not load")
 
 
 def flags_post(flags: dict[int, str]) -> dict:
@@ -137,7 +111,7 @@ class TestLoading:
 
     def test_a_second_load_changes_nothing_and_questions_leave_critiques_alone(self, tree):
         load_content(tree)
-        write(tree, {"questions/design.yaml": "- slug: q-one\n  prompt: Why?\n  model_answer: Because.\n"})
+        write_tree(tree, {"questions/design.yaml": "- slug: q-one\n  prompt: Why?\n  model_answer: Because.\n"})
 
         report = load_content(tree)
 
@@ -149,7 +123,7 @@ class TestLoading:
 
     def test_a_removed_critique_file_removes_the_drill(self, tree):
         load_content(tree)
-        write(tree, {"critiques/other.yaml": CRITIQUE.replace("slug: small-doc", "slug: other")})
+        write_tree(tree, {"critiques/other.yaml": CRITIQUE.replace("slug: small-doc", "slug: other")})
         (tree / "critiques" / "small-doc.yaml").unlink()
 
         report = load_content(tree)
@@ -200,7 +174,7 @@ class TestLoading:
     def test_a_short_document_is_a_warning(self, tree):
         short = CRITIQUE.split("lines:")[0] + "lines:\n" + "\n".join(f"  - \"{line}\"" for line in LINES[:12]) + \
             "\nplanted:" + CRITIQUE.split("planted:")[1]
-        write(tree, {"critiques/small-doc.yaml": short})
+        write_tree(tree, {"critiques/small-doc.yaml": short})
 
         report = load_content(tree)
 

@@ -13,9 +13,6 @@ Hand derivations on the reference stack (Llama-3.1-8B, bf16, one H100 SXM, docs/
 
 from __future__ import annotations
 
-import html
-import re
-
 import pytest
 from django.test import Client
 
@@ -23,6 +20,7 @@ from drills.lab.flags import read_engine_flags
 from drills.lab.services import predict
 from drills.models import LabRun
 from tests.factories import UserFactory
+from tests.page_text import visible
 
 pytestmark = pytest.mark.django_db
 
@@ -34,11 +32,6 @@ MEASURED = {"startup_gib": "72.3", "decode_tok_s": "150", "knee_batch": "64", "p
 
 def run_data(**changes) -> dict:
     return {**SETUP, **MEASURED, **changes}
-
-
-def visible(response) -> str:
-    text = re.sub(r"<[^>]+>", " ", response.content.decode())
-    return re.sub(r"\s+", " ", html.unescape(text))
 
 
 def comparison(prediction, key):

@@ -13,6 +13,7 @@ from django.core.management.base import CommandError
 from drills.models import BankItem
 from runbook.loading import ContentError, load_content
 from runbook.models import BarTopic, Chapter, Document, ErratumEntry, GlossaryTerm, ReadingPath, Resource, Stage, Track
+from tests.runbook.content_trees import write_tree
 
 pytestmark = pytest.mark.django_db
 
@@ -203,17 +204,9 @@ TREE = {
 }
 
 
-def write_tree(root: Path, files: dict[str, str] = TREE) -> Path:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 @pytest.fixture
 def tree(tmp_path) -> Path:
-    return write_tree(tmp_path / "fixtures")
+    return write_tree(tmp_path / "fixtures", TREE)
 
 
 def run_command(path: Path) -> str:
