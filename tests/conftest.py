@@ -3,7 +3,7 @@
 Users (made by ``tests.factories.UserFactory``): ``candidate`` (alice, in group
 ``candidate``) and ``coach`` (carol, in group ``coach``), both with the password
 ``PASSWORD``; ``candidate_client`` and ``coach_client`` are Django test clients
-logged in as them. ``htmx_client`` is a client that sends ``HX-Request: true`` on
+logged in as them; ``bob`` is a second user, in no group. ``htmx_client`` is a client that sends ``HX-Request: true`` on
 every request (log it in with ``htmx_client.force_login(user)``).
 
 Hypothesis profiles: ``ci`` (derandomized, more examples, no deadline) and
@@ -88,6 +88,12 @@ def candidate(db):
 def coach(db):
     """A coach: carol, in group ``coach``."""
     return UserFactory(username="carol", role="coach")
+
+
+@pytest.fixture
+def bob(db):
+    """A second user, in no group: bob."""
+    return UserFactory(username="bob")
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ helpers used, so a test names only what it is about. Services with side effects 
   family (``ladder`` unless told).
 - :class:`CohortFactory` (``members=[…]`` adds memberships), :class:`MembershipFactory`,
   :class:`QuestionSetFactory`, :class:`AssignmentFactory` (to a candidate, due a week after it was made).
+- :func:`problem_templates`: the seventeen problem templates synced into the bank, by slug.
 """
 
 from __future__ import annotations
@@ -149,3 +150,13 @@ class AssignmentFactory(DjangoModelFactory):
     candidate = factory.SubFactory(UserFactory, role="candidate")
     created_at = factory.LazyFunction(timezone.now)
     due_at = factory.LazyAttribute(lambda assignment: assignment.created_at + timedelta(days=7))
+
+
+def problem_templates() -> dict:
+    """The bank's problem items after :func:`drills.bank.problem_templates.sync_problem_templates` has made one
+    template per calculator family (needs the database): slug → ``BankItem``."""
+    from drills.bank.problem_templates import sync_problem_templates
+    from drills.models import BankItem
+
+    sync_problem_templates()
+    return {item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)}

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from calculators.families import FAMILIES
-from drills.bank.problem_templates import sync_problem_templates
-from drills.models import BankItem
 from drills.problems.generation import drill_families
 from runbook.lint import seams
+from tests.factories import problem_templates
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +23,7 @@ def test_the_e4m3_point_names_the_ocp_maximum():
 
 
 def test_the_templates_in_the_bank_use_the_rubrics_and_read_cleanly():
-    sync_problem_templates()
-    templates = {item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)}
+    templates = problem_templates()
     assert templates["preempt"].rubric == list(FAMILIES["preempt"].rubric)
     for item in templates.values():
         step_labels = [line.split("**")[1] for line in item.model_answer.splitlines() if "**" in line]
@@ -39,8 +37,7 @@ def test_each_template_is_a_worked_question_not_a_list_of_formulas():
     from calculators.engine.catalog import default_catalog
     from drills.problems.generation import generate_inputs
 
-    sync_problem_templates()
-    templates = {item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)}
+    templates = problem_templates()
     catalog = default_catalog()
     for family in drill_families():
         item = templates[family.slug]

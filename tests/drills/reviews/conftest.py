@@ -14,9 +14,9 @@ from datetime import timezone as dt_timezone
 import pytest
 
 from accounts.timezones import set_time_zone
-from drills.bank.problem_templates import sync_problem_templates
-from drills.models import BankItem, ReviewSettings
-from tests.factories import BankItemFactory, ChapterFactory, UserFactory
+from drills.models import ReviewSettings
+from tests.drills.problems.answers import right_answers
+from tests.factories import BankItemFactory, ChapterFactory, problem_templates
 
 # Monday 2 March 2026, 08:00 UTC (09:00 in Paris, CET).
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=dt_timezone.utc)
@@ -43,14 +43,7 @@ def bank(db):
         "ridge": BankItemFactory(slug="ridge", chapter=roofline, rubric=["295 FLOP/byte", "Decode is memory-bound"],
                                  topic="Roofline and hardware"),
     }
-    sync_problem_templates()
-    items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
-    return items
-
-
-@pytest.fixture
-def bob(db):
-    return UserFactory(username="bob")
+    return {**items, **problem_templates()}
 
 
 def settings_for(user, time_zone: str | None = None, **fields) -> ReviewSettings:
@@ -62,11 +55,6 @@ def settings_for(user, time_zone: str | None = None, **fields) -> ReviewSettings
         setattr(row, name, value)
     row.save()
     return row
-
-
-def right_answers(problem) -> dict[str, str]:
-    """Every step of ``problem`` answered with its exact value."""
-    return {step.key: repr(step.value) for step in problem.solve().steps}
 
 
 def right_chain(problem) -> dict:

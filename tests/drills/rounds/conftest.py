@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from drills.bank.problem_templates import sync_problem_templates
 from drills.models import BankItem
-from tests.factories import BankItemFactory, ChapterFactory, UserFactory
+from tests.drills.problems.answers import right_answers
+from tests.factories import BankItemFactory, ChapterFactory, problem_templates
+from tests.url_table import CRITIQUE_DETAILS
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
 
@@ -24,19 +25,6 @@ T0 = datetime(2026, 3, 2, 9, 0, tzinfo=dt_timezone.utc)
 @pytest.fixture(autouse=True)
 def no_fuzz(monkeypatch):
     monkeypatch.setattr("drills.reviews.scheduling.FUZZ", False)
-
-
-CRITIQUE_DETAILS = {
-    "title": "A tiny design doc",
-    "lines": ["**Design**", "Weights: 140 GB.", "KV per token: 2 × 80 × 64 × 128 × 2 bytes.",
-              "So 20 GiB per conversation.", "Roll out by restarting everything at once."],
-    "planted": [
-        {"line": 3, "category": "gqa-ignored", "label": "Query heads for KV heads", "explanation": "Use 8 KV heads.",
-         "corrected": "2 × 80 × 8 × 128 × 2", "carried": [4]},
-        {"line": 5, "category": "no-rollout-plan", "label": "Big-bang rollout", "explanation": "Roll gradually.",
-         "corrected": "A rolling restart."},
-    ],
-}
 
 
 @pytest.fixture
@@ -60,14 +48,7 @@ def bank(db):
         "tiny-doc": BankItemFactory(slug="tiny-doc", chapter=plan, rubric=["Finds the GQA error"],
                                     kind=BankItem.CRITIQUE, details=CRITIQUE_DETAILS),
     }
-    sync_problem_templates()
-    items.update({item.slug: item for item in BankItem.objects.filter(kind=BankItem.PROBLEM)})
-    return items
-
-
-@pytest.fixture
-def bob(db):
-    return UserFactory(username="bob")
+    return {**items, **problem_templates()}
 
 
 class Clock:
@@ -87,11 +68,6 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
     return Clock(monkeypatch, T0)
-
-
-def right_answers(problem) -> dict[str, str]:
-    """Every step of ``problem`` answered with its exact value."""
-    return {step.key: repr(step.value) for step in problem.solve().steps}
 
 
 @pytest.fixture
