@@ -15,10 +15,9 @@ Callers read a calibrated value through its quantity: :func:`.quantities.default
 - ``bandwidth_efficiency_large_batch`` — the same at :data:`LARGE_BATCH` sequences and above (between the
   two, :func:`bandwidth_efficiency_at` interpolates in log2 of the batch);
 - ``mfu`` and ``prefill_mfu`` — decode's and prefill's share of the dense peak at the compute precision;
-- ``step_overhead_ms`` and ``step_overhead_per_tp_doubling_ms`` — the fixed cost of one engine step (kernel
-  launches, scheduling, sampling) on one card, and what each doubling of the tensor-parallel degree adds
-  (:func:`step_overhead_ms`);
-- ``allreduce_latency_us`` — the fixed cost of one all-reduce.
+- ``step_overhead_ms`` — the fixed cost of one engine step (kernel launches, scheduling, sampling);
+- ``allreduce_latency_us`` and ``allreduce_latency_per_tp_doubling_us`` — the fixed cost of one all-reduce, and
+  what each doubling of the tensor-parallel degree adds to it (:func:`allreduce_latency_at`).
 
 Pure Python, no Django. Raises :class:`~.errors.CatalogError` for an unreadable table, an unknown key,
 a band whose low/high do not bracket its value, or two rows for one card × precision × engine.
@@ -38,9 +37,9 @@ DEFAULT_TABLE = Path(__file__).resolve().parents[2] / "fixtures" / "catalog" / "
 
 #: The calibrated keys, each an input quantity of :data:`.quantities.INPUTS`.
 KEYS = ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "mfu", "prefill_mfu", "step_overhead_ms",
-        "step_overhead_per_tp_doubling_ms", "allreduce_latency_us")
+        "allreduce_latency_us", "allreduce_latency_per_tp_doubling_us")
 #: Keys whose pessimistic end is the high one (a cost, not an efficiency).
-COSTS = ("step_overhead_ms", "step_overhead_per_tp_doubling_ms", "allreduce_latency_us")
+COSTS = ("step_overhead_ms", "allreduce_latency_us", "allreduce_latency_per_tp_doubling_us")
 #: The batch at and above which a step reads memory at ``bandwidth_efficiency_large_batch``.
 LARGE_BATCH = 64
 
@@ -107,18 +106,23 @@ def bandwidth_efficiency_at(batch: float, small: float, large: float) -> float:
     return small + (large - small) * share
 
 
-def step_overhead_ms(tp: int, base_ms: float, per_doubling_ms: float) -> float:
-    """A step's fixed cost on ``tp`` cards, ms: ``base_ms + per_doubling_ms × log2(tp)`` (TP 1: ``base_ms``; TP 8:
-    three doublings).
+def allreduce_latency_at(tp: int, latency_us: float, per_doubling_us: float) -> float:
+    """The fixed cost of one all-reduce on ``tp`` cards, µs: ``latency_us + per_doubling_us × log2(tp)`` (TP 1:
+    ``latency_us``, though one card runs no all-reduce; TP 8: three doublings).
 
-    The growth is per doubling, not per card: what tensor parallelism adds to a step is the ranks' synchronisation
-    and the collectives' launch, which a tree or an NVSwitch one-shot all-reduce pays in log2(t) rounds, not t − 1
-    (every rank launches its own kernels at the same time). NeMo's Llama-2-7B batch-1 sweep
-    (fixtures/calibration/measurements.yaml, source ``nemo``) shows it: what a step costs beyond reading its
-    weights grows by about 1.7, 0.9 and 0.85 ms (A100 80GB) and 1.25, 0.25 and 0.1 ms (H100) from TP 1 to 2, 2 to
-    4 and 4 to 8, where a cost per card would grow 1 : 2 : 4.
+    What tensor parallelism adds to a step grows with the degree per collective, not per step: every layer's two
+    all-reduces pay the ranks' synchronisation, which NCCL's tree and an NVSwitch all-reduce pay in log2(t)
+    rounds, not t − 1 (every rank launches its kernels at the same time), so a model of 80 layers pays it 2.5
+    times as often a step as one of 32. NeMo's Llama-2-7B batch-1 sweep (fixtures/calibration/measurements.yaml,
+    source ``nemo``) shows the log2 growth: a step's cost beyond its weights grows by about 1.7, 0.9 and 0.85 ms
+    (A100 80GB) from TP 1 to 2, 2 to 4 and 4 to 8, where a cost per card would grow 1 : 2 : 4. TensorRT-LLM's
+    2023 first-token table shows the per-layer scaling: Llama-70B at TP 4 prefills 128 tokens in 26 ms (H100 FP8)
+    and 47 ms (A100 FP16), about 11 and 13 ms more than a TP cost charged once a step predicted on either card
+    (the same on cards of different speed: a fixed cost of its 160 all-reduces). Charged per all-reduce, the
+    growth fitted without NeMo predicts NeMo's three TP 8 runs within 32 % (46–58 % off charged per step;
+    bench/validate_serving.py, docs/performance.md).
     """
-    return base_ms + per_doubling_ms * math.log2(max(1, tp))
+    return latency_us + per_doubling_us * math.log2(max(1, tp))
 
 
 def _band(raw, where: str) -> Band:

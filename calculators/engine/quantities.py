@@ -316,9 +316,10 @@ INPUTS: dict[str, Quantity] = {q.key: q for q in (
     _input("step_overhead_ms", "ms", "Step overhead", "nonnegative", 0.0,
            "none: the roofline's convention; a card's calibration row carries its measured launch and "
            "scheduling cost (docs/architecture.md §12)", minimum=0, maximum=1_000),
-    _input("step_overhead_per_tp_doubling_ms", "ms", "Step overhead per TP doubling", "nonnegative", 0.0,
-           "none: the roofline's convention; a card's calibration row carries what each doubling of the "
-           "tensor-parallel degree adds (docs/architecture.md §12)", minimum=0, maximum=1_000),
+    _input("allreduce_latency_per_tp_doubling_us", "us", "All-reduce latency per TP doubling", "nonnegative",
+           0.0, "none: the latency of docs/architecture.md §12's convention does not grow; a card's calibration row "
+           "carries what each doubling of the tensor-parallel degree adds to one all-reduce's fixed cost "
+           "(calibration.allreduce_latency_at)", minimum=0, maximum=10_000),
     _input("utilization", "1", "Memory utilisation", "fraction", 0.90,
            "vLLM's gpu_memory_utilization default: the share of card memory the engine may use", **_FRACTION,
            aliases=("memory_utilization",)),

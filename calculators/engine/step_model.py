@@ -40,8 +40,7 @@ from typing import Sequence
 
 import sympy
 
-from .calibration import KEYS, bandwidth_efficiency_at
-from .calibration import step_overhead_ms as overhead_on
+from .calibration import KEYS, allreduce_latency_at, bandwidth_efficiency_at
 from .catalog import Catalog, Gpu, WeightWidths, default_catalog, kv_bytes_per_value, weight_widths
 from .errors import InputError
 from .formula import Formula, FormulaUnitError
@@ -319,10 +318,11 @@ class Replica:
     prefill_mfu: float = default("prefill_mfu")
     allreduce_latency_us: float = default("allreduce_latency_us")
     # The calibration's terms (docs/architecture.md §12): the bandwidth efficiency at large batch (unset: the
-    # batch-1 one, :attr:`bandwidth_efficiency`) and a step's fixed cost, growing per doubling of the TP degree.
+    # batch-1 one, :attr:`bandwidth_efficiency`), a step's fixed cost, and what each doubling of the TP degree
+    # adds to an all-reduce's fixed cost (:func:`.calibration.allreduce_latency_at`).
     bandwidth_efficiency_large_batch: float | None = None
     step_overhead_ms: float = default("step_overhead_ms")
-    step_overhead_per_tp_doubling_ms: float = default("step_overhead_per_tp_doubling_ms")
+    allreduce_latency_per_tp_doubling_us: float = default("allreduce_latency_per_tp_doubling_us")
     # Pipeline parallelism (docs/architecture.md §12): ``pp`` stages of ``tp`` cards, each holding layers ÷ pp; a
     # step's batch goes through them in ``microbatches`` parts (:func:`step_ms`).
     pp: int = 1
@@ -339,7 +339,7 @@ class Replica:
         if large is not None and not 0 < large <= 1:
             raise InputError(f"bandwidth_efficiency_large_batch must be a fraction in (0, 1], not {large:g}.",
                              field="bandwidth_efficiency_large_batch")
-        for name in ("allreduce_latency_us", "step_overhead_ms", "step_overhead_per_tp_doubling_ms"):
+        for name in ("allreduce_latency_us", "step_overhead_ms", "allreduce_latency_per_tp_doubling_us"):
             if getattr(self, name) < 0:
                 raise InputError(f"{name} must not be negative.", field=name)
         check_stages(self.model, self.pp)
@@ -370,8 +370,8 @@ class Replica:
 
     @property
     def overhead_ms(self) -> float:
-        """The fixed cost of one step on ``tp`` cards, ms (:func:`.calibration.step_overhead_ms`)."""
-        return overhead_on(self.tp, self.step_overhead_ms, self.step_overhead_per_tp_doubling_ms)
+        """The fixed cost of one step, ms (the all-reduces' fixed cost is communication's)."""
+        return self.step_overhead_ms
 
     def memory_efficiency(self, batch: int) -> float:
         """The bandwidth efficiency of a step of ``batch`` sequences
@@ -473,7 +473,8 @@ class Replica:
         return _replica_coefficients(
             t, self.gpu.bandwidth_gb_s, self.bandwidth_efficiency, self.peak_tflops, self.mfu, self.prefill_mfu,
             2 * self.model.layers if t > 1 else 0, self.model.hidden_size, ACTIVATION_BYTES,
-            link if t > 1 and link else 1.0, self.allreduce_latency_us)
+            link if t > 1 and link else 1.0,
+            allreduce_latency_at(t, self.allreduce_latency_us, self.allreduce_latency_per_tp_doubling_us))
 
     def _sparse_constants(self, active: int, always_read: int, expert: int, moe_layers: int,
                           link: float | None) -> _Constants:

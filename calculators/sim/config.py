@@ -265,17 +265,17 @@ class Setup:
 
 def row_companions(inputs: dict[str, Any]) -> dict[str, float]:
     """The calibration row's terms the simulator has no input for, where ``inputs`` hold that row's value of
-    the input they go with: the bandwidth efficiency at large batch beside the batch-1 one, the step overhead's
-    growth per TP doubling beside the step overhead (docs/architecture.md §12). A value typed in place of
-    the row's stands alone (a flat efficiency, an overhead that does not grow)."""
+    the input they go with: the bandwidth efficiency at large batch beside the batch-1 one, the all-reduce
+    latency's growth per TP doubling beside the all-reduce latency (docs/architecture.md §12). A value typed in
+    place of the row's stands alone (a flat efficiency, a latency that does not grow)."""
     row = {key: default(key, gpu=inputs["gpu"], precision=inputs["weights_dtype"])
-           for key in ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "step_overhead_ms",
-                       "step_overhead_per_tp_doubling_ms")}
+           for key in ("bandwidth_efficiency", "bandwidth_efficiency_large_batch", "allreduce_latency_us",
+                       "allreduce_latency_per_tp_doubling_us")}
     found = {}
     if inputs["bandwidth_efficiency"] == row["bandwidth_efficiency"]:
         found["bandwidth_efficiency_large_batch"] = row["bandwidth_efficiency_large_batch"]
-    if inputs["step_overhead_ms"] == row["step_overhead_ms"]:
-        found["step_overhead_per_tp_doubling_ms"] = row["step_overhead_per_tp_doubling_ms"]
+    if inputs["allreduce_latency_us"] == row["allreduce_latency_us"]:
+        found["allreduce_latency_per_tp_doubling_us"] = row["allreduce_latency_per_tp_doubling_us"]
     return found
 
 

@@ -58,7 +58,10 @@ prefills included, and preemptrate's draw reads the prefills' share the same way
 v29: the calibration table is refitted (a card's efficiencies drawn toward the pool, the step overhead growing per
 doubling of the TP degree, not per card), so the rows problems store and the simulated drills' sweeps move (errata
 calibration-pooled-rows). v30: the H100 PCIe's memory is its nvidia-smi total, 81,559 MiB (79.65 GiB), not the marketed
-80 GB read as decimal (74.51 GiB), so every problem on it moves (errata h100-pcie-driver-total).
+80 GB read as decimal (74.51 GiB), so every problem on it moves (errata h100-pcie-driver-total). v31: the
+calibration's TP cost grows per all-reduce (each all-reduce's latency per doubling of the degree), not per step, and
+the table is refitted, so the rows problems store and the simulated drills' sweeps move (errata
+calibration-tp-per-collective).
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 30
+GENERATOR_VERSION = 31
 MAX_SEED = 2**63
 
 

@@ -18,11 +18,11 @@ from calculators.engine import validation as V
 from calculators.engine.calibration import (
     KEYS,
     LARGE_BATCH,
+    allreduce_latency_at,
     bandwidth_efficiency_at,
     calibration_from_entries,
     default_calibration,
     precision_of,
-    step_overhead_ms,
 )
 from calculators.engine.errors import CatalogError
 from calculators.engine.quantities import INPUTS, default
@@ -54,8 +54,8 @@ def test_precision_families_and_the_interpolations():
     assert bandwidth_efficiency_at(1, 0.6, 0.9) == 0.6
     assert bandwidth_efficiency_at(LARGE_BATCH * 4, 0.6, 0.9) == 0.9
     assert bandwidth_efficiency_at(8, 0.6, 0.9) == pytest.approx(0.75)  # log2(8) = 3 of log2(64) = 6
-    assert step_overhead_ms(8, 2.0, 0.5) == 3.5 and step_overhead_ms(1, 2.0, 0.5) == 2.0  # 3 doublings
-    assert step_overhead_ms(2, 2.0, 0.5) == 2.5
+    assert allreduce_latency_at(8, 12.0, 4.0) == 24.0 and allreduce_latency_at(1, 12.0, 4.0) == 12.0  # 3 doublings
+    assert allreduce_latency_at(2, 12.0, 4.0) == 16.0
 
 
 def test_a_bad_row_is_refused_with_a_sentence():
@@ -109,15 +109,18 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # leave-one-source-out 30.1 %; before TensorRT-LLM of 2023 was its own engine (tensorrt-llm-2023) 21.8 %, TTFT
     # 22.7 %; before the hierarchical pull toward the pool (ROW_PULL), the governs() gate, the step overhead's
     # growth per TP doubling (not per card) and the pool's MFU_CEILING 20.5 %, TTFT 19.9 %, TPOT 30.0 %, fitted
-    # 7.1 % (in-sample pays a little for the pool's pull), 8 cases beyond 40 %.
+    # 7.1 % (in-sample pays a little for the pool's pull), 8 cases beyond 40 %; before TP's cost grew per
+    # all-reduce (allreduce_latency_at) rather than per step 18.0 %, TTFT 13.9 %, 6 cases beyond 40 % (NeMo's
+    # three TP 8 runs, TensorRT-LLM's 70B first token at TP 4 and the two 2023 vLLM runs; those two remain).
     assert V.mape(before) == pytest.approx(27.9, abs=0.1)
-    assert V.mape(fitted) <= 8.3
-    assert V.mape(list(loso.values())) <= 18.1
+    assert V.mape(fitted) <= 8.2
+    assert V.mape(list(loso.values())) <= 15.3
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
-    assert V.mape(ttft) <= 14.0
+    assert V.mape(ttft) <= 12.4
     tpot = [loso[c.id] for c in cases if c.kind == "tpot"]
     assert V.mape(tpot) <= 7.9
-    assert sum(abs(e) > 0.4 for e in loso.values()) <= 6
+    assert {case_id for case_id, e in loso.items() if abs(e) > 0.4} <= {
+        "llmb-a100-40gb-70b-vllm-32-1-2048", "llmb-a100-40gb-70b-vllm-24-1024-1024"}
 
 
 def test_an_engine_that_reads_kv_per_query_head_reads_the_group_s_share_again():
@@ -146,7 +149,7 @@ def test_the_fit_s_fast_step_is_the_engine_s_step():
     from calculators.engine.step_model import Replica, step_ms
 
     p = {"bandwidth_efficiency": 0.6, "bandwidth_efficiency_large_batch": 0.9, "mfu": 0.3, "prefill_mfu": 0.5,
-         "step_overhead_ms": 2.0, "step_overhead_per_tp_doubling_ms": 0.5, "allreduce_latency_us": 12.0}
+         "step_overhead_ms": 2.0, "allreduce_latency_us": 12.0, "allreduce_latency_per_tp_doubling_us": 4.0}
     _, cases = V.load_cases()
     case = next(c for c in cases if c.id == "trt-h100-fp8-70b-64-2048-2048")  # TP 2, a batch of 64
     # As an engine that groups the query heads runs it (the engine's step reads the KV cache once).
@@ -156,8 +159,13 @@ def test_the_fit_s_fast_step_is_the_engine_s_step():
     replica = Replica.from_catalog("llama-3.1-70b", "h100-sxm5-80gb", 2, weights_dtype="fp8", kv_dtype="fp8", **p)
     expected = step_ms(replica, decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).step_ms
     assert plan.decode.time(p, 2) == pytest.approx(expected, rel=1e-9)
-    # The overhead on two cards: 2.0 + 0.5 × log2(2).
-    assert replica.overhead_ms == 2.5
+    # The overhead is the step's; its all-reduces on two cards cost 12 + 4 × log2(2) = 16 µs each, 160 of them.
+    assert replica.overhead_ms == 2.0
+    grows = step_ms(replica, decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).comm_ms
+    flat = step_ms(Replica.from_catalog("llama-3.1-70b", "h100-sxm5-80gb", 2, weights_dtype="fp8", kv_dtype="fp8",
+                                        **{**p, "allreduce_latency_per_tp_doubling_us": 0.0}),
+                   decode_batch=64, decode_context_tokens=64 * (2048 + 1024)).comm_ms
+    assert grows - flat == pytest.approx(160 * 4.0 / 1000, rel=1e-9)
 
 
 def test_a_calibrated_replica_reads_its_row():
