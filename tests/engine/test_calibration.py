@@ -104,17 +104,19 @@ def errors():
 def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     cases, before, fitted, loso = errors
     # The bounds bench/validate_serving.py prints today (issue 31's targets are 15 % overall and 20 % for
-    # TTFT leave-one-source-out, no case beyond 40 %: not reached yet, see docs/performance.md). Before the
+    # TTFT leave-one-source-out, no case beyond 40 %: see docs/performance.md). Before the
     # grouped-query reads of the 2023 engines (kv_reads) and the pooled prior the defaults were 33.6 % off and
     # leave-one-source-out 30.1 %; before TensorRT-LLM of 2023 was its own engine (tensorrt-llm-2023) 21.8 %, TTFT
     # 22.7 %; before the hierarchical pull toward the pool (ROW_PULL), the governs() gate, the step overhead's
     # growth per TP doubling (not per card) and the pool's MFU_CEILING 20.5 %, TTFT 19.9 %, TPOT 30.0 %, fitted
     # 7.1 % (in-sample pays a little for the pool's pull), 8 cases beyond 40 %; before TP's cost grew per
     # all-reduce (allreduce_latency_at) rather than per step 18.0 %, TTFT 13.9 %, 6 cases beyond 40 % (NeMo's
-    # three TP 8 runs, TensorRT-LLM's 70B first token at TP 4 and the two 2023 vLLM runs; those two remain).
+    # three TP 8 runs, TensorRT-LLM's 70B first token at TP 4 and the two 2023 vLLM runs; those two remain);
+    # before a single-card engine read the any-engine all-reduce keys (ALLREDUCE_KEYS) 15.2 %. Issue 31's 15 %
+    # overall and 20 % TTFT targets are met; its no-case-beyond-40 % is not (the 2023 vLLM runs).
     assert V.mape(before) == pytest.approx(27.9, abs=0.1)
     assert V.mape(fitted) <= 8.2
-    assert V.mape(list(loso.values())) <= 15.3
+    assert V.mape(list(loso.values())) <= V.TARGETS["overall"]
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
     assert V.mape(ttft) <= 12.4
     tpot = [loso[c.id] for c in cases if c.kind == "tpot"]
