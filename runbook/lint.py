@@ -98,6 +98,13 @@ ALLOWED_LITERALS: dict[tuple[str, str], str] = {
     ("design", "100"): "100 million users, a scenario input",
     ("design", "2,048"): "a chunked-prefill token budget given as an example setting",
     ("design", "40 %"): "a fleet's busy fraction over a day, a scenario input",
+    # The 128k context (and 128 heads) are inputs; the tpotbatch drill's default stack crosses its TPOT target at
+    # 126.9 sequences under the per-collective calibration refit, within the lint's 1 % of 128 by chance.
+    ("00-map", "128"): "the 128k context of the standard prompt, an input; near the tpotbatch crossing by chance",
+    ("06-kv-cache", "128"): "the 128k context the fixes are ranked at, an input; near the tpotbatch crossing by "
+                            "chance",
+    ("07-attention-variants", "128"): "the 128 query heads and 128-wide heads of the models compared, inputs",
+    ("design", "128"): "the 128k context the designs serve, an input; near the tpotbatch crossing by chance",
 }
 
 _LITERAL = re.compile(r"(?<![\w.,/$-])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
