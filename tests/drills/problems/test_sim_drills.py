@@ -2,36 +2,35 @@
 
 The scenario: Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts, 128-token outputs, TTFT 500 ms, TPOT 20 ms,
 simulator seed 7, at the calibration table's row for the H100 SXM at 16-bit (fixtures/catalog/calibration.json:
-bandwidth efficiency 0.8 at batch 1 and 0.84 at large batch, MFU 0.5, prefill MFU 0.76, all-reduce 12 µs, step
-overhead 2.0 ms; generator v29 — problems stored before it keep the row they were simulated at, before v26 the
+bandwidth efficiency 0.78 at batch 1 and 0.84 at large batch, MFU 0.5, prefill MFU 0.76, all-reduce 12 µs, step
+overhead 2.4 ms; generator v31 — problems stored before it keep the row they were simulated at, before v26 the
 stated convention).
 
 The sweep is centred where the step model expects the TPOT target to bind (``Scenario.load``, generator v28),
 charging each prefill what it adds to the decode steps it shares: one 512-token prefill is 8,360,426,471,424 FLOPs
-÷ (989.4 TFLOP/s × 0.76) = 11.118 ms of compute at v29's row (27.258 ms at v28's 0.31), so the centre is about
-62 req/s and the sweep, a quarter to 1.5 × the centre in two figures, is 16, 31, 44, 53, 62, 72, 81, 93 req/s, 60 s
-each. What the simulator printed for it (``manage.py simulate … --sweep 16,31,44,53,62,72,81,93 --duration-s 60
---seed 7 --prompt-tokens 512 --output-tokens 128 --tpot-slo-ms 20 --json``, the row's values as flags), and the
-answers derived from it by hand:
+÷ (989.4 TFLOP/s × 0.76) = 11.118 ms of compute, so the centre is about 61 req/s and the sweep, a quarter to 1.5 ×
+the centre in two figures, is 15, 30, 43, 52, 61, 70, 79, 91 req/s, 60 s each. What the simulator printed for it
+(``manage.py simulate … --sweep 15,30,43,52,61,70,79,91 --duration-s 60 --seed 7 --prompt-tokens 512
+--output-tokens 128 --tpot-slo-ms 20 --json``, the row's values as flags), and the answers derived from it by hand:
 
-- goodput 44.183333 req/s at 44 (≥ 0.9 × 44 = 39.6) and 16.733333 at 53 (< 47.7), counting the requests still
+- goodput 42.9 req/s at 43 (≥ 0.9 × 43 = 38.7) and 12.033333 at 52 (< 46.8), counting the requests still
   running at the 60 s window's end that can still meet both targets (docs/architecture.md §13): the simulator's knee
-  is 44 req/s. The knee drill refines the gap with the four rates evenly inside it, 45.8, 47.6, 49.4 and 51.2 req/s
-  (the 12 points DESIGN §13 allows): goodput 46.45 at 49.4 (÷ 49.4 = 0.940283, kept) and 39.55 at 51.2
-  (÷ 51.2 = 0.772461, lost), so the knee is 49.4 + (0.940283 − 0.9) ÷ (0.940283 − 0.772461) × 1.8 = 49.4 + 0.240034
-  × 1.8 = 49.8321 req/s; right within ±5 %, from 47.340 to 52.324. At 49.4 req/s 157 of the 2,944 requests miss the
-  TPOT target (5 %), at 51.2 685 of 3,058 (22 %), and none misses the TTFT target: the TPOT target is the one that
-  starts failing;
-- at 62 req/s (the sweep's fifth rate, past the knee), mean end-to-end 5,130.864 ms, so Little's law gives 62 ×
-  5.130864 = 318.114 requests; mean TTFT 943.334 ms, p99 TTFT 1,935.446 ms;
-- mean TPOT 14.89 ms at 44 req/s (83.716667 running) and 20.35 ms at 53 (136.216667 running): the target of 20 ms
-  is crossed at 83.716667 + (20 − 14.89) ÷ (20.35 − 14.89) × (136.216667 − 83.716667) = 132.851 running sequences.
+  is 43 req/s. The knee drill refines the gap with the four rates evenly inside it, 44.8, 46.6, 48.4 and 50.2 req/s
+  (the 12 points DESIGN §13 allows): goodput 45.933333 at 46.6 (÷ 46.6 = 0.985694, kept) and 42.266667 at 48.4
+  (÷ 48.4 = 0.873278, lost), so the knee is 46.6 + (0.985694 − 0.9) ÷ (0.985694 − 0.873278) × 1.8 = 46.6 +
+  0.762291 × 1.8 = 47.9721 req/s; right within ±5 %, from 45.574 to 50.371. At 46.6 req/s 24 of the 2,780 requests
+  miss the TPOT target (1 %), at 48.4 348 of 2,884 (12 %), and none misses the TTFT target: the TPOT target is the
+  one that starts failing;
+- at 61 req/s (the sweep's fifth rate, past the knee), mean end-to-end 4,965.562 ms, so Little's law gives 61 ×
+  4.965562 = 302.899 requests; mean TTFT 744.221 ms, p99 TTFT 1,525.816 ms;
+- mean TPOT 15.505 ms at 43 req/s (85.433333 running) and 20.988 ms at 52 (137.191667 running): the target of 20 ms
+  is crossed at 85.433333 + (20 − 15.505) ÷ (20.988 − 15.505) × (137.191667 − 85.433333) = 127.865 running sequences.
 
 One decode step of 64 sequences at the mean context 512 + 64 = 576 tokens, its reads at the row's batch-1
-bandwidth efficiency: (16,060,522,496 + 64 × 576 × 131,072) B ÷ (3,350 GB/s × 0.8) = 20,892,360,704 ÷ 2.68e12 =
-7.7957 ms; from the weights alone 16,060,522,496 ÷ 2.68e12 = 5.9927 ms. The drill's step is the reads the candidate
-works (DECODE_STEP_BATCH); the simulator's step adds the row's 2.0 ms overhead (and reads a batch's memory nearer
-the large-batch efficiency), which is why the mean TPOT at 16 req/s (18.7 running) reads 9.214 ms, not 6.3.
+bandwidth efficiency: (16,060,522,496 + 64 × 576 × 131,072) B ÷ (3,350 GB/s × 0.78) = 20,892,360,704 ÷ 2.613e12 =
+7.9955 ms; from the weights alone 16,060,522,496 ÷ 2.613e12 = 6.1464 ms. The drill's step is the reads the candidate
+works (DECODE_STEP_BATCH); the simulator's step adds the row's 2.4 ms overhead (and reads a batch's memory nearer
+the large-batch efficiency), which is why the mean TPOT at 15 req/s (18.7 running) reads 9.73 ms, not 6.5.
 """
 
 from __future__ import annotations
@@ -74,28 +73,28 @@ def test_the_problem_stores_the_sweep_the_simulator_printed():
     problem = _problem("knee")
 
     points = problem.inputs["simulation"]["points"]
-    assert [p["rate_req_s"] for p in points] == [16.0, 31.0, 44.0, 53.0, 62.0, 72.0, 81.0, 93.0]
-    assert (points[2]["goodput_req_s"], points[3]["goodput_req_s"]) == (44.183333, 16.733333)
-    assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(7.7957, abs=1e-4)
-    assert problem.inputs["simulation"]["simulator_inputs"]["bandwidth_efficiency"] == 0.8
-    assert problem.inputs["simulation"]["simulator_inputs"]["step_overhead_ms"] == 2.0
+    assert [p["rate_req_s"] for p in points] == [15.0, 30.0, 43.0, 52.0, 61.0, 70.0, 79.0, 91.0]
+    assert (points[2]["goodput_req_s"], points[3]["goodput_req_s"]) == (42.9, 12.033333)
+    assert problem.solve().values["decode_step_batch_ms"] == pytest.approx(7.9955, abs=1e-4)
+    assert problem.inputs["simulation"]["simulator_inputs"]["bandwidth_efficiency"] == 0.78
+    assert problem.inputs["simulation"]["simulator_inputs"]["step_overhead_ms"] == 2.4
 
 
 def test_the_knee_is_read_linearly_between_the_refining_runs_either_side_of_it():
     problem = _problem("knee")
 
     refine = problem.inputs["simulation"]["refine"]
-    assert [p["rate_req_s"] for p in refine] == [45.8, 47.6, 49.4, 51.2]
-    assert (refine[2]["goodput_req_s"], refine[3]["goodput_req_s"]) == (46.45, 39.55)
-    assert (refine[2]["tpot_missed"], refine[2]["arrived"], refine[3]["tpot_missed"], refine[3]["arrived"]) == (
-        157, 2944, 685, 3058)
+    assert [p["rate_req_s"] for p in refine] == [44.8, 46.6, 48.4, 50.2]
+    assert (refine[1]["goodput_req_s"], refine[2]["goodput_req_s"]) == (45.933333, 42.266667)
+    assert (refine[1]["tpot_missed"], refine[1]["arrived"], refine[2]["tpot_missed"], refine[2]["arrived"]) == (
+        24, 2780, 348, 2884)
     solution = problem.solve()
-    assert solution.values["knee_req_s"] == pytest.approx(49.8321, abs=1e-4)
-    assert solution.extra["bracket"] == (49.4, 51.2)
-    assert solution.steps[1].substituted == "49.4 + (0.9403 − 0.9) ÷ (0.9403 − 0.7725) × (51.2 − 49.4) = 49.83 req/s"
+    assert solution.values["knee_req_s"] == pytest.approx(47.9721, abs=1e-4)
+    assert solution.extra["bracket"] == (46.6, 48.4)
+    assert solution.steps[1].substituted == "46.6 + (0.9857 − 0.9) ÷ (0.9857 − 0.8733) × (48.4 − 46.6) = 47.97 req/s"
     assert solution.extra["reason"] == (
-        "TPOT is the target that starts failing: at 51.2 req/s 22% of the requests miss its 20 ms (p99 TPOT 22.0 ms), "
-        "against 5% at 49.4 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 99.6 ms); the running batch has "
+        "TPOT is the target that starts failing: at 48.4 req/s 12% of the requests miss its 20 ms (p99 TPOT 21.0 ms), "
+        "against 1% at 46.6 req/s, and 0% miss the 500 ms TTFT target (p99 TTFT 93.1 ms); the running batch has "
         "grown until a decode step, with the prefills sharing it, takes longer than the TPOT target.")
 
 
@@ -114,11 +113,11 @@ def test_the_refining_runs_go_through_the_sweep_cache_within_twelve_points():
 def test_the_knee_is_right_within_five_percent_and_the_weights_only_step_is_named():
     problem = _problem("knee")
 
-    assert _verdicts(problem, {"decode_step_batch_ms": "7.80 ms", "knee_req_s": "52.0 rps"}) == {
+    assert _verdicts(problem, {"decode_step_batch_ms": "8.00 ms", "knee_req_s": "50.0 rps"}) == {
         "decode_step_batch_ms": ("correct", None), "knee_req_s": ("correct", None)}
-    assert _verdicts(problem, {"knee_req_s": "47.5 requests/s"})["knee_req_s"][0] == "correct"
-    assert _verdicts(problem, {"knee_req_s": "52.5 req/s"})["knee_req_s"][0] != "correct"
-    assert _verdicts(problem, {"decode_step_batch_ms": "5.993 ms"})["decode_step_batch_ms"] == (
+    assert _verdicts(problem, {"knee_req_s": "45.7 requests/s"})["knee_req_s"][0] == "correct"
+    assert _verdicts(problem, {"knee_req_s": "50.5 req/s"})["knee_req_s"][0] != "correct"
+    assert _verdicts(problem, {"decode_step_batch_ms": "6.146 ms"})["decode_step_batch_ms"] == (
         "misconception", "decode-weights-only")
 
 
@@ -137,8 +136,8 @@ def test_a_blind_sweep_point_guess_is_not_correct(seed):
 
 
 def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_rates():
-    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 17 and
-    21 req/s, 17 + (0.983333 − 0.9) ÷ (0.983333 − 0.743651) × 4 = 18.3907 req/s, and nothing simulates again."""
+    """A v6 problem's sweep has no refining runs, no p99 TPOT and no misses: its knee is read between 43 and
+    52 req/s, 43 + (0.997674 − 0.9) ÷ (0.997674 − 0.231410) × 9 = 44.1472 req/s, and nothing simulates again."""
     problem = _problem("knee")
     simulation = problem.inputs["simulation"]
     simulation.pop("refine")
@@ -149,27 +148,27 @@ def test_a_knee_problem_stored_before_the_refinement_is_read_between_its_swept_r
     _solve.cache_clear()
 
     solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-    assert solution.values["knee_req_s"] == pytest.approx(45.3618, abs=1e-4)
-    assert solution.extra["reason"].startswith("At 53 req/s 68% of the rate is lost to missed targets")
+    assert solution.values["knee_req_s"] == pytest.approx(44.1472, abs=1e-4)
+    assert solution.extra["reason"].startswith("At 52 req/s 77% of the rate is lost to missed targets")
 
 
 def test_p99_ttft_with_the_mean_and_littles_law_on_ttft_named():
     problem = _problem("ttftp99")
 
     values = problem.solve().values
-    assert values["requests_in_system"] == pytest.approx(318.114, abs=1e-3)
-    assert values["ttft_p99_ms"] == 1935.446
-    graded = _verdicts(problem, {"requests_in_system": str(62 * 0.943334), "ttft_p99_ms": "943.3 ms"})
+    assert values["requests_in_system"] == pytest.approx(302.899, abs=1e-3)
+    assert values["ttft_p99_ms"] == 1525.816
+    graded = _verdicts(problem, {"requests_in_system": str(61 * 0.744221), "ttft_p99_ms": "744.2 ms"})
     assert graded["requests_in_system"] == ("misconception", "littles-law-wrong-latency")
     assert graded["ttft_p99_ms"] == ("misconception", "mean-for-p99")
-    assert _verdicts(problem, {"ttft_p99_ms": "1.9 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
+    assert _verdicts(problem, {"ttft_p99_ms": "1.5 s"})["ttft_p99_ms"][0] == "correct"  # within 10 %
 
 
 def test_the_batch_where_tpot_crosses_the_target_is_interpolated_from_the_sweep():
     problem = _problem("tpotbatch")
 
-    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(132.851, abs=1e-3)
-    assert _verdicts(problem, {"tpot_crossing_batch": "140 requests"})["tpot_crossing_batch"][0] == "correct"
+    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(127.865, abs=1e-3)
+    assert _verdicts(problem, {"tpot_crossing_batch": "135 requests"})["tpot_crossing_batch"][0] == "correct"
 
 
 def test_preemption_begins_at_the_first_swept_rate_that_preempts():
@@ -198,15 +197,15 @@ def test_regrading_reads_the_stored_sweep_and_never_simulates(monkeypatch):
     _solve.cache_clear()
     try:
         problem = ProblemInstance.objects.get(pk=stored.pk)
-        assert _verdicts(problem, {"knee_req_s": "49.8"})["knee_req_s"][0] == "correct"
-        # The stored sweep, not a new run, decides: edit it and the answer follows. With 51.2 req/s keeping
-        # 48.64 req/s (0.95), the knee moves to 51.2 + (0.95 − 0.9) ÷ (0.95 − 0.315723) × 1.8 = 51.3419 req/s
-        # (53 req/s keeps 16.733333 ÷ 53 = 0.315723).
-        problem.inputs["simulation"]["refine"][3]["goodput_req_s"] = 48.64
+        assert _verdicts(problem, {"knee_req_s": "48.0"})["knee_req_s"][0] == "correct"
+        # The stored sweep, not a new run, decides: edit it and the answer follows. With 48.4 req/s keeping
+        # 45.98 req/s (0.95), the knee moves to 48.4 + (0.95 − 0.9) ÷ (0.95 − 0.611886) × 1.8 = 48.6662 req/s
+        # (50.2 req/s keeps 30.716667 ÷ 50.2 = 0.611886).
+        problem.inputs["simulation"]["refine"][2]["goodput_req_s"] = 45.98
         problem.save()
         solution = ProblemInstance.objects.get(pk=problem.pk).solve()
-        assert solution.extra["bracket"] == (51.2, 53.0)
-        assert solution.values["knee_req_s"] == pytest.approx(51.3419, abs=1e-4)
+        assert solution.extra["bracket"] == (48.4, 50.2)
+        assert solution.values["knee_req_s"] == pytest.approx(48.6662, abs=1e-4)
     finally:
         _solve.cache_clear()
 
@@ -283,27 +282,27 @@ def test_the_worked_knee_shows_every_swept_rate_a_chart_and_why_the_knee_is_ther
                                                                                      htmx):
     problem = create_problem("knee", seed=3, user=candidate, fixed_inputs=SCENARIO)
     headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
-    page = candidate_client.post(problem.get_absolute_url(), {"knee_req_s": "44 req/s", "decode_step_batch_ms": "7.8"},
+    page = candidate_client.post(problem.get_absolute_url(), {"knee_req_s": "43 req/s", "decode_step_batch_ms": "8.0"},
                                  **headers).content.decode()
 
     box = re.search(r'<li class="answer-step[^"]*" id="step-knee_req_s">.*?</li>', page, re.S).group(0)
     assert _text(re.search(r'<span class="step-tolerance text-nowrap"[^>]*>(.*?)</span>', box).group(1)) == "±5 %"
-    assert "verdict-correct" not in box  # 44 is a swept rate below the knee, 11.7 % off
+    assert "verdict-correct" not in box  # 43 is a swept rate below the knee, 10.4 % off
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
     assert _text(re.search(r'<h3 id="knee-sweep-heading".*?</h3>', sweep, re.S).group(0)) == (
-        "The sweep behind the knee: 49.83 req/s")
+        "The sweep behind the knee: 47.97 req/s")
     assert _text(re.search(r'<p class="small knee-reason">(.*?)</p>', sweep, re.S).group(1)).startswith(
         "TPOT is the target that starts failing")
     rows = [[_text(cell) for cell in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
             for row in re.findall(r"<tr[^>]*>(.*?)</tr>", sweep.split("<tbody>", 1)[1], re.S)]
-    assert [row[0] for row in rows] == ["16", "31", "44", "45.8", "47.6", "49.4", "51.2", "53", "62", "72",
-                                        "81", "93"]
-    assert rows[5] == ["49.4", "46.45", "0.940", "94.28", "20.69", "0%", "5%", "refined, last keeping 0.9"]
-    assert rows[6][2:] == ["0.772 (below 0.9)", "99.56", "22.05", "0%", "22%", "refined, first below 0.9"]
+    assert [row[0] for row in rows] == ["15", "30", "43", "44.8", "46.6", "48.4", "50.2", "52", "61", "70",
+                                        "79", "91"]
+    assert rows[4] == ["46.6", "45.93", "0.986", "88.93", "20", "0%", "1%", "refined, last keeping 0.9"]
+    assert rows[5][2:] == ["0.873 (below 0.9)", "93.13", "21.04", "0%", "12%", "refined, first below 0.9"]
     assert rows[2][-1] == "" and rows[7][-1] == ""
     chart = ET.fromstring(re.search(r"<svg .*?</svg>", sweep, re.S).group(0))
-    assert chart.get("role") == "img" and "the knee, 49.83 req/s" in chart.get("aria-label")
-    assert "knee 49.83 req/s" in "".join(chart.itertext())
+    assert chart.get("role") == "img" and "the knee, 47.97 req/s" in chart.get("aria-label")
+    assert "knee 47.97 req/s" in "".join(chart.itertext())
 
 
 def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
@@ -312,7 +311,7 @@ def test_the_knee_calculator_shows_the_same_sweep_as_the_worked_drill(client):
     page = client.get("/calculators/knee/?" + urlencode(SCENARIO)).content.decode()
 
     sweep = re.search(r'<section class="mt-3 knee-sweep".*?</section>', page, re.S).group(0)
-    assert "The sweep behind the knee: 49.83 req/s" in _text(sweep)
+    assert "The sweep behind the knee: 47.97 req/s" in _text(sweep)
     assert len(re.findall(r"<tr[^>]*>", sweep.split("<tbody>", 1)[1])) == 12
 
 
@@ -379,9 +378,9 @@ def test_a_memory_bound_prefill_stack_is_drawn_for_tpotbatch_and_its_sweep_cross
     adds to the steps it shares (Scenario.prefill_charge), not a whole step. Qwen3-30B-A3B's 256-token prefill on an
     H100 reads 61,064,241,376 B of weights (every expert) in 22.785 ms but computes only 2.352 ms at v29's prefill
     MFU of 0.76 (5.765 ms at v28's 0.31), so v27 refused it; beside the decoders, whose step reads most experts
-    already, it adds little, and the sweep (3.8 … 23 req/s, centred near 15) crosses the 20 ms target: mean TPOT
-    19.085 ms at 15 req/s (17.7 running) and 20.317 at 17 (21.216667 running), so 17.7 + (20 − 19.085) ÷ (20.317 −
-    19.085) × (21.216667 − 17.7) = 20.3118 running sequences. On a B300 a decode step of 256 sequences stays
+    already, it adds little, and the sweep (3.4 … 20 req/s, centred near 13) crosses the 20 ms target: mean TPOT
+    18.945 ms at 13 req/s (15.675 running) and 20.366 at 15 (18.933333 running), so 15.675 + (20 − 18.945) ÷
+    (20.366 − 18.945) × (18.933333 − 15.675) = 18.0941 running sequences. On a B300 a decode step of 256 sequences stays
     near 12 ms: the sequence limit binds before the target, which the drill still refuses in one sentence."""
     problem = create_problem("tpotbatch", seed=1, fixed_inputs={"model": "qwen3-30b-a3b"})
     from calculators.engine.catalog import default_catalog
@@ -390,7 +389,7 @@ def test_a_memory_bound_prefill_stack_is_drawn_for_tpotbatch_and_its_sweep_cross
     prefill = scenario.Scenario(stack, default_catalog()).prefill_step()
     assert prefill.compute_ms < prefill.memory_ms  # what v27 refused
     assert problem.inputs["gpu"] == "h100-sxm5-80gb" and problem.inputs["tpot_slo_ms"] == 20.0
-    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(20.3118, abs=1e-4)
+    assert problem.solve().values["tpot_crossing_batch"] == pytest.approx(18.0941, abs=1e-4)
     from coaching.services import CoachingError, parse_fixed_inputs
 
     with pytest.raises(CoachingError, match="a decode step of 256 sequences stays under the TPOT target"):
