@@ -20,7 +20,7 @@ with memory time = bytes read ÷ (t × card bandwidth × bandwidth efficiency),
 compute time = decode FLOPs ÷ (t × peak × MFU) + prefill FLOPs ÷ (t × peak ×
 prefill MFU), and communication = two ring all-reduces of the step's
 activations per layer when ``t > 1``, and the overhead the replica's fixed cost per
-step (:attr:`Replica.overhead_ms`; none unless calibrated). A calibrated replica
+step (:attr:`Replica.step_overhead_ms`; none unless calibrated). A calibrated replica
 (:meth:`Replica.calibrated`) reads its efficiencies from the calibration table
 (:mod:`.calibration`), the memory's efficiency moving from its batch-1 to its
 large-batch value with the step's sequences.
@@ -368,11 +368,6 @@ class Replica:
         return cls.from_catalog(model, gpu, tp, catalog=catalog, weights_dtype=weights_dtype,
                                 **{**found, **options})
 
-    @property
-    def overhead_ms(self) -> float:
-        """The fixed cost of one step, ms (the all-reduces' fixed cost is communication's)."""
-        return self.step_overhead_ms
-
     def memory_efficiency(self, batch: int) -> float:
         """The bandwidth efficiency of a step of ``batch`` sequences
         (:func:`.calibration.bandwidth_efficiency_at`)."""
@@ -566,7 +561,7 @@ def step_ms(replica: Replica, *, decode_batch: int, decode_context_tokens: int,
     total_bytes, memory, compute, comm, step = _step_terms(replica.weight_bytes(tokens), kv, decode_flops,
                                                            prefill_flops, tokens, *k.coefficients)
     efficiency = replica.memory_efficiency(max(1, decode_batch + len(prefill_chunks)))
-    overhead = replica.overhead_ms
+    overhead = replica.step_overhead_ms
     if efficiency != replica.bandwidth_efficiency or overhead:
         memory *= replica.bandwidth_efficiency / efficiency
         step = max(memory, compute) + comm + overhead
@@ -597,4 +592,4 @@ def _pipelined(replica: Replica, tokens: int, kv: float, decode_flops: float, pr
     slots = m + p - 1
     memory, compute, comm = memory * slots, compute * slots, comm * slots
     return StepCost(weights * m + kv, decode_flops + prefill_flops, memory, compute, comm,
-                    max(memory, compute) + comm + replica.overhead_ms)
+                    max(memory, compute) + comm + replica.step_overhead_ms)
