@@ -389,8 +389,7 @@ def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Itera
     """
     result, original = followup.result, followup.original
     marked = set(marked)
-    if not answered(marked, answers):
-        return _unanswered(followup, first)
+    blank = not answered(marked, answers)  # then nothing is marked: every step unanswered
     before, after = original.values, result.values
     own = dict(first)
     marks: list[MarkGrade] = []
@@ -402,7 +401,10 @@ def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Itera
         # a step the changed stack adds (a block-scaled format's block size) moves from nothing
         shown_before = (shown_value(spec.key, result.family, before[spec.key], spec.unit) if spec.key in before
                         else "no such step")
-        if moves == is_marked:
+        if blank:
+            verdict, message = "unanswered", (f"Not answered: it goes from {shown_before} to {shown_after}." if moves
+                                              else f"Not answered: it stays at {shown_after}.")
+        elif moves == is_marked:
             verdict, message = "right", (f"It moves: {shown_before} → {shown_after}." if moves
                                          else f"It stays at {shown_after}.")
         elif moves:
@@ -419,30 +421,10 @@ def grade_followup(followup: FollowUp, first: Mapping[str, float], marked: Itera
                 own[spec.key] = step.value
             values.append(step)
         elif moves:
-            values.append(StepGrade(key=spec.key, label=spec.label, unit=spec.unit, verdict="left_unmoved",
+            values.append(StepGrade(key=spec.key, label=spec.label, unit=spec.unit, verdict=verdict,
                                     credit=0.0, expected=after[spec.key], given="", value=None,
-                                    message=f"A moved step left unmoved: it goes from {shown_before} to "
-                                            f"{shown_after}.",
+                                    message=message if blank else f"A moved step left unmoved: it goes from "
+                                                                  f"{shown_before} to {shown_after}.",
                                     substituted=result.step(spec.key).substituted))
     return FollowUpGrade(followup, marks, values, own)
 
-
-def _unanswered(followup: FollowUp, first: Mapping[str, float]) -> FollowUpGrade:
-    """The grade of a follow-up left as shown: every mark and every moving step's value ``unanswered`` (0)."""
-    result, before, after = followup.result, followup.original.values, followup.result.values
-    marks: list[MarkGrade] = []
-    values: list[StepGrade] = []
-    for spec in result.specs:
-        moves = spec.key in followup.moves
-        shown_after = shown_value(spec.key, result.family, after[spec.key], spec.unit)
-        shown_before = (shown_value(spec.key, result.family, before[spec.key], spec.unit) if spec.key in before
-                        else "no such step")
-        if moves:
-            message = f"Not answered: it goes from {shown_before} to {shown_after}."
-            values.append(StepGrade(key=spec.key, label=spec.label, unit=spec.unit, verdict="unanswered",
-                                    credit=0.0, expected=after[spec.key], given="", value=None, message=message,
-                                    substituted=result.step(spec.key).substituted))
-        else:
-            message = f"Not answered: it stays at {shown_after}."
-        marks.append(MarkGrade(spec.key, spec.label, moves, False, "unanswered", message))
-    return FollowUpGrade(followup, marks, values, dict(first))
