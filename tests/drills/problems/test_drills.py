@@ -18,6 +18,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django import forms
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.utils import timezone
@@ -797,6 +798,19 @@ class TestSolvedOnce:
         assert shorter.solve() is not reference.solve()
         assert shorter.solve().values["users_worst_case"] == 107
         assert reference.solve().values["users_worst_case"] == 53
+
+
+def test_the_review_forms_hidden_inputs_are_byte_for_byte_djangos():
+    from drills.reviews.forms import OpenAnswerForm, RateForm
+
+    for form in (OpenAnswerForm(initial={"version": 3, "started": "token:1"}),
+                 RateForm(2, {"version": "-1", "started": "x\"<", "rating": "auto"})):
+        form.is_valid()
+        for key in ("version", "started"):
+            field = form[key]
+            assert str(field) == field.as_widget(widget=forms.HiddenInput(field.field.widget.attrs))
+    assert str(OpenAnswerForm(initial={"version": 3})["version"]) == (
+        '<input type="hidden" name="version" value="3" id="id_version">')
 
 
 @pytest.mark.django_db
