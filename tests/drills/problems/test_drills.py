@@ -545,7 +545,7 @@ class TestGradingAsACandidate:
         "1700000000",                                                         # a bare timestamp
         signing.dumps(0.0, salt="some-other-salt"),                           # signed for something else
         "not-a-token",
-    ])
+    ], ids=["bare-timestamp", "other-salt", "not-a-token"])      # fixed ids: the signed token holds the time
     def test_a_forged_start_is_ignored(self, candidate_client, forged):
         problem = make_problem()
 
