@@ -86,9 +86,13 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
 
     The assignments must come with ``question_set__entries`` prefetched. Evidence
     counts only from the moment the assignment was made: a review of an open
-    item or design prompt, an attempt on the problem the assignment drew, a
-    critique attempt, a closed round (a round preset, or the timed round of a
-    time-limited assignment, whose items are matched to the entries).
+    item or design prompt, a critique attempt, a closed round (a round preset, or
+    the timed round of a time-limited assignment, whose items are matched to the
+    entries), and for a problem template whichever came first of the first attempt
+    on the problem the assignment drew (its Start) and the first review of the
+    candidate's card of the template (assigning put it in their deck; each review
+    works a fresh variant, DESIGN §5, and the entry links that review's attempt, so
+    the coach sees the stack it drew).
     """
     now = _now(now)
     if not pairs:
@@ -107,7 +111,8 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
             attempts.setdefault((row["problem_id"], row["user_id"]), row)  # the first attempt counts
     logs: dict[tuple, list] = defaultdict(list)
     for row in (ReviewLog.objects.filter(user_id__in=user_ids, item_id__in=item_ids, reviewed_at__gte=since)
-                .order_by("reviewed_at").values("pk", "user_id", "item_id", "grade", "duration_ms", "reviewed_at")):
+                .order_by("reviewed_at").values("pk", "user_id", "item_id", "grade", "duration_ms", "reviewed_at",
+                                                "attempt_id")):
         if row["pk"] not in hidden.review_ids:
             logs[(row["user_id"], row["item_id"])].append(row)
     critiques: dict[tuple, list] = defaultdict(list)
@@ -172,7 +177,11 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
                         result.finished_at, result.seconds = round_.finished_at, round_.time_used_s
             elif entry.kind == BankItem.PROBLEM:
                 row = attempts.get((work.problem_id, candidate.pk)) if work and work.problem_id else None
-                if row:
+                review = _first_review(logs, candidate.pk, entry, assignment)
+                if review and (row is None or review["reviewed_at"] < row["submitted_at"]):
+                    _reviewed(result, review)
+                    result.attempt_id = review["attempt_id"]
+                elif row:
                     result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
                     result.finished_at, result.attempt_id = row["submitted_at"], row["pk"]
             elif entry.kind == BankItem.CRITIQUE:
@@ -183,13 +192,9 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
                     result.done, result.score, result.seconds = True, row["score"], row["time_taken_s"]
                     result.finished_at, result.critique_id = row["submitted_at"], row["pk"]
             else:
-                rows = [r for r in logs.get((candidate.pk, entry.item_id), ())
-                        if r["reviewed_at"] >= assignment.created_at]
-                if rows:
-                    row = rows[0]
-                    result.done, result.score = True, row["grade"]
-                    result.seconds = row["duration_ms"] / 1000 if row["duration_ms"] is not None else None
-                    result.finished_at, result.review_id = row["reviewed_at"], row["pk"]
+                review = _first_review(logs, candidate.pk, entry, assignment)
+                if review:
+                    _reviewed(result, review)
             result.started = result.started or result.done
             progress.results.append(result)
         all_done = bool(progress.results) and all(r.done for r in progress.results)
@@ -206,6 +211,20 @@ def progress_for(pairs: list[tuple[Assignment, object]], now: datetime | None = 
             progress.status = IN_PROGRESS
         out[key] = progress
     return out
+
+
+def _first_review(logs: dict, candidate_id: int, entry: SetEntry, assignment: Assignment) -> dict | None:
+    """The candidate's first review of ``entry``'s item made since ``assignment`` was (a ``ReviewLog`` values row
+    of ``logs``, which are in time order), or ``None``."""
+    return next((row for row in logs.get((candidate_id, entry.item_id), ())
+                 if row["reviewed_at"] >= assignment.created_at), None)
+
+
+def _reviewed(result: EntryResult, row: dict) -> None:
+    """``result`` done by the review ``row``: its grade (0-1) is the score, its time on the card (ms) the seconds."""
+    result.done, result.score = True, row["grade"]
+    result.seconds = row["duration_ms"] / 1000 if row["duration_ms"] is not None else None
+    result.finished_at, result.review_id = row["reviewed_at"], row["pk"]
 
 
 def _chain_result(result: EntryResult, row: dict, chain: list[dict]) -> None:
