@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.mistakes import MISCONCEPTIONS
+from calculators.families import FAMILIES
 from core.forms import CheckedLengthField
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
@@ -135,19 +137,50 @@ class _LabelledChoiceField(forms.ModelChoiceField):
 SUGGESTIONS = 20
 
 
-def search_items(queryset, text: str) -> list[BankItem]:
-    """The items of ``queryset`` that ``text`` names, best tier first: an exact slug (any case); else slugs
-    containing it; else prompts (the titles' source) containing it; else anywhere in the item's text. Only the
-    first tier with any match is returned, at most :data:`SUGGESTIONS` + 1 items (so a caller can tell "more")."""
+# The ranks of :func:`search_items`, best first: what the typed text matches in an item.
+EXACT, TITLE_PREFIX, TITLE_CONTAINS, SLUG_CONTAINS, TEXT_CONTAINS = range(5)
+
+
+def match_rank(item: BankItem, text: str) -> int | None:
+    """How well ``text`` names ``item`` (:data:`EXACT` … :data:`TEXT_CONTAINS`, lower is better), ``None`` when it
+    does not: its title (:func:`~drills.bank.services.item_title`, what the suggestions show) or slug equal to it,
+    the title starting with it, the title containing it, the slug containing it, or anywhere in the item's text
+    (prompt, model answer, rubric). Case and accents' case are ignored (``casefold``)."""
+    wanted = text.casefold()
+    title = item_title(item, 500).casefold()
+    if title == wanted or item.slug.casefold() == wanted:
+        return EXACT
+    if title.startswith(wanted):
+        return TITLE_PREFIX
+    if wanted in title:
+        return TITLE_CONTAINS
+    if wanted in item.slug.casefold():
+        return SLUG_CONTAINS
+    if wanted in (item.prompt or "").casefold() or wanted in (item.search_text or "").casefold():
+        return TEXT_CONTAINS
+    return None
+
+
+def search_items(queryset, text: str) -> list[tuple[int, BankItem]]:
+    """(rank, item) for the items of ``queryset`` that ``text`` names, best first: ranked by :func:`match_rank`
+    (title matches before the other fields), ties kept in the queryset's order; at most :data:`SUGGESTIONS` + 1
+    (so a caller can tell "more"). Empty ``text``: the queryset's first :data:`SUGGESTIONS`, ranked
+    :data:`TEXT_CONTAINS`.
+
+    The database finds every item the text could name (slug, prompt, text, a critique's title, a problem
+    template's family title); the ranks are computed here, since a title is made from those fields
+    (:func:`~drills.bank.services.item_title`). Text is cut to 100 characters.
+    """
     text = (text or "").strip()[:100]
     if not text:
-        return list(queryset[:SUGGESTIONS])
-    for condition in ({"slug__iexact": text}, {"slug__icontains": text}, {"prompt__icontains": text},
-                      {"search_text__icontains": text}):
-        found = list(queryset.filter(**condition)[:SUGGESTIONS + 1])
-        if found:
-            return found
-    return []
+        return [(TEXT_CONTAINS, item) for item in queryset[:SUGGESTIONS]]
+    wanted = text.casefold()
+    families = [name for name, family in FAMILIES.items() if wanted in family.title.casefold()]
+    found = queryset.filter(Q(slug__icontains=text) | Q(prompt__icontains=text) | Q(search_text__icontains=text)
+                            | Q(details__title__icontains=text) | Q(kind=BankItem.PROBLEM, family__in=families))
+    ranked = [(rank, item) for item in found if (rank := match_rank(item, text)) is not None]
+    ranked.sort(key=lambda pair: pair[0])  # stable: the queryset's order within a rank
+    return ranked[:SUGGESTIONS + 1]
 
 
 class _SearchedItemField(_LabelledChoiceField):
@@ -165,10 +198,10 @@ class _SearchedItemField(_LabelledChoiceField):
             found = self.queryset.filter(pk=int(text)).first()
             if found is not None:
                 return found
-        matches = search_items(self.queryset, text)
-        exact = [item for item in matches if item.slug.lower() == text.lower()
-                 or item_title(item, 500).casefold() == text.casefold()]
-        if len(exact) == 1 or len(matches) == 1:
+        ranked = search_items(self.queryset, text)
+        matches = [item for _, item in ranked]
+        exact = [item for rank, item in ranked if rank == EXACT]
+        if len(exact) == 1 or len(matches) == 1:  # one exact title or slug, or the one item found
             return (exact or matches)[0]
         if not matches:
             raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice")
@@ -208,7 +241,7 @@ class AddItemForm(forms.Form):
         """The box's suggestions for ``text`` (the first :data:`SUGGESTIONS` items when empty): (slug, label)."""
         field = self.fields["item"]
         return [(item.slug, field.label_from_instance(item))
-                for item in search_items(field.queryset, text)[:SUGGESTIONS]]
+                for _, item in search_items(field.queryset, text)[:SUGGESTIONS]]
 
 
 class AddTemplateForm(forms.Form):
