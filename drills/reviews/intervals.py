@@ -13,7 +13,8 @@ off), then:
    map, so it keeps their order, and the same draw gives the same intervals when
    the buttons are drawn and when the rating is recorded.
 2. **The interview day**: a passing rating that would fall due after the
-   interview, where recall on the day would be under the desired retention,
+   interview, where recall at the day's start (:func:`drills.reviews.recall.recall_at`)
+   would be under the desired retention,
    comes back on the day before (whole days from now; nothing moves once that
    day has begun).
 3. **Order and ceiling**: Good at least one day more than Hard, Easy at least
@@ -36,6 +37,8 @@ from datetime import datetime, timedelta
 from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import FUZZ_RANGES
+
+from drills.reviews.recall import recall_at
 
 DAY = timedelta(days=1)
 RATINGS = (Rating.Again, Rating.Hard, Rating.Good, Rating.Easy)
@@ -97,7 +100,7 @@ def outcomes(scheduler: Scheduler, card: FsrsCard, now: datetime, *, draw: float
         if before >= 1:
             for rating, days in passing.items():
                 if (now + days * DAY > interview
-                        and scheduler.get_card_retrievability(states[rating], interview) < retention):
+                        and recall_at(scheduler, states[rating], interview) < retention):
                     ceilings[rating] = min(maximum, before)
 
     intervals = {rating: state.due - now for rating, state in states.items()}

@@ -13,7 +13,8 @@ omitted), so tests move the clock by passing it.
 - **The queue** (:func:`due_queue`): cards due by the end of the local day. Those
   due now come first — oldest due first, or, with an interview date, those that
   would be *least* remembered on the interview day if not reviewed now (their
-  FSRS retrievability on that day, ascending) — then those due later today (a card
+  FSRS recall at that day's start, ascending: :func:`drills.reviews.recall.recall_at`,
+  the one computation of recall) — then those due later today (a card
   just failed comes back after its relearning step).
 - **The intervals.** :func:`next_outcomes` gives every rating's next state from
   the card's current one (``drills.reviews.intervals``): Again ≤ Hard < Good ≤
@@ -40,7 +41,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, Subquery, Window
 from django.utils import timezone
-from fsrs import Card as FsrsCard
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
 
@@ -48,6 +48,7 @@ from drills.bank.models import visible_condition
 from drills.bank.problem_templates import time_box_s
 from drills.models import BankItem, Card, ReviewLog, ReviewSettings
 from drills.reviews.intervals import Outcome, fuzz_draw, outcomes
+from drills.reviews.recall import recall_at
 from runbook.models import chapter_text
 
 # Interval fuzzing spreads reviews out; tests switch it off for exact dates.
@@ -141,14 +142,6 @@ def scheduler_for(review_settings: ReviewSettings | None, fuzz: bool | None = No
         return Scheduler(**common)
 
 
-def retrievability(scheduler: Scheduler, card: Card, moment: datetime) -> float:
-    """FSRS's probability that ``card`` is recalled at ``moment`` (0 for a card never reviewed), in the
-    scheduler's whole days elapsed (the queue's order, the log); a forecast at one moment is :func:`recall_at`."""
-    if card.last_review is None or card.stability is None:
-        return 0.0
-    return scheduler.get_card_retrievability(card.to_fsrs(), _now(moment))
-
-
 @dataclass
 class Scheduled:
     """The outcome of one rating: the card's new state (applied to the row, not saved) and the log's numbers."""
@@ -172,7 +165,7 @@ def schedule(card: Card, rating: int, review_settings: ReviewSettings, now: date
     """Rate ``card`` at ``now``: update its FSRS state on the row (the caller saves), as :func:`next_outcomes`."""
     now = _now(now)
     before = card.state
-    recall = retrievability(scheduler_for(review_settings, fuzz=False), card, now) if card.last_review else None
+    recall = recall_at(scheduler_for(review_settings, fuzz=False), card.to_fsrs(), now) if card.last_review else None
     updated = next_outcomes(card, review_settings, now)[int(rating)].card
     card.take_fsrs(updated)
     card.reps += 1
@@ -271,7 +264,7 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
         due_now.sort(key=lambda card: (card.due, card.pk))
     else:
         scheduler = scheduler_for(review_settings)
-        due_now.sort(key=lambda card: (retrievability(scheduler, card, target), card.due, card.pk))
+        due_now.sort(key=lambda card: (recall_at(scheduler, card.to_fsrs(), target), card.due, card.pk))
     return due_now + later
 
 
@@ -360,24 +353,6 @@ def _per_day(dues: Iterable[datetime], dates: list[date], tz: zoneinfo.ZoneInfo)
     for due in dues:
         counts[max(local_today(tz, due), dates[0])] += 1
     return list(counts.items())
-
-
-def recall_at(scheduler: Scheduler, state: FsrsCard, moment: datetime) -> float:
-    """FSRS's forgetting curve for ``state`` (an ``fsrs.Card``) at ``moment``, the time since its last review
-    counted to the second: R = (1 + f·t/S)^(−w20), t in days (fractional), S its stability in days, w20 the
-    scheduler's decay (0.1542 by default) and f = 0.9^(−1/w20) − 1, so that R = 0.9 when t = S (FSRS-6, the
-    formula and constants of ``fsrs.Scheduler``). 0 for a card never reviewed.
-
-    ``Scheduler.get_card_retrievability`` counts whole days elapsed (``timedelta.days``), as its day-based
-    scheduling does (:func:`retrievability`, the queue's order); a forecast for one moment cannot: a card failed
-    this afternoon (S ≈ 0.2 days) would read 100 % at tomorrow's day start, less than 24 hours later.
-    """
-    if state.last_review is None or state.stability is None:
-        return 0.0
-    decay = -scheduler.parameters[20]
-    factor = 0.9 ** (1 / decay) - 1
-    elapsed = max(0.0, (_now(moment) - state.last_review).total_seconds() / 86400)
-    return (1 + factor * elapsed / state.stability) ** decay
 
 
 @dataclass

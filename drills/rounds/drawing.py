@@ -10,7 +10,8 @@ from typing import NamedTuple
 from django.db.models import Count
 
 from drills.models import BankItem, Card, ReviewSettings, RoundItem, RoundTemplate, StepAnswer
-from drills.reviews.scheduling import _now, retrievability, scheduler_for
+from drills.reviews.recall import recall_at
+from drills.reviews.scheduling import _now, scheduler_for
 
 
 class NoItems(Exception):
@@ -44,7 +45,7 @@ def weak_spots(user, now: datetime | None = None, limit: int = 4) -> list[BankIt
                   None))
     cards = list(Card.objects.of(user).filter(last_review__isnull=False, item__published=True).select_related("item"))
     scheduler = scheduler_for(ReviewSettings.for_user(user), fuzz=False)
-    for card in sorted(cards, key=lambda card: (retrievability(scheduler, card, now), card.pk)):
+    for card in sorted(cards, key=lambda card: (recall_at(scheduler, card.to_fsrs(), now), card.pk)):
         take(card.item)
     return chosen
 

@@ -10,6 +10,7 @@ import pytest
 from fsrs import Scheduler
 
 from drills.models import Card, ReviewLog
+from drills.reviews.recall import recall_at
 from drills.reviews.scheduling import (
     AGAIN,
     EASY,
@@ -162,11 +163,33 @@ class TestInterviewDate:
         queue = due_queue(candidate, now)
         assert [c.item.slug for c in queue] == ["kv-paged", "kv-formula"]
         scheduler = Scheduler(enable_fuzzing=False)
-        day = datetime(2026, 3, 22, 0, 0, tzinfo=UTC)
+        day = interview_start(h.settings(candidate), now)
+        assert day == datetime(2026, 3, 22, 4, 0, tzinfo=UTC)  # the review day turns at 04:00
         # FSRS-6 with the default decay w20 = 0.1542: R = (1 + f·t/S)^-0.1542 with f = 0.9^(-1/0.1542) − 1
-        # = 0.98035, t in whole days. Fragile: 23 days at S=3 → 0.7187; sturdy: 64 days at S=50 → 0.8822.
-        assert scheduler.get_card_retrievability(queue[0].to_fsrs(), day) == pytest.approx(0.7187, abs=1e-4)
-        assert scheduler.get_card_retrievability(queue[1].to_fsrs(), day) == pytest.approx(0.8822, abs=1e-4)
+        # = 0.98035, t in days to the second. Fragile: last reviewed 26 Feb 08:00, 23 days 20 hours = 23.8333 days
+        # at S=3 → (1 + 0.98035 · 7.9444)^-0.1542 = 0.7152; sturdy: 16 Jan 08:00, 64.8333 days at S=50
+        # → (1 + 0.98035 · 1.29667)^-0.1542 = 0.8812.
+        assert recall_at(scheduler, queue[0].to_fsrs(), day) == pytest.approx(0.7152, abs=1e-4)
+        assert recall_at(scheduler, queue[1].to_fsrs(), day) == pytest.approx(0.8812, abs=1e-4)
+
+    def test_cards_reviewed_under_a_day_before_the_interview_are_ordered_by_recall_not_tied(self, bank, candidate,
+                                                                                           h):
+        """Whole days (fsrs's ``get_card_retrievability``) read both cards as 0 days old, R = 1, a tie left to the
+        due dates; to the second the fragile one is weaker and comes first."""
+        now = h.T0  # Monday 2 March 08:00; the interview day begins Tuesday 3 March 04:00
+        h.settings(candidate, interview_date=date(2026, 3, 3))
+        # Sturdy: S = 5 days, reviewed at 05:00, due first. Fragile: S = 0.5 days, reviewed at 06:00, due later.
+        _reviewed(candidate, bank["kv-formula"], stability=5.0, last_review=now - timedelta(hours=3),
+                  due=now - timedelta(minutes=30))
+        _reviewed(candidate, bank["kv-paged"], stability=0.5, last_review=now - timedelta(hours=2),
+                  due=now - timedelta(minutes=10))
+        queue = due_queue(candidate, now)
+        assert [c.item.slug for c in queue] == ["kv-paged", "kv-formula"]
+        scheduler, day = Scheduler(enable_fuzzing=False), datetime(2026, 3, 3, 4, 0, tzinfo=UTC)
+        # Fragile: 22 hours = 0.91667 days at S = 0.5 → (1 + 0.98035 · 1.83333)^-0.1542 = 0.8533.
+        # Sturdy: 23 hours = 0.95833 days at S = 5 → (1 + 0.98035 · 0.19167)^-0.1542 = 0.9738.
+        assert recall_at(scheduler, queue[0].to_fsrs(), day) == pytest.approx(0.8533, abs=1e-4)
+        assert recall_at(scheduler, queue[1].to_fsrs(), day) == pytest.approx(0.9738, abs=1e-4)
 
     def test_the_forecast_stops_at_the_interview_date(self, bank, candidate, h):
         h.settings(candidate, interview_date=date(2026, 3, 5))
