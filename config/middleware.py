@@ -128,7 +128,7 @@ def database_unwritable(error: BaseException) -> bool:
 
 
 # Form fields that are not something a person typed (tokens, versions, stamps), or must never be shown back.
-NOT_TYPED = ("csrfmiddlewaretoken", "version", "started", "opened", "next", "confirm", "save")
+NOT_TYPED = ("csrfmiddlewaretoken", "version", "started", "opened", "next", "confirm", "save", "blanks")
 
 
 def typed_text(request: HttpRequest) -> list[tuple[str, str]]:

@@ -68,15 +68,6 @@ CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception":
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
 VERDICTS = tuple(CREDIT)
 CLOSE_TOLERANCE = 0.10
-#: What a step left blank is called wherever its grade is shown (drill, review, round, coach pages). A blank step is
-#: graded, never refused: DESIGN §10 scores every step and averages over all of them, a step with nothing read
-#: being ``unreadable`` (0); a refusal (§4) answers text that was typed and cannot be read.
-NO_ANSWER = "No answer"
-
-
-def is_blank(text: str | None) -> bool:
-    """Whether a step's typed ``text`` (``None`` for a box not sent) holds nothing but whitespace: not answered."""
-    return text is None or not str(text).strip()
 
 
 @dataclass
@@ -245,9 +236,9 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
     verdict_step = declared is not None and declared.bounds == "flag"
     words = declared.verdict if declared is not None and verdict_step else ""
     shown_expected = _shown(expected, spec.unit, words)
-    if is_blank(text):
+    if text is None or not str(text).strip():
         return StepGrade(verdict="unreadable", credit=0.0, value=None,
-                         message=f"{NO_ANSWER} given; expected {shown_expected}.", **base)
+                         message=f"No answer given; expected {shown_expected}.", **base)
     try:
         parsed = parse_answer(str(text), spec.unit, words)
     except AnswerError as exc:

@@ -11,32 +11,41 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
-from calculators.engine.grader import Grade, grade, is_blank
+from calculators.engine.grader import Grade, grade
 from drills.problems.models import Attempt, ProblemInstance
 from drills.problems.storage import store_attempt
 
 
 class UnreadableAnswers(ValueError):
-    """Some typed steps of a problem could not be read; nothing was recorded.
+    """Some typed steps of a problem review could not be read; nothing was recorded.
 
     ``messages`` maps each such step's key to the parser's message (``Could not
-    read '7O GiB': 'O' is not a unit I know; …``), in step order. A blank step is
-    never among them: it is graded :data:`~calculators.engine.grader.NO_ANSWER` (0).
+    read '7O GiB': 'O' is not a unit I know; …``), in step order.
     """
 
-    def __init__(self, messages: dict[str, str]):
+    def __init__(self, messages: dict[str, str], blank: tuple[str, ...] = ()):
         self.messages = messages
+        self.blank = blank  # the keys of the blank steps among ``messages`` (refused only when asked)
         plural = "s" if len(messages) != 1 else ""
         super().__init__(f"Nothing was recorded: {len(messages)} answer{plural} could not be read. "
                          f"Fix the marked step{plural} and grade again.")
 
+    @property
+    def unreadable(self) -> int:
+        """How many refused steps were typed but could not be read (the rest are blank)."""
+        return len(self.messages) - len(self.blank)
 
-def unreadable_steps(graded: Grade) -> dict[str, str]:
-    """Step key → parser message for every step typed but unreadable, the one rule every page refuses by (drill,
-    review card, round before its deadline). A blank step is not listed: it is graded as
-    :data:`~calculators.engine.grader.NO_ANSWER`, credit 0 (:func:`~calculators.engine.grader.is_blank`)."""
-    return {step.key: step.message for step in graded.steps
-            if step.verdict == "unreadable" and not is_blank(step.given)}
+
+BLANK = "Blank: type or choose a value, or grade with the blank steps counted as unanswered."
+
+
+def unreadable_steps(graded: Grade, blank: bool = False) -> dict[str, str]:
+    """Step key → parser message for every step typed but unreadable; with ``blank``, blank steps too (:data:`BLANK`).
+
+    Without ``blank`` a blank step is unanswered (graded 0), not listed.
+    """
+    return {step.key: step.message if step.given.strip() else BLANK for step in graded.steps
+            if step.verdict == "unreadable" and (blank or step.given.strip())}
 
 
 def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
@@ -55,7 +64,7 @@ class Submission:
 
 def submit(problem: ProblemInstance, user, answers: dict[str, str], *, started_at: datetime | None = None,
            now: datetime | None = None, time_taken_s: float | None = None, strict: bool = False,
-           review: Callable[[Grade, Attempt | None], Any] | None = None) -> Submission:
+           refuse_blank: bool = False, review: Callable[[Grade, Attempt | None], Any] | None = None) -> Submission:
     """Grade → attempt → review: the one way a worked problem's answers are recorded.
 
     ``answers`` maps step keys to the typed text. A logged-in ``user`` gets an
@@ -63,16 +72,19 @@ def submit(problem: ProblemInstance, user, answers: dict[str, str], *, started_a
     grade). With ``now`` the attempt is stamped with that clock (a review's or a
     round's) and ``time_taken_s``; without it, with the wall clock and the time
     since ``started_at``. ``strict`` raises :class:`UnreadableAnswers` before
-    anything is written when a typed step cannot be read (:func:`unreadable_steps`;
-    a blank step is graded, no answer, 0). ``review`` (given the
+    anything is written when a typed step cannot be read (with ``refuse_blank``,
+    also when a step is blank: the drill page, where grading reveals the expected
+    values, records nothing until the candidate asks to count blanks as
+    unanswered). ``review`` (given the
     grade and the attempt) records what follows, e.g. the FSRS review of a card;
     call this inside the caller's transaction when the review must be atomic with it.
     """
     graded = grade_problem(problem, answers)
     if strict:
-        unreadable = unreadable_steps(graded)
+        unreadable = unreadable_steps(graded, blank=refuse_blank)
         if unreadable:
-            raise UnreadableAnswers(unreadable)
+            raise UnreadableAnswers(unreadable, blank=tuple(key for key, message in unreadable.items()
+                                                            if message == BLANK))
     attempt = None
     if user is not None and user.is_authenticated:
         attempt = store_attempt(problem, user, graded, started_at, now=now, time_taken_s=time_taken_s)

@@ -124,14 +124,15 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         form.is_valid()  # every field is optional; over-long text is reported beside its box
         unsaved = instance.pk is None and request.user.is_authenticated
         try:
-            # A step typed but unreadable records nothing and shows no expected value (the typo is the
-            # candidate's to fix); a blank step is graded "No answer" (0), as on the review card and in a round.
-            # A drawn problem is stored with a logged-in candidate's attempt, in the same transaction.
+            # Grading shows the expected values, so a blank or unreadable step records nothing and shows none,
+            # unless the candidate asks to count blanks as unanswered (a typo is always theirs to fix). A drawn
+            # problem is stored with a logged-in candidate's attempt, in the same transaction.
             with transaction.atomic() if unsaved else nullcontext():
                 if unsaved:
                     instance.created_by = request.user
                     instance.save()
                 submitted = submit(instance, request.user, form.answers(), strict=True,
+                                   refuse_blank=request.POST.get("blanks") != "count",
                                    started_at=read_start(form.cleaned_data.get("started")))
         except UnreadableAnswers as error:
             if unsaved:  # rolled back with the attempt: the page stays the drawn problem's

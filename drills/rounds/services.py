@@ -216,8 +216,7 @@ def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
     """Step key → the answer parser's message for each step of a worked ``item`` typed in ``data`` (a
     ``QueryDict``) that cannot be read ("12 foo", "1e999"); empty for other items or when every typed step reads.
 
-    A blank step is not listed: it is graded "No answer" (0), as on the drill and review pages
-    (:func:`drills.problems.grading.unreadable_steps`, the one rule). The submit view refuses a submission
+    A blank step is not listed: in a round it counts as unanswered. The submit view refuses a submission
     before the deadline while this is not empty (the typo is the candidate's to fix, as on the drill and review
     pages); after the deadline what arrived is graded as it stands.
     """

@@ -5,7 +5,6 @@ from django import template
 from accounts.timezones import zone_label
 from calculators.engine.answers import parse_answer
 from calculators.engine.errors import AnswerError
-from calculators.engine.grader import NO_ANSWER, is_blank
 from calculators.engine.procedures.base import CEIL, FLOOR, format_number
 from calculators.engine.quantities import quantity as declared_quantity
 from calculators.engine.units import verdict_choices
@@ -98,14 +97,13 @@ def expected_shown(step) -> str:
 
 @register.filter
 def step_verdict_label(step):
-    """A step's verdict as every page words it: :data:`~calculators.engine.grader.NO_ANSWER` for a step left blank.
+    """A stored step's verdict as the candidate's pages word it: "No answer" for a step left blank.
 
-    ``step`` is a stored ``StepAnswer`` or a round report's row (the typed text in ``raw_input``) or a fresh
-    ``StepGrade`` (in ``given``). A blank step is graded ``unreadable`` (nothing could be read, credit 0), but
-    nothing unreadable was typed, so the drill, review, round and coach pages all say "No answer".
+    ``step`` has ``raw_input`` and ``verdict`` (a ``StepAnswer``, or a round report's row). A blank
+    step is stored with the ``unreadable`` verdict (nothing could be read), but the candidate typed
+    nothing unreadable, so the drill, review and coach pages all say "No answer".
     """
-    typed = step.raw_input if hasattr(step, "raw_input") else step.given
-    return NO_ANSWER if is_blank(typed) else verdict_label(step.verdict)
+    return verdict_label(step.verdict) if str(step.raw_input or "").strip() else "No answer"
 
 
 @register.filter

@@ -60,7 +60,7 @@ def test_words_chosen_or_typed_grade_and_stay_chosen(client):
     problem = make_problem("roofline", ROOFLINE)
 
     response = client.post(problem.get_absolute_url(), {"decode_bound": "memory-bound", "prefill_bound": "1",
-                                                        "ridge_reachable": "Yes"})
+                                                        "ridge_reachable": "Yes", "blanks": "count"})
 
     classes = verdict_classes(response)
     assert (classes["decode_bound"], classes["prefill_bound"], classes["ridge_reachable"]) == ("correct",) * 3
@@ -74,14 +74,14 @@ def test_words_chosen_or_typed_grade_and_stay_chosen(client):
 
 def test_a_wrong_choice_says_the_expected_verdict_in_words(client):
     response = client.post(make_problem("roofline", ROOFLINE).get_absolute_url(),
-                           {"decode_bound": "compute-bound"})
+                           {"decode_bound": "compute-bound", "blanks": "count"})
 
     assert "Expected memory-bound (0)." in step_items(response)["decode_bound"]
 
 
 def test_significant_figures_and_lower_case_units_on_the_page(client):
     response = client.post(make_problem("ladder", seed=0).get_absolute_url(),
-                           {"kv_budget_gib": "54", "weights_gib": "16.06 gb"})
+                           {"kv_budget_gib": "54", "weights_gib": "16.06 gb", "blanks": "count"})
 
     items = step_items(response)
     assert verdict_classes(response)["kv_budget_gib"] == "correct"

@@ -163,12 +163,11 @@ def test_public_pages_logged_out(content, live_server, page):
     # A problem page before and after a graded (htmx) submit: a drawn one (a stored problem is its owner's).
     scanner.visit(DRAWN_PROBLEM, "problem")
     page.fill("#answers input[name='card_gib']", "79.6")
-    page.fill("#answers input[name='usable_gib']", "71,68 GiB")
-    page.locator("#answers [type='submit']").first.click()
-    page.locator("#not-recorded").wait_for()  # a step that cannot be read: nothing recorded, its box marked
-    scanner.scan("problem with an unreadable step refused")
     page.fill("#answers input[name='usable_gib']", "71.68 GiB")
-    page.locator("#answers [type='submit']").first.click()  # six steps blank: graded as no answer
+    page.locator("#answers [type='submit']").first.click()
+    page.locator("#not-recorded").wait_for()  # six steps blank: nothing recorded, the boxes marked
+    scanner.scan("problem with blank steps refused")
+    page.locator("#answers button[name='blanks']").click()
     page.locator("#answers .score").wait_for()
     scanner.scan("problem after a graded submit")
 
@@ -222,7 +221,8 @@ def test_candidate_pages(live_server, page, people, assigned_set, reference_prob
     problem = reference_problem.get_absolute_url()
     page.goto(live_server.url + problem)
     page.fill("#answers input[name='card_gib']", "79.6")
-    page.locator("#answers [type='submit']").first.click()  # the blank steps graded as no answer
+    page.locator("#answers [type='submit']").first.click()
+    page.locator("#answers button[name='blanks']").click()  # the blank steps counted as unanswered
     page.locator("#answers .score").wait_for()
     scanner.scan("problem graded and saved")
     # The interviewer's follow-up (issue 33 item 1): a step ticked, its value asked, then graded.

@@ -45,7 +45,7 @@ LADDER_KEYS = ["card_gib", "usable_gib", "weights_gib", "kv_budget_gib", "kv_byt
 ALL_VERDICTS_ANSWERS = {
     "card_gib": "79.65",             # correct
     "usable_gib": "79.65",           # misconception: utilisation skipped (usable = card)
-    "weights_gib": "",               # unreadable: blank, graded "No answer" (a typo is refused)
+    "weights_gib": "",               # unreadable: blank, counted as unanswered (a typo is refused)
     "kv_budget_gib": "61.69",        # carried forward: own usable 79.65 − 14.96 − 3 = 61.69
     "kv_bytes_per_token": "140000",  # close: 140,000 / 131,072 − 1 = 6.8 %
     "per_user_gib": "3",             # wrong: right 1.00, carried 140,000 × 8,192 / 2^30 = 1.07
@@ -154,7 +154,7 @@ class TestIndex:
     def test_a_candidate_sees_their_recent_attempts(self, candidate_client):
         problem = make_problem()
         candidate_client.post(problem.get_absolute_url(),
-                              {"users_worst_case": "53", "users_paged": "191"})
+                              {"users_worst_case": "53", "users_paged": "191", "blanks": "count"})
 
         text = page_text(candidate_client.get("/drills/"))
 
@@ -163,7 +163,7 @@ class TestIndex:
 
     def test_a_candidate_does_not_see_someone_elses_attempts(self, candidate_client, coach_client, coach):
         problem = make_problem(owner=coach)
-        coach_client.post(problem.get_absolute_url(), {"users_worst_case": "53"})
+        coach_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "blanks": "count"})
 
         text = page_text(candidate_client.get("/drills/"))
 
@@ -273,8 +273,8 @@ class TestNewProblem:
         assert GENERATOR_VERSION == 31, "a new generator version draws new problems: re-derive this one"
         url = client.post("/drills/ladder/new/?seed=5", {"save": "1"})["Location"]
 
-        # Every step blank, each graded "No answer": each message names the expected value.
-        response = client.post(url, {})
+        # Every step blank, counted as unanswered when the candidate asks: each message names the expected value.
+        response = client.post(url, {"blanks": "count"})
 
         assert ProblemInstance.objects.get().inputs == {
             "model": "deepseek-v3", "gpu": "h100-pcie-80gb", "gpus": 8, "weights_dtype": "int4",
@@ -394,7 +394,7 @@ class TestSnapshot:
         problem.snapshot["gpus"][0]["memory"]["nvidia_smi_total_MiB"] = 40960
         problem.save()
 
-        steps = step_items(client.post(problem.get_absolute_url(), {}))
+        steps = step_items(client.post(problem.get_absolute_url(), {"blanks": "count"}))
 
         assert "expected 40.00 GiB." in steps["card_gib"]
         assert "expected 36.00 GiB." in steps["usable_gib"]
@@ -407,7 +407,7 @@ class TestSnapshot:
         problem = make_problem()
         assert FAMILIES["ladder"].run({}).values["card_gib"] == 40.0  # the catalog did change
 
-        steps = step_items(client.post(problem.get_absolute_url(), {}))
+        steps = step_items(client.post(problem.get_absolute_url(), {"blanks": "count"}))
 
         assert "expected 79.65 GiB." in steps["card_gib"]
         assert "expected 53 users." in steps["users_worst_case"]
@@ -428,7 +428,7 @@ class TestGradingOnThePage:
     def test_answers_are_graded_with_verdicts_expected_values_and_worked_substitutions(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert response.status_code == 200
         steps = step_items(response)
@@ -448,7 +448,7 @@ class TestGradingOnThePage:
     def test_every_verdict_kind_can_appear_on_the_page(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         classes = verdict_classes(response)
         assert classes == {
@@ -467,7 +467,7 @@ class TestGradingOnThePage:
 
         problem = make_problem()
 
-        response = Client().post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = Client().post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert response.status_code == 302 and response["Location"].startswith("/accounts/login/")
         assert Attempt.objects.count() == 0
@@ -476,7 +476,7 @@ class TestGradingOnThePage:
     def test_the_typed_answers_stay_in_their_boxes(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "2*32*8*128*2"})
+        response = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "2*32*8*128*2", "blanks": "count"})
 
         assert 'value="2*32*8*128*2"' in response.content.decode()
 
@@ -501,7 +501,7 @@ class TestGradingAsACandidate:
         answers = {**ALL_VERDICTS_ANSWERS, "weights_gib": "16.06", "kv_bytes_per_token": "128 KiB",
                    "per_user_gib": ""}
 
-        response = candidate_client.post(problem.get_absolute_url(), {**answers, "started": token})
+        response = candidate_client.post(problem.get_absolute_url(), {**answers, "started": token, "blanks": "count"})
 
         assert response.status_code == 200
         attempt = Attempt.objects.get()
@@ -537,7 +537,7 @@ class TestGradingAsACandidate:
         started = sign_start(timezone.now() - timedelta(seconds=90))
 
         candidate_client.post(problem.get_absolute_url(),
-                              {"users_worst_case": "53", "started": started})
+                              {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert 90 <= Attempt.objects.get().time_taken_s < 120
 
@@ -550,7 +550,7 @@ class TestGradingAsACandidate:
         problem = make_problem()
 
         response = candidate_client.post(problem.get_absolute_url(),
-                                         {"users_worst_case": "53", "started": forged})
+                                         {"users_worst_case": "53", "started": forged, "blanks": "count"})
 
         assert response.status_code == 200
         attempt = Attempt.objects.get()
@@ -563,15 +563,15 @@ class TestGradingAsACandidate:
         started = sign_start(timezone.now() + timedelta(hours=1))
 
         candidate_client.post(problem.get_absolute_url(),
-                              {"users_worst_case": "53", "started": started})
+                              {"users_worst_case": "53", "started": started, "blanks": "count"})
 
         assert Attempt.objects.get().time_taken_s is None
 
     def test_each_submission_is_a_new_attempt(self, candidate_client):
         problem = make_problem()
 
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53"})
-        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "191"})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "53", "blanks": "count"})
+        candidate_client.post(problem.get_absolute_url(), {"users_worst_case": "191", "blanks": "count"})
 
         assert Attempt.objects.count() == 2
         assert sorted(StepAnswer.objects.filter(key="users_worst_case").values_list("verdict", flat=True)) == [
@@ -584,7 +584,7 @@ class TestHtmx:
         htmx_client.force_login(candidate)
         problem = make_problem()
 
-        response = htmx_client.post(problem.get_absolute_url(), ALL_VERDICTS_ANSWERS)
+        response = htmx_client.post(problem.get_absolute_url(), {**ALL_VERDICTS_ANSWERS, "blanks": "count"})
 
         assert response.status_code == 200
         body = response.content.decode().strip()
@@ -602,7 +602,7 @@ class TestHtmx:
         htmx_client.force_login(candidate)
         problem = make_problem()
 
-        response = htmx_client.post(problem.get_absolute_url(), {"users_paged": "191"})
+        response = htmx_client.post(problem.get_absolute_url(), {"users_paged": "191", "blanks": "count"})
 
         assert "<html" not in response.content.decode()
         assert Attempt.objects.get().steps.get(key="users_paged").verdict == "correct"
@@ -623,7 +623,7 @@ class TestHostileAnswers:
     def test_an_answer_over_500_characters_is_reported_not_crashed(self, candidate_client):
         problem = make_problem()
 
-        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": "7" * 600})
+        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": "7" * 600, "blanks": "count"})
 
         assert response.status_code == 200
         assert verdict_classes(response) == {}  # refused: nothing graded, no expected value shown
@@ -633,7 +633,7 @@ class TestHostileAnswers:
     def test_an_answer_over_200_characters_is_unreadable_with_the_limit(self, client):
         problem = make_problem()
 
-        response = client.post(problem.get_absolute_url(), {"card_gib": "1+" * 150 + "1"})
+        response = client.post(problem.get_absolute_url(), {"card_gib": "1+" * 150 + "1", "blanks": "count"})
 
         assert verdict_classes(response) == {}
         assert "answers are limited to 200 characters" in step_items(response)["card_gib"]
@@ -642,10 +642,10 @@ class TestHostileAnswers:
         problem = make_problem()
         typed = "7" * 600
 
-        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": typed})
+        response = candidate_client.post(problem.get_absolute_url(), {"card_gib": typed, "blanks": "count"})
 
         step = step_items(response)["card_gib"]
-        assert "No answer" not in step
+        assert "No answer given" not in step and "Blank:" not in step
         assert f'value="{typed}"' in step  # kept in its box to fix
 
     @pytest.mark.parametrize("typed", [
@@ -660,7 +660,7 @@ class TestHostileAnswers:
         problem = make_problem()
 
         response = client.post(problem.get_absolute_url(),
-                               {"users_worst_case": typed, "users_paged": "191"})
+                               {"users_worst_case": typed, "users_paged": "191", "blanks": "count"})
 
         assert response.status_code == 200
         assert verdict_classes(response) == {}  # refused with the parser's message, nothing graded
@@ -673,7 +673,7 @@ class TestHostileAnswers:
         problem = make_problem()
 
         response = client.post(problem.get_absolute_url(),
-                               {"users_worst_case": "５３", "users_paged": "１９１"})
+                               {"users_worst_case": "５３", "users_paged": "１９１", "blanks": "count"})
 
         assert response.status_code == 200
         assert "invalid-feedback d-block" not in step_items(response)["users_worst_case"]
@@ -684,7 +684,7 @@ class TestHostileAnswers:
         attack = "<script>alert(1)</script>"
 
         response = client.post(problem.get_absolute_url(),
-                               {"weights_gib": attack, "users_paged": '"><img src=x>'})
+                               {"weights_gib": attack, "users_paged": '"><img src=x>', "blanks": "count"})
 
         body = response.content.decode()
         assert response.status_code == 200
@@ -698,7 +698,7 @@ class TestHostileAnswers:
         problem = make_problem()
 
         response = client.post(problem.get_absolute_url(),
-                               {"per_user_gib": "0", "users_worst_case": "5"})
+                               {"per_user_gib": "0", "users_worst_case": "5", "blanks": "count"})
 
         assert response.status_code == 200
         assert verdict_classes(response)["per_user_gib"] == "impossible"
@@ -735,7 +735,7 @@ class TestEveryCatalogEntryRenders:
         problem = make_problem("kv", {"model": model, "kv_dtype": "bf16", "context": 4096})
 
         shown = client.get(problem.get_absolute_url())
-        graded = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "1"})
+        graded = client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "1", "blanks": "count"})
 
         assert shown.status_code == graded.status_code == 200
         assert model in statement_of(shown)
@@ -746,7 +746,7 @@ class TestEveryCatalogEntryRenders:
         problem = make_problem("ladder", {**REFERENCE_INPUTS, "gpu": gpu})
 
         shown = client.get(problem.get_absolute_url())
-        graded = client.post(problem.get_absolute_url(), {"card_gib": "1"})
+        graded = client.post(problem.get_absolute_url(), {"card_gib": "1", "blanks": "count"})
 
         assert shown.status_code == graded.status_code == 200
         assert raw_entry("gpus", gpu)["name"] in page_text(shown)
@@ -832,6 +832,6 @@ class TestVisitorsStoreNothing:
                                   inputs=generate_inputs("ladder", 5))
         assert problem.inputs["model"] in page_text(page)
         assert 'action="/drills/ladder/new/?seed=5"' in page.content.decode()
-        graded = client.post("/drills/ladder/new/?seed=5", {"card_gib": "1"})
+        graded = client.post("/drills/ladder/new/?seed=5", {"card_gib": "1", "blanks": "count"})
         assert graded.status_code == 200 and "Graded but not saved" in page_text(graded)
         assert ProblemInstance.objects.count() == 0 and Attempt.objects.count() == 0

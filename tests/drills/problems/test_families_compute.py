@@ -239,7 +239,7 @@ def test_a_drill_names_the_sparsity_trap_with_its_errata_link(candidate_client, 
     problem = ProblemInstance.objects.create(created_by=candidate,
         family="roofline", seed=0, generator_version=GENERATOR_VERSION, inputs=inputs,
         snapshot={"models": [raw_entry("models", inputs["model"])], "gpus": [raw_entry("gpus", inputs["gpu"])]})
-    # The other steps blank.
-    response = candidate_client.post(problem.get_absolute_url(), {"ridge_flop_per_byte": "590.7 FLOP/byte"})
+    response = candidate_client.post(problem.get_absolute_url(), {"ridge_flop_per_byte": "590.7 FLOP/byte",
+                                                                      "blanks": "count"})  # the other steps blank
     assert verdicts(response)["ridge_flop_per_byte"] == "misconception"
     assert 'href="/errata/#sparse-tflops"' in response.content.decode()

@@ -169,7 +169,7 @@ class TestDrills:
                                                  inputs={"format": "fp8_e4m3"}, snapshot={"models": [], "gpus": []})
 
         # The other steps blank.
-        response = candidate_client.post(problem.get_absolute_url(), {"max_normal": "240"})
+        response = candidate_client.post(problem.get_absolute_url(), {"max_normal": "240", "blanks": "count"})
 
         text = html.unescape(response.content.decode())
         assert "E4M3 read as an IEEE layout" in text

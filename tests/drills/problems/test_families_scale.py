@@ -199,7 +199,8 @@ class TestDrills:
                     "gpus_per_node": 8},
             snapshot=_snapshot("llama-3.1-405b", "h100-sxm5-80gb"))
         response = candidate_client.post(problem.get_absolute_url(), {"min_gpus": "12", "tp_degree": "12",
-                                                                        "nodes": "1"})  # others blank
+                                                                        "nodes": "1",
+                                                                        "blanks": "count"})  # others blank
         text = html.unescape(response.content.decode())
         verdicts = dict((key, verdict) for verdict, key in re.findall(
             r'class="answer-step[^"]*verdict-([a-z_]+)" id="step-([a-z_]+)"', response.content.decode()))

@@ -65,10 +65,10 @@ def test_coach_tables_count_the_first_attempt(candidate, coach, resubmitted):
 def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candidate):
     problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     first = candidate_client.post(problem.get_absolute_url(),
-                                  {"kv_bytes_per_token": "200704"}).content.decode()
+                                  {"kv_bytes_per_token": "200704", "blanks": "count"}).content.decode()
     assert 'id="practice-note"' not in first
     again = candidate_client.post(problem.get_absolute_url(),
-                                  {"kv_bytes_per_token": "28672"}).content.decode()
+                                  {"kv_bytes_per_token": "28672", "blanks": "count"}).content.decode()
     note = again.split('id="practice-note">', 1)[1].split("</div>", 1)[0]
     assert "count your first graded attempt (0 %)" in note  # 0 of 8 steps right the first time
 
@@ -76,7 +76,7 @@ def test_the_drill_page_says_a_resubmission_is_practice(candidate_client, candid
 def test_the_drill_page_opened_again_names_the_attempt_that_counts(candidate_client, candidate):
     problem = create_problem("ladder", seed=7, user=candidate, fixed_inputs=QWEN25_7B_LADDER)
     assert 'id="seen-note"' not in candidate_client.get(problem.get_absolute_url()).content.decode()
-    candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "200704"})
+    candidate_client.post(problem.get_absolute_url(), {"kv_bytes_per_token": "200704", "blanks": "count"})
     first = Attempt.objects.get(user=candidate)
     page = candidate_client.get(problem.get_absolute_url()).content.decode()
     note = page.split('id="seen-note">', 1)[1].split("</div>", 1)[0]
@@ -90,11 +90,11 @@ def test_the_same_draw_opened_again_from_its_seed_is_the_stored_problem(candidat
     again stored a second problem, so both first attempts counted (the coach saw every step answered twice and a
     misconception "rising"). The second grading is now practice on the first problem."""
     address = "/drills/ladder/new/?seed=7"
-    candidate_client.post(address, {"kv_bytes_per_token": "200704"})
+    candidate_client.post(address, {"kv_bytes_per_token": "200704", "blanks": "count"})
     problem = ProblemInstance.objects.get(created_by=candidate)
     again = candidate_client.get(address)
     assert again.status_code == 302 and again["Location"] == problem.get_absolute_url()  # a read: nothing stored
-    candidate_client.post(address, {"kv_bytes_per_token": "28672"})
+    candidate_client.post(address, {"kv_bytes_per_token": "28672", "blanks": "count"})
     assert ProblemInstance.objects.filter(created_by=candidate).count() == 1
     first, second = Attempt.objects.filter(user=candidate).order_by("pk")
     assert first.problem_id == second.problem_id == problem.pk

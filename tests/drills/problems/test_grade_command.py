@@ -195,7 +195,7 @@ class TestJsonOutput:
 def test_the_page_and_the_command_agree_on_every_verdict(candidate_client, candidate, tmp_path):
     url = create_problem("ladder", seed=5, user=candidate, fixed_inputs=MIXTRAL_LADDER).get_absolute_url()
     # The blank step counts as unanswered only when asked, as the page's second button does.
-    candidate_client.post(url, SEED_5_ANSWERS)
+    candidate_client.post(url, {**SEED_5_ANSWERS, "blanks": "count"})
     on_page = list(Attempt.objects.get().steps.values_list("verdict", flat=True))
 
     data = graded_json("ladder", "--inputs", json.dumps(MIXTRAL_LADDER), "--answers",
