@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from calculators.engine.calibration import default_calibration
 from calculators.engine.procedures.base import format_number
 from calculators.engine.quantities import default
 from calculators.engine.validation import load_report
@@ -42,8 +43,10 @@ def fidelity_view(report: dict[str, Any] | None = None) -> dict[str, Any]:
     """The page's context from a validation report (default: the stored one): ``metrics`` (label, cases, MAPE
     before / fitted / leave-one-source-out, the target and whether it is met), ``cases`` (sorted by the size of
     the leave-one-source-out error, largest first), ``misses`` (the cases beyond the per-case target, with the
-    faults they show), ``sources``, the headline ``met`` (every target met) and ``stated``, the convention the
-    "before" column costs every card at."""
+    faults they show), ``sources``, the headline ``met`` (every target met), ``stated``, the convention the
+    "before" column costs every card at, and ``eager``, the engines the calibration table declares without CUDA
+    graphs with the launch cost they pay in every column (ms a layer a decode step, its growth per TP doubling and
+    the sources it was read from), or ``None``."""
     report = report or load_report()
     targets = report["targets"]
     metrics = []
@@ -65,6 +68,13 @@ def fidelity_view(report: dict[str, Any] | None = None) -> dict[str, Any]:
     stated = (f"{default('bandwidth_efficiency'):.0%} of peak bandwidth, an MFU of {default('mfu'):g} for decode and "
               f"{default('prefill_mfu'):g} for prefill, {default('allreduce_latency_us'):g} µs an all-reduce, "
               f"{default('step_overhead_ms'):g} ms of fixed cost a step")
+    table = default_calibration()
+    eager = None
+    if table.eager is not None and table.eager_engines:
+        eager = {"engines": sorted(table.eager_engines), "ms_per_layer": table.eager.ms_per_layer,
+                 "ms_per_layer_per_tp_doubling": table.eager.ms_per_layer_per_tp_doubling,
+                 "sources": [source["address"] for source in table.eager.sources]}
     return {"metrics": metrics, "cases": cases, "misses": misses, "met": met, "targets": targets, "stated": stated,
+            "eager": eager,
             "overall": report["mape"]["overall"], "ttft": report["mape"]["ttft"],
             "sources": [{"key": key, **value} for key, value in report["sources"].items()]}

@@ -19,6 +19,11 @@ Callers read a calibrated value through its quantity: :func:`.quantities.default
 - ``allreduce_latency_us`` and ``allreduce_latency_per_tp_doubling_us`` — the fixed cost of one all-reduce, and
   what each doubling of the tensor-parallel degree adds to it (:func:`allreduce_latency_at`).
 
+Beside the fitted rows the table declares, per engine key, whether the engine replays its decode steps as CUDA
+graphs (``engines``; an engine not listed does), and what a decode step of an engine that does not pays for
+launching its kernels from Python (``eager_launch``, ms a layer, read from published eager-against-graph
+measurements, not fitted: :func:`eager_launch_ms`).
+
 Pure Python, no Django. Raises :class:`~.errors.CatalogError` for an unreadable table, an unknown key,
 a band whose low/high do not bracket its value, or two rows for one card × precision × engine.
 """
@@ -79,10 +84,27 @@ class CalibrationRow:
 
 
 @dataclass(frozen=True)
+class EagerLaunch:
+    """What a decode step launched kernel by kernel from Python (no CUDA graph) costs beyond the same step replayed
+    as a graph, ms a layer: ``ms_per_layer`` on one card and ``ms_per_layer_per_tp_doubling`` more per doubling of
+    the tensor-parallel degree, with the ``sources`` (each a dict of address, quote and what was read) they come
+    from and ``how`` they were derived."""
+
+    ms_per_layer: float
+    ms_per_layer_per_tp_doubling: float
+    sources: tuple = ()
+    how: str = ""
+
+
+@dataclass(frozen=True)
 class Calibration:
-    """The table: rows by (gpu, precision, engine). Read it through :func:`.quantities.default`."""
+    """The table: rows by (gpu, precision, engine), the engines declared without CUDA graphs and the eager launch
+    cost they pay (:class:`EagerLaunch`). Read it through :func:`.quantities.default` and
+    :meth:`decode_launch_ms`."""
 
     rows: dict = field(hash=False)
+    eager_engines: frozenset = frozenset()
+    eager: EagerLaunch | None = None
 
     def row(self, gpu: str, precision: str, engine: str = "") -> CalibrationRow | None:
         """The row for this card and precision family (an engine's own row first, then the any-engine one)."""
@@ -95,6 +117,14 @@ class Calibration:
             raise KeyError(key)
         found = self.row(gpu, precision, engine)
         return found.values.get(key) if found else None
+
+    def decode_launch_ms(self, engine: str, layers: int, tp: int) -> float:
+        """What one decode step of ``engine`` pays beyond its graphed step for launching ``layers`` layers' kernels
+        from Python on ``tp`` cards, ms: :func:`eager_launch_ms` for an engine the table declares without CUDA
+        graphs, 0 for any other (an engine not listed replays its decode steps as graphs)."""
+        if engine not in self.eager_engines or self.eager is None:
+            return 0.0
+        return eager_launch_ms(layers, tp, self.eager.ms_per_layer, self.eager.ms_per_layer_per_tp_doubling)
 
 
 def bandwidth_efficiency_at(batch: float, small: float, large: float) -> float:
@@ -125,6 +155,23 @@ def allreduce_latency_at(tp: int, latency_us: float, per_doubling_us: float) -> 
     return latency_us + per_doubling_us * math.log2(max(1, tp))
 
 
+def eager_launch_ms(layers: int, tp: int, ms_per_layer: float, ms_per_layer_per_tp_doubling: float) -> float:
+    """The launch cost a decode step run without CUDA graphs adds, ms: ``layers × (ms_per_layer +
+    ms_per_layer_per_tp_doubling × log2(tp))``.
+
+    Without a graph the CPU launches every kernel of every layer each step (PyTorch dispatch, the engine's Python
+    around it, NCCL's launch of each all-reduce); where a layer's GPU work is shorter than its launches the GPU
+    waits for them. Per layer, because every layer launches the same kernels; growing with the TP degree, because
+    each card's share of a layer's work shrinks while its launches do not, so less of them hides behind the work.
+    The table's two points (``fixtures/catalog/calibration.json``, ``eager_launch``): vLLM's own first CUDA-graph
+    patch for Llama 2 7B on one card (about 1.2 s eager, 1.05 s graphed, for 100 output tokens: 0.15 s over 99
+    decode steps of 32 layers, 0.047 ms a layer) and metaseq's for OPT-175B on 8 A100s at 8-way model
+    parallelism (about 95 ms eager, 66 ms graphed a token: 29 ms over 96 layers, 0.302 ms a layer), so 0.085 ms
+    a layer more per TP doubling. Llama 2 70B's 80 layers at TP 8: 80 × 0.302 = 24.2 ms a step.
+    """
+    return layers * (ms_per_layer + ms_per_layer_per_tp_doubling * math.log2(max(1, tp)))
+
+
 def _band(raw, where: str) -> Band:
     if isinstance(raw, (int, float)):
         return Band(float(raw), float(raw), float(raw))
@@ -137,9 +184,37 @@ def _band(raw, where: str) -> Band:
     return band
 
 
-def calibration_from_entries(entries: list[dict]) -> Calibration:
-    """Build a :class:`Calibration` from the table's ``rows`` (a list of objects). Raises
-    :class:`CatalogError` naming the row on an unknown key, a bad band or a duplicate."""
+def _eager(engines: dict, eager: dict | None) -> tuple[frozenset, EagerLaunch | None]:
+    off = []
+    for name, declared in engines.items():
+        graphs = declared.get("cuda_graphs") if isinstance(declared, dict) else None
+        if not isinstance(graphs, bool):
+            raise CatalogError(f"calibration engine {name}: cuda_graphs must be true or false, read {graphs!r}.")
+        if not graphs:
+            off.append(name)
+    if eager is None:
+        if off:
+            raise CatalogError(f"calibration engine(s) {', '.join(sorted(off))} run without CUDA graphs, but the "
+                               "table declares no eager_launch cost.")
+        return frozenset(), None
+    try:
+        found = EagerLaunch(float(eager["ms_per_layer"]), float(eager["ms_per_layer_per_tp_doubling"]),
+                            tuple(eager.get("sources", ())), eager.get("how", ""))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CatalogError("calibration eager_launch: expected ms_per_layer and ms_per_layer_per_tp_doubling "
+                           f"(numbers), read {eager!r}.") from exc
+    if found.ms_per_layer < 0 or found.ms_per_layer_per_tp_doubling < 0:
+        raise CatalogError("calibration eager_launch: a launch cost cannot be negative.")
+    return frozenset(off), found
+
+
+def calibration_from_entries(entries: list[dict], engines: dict | None = None,
+                             eager: dict | None = None) -> Calibration:
+    """Build a :class:`Calibration` from the table's ``rows`` (a list of objects), its ``engines`` ({engine key:
+    {"cuda_graphs": bool}}) and ``eager_launch`` ({ms_per_layer, ms_per_layer_per_tp_doubling, sources, how}).
+    Raises :class:`CatalogError` naming the row on an unknown key, a bad band or a duplicate, and for an engine
+    whose ``cuda_graphs`` is not a boolean, a launch cost that is missing (an engine declared without graphs),
+    not a number or negative."""
     rows: dict = {}
     for entry in entries:
         key = (entry.get("gpu", ""), precision_of(entry.get("precision", "")), entry.get("engine") or "")
@@ -152,17 +227,18 @@ def calibration_from_entries(entries: list[dict]) -> Calibration:
         values = {name: _band(raw, f"{where}, {name}") for name, raw in entry.get("values", {}).items()}
         rows[key] = CalibrationRow(key[0], key[1], key[2], values, tuple(entry.get("fitted_on", ())),
                                    entry.get("how", ""))
-    return Calibration(rows)
+    return Calibration(rows, *_eager(engines or {}, eager))
 
 
 def load_calibration(path: Path | str = DEFAULT_TABLE) -> Calibration:
-    """Read the table at ``path`` (JSON with a ``rows`` list). Raises :class:`CatalogError` when unreadable."""
+    """Read the table at ``path`` (JSON with a ``rows`` list, and optionally ``engines`` and ``eager_launch``).
+    Raises :class:`CatalogError` when unreadable."""
     path = Path(path)
     try:
         data = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
         raise CatalogError(f"Cannot read the calibration table {path}: {exc}") from exc
-    return calibration_from_entries(data.get("rows", []))
+    return calibration_from_entries(data.get("rows", []), data.get("engines"), data.get("eager_launch"))
 
 
 @lru_cache(maxsize=1)

@@ -12,7 +12,8 @@ How a workload becomes steps (each step = max(memory ÷ bandwidth efficiency, co
 + the step overhead):
 
 - the decode step reads the KV cache once, or once per query head where the run's engine did so
-  (:func:`kv_reads`);
+  (:func:`kv_reads`), and adds the launch cost of an engine the table declares without CUDA graphs
+  (:func:`launch_ms`);
 - a **static batch** of ``B`` sequences (``batch``): one prefill of all ``B × input`` tokens (one step per
   :data:`PREFILL_CHUNK` tokens, each reading the weights), then ``output − 1`` decode steps of ``B``
   sequences at the mean context ``input + output ÷ 2``; TTFT is the prefill, end-to-end the sum, throughput
@@ -35,7 +36,7 @@ from statistics import mean
 
 import yaml
 
-from .calibration import COSTS, KEYS, allreduce_latency_at, bandwidth_efficiency_at, precision_of
+from .calibration import COSTS, KEYS, allreduce_latency_at, bandwidth_efficiency_at, default_calibration, precision_of
 from .catalog import GIB, Catalog, default_catalog
 from .formulas.memory import weight_bytes
 from .quantities import default
@@ -138,7 +139,8 @@ class _Step:
 
 @dataclass(frozen=True)
 class _Plan:
-    """A case's steps: ``prefill`` (run ``prefill_steps`` times) and ``decode``, the load and lengths."""
+    """A case's steps: ``prefill`` (run ``prefill_steps`` times) and ``decode``, the load and lengths, and
+    ``launch_ms``, what each decode step adds for an engine declared without CUDA graphs (:func:`launch_ms`)."""
 
     prefill: _Step
     prefill_steps: int
@@ -147,6 +149,7 @@ class _Plan:
     sequences: int
     output: int
     tp: int
+    launch_ms: float = 0.0
 
 
 def _unit_step(replica: Replica, layers: int, *, batch: int = 0, context: int = 0,
@@ -215,7 +218,16 @@ def _make_plan(case: Case, catalog: Catalog) -> _Plan:
         if reads != 1:  # the KV cache's share of the step's bytes, read once per query head
             weights = step_ms(replica, decode_batch=sequences, decode_context_tokens=0).memory_ms
             decode = replace(decode, memory=weights + reads * (decode.memory - weights))
-    return _Plan(prefill, steps, decode, load, sequences, output, int(w["tp"]))
+    return _Plan(prefill, steps, decode, load, sequences, output, int(w["tp"]), launch_ms(case, catalog))
+
+
+def launch_ms(case: Case, catalog: Catalog | None = None) -> float:
+    """What each decode step of ``case`` pays, ms, for launching its kernels from Python: the calibration table's
+    eager launch cost for an engine it declares without CUDA graphs (vLLM of 2023:
+    :meth:`.calibration.Calibration.decode_launch_ms`), else 0. Declared from published eager-against-graph
+    measurements, not fitted, so it holds when the engine's only source is left out of the fit."""
+    layers = (catalog or default_catalog()).model(case.workload["catalog_model"]).config.layers
+    return default_calibration().decode_launch_ms(case.engine, layers, int(case.workload["tp"]))
 
 
 def predict(case: Case, p: dict, catalog: Catalog | None = None) -> float:
@@ -223,7 +235,7 @@ def predict(case: Case, p: dict, catalog: Catalog | None = None) -> float:
     :data:`.calibration.KEYS`)."""
     plan = _plan(case, catalog or default_catalog())
     t_p = plan.prefill.time(p, plan.tp) * plan.prefill_steps
-    t_d = plan.decode.time(p, plan.tp) if plan.decode else 0.0
+    t_d = plan.decode.time(p, plan.tp) + plan.launch_ms if plan.decode else 0.0
     n, out = plan.sequences, plan.output
     if plan.load == "concurrency":
         tpot = t_d + (n - 1) * t_p / out

@@ -61,7 +61,9 @@ calibration-pooled-rows). v30: the H100 PCIe's memory is its nvidia-smi total, 8
 80 GB read as decimal (74.51 GiB), so every problem on it moves (errata h100-pcie-driver-total). v31: the
 calibration's TP cost grows per all-reduce (each all-reduce's latency per doubling of the degree), not per step, and
 the table is refitted, so the rows problems store and the simulated drills' sweeps move (errata
-calibration-tp-per-collective).
+calibration-tp-per-collective). v32: the 2023 vLLM runs pay the declared launch cost of an engine without CUDA
+graphs, and the refit moves the A100 40GB's 16-bit row (bandwidth efficiency 0.66 → 0.74 at batch 1, 0.72 → 0.74
+at large batch), so a problem drawn on that card stores the new values (errata calibration-eager-launch).
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ from calculators.families import FAMILIES
 from calculators.simulation import run_sweep
 from drills.models import ProblemInstance
 
-GENERATOR_VERSION = 31
+GENERATOR_VERSION = 32
 MAX_SEED = 2**63
 
 

@@ -22,6 +22,7 @@ from calculators.engine.calibration import (
     bandwidth_efficiency_at,
     calibration_from_entries,
     default_calibration,
+    eager_launch_ms,
     precision_of,
 )
 from calculators.engine.errors import CatalogError
@@ -112,17 +113,73 @@ def test_the_fit_beats_the_defaults_and_holds_the_bounds_reached(errors):
     # 7.1 % (in-sample pays a little for the pool's pull), 8 cases beyond 40 %; before TP's cost grew per
     # all-reduce (allreduce_latency_at) rather than per step 18.0 %, TTFT 13.9 %, 6 cases beyond 40 % (NeMo's
     # three TP 8 runs, TensorRT-LLM's 70B first token at TP 4 and the two 2023 vLLM runs; those two remain);
-    # before a single-card engine read the any-engine all-reduce keys (ALLREDUCE_KEYS) 15.2 %. Issue 31's 15 %
-    # overall and 20 % TTFT targets are met; its no-case-beyond-40 % is not (the 2023 vLLM runs).
-    assert V.mape(before) == pytest.approx(27.9, abs=0.1)
-    assert V.mape(fitted) <= 8.2
-    assert V.mape(list(loso.values())) <= V.TARGETS["overall"]
+    # before a single-card engine read the any-engine all-reduce keys (ALLREDUCE_KEYS) 15.2 %; before the 2023
+    # vLLM paid its declared eager launch cost (launch_ms) 14.9 %, the defaults 27.9 %, end-to-end 21.8 %, and its
+    # two runs read −56.9 % and −58.0 % left out. Every target of issue 31 is met: 15 % overall, 20 % TTFT, no case
+    # beyond 40 %.
+    assert V.mape(before) == pytest.approx(26.8, abs=0.1)
+    assert V.mape(fitted) <= 8.1
+    assert V.mape(list(loso.values())) <= 14.0 < V.TARGETS["overall"]
     ttft = [loso[c.id] for c in cases if c.kind == "ttft"]
     assert V.mape(ttft) <= 12.4
     tpot = [loso[c.id] for c in cases if c.kind == "tpot"]
     assert V.mape(tpot) <= 7.9
-    assert {case_id for case_id, e in loso.items() if abs(e) > 0.4} <= {
-        "llmb-a100-40gb-70b-vllm-32-1-2048", "llmb-a100-40gb-70b-vllm-24-1024-1024"}
+    e2e = [loso[c.id] for c in cases if c.kind == "e2e"]
+    assert V.mape(e2e) <= 18.2
+    assert max(abs(e) for e in loso.values()) <= V.TARGETS["case"] / 100
+    # The 2023 vLLM runs left out: the any-engine costs of today's engines plus the declared launch cost.
+    assert loso["llmb-a100-40gb-70b-vllm-32-1-2048"] == pytest.approx(-0.199, abs=0.002)
+    assert loso["llmb-a100-40gb-70b-vllm-24-1024-1024"] == pytest.approx(-0.255, abs=0.002)
+
+
+def test_an_engine_without_cuda_graphs_pays_the_declared_launch_cost_per_layer():
+    # fixtures/catalog/calibration.json's eager_launch: vLLM PR 1440 (Llama 2 7B, one card: about 1.2 s eager,
+    # 1.05 s graphed, 100 output tokens) gives 0.15 s / 99 decode steps / 32 layers = 0.0473 ms a layer; metaseq PR
+    # 270 (OPT-175B, 96 layers, 8-way model parallel on 8 A100s: about 95 ms eager, 66 ms graphed a token) gives
+    # 29 / 96 = 0.302 ms a layer at TP 8, so (0.302 − 0.047) / 3 = 0.085 ms more per doubling.
+    table = default_calibration()
+    assert (table.eager.ms_per_layer, table.eager.ms_per_layer_per_tp_doubling) == (0.047, 0.085)
+    assert 0.15 / 99 / 32 * 1000 == pytest.approx(table.eager.ms_per_layer, abs=0.0005)
+    assert 29 / 96 == pytest.approx(table.eager.ms_per_layer + 3 * table.eager.ms_per_layer_per_tp_doubling,
+                                    abs=0.0005)
+    assert {source["address"] for source in table.eager.sources} == {
+        "https://github.com/vllm-project/vllm/pull/1440", "https://github.com/facebookresearch/metaseq/pull/270"}
+    # Llama 2 70B (80 layers) at TP 8: 80 × (0.047 + 3 × 0.085) = 80 × 0.302 = 24.16 ms a decode step; on one
+    # card 80 × 0.047 = 3.76 ms; at TP 4 80 × 0.217 = 17.36 ms.
+    assert eager_launch_ms(80, 8, 0.047, 0.085) == pytest.approx(24.16)
+    assert table.decode_launch_ms("vllm-2023", 80, 8) == pytest.approx(24.16)
+    assert table.decode_launch_ms("vllm-2023", 80, 1) == pytest.approx(3.76)
+    assert table.decode_launch_ms("vllm-2023", 80, 4) == pytest.approx(17.36)
+    # Engines that replay decode as CUDA graphs (every other key, and no engine) pay nothing.
+    for engine in ("vllm", "tensorrt-llm", "tensorrt-llm-2023", ""):
+        assert table.decode_launch_ms(engine, 80, 8) == 0.0
+    # The validation adds it to each decode step of a 2023 vLLM run, and only there.
+    _, cases = V.load_cases()
+    by_id = {c.id: c for c in cases}
+    assert V.launch_ms(by_id["llmb-a100-40gb-70b-vllm-32-1-2048"]) == pytest.approx(24.16)
+    assert V.launch_ms(by_id["llmb-a100-40gb-70b-trt-32-1-2048"]) == 0.0
+    assert sum(V.launch_ms(c) > 0 for c in cases) == 2
+    # A static batch of 32 from one prompt token: 2,047 decode steps, each 24.16 ms longer end to end.
+    case = by_id["llmb-a100-40gb-70b-vllm-32-1-2048"]
+    p = V.defaults()
+    plain = V._make_plan(V.Case(case.id + "-graphed", case.source, case.metric, case.value,
+                                {**case.workload, "engine": "vllm"}), V.default_catalog())
+    assert V.predict(case, p) - (plain.prefill.time(p, 8) * plain.prefill_steps + 2047 * plain.decode.time(p, 8)) \
+        == pytest.approx(2047 * 24.16, rel=1e-9)
+
+
+def test_a_bad_engine_declaration_is_refused_with_a_sentence():
+    eager = {"ms_per_layer": 0.047, "ms_per_layer_per_tp_doubling": 0.085}
+    assert calibration_from_entries([], {"vllm-2023": {"cuda_graphs": False}}, eager).eager_engines == {"vllm-2023"}
+    assert calibration_from_entries([], {"vllm": {"cuda_graphs": True}}, eager).eager_engines == frozenset()
+    with pytest.raises(CatalogError, match="cuda_graphs must be true or false, read 'no'"):
+        calibration_from_entries([], {"vllm-2023": {"cuda_graphs": "no"}}, eager)
+    with pytest.raises(CatalogError, match="vllm-2023 run without CUDA graphs, but the table declares no"):
+        calibration_from_entries([], {"vllm-2023": {"cuda_graphs": False}})
+    with pytest.raises(CatalogError, match="expected ms_per_layer and ms_per_layer_per_tp_doubling"):
+        calibration_from_entries([], {}, {"ms_per_layer": "fast"})
+    with pytest.raises(CatalogError, match="cannot be negative"):
+        calibration_from_entries([], {}, {**eager, "ms_per_layer": -0.1})
 
 
 def test_an_engine_that_reads_kv_per_query_head_reads_the_group_s_share_again():

@@ -52,5 +52,11 @@ def test_the_page_shows_every_case_and_the_stored_mape_against_the_targets(clien
     if overall > report["targets"]["overall"] or misses:
         assert "The targets are not met yet." in page
         assert re.search(rf"{len(misses)} cases? (is|are) more than 40 % off", page)
+    else:  # every target met (13.9 % overall, no case beyond 40 %: docs/performance.md)
+        assert "Every target is met." in page and "Where it is off by more than" not in page
+    # The 2023 vLLM's declared launch cost, as the calibration table states it, with its two sources.
+    assert ("an engine the table declares without CUDA graphs (vllm-2023) pays for launching each layer's "
+            "kernels from Python: 0.047 ms a layer a decode step on one card, 0.085 ms more per doubling") in page
+    assert 'href="https://github.com/facebookresearch/metaseq/pull/270"' in page
     # The simulator page links here.
     assert "/simulator/fidelity/" in client.get("/simulator/").content.decode()
