@@ -8,7 +8,8 @@ round draws, and the expected recall on the interview day.
 the package's day-based scheduling does; recall at one moment cannot round the time down: a card failed this
 afternoon (S ≈ 0.2 days) would read 100 % at tomorrow's day start, less than 24 hours later, and every card
 reviewed under a day ago would tie at 100 % in the queue. So the curve is computed here with the time counted to
-the second and the package's own constants for the scheduler's parameters (``Scheduler._DECAY``, ``_FACTOR``).
+the second, and its constants derived from the scheduler's public parameters (``Scheduler.parameters[20]``) the
+way the package derives its own (its ``_DECAY`` and ``_FACTOR`` are private and not read here).
 """
 
 from __future__ import annotations
@@ -32,5 +33,7 @@ def recall_at(scheduler: Scheduler, state: FsrsCard, moment: datetime) -> float:
     """
     if state.last_review is None or state.stability is None:
         return 0.0
+    decay = -scheduler.parameters[20]
+    factor = 0.9 ** (1 / decay) - 1
     elapsed = max(0.0, (moment - state.last_review).total_seconds() / SECONDS_PER_DAY)
-    return (1 + scheduler._FACTOR * elapsed / state.stability) ** scheduler._DECAY
+    return float((1 + factor * elapsed / state.stability) ** decay)

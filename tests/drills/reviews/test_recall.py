@@ -23,10 +23,14 @@ def _card(stability: float | None, last_review: datetime | None = T) -> FsrsCard
     return FsrsCard(stability=stability, difficulty=5.0, last_review=last_review)
 
 
-def test_the_default_constants_are_the_packages():
+@pytest.mark.parametrize("days, stability", [(1, 3.0), (7, 3.0), (40, 12.5), (3, 0.4)])
+def test_on_whole_days_it_is_the_packages_curve(days, stability):
+    """On whole days the package's public get_card_retrievability computes the same curve with its own constants."""
     scheduler = Scheduler(enable_fuzzing=False)
-    assert scheduler._DECAY == -0.1542
-    assert scheduler._FACTOR == pytest.approx(0.98035, abs=1e-5)
+    card = _card(stability)
+    moment = T + timedelta(days=days)
+    assert recall_at(scheduler, card, moment) == pytest.approx(
+        scheduler.get_card_retrievability(card, current_datetime=moment), rel=1e-12)
 
 
 @pytest.mark.parametrize("elapsed, stability, expected", [
