@@ -2,7 +2,7 @@
 
 The scenario: Llama-3.1-8B bf16 on one H100 SXM, 512-token prompts, 128-token outputs, TTFT 500 ms, TPOT 20 ms,
 simulator seed 7, at the calibration table's row for the H100 SXM at 16-bit (fixtures/catalog/calibration.json:
-bandwidth efficiency 0.78 at batch 1 and 0.84 at large batch, MFU 0.5, prefill MFU 0.76, all-reduce 12 µs, step
+bandwidth efficiency 0.78 at batch 1 and 0.82 at large batch, MFU 0.5, prefill MFU 0.76, all-reduce 12 µs, step
 overhead 2.4 ms; generator v31 — problems stored before it keep the row they were simulated at, before v26 the
 stated convention).
 
