@@ -32,6 +32,7 @@ from calculators.engine.procedures import Family, Result
 from calculators.engine.procedures.base import Plan, evaluate
 from calculators.engine.procedures.compute import opening_precisions
 from calculators.engine.procedures.inputs import InputSpec, bound_text, with_aliases
+from calculators.engine.units import quote
 from calculators.report import InputRow, Report, build_report, parse_previous
 
 # How a spec's unit reads beside its input.
@@ -130,8 +131,8 @@ def field_for(spec: InputSpec) -> forms.Field:
     """The form field for one input: its widget, bounds, help text and label."""
     label = spec.label or spec.name.replace("_", " ").capitalize()
     help_text = spec.hint or spec.help[:1].upper() + spec.help[1:] + "."
-    catalog = default_catalog()
     if spec.kind in ("model", "gpu", "choice"):
+        catalog = default_catalog()
         if spec.kind == "model":
             choices = catalog.model_choices
         elif spec.kind == "gpu":
@@ -148,10 +149,10 @@ def field_for(spec: InputSpec) -> forms.Field:
     messages = {key: text for key, text in spec.messages.items() if key in ("required", "invalid")}
     if spec.kind == "int":
         attrs.update(step="1", inputmode="numeric")
-        field_class: type[forms.Field] = _TypedIntegerField
+        field_class: type[forms.Field] = TypedIntegerField
     else:
         attrs.update(step="any", inputmode="decimal")
-        field_class = _TypedFloatField
+        field_class = TypedFloatField
     if spec.default is None:
         attrs["placeholder"] = "default"
     # A text box, not <input type=number>: a number box sends "" for what it cannot hold ("1e309", "2^13",
@@ -226,9 +227,77 @@ def _read_typed(unit: str, value: str) -> float:
         raise ValidationError(str(exc).replace("this input", "this field"), code="invalid") from None
 
 
-class _TypedFloatField(forms.FloatField):
+def reading_text(value: float, unit: str) -> str:
+    """``value`` (in ``unit``, an engine unit such as ``"tok"`` or ``"GiB"``; ``""`` for a plain number) as a
+    number field's echo writes it: a whole number in full with its thousands grouped (``8,000 tokens``), any
+    other to four significant figures (``74.51 GiB``, ``0.0009313 GiB``, ``0.9``), so a small value never shows
+    as 0; the unit as the box's label spells it (:data:`UNIT_LABELS`), ``%`` after the number."""
+    number = f"{int(value):,}" if float(value).is_integer() else f"{value:,.4g}"
+    if not unit or unit == "1":
+        return number
+    if unit == "%":
+        return number + "%"
+    return f"{number} {UNIT_LABELS.get(unit, unit)}"
+
+
+def _plainly(typed: str, value: float) -> bool:
+    """Whether ``typed`` is ``value`` written as a plain number (``8192``, ``0.9``), so an echo would repeat it."""
+    return typed in (str(value), f"{value:g}", repr(value))
+
+
+class TypedBoundField(forms.BoundField):
+    """A typed number field bound to its form: :attr:`reading` says what the text in the box was read as."""
+
+    @property
+    def reading(self) -> str:
+        """``Read '8k' as 8,000 tokens.`` when the box holds text that is not the number itself written plainly
+        (a scale word, a unit, an expression, a percentage, grouped thousands), so whoever meant 8,192 sees what
+        was taken; ``""`` when the box is empty, holds the plain number, has an error, or the form is not
+        cleaned yet."""
+        cleaned = getattr(self.form, "cleaned_data", None)
+        if not self.form.is_bound or cleaned is None or self.errors or cleaned.get(self.name) is None:
+            return ""
+        return self.field.reading_of(self.data, cleaned[self.name])  # type: ignore[attr-defined]
+
+
+class _TypedNumber:
+    """What the typed number fields share: the input's engine ``unit``, the echo of what a box was read as, and
+    bound messages that say it."""
+
+    unit: str
+
+    def reading_of(self, text: object, value: float) -> str:
+        """``Read '8k' as 8,000 tokens.``: ``text`` (the box's text) read as ``value`` (in :attr:`unit`), or ``""``
+        when the text is that number written plainly."""
+        typed = str(text if text is not None else "").strip()
+        if not typed or _plainly(typed, value):
+            return ""
+        return f"Read {quote(typed)} as {reading_text(value, self.unit)}."
+
+    def get_bound_field(self, form, field_name):
+        return TypedBoundField(form, self, field_name)  # type: ignore[arg-type]
+
+    def clean(self, value):
+        """The number in ``value``, checked; a bound's message says what the text was read as when that is not
+        the plain number (``Must be at most 64. Read '0.5k' as 500 GPUs.``)."""
+        number = self.to_python(value)  # type: ignore[attr-defined]
+        self.validate(number)  # type: ignore[attr-defined]
+        try:
+            self.run_validators(number)  # type: ignore[attr-defined]
+        except ValidationError as exc:
+            said = self.reading_of(value, number)
+            if not said:
+                raise
+            raise ValidationError([ValidationError(f"{message} {said}", code=error.code)
+                                   for error in exc.error_list for message in error]) from None
+        return number
+
+
+class TypedFloatField(_TypedNumber, forms.FloatField):
     """A FloatField that also reads what candidates type in answers (calculators.engine.answers.read_input),
-    in the input's ``unit``."""
+    in the input's ``unit`` (an engine unit: ``"GiB"``, ``"tok"``; ``""`` for a plain number). Bound, it says what
+    it read (:class:`TypedBoundField`). The calculators, the simulator and the lab build theirs with
+    :func:`field_for`."""
 
     def __init__(self, *, unit: str = "", **kwargs):
         self.unit = unit
@@ -238,7 +307,7 @@ class _TypedFloatField(forms.FloatField):
         try:
             number = super().to_python(value)
         except ValidationError:
-            if isinstance(value, str) and any(ch.isdigit() for ch in value):
+            if isinstance(value, str) and value.strip():  # "8k", "90%", "3 GiB", "fast": the engine reads it
                 return _read_typed(self.unit, value)
             raise
         if number is not None and not math.isfinite(number):
@@ -246,8 +315,9 @@ class _TypedFloatField(forms.FloatField):
         return number
 
 
-class _TypedIntegerField(forms.IntegerField):
-    """An IntegerField that also reads typed expressions ("2^13", "8,192 tok"); the result must be whole."""
+class TypedIntegerField(_TypedNumber, forms.IntegerField):
+    """An IntegerField that also reads typed expressions ("2^13", "8k", "8,192 tok"); the result must be whole.
+    Bound, it says what it read (:class:`TypedBoundField`)."""
 
     def __init__(self, *, unit: str = "", **kwargs):
         self.unit = unit
@@ -257,11 +327,15 @@ class _TypedIntegerField(forms.IntegerField):
         try:
             return super().to_python(value)
         except ValidationError:
-            if not (isinstance(value, str) and any(ch.isdigit() for ch in value)):
+            if not (isinstance(value, str) and value.strip()):
                 raise
+            if not any(ch.isdigit() for ch in value):  # "abc": the sentence says a whole number, not "0.9 or 90%"
+                raise ValidationError(f"{quote(value.strip())} is not a number; this field takes a whole number.",
+                                      code="invalid") from None
             number = _read_typed(self.unit, value)
             if not float(number).is_integer():
-                raise
+                raise ValidationError(f"Read {quote(value.strip())} as {reading_text(number, self.unit)}; this field "
+                                      "takes a whole number.", code="invalid") from None
             return int(number)
 
 

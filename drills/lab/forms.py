@@ -6,6 +6,8 @@ from django import forms
 
 from calculators.engine.catalog import KV_DTYPES, WEIGHT_DTYPES, default_catalog
 from calculators.engine.errors import EngineError
+from calculators.engine.procedures.inputs import InputSpec
+from calculators.forms import field_for
 from drills.lab.services import predict
 
 # Engine inputs that come from another field of the form (flags read as text, the sweep length).
@@ -14,8 +16,18 @@ ENGINE_FIELDS = {"context": "engine_flags", "utilization": "engine_flags", "bloc
 MEASUREMENTS = ("startup_gib", "decode_tok_s", "knee_batch", "preempt_pct", "prefill_ms")
 
 
-def _number(**attrs) -> forms.NumberInput:
-    return forms.NumberInput(attrs={"class": "form-control", "step": "any", "inputmode": "decimal", **attrs})
+def _number(name: str, kind: str, label: str, hint: str, *, unit: str = "", minimum: float, maximum: float,
+            default: int | None = None) -> forms.Field:
+    """A number box of the lab: the calculators' field (:func:`calculators.forms.field_for`), so it reads what they
+    read (``80 GB`` in a GiB box, ``8k``, ``2^13``, ``90%``), says what it read, and words its errors as they do.
+    ``unit`` is the engine's (``"GiB"``, ``"tok/s"``, ``"ms"``; ``""`` for a plain count); a box with no
+    ``default`` is optional."""
+    field = field_for(InputSpec(name=name, kind=kind, default=default, help="", hint=hint, label=label, unit=unit,
+                                minimum=minimum, maximum=maximum))
+    field.widget.attrs.pop("placeholder", None)  # an empty measurement is one not taken, not a default
+    if default is not None:
+        field.initial = default
+    return field
 
 
 class LabFormBase(forms.Form):
@@ -47,9 +59,8 @@ class LabForm(LabFormBase):
 
     model = forms.ChoiceField(label="Model", widget=forms.Select(attrs={"class": "form-select"}))
     gpu = forms.ChoiceField(label="Card", widget=forms.Select(attrs={"class": "form-select"}))
-    gpus = forms.IntegerField(label="Cards", min_value=1, max_value=64, initial=1,
-                              help_text="Tensor-parallel degree.",
-                              widget=_number(step="1", inputmode="numeric"))
+    gpus = _number("gpus", "int", "Cards", "Tensor-parallel degree.", unit="GPUs", minimum=1, maximum=64,
+                   default=1)
     weights_dtype = forms.ChoiceField(label="Weight precision", choices=[(d, d) for d in WEIGHT_DTYPES],
                                       initial="bf16", widget=forms.Select(attrs={"class": "form-select"}))
     kv_dtype = forms.ChoiceField(label="KV-cache precision", choices=[(d, d) for d in KV_DTYPES], initial="bf16",
@@ -59,33 +70,29 @@ class LabForm(LabFormBase):
         help_text="As you typed them, e.g. vllm serve … --gpu-memory-utilization 0.9 --max-model-len 8192. "
                   "The memory fraction, context limit, block size, sequence cap and eager mode are read from them.",
         widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 3, "spellcheck": "false"}))
-    startup_gib = forms.FloatField(
-        label="Memory in use after start-up, GiB per card", required=False, min_value=0.01, max_value=10_000,
-        help_text="nvidia-smi's MiB ÷ 1,024, once the engine reports it is ready.", widget=_number())
-    decode_tok_s = forms.FloatField(
-        label="Single-stream decode, tok/s", required=False, min_value=0.01, max_value=1_000_000,
-        help_text="One request alone, output tokens ÷ decode time (not counting the first token).",
-        widget=_number())
-    knee_batch = forms.IntegerField(
-        label="Batch where per-token latency starts to climb", required=False, min_value=1, max_value=1_000_000,
-        help_text="From a sweep of concurrent streams: the last batch before TPOT rises clearly.",
-        widget=_number(step="1", inputmode="numeric"))
-    preempt_pct = forms.FloatField(
-        label="Cache utilisation when preemption began, %", required=False, min_value=0, max_value=100,
-        help_text="The engine's KV-cache usage metric at the first preemption.", widget=_number())
-    prefill_ms = forms.FloatField(
-        label="Prefill time, ms (optional)", required=False, min_value=0.001, max_value=10_000_000,
-        help_text="For the prompt length beside it; the engine's own timing, not the client's TTFT.",
-        widget=_number())
+    startup_gib = _number("startup_gib", "float", "Memory in use after start-up, GiB per card",
+                          "nvidia-smi's MiB ÷ 1,024, once the engine reports it is ready.", unit="GiB",
+                          minimum=0.01, maximum=10_000)
+    decode_tok_s = _number("decode_tok_s", "float", "Single-stream decode, tok/s",
+                           "One request alone, output tokens ÷ decode time (not counting the first token).",
+                           unit="tok/s", minimum=0.01, maximum=1_000_000)
+    knee_batch = _number("knee_batch", "int", "Batch where per-token latency starts to climb",
+                         "From a sweep of concurrent streams: the last batch before TPOT rises clearly.",
+                         minimum=1, maximum=1_000_000)
+    preempt_pct = _number("preempt_pct", "float", "Cache utilisation when preemption began, %",
+                          "The engine's KV-cache usage metric at the first preemption.", unit="%", minimum=0,
+                          maximum=100)
+    prefill_ms = _number("prefill_ms", "float", "Prefill time, ms (optional)",
+                         "For the prompt length beside it; the engine's own timing, not the client's TTFT.",
+                         unit="ms", minimum=0.001, maximum=10_000_000)
     startup_log = forms.CharField(
         label="vLLM start-up log (optional)", required=False, max_length=200_000,
         help_text="Paste the engine's start-up output: the weights it loaded, the KV cache memory, blocks or "
                   "tokens, and the maximum concurrency are read into the ladder's steps, and kept with the run.",
         widget=forms.Textarea(attrs={"class": "form-control font-monospace", "rows": 4, "spellcheck": "false"}))
-    prompt_tokens = forms.IntegerField(
-        label="Prompt length, tokens", required=False, min_value=1, max_value=10_000_000,
-        help_text="Also the length each sequence held during your batch sweep.",
-        widget=_number(step="1", inputmode="numeric"))
+    prompt_tokens = _number("prompt_tokens", "int", "Prompt length, tokens",
+                            "Also the length each sequence held during your batch sweep.", unit="tok", minimum=1,
+                            maximum=10_000_000)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

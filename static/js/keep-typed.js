@@ -10,6 +10,14 @@
  * itself as the redirect (config.login_redirect.csrf_failure). A field that is not on the page (another review card came up)
  * gets nothing. Password, hidden and file inputs are never kept; sessionStorage is this tab's only and is
  * emptied once restored (or after an hour).
+ *
+ * A refused grade keeps a draft the same way. When a problem's answers come back refused (a step unreadable or
+ * blank: nothing recorded), its form carries `data-draft` (the problem's address) and `data-draft-state="keep"`:
+ * every answer box that is not blank (and every chosen verdict) is written to sessionStorage under that address.
+ * A later view of the problem with a fresh sheet (`data-draft-state="open"`: a return after leaving, a reload)
+ * puts each kept value back into its box if that box is empty, and says so; the draft stays until a grade is
+ * stored (`data-draft-state="clear"`, the graded answer's form), so leaving again loses nothing either. A page
+ * showing a graded attempt takes nothing from a draft.
  */
 (function () {
   "use strict";
@@ -95,10 +103,73 @@
     }
   }
 
+  // --- a refused grade's draft, kept under the problem's address until a grade is stored
+
+  function draftFields(form) {
+    return typedFields(form).concat(Array.prototype.slice.call(form.querySelectorAll("select:not([disabled])")));
+  }
+
+  function keepDraft(form, key) {
+    var fields = draftFields(form);
+    var keys = fieldKeys(fields);
+    var kept = {};
+    var any = false;
+    fields.forEach(function (field, index) {
+      if (field.value.trim() !== "") {
+        kept[keys[index]] = field.value;
+        any = true;
+      }
+    });
+    if (any) {
+      window.sessionStorage.setItem(key, JSON.stringify({ at: Date.now(), fields: kept }));
+    }
+  }
+
+  function restoreDraft(form, key) {
+    var stored = JSON.parse(window.sessionStorage.getItem(key) || "null");
+    if (!stored || !stored.fields) { return; }
+    var fields = draftFields(form);
+    var keys = fieldKeys(fields);
+    var restored = 0;
+    fields.forEach(function (field, index) {
+      if (Object.prototype.hasOwnProperty.call(stored.fields, keys[index]) && field.value === "") {
+        field.value = stored.fields[keys[index]];
+        restored += 1;
+      }
+    });
+    if (restored > 0) {
+      tell("Your ungraded working is back in its " + (restored === 1 ? "box" : "boxes") +
+           ", as you left it when the grade was refused.");
+    }
+  }
+
+  function drafts(root) {
+    var forms = Array.prototype.slice.call(root.querySelectorAll("form[data-draft]"));
+    if (root.matches && root.matches("form[data-draft]")) { forms.unshift(root); }
+    forms.forEach(function (form) {
+      var key = PREFIX + "draft:" + form.getAttribute("data-draft");
+      var state = form.getAttribute("data-draft-state");
+      try {
+        if (state === "keep") {
+          keepDraft(form, key);
+        } else if (state === "clear") {
+          window.sessionStorage.removeItem(key);
+        } else if (state === "open") {
+          restoreDraft(form, key);
+        }
+      } catch (error) { /* storage refused or its text unreadable: the page stands as the server sent it */ }
+    });
+  }
+
   document.addEventListener("login-required", save);
   restore();
-  // A field that arrives later (a fragment loaded after the page) is filled when it arrives.
+  drafts(document);
+  // A field that arrives later (a fragment loaded after the page) is filled when it arrives; a refused or graded
+  // answer's form, swapped in by htmx, keeps or clears its draft.
   document.addEventListener("htmx:load", function (event) {
-    if (event.target !== document.body) { restore(); }
+    if (event.target !== document.body) {
+      restore();
+      drafts(event.target);
+    }
   });
 })();

@@ -225,6 +225,11 @@
 
   // --- reading the form ------------------------------------------------------------------------
 
+  function quoted(text) {  // as calculators.engine.units.quote: in single quotes, at most 40 characters
+    var cleaned = text.split(/\s+/).join(" ");
+    return "'" + (cleaned.length > 40 ? cleaned.slice(0, 39).trim() + "\u2026" : cleaned) + "'";
+  }
+
   function readInputs(form, program) {
     var raw = {}, errors = [];
     program.inputs.forEach(function (spec) {
@@ -243,11 +248,18 @@
         return;
       }
       var number = Number(text);
+      // The engine's reader (calculators/engine/answers.py) is not here: a box that holds more than a number in
+      // digits is refused with what was read and what is expected, never half-read ("8k" as 8).
       if (!isFinite(number) || !/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) {
-        errors.push([name, spec.messages.invalid]);
+        errors.push([name, quoted(text) + " is not a number in digits; offline, a box reads digits only (such as " +
+                           (spec.default !== null ? String(spec.default) : "12.5") + "). The site's calculators " +
+                           "also read units, 8k and 2^13."]);
         return;
       }
-      if (spec.kind === "int" && !Number.isInteger(number)) { errors.push([name, spec.messages.invalid]); return; }
+      if (spec.kind === "int" && !Number.isInteger(number)) {
+        errors.push([name, "Read " + quoted(text) + " as " + number + "; this field takes a whole number."]);
+        return;
+      }
       if (spec.min !== null && (spec.exclusive_min ? number <= spec.min : number < spec.min)) {
         errors.push([name, spec.messages.min]);
         return;

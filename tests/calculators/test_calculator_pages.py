@@ -235,10 +235,56 @@ class TestHtmx:
     def test_it_shows_a_field_error_out_of_band_and_no_result(self, htmx_client):
         page = htmx_client.get(LADDER, {"gpus": "abc"}).content.decode()
 
-        assert field_error(page, "gpus") == "Enter a whole number."
+        assert field_error(page, "gpus") == "'abc' is not a number; this field takes a whole number."
         assert field_error(page, "context") == ""
         assert step_classes(page) == {}
         assert "Nothing computed yet" in page
+
+
+def reading(page: str, name: str) -> str:
+    """The text of the line under input ``name`` saying what its box was read as ('' when nothing to say)."""
+    match = re.search(rf'<div id="reading-{name}"[^>]*>(.*?)</div>', page, re.S)
+    assert match, f"no reading line for {name}"
+    return html.unescape(match.group(1)).strip()
+
+
+class TestReadings:
+    """A box holding more than a plain number says what it was read as, so whoever typed 8k meaning 8,192 tokens
+    sees 8,000 was taken (a new user's finding)."""
+
+    def test_8k_is_read_as_8000_tokens_and_the_steps_use_it(self, htmx_client):
+        page = htmx_client.get(LADDER, {"context": "8k"}).content.decode()
+
+        assert reading(page, "context") == "Read '8k' as 8,000 tokens."
+        assert re.search(r'<div id="reading-context"[^>]*hx-swap-oob="innerHTML"', page)
+        # 8,000 × 128 KiB = 1,024,000 KiB = 0.9766 GiB a user; 53.73 GiB of budget ÷ 0.9766 = 55.02: 55 users, not
+        # the 53 of 8,192 tokens (1 GiB a user).
+        assert step_value(page, "per_user_gib") == "0.977 GiB"
+        assert step_value(page, "users_worst_case") == "55 users"
+
+    @pytest.mark.parametrize(("name", "typed", "said"), [
+        ("reserve_gib", "3 GB", "Read '3 GB' as 2.794 GiB."),  # 3e9 / 2^30 = 2.794
+        ("utilization", "90%", "Read '90%' as 0.9."),
+        ("avg_tokens", "2^11", "Read '2^11' as 2,048 tokens."),
+        ("context", "8,192", "Read '8,192' as 8,192 tokens."),
+        ("context", "8192", ""),  # the plain number needs no echo
+        ("context", "8.5", ""),  # an error instead (beside the field), and no reading
+    ])
+    def test_the_page_says_what_each_box_was_read_as(self, client, name, typed, said):
+        page = client.get(LADDER, {name: typed}).content.decode()
+
+        assert reading(page, name) == said
+        assert input_value(page, name) == typed  # the box keeps what was typed
+
+    def test_an_emptied_reading_is_sent_out_of_band_too(self, htmx_client):
+        page = htmx_client.get(LADDER, {"context": "8192"}).content.decode()
+
+        for name in LADDER_INPUTS:
+            if name == "config":  # a pasted config is read by its own rules, and says so in the results
+                assert 'id="reading-config"' not in page
+                continue
+            assert re.search(rf'<div id="reading-{name}"[^>]*hx-swap-oob="innerHTML"', page), name
+            assert reading(page, name) == ""
 
 
 class TestHistoryAndState:
@@ -379,11 +425,13 @@ class TestChangedSteps:
 
 class TestInvalidInputs:
     @pytest.mark.parametrize(("name", "value", "message"), [
-        ("gpus", "abc", "Enter a whole number."),
+        ("gpus", "abc", "'abc' is not a number; this field takes a whole number."),
         ("gpus", "0", "Must be at least 1."),
         ("utilization", "2", "Must be at most 1."),
         ("utilization", "0", "Must be at least 0.01."),
-        ("context", "1.5", "Enter a whole number."),
+        # Text that is not the plain number says what it was read as: 150% is 1.5, 0.5k tokens are 500.
+        ("utilization", "150%", "Must be at most 1. Read '150%' as 1.5."),
+        ("context", "1.5", "Read '1.5' as 1.5 tokens; this field takes a whole number."),
         ("context", "", "Enter a value (the reference stack uses 8192)."),
         ("reserve_gib", "-1", "Must be at least 0."),
         ("weights_bits", "40", "Must be at most 32."),

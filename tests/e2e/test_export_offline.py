@@ -253,6 +253,21 @@ def test_refusals_read_as_on_the_site(exported, offline_page):
     assert not leaked and not errors, (leaked, errors)
 
 
+def test_a_box_offline_refuses_what_it_cannot_read_and_says_what_it_read(exported, offline_page):
+    """The engine's reader is not in an exported page: "8k" is refused with what was typed and what a box takes
+    there, never half-read as 8; a fraction in a whole-number box says what it was read as."""
+    page, leaked, errors = offline_page
+    page.goto((exported / "04-gpu-roofline.html").as_uri())
+    aside = page.query_selector('aside.calc-embed[data-family="roofline"]')
+    page.evaluate(SET_JS, [aside, {"batch": "8k"}])
+    shown = aside.evaluate(READ_JS)
+    assert shown["steps"] == [] and "'8k' is not a number in digits; offline, a box reads digits only" in \
+        shown["errors"][0], shown
+    page.evaluate(SET_JS, [aside, {"batch": "1.5"}])
+    assert "Read '1.5' as 1.5; this field takes a whole number." in aside.evaluate(READ_JS)["errors"][0]
+    assert not leaked and not errors, (leaked, errors)
+
+
 def test_figure_steps_and_nothing_is_fetched(exported, offline_page):
     page, leaked, errors = offline_page
     page.goto((exported / "05-prefill-and-decode.html").as_uri())

@@ -145,3 +145,11 @@ def test_a_knee_at_the_highest_rate_swept_reads_at_least_it(client):
     assert "Rates swept: 5, 10 req/s." in page
     sweep = client.get("/api/v1/simulate/", {"sweep": "5,10", "duration_s": 20}).json()
     assert sweep["knee_req_s"] == 10 and sweep["knee_text"] == "at least 10 req/s (the highest rate swept)"
+
+
+def test_a_box_says_what_it_was_read_as(client):
+    """The simulator's boxes are the calculators' fields: 2k tokens are 2,000, and the page says so; a bound's
+    error says what was read too (2 h is 7,200 s, over the 3,600 s a run may last)."""
+    page = client.get("/simulator/?prompt_tokens=2k&duration_s=2h&sweep=5,abc").content.decode()
+    assert "Read &#x27;2k&#x27; as 2,000 tokens." in page
+    assert "Must be at most 3,600. Read &#x27;2h&#x27; as 7,200 s." in page

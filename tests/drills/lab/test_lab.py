@@ -167,9 +167,35 @@ class TestLabPage:
         assert response.status_code == 200
         assert 'value="fast"' in page and 'value="150"' in page and 'value="90"' in page
         assert 'id="id_decode_tok_s-error"' in page and 'id="id_preempt_pct-error"' in page
-        assert "Enter a number." in page
-        assert "less than or equal to 100" in page
+        text = visible(response)
+        assert "'fast' is not a number; this field expects a token rate in tok/s, such as 208.5." in text
+        assert "Must be at most 100." in text
         assert 'aria-invalid="true"' in page
+        assert LabRun.objects.count() == 0
+
+    def test_a_memory_in_gb_and_a_scaled_count_are_read_as_the_calculators_read_them(self, candidate_client):
+        """80 GB is 80e9 B = 80e9 / 2^30 = 74.5058 GiB; 2k tokens are 2,000. The visitor's page says what each box
+        was read as; the candidate's run stores the values read."""
+        text = visible(Client().post("/lab/", run_data(startup_gib="80 GB", prompt_tokens="2k")))
+        assert "Read '80 GB' as 74.51 GiB." in text and "Read '2k' as 2,000 tokens." in text
+        assert "Read '150'" not in text  # a plain number is not echoed
+
+        candidate_client.post("/lab/", run_data(startup_gib="80 GB", prompt_tokens="2k"))
+        run = LabRun.objects.get()
+        assert run.startup_gib == pytest.approx(80e9 / 2**30) and run.prompt_tokens == 2000
+
+    @pytest.mark.parametrize(("name", "typed", "message"), [
+        # 5 MB = 5e6 / 2^30 = 0.004657 GiB, under the 0.01 GiB the field takes.
+        ("startup_gib", "5 MB", "Must be at least 0.01. Read '5 MB' as 0.004657 GiB."),
+        ("knee_batch", "2.5", "Read '2.5' as 2.5; this field takes a whole number."),
+        ("gpus", "two", "'two' is not a number; this field takes a whole number."),
+        ("prefill_ms", "12 GB", "'12 GB' is a memory size; this field asks for a duration in ms."),
+    ])
+    def test_a_bad_number_says_what_was_read_and_what_was_expected(self, client, name, typed, message):
+        response = client.post("/lab/", run_data(**{name: typed}))
+
+        assert message in visible(response)
+        assert f'id="id_{name}-error"' in response.content.decode()
         assert LabRun.objects.count() == 0
 
     def test_more_memory_than_the_card_holds_is_an_error_beside_the_field(self, client):

@@ -124,12 +124,13 @@ class TestCalculatorPages:
             assert step_keys(page) == keys
 
     @pytest.mark.parametrize("url, field, message", [
-        ("/calculators/spec/?alpha=abc&gamma=4", "alpha", "Enter a number."),
+        ("/calculators/spec/?alpha=abc&gamma=4", "alpha", "'abc' is not a number; this field expects a plain number"),
         ("/calculators/spec/?alpha=1", "alpha", "Must be at most 0.99."),
         ("/calculators/spec/?gamma=-3", "gamma", "Must be at least 1."),
-        ("/calculators/spec/?draft_cost=%3Cscript%3E", "draft_cost", "Enter a number."),
+        ("/calculators/spec/?draft_cost=%3Cscript%3E", "draft_cost", "Could not read '<script>': '<' is not allowed"),
         ("/calculators/formats/?format=fp64", "format", "Select a valid choice"),
-        ("/calculators/rope/?original_context=long", "original_context", "Enter a whole number."),
+        ("/calculators/rope/?original_context=long", "original_context",
+         "'long' is not a number; this field takes a whole number."),
         ("/calculators/rope/?scaling_factor=0.1", "scaling_factor", "Must be at least 1."),
         ("/calculators/rope/?model=deepseek-v2", "original_context", "states no max_position_embeddings"),
         ("/calculators/rope/?model=nope", "model", "Select a valid choice"),

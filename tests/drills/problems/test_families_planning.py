@@ -130,18 +130,19 @@ class TestCalculatorPages:
         assert step_value(page, "usd_per_million_tokens") == "$1.33/Mtok"  # $24 ÷ 18,000,000 × 10^6
 
     @pytest.mark.parametrize("slug, query, errors", [
-        ("slo", {"gpus": "3", "mfu": "abc"}, {"mfu": "Enter a number."}),
+        ("slo", {"gpus": "3", "mfu": "abc"}, {"mfu": "'abc' is not a number; this field expects a plain number"}),
         ("slo", {"tpot_target_ms": "2"}, {"tpot_target_ms": "reading the weights alone takes 7.02 ms"}),
         ("slo", {"gpus": "3"}, {"gpus": "does not pack into nodes of 8"}),
         # A share of peak next to zero is refused, not turned into "inf ms" (a new user's finding).
         ("slo", {"bandwidth_efficiency": "1e-320"}, {"bandwidth_efficiency": "Must be at least 0.01."}),
         ("fleet", {"rate": "lots", "occupancy": "2", "spares": "-1"},
-         {"rate": "Enter a number.", "occupancy": "Must be at most 1.", "spares": "Must be at least 0."}),
+         {"rate": "'lots' is not a number; this field expects a request rate in req/s, such as 12.5.",
+          "occupancy": "Must be at most 1.", "spares": "Must be at least 0."}),
         ("fleet", {"gpus_per_replica": "3"}, {"gpus_per_replica": "does not pack"}),
         # The busy fraction typed under its older name; its error sits beside the field as it is named now
         # (issue 29: memory utilisation and a fleet's busy fraction are two keys).
         ("cost", {"utilization": "0", "gpus": "x", "tokens_per_s": "1e400"},
-         {"busy_fraction": "Must be at least 0.01.", "gpus": "Enter a whole number."}),
+         {"busy_fraction": "Must be at least 0.01.", "gpus": "'x' is not a number; this field takes a whole number."}),
     ])
     def test_garbage_queries_keep_the_page_and_put_errors_beside_fields(self, candidate_client, slug, query, errors):
         response = candidate_client.get(f"/calculators/{slug}/", query)
