@@ -334,6 +334,8 @@ class TypedIntegerField(_TypedNumber, forms.IntegerField):
                                       code="invalid") from None
             number = _read_typed(self.unit, value)
             if not float(number).is_integer():
+                if _plainly(value.strip(), number):  # "1.5": the box already shows what was read
+                    raise ValidationError(self.error_messages["invalid"], code="invalid") from None
                 raise ValidationError(f"Read {quote(value.strip())} as {reading_text(number, self.unit)}; this field "
                                       "takes a whole number.", code="invalid") from None
             return int(number)

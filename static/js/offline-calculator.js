@@ -256,10 +256,7 @@
                            "also read units, 8k and 2^13."]);
         return;
       }
-      if (spec.kind === "int" && !Number.isInteger(number)) {
-        errors.push([name, "Read " + quoted(text) + " as " + number + "; this field takes a whole number."]);
-        return;
-      }
+      if (spec.kind === "int" && !Number.isInteger(number)) { errors.push([name, spec.messages.invalid]); return; }
       if (spec.min !== null && (spec.exclusive_min ? number <= spec.min : number < spec.min)) {
         errors.push([name, spec.messages.min]);
         return;

@@ -431,7 +431,8 @@ class TestInvalidInputs:
         ("utilization", "0", "Must be at least 0.01."),
         # Text that is not the plain number says what it was read as: 150% is 1.5, 0.5k tokens are 500.
         ("utilization", "150%", "Must be at most 1. Read '150%' as 1.5."),
-        ("context", "1.5", "Read '1.5' as 1.5 tokens; this field takes a whole number."),
+        ("context", "1.5", "Enter a whole number."),
+        ("context", "2^-1", "Read '2^-1' as 0.5 tokens; this field takes a whole number."),
         ("context", "", "Enter a value (the reference stack uses 8192)."),
         ("reserve_gib", "-1", "Must be at least 0."),
         ("weights_bits", "40", "Must be at most 32."),

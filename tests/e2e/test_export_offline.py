@@ -255,7 +255,7 @@ def test_refusals_read_as_on_the_site(exported, offline_page):
 
 def test_a_box_offline_refuses_what_it_cannot_read_and_says_what_it_read(exported, offline_page):
     """The engine's reader is not in an exported page: "8k" is refused with what was typed and what a box takes
-    there, never half-read as 8; a fraction in a whole-number box says what it was read as."""
+    there, never half-read as 8; a fraction in a whole-number box gets the site's sentence."""
     page, leaked, errors = offline_page
     page.goto((exported / "04-gpu-roofline.html").as_uri())
     aside = page.query_selector('aside.calc-embed[data-family="roofline"]')
@@ -264,7 +264,7 @@ def test_a_box_offline_refuses_what_it_cannot_read_and_says_what_it_read(exporte
     assert shown["steps"] == [] and "'8k' is not a number in digits; offline, a box reads digits only" in \
         shown["errors"][0], shown
     page.evaluate(SET_JS, [aside, {"batch": "1.5"}])
-    assert "Read '1.5' as 1.5; this field takes a whole number." in aside.evaluate(READ_JS)["errors"][0]
+    assert "Enter a whole number." in aside.evaluate(READ_JS)["errors"][0]  # as the site says it
     assert not leaked and not errors, (leaked, errors)
 
 

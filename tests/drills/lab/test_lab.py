@@ -187,7 +187,7 @@ class TestLabPage:
     @pytest.mark.parametrize(("name", "typed", "message"), [
         # 5 MB = 5e6 / 2^30 = 0.004657 GiB, under the 0.01 GiB the field takes.
         ("startup_gib", "5 MB", "Must be at least 0.01. Read '5 MB' as 0.004657 GiB."),
-        ("knee_batch", "2.5", "Read '2.5' as 2.5; this field takes a whole number."),
+        ("knee_batch", "2^-1", "Read '2^-1' as 0.5; this field takes a whole number."),
         ("gpus", "two", "'two' is not a number; this field takes a whole number."),
         ("prefill_ms", "12 GB", "'12 GB' is a memory size; this field asks for a duration in ms."),
     ])
