@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from calculators.engine.grader import Grade, grade
-from drills.problems.models import Attempt, ProblemInstance
+from calculators.engine.grader import Grade, StepGrade, grade
+from calculators.engine.procedures import Result
+from drills.problems.models import Attempt, ProblemInstance, StepAnswer
 from drills.problems.storage import store_attempt
 
 
@@ -51,6 +52,26 @@ def unreadable_steps(graded: Grade, blank: bool = False) -> dict[str, str]:
 def grade_problem(problem: ProblemInstance, answers: dict[str, str]) -> Grade:
     """Grade ``answers`` (step key → typed text) against the problem's right answers."""
     return grade(problem.solve(), answers)
+
+
+def stored_grade(solution: Result, steps: Sequence[StepAnswer]) -> Grade | None:
+    """The grade an attempt was given, read back from its stored ``steps`` (in ``position`` order) instead of
+    grading its answers again: each step's verdict, credit, message, misconception and values as
+    :func:`store_attempt` saved them, with the step's label from ``solution`` (the problem's right answers).
+
+    ``None`` when the stored steps are not one per step of ``solution`` under the same keys in the same order
+    (an attempt stored before the family's steps changed, or answered under an older key): the caller grades the
+    stored answers again then.
+    """
+    specs = solution.specs
+    if [step.key for step in steps] != [spec.key for spec in specs]:
+        return None
+    return Grade(solution.family, solution.inputs, [
+        StepGrade(key=step.key, label=spec.label, unit=step.unit, verdict=step.verdict, credit=step.credit,
+                  expected=step.expected, given=step.raw_input, value=step.parsed_value, message=step.message,
+                  misconception=step.misconception or None, carried_expected=step.carried_expected,
+                  substituted=worked.substituted)
+        for step, spec, worked in zip(steps, specs, solution.steps)])
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from contextlib import nullcontext
 
 from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
+from django.db.models import F
 from django.forms import BoundField
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -18,14 +19,19 @@ from django.views.decorators.http import require_http_methods, require_safe
 from calculators.engine.errors import EngineError
 from calculators.engine.quantities import quantity as declared_quantity
 from calculators.families import FAMILIES
-from drills.followups.services import attempt_answers, debrief, first_values
-from drills.models import Attempt, FollowUpAttempt, ProblemInstance
+from drills.followups.services import debrief, first_values
+from drills.models import Attempt, FollowUpAttempt, ProblemInstance, StepAnswer
 from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
-from drills.problems.grading import UnreadableAnswers, grade_problem, submit
+from drills.problems.grading import UnreadableAnswers, grade_problem, stored_grade, submit
 from drills.problems.presentation import problem_facts, statement, worked_sweep
 from drills.problems.storage import with_first_attempt
+
+# Seconds a stored attempt's rendered step rows are kept in the cache (the page opened again shows them). The
+# rows read only the attempt's stored steps and the problem, which never change; the bound is for a deploy that
+# changes how a row is drawn: an attempt's rows drawn before it are shown for at most this long.
+RESTORED_ROWS_CACHE_S = 15 * 60
 
 
 def _family_or_404(family: str):
@@ -143,16 +149,17 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         else:
             graded, attempt = submitted.grade, submitted.attempt  # stored for a logged-in candidate only
     else:
-        restored = None if request.GET.get("clear") else _latest_attempt(request.user, instance)
-        if restored is None:
+        latest = None if request.GET.get("clear") else _latest_attempt(request.user, instance, len(solution.specs))
+        if latest is None:
             form = AnswerForm(solution.specs, initial={"started": sign_start(timezone.now())})
         else:
-            # The page opened again after grading shows that grade and the follow-ups where they were left
-            # (graded again from the stored answers: a GET writes nothing).
-            answers = attempt_answers(restored)
-            form = AnswerForm(solution.specs, {**answers, "started": sign_start(timezone.now())})
+            # The page opened again after grading shows that grade, as stored with the attempt (its answers back
+            # in their boxes), and the follow-ups where they were left: a GET writes nothing.
+            restored, steps = latest
+            form = AnswerForm(solution.specs, {**{step.key: step.raw_input for step in steps},
+                                               "started": sign_start(timezone.now())})
             form.is_valid()
-            graded = grade_problem(instance, form.answers())
+            graded = stored_grade(solution, steps) or grade_problem(instance, form.answers())
         seen = _first_attempt(request.user, instance) if restored is not None or request.GET.get("clear") else None
     rows = [_step_row(form[spec.key], spec, number, graded.steps[number - 1] if graded else None,
                       solution.steps[number - 1])
@@ -172,7 +179,8 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
         "problem": instance, "problem_url": problem_url, "family": instance.family_info, "form": form, "rows": rows,
         "graded": graded,
         "attempt": attempt, "solution": solution, "counted": _counted_attempt(attempt), "refused": refused,
-        "seen": seen, "followup": followup, "restored": restored, "answered": answered,
+        "seen": seen, "followup": followup, "restored": restored, "restored_rows_s": RESTORED_ROWS_CACHE_S,
+        "answered": answered,
         "sweep": worked_sweep(instance, solution) if graded else None,
         # A simulated drill's grading simulates its follow-ups' sweeps (seconds): the form says so while it runs.
         "simulated": "simulation" in (instance.inputs or {}),
@@ -218,12 +226,22 @@ def _step_label(spec, number: int, box_id: str) -> SafeString:
     return html
 
 
-def _latest_attempt(user, instance: ProblemInstance) -> Attempt | None:
-    """The owner's latest graded attempt of a stored ``instance`` (what the page shows when opened again), or
-    ``None``: a visitor, an unsaved problem, or none graded yet."""
+def _latest_attempt(user, instance: ProblemInstance, steps: int) -> tuple[Attempt, list[StepAnswer]] | None:
+    """The owner's latest graded attempt of a stored ``instance`` (what the page shows when opened again) and its
+    stored steps in ``position`` order, read in one query: the first ``steps`` rows (the problem's number of
+    steps) of the candidate's steps of ``instance`` by attempt, latest first, each with its attempt's
+    ``submitted_at``. The attempt is given with ``pk`` and ``submitted_at`` only (what the page shows and reads).
+    ``None`` for a visitor, an unsaved problem, or none graded yet (every stored attempt has its steps:
+    :func:`~drills.problems.storage.store_attempt` saves them in the attempt's transaction)."""
     if not user.is_authenticated or instance.pk is None:
         return None
-    return Attempt.objects.filter(user=user, problem=instance).order_by("-pk").first()
+    rows = list(StepAnswer.objects.filter(attempt__user=user, attempt__problem=instance)
+                .annotate(submitted_at=F("attempt__submitted_at")).order_by("-attempt_id", "position")[:steps])
+    if not rows:
+        return None
+    latest = rows[0]  # an attempt stored with fewer steps than the problem has now: the rows after are older
+    return (Attempt(pk=latest.attempt_id, user=user, problem=instance, submitted_at=latest.submitted_at),
+            [row for row in rows if row.attempt_id == latest.attempt_id])
 
 
 def _chain_so_far(request: HttpRequest, instance: ProblemInstance, attempt: Attempt, solution, graded,

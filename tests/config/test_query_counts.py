@@ -123,6 +123,14 @@ def test_candidate_pages_stay_under_their_bounds(content, django_assert_max_num_
         assert len(captured.captured_queries) == count, [q["sql"][:60] for q in captured.captured_queries]
     assert response.status_code == 200
     assert b'data-score="1.0"' in response.content and b"<html" not in response.content  # the graded fragment
+    # Opened again, the page shows the latest attempt's stored grade: exactly the session, its user, the problem,
+    # the latest attempt's steps with the attempt (one query), its follow-ups and the first attempt (whose score
+    # counts). Twice: the second load takes the rendered rows from the cache and reads the same.
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(problem.get_absolute_url())
+        assert len(captured.captured_queries) == 6, [q["sql"][:60] for q in captured.captured_queries]
+        assert b'id="restored-note"' in response.content and b'data-score="1.0"' in response.content
     # 31 cards due: the queue's first card with the queue's length is one query, the forecast with the deck one.
     with django_assert_max_num_queries(12):
         assert client.get("/review/").status_code == 200
