@@ -27,6 +27,7 @@ from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, grade_problem, stored_grade, submit
 from drills.problems.presentation import problem_facts, statement, worked_sweep
 from drills.problems.storage import with_first_attempt
+from drills.templatetags.drills_tags import step_choices, verdict_label, verdict_style
 
 # Seconds a stored attempt's rendered step rows are kept in the cache (the page opened again shows them). The
 # rows read only the attempt's stored steps and the problem, which never change; the bound is for a deploy that
@@ -199,11 +200,17 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
 def _step_row(field: BoundField, spec, number: int, grade, step) -> dict:
     """Step ``number``'s row of the answer form (``drills/problem.html#step``): its ``spec``, ``grade`` (``None``
     before grading) and worked ``step``, with its box's name, id, typed value and errors read from ``field`` once
-    (each is computed again at every read of the bound field), and its label (:func:`_step_label`)."""
+    (each is computed again at every read of the bound field), its label (:func:`_step_label`), the choices of a
+    verdict step's box (``[]`` for a typed one) and the grade's verdict style, label and misconception, each read
+    once here instead of through a filter or a property in the partial."""
     box_id = field.id_for_label
+    value = field.value()
     return {"spec": spec, "grade": grade, "step": step, "name": field.html_name, "id": box_id,
-            "error_id": f"{box_id}-error", "value": field.value(), "errors": field.errors,
-            "label": _step_label(spec, number, box_id)}
+            "error_id": f"{box_id}-error", "value": value, "errors": field.errors,
+            "label": _step_label(spec, number, box_id), "choices": step_choices(spec, value),
+            "style": verdict_style(grade.verdict) if grade else None,
+            "verdict_label": verdict_label(grade.verdict) if grade else None,
+            "misconception": grade.misconception_info if grade else None}
 
 
 _LABELS: dict[tuple, SafeString] = {}
