@@ -1,11 +1,16 @@
-"""What a problem page says: the statement and the facts the candidate works from."""
+"""What a problem page says: the statement and the facts the candidate works from, and how a step's answer box
+offers a verdict's words and how a verdict is styled and named (the drill page's rows and the templates' filters)."""
 
 from __future__ import annotations
 
 import json
 
+from calculators.engine.answers import parse_answer
 from calculators.engine.catalog import NOMINAL_BITS, catalog_from_entries
+from calculators.engine.errors import AnswerError
 from calculators.engine.procedures import Result
+from calculators.engine.quantities import quantity as declared_quantity
+from calculators.engine.units import verdict_choices
 from calculators.knee_chart import KneeView, knee_view
 from drills.models import ProblemInstance
 
@@ -63,3 +68,44 @@ def worked_sweep(problem: ProblemInstance, solution: Result) -> KneeView | None:
     gpus = catalog_from_entries([], problem.snapshot.get("gpus", []))
     gpu = gpus.gpu(problem.inputs["gpu"]).name if problem.inputs.get("gpu") in gpus.gpus else problem.inputs["gpu"]
     return knee_view(solution, f"{problem.inputs['model']} on one {gpu}")
+
+
+# Each verdict's Bootstrap colour and its label (a step's, a follow-up's marks and values).
+VERDICT_STYLES = {
+    "correct": ("success", "Correct"),
+    "carried_forward": ("success", "Carried forward"),
+    "close": ("warning", "Close"),
+    "misconception": ("danger", "Misconception"),
+    "impossible": ("danger", "Impossible"),
+    "wrong": ("danger", "Wrong"),
+    "unreadable": ("secondary", "Unreadable"),
+    # a follow-up's marks and values (calculators.engine.followup)
+    "right": ("success", "Right"),
+    "left_unmoved": ("danger", "Moved step left unmoved"),
+    "moved_when_still": ("danger", "Still step moved"),
+    "unanswered": ("secondary", "Not answered"),
+}
+
+
+def verdict_style(verdict):
+    """Bootstrap contextual colour for a verdict."""
+    return VERDICT_STYLES.get(verdict, ("secondary", verdict))[0]
+
+
+def verdict_label(verdict):
+    """Human label for a verdict."""
+    return VERDICT_STYLES.get(verdict, ("secondary", verdict))[1]
+
+
+def step_choices(spec, typed="") -> list[dict]:
+    """The choices of a verdict step's box (``[{"word": "compute-bound", "selected": True}, …]``), the one
+    ``typed`` (a word or 1/0) reads as selected; ``[]`` for a step that is not a verdict, which takes a typed
+    value. ``spec`` is a ``StepSpec``; its flag quantity names the words (``calculators.engine.units``)."""
+    declared = declared_quantity(spec.key)
+    if declared is None or not declared.verdict:
+        return []
+    try:
+        chosen = parse_answer(str(typed), spec.unit, declared.verdict).value if str(typed or "").strip() else None
+    except AnswerError:
+        chosen = None
+    return [{"word": word, "selected": value == chosen} for word, value in verdict_choices(declared.verdict)]

@@ -25,9 +25,15 @@ from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
 from drills.problems.grading import UnreadableAnswers, grade_problem, stored_grade, submit
-from drills.problems.presentation import problem_facts, statement, worked_sweep
+from drills.problems.presentation import (
+    problem_facts,
+    statement,
+    step_choices,
+    verdict_label,
+    verdict_style,
+    worked_sweep,
+)
 from drills.problems.storage import with_first_attempt
-from drills.templatetags.drills_tags import step_choices, verdict_label, verdict_style
 
 # Seconds a stored attempt's rendered step rows are kept in the cache (the page opened again shows them). The
 # rows read only the attempt's stored steps and the problem, which never change; the bound is for a deploy that

@@ -3,28 +3,17 @@
 from django import template
 
 from accounts.timezones import zone_label
-from calculators.engine.answers import parse_answer
-from calculators.engine.errors import AnswerError
 from calculators.engine.procedures.base import CEIL, FLOOR, format_number
 from calculators.engine.quantities import quantity as declared_quantity
 from calculators.engine.units import verdict_choices
+from drills.problems.presentation import step_choices, verdict_label, verdict_style
 
 register = template.Library()
 
-VERDICT_STYLES = {
-    "correct": ("success", "Correct"),
-    "carried_forward": ("success", "Carried forward"),
-    "close": ("warning", "Close"),
-    "misconception": ("danger", "Misconception"),
-    "impossible": ("danger", "Impossible"),
-    "wrong": ("danger", "Wrong"),
-    "unreadable": ("secondary", "Unreadable"),
-    # a follow-up's marks and values (calculators.engine.followup)
-    "right": ("success", "Right"),
-    "left_unmoved": ("danger", "Moved step left unmoved"),
-    "moved_when_still": ("danger", "Still step moved"),
-    "unanswered": ("secondary", "Not answered"),
-}
+# A step's box choices and a verdict's style and label: the drill page's rows read them in the view too.
+register.filter("step_choices", step_choices)
+register.filter("verdict_style", verdict_style)
+register.filter("verdict_label", verdict_label)
 
 
 @register.filter
@@ -33,18 +22,6 @@ def quantity(value, unit):
     if value is None or value == "":
         return "—"
     return format_number(float(value), unit)
-
-
-@register.filter
-def verdict_style(verdict):
-    """Bootstrap contextual colour for a verdict."""
-    return VERDICT_STYLES.get(verdict, ("secondary", verdict))[0]
-
-
-@register.filter
-def verdict_label(verdict):
-    """Human label for a verdict."""
-    return VERDICT_STYLES.get(verdict, ("secondary", verdict))[1]
 
 
 @register.filter
@@ -65,21 +42,6 @@ def step_tolerance(spec) -> str:
     if spec.rounding:
         return {FLOOR: "whole number, round down", CEIL: "whole number, round up"}.get(spec.rounding, "whole number")
     return f"±{spec.tolerance * 100:.3g} %"
-
-
-@register.filter
-def step_choices(spec, typed="") -> list[dict]:
-    """The choices of a verdict step's box (``[{"word": "compute-bound", "selected": True}, …]``), the one
-    ``typed`` (a word or 1/0) reads as selected; ``[]`` for a step that is not a verdict, which takes a typed
-    value. ``spec`` is a ``StepSpec``; its flag quantity names the words (``calculators.engine.units``)."""
-    declared = declared_quantity(spec.key)
-    if declared is None or not declared.verdict:
-        return []
-    try:
-        chosen = parse_answer(str(typed), spec.unit, declared.verdict).value if str(typed or "").strip() else None
-    except AnswerError:
-        chosen = None
-    return [{"word": word, "selected": value == chosen} for word, value in verdict_choices(declared.verdict)]
 
 
 @register.filter
