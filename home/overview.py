@@ -28,7 +28,14 @@ from accounts.timezones import chose_time_zone, zone_name_of
 from calculators.engine.mistakes import MISCONCEPTIONS
 from coaching import services as coaching
 from drills.models import Card, ReviewSettings, StepAnswer
-from drills.reviews.scheduling import days_to_interview, due_count, due_forecast, local_today, retention_on_day
+from drills.reviews.scheduling import (
+    ReviewDay,
+    days_to_interview,
+    due_count,
+    due_forecast,
+    retention_on_day,
+    review_day,
+)
 from runbook.models import Chapter, Document, ReadingPath, chapter_text
 
 NEW_DAYS = 7
@@ -66,7 +73,7 @@ class Mistake:
 class Home:
     """Everything the signed-in home page shows: today's reviews, the week's forecast, assignments, the path."""
 
-    today: date
+    review_day: ReviewDay  # today's review day and the calendar date beside it
     due_today: int
     forecast: list[tuple[date, int]]
     deck_size: int
@@ -78,6 +85,7 @@ class Home:
     path_done: bool = False
     mistakes: list[Mistake] = field(default_factory=list)
     time_zone: str = "UTC"
+    now: datetime | None = None  # the instant shown as "it is 01:23 there", in ``time_zone``
     zone_chosen: bool = False  # UTC may be chosen too: a candidate in UTC can finish the first step
 
     @property
@@ -149,14 +157,14 @@ def home_for(user, now: datetime | None = None) -> Home:
     """Everything the signed-in home page shows for ``user`` at ``now`` (see the module's docstring)."""
     now = now or timezone.now()
     review_settings = ReviewSettings.for_user(user)
-    today = local_today(review_settings.tz, now)
+    day = review_day(review_settings.tz, now)
     paths = list(ReadingPath.objects.all())
     path = next((p for p in paths if p.slug == review_settings.reading_path), None)
-    home = Home(today=today, due_today=due_count(user, now, review_settings),
+    home = Home(review_day=day, due_today=due_count(user, now, review_settings),
                 forecast=due_forecast(user, FORECAST_DAYS, now, review_settings),
                 deck_size=Card.objects.of(user).count(), assignments=_open_assignments(user, now),
                 interview=_interview(user, review_settings, now), path=path, paths=paths,
-                mistakes=_mistakes(user), time_zone=zone_name_of(user), zone_chosen=chose_time_zone(user))
+                mistakes=_mistakes(user), time_zone=zone_name_of(user), now=now, zone_chosen=chose_time_zone(user))
     if path is not None:
         home.next_chapter, home.path_done = _next_chapter(user, path)
     return home

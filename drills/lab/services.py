@@ -309,6 +309,7 @@ def _prefill(base, gpu, gpus, prefill_ms, prompt_tokens) -> Comparison | None:
     inputs = {"model": base["model"], "gpu": base["gpu"], "gpus": gpus, "precision": precision,
               "prompt_tokens": int(prompt_tokens)}
     low_mfu, high_mfu = PREFILL_MFU_RANGE
+    usual = f"{low_mfu * 100:g}–{high_mfu * 100:g} % MFU"
     slow = FAMILIES["prefill"].run({**inputs, "prefill_mfu": low_mfu}).values
     fast = FAMILIES["prefill"].run({**inputs, "prefill_mfu": high_mfu}).values
     peak = FAMILIES["prefill"].run({**inputs, "prefill_mfu": 1}).values
@@ -339,11 +340,18 @@ def _prefill(base, gpu, gpus, prefill_ms, prompt_tokens) -> Comparison | None:
         comparison.verdict = ("Faster than the dense peak allows: was part of the prompt served from the prefix "
                               "cache, or the time taken from a later token?")
         comparison.tone = "danger"
+    elif mfu > high_mfu:
+        comparison.verdict = (f"Above the {usual} prefill kernels usually reach, though under "
+                              "the dense peak: check whether part of the prompt came from the prefix cache or the "
+                              "time stopped before the first token; if neither, your kernels beat the usual range.")
+        comparison.tone = "warning"
     elif mfu >= low_mfu:
-        comparison.verdict = "Within the range prefill kernels reach: prefill is compute-bound, as predicted."
+        comparison.verdict = (f"Within the {usual} prefill kernels reach: prefill is "
+                              "compute-bound, as predicted.")
         comparison.tone = "success"
     else:
-        comparison.verdict = "Below the usual range: a short prompt, chunking, or overhead counted in the time."
+        comparison.verdict = (f"Below the {usual} prefill kernels usually reach: a short "
+                              "prompt, chunking, or overhead counted in the time.")
         comparison.tone = "warning"
     return comparison
 

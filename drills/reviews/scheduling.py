@@ -39,7 +39,7 @@ from typing import Any, Collection, Iterable, Mapping, NamedTuple
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q, Subquery, Window
+from django.db.models import Count, Exists, Min, OuterRef, Q, Subquery, Window
 from django.utils import timezone
 from fsrs import Rating, Scheduler, State
 from fsrs.scheduler import DEFAULT_PARAMETERS
@@ -88,6 +88,34 @@ def local_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
     """
     local = _now(now).astimezone(tz)
     return local.date() if local.time() >= day_starts_at() else local.date() - timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class ReviewDay:
+    """The review day at one instant in one zone, beside the calendar date there (see :func:`review_day`).
+
+    ``day``: the review day (:func:`local_today`); ``calendar``: the date on the calendar; ``turns_at``: the
+    local time the review day turns. Between midnight and ``turns_at`` the two dates differ
+    (``before_turn``), and pages that show the review day say so.
+    """
+
+    day: date
+    calendar: date
+    turns_at: time
+
+    @property
+    def before_turn(self) -> bool:
+        """Whether it is past midnight but the review day has not yet turned (``day`` is the calendar's eve)."""
+        return self.day != self.calendar
+
+
+def review_day(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> ReviewDay:
+    """The review day in ``tz`` at ``now`` with the calendar date beside it: what every page showing "today"
+    for reviews reads (the home page, /review/, /progress/ and the review settings).
+
+    At 01:23 on Tuesday in ``tz`` the review day is Monday and the calendar says Tuesday.
+    """
+    return ReviewDay(local_today(tz, now), calendar_today(tz, now), day_starts_at())
 
 
 def calendar_today(tz: zoneinfo.ZoneInfo, now: datetime | None = None) -> date:
@@ -270,11 +298,14 @@ def due_queue(user, now: datetime | None = None, review_settings: ReviewSettings
 
 class NextDue(NamedTuple):
     """The review page's head: the card to show (``None``: nothing due today), how many cards are left to finish
-    today (due by the end of the local day, the one shown included), and how many of those are relearning."""
+    today (due by the end of the local day, the one shown included), how many of those are relearning, and how
+    many are due only later today with the first of those due times."""
 
     card: Card | None
     left: int
     relearning: int
+    later: int = 0  # of ``left``, the cards not due yet but later today (learning steps, mostly)
+    next_later: datetime | None = None  # when the first of those falls due
 
 
 def next_due(user, now: datetime | None = None, review_settings: ReviewSettings | None = None,
@@ -294,14 +325,19 @@ def next_due(user, now: datetime | None = None, review_settings: ReviewSettings 
     review_settings = review_settings or ReviewSettings.for_user(user)
     if interview_start(review_settings, now) is not None:
         queue = due_queue(user, now, review_settings, excluding)
+        later = [card.due for card in queue if card.due > now]
         return NextDue(queue[0] if queue else None, len(queue),
-                       sum(1 for card in queue if card.state == Card.RELEARNING))
+                       sum(1 for card in queue if card.state == Card.RELEARNING), len(later), min(later, default=None))
     first = (_due_today(user, now, review_settings, excluding)
              .select_related("item", "item__chapter").defer(*chapter_text("item__chapter"))
              .annotate(queue_length=Window(Count("pk")),
-                       relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))), **(also or {}))
+                       relearning=Window(Count("pk", filter=Q(state=Card.RELEARNING))),
+                       later=Window(Count("pk", filter=Q(due__gt=now))),
+                       next_later=Window(Min("due", filter=Q(due__gt=now))), **(also or {}))
              .order_by("due", "pk").first())
-    return NextDue(first, first.queue_length, first.relearning) if first is not None else NextDue(None, 0, 0)
+    if first is None:
+        return NextDue(None, 0, 0)
+    return NextDue(first, first.queue_length, first.relearning, first.later, first.next_later)
 
 
 def due_count(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> int:

@@ -38,14 +38,15 @@ from drills.reviews.scheduling import (
     RATING_LABELS,
     RATING_RULE,
     RUBRIC_RULE,
+    NextDue,
     days_to_interview,
     due_count,
     forecast_and_deck,
-    local_today,
     next_due,
     next_outcomes,
     rating_for_rubric,
     retention_on_day,
+    review_day,
     time_box_of,
 )
 from drills.reviews.services import (
@@ -76,11 +77,11 @@ def _render(request: HttpRequest, template: str, context: dict, review_settings:
 
 
 def _sidebar(user, review_settings: ReviewSettings, now: datetime, left: int) -> dict:
-    today = local_today(review_settings.tz, now)
+    day = review_day(review_settings.tz, now)
     forecast, deck_size = forecast_and_deck(user, FORECAST_DAYS, now, review_settings)  # one query for both
     return {
         "left": left, "forecast": forecast, "forecast_max": max([count for _, count in forecast] or [0]) or 1,
-        "today": today, "deck_size": deck_size,
+        "today": day.day, "review_day": day, "deck_size": deck_size,
         "days_left": days_to_interview(review_settings, now),
         "retention_rows": retention_on_day(user, now, review_settings) if review_settings.interview_date else [],
     }
@@ -167,8 +168,13 @@ def _card_box(item: BankItem, steps: int, links: int) -> int | None:
 
 
 def _show(request: HttpRequest, card: Card | None, review_settings: ReviewSettings, now: datetime, left: int,
-          relearning: int | None = None, **extra) -> HttpResponse:
-    context = {**_sidebar(request.user, review_settings, now, left), "relearning": relearning}
+          head: NextDue | None = None, **extra) -> HttpResponse:
+    """The review page with ``card``; ``head`` (the queue's counts, from /review/ itself) splits ``left`` into
+    the cards due now and those due only later today, with the time the next of those falls due."""
+    context = _sidebar(request.user, review_settings, now, left)
+    if head is not None:
+        context.update(relearning=head.relearning, due_now=head.left - head.later, later=head.later,
+                       next_later=head.next_later)
     if card is not None:
         context.update(_card_context(request, card, now, review_settings=review_settings, **extra))
     return _render(request, "reviews/review.html", context, review_settings)
@@ -191,7 +197,7 @@ def review(request: HttpRequest) -> HttpResponse:
         messages.warning(request, reason)
         skipped.append(head.card.pk)
         head = next_due(request.user, now, review_settings, excluding=skipped, also=also)
-    return _show(request, head.card, review_settings, now, head.left, relearning=head.relearning)
+    return _show(request, head.card, review_settings, now, head.left, head)
 
 
 def _own_card(request: HttpRequest, pk: int, load=card_of) -> Card:
@@ -402,7 +408,7 @@ def review_settings(request: HttpRequest) -> HttpResponse:
     else:
         row = ReviewSettings.for_user(request.user)
         form = ReviewSettingsForm(instance=row)
-    return _render(request, "reviews/settings.html", {"form": form}, row)
+    return _render(request, "reviews/settings.html", {"form": form, "review_day": review_day(row.tz)}, row)
 
 
 @login_required
@@ -410,8 +416,10 @@ def review_settings(request: HttpRequest) -> HttpResponse:
 def progress(request: HttpRequest) -> HttpResponse:
     """Retention, accuracy, misconceptions, reviews per day, the due forecast and the streak, as charts and tables."""
     row = ReviewSettings.for_user(request.user)
-    data = progress_for(request.user, timezone.now(), row)
-    return _render(request, "reviews/progress.html", {"progress": data, "chart_data": data.chart_data()}, row)
+    now = timezone.now()
+    data = progress_for(request.user, now, row)
+    return _render(request, "reviews/progress.html", {"progress": data, "chart_data": data.chart_data(),
+                                                      "review_day": review_day(row.tz, now)}, row)
 
 
 def _csv_response(text: str, filename: str) -> HttpResponse:

@@ -129,7 +129,7 @@ def test_the_home_numbers(candidate, coach, world):
     home = home_for(candidate, now)
 
     # The assigned set put chapter 05's question in the deck, due at once; 06's falls due in 3 days.
-    assert (home.today, home.due_today, home.deck_size) == (date(2026, 3, 2), 1, 2)
+    assert (home.review_day.day, home.due_today, home.deck_size) == (date(2026, 3, 2), 1, 2)
     assert [count for _, count in home.forecast] == [1, 0, 0, 1, 0, 0, 0]
     assert [(row.assignment.question_set.title, row.is_new) for row in home.assignments] == [
         ("Old set", False), ("Fresh set", True)]  # soonest due first; new = not started, assigned ≤ 7 days ago

@@ -87,6 +87,22 @@ class TestPredictions:
         assert figure(prefill, "MFU").value == pytest.approx(35_090_973_327_360 / (0.120 * 989.4e12))
         assert figure(prefill, "MFU").text == "0.2956 (29.6 %)"
 
+    # MFU = 35,090,973,327,360 FLOP ÷ (t × 989.4 × 10¹² FLOP/s): 45 ms → 0.7882, 80 ms → 0.4433, 120 ms → 0.2956,
+    # against the 35–50 % prefill kernels usually reach.
+    @pytest.mark.parametrize(("prefill_ms", "mfu_text", "verdict_start", "tone"), [
+        (45, "0.7882 (78.8 %)", "Above the 35–50 % MFU prefill kernels usually reach", "warning"),
+        (80, "0.4433 (44.3 %)", "Within the 35–50 % MFU prefill kernels reach", "success"),
+        (120, "0.2956 (29.6 %)", "Below the 35–50 % MFU prefill kernels usually reach", "warning"),
+    ])
+    def test_the_prefill_verdict_says_above_within_or_below_the_usual_range(self, prefill_ms, mfu_text,
+                                                                            verdict_start, tone):
+        prefill = comparison(predict({**SETUP, "gpus": 1}, {"prefill_ms": prefill_ms, "prompt_tokens": 2048}),
+                             "prefill")
+
+        assert figure(prefill, "MFU").text == mfu_text
+        assert prefill.verdict.startswith(verdict_start)
+        assert prefill.tone == tone
+
     def test_every_comparison_explains_the_usual_reasons_for_a_gap(self, prediction):
         assert [c.key for c in prediction.comparisons] == ["memory", "decode", "knee", "preemption", "prefill"]
         assert all(len(c.reasons) >= 3 for c in prediction.comparisons)

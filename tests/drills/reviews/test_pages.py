@@ -105,7 +105,7 @@ class TestReviewOpenQuestion:
     def test_the_whole_review_works_without_javascript(self, candidate_client, candidate, bank):
         card = due_card(candidate, bank["kv-paged"])
         html = candidate_client.get("/review/").content.decode()
-        assert "1</strong> card left to finish today" in html
+        assert "1</strong> card due now (none relearning)" in html
         assert f'action="/review/card/{card.pk}/reveal/"' in html and 'method="post"' in html
         assert "The model answer of kv-paged" not in html  # not before answering
 

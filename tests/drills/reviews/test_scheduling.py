@@ -261,12 +261,13 @@ class TestWhatTheReviewPageReads:
         Card.objects.filter(user=candidate, item=bank["ridge"]).update(due=now + timedelta(days=2))
         hidden = BankItemFactory(slug="bobs-draft", author=bob, published=False)  # not shared with the candidate
         add_to_deck(candidate, [hidden], now=now - timedelta(days=3))
-        assert next_due(bob, now) == (None, 0, 0)
+        assert next_due(bob, now) == (None, 0, 0, 0, None)
         for interview in (None, date(2026, 3, 22)):
             h.settings(candidate, interview_date=interview)
             queue = due_queue(candidate, now)
-            first, length, _relearning = next_due(candidate, now)
+            first, length, _relearning, later, next_later = next_due(candidate, now)
             assert (first, length) == (queue[0], len(queue)) and len(queue) == 3
+            assert (later, next_later) == (1, now + timedelta(minutes=10))  # kv-fp8, due later today
             assert first.item.chapter == queue[0].item.chapter
         assert [card.item.slug for card in due_queue(candidate, now)] == ["kv-paged", "kv-formula", "kv-fp8"]
 
