@@ -43,8 +43,9 @@ CONFIG_MAX_CHARS = 100_000
 CONFIG_LABEL = "config.json"
 
 CONFIG_HELP = ("Paste a model's config.json (Hugging Face format); when filled it replaces the model "
-               "chosen above. Clear it to go back to the catalog. The page's address keeps it when it is short "
-               "enough for an address (most configs are); a longer one is left out, and the results say so.")
+               f"chosen above. Clear it to go back to the catalog. Up to {CONFIG_MAX_CHARS:,} characters. The "
+               "page's address keeps it when it is short enough for an address (most configs are); a longer one "
+               "is left out, and the results say so.")
 # The longest query string the page's address carries: a pasted config that makes it longer is left out.
 # gunicorn refuses a request line over 4,094 bytes (its limit_request_line), and the path and the
 # method take their share; compact JSON of a dense model's config.json is 600-900 characters, about twice
@@ -164,10 +165,24 @@ def field_for(spec: InputSpec) -> forms.Field:
                        validators=_bound_validators(spec), error_messages=messages, widget=widget)
 
 
+def config_length(value: str) -> None:
+    """Refuse a pasted config of more than ``CONFIG_MAX_CHARS`` characters, saying how many were read.
+
+    The field's validator, so it runs before the config is parsed: a config cut short reads as broken JSON.
+    The textarea has no ``maxlength`` (a browser cuts a longer paste silently); the help text gives the limit.
+    Raises :class:`~django.core.exceptions.ValidationError`.
+    """
+    if len(value) > CONFIG_MAX_CHARS:
+        raise ValidationError(
+            "The pasted config is %(read)s characters long; the calculators read configs of up to %(limit)s. "
+            "Leave out what a config.json does not need (a tokenizer's vocabulary, label maps) and paste it again.",
+            code="max_length", params={"read": f"{len(value):,}", "limit": f"{CONFIG_MAX_CHARS:,}"})
+
+
 def _config_field() -> forms.CharField:
-    """The optional pasted ``config.json`` of a family that takes a model."""
+    """The optional pasted ``config.json`` of a family that takes a model (:func:`config_length` bounds it)."""
     return forms.CharField(
-        label=CONFIG_LABEL, required=False, max_length=CONFIG_MAX_CHARS, help_text=CONFIG_HELP,
+        label=CONFIG_LABEL, required=False, validators=[config_length], help_text=CONFIG_HELP,
         widget=forms.Textarea(attrs={"class": "form-control font-monospace calc-config-text", "rows": 8,
                                      "spellcheck": "false", "placeholder": CONFIG_PLACEHOLDER}))
 

@@ -524,6 +524,30 @@ class TestPastedConfig:
         assert field_error(page, "model") == ""
         assert step_classes(page) == {}
 
+    def test_a_config_over_the_limit_is_refused_by_its_length_not_as_broken_json(self, client):
+        """A valid config.json of 200 kB (a label map makes it long): the browser no longer cuts it at the
+        textarea's maxlength (there is none), and the server says how long it is and what the limit is."""
+        config = json.loads(catalog_config("llama-2-7b"))
+        config["id2label"] = {str(i): f"LABEL_{i:06d}" for i in range(9_000)}
+        text = json.dumps(config, indent=2)
+        assert 200_000 < len(text) < 260_000
+
+        page = client.post("/calculators/kv/", {"config": text}).content.decode()
+
+        assert field_error(page, "config") == (
+            f"The pasted config is {len(text):,} characters long; the calculators read configs of up to 100,000. "
+            "Leave out what a config.json does not need (a tokenizer's vocabulary, label maps) and paste it again.")
+        assert "not valid JSON" not in page
+        assert input_value(page, "config") == text  # kept, whole
+        assert step_classes(page) == {}
+
+    def test_the_textarea_does_not_cut_a_paste_and_states_the_limit(self, client):
+        page = client.get("/calculators/kv/").content.decode()
+        textarea = re.search(r'<textarea name="config"[^>]*>', page).group(0)
+
+        assert "maxlength" not in textarea
+        assert "Up to 100,000 characters." in page
+
     def test_it_names_the_missing_config_field(self, client, htmx_client):
         query = {"config": '{"hidden_size": 4096}'}
 
