@@ -14,6 +14,8 @@ into rows for the tables and the JSON the charts read.
 
 from __future__ import annotations
 
+import re
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -29,7 +31,10 @@ PAGE_INPUTS = (C.MODEL, C.GPU, C.GPUS, C.WEIGHTS_DTYPE, C.KV_DTYPE, C.PROMPT_TOK
                C.REPLICAS, C.ROUTER, C.MAX_BATCHED_TOKENS, C.MAX_NUM_SEQS, C.BANDWIDTH_EFFICIENCY, C.MFU,
                C.PREFILL_MFU, C.ALLREDUCE_LATENCY_US, C.STEP_OVERHEAD_MS, C.CAPACITY_POLICY, C.SEED,
                C.THINK_TIME_S, C.PP, C.MICROBATCHES)
-DEFAULT_SWEEP = "5,10,15,20,25,30,35,40"
+# The rates an empty field sweeps. They bracket the default stack's knee (Llama-3.1-8B on one H100 SXM, the
+# calibration table's efficiencies, 60 s): 40 req/s holds its targets and 45 and 50 end with a growing queue, so
+# the page names a knee (40 req/s) instead of "at least 40", as it did when the sweep stopped at 40.
+DEFAULT_SWEEP = "5,10,15,20,25,30,35,40,45,50"
 DEFAULT_CONCURRENCY_SWEEP = "1,2,4,8,16,32,64,128"
 SWEEP_AXES = (("rate", "Arrival rates (open loop)"), ("concurrency", "Concurrent clients (closed loop)"))
 TABLE_ROWS = 24  # the over-time table shows the series in this many slices
@@ -106,8 +111,29 @@ class SimulatorForm(forms.Form):
             self.inputs = C.clean_sim_inputs(raw)
         except EngineError as exc:
             name = getattr(exc, "field", None)
-            self.add_error(name if name in self.fields else None, str(exc))
+            self.add_error(name if name in self.fields else None, self.labelled(str(exc), name))
         return cleaned
+
+    def labelled(self, message: str, name: str | None) -> str:
+        """The simulator's ``message`` in the page's words: the inputs' names (``max_num_seqs``, as the command and
+        the API call them) become the labels beside the boxes (``sweep: every rate…`` → ``Arrival rates to sweep:
+        every rate…``).
+
+        A name with an underscore is replaced wherever it stands (in quotes inside a sentence); ``name`` (the input
+        the error is about) also when it opens the message, as ``sweep`` does (elsewhere a plain word like "sweep"
+        is prose, or an option such as ``--sweep``, and stays). Raises nothing.
+        """
+        for field_name, field in self.fields.items():
+            if "_" in field_name:
+                message = re.sub(rf"(?<![\w-]){re.escape(field_name)}\b", partial(_label_at, str(field.label)), message)
+        if name in self.fields and re.match(rf"{re.escape(name)}\b", message):
+            message = str(self.fields[name].label) + message[len(name):]
+        return message
+
+
+def _label_at(label: str, match: re.Match) -> str:
+    """``label`` for an input's name found at ``match``: as is when it opens the message, else in quotes."""
+    return label if match.start() == 0 else f"“{label}”"
 
 
 def _slices(series: dict, rows: int) -> list[dict]:

@@ -5,6 +5,7 @@ Values: the reference stack at 10 req/s of 512/256-token requests meets both def
 of 10 and 60 has its knee at 10.
 """
 
+import html
 import json
 import re
 
@@ -66,7 +67,23 @@ def test_bad_input_is_shown_beside_its_field(client):
     page = client.get("/simulator/?sweep=5,abc&duration_s=9999").content.decode()
     assert "Must be at most 3,600." in page
     page = client.get("/simulator/?sweep=5,abc").content.decode()
-    assert "sweep: &#x27;abc&#x27; is not a rate in req/s." in page
+    assert "Arrival rates to sweep: &#x27;abc&#x27; is not a rate in req/s." in page
+
+
+@pytest.mark.parametrize(("query", "field", "message"), [
+    ("sweep=0", "sweep", "Arrival rates to sweep: every rate must be above 0 and at most 10,000 req/s, not 0."),
+    ("sweep=5,5", "sweep", "Arrival rates to sweep lists 5 req/s more than once: give each rate once."),
+    ("max_batched_tokens=16&max_num_seqs=64", "max_batched_tokens",
+     "Token budget per step (16) must be at least “Most running sequences” (64): every running sequence needs a "
+     "token each step."),
+    ("sweep_axis=concurrency&concurrency_sweep=0", "concurrency_sweep",
+     "Concurrent clients to sweep: every concurrency must be a whole number from 1 to 16,384, not 0."),
+])
+def test_errors_name_the_inputs_by_their_labels(client, query, field, message):
+    """The command and the API name inputs as ``max_num_seqs``; the page uses the labels beside the boxes."""
+    page = client.get(f"/simulator/?{query}").content.decode()
+    error = re.search(rf'<div id="error-{field}"[^>]*>(.*?)</div>', page, re.S).group(1)
+    assert html.unescape(re.sub(r"<[^>]+>", "", error)).strip() == message
 
 
 def test_a_run_over_the_web_budget_says_so(client, settings):
@@ -129,7 +146,8 @@ def test_the_default_page_marks_the_growing_queue_and_does_not_call_25_the_knee(
     # saw (prefill MFU 0.31, step overhead 1.8 ms). At 25 req/s the run ends with 261 requests in flight, more than
     # the 256 the replica runs at once (tests/sim/test_simulator.py).
     page = _walk(client, "/simulator/?sweep=&prefill_mfu=0.31&step_overhead_ms=1.8")
-    assert "Rates swept: 5, 10, 15, 20, 25, 30, 35, 40 req/s (the default sweep: the rates field was empty)." in page
+    assert ("Rates swept: 5, 10, 15, 20, 25, 30, 35, 40, 45, 50 req/s (the default sweep: the rates field was "
+            "empty).") in page
     row = re.search(r"<tr[^>]*><th scope=\"row\" class=\"fw-normal\">25</th>.*?</tr>",
                     page.split('id="table-goodput"')[1], re.S).group(0)
     assert "queue growing: not sustained over this run" in row and "(knee)" not in row
@@ -153,3 +171,13 @@ def test_a_box_says_what_it_was_read_as(client):
     page = client.get("/simulator/?prompt_tokens=2k&duration_s=2h&sweep=5,abc").content.decode()
     assert "Read &#x27;2k&#x27; as 2,000 tokens." in page
     assert "Must be at most 3,600. Read &#x27;2h&#x27; as 7,200 s." in page
+
+
+def test_the_default_sweep_finds_the_default_stacks_knee(client):
+    """With every field at its default (the calibration table's efficiencies), 40 req/s holds the targets and 45
+    and 50 end with a growing queue (manage.py simulate --sweep 40,45,50: TTFT p99 228 ms, then 3,895 and 8,792
+    ms): the page names the knee, 40 req/s, instead of 'at least 40' at the top of the sweep."""
+    page = _walk(client, "/simulator/?sweep=")
+    knee = re.search(r'id="knee-text">(.*?)</p>', page, re.S).group(1)
+    assert re.sub(r"<[^>]+>|\s+", " ", knee).split() == ["40", "req/s"]
+    assert "at least" not in knee
