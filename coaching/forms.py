@@ -12,11 +12,14 @@ from django.utils.html import format_html
 
 from calculators.engine.catalog import default_catalog
 from calculators.engine.mistakes import MISCONCEPTIONS
+from calculators.engine.procedures.inputs import CONTEXT
 from calculators.families import FAMILIES
+from calculators.forms import field_for
 from core.forms import CheckedLengthField
 from drills.bank.services import item_title
 from drills.models import BankItem, RoundTemplate
 
+from .models import QuestionSet
 from .services import FOLLOWUP_CHOICES, CoachingError, check_fixed_inputs, parse_fixed_inputs, unknown_misconceptions
 
 
@@ -88,10 +91,15 @@ class QuestionForm(forms.Form):
                 "misconceptions": ", ".join(item.misconceptions or []), "difficulty": item.difficulty}
 
 
+# A set's title is as long as its column allows (the model field declares it; the form and its hint read it).
+SET_TITLE_MAX = QuestionSet._meta.get_field("title").max_length
+
+
 class SetForm(forms.Form):
     """A question set's title and instructions (Markdown); over-long text is reported and kept."""
 
-    title = CheckedLengthField(max_length=160, widget=forms.TextInput(attrs={"class": "form-control"}))
+    title = CheckedLengthField(max_length=SET_TITLE_MAX, help_text=f"At most {SET_TITLE_MAX} characters.",
+                               widget=forms.TextInput(attrs={"class": "form-control"}))
     instructions = CheckedLengthField(required=False, max_length=5_000,
                                       widget=forms.Textarea(attrs={"rows": 3, "class": "form-control"}))
 
@@ -244,6 +252,18 @@ class AddItemForm(forms.Form):
                 for _, item in search_items(field.queryset, text)[:SUGGESTIONS]]
 
 
+def _context_field() -> forms.Field:
+    """The context limit a template may fix: the calculators' own field for it (``field_for(CONTEXT)``), so it
+    reads what they read ("8k" is 8,000 tokens, "2^13" and "8,192 tok" are 8,192) within their bounds (1 to
+    10,000,000 tokens); optional here (blank: drawn for each candidate)."""
+    field = field_for(CONTEXT)
+    field.required = False
+    field.label = "Context limit (tokens)"
+    field.help_text = "Blank: drawn. As in the calculators: 8192, 8,192 tok, 2^13 or 8k (8,000)."
+    field.widget.attrs["class"] = "form-control form-control-sm"
+    return field
+
+
 class AddTemplateForm(forms.Form):
     """Add a problem template, optionally with its model, GPU and context limit fixed (checked by drawing once).
 
@@ -260,10 +280,7 @@ class AddTemplateForm(forms.Form):
                                     widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
     fixed_gpu = forms.ChoiceField(required=False, label="GPU", help_text="Blank: drawn for each candidate.",
                                   widget=forms.Select(attrs={"class": "form-select form-select-sm"}))
-    fixed_context = forms.IntegerField(required=False, min_value=1, max_value=10_000_000,
-                                       label="Context limit (tokens)", help_text="Blank: drawn.",
-                                       widget=forms.TextInput(attrs={"class": "form-control form-control-sm",
-                                                                     "inputmode": "numeric"}))
+    fixed_context = _context_field()
     followups = forms.TypedChoiceField(
         required=False, coerce=int, empty_value=0, label="Follow-ups",
         choices=[("", "None: the problem alone"),

@@ -344,6 +344,10 @@ def set_add(request: HttpRequest, pk: int) -> HttpResponse:
         except CoachingError as error:
             add_form.add_error("item", str(error))
             return _set_page(request, question_set, bound_add_form=add_form)
+        typed = str(request.POST.get("fixed_context", "")).strip()
+        if data.get("fixed_context") is not None and typed != str(data["fixed_context"]):
+            # "8k" and "2^13" are read as the calculators read them: say what was read.
+            messages.info(request, f"Context limit: “{typed}” read as {data['fixed_context']:,} tokens.")
     return redirect(question_set)
 
 

@@ -6,6 +6,7 @@ the JSON box and put the select back on the first template.
 
 from __future__ import annotations
 
+import html
 from html.parser import HTMLParser
 
 import pytest
@@ -205,7 +206,19 @@ def test_fixed_inputs_from_the_fields_not_json(coach_in, world):
     models = [o.attrs["value"] for o in page.find("add-template-fixed_model").children]
     assert models[0] == "" and "llama-3.1-70b" in models  # blank: drawn each time
     bad = _post(coach_in, world, {"item": ladder.pk, "fixed_context": "0", "fixed_inputs": ""})
-    assert bad.status_code == 200 and "Ensure this value is greater than or equal to 1." in bad.content.decode()
+    assert bad.status_code == 200 and "Must be at least 1." in bad.content.decode()  # the calculators' bound
+
+
+@pytest.mark.parametrize(("typed", "tokens"), [("8k", 8_000), ("2^13", 8_192), ("8,192 tok", 8_192)])
+def test_a_fixed_context_is_read_as_the_calculators_read_it_and_echoed(coach_in, world, typed, tokens):
+    """ "8k" was refused with "Enter a whole number."; the field is the calculators' own (k is a thousand)."""
+    ladder = BankItem.objects.get(kind=BankItem.PROBLEM, family="ladder")
+    response = _post(coach_in, world, {"item": ladder.pk, "fixed_context": typed, "fixed_inputs": ""})
+    assert response.status_code == 302
+    entry = SetEntry.objects.filter(question_set=world.set).order_by("-position").first()
+    assert entry.fixed_inputs == {"context": tokens}
+    page = coach_in.get(response["Location"]).content.decode()
+    assert html.escape(f"Context limit: “{typed}” read as {tokens:,} tokens.") in page
 
 
 def test_typing_roofline_and_add_adds_the_roofline_template_and_the_box_searches_as_typed(coach_in, world):

@@ -17,6 +17,7 @@ def test_a_long_title_is_reported_not_cut(coach_client):
     page = coach_client.get(reverse("coaching:sets")).content.decode()
     box = re.search(r'<input[^>]*name="title"[^>]*>', page).group(0)
     assert "maxlength" not in box  # a browser would cut a paste at 160 without a word
+    assert "At most 160 characters." in page  # the limit, from QuestionSet.title's max_length
     response = coach_client.post(reverse("coaching:set_new"), {"title": title, "instructions": ""})
     page = response.content.decode()
     assert response.status_code == 200 and not QuestionSet.objects.exists()
