@@ -3,6 +3,7 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import PasswordChangeForm, SetPasswordForm, UserCreationForm
+from django.core.validators import MaxLengthValidator
 
 
 class WeakPasswordUnderItsField:
@@ -26,11 +27,31 @@ class SetPasswordWithErrorsInPlace(WeakPasswordUnderItsField, SetPasswordForm):
     """Django's set-password form (after a reset link), a weak new password reported under the new password."""
 
 
+# The longest username sign-up takes: a name is shown in the menu and in coaches' tables, where one of 150
+# characters (the column's limit) ran off a phone's screen.
+USERNAME_MAX_CHARS = 40
+
+
 class SignUpForm(WeakPasswordUnderItsField, UserCreationForm):
-    """Django's user creation form plus a required, unique e-mail address.
+    """Django's user creation form plus a required, unique e-mail address, and a username of at most
+    :data:`USERNAME_MAX_CHARS` characters.
 
     The address is what password reset writes to, so two accounts may not share it.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        username = self.fields["username"]
+        username.help_text = (f"Up to {USERNAME_MAX_CHARS} characters: letters, digits and @ . + - _ "
+                              "(no spaces).")
+        username.widget.attrs.pop("maxlength", None)  # checked on the server, with the length read (no silent cut)
+        username.max_length = USERNAME_MAX_CHARS
+        username.validators = [validator for validator in username.validators
+                               if not isinstance(validator, MaxLengthValidator)] + [
+            MaxLengthValidator(USERNAME_MAX_CHARS)]
+        username.error_messages["max_length"] = (
+            "A username may have at most %(limit_value)d characters; this one has %(show_value)d. "
+            "Choose a shorter one.")
 
     email = forms.EmailField(
         label="E-mail",

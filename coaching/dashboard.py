@@ -51,6 +51,12 @@ class Table:
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
 
+    @property
+    def labelled_rows(self) -> list[list[tuple[str, Cell]]]:
+        """Each row's cells with their column's header beside them: on a phone each row is read as a block of
+        "header: value" lines (``table-stack-sm``), so no column is cut off past the screen's edge."""
+        return [list(zip(self.headers, row)) for row in self.rows]
+
     def csv(self) -> str:
         """The table as CSV text through the project's one writer (formula-looking text neutralised)."""
         return write_csv(self.headers, ([cell.text if cell.csv_text is None else cell.csv_text for cell in row]

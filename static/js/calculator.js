@@ -91,3 +91,22 @@
   }, { threshold: 0.05 }).observe(results);
   document.body.addEventListener("htmx:afterSwap", apply);
 })();
+
+/* A formula wider than its row scrolls inside it; a phone draws no scrollbar until one scrolls, so the sentence under
+ * it (calc-formula-more, hidden in the page) is shown while the formula is wider than its box: on load, after htmx
+ * swaps new results in, and when the window changes width.
+ */
+(function () {
+  "use strict";
+  function markWide() {
+    Array.prototype.forEach.call(document.querySelectorAll(".calc-formula"), function (formula) {
+      var more = formula.nextElementSibling;
+      if (more && more.classList.contains("calc-formula-more")) {
+        more.hidden = formula.scrollWidth <= formula.clientWidth + 1;
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", markWide);
+  document.addEventListener("htmx:afterSettle", markWide);
+  window.addEventListener("resize", markWide);
+})();

@@ -45,6 +45,20 @@ class TestSignUp:
         for name in ("username", "email", "password1", "password2"):
             assert f'name="{name}"' in html
 
+    def test_a_username_over_40_characters_is_refused_with_its_length_and_kept(self, client):
+        """A 200-character name was accepted and ran off the phone menu; 40 is the limit, said beside the box."""
+        page = client.get("/accounts/signup/").content.decode()
+        box = re.search(r'<input[^>]*name="username"[^>]*>', page).group(0)
+        assert "maxlength" not in box  # a browser would cut a paste silently
+        assert "Up to 40 characters: letters, digits and @ . + - _ (no spaces)." in page
+
+        response = client.post("/accounts/signup/", self.signup_data(username="d" * 200))
+        page = response.content.decode()
+        assert response.status_code == 200 and not get_user_model().objects.filter(email="dana@example.com").exists()
+        assert "A username may have at most 40 characters; this one has 200. Choose a shorter one." in page
+        assert f'value="{"d" * 200}"' in page
+        assert client.post("/accounts/signup/", self.signup_data(username="d" * 40)).status_code == 302
+
     def test_an_invitation_link_survives_signing_up(self, client):
         # Logged out, an invitation link leads to the login page; its sign-up link carries the link on, and
         # the new account lands on the invitation (its Join button), not on the home page.

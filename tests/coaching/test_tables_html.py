@@ -11,16 +11,17 @@ def _body(table: Table) -> str:
 
 
 def test_rows_are_escaped_and_linked():
-    table = Table("t", "T", ["A", "B"], [
+    table = Table("t", "T", ["A", 'B "b"'], [
         [Cell('<script>alert("x")</script>', "/coach/candidates/1/?a=1&b='2'"), Cell("5 & 6", css='x" onclick="y')],
         [Cell("plain"), Cell("")],
     ])
 
+    # Each cell carries its column's header (data-label: the phone layout's "header: value" lines), escaped too.
     assert _body(table).strip() == (
-        '<tr><td class=""><a href="/coach/candidates/1/?a=1&amp;b=&#x27;2&#x27;">'
+        '<tr><td class="" data-label="A"><a href="/coach/candidates/1/?a=1&amp;b=&#x27;2&#x27;">'
         '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;</a></td>'
-        '<td class="x&quot; onclick=&quot;y">5 &amp; 6</td></tr>'
-        '<tr><td class="">plain</td><td class=""></td></tr>')
+        '<td class="x&quot; onclick=&quot;y" data-label="B &quot;b&quot;">5 &amp; 6</td></tr>'
+        '<tr><td class="" data-label="A">plain</td><td class="" data-label="B &quot;b&quot;"></td></tr>')
 
 
 def test_a_time_reads_as_words_on_the_page_and_iso_in_the_csv(settings):

@@ -302,3 +302,74 @@ def test_progress_tables_show_their_last_row(live_server, new_context, reviewed_
         return last && last.getBoundingClientRect().bottom > box.getBoundingClientRect().bottom + 1;
       }).map(box => box.querySelector('table').id)""")
     assert cut == []
+
+
+# Issue of a new user's try at 390 px: what was cut off at the right edge with no sign of more.
+FORMULAS = """() => [...document.querySelectorAll('.calc-formula')].map(el => ({
+  wide: el.scrollWidth > el.clientWidth + 1,
+  more: el.nextElementSibling.classList.contains('calc-formula-more') && el.nextElementSibling.offsetHeight > 0
+        ? el.nextElementSibling.textContent : '',
+}))"""
+
+
+def test_a_formula_wider_than_a_phone_says_it_scrolls(content, live_server, new_context):
+    """On /calculators/ladder/ the formulas of steps 6 and 8 (among others) are wider than 390 px; a phone draws no
+    scrollbar until one scrolls, so the formula looked cut off: a sentence under each wide one says to swipe it,
+    and none under those that fit."""
+    page = phone(new_context, live_server).new_page()
+    problems: dict[str, list[str]] = {}
+    check(page, "calculator-formulas", "/calculators/ladder/", problems)
+    assert problems == {}
+    formulas = page.evaluate(FORMULAS)
+    wide = {index + 1 for index, formula in enumerate(formulas) if formula["wide"]}
+    assert {6, 8} <= wide, wide
+    told = {index + 1 for index, formula in enumerate(formulas) if formula["more"]}
+    assert told == wide
+    assert formulas[5]["more"] == "Swipe sideways for the rest of the formula →"
+
+
+CANDIDATES = """() => {
+  const table = document.querySelector('#table-candidates table');
+  const header = table.querySelector('thead').getBoundingClientRect();
+  const firstRow = table.querySelector('tbody tr').getBoundingClientRect();
+  return {headerHeight: header.height, gap: firstRow.top - table.getBoundingClientRect().top,
+          labels: [...table.querySelectorAll('tbody tr:first-child td')].map(td => getComputedStyle(td, '::before').content),
+          rightmost: Math.max(...[...table.querySelectorAll('td')].map(td => td.getBoundingClientRect().right)),
+          scrolls: table.parentElement.scrollWidth > table.parentElement.clientWidth};
+}"""  # noqa: E501
+
+
+def test_the_coach_candidates_table_reads_row_by_row_on_a_phone(live_server, new_context, busy_candidate):
+    """The Candidates table had a tall empty band above its headers and columns cut off past "Time on
+    assignments"; on a phone each row is now a block of "header: value" lines, all within the screen."""
+    page = phone(new_context, live_server).new_page()
+    log_in(page, live_server.url, "carol", "/coach/")
+    problems: dict[str, list[str]] = {}
+    check(page, "coach-candidates", "/coach/", problems)
+    assert problems == {}
+    table = page.evaluate(CANDIDATES)
+    headers = page.locator("#table-candidates thead th").all_inner_texts()
+    assert table["labels"] == [f'"{header}"' for header in headers]
+    assert "Time on assignments" in headers
+    assert table["headerHeight"] <= 1 and table["gap"] <= 1  # the headers are hidden: no band above the rows
+    assert table["rightmost"] <= PHONE["width"] and not table["scrolls"]
+
+
+def test_a_long_username_ends_in_an_ellipsis_in_the_phone_menu(live_server, new_context, transactional_db):
+    """A name of 150 characters (the column's limit, possible before sign-up took at most 40) stays inside the
+    opened menu, cut with an ellipsis; the full name is in the link's title."""
+    name = "a" * 150
+    UserFactory(username=name, role="candidate")
+    page = phone(new_context, live_server).new_page()
+    log_in(page, live_server.url, name, "/")
+    page.locator(".app-navbar .navbar-toggler").click()
+    page.wait_for_selector("#main-nav.show")  # the collapse's transition has ended
+    link = page.locator(".app-username")
+    expect(link).to_be_visible()
+    shoot(page, "long-username-menu")
+    assert page.evaluate(MEASURE)["outside"] == []
+    box = link.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    assert link.evaluate("el => el.scrollWidth > el.clientWidth && getComputedStyle(el).textOverflow") == "ellipsis"
+    assert link.get_attribute("title") == f"{name}: account settings"
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
