@@ -38,7 +38,7 @@ def test_review_two_due_cards(live_server, page, candidate, two_due_cards):
 
     log_in(page, live_server.url, "alice", "/review/")
     left = page.locator("#left-count")
-    expect(left).to_contain_text("2 cards left to finish today")
+    expect(left).to_contain_text("2 cards due now (none relearning)")
 
     # The first card: write an answer, reveal the model answer in place (htmx), tick rubric points, rate.
     card = page.locator("#review-card")
@@ -60,7 +60,7 @@ def test_review_two_due_cards(live_server, page, candidate, two_due_cards):
     # Easy: a new card rated Good only moves to a learning step minutes away, still due today.
     with page.expect_navigation(url=re.compile(r"/review/$")):
         page.locator("#ratings button[name='rating'][value='4']").click()
-    expect(left).to_contain_text("1 card left to finish today")
+    expect(left).to_contain_text("1 card due now (none relearning)")
 
     first = ReviewLog.objects.get(user=candidate)
     assert first.rating == ReviewLog.EASY and first.rubric_ticked == [0]

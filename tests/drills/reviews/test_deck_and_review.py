@@ -104,7 +104,7 @@ def test_the_review_head_counts_what_is_left_today_and_the_relearning_cards(bank
     text = html.unescape(_client(candidate).get("/review/").content.decode())
     head = text[text.index('id="left-count"'):]
     head = " ".join(head[:head.index("</p>")].split())
-    assert "<strong class=\"text-body\">2</strong> cards left to finish today" in head
+    assert "<strong class=\"text-body\">2</strong> cards due now" in head
     assert "(<strong class=\"text-body\">1</strong> relearning)" in head
 
 
