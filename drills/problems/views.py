@@ -7,7 +7,6 @@ from contextlib import nullcontext
 
 from django.contrib.auth.views import redirect_to_login
 from django.db import transaction
-from django.db.models import F
 from django.forms import BoundField
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -242,19 +241,17 @@ def _step_label(spec, number: int, box_id: str) -> SafeString:
 def _latest_attempt(user, instance: ProblemInstance, steps: int) -> tuple[Attempt, list[StepAnswer]] | None:
     """The owner's latest graded attempt of a stored ``instance`` (what the page shows when opened again) and its
     stored steps in ``position`` order, read in one query: the first ``steps`` rows (the problem's number of
-    steps) of the candidate's steps of ``instance`` by attempt, latest first, each with its attempt's
-    ``submitted_at``. The attempt is given with ``pk`` and ``submitted_at`` only (what the page shows and reads).
-    ``None`` for a visitor, an unsaved problem, or none graded yet (every stored attempt has its steps:
-    :func:`~drills.problems.storage.store_attempt` saves them in the attempt's transaction)."""
+    steps) of the candidate's steps of ``instance`` by attempt, latest first, each joined to its attempt
+    (``select_related``). ``None`` for a visitor, an unsaved problem, or none graded yet (every stored attempt has
+    its steps: :func:`~drills.problems.storage.store_attempt` saves them in the attempt's transaction)."""
     if not user.is_authenticated or instance.pk is None:
         return None
     rows = list(StepAnswer.objects.filter(attempt__user=user, attempt__problem=instance)
-                .annotate(submitted_at=F("attempt__submitted_at")).order_by("-attempt_id", "position")[:steps])
+                .select_related("attempt").order_by("-attempt_id", "position")[:steps])
     if not rows:
         return None
-    latest = rows[0]  # an attempt stored with fewer steps than the problem has now: the rows after are older
-    return (Attempt(pk=latest.attempt_id, user=user, problem=instance, submitted_at=latest.submitted_at),
-            [row for row in rows if row.attempt_id == latest.attempt_id])
+    latest = rows[0].attempt  # an attempt stored with fewer steps than the problem has now: the rows after are older
+    return latest, [row for row in rows if row.attempt_id == latest.pk]
 
 
 def _chain_so_far(request: HttpRequest, instance: ProblemInstance, attempt: Attempt, solution, graded,
