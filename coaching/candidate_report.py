@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db.models import Avg, Count, Q
+from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from drills.bank.services import item_name
 from drills.models import Attempt, ReviewLog, StepAnswer
-from drills.reviews.progress import ladder_specs
+from drills.reviews.progress import ladder_specs, ladder_step_answers
 
 from . import services
 from .dashboard import (
@@ -76,17 +76,18 @@ def _assignment_table(coach, candidate, now: datetime, hidden: HiddenWork) -> Ta
 
 
 def _ladder_table(candidate, hidden: HiddenWork) -> Table:
-    steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"])
-    ladder_answers = StepAnswer.objects.filter(attempt__user=candidate,
-                                               attempt__problem__family="ladder").first_graded()
+    steps = Table("ladder", "Score per ladder step", ["Step", "Answers", "Mean credit", "Misconceptions"],
+                  note="Every graded step that is a ladder step, whichever problem asked it (the KV drill's KV cache "
+                       "per token counts as the ladder's).")
+    answers = StepAnswer.objects.filter(attempt__user=candidate).first_graded()
     if hidden.attempt_ids:
-        ladder_answers = ladder_answers.exclude(attempt_id__in=hidden.attempt_ids)
-    stats = {row["key"]: row for row in ladder_answers.values("key").annotate(n=Count("pk"), credit=Avg("credit"),
-                                     wrong=Count("pk", filter=Q(verdict="misconception")))}
+        answers = answers.exclude(attempt_id__in=hidden.attempt_ids)
+    found = ladder_step_answers(answers)  # every family's steps that are ladder steps (the KV drill's KV per token)
     for key, label in ladder_specs():
-        row = stats.get(key)
-        steps.rows.append([Cell(f"{label} ({key})"), Cell(str(row["n"]) if row else "0"),
-                           Cell(pct(row["credit"]) if row else ""), Cell(str(row["wrong"]) if row else "")])
+        rows = found.get(key, [])
+        steps.rows.append([Cell(f"{label} ({key})"), Cell(str(len(rows))),
+                           Cell(pct(sum(s.credit for s in rows) / len(rows)) if rows else ""),
+                           Cell(str(sum(s.verdict == "misconception" for s in rows)) if rows else "")])
     return steps
 
 
@@ -106,7 +107,8 @@ def _attempt_table(candidate, hidden: HiddenWork) -> Table:
                           "misconceptions above: grading shows every expected value, so a re-grade is practice.")
     for attempt in (hidden.attempts(Attempt.objects.filter(user=candidate)).select_related("problem")
                     .with_practice()
-                    .annotate(wrong=Count("steps", filter=Q(steps__verdict="misconception")))
+                    .annotate(wrong=Count("steps__misconception", distinct=True,  # once per attempt (StepAnswer slips)
+                                         filter=Q(steps__verdict="misconception") & ~Q(steps__misconception="")))
                     # Explicit: Django leaves Meta.ordering out of a GROUP BY query, so "recent" needs saying.
                     .order_by("-submitted_at", "-pk")[:RECENT_ROWS]):
         attempts.rows.append([when(attempt.submitted_at, reverse("coaching:attempt", args=[attempt.pk])),

@@ -26,6 +26,10 @@ from .models import Assignment, Membership
 from .visibility import HiddenWork, hidden_work
 
 TREND_DAYS = 14
+RISING_MIN = 2
+"""A misconception is *rising* (and its candidate falling behind) when at least this many attempts of the last
+:data:`TREND_DAYS` days show it and more than in the :data:`TREND_DAYS` before: a single slip is ``new``, not a
+rise."""
 RETENTION_DAYS = 30
 RETENTION_FLOOR = 0.7
 SOON = timedelta(hours=48)
@@ -109,7 +113,12 @@ def _pairs(assignments, members_of_cohort, candidates):
 
 
 def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWork()) -> dict[int, list[dict]]:
-    """Per candidate, misconceptions by count: total, last 14 days, the 14 before, and the trend.
+    """Per candidate, misconceptions by the attempts showing them (each once per attempt,
+    :meth:`~drills.problems.models.StepAnswerQuerySet.slips`): total, last 14 days, the 14 before, and the trend.
+
+    The trend is ``rising`` when at least :data:`RISING_MIN` attempts of the last 14 days show it and more than in
+    the 14 before, ``new`` when fewer (one attempt, none before), ``falling`` when fewer than before, else
+    ``steady``.
 
     Each is a dict with ``id``, ``name``, ``total``, ``recent``, ``before``, ``trend`` and ``leaves_at``: the
     first moment after ``now`` at which one of its attempts leaves the last 14 days or the 14 before (the
@@ -118,10 +127,10 @@ def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWor
     ``hidden`` (from :func:`coaching.visibility.hidden_work`) leaves out attempts the coach may not see.
     """
     recent, earlier = now - timedelta(days=TREND_DAYS), now - timedelta(days=2 * TREND_DAYS)
-    found = StepAnswer.objects.filter(attempt__user_id__in=user_ids, verdict="misconception").first_graded()
+    found = StepAnswer.objects.filter(attempt__user_id__in=user_ids).first_graded().slips()
     if hidden.attempt_ids:
         found = found.exclude(attempt_id__in=hidden.attempt_ids)
-    rows = (found.exclude(misconception="").values("attempt__user_id", "misconception")
+    rows = (found.values("attempt__user_id", "misconception")
             .annotate(total=Count("pk"), recent=Count("pk", filter=Q(attempt__submitted_at__gte=recent)),
                       before=Count("pk", filter=Q(attempt__submitted_at__gte=earlier,
                                                   attempt__submitted_at__lt=recent)),
@@ -130,7 +139,8 @@ def misconception_counts(user_ids, now: datetime, hidden: HiddenWork = HiddenWor
             .order_by("attempt__user_id", "-total", "misconception"))
     out: dict[int, list[dict]] = defaultdict(list)
     for row in rows:
-        trend = "rising" if row["recent"] > row["before"] else "falling" if row["recent"] < row["before"] else "steady"
+        trend = ("falling" if row["recent"] < row["before"] else "steady" if row["recent"] == row["before"]
+                 else "rising" if row["recent"] >= RISING_MIN else "new")
         info = MISCONCEPTIONS.get(row["misconception"])
         out[row["attempt__user_id"]].append({"id": row["misconception"], "name": getattr(info, "title", None)
                                              or row["misconception"], "total": row["total"],
@@ -218,6 +228,13 @@ class Overview:
     cohorts: list
     candidate_count: int
     changes_at: datetime | None = None
+
+
+BEHIND_RULE = (f"A candidate is listed with an assignment overdue, one due within {SOON.total_seconds() / 3600:.0f} h "
+               f"and not started, retention under {RETENTION_FLOOR:.0%} on learned cards ({RETENTION_DAYS} days), or "
+               f"a misconception on the rise: shown in at least {RISING_MIN} attempts of the last {TREND_DAYS} days "
+               f"and in more than in the {TREND_DAYS} before (a misconception counts once per attempt).")
+"""The rule of the "Falling behind" table, shown under it."""
 
 
 def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
@@ -316,7 +333,7 @@ def overview(coach, now: datetime | None = None, cohort=None) -> Overview:
     tables.append(summary)
     behind_table = Table("behind", "Falling behind", ["Candidate", "Why"],
                          [[Cell(b["user"].get_username(), reverse("coaching:candidate", args=[b["user"].pk])),
-                           Cell("; ".join(b["reasons"]))] for b in behind])
+                           Cell("; ".join(b["reasons"]))] for b in behind], note=BEHIND_RULE)
     tables.insert(0, behind_table)
     changes_at = _earliest(*(m for a in assignments for m in (a.due_at, a.due_at - SOON) if m > now),
                            *(m["leaves_at"] for found in mistakes.values() for m in found),

@@ -130,6 +130,11 @@ def database_unwritable(error: BaseException) -> bool:
 # Form fields that are not something a person typed (tokens, versions, stamps), or must never be shown back.
 NOT_TYPED = ("csrfmiddlewaretoken", "version", "started", "opened", "next", "confirm", "save", "blanks")
 
+TWIN = "base-"
+"""The prefix of a text box's hidden twin (``base-<name>``): what the box held when its page was shown, so the
+server writes only the boxes a page changed (a round item's form, :func:`drills.rounds.services.typed`). A twin is
+not typed text either."""
+
 
 def typed_text(request: HttpRequest) -> list[tuple[str, str]]:
     """(field name, text) of what the POST carried that a person typed, for the "cannot save" page to show
@@ -137,7 +142,8 @@ def typed_text(request: HttpRequest) -> list[tuple[str, str]]:
     if request.method != "POST":
         return []
     return [(name, value) for name, values in request.POST.lists() for value in values
-            if value.strip() and name not in NOT_TYPED and not any(word in name for word in ("password", "key"))]
+            if value.strip() and name not in NOT_TYPED and not name.startswith(TWIN)
+            and not any(word in name for word in ("password", "key"))]
 
 
 class DatabaseUnwritableMiddleware:

@@ -138,8 +138,8 @@ def _next_chapter(user, path: ReadingPath) -> tuple[Chapter | None, bool]:
 
 
 def _mistakes(user) -> list[Mistake]:
-    counted = Counter(StepAnswer.objects.filter(attempt__user=user, verdict="misconception").first_graded()
-                      .exclude(misconception="").values_list("misconception", "attempt__problem__family"))
+    counted = Counter(StepAnswer.objects.filter(attempt__user=user).first_graded().slips()
+                      .values_list("misconception", "attempt__problem__family"))
     by_id: dict[str, Counter] = {}
     for (ident, family), count in counted.items():
         by_id.setdefault(ident, Counter())[family or ""] += count

@@ -40,6 +40,13 @@ class UnreadableAnswers(ValueError):
 BLANK = "Blank: type or choose a value, or grade with the blank steps counted as unanswered."
 
 
+def counts_blanks(data) -> bool:
+    """Whether a form (a ``QueryDict``) asked to grade its blank steps as unanswered: its ``blanks`` button
+    (value ``count``), offered once a submission was refused for blank steps. Without it the drill page refuses
+    any blank step and a round item refuses an all-blank one, each with :data:`BLANK` beside the boxes."""
+    return data.get("blanks") == "count"
+
+
 def unreadable_steps(graded: Grade, blank: bool = False) -> dict[str, str]:
     """Step key → parser message for every step typed but unreadable; with ``blank``, blank steps too (:data:`BLANK`).
 

@@ -121,6 +121,18 @@ class StepAnswerQuerySet(models.QuerySet):
         """Only the steps of each candidate's first graded attempt of a problem (see ``Attempt.first_graded``)."""
         return self.exclude(_earlier_attempt("attempt__user", "attempt__problem", "attempt_id"))
 
+    def slips(self) -> "StepAnswerQuerySet":
+        """The misconceptions shown, once per attempt: the first step of each attempt graded as a given
+        misconception (``verdict`` ``misconception`` with its id), never a later step of the same attempt with the
+        same one. A later step computed from an earlier one repeats its mistake (weights typed at 4 bits are off
+        on the weights step and again on the memory-left step that uses them): one slip, counted once wherever
+        misconceptions are counted (the progress page, the coach's dashboard and report, the home page, the weak
+        spots a round draws)."""
+        earlier = StepAnswer.objects.filter(attempt_id=models.OuterRef("attempt_id"), verdict="misconception",
+                                            misconception=models.OuterRef("misconception"),
+                                            position__lt=models.OuterRef("position"))
+        return self.filter(verdict="misconception").exclude(misconception="").exclude(models.Exists(earlier))
+
 
 class Attempt(models.Model):
     """A candidate's submitted answers to one problem, graded step by step."""

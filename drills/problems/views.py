@@ -23,7 +23,7 @@ from drills.models import Attempt, FollowUpAttempt, ProblemInstance, StepAnswer
 from drills.problems.followup_views import followup_context
 from drills.problems.forms import AnswerForm, read_start, sign_start
 from drills.problems.generation import MAX_SEED, draw_problem, drill_families
-from drills.problems.grading import UnreadableAnswers, grade_problem, stored_grade, submit
+from drills.problems.grading import UnreadableAnswers, counts_blanks, grade_problem, stored_grade, submit
 from drills.problems.presentation import (
     problem_facts,
     statement,
@@ -144,7 +144,7 @@ def _problem_page(request: HttpRequest, instance: ProblemInstance) -> HttpRespon
                     instance.created_by = request.user
                     instance.save()
                 submitted = submit(instance, request.user, form.answers(), strict=True,
-                                   refuse_blank=request.POST.get("blanks") != "count",
+                                   refuse_blank=not counts_blanks(request.POST),
                                    started_at=read_start(form.cleaned_data.get("started")))
         except UnreadableAnswers as error:
             if unsaved:  # rolled back with the attempt: the page stays the drawn problem's

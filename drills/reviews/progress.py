@@ -8,9 +8,11 @@ numbers; the page draws each series as a chart and prints it as a table.
   already learned); **accuracy**: the mean grade (problem score, or share of
   rubric points covered).
 - **Accuracy per chapter** from the review log; **per ladder step** from every
-  graded capacity-ladder step (:class:`~drills.models.StepAnswer`), reviews and
-  drills alike; the **misconceptions** named most often in those steps, with
-  the page that teaches each.
+  graded step (:class:`~drills.models.StepAnswer`) that is one of the capacity
+  ladder's, in any family's problem (:func:`ladder_step_answers`: the KV drill's
+  KV cache per token is the ladder's fifth step), reviews, drills and rounds
+  alike; the **misconceptions** named most often, once per attempt, with the
+  page that teaches each.
 - **Reviews per day**, the **due forecast** (stopping at the interview date), the
   **streak** (consecutive local days with a review, ending today or yesterday),
   and the expected **retention on the interview day** per chapter.
@@ -24,6 +26,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from calculators.engine.mistakes import MISCONCEPTIONS
+from calculators.engine.quantities import ALIASES, FAMILY_ALIASES, canonical_key
 from calculators.families import FAMILIES
 from drills.models import Card, ReviewLog, ReviewSettings, StepAnswer
 from drills.problems.generation import generate_inputs
@@ -151,6 +154,28 @@ def ladder_specs() -> tuple[tuple[str, str], ...]:
     return tuple((spec.key, spec.label) for spec in result.specs)
 
 
+def ladder_step_answers(steps) -> dict[str, list[StepAnswer]]:
+    """Ladder step key → the graded steps among ``steps`` (a :class:`~drills.models.StepAnswer` queryset) that are
+    that ladder step, whatever family's problem they were graded in, in attempt order.
+
+    A step is a ladder step when its key, read as its family's canonical key
+    (:func:`~calculators.engine.quantities.canonical_key`: a step stored as ``weight_gib`` is ``weights_gib``), is
+    one of the ladder's (:func:`ladder_specs`): every quantity is declared once with one key
+    (:mod:`calculators.engine.quantities`), so the KV drill's ``kv_bytes_per_token`` is the ladder's "KV cache per
+    token". The progress page and the coach's "Score per ladder step" both read it.
+    """
+    keys = {key for key, _ in ladder_specs()}
+    stored = keys | {old for old, new in ALIASES.items() if new in keys} | {
+        old for (_, old), new in FAMILY_ALIASES.items() if new in keys}
+    found: dict[str, list[StepAnswer]] = defaultdict(list)
+    for step in (steps.filter(key__in=stored).select_related("attempt__problem")
+                 .only("key", "credit", "verdict", "attempt__problem__family").order_by("attempt_id", "position")):
+        key = canonical_key(step.key, step.attempt.problem.family)
+        if key in keys:
+            found[key].append(step)
+    return found
+
+
 def progress_for(user, now: datetime | None = None, review_settings: ReviewSettings | None = None) -> Progress:
     """The candidate's progress at ``now``: days, chapters, ladder steps, misconceptions, streaks and forecast."""
     now = _now(now)
@@ -185,15 +210,13 @@ def progress_for(user, now: datetime | None = None, review_settings: ReviewSetti
 
     # A re-submission after grading showed the expected values is practice: only first attempts count.
     steps = StepAnswer.objects.filter(attempt__user=user, attempt__submitted_at__lte=now).first_graded()
-    ladder = defaultdict(list)
-    for key, credit in steps.filter(attempt__problem__family="ladder").values_list("key", "credit"):
-        ladder[key].append(credit)
+    ladder = {key: [step.credit for step in found] for key, found in ladder_step_answers(steps).items()}
     # Every step of the ladder, answered or not (a step never answered shows 0 answers and no mean).
-    ladder_steps = [Share(label, len(ladder[key]), sum(ladder[key]) / len(ladder[key]) if ladder.get(key) else None,
-                          key) for key, label in ladder_specs()]
+    ladder_steps = [Share(label, len(ladder.get(key, [])),
+                          sum(ladder[key]) / len(ladder[key]) if ladder.get(key) else None, key)
+                    for key, label in ladder_specs()]
 
-    counted = Counter(steps.filter(verdict="misconception").exclude(misconception="")
-                      .values_list("misconception", flat=True))
+    counted = Counter(steps.slips().values_list("misconception", flat=True))
     misconceptions = []
     for ident, count in counted.most_common(TOP_MISCONCEPTIONS):
         info = MISCONCEPTIONS.get(ident)

@@ -23,7 +23,7 @@ class NoItems(Exception):
 def weak_spots(user, now: datetime | None = None, limit: int = 4) -> list[BankItem]:
     """Items for the candidate's most frequent misconceptions, then their lowest-retention cards."""
     now = _now(now)
-    rows = (StepAnswer.objects.filter(attempt__user=user, verdict="misconception").exclude(misconception="")
+    rows = (StepAnswer.objects.filter(attempt__user=user).slips()
             .values_list("misconception", "attempt__problem__family"))
     counts = Counter(ident for ident, _ in rows)
     families: dict[str, Counter] = {}

@@ -32,6 +32,7 @@ from django.db import transaction
 
 from calculators.engine.errors import EngineError
 from calculators.engine.followup import FollowUp
+from config.middleware import TWIN
 from drills.critique.services import grade_critique, read_flags
 from drills.followups.services import FOLLOWUP_BOX_S, first_values, grade_link, refusal, store_link
 from drills.followups.services import chain as followup_chain
@@ -144,14 +145,39 @@ def opened_at(item: RoundItem, data, now: datetime) -> datetime | None:
     return stamp if stamp is not None and item.round.started_at <= stamp <= now else now
 
 
+#: The prefix of a text box's twin hidden field on a round item's form (:data:`config.middleware.TWIN`):
+#: ``base-<name>`` holds what that box held when the page was shown or last saved (static/js/rounds.js moves it on
+#: after each autosave), so the server can tell a box this page changed from one it only carried along (:func:`typed`).
+BASE = TWIN
+
+
+def typed(data, name: str, saved: str) -> str:
+    """The text of box ``name`` after a form (a ``QueryDict``) was sent: what the form holds when this page
+    changed it, else ``saved`` (what is stored).
+
+    A page changed a box when it is sent and its ``base-<name>`` (:data:`BASE`) is not sent or differs: a box
+    cleared on purpose (``""`` from ``"79.65"``) is written blank, while a box the page still shows as it was
+    (blank in a second tab that never saw another tab's answer) leaves the stored text alone. Two tabs of one round
+    item thus merge box by box and nothing typed is lost; a box changed in both keeps the later one. Text is cut at
+    :data:`MAX_TEXT` characters.
+    """
+    if name not in data:
+        return saved
+    sent = str(data.get(name, ""))
+    if BASE + name in data and sent == str(data.get(BASE + name, "")):
+        return saved
+    return sent[:MAX_TEXT]
+
+
 def read_content(item: RoundItem, data) -> dict:
-    """What a form (a ``QueryDict``) says about ``item``'s answer, keyed by RoundItem field."""
+    """What a form (a ``QueryDict``) says about ``item``'s answer, keyed by RoundItem field: each text box as
+    :func:`typed` reads it (only the boxes this page changed replace what is stored)."""
     content: dict = {}
     if "scratch" in data:
-        content["scratch"] = str(data.get("scratch", ""))[:MAX_TEXT]
+        content["scratch"] = typed(data, "scratch", item.scratch)
     if item.is_open:
         if "answer" in data:
-            content["answer"] = str(data.get("answer", ""))[:MAX_TEXT]
+            content["answer"] = typed(data, "answer", item.answer)
         if "answer" in data or "said_aloud" in data or "present" in data:
             content["said_aloud"] = data.get("said_aloud") in ("on", "true", "1", True)
         if "ticked" in data or "present_ticks" in data:
@@ -161,7 +187,7 @@ def read_content(item: RoundItem, data) -> dict:
             content["ticked"] = sorted(ticks)
     elif item.is_worked and item.problem is not None:
         keys = [spec.key for spec in item.problem.solve().specs]
-        content["answers"] = {key: str(data.get(key, item.answers.get(key, "")))[:MAX_TEXT] for key in keys}
+        content["answers"] = {key: typed(data, key, str(item.answers.get(key, ""))) for key in keys}
     elif item.is_followup and item.problem is not None:
         content["answers"] = read_followup(item, data)
     elif item.is_critique and item.item is not None:
@@ -192,7 +218,7 @@ def read_followup(item: RoundItem, data) -> dict:
         marked = [key for key in keys if key in chosen]
     else:
         marked = list(saved.get("marked", []))
-    values = {key: str(data.get(f"value-{key}", (saved.get("values") or {}).get(key, "")))[:MAX_TEXT]
+    values = {key: typed(data, f"value-{key}", str((saved.get("values") or {}).get(key, "")))
               for key in keys if f"value-{key}" in data or key in (saved.get("values") or {})}
     return {"marked": marked, "values": values}
 
@@ -216,9 +242,11 @@ def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
     """Step key → the answer parser's message for each step of a worked ``item`` typed in ``data`` (a
     ``QueryDict``) that cannot be read ("12 foo", "1e999"); empty for other items or when every typed step reads.
 
-    A blank step is not listed: in a round it counts as unanswered. The submit view refuses a submission
-    before the deadline while this is not empty (the typo is the candidate's to fix, as on the drill and review
-    pages); after the deadline what arrived is graded as it stands.
+    A blank step is not listed (in a round it counts as unanswered) unless every step is blank and ``data`` did
+    not ask to count blanks (:func:`~drills.problems.grading.counts_blanks`): then each is listed with
+    :data:`~drills.problems.grading.BLANK`, the drill page's words, so an all-blank submission is asked about
+    first. The submit view refuses a submission before the deadline while this is not empty (the typo is the
+    candidate's to fix, as on the drill and review pages); after the deadline what arrived is graded as it stands.
     """
     if item.is_followup and item.problem is not None:
         link = followup_link(item)
@@ -228,7 +256,9 @@ def unreadable_answers(item: RoundItem, data) -> dict[str, str]:
                 for message in [refusal((answer.get("values") or {}).get(key, ""), units[key])] if message}
     if not item.is_worked or item.problem is None:
         return {}
-    return grading.unreadable_steps(grading.grade_problem(item.problem, read_content(item, data)["answers"]))
+    graded = grading.grade_problem(item.problem, read_content(item, data)["answers"])
+    nothing = not any(step.given.strip() for step in graded.steps)
+    return grading.unreadable_steps(graded, blank=nothing and not grading.counts_blanks(data))
 
 
 def _changes(item: RoundItem, content: dict) -> dict:

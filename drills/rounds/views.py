@@ -27,6 +27,7 @@ from drills.critique.services import RULE as CRITIQUE_RULE
 from drills.models import ReviewLog, Round, RoundItem, RoundTemplate
 from drills.problems.forms import sign_start
 from drills.problems.generation import create_problem
+from drills.problems.grading import BLANK
 from drills.problems.presentation import problem_facts, statement
 from drills.reviews.scheduling import RATING_LABELS, RUBRIC_RULE, rating_for_rubric
 from drills.rounds.drawing import NoItems
@@ -266,7 +267,8 @@ def _submit(request: HttpRequest, pk: int, position: int) -> HttpResponse:
         if unreadable:
             # Nothing is graded; what was typed is saved as autosave would, and shown with the parser's words.
             item = autosave(request.user, item.pk, request.POST, now)
-            context = {**_item_context(round_, item, now), "unreadable": unreadable}
+            context = {**_item_context(round_, item, now), "unreadable": unreadable,
+                       "all_blank": all(message == BLANK for message in unreadable.values())}
             return _timed(render(request, "rounds/round.html", context), round_, now)
         if request.POST.get("confirm") != "yes" and _ends_the_round(round_, item):
             # The last item in ends the round with time left: ask first, keeping what was typed (saved as

@@ -1,7 +1,11 @@
 /* The countdown of a timed round. The server's clock is the only one that counts: the page starts from the
    seconds it was rendered with (data-remaining), re-syncs from the X-Round-Remaining header of every htmx
    response (autosaves and the clock poll), and again when the connection comes back or the tab is shown.
-   At zero it sends what is typed one last time and goes to the round, which the server closes. */
+   At zero it sends what is typed one last time and goes to the round, which the server closes.
+   Each text box has a hidden twin, base-<name>, holding what the box held when the page was shown; the server writes
+   only the boxes whose text differs from their twin (drills.rounds.services.typed), so two tabs of one item merge
+   box by box. After each autosave succeeds the twins move on to what that save sent (not to what was typed while
+   it was in flight, which the next save sends). */
 (function () {
   "use strict";
   var endAt = null;
@@ -52,6 +56,32 @@
     window.setInterval(tick, 250);
     window.addEventListener("online", resync);
     document.addEventListener("visibilitychange", function () { if (!document.hidden) { resync(); } });
+  });
+
+  // The text each box had when an autosave of the item's form was sent, kept until that save succeeds.
+  function twins(form) { return form.querySelectorAll("input[data-base-of]"); }
+
+  document.addEventListener("htmx:configRequest", function (event) {
+    var form = event.detail && event.detail.elt;
+    if (!form || form.id !== "item-form") { return; }
+    var sent = {};
+    Array.prototype.forEach.call(twins(form), function (twin) {
+      var box = form.elements.namedItem(twin.dataset.baseOf);
+      if (box && typeof box.value === "string") { sent[twin.dataset.baseOf] = box.value; }
+    });
+    form.roundSent = sent;
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail && event.detail.elt;
+    if (form && form.id === "item-form" && event.detail.successful && form.roundSent) {
+      Array.prototype.forEach.call(twins(form), function (twin) {
+        if (Object.prototype.hasOwnProperty.call(form.roundSent, twin.dataset.baseOf)) {
+          twin.value = form.roundSent[twin.dataset.baseOf];
+        }
+      });
+      form.roundSent = null;
+    }
   });
 
   document.addEventListener("htmx:afterRequest", function (event) {

@@ -88,7 +88,7 @@ def test_a_candidates_new_attempt_shows_on_each_of_their_coaches_dashboards_on_t
 
     for name, c in clients.items():
         after = _cell(_tables(c)[0], "demo", "candidates")
-        assert after != summary[name] and "×1 (1 vs 0, rising)" in after, (name, after)
+        assert after != summary[name] and "×1 (1 vs 0, new)" in after, (name, after)
     # eve is in no cohort of carol's: carol's cached dashboard is not rebuilt by her work.
     eve = Client()
     eve.force_login(world.eve)
@@ -202,7 +202,7 @@ def test_a_coach_the_candidate_joins_after_their_coaches_were_kept_sees_the_next
     autumn = services.create_cohort(world.dave, "Autumn")
     services.accept_invitation(services.invite(autumn), world.demo)
     shown = _cell(_tables(dave)[0], "demo", "candidates")
-    assert "×1 (1 vs 0, rising)" in shown
+    assert "×1 (1 vs 0, new)" in shown
 
     _attempt(world, h, world.demo, 8)
     assert "×2 (2 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")
@@ -214,7 +214,7 @@ def test_a_cohort_handed_to_another_coach_bumps_them_at_the_candidates_next_atte
     dave.force_login(world.dave)
     world.cohort.coach = world.dave
     world.cohort.save(update_fields=["coach"])
-    assert "×1 (1 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")
+    assert "×1 (1 vs 0, new)" in _cell(_tables(dave)[0], "demo", "candidates")
 
     _attempt(world, h, world.demo, 8)
     assert "×2 (2 vs 0, rising)" in _cell(_tables(dave)[0], "demo", "candidates")

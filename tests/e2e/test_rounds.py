@@ -144,3 +144,56 @@ def test_round_debrief_after_finishing_early(live_server, page, candidate, probl
     assert fresh.pk != ladder.problem_id and fresh.family == "ladder" and fresh.seed != 7
     expect(page.locator("#answers input[name='kv_bytes_per_token']")).to_have_value("")
     expect(page.locator("#answers .score")).to_have_count(0)
+
+
+def test_two_tabs_of_one_item_keep_what_each_typed(live_server, page, candidate, problem_templates):
+    """Tab A types card and usable memory, tab B (opened before, never reloaded) the weights: each autosave writes
+    only its own boxes (drills.rounds.services.typed), so the reload shows all three; tab A then types again and
+    its earlier boxes, now its twins' values (static/js/rounds.js), are not taken for changes."""
+    from drills.rounds.models import Round
+
+    log_in(page, live_server.url, "alice", "/rounds/")
+    preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))
+    with page.expect_navigation(url=ITEM_URL):
+        preset.locator("[type='submit']").click()
+    round_ = Round.objects.get(pk=int(ITEM_URL.search(page.url).group(1)), user=candidate)
+    other = page.context.new_page()
+    other.goto(page.url)
+
+    def typed(tab, name: str, text: str) -> None:
+        with tab.expect_response(lambda r: r.request.method == "POST" and r.url.endswith("/1/save/")):
+            tab.fill(f"#item-form input[name='{name}']", text)
+
+    typed(page, "card_gib", "79.65")
+    typed(page, "usable_gib", "71.68")
+    typed(other, "weights_gib", "14.96")
+    assert page.locator("#item-form input[name='base-usable_gib']").input_value() == "71.68"
+    typed(page, "kv_budget_gib", "50")  # tab A again, still showing no weights: tab B's weights stay
+    page.wait_for_timeout(1_500)  # the save caught above may be the blur's; the typing's own follows in 0.7 s
+
+    answers = round_.items.get(position=1).answers
+    assert {key: value for key, value in answers.items() if value} == {
+        "card_gib": "79.65", "usable_gib": "71.68", "weights_gib": "14.96", "kv_budget_gib": "50"}
+    other.reload()
+    for name, value in (("card_gib", "79.65"), ("usable_gib", "71.68"), ("weights_gib", "14.96")):
+        expect(other.locator(f"#item-form input[name='{name}']")).to_have_value(value)
+
+
+def test_an_all_blank_item_asks_before_it_is_submitted(live_server, page, candidate, problem_templates):
+    """Submit this item with every step blank: nothing is recorded and the page asks, with the drill page's words
+    beside each box; 'Submit, counting blanks as unanswered' then moves on to item 2."""
+    from drills.problems.grading import BLANK
+    from drills.rounds.models import Round
+
+    log_in(page, live_server.url, "alice", "/rounds/")
+    preset = page.locator("form.round-preset", has=page.locator("h3", has_text=re.compile(r"^\s*Phone screen\s*$")))
+    with page.expect_navigation(url=ITEM_URL):
+        preset.locator("[type='submit']").click()
+    round_ = Round.objects.get(pk=int(ITEM_URL.search(page.url).group(1)), user=candidate)
+    page.locator("#item-form button", has_text="Submit this item").click()
+    expect(page.locator("#unreadable-steps")).to_contain_text("Every step is blank: nothing was recorded.")
+    expect(page.locator("#item-form .invalid-feedback").first).to_have_text(BLANK)
+    assert round_.items.get(position=1).submitted_at is None
+    with page.expect_navigation(url=re.compile(rf"/rounds/{round_.pk}/2/$")):
+        page.get_by_role("button", name="Submit, counting blanks as unanswered").click()
+    assert round_.items.get(position=1).grade == 0.0

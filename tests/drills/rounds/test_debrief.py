@@ -52,7 +52,8 @@ def test_report_lists_every_step_with_typed_expected_verdict_and_misconception(c
 def test_work_it_again_opens_a_fresh_variant_of_the_same_template(candidate_client, candidate, bank, clock):
     round_, item = _pinned_capacity_round(candidate_client, candidate)
     assert candidate_client.post(reverse("rounds:again", args=[round_.pk, 1])).status_code == 404  # still on
-    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0})
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]),
+                          {"confirm": "yes", "version": 0, "blanks": "count"})  # all blank: counted as unanswered
     response = candidate_client.post(reverse("rounds:again", args=[round_.pk, 1]))
     fresh = ProblemInstance.objects.exclude(pk=item.problem_id).latest("pk")
     assert response["Location"] == fresh.get_absolute_url()
