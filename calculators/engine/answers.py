@@ -89,6 +89,7 @@ from calculators.engine.units import (
     bits_or_bytes,
     dimension_name,
     dimension_phrase,
+    format_faithful,
     format_quantity,
     get_unit,
     quote,
@@ -817,11 +818,11 @@ def _read_in_step(reader: Reader, step: Unit, unit: str, text: str) -> ParsedAns
     typed = reader.typed_unit(result)
     if typed is None:
         return ParsedAnswer(value, unit, step.symbol, value,
-                            f"Worked out {reader.quoted} as {format_quantity(value, step.symbol)}.", text)
+                            f"Worked out {reader.quoted} as {format_faithful(value, step.symbol)}.", text)
     typed_value = rescale(result.value, result.factor / typed.exact_factor)
     if typed.exact_factor == step.exact_factor:
         return ParsedAnswer(typed_value, unit, typed.symbol, typed_value, None, text)
-    shown = format_quantity(value, step.symbol)
+    shown = format_faithful(value, step.symbol)  # "0.0625 GiB" for 64 MiB, not a rounded "0.06 GiB"
     sentence = (f"Read {_as_typed(typed_value, typed)} as {shown}." if typed.symbol == "%"
                 else f"Read {_as_typed(typed_value, typed)} and converted it to {shown}.")
     return ParsedAnswer(value, unit, typed.symbol, typed_value, sentence, text,

@@ -226,9 +226,30 @@ class Formula:
         return _TextPrinter(None).doprint(self.expr)
 
     def substituted(self, values: Mapping[str, float], formatter: Callable[[float, str], str]) -> str:
-        """The relation with each variable replaced by ``formatter(value, unit)``."""
+        """The relation with each variable replaced by ``formatter(value, unit)``; a size counted in bits and
+        given in bytes says so (``7,241,732,096 × 8 bit ÷ 8 bit/B``), or multiplying by 8 bit would seem to change
+        nothing."""
         shown = {name: formatter(values[name], self.units[name]) for name in self._arg_names}
-        return _TextPrinter(shown).doprint(self.expr)
+        text = _TextPrinter(shown).doprint(self.expr)
+        if not self._counted_in_bits:
+            return text
+        return f"({text}) ÷ 8 bit/B" if self.expr.is_Add else f"{text} ÷ 8 bit/B"
+
+    @cached_property
+    def _counted_in_bits(self) -> bool:
+        """Whether the result is a memory size and every term of the relation carries one bits-per-value variable,
+        so the relation counts bits that the result turns into bytes."""
+        bits = {self.symbols[name] for name, unit in self.units.items() if unit == "bit"}
+        if not bits or RECORDS[self.unit].dimension != "memory":
+            return False
+        terms = self.expr.args if self.expr.is_Add else (self.expr,)
+        return all(len(term.free_symbols & bits) == 1 and self._linear_in_bits(term, bits) for term in terms)
+
+    @staticmethod
+    def _linear_in_bits(term: sympy.Expr, bits: set) -> bool:
+        """``term`` is a product with its bits variable as a plain factor (not divided by, not in a power)."""
+        factors = term.args if term.is_Mul else (term,)
+        return any(factor in bits for factor in factors)
 
 
 def _without_minus_one(expr: sympy.Mul) -> sympy.Expr:

@@ -58,11 +58,21 @@ import sympy
 from .answers import ParsedAnswer, parse_answer
 from .errors import AnswerError
 from .formula import Formula, whole_floor
-from .mistakes import ADDED_FROM, MISCONCEPTIONS, MISTAKES, Override, RoundingSlip, UnitSlip, at_step, order_of
+from .mistakes import (
+    ADDED_FROM,
+    MISCONCEPTIONS,
+    MISTAKES,
+    Override,
+    PrefixSlip,
+    RoundingSlip,
+    UnitSlip,
+    at_step,
+    order_of,
+)
 from .mistakes.memory import rederive
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
-from .units import quote, verdict_choices
+from .units import get_unit, prefix_partner, quote, rescale, verdict_choices
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -157,6 +167,39 @@ def _rounded(parsed: ParsedAnswer, target: float | None, spec: StepSpec, verdict
     if target is None or spec.rounding or verdict_step:
         return None
     return parsed.rounded_figures(target)
+
+
+#: The mistake whose :class:`~.mistakes.PrefixSlip` the grader reads off the unit typed (the registry's first).
+PREFIX_SLIP = next(mistake.id for mistake in MISTAKES if any(isinstance(c, PrefixSlip) for c in mistake.change))
+
+
+def _figures(value: float) -> str:
+    """A number for a prefix-slip sentence: four significant figures, thousands grouped (``30.52``, ``32``)."""
+    text = f"{value:,.4g}"
+    return text if "e" not in text else f"{value:.4g}"
+
+
+def _prefix_slip(parsed: ParsedAnswer, spec: StepSpec, expected: float, carried: float,
+                 verdict_step: bool) -> str | None:
+    """The sentence naming a decimal/binary prefix mix (DESIGN §4: "GB/GiB mixed"), or ``None``: the number typed,
+    in a unit with a byte prefix, is the answer (or what the candidate's earlier values give) in the same prefix of
+    the other system — ``32 MB`` where the answer is 32 MiB: "32 MB is 30.52 MiB; the answer is 32 MiB". Matched
+    within the step's tolerance or rounded to the figures typed, as a right answer is; never for a count or a
+    verdict."""
+    partner = prefix_partner(parsed.typed_unit) if parsed.typed_unit else None
+    if partner is None or spec.rounding or verdict_step:
+        return None
+    step, typed, other = get_unit(spec.unit), get_unit(parsed.typed_unit or ""), get_unit(partner)
+    for target, whose in ((expected, "the answer is"), (carried, "your earlier values give")):
+        if not math.isfinite(target) or target == 0 or (whose != "the answer is" and _matches(target, expected, spec)):
+            continue
+        number = rescale(target, step.exact_factor / other.exact_factor)  # the target in the partner unit
+        slipped = rescale(number, typed.exact_factor / step.exact_factor)  # that number read in the typed unit
+        if _matches(parsed.value, slipped, spec) or parsed.rounded_figures(slipped):
+            typed_in_partner = rescale(parsed.typed_value, typed.exact_factor / other.exact_factor)
+            return (f"{_figures(parsed.typed_value)} {typed.symbol} is {_figures(typed_in_partner)} {other.symbol}; "
+                    f"{whose} {_figures(number)} {other.symbol}.")
+    return None
 
 
 def _relative_error(value: float, target: float) -> float:
@@ -267,6 +310,14 @@ def grade_step(spec: StepSpec, text: str | None, result: Result,
                          message=(f"{prefix}Follows from your earlier values "
                                   f"({_shown(carried, spec.unit, words)}{rounded}); with the right inputs this step is "
                                   f"{shown_expected}."), **base)
+
+    mixed_prefix = _prefix_slip(parsed, spec, expected, carried, verdict_step)
+    if mixed_prefix is not None:
+        info = MISCONCEPTIONS[PREFIX_SLIP]
+        return StepGrade(verdict="misconception", credit=0.0, value=value, conversion=conversion,
+                         misconception=PREFIX_SLIP,
+                         message=f"{prefix}{info.title}: {mixed_prefix} {info.explanation} Expected {shown_expected}.",
+                         **base)
 
     if problem is None:
         problem = perturbed(result)

@@ -471,6 +471,39 @@ def format_quantity(value: float, unit: str) -> str:
     return number + rule["suffix"]
 
 
+def format_faithful(value: float, unit: str) -> str:
+    """``value`` in ``unit`` as :func:`format_quantity` shows it, unless that rounding hides more than 0.05 % of it
+    (64 MiB is 0.0625 GiB, not "0.06 GiB"; 32 MB is 0.0298 GiB, not "0.03 GiB"): then to four significant figures,
+    so a converted value can be told from the one it is compared with. Raises AnswerError as
+    :func:`format_quantity` does."""
+    shown = format_quantity(value, unit)
+    rule = quantity_rule(unit)
+    if rule["style"] != "fixed" or value == 0:
+        return shown
+    number = shown.removesuffix(rule["suffix"]).replace(",", "")
+    try:
+        hidden = abs(float(number) - value) > 0.0005 * abs(value)
+    except ValueError:  # e-notation past the fixed range: already significant figures
+        return shown
+    return _significant(float(value)) + rule["suffix"] if hidden else shown
+
+
+#: The decimal byte prefixes and their binary partners (IEC 80000-13): a kB is 1,000 B and a KiB 1,024.
+_PREFIX_PARTNERS = {"kB": "KiB", "KB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB", "PB": "PiB", "EB": "EiB"}
+_PREFIX_PARTNERS.update({binary: decimal for decimal, binary in _PREFIX_PARTNERS.items() if decimal != "KB"})
+
+
+def prefix_partner(symbol: str) -> str | None:
+    """The unit ``symbol`` names with its byte prefix read in the other system — decimal for binary and binary for
+    decimal (``"MB"`` → ``"MiB"``, ``"GiB/s"`` → ``"GB/s"``, ``"KiB"`` → ``"kB"``) — or ``None`` for a unit
+    without a prefixed byte (``"B"``, ``"ms"``). Raises nothing."""
+    parts = symbol.split("/")
+    for index, part in enumerate(parts):
+        if part in _PREFIX_PARTNERS:
+            return "/".join([*parts[:index], _PREFIX_PARTNERS[part], *parts[index + 1:]])
+    return None
+
+
 def _fixed(value: float, decimals: int) -> str:
     if abs(value) >= _FIXED_LIMIT:
         return _scientific(value)

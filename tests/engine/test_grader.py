@@ -572,7 +572,8 @@ class TestCloseAndWrong:
         assert step.verdict == "close"
 
     def test_far_off_is_wrong_and_gives_the_expected_value(self):
-        step = by_key(grade_family("ladder", {"weights_gib": "30"}))["weights_gib"]
+        # 40 GiB is 2.67 × 14.96 GiB: no precision's width (30 would be fp32's 4 bytes per parameter, a named slip).
+        step = by_key(grade_family("ladder", {"weights_gib": "40"}))["weights_gib"]
 
         assert step.verdict == "wrong"
         assert step.credit == 0.0
@@ -699,7 +700,7 @@ class TestDegenerateOwnValues:
 class TestExpectedValueShown:
     def test_the_shown_expected_value_of_a_large_step_can_be_typed_back(self):
         # Reference: "Expected 14.96 GiB." and 14.96 is within 0.5 % of 14.9575.
-        step = by_key(grade_family("ladder", {"weights_gib": "30"}))["weights_gib"]
+        step = by_key(grade_family("ladder", {"weights_gib": "40"}))["weights_gib"]
         assert step.message == "Expected 14.96 GiB."
 
         assert verdicts(grade_family("ladder", {"weights_gib": "14.96"}))["weights_gib"] == "correct"

@@ -39,6 +39,7 @@ __all__ = [
     "AtStep",
     "Mistake",
     "Override",
+    "PrefixSlip",
     "RoundingSlip",
     "UnitSlip",
     "at_step",
@@ -70,6 +71,13 @@ class UnitSlip:
 
 
 @dataclass(frozen=True)
+class PrefixSlip:
+    """A value typed with a byte prefix of one system whose number is the answer in the other: ``32 MB`` where the
+    answer is 32 MiB (a MiB is 1.048576 MB), ``52 GiB`` where it is 52 GB. The typed unit is the evidence, so the
+    grader checks it on the text as typed (:func:`.units.prefix_partner`) before the perturbations."""
+
+
+@dataclass(frozen=True)
 class RoundingSlip:
     """A count its formula rounds up (a ceiling) rounded down instead, carried downstream."""
 
@@ -87,7 +95,7 @@ class AtStep:
     local: bool = False
 
 
-Change = Override | UnitSlip | RoundingSlip | AtStep
+Change = Override | UnitSlip | PrefixSlip | RoundingSlip | AtStep
 
 
 @dataclass(frozen=True)
@@ -167,10 +175,12 @@ MISTAKES: tuple[Mistake, ...] = (
                 _at("active_bytes_per_token", SV.bytes_in_bits, "active_params", "weight_bits"),
                 _at("adapter_gib", M.adapter_bits_for_bytes, "adapter_params", "adapter_bits"),
             )),
-    Mistake("gb-gib-mix", ("GB and GiB mixed",
-                    "A decimal GB is 10^9 bytes and a GiB is 2^30; mixing them is a 7 % error. Run the ladder in GiB."),
+    Mistake("gb-gib-mix", ("Decimal and binary units mixed",
+                    "A decimal GB is 10^9 bytes and a GiB is 2^30 (a MB 10^6, a MiB 2^20); mixing them is a 7 % error"
+                    " (5 % at MB). Run the ladder in GiB."),
             "/errata/#gb-gib-mix",
             change=(
+                PrefixSlip(),
                 UnitSlip(("GiB", "GB"), (GIB_PER_GB, 1 / GIB_PER_GB), reading=True),
                 UnitSlip(("GB/s",), (GIB_PER_GB, 1 / GIB_PER_GB), reading=True),
                 _over(M.card_gb_as_gib, "card_mib"),
@@ -812,6 +822,21 @@ MISTAKES: tuple[Mistake, ...] = (
             "/runbook/06-kv-cache/#formula",
             change=(
                 UnitSlip(("GiB", "B"), (float(BINARY_STEP), 1 / BINARY_STEP)),
+            )),
+    Mistake("other-precision-width", ("Bytes per parameter of another precision",
+                    "Each precision stores its own width per parameter: fp32 4 bytes, bf16 and fp16 2, fp8 and int8 1, "
+                    "a 4-bit format about half a byte with its scales. Take the width of the precision the problem "
+                    "names."),
+            "/runbook/09-number-formats/#int8-and-int4",
+            change=(
+                _over(M.other_precision_width, "weight_bits"),
+            )),
+    Mistake("one-card-memory", ("One card's memory for the replica",
+                    "A replica of N cards in tensor parallel holds N × each card's memory: the weights and the cache "
+                    "are sharded across all of them, so size the replica on every card, not one."),
+            "/runbook/11-multi-gpu/#tensor-parallel",
+            change=(
+                _at("card_gib", M.card_for_replica, "gpus", "card_mib"),
             )),
     Mistake("tp-degree-for-copies", ("TP degree taken for the copies",
                     "Each K/V head is copied only when the replica has more cards than K/V heads: the copies are "

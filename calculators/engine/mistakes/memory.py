@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+from ..catalog import DEFAULT_WEIGHT_BITS
 from ..formulas import memory as F
 from ..formulas import serving as S
 from ..formulas.lora import PARAMS_PER_LAYER, PRESETS
@@ -63,6 +64,23 @@ def _both_widths(g, width_of) -> dict:
 def weight_bits_as_bytes(g):
     """The weights' bits per parameter used as bytes."""
     return changed(g, **_both_widths(g, lambda bits: bits * 8))
+
+
+def other_precision_width(g):
+    """The weights sized at another precision's width (:data:`~...catalog.DEFAULT_WEIGHT_BITS`: 32, 16, 8, 4.5 or
+    4.25 bits per parameter, bf16's 2 bytes for fp8's 1): a list of the problem's values at each width but its own
+    (a bare 4.0 is the nominal 4-bit slip, not another precision).
+    Not for a checkpoint whose routed experts keep their own width (charging it one width is its own slip)."""
+    if g.get("expert_weight_bits", g["weight_bits"]) != g["weight_bits"]:
+        return None
+    found = [changed(g, **_both_widths(g, lambda bits, width=width: width))
+             for width in sorted(set(DEFAULT_WEIGHT_BITS.values()), reverse=True) if width != g["weight_bits"]]
+    return [one for one in found if one is not None] or None
+
+
+def card_for_replica(g, s):
+    """Card memory quoted for one card of a replica of several: the card's MiB in GiB, not the replica's."""
+    return g["card_mib"] / 1024 if g["gpus"] > 1 else None
 
 
 def weights_nominal_4bit(g):

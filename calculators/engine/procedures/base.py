@@ -420,6 +420,8 @@ CONTEXTS = (2048, 4096, 8192, 16384, 32768)
 # Weight precisions drawn for problems (bf16 twice as often: it is the default answer).
 WEIGHT_DTYPES_DRAWN = ("bf16", "bf16", "fp8", "int8", "int4")
 KV_DTYPES_DRAWN = ("bf16", "bf16", "fp8")
+# Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
+FIT_FRACTION = 0.8
 
 
 def gpu_supports(catalog: Catalog, gpu_id: str, dtype: str) -> bool:

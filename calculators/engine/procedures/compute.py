@@ -35,7 +35,7 @@ from ..step_model import (
     kv_bytes_per_token,
     link_gb_s,
 )
-from .base import StepSpec, computing_gpus, widths_given
+from .base import FIT_FRACTION, StepSpec, computing_gpus, widths_given
 from .inputs import InputSpec
 from .kv import kv_given
 
@@ -51,8 +51,6 @@ PROMPT_TOKENS = InputSpec("prompt_tokens", "int", 2048, "prompt length, tokens",
 MFU = InputSpec.of("prefill_mfu", "float", "model FLOPs utilisation (fraction of the dense peak reached)",
                    older_names=("mfu",))
 
-# Fraction of card memory the weights may take in a drawn problem (our choice: room left for a cache).
-FIT_FRACTION = 0.8
 TP_DEGREES = (1, 2, 4, 8)
 MAX_DRAWS = 200
 

@@ -14,10 +14,11 @@ from ..catalog import Catalog, article, kv_bytes_per_value
 from ..errors import InputError
 from ..formulas import memory as F
 from ..formulas import serving as S
+from ..formulas.memory import weight_bytes
 from ..hf_config import ModelConfig
 from ..step_model import check_degree, kv_given_parts, kv_replication
-from .base import DEGREE_RULE, KV_DTYPES_DRAWN, Family, Offline, Plan, StepSpec, draw_context
-from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, catalog_or_default, clean_inputs, resolve_model
+from .base import DEGREE_RULE, FIT_FRACTION, KV_DTYPES_DRAWN, Family, Offline, Plan, StepSpec, draw_context
+from .inputs import CONTEXT, GPUS, KV_DTYPE, MODEL, REFERENCE_GPU, catalog_or_default, clean_inputs, resolve_model
 
 INPUTS = (MODEL, KV_DTYPE, CONTEXT, GPUS)
 
@@ -189,21 +190,43 @@ def replication_notes(cfg: ModelConfig, gpus: int) -> list[str]:
 
 
 def generate_kv(rng, catalog: Catalog) -> dict:
-    """A KV problem: every attention kind (MHA, GQA, MQA, MLA, windows) comes up."""
+    """A KV problem: every attention kind (MHA, GQA, MQA, MLA, windows) comes up, on a number of cards that holds
+    the model's weights (:func:`kv_weights_fit`): Llama-3.1-70B never "runs on one card". A model that fits no
+    drawn degree is left out of the draw."""
     kinds: dict[str, list[str]] = {}
     for model in catalog.models.values():
+        if kv_weights_fit(model.config, catalog) is None:
+            continue
         kind = "window" if model.config.window_layers else model.config.attention_kind
         kinds.setdefault(kind, []).append(model.id)
     kind = rng.choice(sorted(kinds))
     model = rng.choice(kinds[kind])
-    cfg = catalog.model(model).config
-    degrees = [d for d in KV_DEGREES_DRAWN if valid_degree(cfg, d)]
+    fit = kv_weights_fit(catalog.model(model).config, catalog)
+    assert fit is not None  # the pool holds only models that fit
     return {"model": model, "kv_dtype": rng.choice(KV_DTYPES_DRAWN), "context": draw_context(rng, catalog, model),
-            "gpus": rng.choice(degrees)}
+            "gpus": rng.choice(fit[1])}
 
 
 # One card half the time; otherwise degrees that split, replicate (past the K/V heads) or copy a latent.
 KV_DEGREES_DRAWN = (1, 1, 1, 2, 4, 8, 16)
+# The precisions a KV problem's weights are served in, tried in order: bf16, or fp8 for a model whose bf16 weights
+# fit no drawn degree (DeepSeek-V3, Kimi K2: checkpoints published in fp8).
+KV_WEIGHTS_DTYPES = ("bf16", "fp8")
+
+
+def kv_weights_fit(cfg: ModelConfig, catalog: Catalog) -> tuple[str, list[int]] | None:
+    """The weights' precision and the drawn degrees (:data:`KV_DEGREES_DRAWN`, repeats kept) at which ``cfg``'s
+    weights fit in :data:`~.base.FIT_FRACTION` of that many reference cards (:data:`~.inputs.REFERENCE_GPU`, the
+    H100 SXM's 81,559 MiB) and which obey the degree rule: the first precision of :data:`KV_WEIGHTS_DTYPES` with any
+    such degree, or ``None`` when none has. Llama-3.1-70B's 141.1 GB of bf16 weights need 4 cards (2 × 68.4 GB
+    hold 136.8 GB). Raises :class:`~..errors.CatalogError` when the catalog lacks the reference card."""
+    card = catalog.gpu(REFERENCE_GPU).memory_bytes
+    for dtype in KV_WEIGHTS_DTYPES:
+        weights = weight_bytes(cfg, dtype)
+        degrees = [d for d in KV_DEGREES_DRAWN if valid_degree(cfg, d) and weights <= FIT_FRACTION * d * card]
+        if degrees:
+            return dtype, degrees
+    return None
 
 
 def valid_degree(cfg: ModelConfig, degree: int) -> bool:
@@ -219,7 +242,8 @@ def describe_kv(inputs: dict, catalog: Catalog) -> str:
     """A KV problem in the words an interviewer would use, one question per answer box, in their order:
     bytes per token; the copies of a user's cache (1 on one card, more when tensor parallelism replicates K/V
     heads or an MLA latent); GiB per user (across the replica). Windows are named only for a model with them, the
-    sparse-attention indexer's cached key (its width and bytes) only for a model with one."""
+    sparse-attention indexer's cached key (its width and bytes) only for a model with one; the card and the weights'
+    precision only where that many cards hold the weights (:func:`kv_weights_fit`)."""
     gpus = inputs.get("gpus", 1)
     context = f"{inputs['context']:,}"
     cfg = catalog.model(inputs["model"]).config
@@ -233,12 +257,16 @@ def describe_kv(inputs: dict, catalog: Catalog) -> str:
                   f"one {cfg.index_head_dim}-value key per token (index_head_dim) in fp8 with an fp32 scale per 128 "
                   f"values, {indexer:g} B per layer whatever the cache's dtype, and that key is part of the KV "
                   f"cache.")
+    fit = kv_weights_fit(cfg, catalog)
+    # The cards and the weights' precision, where they hold the weights (a drawn problem's always do).
+    cards = (f" {catalog.gpu(REFERENCE_GPU).name}" if fit and gpus in fit[1] else "")
+    weights = f", its weights in {fit[0]}" if cards and fit else ""
     if gpus > 1:
-        return (f"{first} It is served in tensor parallel over {gpus} cards: how many copies of each user's cache "
-                f"does the replica keep, and how many GiB does one user at a context of {context} tokens take "
-                f"across the replica{windows}?")
-    return (f"{first} It runs on one card: how many copies of each user's cache does it keep, and how many GiB "
-            f"does one user take at a context of {context} tokens{windows}?")
+        return (f"{first} It is served in tensor parallel over {gpus}{cards} cards{weights}: how many copies of each "
+                f"user's cache does the replica keep, and how many GiB does one user at a context of {context} "
+                f"tokens take across the replica{windows}?")
+    return (f"{first} It runs on one{cards} card{weights}: how many copies of each user's cache does it keep, and how "
+            f"many GiB does one user take at a context of {context} tokens{windows}?")
 
 
 # What a strong worked answer does at each stage: the bank template's rubric, the moves that earn the

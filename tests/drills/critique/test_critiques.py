@@ -303,6 +303,15 @@ class TestDrillPage:
         text = visible(response)
         assert "1 wrongly flagged" in text and "Your grade 0 %" in text
 
+    def test_an_all_at_once_rollout_is_its_own_planted_error(self, client, real_critiques):
+        # chat-api-70b line 19 ("restarting every replica at once") is a deployment mistake in its own right, not a
+        # consequence of line 18: flagged alone it is found, one of the six planted (7, 8, 10, 15, 18, 19).
+        response = client.post("/drills/critique/chat-api-70b/", flags_post({19: "no canary, full outage"}))
+
+        text = visible(response)
+        assert "Score: 1 ÷ 6 = 0.17" in text
+        assert "carries line 18" not in text
+
     def test_unknown_drills_are_404(self, client, real_critiques):
         assert client.get("/drills/critique/no-such-doc/").status_code == 404
         assert client.get("/drills/critique/design-capacity-math/").status_code == 404

@@ -6,12 +6,15 @@ Regression: the button said "Sit another the five-minute capacity question" (the
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 from django.urls import reverse
 
+from calculators.engine.catalog import default_catalog
 from drills.models import Round
+from drills.problems.generation import snapshot_for
 
 pytestmark = pytest.mark.django_db
 
@@ -74,3 +77,22 @@ def test_an_impossible_step_gives_its_reason_and_the_item_is_to_review_at_87_per
     assert "Impossible Impossible: it cannot exceed the card memory" in steps
     assert "Nothing below 80 %: well done." not in page
     assert _text(_section(page, 'id="review-next">', "</form>")).startswith("Capacity ladder Problem template")
+
+
+def test_one_cards_memory_for_the_replica_is_named_in_the_why_column(candidate_client, candidate, bank, clock, h):
+    # The round's ladder item on Qwen3-235B-A22B over 2 × B200 at fp8: a B200 reports 183,359 MiB = 179.06 GiB, the
+    # replica 358.12 GiB. "179.06 GiB" for the replica is one card's memory: named, not "—".
+    candidate_client.post(reverse("rounds:start", args=["capacity"]))
+    round_ = Round.objects.get(user=candidate)
+    item = round_.items.get()
+    problem = item.problem
+    problem.inputs = {**problem.inputs, "model": "qwen3-235b-a22b", "gpu": "b200", "gpus": 2, "weights_dtype": "fp8"}
+    problem.snapshot = snapshot_for(problem.inputs, default_catalog())
+    problem.save()
+    answers = h.answers(problem)
+    answers["card_gib"] = "179.06 GiB"
+    candidate_client.post(reverse("rounds:submit", args=[round_.pk, 1]), {"confirm": "yes", "version": 0, **answers})
+    page = candidate_client.get(reverse("rounds:report", args=[round_.pk])).content.decode()
+
+    steps = html.unescape(_text(_section(page, 'id="steps-1"', "</table>")))
+    assert "Card memory 179.06 GiB 358.12 GiB Misconception One card's memory for the replica" in steps
