@@ -60,7 +60,7 @@ def test_reference_stack_usable_memory_is_71_68_gib(reference):
 def test_reference_stack_weights_are_14_96_gib(reference):
     # 8,030,261,248 × 2 bytes = 16,060,522,496 B ÷ 2^30 = 14.957527160644531 GiB.
     assert reference.values["weights_gib"] == approx(16_060_522_496 / GIB)
-    assert reference.step("weights_gib").substituted == "8,030,261,248 × 16 bit = 14.96 GiB"
+    assert reference.step("weights_gib").substituted == "8,030,261,248 × 16 bit ÷ 8 bit/B = 14.96 GiB"
 
 
 def test_reference_stack_kv_budget_is_53_73_gib(reference):
@@ -472,7 +472,7 @@ def test_a_loader_adds_the_cold_starts_weight_loading(path, seconds):
 
 def test_reference_weights_substitution():
     result = FAMILIES["weights"].run({})
-    assert result.step("weight_bytes").substituted == "8,030,261,248 × 16 bit = 16,060,522,496 B"
+    assert result.step("weight_bytes").substituted == "8,030,261,248 × 16 bit ÷ 8 bit/B = 16,060,522,496 B"
     assert result.step("weight_gib").substituted == "16,060,522,496 B = 14.96 GiB"
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..catalog import Catalog, article, kv_bytes_per_value
-from ..errors import InputError
+from ..catalog import Catalog, article, default_catalog, kv_bytes_per_value
+from ..errors import CatalogError, InputError
 from ..formulas import memory as F
 from ..formulas import serving as S
 from ..formulas.memory import weight_bytes
@@ -214,13 +214,22 @@ KV_DEGREES_DRAWN = (1, 1, 1, 2, 4, 8, 16)
 KV_WEIGHTS_DTYPES = ("bf16", "fp8")
 
 
+def _reference_card(catalog: Catalog):
+    """The reference card from ``catalog``, or from the full catalog where ``catalog`` is a problem's snapshot
+    that holds only its model."""
+    try:
+        return catalog.gpu(REFERENCE_GPU)
+    except CatalogError:
+        return default_catalog().gpu(REFERENCE_GPU)
+
+
 def kv_weights_fit(cfg: ModelConfig, catalog: Catalog) -> tuple[str, list[int]] | None:
     """The weights' precision and the drawn degrees (:data:`KV_DEGREES_DRAWN`, repeats kept) at which ``cfg``'s
     weights fit in :data:`~.base.FIT_FRACTION` of that many reference cards (:data:`~.inputs.REFERENCE_GPU`, the
     H100 SXM's 81,559 MiB) and which obey the degree rule: the first precision of :data:`KV_WEIGHTS_DTYPES` with any
     such degree, or ``None`` when none has. Llama-3.1-70B's 141.1 GB of bf16 weights need 4 cards (2 × 68.4 GB
-    hold 136.8 GB). Raises :class:`~..errors.CatalogError` when the catalog lacks the reference card."""
-    card = catalog.gpu(REFERENCE_GPU).memory_bytes
+    hold 136.8 GB). Raises nothing."""
+    card = _reference_card(catalog).memory_bytes
     for dtype in KV_WEIGHTS_DTYPES:
         weights = weight_bytes(cfg, dtype)
         degrees = [d for d in KV_DEGREES_DRAWN if valid_degree(cfg, d) and weights <= FIT_FRACTION * d * card]
@@ -259,7 +268,7 @@ def describe_kv(inputs: dict, catalog: Catalog) -> str:
                   f"cache.")
     fit = kv_weights_fit(cfg, catalog)
     # The cards and the weights' precision, where they hold the weights (a drawn problem's always do).
-    cards = (f" {catalog.gpu(REFERENCE_GPU).name}" if fit and gpus in fit[1] else "")
+    cards = (f" {_reference_card(catalog).name}" if fit and gpus in fit[1] else "")
     weights = f", its weights in {fit[0]}" if cards and fit else ""
     if gpus > 1:
         return (f"{first} It is served in tensor parallel over {gpus}{cards} cards{weights}: how many copies of each "
