@@ -63,8 +63,9 @@ calibration's TP cost grows per all-reduce (each all-reduce's latency per doubli
 the table is refitted, so the rows problems store and the simulated drills' sweeps move (errata
 calibration-tp-per-collective). v32: the 2023 vLLM runs pay the declared launch cost of an engine without CUDA
 graphs, and the refit moves the A100 40GB's 16-bit row (bandwidth efficiency 0.66 → 0.74 at batch 1, 0.72 → 0.74
-at large batch), so a problem drawn on that card stores the new values (errata calibration-eager-launch). v33: a KV problem draws only
-the degrees whose cards hold the model's weights, so Llama-3.1-70B no longer "runs on one card" (errata kv-drawn-degree-fits).
+at large batch), so a problem drawn on that card stores the new values (errata calibration-eager-launch).
+v33: a KV problem draws only the degrees whose cards hold the model's weights, so Llama-3.1-70B no longer "runs on
+one card" (errata kv-drawn-degree-fits).
 """
 
 from __future__ import annotations
