@@ -261,7 +261,8 @@ class TestNewProblem:
         links, v25's refitted calibration rows, v26's calibrated simulated drills, v27's compute-bound tpotbatch
         stacks, v28's simulated drills' centres or v29's pooled calibration rows, so the ladder's draw is v8's;
         v30's H100 PCIe driver total keeps the draw and moves its card line, v31's per-collective TP cost,
-        v32's A100 40GB row and v33's KV degrees that hold the weights leave it as it was) always draws this problem for seed 5.
+        v32's A100 40GB row and v33's KV degrees that hold the weights leave it as it was) always draws this
+        problem for seed 5.
 
         DeepSeek-V3 (tests/engine/test_param_count.py): 671,026,419,200 parameters. H100 PCIe, as nvidia-smi
         reports it (v30): 8 × 81,559 MiB = 652,472 MiB = 637.18 GiB; × 0.90 = 573.46. int4 at 4.5 bits:
