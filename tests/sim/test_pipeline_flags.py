@@ -50,4 +50,6 @@ def test_bad_pipeline_inputs_are_a_400_in_the_api_and_a_field_error_on_the_page(
     response = client.get("/api/v1/simulate/", {field: value, "duration_s": 5})
     assert response.status_code == 400 and response.json() == {"error": sentence, "field": field}
     page = client.get("/simulator/", {field: value, "sweep": "1", "duration_s": 5})
-    assert page.context["form"].errors[field] == [sentence if field == "pp" else "Must be at least 1."]
+    # The page names the field by its label where the command line and the API name it by its flag.
+    on_page = "Pipeline stages (3) must divide the model's 32 layers into equal stages."
+    assert page.context["form"].errors[field] == [on_page if field == "pp" else "Must be at least 1."]
