@@ -72,7 +72,7 @@ from .mistakes import (
 from .mistakes.memory import rederive
 from .procedures.base import Result, StepSpec, format_number
 from .quantities import aliases_of, quantity
-from .units import get_unit, prefix_partner, quote, rescale, verdict_choices
+from .units import format_quantity, get_unit, prefix_partner, quote, rescale, verdict_choices
 
 CREDIT = {"correct": 1.0, "carried_forward": 1.0, "close": 0.5, "misconception": 0.0,
           "impossible": 0.0, "wrong": 0.0, "unreadable": 0.0}
@@ -173,12 +173,6 @@ def _rounded(parsed: ParsedAnswer, target: float | None, spec: StepSpec, verdict
 PREFIX_SLIP = next(mistake.id for mistake in MISTAKES if any(isinstance(c, PrefixSlip) for c in mistake.change))
 
 
-def _figures(value: float) -> str:
-    """A number for a prefix-slip sentence: four significant figures, thousands grouped (``30.52``, ``32``)."""
-    text = f"{value:,.4g}"
-    return text if "e" not in text else f"{value:.4g}"
-
-
 def _prefix_slip(parsed: ParsedAnswer, spec: StepSpec, expected: float, carried: float,
                  verdict_step: bool) -> str | None:
     """The sentence naming a decimal/binary prefix mix (DESIGN §4: "GB/GiB mixed"), or ``None``: the number typed,
@@ -197,8 +191,10 @@ def _prefix_slip(parsed: ParsedAnswer, spec: StepSpec, expected: float, carried:
         slipped = rescale(number, typed.exact_factor / step.exact_factor)  # that number read in the typed unit
         if _matches(parsed.value, slipped, spec) or parsed.rounded_figures(slipped):
             typed_in_partner = rescale(parsed.typed_value, typed.exact_factor / other.exact_factor)
-            return (f"{_figures(parsed.typed_value)} {typed.symbol} is {_figures(typed_in_partner)} {other.symbol}; "
-                    f"{whose} {_figures(number)} {other.symbol}.")
+            # Bare numbers (unit "1": four significant figures, thousands grouped) before the prefixed symbols.
+            return (f"{format_quantity(parsed.typed_value, '1')} {typed.symbol} is "
+                    f"{format_quantity(typed_in_partner, '1')} {other.symbol}; {whose} {format_quantity(number, '1')} "
+                    f"{other.symbol}.")
     return None
 
 

@@ -145,17 +145,12 @@ def opened_at(item: RoundItem, data, now: datetime) -> datetime | None:
     return stamp if stamp is not None and item.round.started_at <= stamp <= now else now
 
 
-#: The prefix of a text box's twin hidden field on a round item's form (:data:`config.middleware.TWIN`):
-#: ``base-<name>`` holds what that box held when the page was shown or last saved (static/js/rounds.js moves it on
-#: after each autosave), so the server can tell a box this page changed from one it only carried along (:func:`typed`).
-BASE = TWIN
-
-
 def typed(data, name: str, saved: str) -> str:
     """The text of box ``name`` after a form (a ``QueryDict``) was sent: what the form holds when this page
     changed it, else ``saved`` (what is stored).
 
-    A page changed a box when it is sent and its ``base-<name>`` (:data:`BASE`) is not sent or differs: a box
+    A page changed a box when it is sent and its twin ``base-<name>`` (:data:`config.middleware.TWIN`; rounds.js
+    moves it on after each autosave) is not sent or differs: a box
     cleared on purpose (``""`` from ``"79.65"``) is written blank, while a box the page still shows as it was
     (blank in a second tab that never saw another tab's answer) leaves the stored text alone. Two tabs of one round
     item thus merge box by box and nothing typed is lost; a box changed in both keeps the later one. Text is cut at
@@ -164,7 +159,7 @@ def typed(data, name: str, saved: str) -> str:
     if name not in data:
         return saved
     sent = str(data.get(name, ""))
-    if BASE + name in data and sent == str(data.get(BASE + name, "")):
+    if TWIN + name in data and sent == str(data.get(TWIN + name, "")):
         return saved
     return sent[:MAX_TEXT]
 
